@@ -1,0 +1,22 @@
+// Resolves the caller of a request. The chain of credential checks lives behind this interface;
+// with authentication off every caller is the anonymous identity.
+import type { IncomingMessage } from "node:http";
+import { anonymousIdentity, type Identity } from "./identity.js";
+
+export interface Authenticator {
+  /** False when the API is open (no authentication configured). */
+  readonly enabled: boolean;
+  /**
+   * The caller's identity, or a CacheError UNAUTHORIZED when no credential matches. Returns a
+   * plain value when no I/O is needed, so the hot path does not pay for a promise.
+   */
+  authenticate(req: IncomingMessage): Identity | Promise<Identity>;
+  /** Value of the WWW-Authenticate header sent with 401 answers. */
+  readonly challenge: string;
+}
+
+/** No authentication: every caller is `anonymous` with every scope. */
+export function openAuthenticator(): Authenticator {
+  const anonymous = anonymousIdentity();
+  return { enabled: false, authenticate: () => anonymous, challenge: "" };
+}

@@ -1,0 +1,56 @@
+// Identities, scopes and capabilities. Scopes are flat: write does not imply read.
+import { CacheError } from "../core/errors.js";
+
+export const SCOPES = ["read", "write", "admin"] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const CAPABILITIES = ["cache.read", "cache.write", "cache.admin"] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+const CAPABILITY_OF: Readonly<Record<Scope, Capability>> = Object.freeze({
+  read: "cache.read",
+  write: "cache.write",
+  admin: "cache.admin",
+});
+
+/** A resolved caller. */
+export interface Identity {
+  readonly id: string;
+  readonly scopes: readonly Scope[];
+}
+
+export function isScope(value: unknown): value is Scope {
+  return typeof value === "string" && (SCOPES as readonly string[]).includes(value);
+}
+
+export function isCapability(value: unknown): value is Capability {
+  return typeof value === "string" && (CAPABILITIES as readonly string[]).includes(value);
+}
+
+/** Capabilities derived 1:1 from scopes, in the canonical order. */
+export function capabilitiesOf(identity: Identity): Capability[] {
+  return SCOPES.filter((s) => identity.scopes.includes(s)).map((s) => CAPABILITY_OF[s]);
+}
+
+export function hasCapability(identity: Identity, capability: Capability): boolean {
+  return capabilitiesOf(identity).includes(capability);
+}
+
+/** Builds an identity with its scopes in canonical order and without duplicates. */
+export function makeIdentity(id: string, scopes: Iterable<Scope>): Identity {
+  const set = new Set(scopes);
+  return Object.freeze({ id, scopes: Object.freeze(SCOPES.filter((s) => set.has(s))) });
+}
+
+/** The identity of callers when authentication is off, or of anonymous callers when allowed. */
+export function anonymousIdentity(): Identity {
+  return makeIdentity("anonymous", SCOPES);
+}
+
+/** Throws 403 FORBIDDEN unless the identity holds one of `anyOf`. */
+export function requireScope(identity: Identity, ...anyOf: Scope[]): void {
+  for (const s of anyOf) if (identity.scopes.includes(s)) return;
+  throw new CacheError("FORBIDDEN", `identity ${JSON.stringify(identity.id)} lacks the ${anyOf.join(" or ")} scope`, {
+    required: anyOf,
+  });
+}

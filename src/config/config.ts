@@ -1,0 +1,92 @@
+// The typed configuration of one node. Field names carry their units.
+import type { Address } from "../core/address.js";
+import type { Seed } from "./parsers.js";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+export type ConsistencyLevel = "one" | "quorum" | "all";
+export type EvictionAlgorithm = "lru" | "lfu" | "cawolfu";
+
+/** A PEM certificate and key pair, optionally with a CA bundle for verifying the other side. */
+export interface TlsFiles {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly caFile: string | undefined;
+}
+
+export interface OidcConfig {
+  readonly issuer: string;
+  readonly audience: string;
+  readonly identityClaim: string;
+  readonly scopeClaim: string;
+}
+
+/** One setting as /config shows it. */
+export interface SettingView {
+  readonly name: string;
+  readonly value: string;
+  readonly source: "env" | "default";
+}
+
+export interface Config {
+  readonly nodeId: string;
+  readonly apiAddr: Address;
+  readonly mgmtAddr: Address;
+  readonly distAddr: Address;
+  readonly seeds: readonly Seed[];
+  readonly replication: number;
+  readonly capacity: number;
+  readonly logLevel: LogLevel;
+
+  readonly heartbeatIntervalMs: number;
+  readonly indirectProbeK: number;
+  readonly deadAfterMs: number;
+  readonly gossipIntervalMs: number;
+
+  readonly hintTtlMs: number;
+  readonly hintReplayMs: number;
+  readonly hintMaxPerNode: number;
+  readonly hintMaxBytes: number;
+
+  readonly rebalanceIntervalMs: number;
+  readonly rebalanceBatchSize: number;
+  readonly rebalanceMaxConcurrent: number;
+  readonly removalGraceMs: number;
+
+  readonly autoSyncIntervalMs: number;
+  readonly autoSyncMaxFactor: number;
+  readonly merkleChunkSize: number;
+
+  readonly readRepairBatchSize: number;
+  readonly readRepairIntervalMs: number;
+
+  readonly writeConsistency: ConsistencyLevel;
+  readonly readConsistency: ConsistencyLevel;
+  readonly tombstoneTtlMs: number;
+
+  readonly evictionAlgorithm: EvictionAlgorithm;
+  readonly evictionShards: number;
+  readonly evictionIntervalMs: number;
+  readonly expirationIntervalMs: number;
+
+  readonly maxValueBytes: number;
+  readonly maxBodyBytes: number;
+  readonly maxKeyBytes: number;
+  readonly maxBatchItems: number;
+
+  readonly compressionThresholdBytes: number;
+
+  readonly apiTls: TlsFiles | undefined;
+  readonly mgmtTls: TlsFiles | undefined;
+  readonly distTls: TlsFiles | undefined;
+
+  readonly authToken: string | undefined;
+  readonly authConfigPath: string | undefined;
+  /** Token of the peer transport: SERVICE_PEER_TOKEN, else SERVICE_AUTH_TOKEN. */
+  readonly peerToken: string | undefined;
+  readonly oidc: OidcConfig | undefined;
+
+  /** Every setting with its effective value and source, secrets redacted (for /config). */
+  readonly settings: readonly SettingView[];
+  /** SERVICE_* variables that name no setting (logged as a warning at start-up). */
+  readonly unknownVariables: readonly string[];
+}

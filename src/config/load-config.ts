@@ -1,0 +1,151 @@
+// loadConfig(env): parses every SERVICE_* variable once, fills defaults, checks cross-field
+// rules and returns a frozen Config. A bad value throws a SettingError naming the variable.
+import type { Address } from "../core/address.js";
+import type { Config, ConsistencyLevel, EvictionAlgorithm, LogLevel, OidcConfig, SettingView, TlsFiles } from "./config.js";
+import { InvalidValue, SettingError, type Seed } from "./parsers.js";
+import { SETTINGS } from "./settings.js";
+
+export interface ConfigDefaults {
+  /** Node id used when SERVICE_NODE_ID is unset (the host name in production). */
+  readonly hostname: string;
+}
+
+const PREFIX = "SERVICE_";
+
+/** Parses the environment into a frozen Config, or throws SettingError. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>, defaults: ConfigDefaults): Config {
+  const values = new Map<string, unknown>();
+  const views: SettingView[] = [];
+  for (const spec of SETTINGS) {
+    const given = env[spec.name];
+    const fromEnv = given !== undefined && given !== "";
+    const raw = fromEnv ? given : spec.default;
+    let value: unknown = undefined;
+    if (raw !== "") {
+      try {
+        value = spec.parse(raw);
+      } catch (err) {
+        if (err instanceof InvalidValue) throw new SettingError(spec.name, err.message);
+        throw err;
+      }
+    }
+    values.set(spec.name, value);
+    views.push({ name: spec.name, value: spec.secret && raw !== "" ? "[redacted]" : raw, source: fromEnv ? "env" : "default" });
+  }
+  const known = new Set(SETTINGS.map((s) => s.name));
+  const unknownVariables = Object.keys(env).filter((k) => k.startsWith(PREFIX) && !known.has(k)).sort();
+
+  const v = <T>(name: string): T => values.get(name) as T;
+  const opt = (name: string): string | undefined => v<string | undefined>(name);
+
+  const nodeId = opt("SERVICE_NODE_ID")?.trim() || defaults.hostname;
+  if (nodeId === "" || /[\s,@]/.test(nodeId)) {
+    throw new SettingError("SERVICE_NODE_ID", `node id ${JSON.stringify(nodeId)} must be non-empty without spaces, commas or @`);
+  }
+  const heartbeatIntervalMs = v<number>("SERVICE_HEARTBEAT");
+  const maxValueBytes = v<number>("SERVICE_MAX_VALUE_BYTES");
+  const maxBodyBytes = v<number>("SERVICE_MAX_BODY_BYTES");
+
+  // The effective node id is shown even when it came from the host name.
+  const idView = views.find((s) => s.name === "SERVICE_NODE_ID");
+  if (idView && idView.value === "") views[views.indexOf(idView)] = { ...idView, value: nodeId };
+  const deadView = views.find((s) => s.name === "SERVICE_DEAD_AFTER");
+  const deadAfterMs = v<number | undefined>("SERVICE_DEAD_AFTER") ?? 6 * heartbeatIntervalMs;
+  if (deadView && deadView.value === "") views[views.indexOf(deadView)] = { ...deadView, value: `${deadAfterMs}ms` };
+
+  const config: Config = {
+    nodeId,
+    apiAddr: v<Address>("SERVICE_API_ADDR"),
+    mgmtAddr: v<Address>("SERVICE_MGMT_ADDR"),
+    distAddr: v<Address>("SERVICE_DIST_ADDR"),
+    seeds: Object.freeze((v<readonly Seed[] | undefined>("SERVICE_SEEDS") ?? []).filter((s) => s.id !== nodeId)),
+    replication: v<number>("SERVICE_REPLICATION"),
+    capacity: v<number>("SERVICE_CAPACITY"),
+    logLevel: v<LogLevel>("SERVICE_LOG_LEVEL"),
+    heartbeatIntervalMs,
+    indirectProbeK: v<number>("SERVICE_INDIRECT_PROBE_K"),
+    deadAfterMs,
+    gossipIntervalMs: v<number>("SERVICE_GOSSIP_INTERVAL"),
+    hintTtlMs: v<number>("SERVICE_HINT_TTL"),
+    hintReplayMs: v<number>("SERVICE_HINT_REPLAY"),
+    hintMaxPerNode: v<number>("SERVICE_HINT_MAX_PER_NODE"),
+    hintMaxBytes: v<number>("SERVICE_HINT_MAX_BYTES"),
+    rebalanceIntervalMs: v<number>("SERVICE_REBALANCE_INTERVAL"),
+    rebalanceBatchSize: v<number>("SERVICE_REBALANCE_BATCH_SIZE"),
+    rebalanceMaxConcurrent: v<number>("SERVICE_REBALANCE_MAX_CONCURRENT"),
+    removalGraceMs: v<number>("SERVICE_REMOVAL_GRACE"),
+    autoSyncIntervalMs: v<number>("SERVICE_AUTO_SYNC_INTERVAL"),
+    autoSyncMaxFactor: v<number>("SERVICE_AUTO_SYNC_MAX_FACTOR"),
+    merkleChunkSize: v<number>("SERVICE_MERKLE_CHUNK_SIZE"),
+    readRepairBatchSize: v<number>("SERVICE_READ_REPAIR_BATCH_SIZE"),
+    readRepairIntervalMs: v<number>("SERVICE_READ_REPAIR_INTERVAL"),
+    writeConsistency: v<ConsistencyLevel>("SERVICE_WRITE_CONSISTENCY"),
+    readConsistency: v<ConsistencyLevel>("SERVICE_READ_CONSISTENCY"),
+    tombstoneTtlMs: v<number>("SERVICE_TOMBSTONE_TTL"),
+    evictionAlgorithm: v<EvictionAlgorithm>("SERVICE_EVICTION_ALGORITHM"),
+    evictionShards: v<number>("SERVICE_EVICTION_SHARDS"),
+    evictionIntervalMs: v<number>("SERVICE_EVICTION_INTERVAL"),
+    expirationIntervalMs: v<number>("SERVICE_EXPIRATION_INTERVAL"),
+    maxValueBytes,
+    maxBodyBytes,
+    maxKeyBytes: v<number>("SERVICE_MAX_KEY_BYTES"),
+    maxBatchItems: v<number>("SERVICE_MAX_BATCH_ITEMS"),
+    compressionThresholdBytes: v<number>("SERVICE_COMPRESSION_THRESHOLD"),
+    apiTls: tlsFiles(opt, "SERVICE_API_TLS_CERT", "SERVICE_API_TLS_KEY", "SERVICE_API_TLS_CLIENT_CA"),
+    mgmtTls: tlsFiles(opt, "SERVICE_MGMT_TLS_CERT", "SERVICE_MGMT_TLS_KEY", undefined),
+    distTls: tlsFiles(opt, "SERVICE_DIST_TLS_CERT", "SERVICE_DIST_TLS_KEY", "SERVICE_DIST_TLS_CA"),
+    authToken: opt("SERVICE_AUTH_TOKEN"),
+    authConfigPath: opt("SERVICE_AUTH_CONFIG"),
+    peerToken: opt("SERVICE_PEER_TOKEN") ?? opt("SERVICE_AUTH_TOKEN"),
+    oidc: oidcConfig(opt),
+    settings: Object.freeze(views.map((s) => Object.freeze(s))),
+    unknownVariables: Object.freeze(unknownVariables),
+  };
+  checkListeners(config);
+  return Object.freeze(config);
+}
+
+function tlsFiles(opt: (n: string) => string | undefined, certVar: string, keyVar: string, caVar: string | undefined): TlsFiles | undefined {
+  const certFile = opt(certVar);
+  const keyFile = opt(keyVar);
+  const caFile = caVar ? opt(caVar) : undefined;
+  if (certFile && !keyFile) throw new SettingError(keyVar, `must be set together with ${certVar}`);
+  if (keyFile && !certFile) throw new SettingError(certVar, `must be set together with ${keyVar}`);
+  if (caFile && !certFile) throw new SettingError(caVar as string, `needs ${certVar} and ${keyVar}: client certificates are only verified over TLS`);
+  return certFile && keyFile ? Object.freeze({ certFile, keyFile, caFile }) : undefined;
+}
+
+function oidcConfig(opt: (n: string) => string | undefined): OidcConfig | undefined {
+  const issuer = opt("SERVICE_OIDC_ISSUER");
+  const audience = opt("SERVICE_OIDC_AUDIENCE");
+  if (issuer && !audience) throw new SettingError("SERVICE_OIDC_AUDIENCE", "must be set together with SERVICE_OIDC_ISSUER");
+  if (audience && !issuer) throw new SettingError("SERVICE_OIDC_ISSUER", "must be set together with SERVICE_OIDC_AUDIENCE");
+  if (!issuer || !audience) return undefined;
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new SettingError("SERVICE_OIDC_ISSUER", `expected an http(s) URL, got ${JSON.stringify(issuer)}`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new SettingError("SERVICE_OIDC_ISSUER", `expected an http(s) URL, got ${JSON.stringify(issuer)}`);
+  }
+  return Object.freeze({
+    issuer,
+    audience,
+    identityClaim: opt("SERVICE_OIDC_IDENTITY_CLAIM") ?? "sub",
+    scopeClaim: opt("SERVICE_OIDC_SCOPE_CLAIM") ?? "scope",
+  });
+}
+
+/** Two listeners on the same explicit port of the same host cannot both bind. */
+function checkListeners(c: Config): void {
+  const seen = new Map<string, string>();
+  for (const [name, a] of [["SERVICE_API_ADDR", c.apiAddr], ["SERVICE_MGMT_ADDR", c.mgmtAddr], ["SERVICE_DIST_ADDR", c.distAddr]] as const) {
+    if (a.port === 0) continue;
+    const key = `${a.port}`;
+    const other = seen.get(key);
+    if (other) throw new SettingError(name, `port ${a.port} is already used by ${other}`);
+    seen.set(key, name);
+  }
+}

@@ -1,0 +1,105 @@
+// Parsers for setting values. Each returns the parsed value or throws a SettingError whose
+// message completes the sentence "<VARIABLE>: ...".
+import { parseAddress, type Address } from "../core/address.js";
+import { parseDurationMs } from "../core/duration.js";
+
+/** A bad setting value; main.ts prints it as one line and exits with code 2. */
+export class SettingError extends Error {
+  override readonly name = "SettingError";
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+  }
+}
+
+export type Parser<T> = (raw: string) => T;
+
+/** Thrown by parsers; loadConfig prefixes the variable name. */
+export class InvalidValue extends Error {}
+
+export function durationMs(opts: { min?: number } = {}): Parser<number> {
+  const min = opts.min ?? 0;
+  return (raw) => {
+    const ms = parseDurationMs(raw.trim()) ?? (raw.trim() === "0" ? 0 : undefined);
+    if (ms === undefined) throw new InvalidValue(`expected a duration such as 200ms, 1s, 1m30s or 1h, got ${JSON.stringify(raw)}`);
+    if (ms < min) throw new InvalidValue(`must be at least ${min}ms, got ${JSON.stringify(raw)}`);
+    return ms;
+  };
+}
+
+export function integer(opts: { min: number; max?: number }): Parser<number> {
+  return (raw) => {
+    const t = raw.trim();
+    if (!/^-?\d+$/.test(t)) throw new InvalidValue(`expected an integer, got ${JSON.stringify(raw)}`);
+    const n = Number(t);
+    if (!Number.isSafeInteger(n) || n < opts.min || (opts.max !== undefined && n > opts.max)) {
+      const range = opts.max === undefined ? `at least ${opts.min}` : `between ${opts.min} and ${opts.max}`;
+      throw new InvalidValue(`must be an integer ${range}, got ${JSON.stringify(raw)}`);
+    }
+    return n;
+  };
+}
+
+const SIZE_UNITS: Readonly<Record<string, number>> = Object.freeze({
+  "": 1, B: 1, KB: 1000, MB: 1_000_000, GB: 1_000_000_000, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3,
+});
+
+/** A byte size: plain bytes or with a unit (KB, MB, GB, KiB, MiB, GiB). */
+export function byteSize(opts: { min: number; max?: number }): Parser<number> {
+  return (raw) => {
+    const m = /^(\d+)\s*(B|KB|MB|GB|KiB|MiB|GiB)?$/.exec(raw.trim());
+    if (!m) throw new InvalidValue(`expected a size in bytes such as 8388608 or 8MiB, got ${JSON.stringify(raw)}`);
+    const n = Number(m[1]) * (SIZE_UNITS[m[2] ?? ""] as number);
+    if (!Number.isSafeInteger(n) || n < opts.min || (opts.max !== undefined && n > opts.max)) {
+      const range = opts.max === undefined ? `at least ${opts.min}` : `between ${opts.min} and ${opts.max}`;
+      throw new InvalidValue(`must be ${range} bytes, got ${JSON.stringify(raw)}`);
+    }
+    return n;
+  };
+}
+
+export function oneOf<T extends string>(values: readonly T[]): Parser<T> {
+  return (raw) => {
+    const t = raw.trim().toLowerCase();
+    if (!(values as readonly string[]).includes(t)) {
+      throw new InvalidValue(`expected one of ${values.join(", ")}, got ${JSON.stringify(raw)}`);
+    }
+    return t as T;
+  };
+}
+
+export function address(): Parser<Address> {
+  return (raw) => {
+    const a = parseAddress(raw.trim());
+    if (!a) throw new InvalidValue(`expected host:port, :port or [v6]:port, got ${JSON.stringify(raw)}`);
+    return a;
+  };
+}
+
+export function text(opts: { nonEmpty?: boolean } = {}): Parser<string> {
+  return (raw) => {
+    if (opts.nonEmpty && raw.trim() === "") throw new InvalidValue("must not be empty");
+    return raw;
+  };
+}
+
+/** A peer seed: `id@host:port`, or a bare `host:port` whose id is learned from the peer. */
+export interface Seed {
+  readonly id: string;
+  readonly address: string;
+}
+
+export function seeds(): Parser<readonly Seed[]> {
+  return (raw) => {
+    const out: Seed[] = [];
+    for (const part of raw.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
+      const at = part.lastIndexOf("@");
+      const id = at >= 0 ? part.slice(0, at) : "";
+      const addr = at >= 0 ? part.slice(at + 1) : part;
+      const parsed = parseAddress(addr);
+      if (!parsed || parsed.port === 0) throw new InvalidValue(`seed ${JSON.stringify(part)} is not id@host:port`);
+      if (at >= 0 && id === "") throw new InvalidValue(`seed ${JSON.stringify(part)} has an empty node id`);
+      out.push({ id, address: addr });
+    }
+    return out;
+  };
+}

@@ -1,0 +1,71 @@
+// One error type for the whole service. Its code decides the HTTP status; the envelope
+// `{ error, code, details? }` is written from it by the HTTP layer.
+
+/** Every error code the service answers with. */
+export type ErrorCode =
+  | "BAD_REQUEST"
+  | "UNAUTHORIZED"
+  | "FORBIDDEN"
+  | "NOT_FOUND"
+  | "PAYLOAD_TOO_LARGE"
+  | "UNSUPPORTED_MEDIA_TYPE"
+  | "NOT_IMPLEMENTED"
+  | "DRAINING"
+  | "QUORUM_FAILED"
+  | "UNAVAILABLE"
+  | "INTERNAL";
+
+const STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  INTERNAL: 500,
+  NOT_IMPLEMENTED: 501,
+  DRAINING: 503,
+  QUORUM_FAILED: 503,
+  UNAVAILABLE: 503,
+});
+
+/** The only code-to-status map. */
+export function httpStatusFor(code: ErrorCode): number {
+  return STATUS[code];
+}
+
+/** True for a string that names one of the service's error codes. */
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(STATUS, value);
+}
+
+/** An error the service reports to its caller. */
+export class CacheError extends Error {
+  override readonly name = "CacheError";
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  get status(): number {
+    return httpStatusFor(this.code);
+  }
+}
+
+/**
+ * The only place a stray exception becomes INTERNAL. The message of an unknown error is not
+ * exposed to callers; the original stays available as `cause` for the log.
+ */
+export function toCacheError(err: unknown): CacheError {
+  if (err instanceof CacheError) return err;
+  return new CacheError("INTERNAL", "internal error", undefined, { cause: err });
+}
+
+/** Shorthand for a 400. */
+export function badRequest(message: string, details?: Record<string, unknown>): CacheError {
+  return new CacheError("BAD_REQUEST", message, details);
+}

@@ -1,0 +1,46 @@
+// Randomness is injected so that probe order, relay choice and fault injection replay exactly
+// from a seed in tests.
+
+/** A source of uniform random numbers. */
+export interface Random {
+  /** A float in [0, 1). */
+  next(): number;
+}
+
+/** An integer in [0, n). */
+export function randomInt(random: Random, n: number): number {
+  return Math.floor(random.next() * n);
+}
+
+/** Shuffles `items` in place (Fisher-Yates) and returns it. */
+export function shuffle<T>(random: Random, items: T[]): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = randomInt(random, i + 1);
+    const t = items[i] as T;
+    items[i] = items[j] as T;
+    items[j] = t;
+  }
+  return items;
+}
+
+/** Picks up to `count` distinct items at random. */
+export function sample<T>(random: Random, items: readonly T[], count: number): T[] {
+  return shuffle(random, items.slice()).slice(0, Math.max(0, count));
+}
+
+/** A seeded generator (mulberry32): the same seed gives the same sequence. */
+export function seededRandom(seed: number): Random {
+  let a = seed >>> 0;
+  return {
+    next(): number {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    },
+  };
+}
+
+/** The process's random source. */
+export const systemRandom: Random = Object.freeze({ next: () => Math.random() });

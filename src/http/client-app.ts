@@ -1,0 +1,61 @@
+// The client API listener's Koa app: the hot item routes first, then the router.
+import Router from "@koa/router";
+import Koa from "koa";
+import type { components } from "../../gen/openapi/client.js";
+import type { Clock } from "../core/clock.js";
+import type { Authenticator } from "../auth/index.js";
+import type { CacheService } from "../dist/index.js";
+import type { Logger } from "../log/index.js";
+import { addBatchRoutes } from "./batch-routes.js";
+import { addIdentityRoutes } from "./identity-routes.js";
+import { itemRoutes } from "./item-routes.js";
+import { addKeyRoutes } from "./key-routes.js";
+import { errorEnvelope, quietAppErrors, unknownRoute, type AppState } from "./koa-middleware.js";
+
+type Schemas = components["schemas"];
+
+export interface ClientAppDeps {
+  readonly cache: CacheService;
+  readonly auth: Authenticator;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** The OpenAPI document served at /v1/openapi.yaml. */
+  readonly openapiYaml: string;
+  readonly limits: {
+    readonly maxKeyBytes: number;
+    readonly maxValueBytes: number;
+    readonly maxBodyBytes: number;
+    readonly maxBatchItems: number;
+  };
+}
+
+/** The router of every client route except the hot item routes. */
+export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
+  const router = new Router<AppState>();
+  const liveness = (): Schemas["Liveness"] => ({ status: "ok", node: deps.cache.nodeId });
+  router.get("/healthz", (ctx) => {
+    ctx.body = liveness();
+  });
+  router.get("/health", (ctx) => {
+    ctx.body = liveness();
+  });
+  router.get("/v1/openapi.yaml", (ctx) => {
+    ctx.type = "application/yaml";
+    ctx.body = deps.openapiYaml;
+  });
+  addIdentityRoutes(router, deps.auth);
+  addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, ...deps.limits });
+  addKeyRoutes(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
+  return router;
+}
+
+export function createClientApp(deps: ClientAppDeps): Koa<AppState> {
+  const app = new Koa<AppState>();
+  quietAppErrors(app, deps.logger);
+  app.use(itemRoutes({ cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, ...deps.limits }));
+  app.use(errorEnvelope(deps.logger, () => deps.auth.challenge));
+  const router = createClientRouter(deps);
+  app.use(router.routes());
+  app.use(unknownRoute());
+  return app;
+}

@@ -1,0 +1,157 @@
+// The hot routes: GET, HEAD, PUT and DELETE of /v1/cache/{key}. They run as the first Koa
+// middleware and write straight to the node:http response (`ctx.respond = false`): no router
+// matching, no body parser, no Koa response negotiation. Measured here, that keeps about 0.8x
+// of bare node:http throughput where Koa + router reaches about 0.45x. Every other route goes
+// on to the router.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type Koa from "koa";
+import type { components } from "../../gen/openapi/client.js";
+import { toBase64 } from "../core/byte-string.js";
+import type { Clock } from "../core/clock.js";
+import { CacheError, toCacheError } from "../core/errors.js";
+import { requireScope, type Authenticator, type Identity } from "../auth/index.js";
+import type { CacheService } from "../dist/index.js";
+import type { Logger } from "../log/index.js";
+import type { Owners } from "../ring/index.js";
+import type { LiveItem } from "../store/index.js";
+import { readRawBody } from "./body.js";
+import { writeError, writeJson } from "./respond.js";
+import { decodeKeySegment, parseConsistency, parseTtlQuery } from "./validate.js";
+
+type Schemas = components["schemas"];
+
+export interface ItemRouteDeps {
+  readonly cache: CacheService;
+  readonly auth: Authenticator;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly maxKeyBytes: number;
+  readonly maxValueBytes: number;
+}
+
+/** Path prefix of the item routes. */
+export const ITEM_PREFIX = "/v1/cache/";
+
+/** The routes this middleware serves, for the OpenAPI drift check. */
+export const ITEM_ROUTES: ReadonlyArray<{ method: string; path: string }> = Object.freeze([
+  { method: "GET", path: "/v1/cache/{key}" },
+  { method: "HEAD", path: "/v1/cache/{key}" },
+  { method: "PUT", path: "/v1/cache/{key}" },
+  { method: "DELETE", path: "/v1/cache/{key}" },
+]);
+
+/** Does the request accept JSON in preference to raw bytes? */
+export function prefersJson(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  const json = accept.indexOf("application/json");
+  if (json < 0) return false;
+  const raw = accept.indexOf("application/octet-stream");
+  return raw < 0 || json < raw;
+}
+
+export function itemRoutes(deps: ItemRouteDeps): Koa.Middleware {
+  const { cache, auth } = deps;
+  const nodeId = cache.nodeId;
+
+  const handle = async (req: IncomingMessage, res: ServerResponse, method: string, segment: string, query: string): Promise<void> => {
+    const authed = auth.authenticate(req);
+    const identity: Identity = authed instanceof Promise ? await authed : authed;
+    const params = query === "" ? undefined : new URLSearchParams(query);
+    if (method === "GET" || method === "HEAD") {
+      requireScope(identity, "read");
+      const key = decodeKeySegment(segment, deps.maxKeyBytes);
+      const { item, owners } = await cache.get(key, parseConsistency(params?.get("consistency")));
+      if (item === undefined) {
+        res.setHeader("X-Cache-Node", nodeId);
+        res.setHeader("X-Cache-Owners", owners.header);
+        throw new CacheError("NOT_FOUND", `key ${JSON.stringify(key)} not found`);
+      }
+      if (method === "HEAD") writeHead(res, item, owners);
+      else if (prefersJson(req.headers.accept)) writeJson(res, 200, JSON.stringify(envelope(item, owners)));
+      else writeValue(res, item, owners);
+      return;
+    }
+    requireScope(identity, "write");
+    const key = decodeKeySegment(segment, deps.maxKeyBytes);
+    const consistency = parseConsistency(params?.get("consistency"));
+    if (method === "PUT") {
+      const ttlMs = parseTtlQuery(params?.get("ttl"));
+      const body = await readRawBody(req, deps.maxValueBytes, "value");
+      const r = await cache.set(key, body.toString("latin1"), ttlMs, consistency);
+      const out: Schemas["PutResponse"] = { key, stored: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
+      writeJson(res, 200, JSON.stringify(out));
+    } else {
+      const r = await cache.remove(key, consistency);
+      const out: Schemas["DeleteResponse"] = { key, deleted: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
+      writeJson(res, 200, JSON.stringify(out));
+    }
+  };
+
+  const envelope = (item: LiveItem, owners: Owners): Schemas["ItemEnvelope"] => {
+    const env: Schemas["ItemEnvelope"] = {
+      key: item.key,
+      value: toBase64(item.value),
+      value_encoding: "base64",
+      version: item.version,
+      origin: item.origin,
+      last_updated: new Date(item.lastUpdatedMs).toISOString(),
+      node: nodeId,
+      owners: owners.ids as string[],
+    };
+    if (item.expiresAtMs > 0) {
+      env.ttl_ms = Math.max(0, item.expiresAtMs - deps.clock.nowMs());
+      env.expires_at = new Date(item.expiresAtMs).toISOString();
+    }
+    return env;
+  };
+
+  const writeValue = (res: ServerResponse, item: LiveItem, owners: Owners): void => {
+    res.writeHead(200, [
+      "Content-Type", "application/octet-stream",
+      "Content-Length", String(item.value.length),
+      "X-Cache-Version", String(item.version),
+      "X-Cache-Origin", item.origin,
+      "X-Cache-Node", nodeId,
+      "X-Cache-Owners", owners.header,
+    ]);
+    res.end(item.value, "latin1");
+  };
+
+  const writeHead = (res: ServerResponse, item: LiveItem, owners: Owners): void => {
+    const headers = [
+      "Content-Type", "application/octet-stream",
+      "Content-Length", String(item.value.length),
+      "X-Cache-Version", String(item.version),
+      "X-Cache-Origin", item.origin,
+      "X-Cache-Last-Updated", new Date(item.lastUpdatedMs).toISOString(),
+      "X-Cache-Owners", owners.header,
+      "X-Cache-Node", nodeId,
+    ];
+    if (item.expiresAtMs > 0) {
+      headers.push("X-Cache-Ttl-Ms", String(Math.max(0, item.expiresAtMs - deps.clock.nowMs())));
+      headers.push("X-Cache-Expires-At", new Date(item.expiresAtMs).toISOString());
+    }
+    res.writeHead(200, headers);
+    res.end();
+  };
+
+  return async function itemRoutesMiddleware(ctx, next) {
+    const req = ctx.req;
+    const url = req.url ?? "";
+    if (!url.startsWith(ITEM_PREFIX)) return next();
+    const q = url.indexOf("?");
+    const segment = q < 0 ? url.slice(ITEM_PREFIX.length) : url.slice(ITEM_PREFIX.length, q);
+    const method = req.method ?? "";
+    if (segment.includes("/") || (segment === "keys" && (method === "GET" || method === "HEAD"))) return next();
+    if (method !== "GET" && method !== "PUT" && method !== "DELETE" && method !== "HEAD") return next();
+    ctx.respond = false;
+    const res = ctx.res;
+    try {
+      await handle(req, res, method, segment, q < 0 ? "" : url.slice(q + 1));
+    } catch (err) {
+      const e = toCacheError(err);
+      if (e.status >= 500 && e.code === "INTERNAL") deps.logger.error("request failed", { method, path: ITEM_PREFIX + "{key}", error: String(e.cause ?? e) });
+      writeError(res, e, { headOnly: method === "HEAD", challenge: auth.challenge });
+    }
+  };
+}

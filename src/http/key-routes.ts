@@ -1,0 +1,76 @@
+// Owners of a key and the cluster-wide key browser.
+import type Router from "@koa/router";
+import type { components } from "../../gen/openapi/client.js";
+import { cursorInt, decodeCursor, encodeCursor } from "../core/cursor.js";
+import { badRequest } from "../core/errors.js";
+import { hash32 } from "../core/hash.js";
+import { compileKeyFilter, GlobError, type KeyFilter } from "../core/key-filter.js";
+import { KEY_PAGE_LIMIT_DEFAULT, KEY_PAGE_LIMIT_MAX, KEY_RESULT_MAX_CEILING, KEY_RESULT_MAX_DEFAULT } from "../core/limits.js";
+import type { Authenticator } from "../auth/index.js";
+import type { CacheService } from "../dist/index.js";
+import { authenticated, type AppState } from "./koa-middleware.js";
+import { queryOne } from "./query.js";
+import { decodeKeySegment, parsePositiveInt, splitUrl } from "./validate.js";
+
+type Schemas = components["schemas"];
+
+export interface KeyRouteDeps {
+  readonly cache: CacheService;
+  readonly auth: Authenticator;
+  readonly maxKeyBytes: number;
+}
+
+/** A cursor is bound to the query it pages: reusing it with another q or max is a 400. */
+function fingerprint(q: string, max: number): string {
+  return hash32(`${q}\u0000${max}`).toString(36);
+}
+
+export function encodeBrowseCursor(offset: number, q: string, max: number): string {
+  return encodeCursor({ o: offset, f: fingerprint(q, max) });
+}
+
+export function decodeBrowseCursor(text: string, q: string, max: number): number {
+  const fields = decodeCursor(text);
+  const offset = fields && cursorInt(fields, "o");
+  if (!fields || offset === undefined || fields.f !== fingerprint(q, max)) {
+    throw badRequest("invalid cursor: pass next_cursor from the previous page of the same query unchanged");
+  }
+  return offset;
+}
+
+export function addKeyRoutes(router: Router<AppState>, deps: KeyRouteDeps): void {
+  const { cache, auth } = deps;
+
+  router.get("/v1/owners/:key", authenticated(auth, "read"), (ctx) => {
+    const segment = splitUrl(ctx.req.url ?? "").path.slice("/v1/owners/".length);
+    const key = decodeKeySegment(segment, deps.maxKeyBytes);
+    const out: Schemas["OwnersResponse"] = { key, owners: cache.owners(key).ids as string[], node: cache.nodeId };
+    ctx.body = out;
+  });
+
+  router.get("/v1/cache/keys", authenticated(auth, "read"), async (ctx) => {
+    const q = queryOne(ctx, "q") ?? "";
+    const limit = parsePositiveInt("limit", queryOne(ctx, "limit"), KEY_PAGE_LIMIT_DEFAULT, KEY_PAGE_LIMIT_MAX);
+    const max = parsePositiveInt("max", queryOne(ctx, "max"), KEY_RESULT_MAX_DEFAULT, KEY_RESULT_MAX_CEILING);
+    const cursor = queryOne(ctx, "cursor");
+    let filter: KeyFilter;
+    try {
+      filter = compileKeyFilter(q);
+    } catch (err) {
+      if (err instanceof GlobError) throw badRequest(`malformed glob in q: ${err.message}`, { q });
+      throw err;
+    }
+    const offset = cursor === undefined || cursor === "" ? 0 : decodeBrowseCursor(cursor, q, max);
+    const listing = await cache.listKeys(filter.matches, max);
+    const end = offset + limit;
+    const out: Schemas["KeyBrowserPage"] = {
+      keys: listing.keys.slice(offset, end),
+      next_cursor: end < listing.keys.length ? encodeBrowseCursor(end, q, max) : "",
+      total_matched: listing.keys.length,
+      truncated: listing.truncated,
+      node: cache.nodeId,
+      partial_nodes: [...listing.partialNodes],
+    };
+    ctx.body = out;
+  });
+}

@@ -1,0 +1,59 @@
+// Middleware shared by the Koa apps: the error envelope, authentication, and unknown routes.
+import type Koa from "koa";
+import { CacheError, toCacheError } from "../core/errors.js";
+import { requireScope, type Authenticator, type Identity, type Scope } from "../auth/index.js";
+import type { Logger } from "../log/index.js";
+import { envelopeOf } from "./respond.js";
+
+/** Koa state of an authenticated request. */
+export interface AppState {
+  identity?: Identity;
+}
+
+export type AppContext = Koa.ParameterizedContext<AppState>;
+
+/**
+ * Turns every thrown error into the JSON envelope with its status. A 5xx never echoes internals:
+ * the log gets the cause. 401 answers carry the authenticator's challenge.
+ */
+export function errorEnvelope(logger: Logger, challenge: () => string): Koa.Middleware<AppState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      const e = toCacheError(err);
+      if (e.code === "INTERNAL") logger.error("request failed", { method: ctx.method, path: ctx.path, error: String(e.cause ?? e) });
+      ctx.status = e.status;
+      ctx.body = envelopeOf(e);
+      if (e.code === "UNAUTHORIZED" && challenge()) ctx.set("WWW-Authenticate", challenge());
+      if (e.code === "PAYLOAD_TOO_LARGE") ctx.set("Connection", "close");
+    }
+  };
+}
+
+/** Resolves the caller into `ctx.state.identity` and checks that it holds one of `anyOf`. */
+export function authenticated(auth: Authenticator, ...anyOf: Scope[]): Koa.Middleware<AppState> {
+  return async (ctx, next) => {
+    const r = auth.authenticate(ctx.req);
+    const identity = r instanceof Promise ? await r : r;
+    if (anyOf.length > 0) requireScope(identity, ...anyOf);
+    ctx.state.identity = identity;
+    await next();
+  };
+}
+
+/** The last middleware: anything unanswered is an unknown route. */
+export function unknownRoute(): Koa.Middleware<AppState> {
+  return async (ctx) => {
+    throw new CacheError("NOT_FOUND", `no route ${ctx.method} ${ctx.path}`, { route: "unknown" });
+  };
+}
+
+/** Koa reports client disconnects (for example mid-stream) as errors: keep them out of the log. */
+export function quietAppErrors(app: Koa<AppState>, logger: Logger): void {
+  app.silent = true;
+  app.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "ERR_STREAM_PREMATURE_CLOSE" || err.code === "ECONNRESET" || err.code === "EPIPE") return;
+    logger.debug("koa error", { error: String(err) });
+  });
+}

@@ -1,0 +1,65 @@
+// Validation of request parts shared by the routes. Every failure is a 400 BAD_REQUEST (or 413)
+// CacheError with a message that names the offending part.
+import { badRequest } from "../core/errors.js";
+import { parseDurationMs } from "../core/duration.js";
+import type { ConsistencyLevel } from "../config/index.js";
+
+/** Checks a key: non-empty, well-formed Unicode, at most `maxBytes` UTF-8 bytes. */
+export function checkKey(key: unknown, maxBytes: number, where = "key"): string {
+  if (typeof key !== "string") throw badRequest(`${where} must be a string`);
+  if (key.length === 0) throw badRequest(`${where} must not be empty`);
+  // Quick bounds first: a UTF-16 unit is 1 to 3 UTF-8 bytes.
+  if (key.length > maxBytes || (key.length * 3 > maxBytes && Buffer.byteLength(key) > maxBytes)) {
+    throw badRequest(`${where} is longer than ${maxBytes} bytes of UTF-8`, { max_key_bytes: maxBytes });
+  }
+  if (!key.isWellFormed()) throw badRequest(`${where} is not well-formed Unicode`);
+  return key;
+}
+
+/** Decodes a percent-encoded path segment into a key and checks it. */
+export function decodeKeySegment(segment: string, maxBytes: number): string {
+  let key = segment;
+  if (segment.includes("%")) {
+    try {
+      key = decodeURIComponent(segment);
+    } catch {
+      throw badRequest("key is not valid percent-encoded UTF-8");
+    }
+  }
+  return checkKey(key, maxBytes);
+}
+
+const LEVELS: readonly string[] = ["one", "quorum", "all"];
+
+/** The `consistency` query value, or undefined when absent. */
+export function parseConsistency(value: string | null | undefined): ConsistencyLevel | undefined {
+  if (value === null || value === undefined) return undefined;
+  const v = value.toLowerCase();
+  if (!LEVELS.includes(v)) throw badRequest(`consistency must be one of one, quorum, all; got ${JSON.stringify(value)}`);
+  return v as ConsistencyLevel;
+}
+
+/** The `ttl` query value in ms (0 when absent). */
+export function parseTtlQuery(value: string | null | undefined): number {
+  if (value === null || value === undefined) return 0;
+  const ms = parseDurationMs(value);
+  if (ms === undefined || ms <= 0) {
+    throw badRequest(`ttl must be a positive duration such as 500ms, 30s, 5m, 1h or 1m30s; got ${JSON.stringify(value)}`);
+  }
+  return ms;
+}
+
+/** A positive integer query value, clamped to `ceiling`; `fallback` when absent. */
+export function parsePositiveInt(name: string, value: string | null | undefined, fallback: number, ceiling: number): number {
+  if (value === null || value === undefined) return fallback;
+  if (!/^\d{1,15}$/.test(value) || Number(value) <= 0) {
+    throw badRequest(`${name} must be a positive integer; got ${JSON.stringify(value)}`);
+  }
+  return Math.min(Number(value), ceiling);
+}
+
+/** Splits a request URL into its path and raw query string (without "?"). */
+export function splitUrl(url: string): { path: string; query: string } {
+  const q = url.indexOf("?");
+  return q < 0 ? { path: url, query: "" } : { path: url.slice(0, q), query: url.slice(q + 1) };
+}

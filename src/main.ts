@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+// The hypercache-server process: reads SERVICE_* from the environment, builds the node, binds
+// the three listeners, handles SIGTERM/SIGINT, exits. Nothing else reads the environment or
+// binds ports.
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import type net from "node:net";
+import { formatAddress, type Address } from "./core/address.js";
+import { systemClock, systemTimers } from "./core/clock.js";
+import { VIRTUAL_NODES } from "./core/limits.js";
+import { packageRoot } from "./core/package-root.js";
+import { systemRandom } from "./core/random.js";
+import { loadConfig, SettingError, type Config } from "./config/index.js";
+import { createLogger, LOG, type Logger } from "./log/index.js";
+import { createPeerServer } from "./peer/index.js";
+import { createNode } from "./node.js";
+
+function readConfig(): Config {
+  try {
+    return loadConfig(process.env, { hostname: hostname() });
+  } catch (err) {
+    if (err instanceof SettingError) {
+      process.stderr.write(`hypercache-server: invalid configuration: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+function listen(server: net.Server, addr: Address): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    server.once("error", onError);
+    server.listen({ port: addr.port, host: addr.host === "" ? undefined : addr.host }, () => {
+      server.off("error", onError);
+      resolve();
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const logger: Logger = createLogger({ nodeId: config.nodeId, level: config.logLevel });
+  const root = packageRoot(import.meta.url);
+  const documents = {
+    client: readFileSync(join(root, "openapi", "client.yaml"), "utf8"),
+    management: readFileSync(join(root, "openapi", "management.yaml"), "utf8"),
+  };
+  logger.info(LOG.starting, {
+    api_addr: formatAddress(config.apiAddr),
+    mgmt_addr: formatAddress(config.mgmtAddr),
+    dist_addr: formatAddress(config.distAddr),
+    oidc_enabled: config.oidc !== undefined,
+    virtual_nodes: VIRTUAL_NODES,
+    replication: config.replication,
+    capacity: config.capacity,
+  });
+  for (const name of config.unknownVariables) logger.warn(LOG.unknownSetting, { variable: name });
+  if (!config.authToken && !config.authConfigPath && !config.oidc) logger.warn(LOG.authOpen);
+
+  const node = createNode(config, { logger, clock: systemClock, timers: systemTimers, random: systemRandom, documents });
+  const fail = async (message: string, fields: Record<string, unknown>): Promise<never> => {
+    logger.error(message, fields);
+    await node.stop();
+    process.exit(1);
+  };
+
+  const peer = createPeerServer(node.peerHandler);
+  try {
+    await listen(peer.server, config.distAddr);
+  } catch (err) {
+    return fail(LOG.distListenerBindFailed, { dist_addr: formatAddress(config.distAddr), error: String(err) });
+  }
+  logger.info(LOG.distListenerStarted, { dist_addr: formatAddress(config.distAddr) });
+  node.start();
+
+  const mgmt = http.createServer({ keepAliveTimeout: 60_000, requestTimeout: 0 }, node.managementApp.callback());
+  try {
+    await listen(mgmt, config.mgmtAddr);
+  } catch (err) {
+    await peer.close();
+    return fail(LOG.listenerBindFailed, { listener: "management", mgmt_addr: formatAddress(config.mgmtAddr), error: String(err) });
+  }
+  logger.info(LOG.mgmtListening, { mgmt_addr: formatAddress(config.mgmtAddr) });
+
+  const api = http.createServer({ keepAliveTimeout: 60_000, maxHeaderSize: 64 * 1024 }, node.clientApp.callback());
+  try {
+    await listen(api, config.apiAddr);
+  } catch (err) {
+    mgmt.close();
+    await peer.close();
+    return fail(LOG.listenerBindFailed, { listener: "client", api_addr: formatAddress(config.apiAddr), error: String(err) });
+  }
+  logger.info(LOG.apiListening, { api_addr: formatAddress(config.apiAddr) });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      logger.warn(LOG.secondSignal, { signal });
+      process.exit(130);
+    }
+    stopping = true;
+    logger.info(LOG.shutdownSignal, { signal });
+    node.drain(`signal ${signal}`);
+    api.close();
+    await node.stop();
+    mgmt.close();
+    mgmt.closeAllConnections();
+    await peer.close();
+    logger.info(LOG.stoppedCleanly);
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`hypercache-server: fatal: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,42 @@
+// Mapping between the service's CacheError codes and Connect codes, both ways.
+import { Code, ConnectError } from "@connectrpc/connect";
+import { CacheError, isErrorCode, toCacheError, type ErrorCode } from "../core/errors.js";
+
+const TO_CONNECT: Readonly<Record<ErrorCode, Code>> = Object.freeze({
+  BAD_REQUEST: Code.InvalidArgument,
+  UNAUTHORIZED: Code.Unauthenticated,
+  FORBIDDEN: Code.PermissionDenied,
+  NOT_FOUND: Code.NotFound,
+  PAYLOAD_TOO_LARGE: Code.ResourceExhausted,
+  UNSUPPORTED_MEDIA_TYPE: Code.InvalidArgument,
+  NOT_IMPLEMENTED: Code.Unimplemented,
+  DRAINING: Code.Unavailable,
+  QUORUM_FAILED: Code.Unavailable,
+  UNAVAILABLE: Code.Unavailable,
+  INTERNAL: Code.Internal,
+});
+
+const CODE_KEY = "hypercache-code";
+
+/** A CacheError as a ConnectError; the service code travels in the error metadata. */
+export function toConnectError(err: unknown): ConnectError {
+  if (err instanceof ConnectError) return err;
+  const e = toCacheError(err);
+  return new ConnectError(e.code === "INTERNAL" ? "internal error" : e.message, TO_CONNECT[e.code], { [CODE_KEY]: e.code });
+}
+
+/** A ConnectError from a peer call as a CacheError. */
+export function fromConnectError(err: unknown): CacheError {
+  if (err instanceof CacheError) return err;
+  const ce = ConnectError.from(err);
+  const code = ce.metadata.get(CODE_KEY);
+  if (code !== null && isErrorCode(code)) return new CacheError(code, ce.rawMessage, undefined, { cause: ce });
+  switch (ce.code) {
+    case Code.InvalidArgument:
+      return new CacheError("BAD_REQUEST", ce.rawMessage, undefined, { cause: ce });
+    case Code.NotFound:
+      return new CacheError("NOT_FOUND", ce.rawMessage, undefined, { cause: ce });
+    default:
+      return new CacheError("UNAVAILABLE", `peer call failed: ${ce.rawMessage}`, undefined, { cause: ce });
+  }
+}

@@ -1,0 +1,53 @@
+// The peer paths SPEC.md names, served by the same Connect implementation: the request is
+// rewritten to the canonical method path before the Connect handler sees it. POST paths take a
+// JSON body (the content type is forced to JSON); GET paths become Connect's GET form, which
+// the NO_SIDE_EFFECTS methods accept.
+import type { IncomingMessage } from "node:http";
+import type { Http2ServerRequest } from "node:http2";
+
+export const SERVICE_PATH = "/internal/hypercache.peer.v1.PeerService";
+
+const POST_PATHS: Readonly<Record<string, string>> = Object.freeze({
+  "/internal/set": "Set",
+  "/internal/remove": "Remove",
+  "/internal/forward": "Forward",
+  "/internal/gossip": "Gossip",
+  "/dist/drain": "Drain",
+});
+
+/** GET paths and how their query maps onto the request message. */
+const GET_PATHS: Readonly<Record<string, { method: string; message: (q: URLSearchParams) => Record<string, unknown> }>> = Object.freeze({
+  "/health": { method: "Health", message: () => ({}) },
+  "/internal/keys": {
+    method: "Keys",
+    message: (q) => ({ cursor: q.get("cursor") ?? "", limit: q.get("limit") ?? 0, q: q.get("q") ?? "" }),
+  },
+  "/internal/probe": { method: "Probe", message: (q) => ({ target: q.get("target") ?? "" }) },
+  "/internal/get": { method: "Get", message: (q) => ({ keys: q.getAll("key") }) },
+});
+
+/**
+ * Rewrites a fixed-path request in place to its canonical Connect form. Returns false when the
+ * path is not one of the fixed paths (the request is left untouched).
+ */
+export function rewriteFixedPath(req: IncomingMessage | Http2ServerRequest): boolean {
+  const url = req.url ?? "";
+  const q = url.indexOf("?");
+  const path = q < 0 ? url : url.slice(0, q);
+  const method = req.method ?? "";
+  const post = POST_PATHS[path];
+  if (post !== undefined && method === "POST") {
+    req.url = `${SERVICE_PATH}/${post}`;
+    req.headers["content-type"] = "application/json";
+    return true;
+  }
+  const get = GET_PATHS[path];
+  if (get !== undefined && method === "GET") {
+    const message = get.message(new URLSearchParams(q < 0 ? "" : url.slice(q + 1)));
+    const limit = message.limit;
+    if (typeof limit === "string" && /^\d+$/.test(limit)) message.limit = Number(limit);
+    req.url = `${SERVICE_PATH}/${get.method}?connect=v1&encoding=json&message=${encodeURIComponent(JSON.stringify(message))}`;
+    return true;
+  }
+  return false;
+}

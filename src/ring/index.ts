@@ -1,0 +1,1 @@
+export { HashRing, type Owners } from "./hash-ring.js";

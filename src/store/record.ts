@@ -1,0 +1,37 @@
+// Records as the store holds and exchanges them.
+import type { ByteString } from "../core/byte-string.js";
+
+/** A versioned record: a live value or a tombstone. */
+export interface VersionedRecord {
+  readonly key: string;
+  /** Value bytes; "" for a tombstone. */
+  readonly value: ByteString;
+  /** Last-write-wins version (hybrid clock: wall ms x 1000 + counter). */
+  readonly version: number;
+  /** Node that stamped the version. */
+  readonly origin: string;
+  /** When the origin applied the write, Unix ms. */
+  readonly lastUpdatedMs: number;
+  /** Absolute expiry, Unix ms; 0 = never. Always 0 for a tombstone. */
+  readonly expiresAtMs: number;
+  readonly tombstone: boolean;
+}
+
+/** What a version-gated apply did. */
+export const enum Applied {
+  /** Stored: newer than the local record (or there was none). */
+  Stored = 1,
+  /** Ignored: the local record has the same version and origin (a duplicate delivery). */
+  Duplicate = 2,
+  /** Ignored: the local record is newer (a conflict, counted by the caller). */
+  Older = 3,
+}
+
+/** The result of an apply, with what it replaced. */
+export interface ApplyResult {
+  readonly applied: Applied;
+  /** The key held a live, unexpired value before this apply. */
+  readonly previousLive: boolean;
+  /** Size of that previous value; 0 when there was none. */
+  readonly previousBytes: number;
+}

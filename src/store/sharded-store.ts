@@ -1,0 +1,248 @@
+// The node's in-memory store: records spread over shards by key hash. Every write path (client
+// writes, replica sets, hints, read repair, migration, anti-entropy) goes through `apply`, the
+// one version-gated write. Eviction and expiration are local, physical removals.
+import type { Clock } from "../core/clock.js";
+import type { ByteString } from "../core/byte-string.js";
+import { hash32 } from "../core/hash.js";
+import type { EvictionAlgorithm } from "../config/index.js";
+import type { Metrics } from "../observability/index.js";
+import { createPolicy } from "./policies/index.js";
+import { Applied, type ApplyResult, type VersionedRecord } from "./record.js";
+import { Shard } from "./shard.js";
+
+/** A live value as reads return it. */
+export interface LiveItem {
+  readonly key: string;
+  readonly value: ByteString;
+  readonly version: number;
+  readonly origin: string;
+  readonly lastUpdatedMs: number;
+  /** Absolute expiry, Unix ms; 0 = never. */
+  readonly expiresAtMs: number;
+}
+
+export interface StoreOptions {
+  readonly shards: number;
+  /** Live items the store holds at most, within plus or minus the shard count. */
+  readonly capacity: number;
+  readonly algorithm: EvictionAlgorithm;
+  readonly tombstoneTtlMs: number;
+  readonly clock: Clock;
+  readonly metrics: Metrics;
+}
+
+/** Client-visible counters of the store (for /stats). */
+export interface StoreCounters {
+  hits: number;
+  misses: number;
+  sets: number;
+  deletes: number;
+  evictions: number;
+  expirations: number;
+}
+
+/** One page of a shard-by-shard key listing. */
+export interface KeysPage {
+  readonly keys: string[];
+  /** Shard and slot to resume at; undefined when the listing is complete. */
+  readonly next: { shard: number; slot: number } | undefined;
+  /** True when `limit` cut the shard short. */
+  readonly truncated: boolean;
+}
+
+const ORIGIN_INTERN_MAX = 4096;
+
+export class ShardedStore {
+  private readonly shards: Shard[];
+  private readonly mask: number;
+  private readonly origins = new Map<string, string>();
+  readonly counters: StoreCounters = { hits: 0, misses: 0, sets: 0, deletes: 0, evictions: 0, expirations: 0 };
+  private readonly onEvict: (slot: number) => void;
+  private readonly onExpire: (slot: number) => void;
+
+  constructor(private readonly opts: StoreOptions) {
+    const share = Math.max(1, Math.ceil(opts.capacity / opts.shards));
+    this.shards = Array.from({ length: opts.shards }, () => new Shard(createPolicy(opts.algorithm, share), share, share));
+    this.mask = (opts.shards & (opts.shards - 1)) === 0 ? opts.shards - 1 : -1;
+    this.onEvict = () => {
+      this.counters.evictions++;
+      this.opts.metrics.inc("item_evicted_count");
+      this.opts.metrics.inc("evicted_item_count");
+    };
+    this.onExpire = () => {
+      this.counters.expirations++;
+    };
+  }
+
+  get shardCount(): number {
+    return this.shards.length;
+  }
+
+  get capacity(): number {
+    return this.opts.capacity;
+  }
+
+  /** Shard index of a key. */
+  shardOf(key: string): number {
+    const h = hash32(key);
+    return this.mask >= 0 ? h & this.mask : h % this.shards.length;
+  }
+
+  /** The live, unexpired value of `key`, counting a hit or a miss; expired values are removed. */
+  get(key: string): LiveItem | undefined {
+    const shard = this.shards[this.shardOf(key)] as Shard;
+    const slot = shard.find(key);
+    if (slot < 0 || !shard.isLive(slot)) {
+      this.counters.misses++;
+      return undefined;
+    }
+    if (shard.isExpired(slot, this.opts.clock.nowMs())) {
+      this.onExpire(slot);
+      shard.removeSlot(slot);
+      this.counters.misses++;
+      return undefined;
+    }
+    shard.touchRead(slot);
+    this.counters.hits++;
+    return {
+      key,
+      value: shard.valueAt(slot),
+      version: shard.versionAt(slot),
+      origin: shard.originAt(slot),
+      lastUpdatedMs: shard.updatedAt(slot),
+      expiresAtMs: shard.expiresAt(slot),
+    };
+  }
+
+  /** The record of `key` (live, expired or tombstone) without touching counters or the policy. */
+  peek(key: string): VersionedRecord | undefined {
+    const shard = this.shards[this.shardOf(key)] as Shard;
+    const slot = shard.find(key);
+    return slot < 0 ? undefined : shard.recordAt(slot);
+  }
+
+  /** Version of the record of `key`, 0 when there is none. */
+  versionOf(key: string): number {
+    const shard = this.shards[this.shardOf(key)] as Shard;
+    const slot = shard.find(key);
+    return slot < 0 ? 0 : shard.versionAt(slot);
+  }
+
+  /** The one version-gated write: stores `rec` only when newer than the local record. */
+  apply(rec: VersionedRecord): ApplyResult {
+    const shard = this.shards[this.shardOf(rec.key)] as Shard;
+    const interned = this.intern(rec.origin);
+    const r = shard.apply(interned === rec.origin ? rec : { ...rec, origin: interned }, this.opts.clock.nowMs(), this.onEvict);
+    if (r.applied === Applied.Stored) {
+      if (rec.tombstone) {
+        if (r.previousLive) this.counters.deletes++;
+      } else {
+        this.counters.sets++;
+      }
+    }
+    return r;
+  }
+
+  /** Physically removes the record of `key` (no tombstone); true when there was one. */
+  removeLocal(key: string): boolean {
+    const shard = this.shards[this.shardOf(key)] as Shard;
+    const slot = shard.find(key);
+    if (slot < 0) return false;
+    shard.removeSlot(slot);
+    return true;
+  }
+
+  /** One eviction pass: evicts from every shard above its share. Returns the count. */
+  evictPass(): number {
+    let n = 0;
+    for (const shard of this.shards) n += shard.evictOverCapacity(this.onEvict);
+    return n;
+  }
+
+  /** One expiration pass: removes expired values and compacts old tombstones. */
+  expirePass(): { expired: number; compacted: number } {
+    const now = this.opts.clock.nowMs();
+    let expired = 0;
+    let compacted = 0;
+    for (const shard of this.shards) {
+      const r = shard.sweep(now, this.opts.tombstoneTtlMs, this.onExpire);
+      expired += r.expired;
+      compacted += r.compacted;
+    }
+    return { expired, compacted };
+  }
+
+  /** Removes every record of this node; returns how many live items there were. */
+  clear(): number {
+    let n = 0;
+    for (const shard of this.shards) n += shard.clear();
+    return n;
+  }
+
+  /** Live items (unexpired ones not yet swept included). */
+  get items(): number {
+    let n = 0;
+    for (const s of this.shards) n += s.live;
+    return n;
+  }
+
+  get tombstones(): number {
+    let n = 0;
+    for (const s of this.shards) n += s.tombstones;
+    return n;
+  }
+
+  /** Total size of the live values. */
+  get bytes(): number {
+    let n = 0;
+    for (const s of this.shards) n += s.bytes;
+    return n;
+  }
+
+  /**
+   * One page of live keys matching `matches`: the rest of shard `shard` from `slot`, cut short
+   * after `limit` keys when limit > 0.
+   */
+  keysPage(shard: number, slot: number, limit: number, matches: (key: string) => boolean): KeysPage {
+    const s = this.shards[shard];
+    if (!s) return { keys: [], next: undefined, truncated: false };
+    const keys: string[] = [];
+    const resume = s.scanLiveKeys(slot, this.opts.clock.nowMs(), (key) => {
+      if (matches(key)) keys.push(key);
+      return limit <= 0 || keys.length < limit;
+    });
+    if (resume >= 0) {
+      // Cut short by the limit: continue inside this shard, unless nothing live remains in it.
+      const more = s.scanLiveKeys(resume, this.opts.clock.nowMs(), (key) => !matches(key)) >= 0;
+      if (more) return { keys, next: { shard, slot: resume }, truncated: true };
+    }
+    const nextShard = shard + 1;
+    return { keys, next: nextShard < this.shards.length ? { shard: nextShard, slot: 0 } : undefined, truncated: false };
+  }
+
+  /** Every live, unexpired key matching `matches`, in no particular order. */
+  collectKeys(matches: (key: string) => boolean): string[] {
+    const out: string[] = [];
+    const now = this.opts.clock.nowMs();
+    for (const s of this.shards) {
+      s.scanLiveKeys(0, now, (key) => {
+        if (matches(key)) out.push(key);
+        return true;
+      });
+    }
+    return out;
+  }
+
+  /** Visits every record (live, expired or tombstone) of every shard. */
+  forEachRecord(visit: (rec: VersionedRecord) => void): void {
+    for (const s of this.shards) s.forEachSlot((slot) => visit(s.recordAt(slot)));
+  }
+
+  /** Origins repeat (one per node): keep one string per origin, bounded against abuse. */
+  private intern(origin: string): string {
+    const known = this.origins.get(origin);
+    if (known !== undefined) return known;
+    if (this.origins.size < ORIGIN_INTERN_MAX) this.origins.set(origin, origin);
+    return origin;
+  }
+}

@@ -1,0 +1,68 @@
+// The store's background loops: capacity-driven eviction and TTL expiration. Each is a
+// schedule plus a tick; tests call the tick directly.
+import type { Clock, TimerHandle, Timers } from "../core/clock.js";
+import { LOG, type Logger } from "../log/index.js";
+import type { Metrics } from "../observability/index.js";
+import type { ShardedStore } from "./sharded-store.js";
+
+export interface StoreLoopDeps {
+  readonly store: ShardedStore;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+}
+
+/** Evicts from shards above their capacity share every `intervalMs`. */
+export class EvictionLoop {
+  private timer: TimerHandle | undefined;
+
+  constructor(private readonly deps: StoreLoopDeps, private readonly intervalMs: number) {}
+
+  start(): void {
+    this.timer ??= this.deps.timers.every(this.intervalMs, () => this.runTick());
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  /** One pass; returns the number of evicted items. */
+  runTick(): number {
+    const { store, clock, metrics, logger } = this.deps;
+    const started = clock.monotonicMs();
+    const evicted = store.evictPass();
+    const durationNs = Math.round((clock.monotonicMs() - started) * 1e6);
+    metrics.inc("eviction_loop_count");
+    metrics.set("eviction_loop_duration", durationNs);
+    if (evicted > 0) logger.info(LOG.evictionTick, { evicted, items: store.items, duration_ns: durationNs });
+    else logger.debug(LOG.evictionTickIdle, { items: store.items });
+    return evicted;
+  }
+}
+
+/** Removes expired items and compacts old tombstones every `intervalMs`. */
+export class ExpirationLoop {
+  private timer: TimerHandle | undefined;
+
+  constructor(private readonly deps: StoreLoopDeps, private readonly intervalMs: number) {}
+
+  start(): void {
+    this.timer ??= this.deps.timers.every(this.intervalMs, () => this.runTick());
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  /** One pass; returns the number of expired items. */
+  runTick(): number {
+    const { expired, compacted } = this.deps.store.expirePass();
+    const fields = { expired, tombstones_compacted: compacted, items: this.deps.store.items };
+    if (expired > 0 || compacted > 0) this.deps.logger.info(LOG.expirationTick, fields);
+    else this.deps.logger.debug(LOG.expirationTick, fields);
+    return expired;
+  }
+}

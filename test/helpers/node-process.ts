@@ -1,0 +1,132 @@
+// Starts the real hypercache-server (the built bin entry) as a child process on loopback ports
+// picked at run time, and collects its JSON log records.
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { freePorts } from "./ports.js";
+
+export const BIN = fileURLToPath(new URL("../../dist/src/main.js", import.meta.url));
+
+export interface LogRecord {
+  level: string;
+  message: string;
+  node_id?: string;
+  [field: string]: unknown;
+}
+
+export interface NodeProcess {
+  readonly id: string;
+  readonly apiPort: number;
+  readonly mgmtPort: number;
+  readonly distPort: number;
+  readonly api: string;
+  readonly mgmt: string;
+  readonly dist: string;
+  readonly child: ChildProcess;
+  readonly logs: LogRecord[];
+  readonly stderr: string[];
+  /** Resolves with the exit code (or the signal name) once the process has exited. */
+  readonly exited: Promise<number | string>;
+  /** Waits for a log record with this message (and optional matching fields). */
+  waitForLog(message: string, timeoutMs?: number, where?: (r: LogRecord) => boolean): Promise<LogRecord>;
+  /** Sends a signal and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<number | string>;
+}
+
+export interface StartOptions {
+  id?: string;
+  env?: Record<string, string>;
+  ports?: { api: number; mgmt: number; dist: number };
+  /** Wait for this record before resolving; false to resolve at once. */
+  readyMessage?: string | false;
+  timeoutMs?: number;
+}
+
+export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
+  const id = opts.id ?? "n1";
+  const [api, mgmt, dist] = opts.ports ? [opts.ports.api, opts.ports.mgmt, opts.ports.dist] : await freePorts(3);
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "",
+    SERVICE_NODE_ID: id,
+    SERVICE_API_ADDR: `127.0.0.1:${api}`,
+    SERVICE_MGMT_ADDR: `127.0.0.1:${mgmt}`,
+    SERVICE_DIST_ADDR: `127.0.0.1:${dist}`,
+    ...opts.env,
+  };
+  const child = spawn(process.execPath, [BIN], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const logs: LogRecord[] = [];
+  const stderr: string[] = [];
+  const waiters = new Set<() => void>();
+  let buffer = "";
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+    buffer += chunk;
+    let nl: number;
+    while ((nl = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      try {
+        logs.push(JSON.parse(line) as LogRecord);
+      } catch {
+        logs.push({ level: "raw", message: line });
+      }
+      for (const w of waiters) w();
+    }
+  });
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr.push(chunk);
+    for (const w of waiters) w();
+  });
+  const exited = new Promise<number | string>((resolve) => {
+    child.once("exit", (code, signal) => {
+      resolve(code ?? signal ?? -1);
+      for (const w of waiters) w();
+    });
+  });
+  let hasExited = false;
+  void exited.then(() => (hasExited = true));
+
+  const waitForLog = (message: string, timeoutMs = opts.timeoutMs ?? 15_000, where?: (r: LogRecord) => boolean) =>
+    new Promise<LogRecord>((resolve, reject) => {
+      const check = () => {
+        const found = logs.find((r) => r.message === message && (!where || where(r)));
+        if (found) {
+          done();
+          resolve(found);
+        } else if (hasExited) {
+          done();
+          reject(new Error(`node ${id} exited before logging ${JSON.stringify(message)}; stderr: ${stderr.join("")}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`node ${id} did not log ${JSON.stringify(message)} within ${timeoutMs} ms; last records: ${JSON.stringify(logs.slice(-5))}`));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(check);
+      };
+      waiters.add(check);
+      check();
+    });
+
+  const node: NodeProcess = {
+    id,
+    apiPort: api as number,
+    mgmtPort: mgmt as number,
+    distPort: dist as number,
+    api: `http://127.0.0.1:${api}`,
+    mgmt: `http://127.0.0.1:${mgmt}`,
+    dist: `http://127.0.0.1:${dist}`,
+    child,
+    logs,
+    stderr,
+    exited,
+    waitForLog,
+    async stop(signal: NodeJS.Signals = "SIGTERM") {
+      if (!hasExited) child.kill(signal);
+      return exited;
+    },
+  };
+  const ready = opts.readyMessage ?? "client API listener started";
+  if (ready !== false) await waitForLog(ready);
+  return node;
+}
