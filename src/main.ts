@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type net from "node:net";
 import { formatAddress, type Address } from "./core/address.js";
 import { systemClock, systemTimers } from "./core/clock.js";
-import { VIRTUAL_NODES } from "./core/limits.js";
+import { API_SHUTDOWN_GRACE_MS, VIRTUAL_NODES } from "./core/limits.js";
 import { packageRoot } from "./core/package-root.js";
 import { systemRandom } from "./core/random.js";
 import { loadConfig, SettingError, type Config } from "./config/index.js";
@@ -29,6 +29,20 @@ function readConfig(): Config {
   }
 }
 
+/** Stops accepting, lets in-flight requests finish for up to `graceMs`, then cuts the rest. */
+function closeGracefully(server: http.Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const idle = setInterval(() => server.closeIdleConnections(), 100);
+    const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearInterval(idle);
+      clearTimeout(deadline);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
 function listen(server: net.Server, addr: Address): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(err);
@@ -44,6 +58,7 @@ async function main(): Promise<void> {
   const config = readConfig();
   const logger: Logger = createLogger({ nodeId: config.nodeId, level: config.logLevel });
   const root = packageRoot(import.meta.url);
+  const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
   const documents = {
     client: readFileSync(join(root, "openapi", "client.yaml"), "utf8"),
     management: readFileSync(join(root, "openapi", "management.yaml"), "utf8"),
@@ -60,7 +75,15 @@ async function main(): Promise<void> {
   for (const name of config.unknownVariables) logger.warn(LOG.unknownSetting, { variable: name });
   if (!config.authToken && !config.authConfigPath && !config.oidc) logger.warn(LOG.authOpen);
 
-  const node = createNode(config, { logger, clock: systemClock, timers: systemTimers, random: systemRandom, documents });
+  const node = createNode(config, {
+    logger,
+    clock: systemClock,
+    timers: systemTimers,
+    random: systemRandom,
+    documents,
+    otlpEndpoint: process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined,
+    serviceVersion: version,
+  });
   const fail = async (message: string, fields: Record<string, unknown>): Promise<never> => {
     logger.error(message, fields);
     await node.stop();
@@ -76,7 +99,9 @@ async function main(): Promise<void> {
   logger.info(LOG.distListenerStarted, { dist_addr: formatAddress(config.distAddr) });
   node.start();
 
+  // Management: 60 s idle timeout, no request or write timeout (the SSE stream stays open).
   const mgmt = http.createServer({ keepAliveTimeout: 60_000, requestTimeout: 0 }, node.managementApp.callback());
+  mgmt.timeout = 0;
   try {
     await listen(mgmt, config.mgmtAddr);
   } catch (err) {
@@ -103,14 +128,19 @@ async function main(): Promise<void> {
     }
     stopping = true;
     logger.info(LOG.shutdownSignal, { signal });
+    // 1. Drain: writes are refused from now on, reads keep serving.
     node.drain(`signal ${signal}`);
-    api.close();
+    // 2. The client listener stops accepting; in-flight requests get up to 30 s.
+    await closeGracefully(api, API_SHUTDOWN_GRACE_MS);
+    // 3. Stop the cache: background loops, queued work, then the management and dist listeners.
     await node.stop();
     mgmt.close();
     mgmt.closeAllConnections();
     await peer.close();
-    logger.info(LOG.stoppedCleanly);
-    process.exit(0);
+    logger.info(LOG.stoppedCleanly, { signal });
+    process.exitCode = 0;
+    // Let the logger flush its last record before the process ends.
+    setImmediate(() => process.exit(0));
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -6,6 +6,7 @@ import type { Clock } from "../core/clock.js";
 import type { Authenticator } from "../auth/index.js";
 import type { CacheService } from "../dist/index.js";
 import type { Logger } from "../log/index.js";
+import type { OperationLatencies } from "../observability/index.js";
 import { addBatchRoutes } from "./batch-routes.js";
 import { addIdentityRoutes } from "./identity-routes.js";
 import { itemRoutes } from "./item-routes.js";
@@ -19,6 +20,7 @@ export interface ClientAppDeps {
   readonly auth: Authenticator;
   readonly clock: Clock;
   readonly logger: Logger;
+  readonly latencies: OperationLatencies;
   /** The OpenAPI document served at /v1/openapi.yaml. */
   readonly openapiYaml: string;
   readonly limits: {
@@ -52,7 +54,7 @@ export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
 export function createClientApp(deps: ClientAppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   quietAppErrors(app, deps.logger);
-  app.use(itemRoutes({ cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, ...deps.limits }));
+  app.use(itemRoutes({ cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, latencies: deps.latencies, ...deps.limits }));
   app.use(errorEnvelope(deps.logger, () => deps.auth.challenge));
   const router = createClientRouter(deps);
   app.use(router.routes());

@@ -2,3 +2,5 @@ export { createClientApp, createClientRouter, type ClientAppDeps } from "./clien
 export { createManagementApp, createManagementRouter, type ManagementAppDeps } from "./management-app.js";
 export { ITEM_ROUTES } from "./item-routes.js";
 export { writeError } from "./respond.js";
+export { ClusterEventsPublisher, subscribeEvents, HEARTBEAT_FRAME_INTERVAL_MS } from "./cluster-events.js";
+export { membersBody } from "./members-body.js";

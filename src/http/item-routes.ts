@@ -12,6 +12,7 @@ import { CacheError, toCacheError } from "../core/errors.js";
 import { requireScope, type Authenticator, type Identity } from "../auth/index.js";
 import type { CacheService } from "../dist/index.js";
 import type { Logger } from "../log/index.js";
+import type { LatencyWindow, OperationLatencies } from "../observability/index.js";
 import type { Owners } from "../ring/index.js";
 import type { LiveItem } from "../store/index.js";
 import { readRawBody } from "./body.js";
@@ -27,6 +28,8 @@ export interface ItemRouteDeps {
   readonly logger: Logger;
   readonly maxKeyBytes: number;
   readonly maxValueBytes: number;
+  /** Where the latency of each GET, PUT and DELETE is recorded (for /stats). */
+  readonly latencies: OperationLatencies;
 }
 
 /** Path prefix of the item routes. */
@@ -146,8 +149,11 @@ export function itemRoutes(deps: ItemRouteDeps): Koa.Middleware {
     if (method !== "GET" && method !== "PUT" && method !== "DELETE" && method !== "HEAD") return next();
     ctx.respond = false;
     const res = ctx.res;
+    const started = deps.clock.monotonicMs();
+    const window: LatencyWindow = method === "PUT" ? deps.latencies.set : method === "DELETE" ? deps.latencies.delete : deps.latencies.get;
     try {
       await handle(req, res, method, segment, q < 0 ? "" : url.slice(q + 1));
+      window.record(deps.clock.monotonicMs() - started);
     } catch (err) {
       const e = toCacheError(err);
       if (e.status >= 500 && e.code === "INTERNAL") deps.logger.error("request failed", { method, path: ITEM_PREFIX + "{key}", error: String(e.cause ?? e) });

@@ -1,28 +1,55 @@
-// The management listener's Koa app: health, identity and the operator routes.
+// The management listener's Koa app: health, statistics, configuration, metrics, cluster views
+// and the control routes. Scopes: /health and the document are open; "read or better" (read or
+// admin) on views and drain; admin on the routes that change data or membership.
 import Router from "@koa/router";
 import Koa from "koa";
 import type { components } from "../../gen/openapi/management.js";
+import type { Clock } from "../core/clock.js";
+import { CacheError, badRequest } from "../core/errors.js";
+import type { Config } from "../config/index.js";
 import type { Authenticator } from "../auth/index.js";
 import type { Lifecycle } from "../dist/index.js";
 import type { Logger } from "../log/index.js";
+import type { MemberTable } from "../membership/index.js";
+import type { Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";
+import type { ShardedStore } from "../store/index.js";
+import { subscribeEvents } from "./cluster-events.js";
 import { addIdentityRoutes } from "./identity-routes.js";
-import { errorEnvelope, quietAppErrors, unknownRoute, type AppState } from "./koa-middleware.js";
+import { authenticated, errorEnvelope, quietAppErrors, unknownRoute, type AppState } from "./koa-middleware.js";
+import { membersBody } from "./members-body.js";
 
 type Schemas = components["schemas"];
 
 export interface ManagementAppDeps {
-  readonly nodeId: string;
+  readonly config: Config;
   readonly auth: Authenticator;
   readonly lifecycle: Lifecycle;
   readonly logger: Logger;
+  readonly clock: Clock;
   readonly openapiYaml: string;
+  readonly store: ShardedStore;
+  readonly members: MemberTable;
+  readonly metrics: Metrics;
+  readonly latencies: OperationLatencies;
+  readonly otel: OtelMirror;
+  readonly events: SseHub;
+  /** Runs one eviction pass now; returns the evicted count. */
+  readonly evictNow: () => number;
+  /** Runs one expiration pass now; returns the expired count. */
+  readonly expireNow: () => number;
+  /** When the node started, monotonic ms. */
+  readonly startedAtMonotonicMs: number;
 }
 
 export function createManagementRouter(deps: ManagementAppDeps): Router<AppState> {
+  const { auth, config, store, members } = deps;
   const router = new Router<AppState>();
+  const readOrBetter = () => authenticated(auth, "read", "admin");
+  const admin = () => authenticated(auth, "admin");
+
   router.get("/health", (ctx) => {
     const draining = deps.lifecycle.draining;
-    const out: Schemas["Health"] = { status: draining ? "draining" : "ok", node: deps.nodeId, draining };
+    const out: Schemas["Health"] = { status: draining ? "draining" : "ok", node: config.nodeId, draining };
     ctx.status = draining ? 503 : 200;
     ctx.body = out;
   });
@@ -30,7 +57,85 @@ export function createManagementRouter(deps: ManagementAppDeps): Router<AppState
     ctx.type = "application/yaml";
     ctx.body = deps.openapiYaml;
   });
-  addIdentityRoutes(router, deps.auth);
+  addIdentityRoutes(router, auth);
+
+  router.get("/stats", readOrBetter(), (ctx) => {
+    const c = store.counters;
+    const out: Schemas["Stats"] = {
+      node: config.nodeId,
+      items: store.items,
+      bytes: store.bytes,
+      capacity: store.capacity,
+      hits: c.hits,
+      misses: c.misses,
+      sets: c.sets,
+      deletes: c.deletes,
+      evictions: c.evictions,
+      expirations: c.expirations,
+      uptime_s: Math.round(deps.clock.monotonicMs() - deps.startedAtMonotonicMs) / 1000,
+      latency: { get: deps.latencies.get.summary(), set: deps.latencies.set.summary(), delete: deps.latencies.delete.summary() },
+    };
+    ctx.body = out;
+  });
+
+  router.get("/config", readOrBetter(), (ctx) => {
+    const settings: Schemas["ConfigView"]["settings"] = {};
+    for (const s of config.settings) settings[s.name] = { value: s.value, source: s.source };
+    const out: Schemas["ConfigView"] = { node: config.nodeId, settings };
+    ctx.body = out;
+  });
+
+  router.get("/dist/metrics", readOrBetter(), (ctx) => {
+    const out: Schemas["DistMetrics"] = deps.metrics.snapshot();
+    ctx.body = out;
+  });
+
+  router.get("/metrics", readOrBetter(), (ctx) => {
+    ctx.respond = false;
+    deps.otel.servePrometheus(ctx.req, ctx.res);
+  });
+
+  router.get("/cluster/members", readOrBetter(), (ctx) => {
+    const out: Schemas["Members"] = membersBody(config, members);
+    ctx.body = out;
+  });
+
+  router.delete("/cluster/members/:id", admin(), (ctx) => {
+    const id = ctx.params.id as string;
+    if (id === config.nodeId) throw badRequest("the local node cannot remove itself; drain and stop it instead");
+    if (!members.remove(id)) throw new CacheError("NOT_FOUND", `no member ${JSON.stringify(id)}`);
+    const out: Schemas["MemberRemoved"] = { id, removed: true };
+    ctx.body = out;
+  });
+
+  router.get("/cluster/events", readOrBetter(), (ctx) => {
+    ctx.respond = false;
+    subscribeEvents(ctx.req, ctx.res, deps.events, {
+      members: () => JSON.stringify(membersBody(config, members)),
+      heartbeat: () => JSON.stringify(deps.metrics.snapshot()),
+    });
+  });
+
+  router.post("/dist/drain", readOrBetter(), (ctx) => {
+    deps.lifecycle.drain("management request");
+    const out: Schemas["DrainAnswer"] = { draining: true };
+    ctx.body = out;
+  });
+
+  router.post("/evict", admin(), (ctx) => {
+    const out: Schemas["EvictAnswer"] = { evicted: deps.evictNow() };
+    ctx.body = out;
+  });
+
+  router.post("/clear", admin(), (ctx) => {
+    const out: Schemas["ClearAnswer"] = { cleared: store.clear(), scope: "node" };
+    ctx.body = out;
+  });
+
+  router.post("/trigger-expiration", admin(), (ctx) => {
+    const out: Schemas["ExpireAnswer"] = { expired: deps.expireNow() };
+    ctx.body = out;
+  });
   return router;
 }
 

@@ -2,6 +2,7 @@
 // from start-up, keyed by these full names.
 
 export const COUNTERS = [
+  "dist.nodes.dead",
   "dist.nodes.removed",
   "dist.write.attempts",
   "dist.write.quorum_failures",
@@ -42,7 +43,6 @@ export const COUNTERS = [
 export const GAUGES = [
   "dist.members.alive",
   "dist.nodes.suspect",
-  "dist.nodes.dead",
   "dist.membership.version",
   "dist.hinted.bytes",
   "dist.migration.last_age_ns",

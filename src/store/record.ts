@@ -10,7 +10,7 @@ export interface VersionedRecord {
   readonly version: number;
   /** Node that stamped the version. */
   readonly origin: string;
-  /** When the origin applied the write, Unix ms. */
+  /** When the origin applied the write, Unix ms: the wall-clock part of the version (version / 1000). The store derives it from the version and ignores the given value on apply. */
   readonly lastUpdatedMs: number;
   /** Absolute expiry, Unix ms; 0 = never. Always 0 for a tombstone. */
   readonly expiresAtMs: number;

@@ -1,9 +1,16 @@
-// One store shard: records in parallel arrays indexed by slot ("struct of arrays"), a Map from
-// key to slot, an eviction policy over the live slots and a FIFO of tombstones. Numbers live in
-// typed arrays, so a record costs no per-item JS object and the GC has almost nothing to trace.
+// One store shard: records in parallel arrays indexed by slot ("struct of arrays"), a key index
+// over typed arrays, an eviction policy over the live slots and the tombstones in age order.
+// Numbers live in typed arrays, so a record costs no per-item JS object and the GC has almost
+// nothing to trace: about 50 bytes per record besides the key and value strings.
+//
+// A record's last-updated time is the wall-clock part of its version (versions are hybrid
+// clock readings, wall ms x 1000 + counter), so it is not stored separately and every replica
+// reports the same time for the same version.
 import type { ByteString } from "../core/byte-string.js";
+import { KeyIndex } from "./key-index.js";
 import { compareVersions } from "./lww.js";
-import { LruPolicy, type EvictionPolicy } from "./policies/index.js";
+import type { OriginTable } from "./origin-table.js";
+import type { EvictionPolicy } from "./policies/index.js";
 import { Applied, type ApplyResult, type VersionedRecord } from "./record.js";
 
 const EMPTY = 0;
@@ -15,42 +22,54 @@ const STALE_DUPLICATE: ApplyResult = Object.freeze({ applied: Applied.Duplicate,
 const STALE_OLDER: ApplyResult = Object.freeze({ applied: Applied.Older, previousLive: false, previousBytes: 0 });
 const STORED_FRESH: ApplyResult = Object.freeze({ applied: Applied.Stored, previousLive: false, previousBytes: 0 });
 
-/** Why a live slot left the shard, for the store's counters. */
-export type RemovalCause = "evicted" | "expired" | "released";
+/** Wall-clock milliseconds of a version. */
+export function versionTimeMs(version: number): number {
+  return Math.floor(version / 1000);
+}
 
 export class Shard {
-  readonly index = new Map<string, number>();
   private keys: (string | undefined)[] = new Array<string | undefined>(INITIAL_SLOTS).fill(undefined);
   private values: ByteString[] = new Array<ByteString>(INITIAL_SLOTS).fill("");
-  private origins: string[] = new Array<string>(INITIAL_SLOTS).fill("");
+  private origins = new Uint16Array(INITIAL_SLOTS);
+  private hashes = new Uint32Array(INITIAL_SLOTS);
   private versions = new Float64Array(INITIAL_SLOTS);
-  private updated = new Float64Array(INITIAL_SLOTS);
   private expires = new Float64Array(INITIAL_SLOTS);
   private state = new Uint8Array(INITIAL_SLOTS);
   private readonly free: number[] = [];
   private highWater = 0;
-  /** Tombstones in creation order: the oldest is the policy's victim. */
-  private readonly tombstoneOrder = new LruPolicy();
+  private readonly index = new KeyIndex(
+    (slot) => this.keys[slot],
+    (slot) => this.hashes[slot] as number,
+  );
+  /** Tombstone slots, oldest first (a Map keeps insertion order; re-inserting moves to the end). */
+  private readonly tombstoneOrder = new Map<number, true>();
 
   live = 0;
-  tombstones = 0;
   bytes = 0;
 
   constructor(
     private readonly policy: EvictionPolicy,
+    private readonly originTable: OriginTable,
     /** Live items this shard holds at most. */
     readonly capacityShare: number,
     /** Tombstones this shard holds at most; the oldest is dropped first. */
     readonly tombstoneCap: number,
   ) {
     policy.resize(INITIAL_SLOTS);
-    this.tombstoneOrder.resize(INITIAL_SLOTS);
   }
 
-  /** Slot of `key`, or -1. */
-  find(key: string): number {
-    const slot = this.index.get(key);
-    return slot === undefined ? -1 : slot;
+  get tombstones(): number {
+    return this.tombstoneOrder.size;
+  }
+
+  /** Records (live, expired or tombstone) in the shard. */
+  get size(): number {
+    return this.index.size;
+  }
+
+  /** Slot of `key` (hashed to `hash`), or -1. */
+  find(key: string, hash: number): number {
+    return this.index.find(key, hash);
   }
 
   isLive(slot: number): boolean {
@@ -61,7 +80,7 @@ export class Shard {
     return this.state[slot] === TOMB;
   }
 
-  /** True when the live slot's expiry has passed at `nowMs`. */
+  /** True when the slot's expiry has passed at `nowMs`. */
   isExpired(slot: number, nowMs: number): boolean {
     const e = this.expires[slot] as number;
     return e !== 0 && e <= nowMs;
@@ -77,10 +96,10 @@ export class Shard {
     return this.versions[slot] as number;
   }
   originAt(slot: number): string {
-    return this.origins[slot] as string;
+    return this.originTable.nameOf(this.origins[slot] as number);
   }
   updatedAt(slot: number): number {
-    return this.updated[slot] as number;
+    return versionTimeMs(this.versions[slot] as number);
   }
   expiresAt(slot: number): number {
     return this.expires[slot] as number;
@@ -92,8 +111,8 @@ export class Shard {
       key: this.keys[slot] as string,
       value: this.values[slot] as ByteString,
       version: this.versions[slot] as number,
-      origin: this.origins[slot] as string,
-      lastUpdatedMs: this.updated[slot] as number,
+      origin: this.originAt(slot),
+      lastUpdatedMs: this.updatedAt(slot),
       expiresAtMs: this.expires[slot] as number,
       tombstone: this.state[slot] === TOMB,
     };
@@ -107,27 +126,25 @@ export class Shard {
    * Applies `rec` when it is newer than the local record (last-write-wins). Making room for a
    * new live record evicts first, through `onEvict`, so the new record is never its own victim.
    */
-  apply(rec: VersionedRecord, nowMs: number, onEvict: (slot: number) => void): ApplyResult {
-    const existing = this.index.get(rec.key);
-    if (existing === undefined) {
+  apply(rec: VersionedRecord, hash: number, nowMs: number, onEvict: (slot: number) => void): ApplyResult {
+    // Resolved before any change, so a full origin table refuses the record cleanly.
+    const originId = this.originTable.idOf(rec.origin);
+    const slot = this.index.find(rec.key, hash);
+    if (slot < 0) {
       if (rec.tombstone) {
         this.makeRoomForTombstone();
-        const slot = this.allocate(rec);
-        this.state[slot] = TOMB;
-        this.tombstones++;
-        this.tombstoneOrder.insert(slot);
+        this.addTombstone(this.allocate(rec, hash, originId));
       } else {
         if (this.live >= this.capacityShare) this.evictOne(onEvict);
-        const slot = this.allocate(rec);
-        this.state[slot] = LIVE;
+        const s = this.allocate(rec, hash, originId);
+        this.state[s] = LIVE;
         this.live++;
         this.bytes += rec.value.length;
-        this.policy.insert(slot);
+        this.policy.insert(s);
       }
       return STORED_FRESH;
     }
-    const slot = existing;
-    const cmp = compareVersions(rec.version, rec.origin, this.versions[slot] as number, this.origins[slot] as string);
+    const cmp = compareVersions(rec.version, rec.origin, this.versions[slot] as number, this.originAt(slot));
     if (cmp <= 0) return cmp === 0 ? STALE_DUPLICATE : STALE_OLDER;
     const wasLive = this.state[slot] === LIVE;
     const previousLive = wasLive && !this.isExpired(slot, nowMs);
@@ -138,26 +155,21 @@ export class Shard {
         this.live--;
         this.bytes -= (this.values[slot] as string).length;
         this.makeRoomForTombstone();
-        this.state[slot] = TOMB;
-        this.tombstones++;
-        this.tombstoneOrder.insert(slot);
-      } else {
-        // A newer tombstone replaces an older one: it restarts its age.
-        this.tombstoneOrder.touchWrite(slot);
       }
+      this.tombstoneOrder.delete(slot);
+      this.addTombstone(slot);
     } else if (wasLive) {
       this.bytes += rec.value.length - (this.values[slot] as string).length;
       this.policy.touchWrite(slot);
     } else {
-      this.tombstoneOrder.remove(slot);
-      this.tombstones--;
+      this.tombstoneOrder.delete(slot);
       if (this.live >= this.capacityShare) this.evictOne(onEvict);
       this.state[slot] = LIVE;
       this.live++;
       this.bytes += rec.value.length;
       this.policy.insert(slot);
     }
-    this.write(slot, rec);
+    this.write(slot, rec, originId);
     return previousLive ? { applied: Applied.Stored, previousLive, previousBytes } : STORED_FRESH;
   }
 
@@ -170,13 +182,12 @@ export class Shard {
       this.live--;
       this.bytes -= (this.values[slot] as string).length;
     } else {
-      this.tombstoneOrder.remove(slot);
-      this.tombstones--;
+      this.tombstoneOrder.delete(slot);
     }
-    this.index.delete(this.keys[slot] as string);
+    this.index.remove(slot, this.hashes[slot] as number);
     this.keys[slot] = undefined;
     this.values[slot] = "";
-    this.origins[slot] = "";
+    this.origins[slot] = 0;
     this.expires[slot] = 0;
     this.state[slot] = EMPTY;
     this.free.push(slot);
@@ -203,10 +214,9 @@ export class Shard {
       }
     }
     let compacted = 0;
-    for (;;) {
-      const oldest = this.tombstoneOrder.victim();
-      if (oldest < 0 || (this.updated[oldest] as number) + tombstoneTtlMs > nowMs) break;
-      this.removeSlot(oldest);
+    for (const slot of this.tombstoneOrder.keys()) {
+      if (this.updatedAt(slot) + tombstoneTtlMs > nowMs) break;
+      this.removeSlot(slot);
       compacted++;
     }
     return { expired, compacted };
@@ -218,16 +228,15 @@ export class Shard {
     this.index.clear();
     this.keys.fill(undefined);
     this.values.fill("");
-    this.origins.fill("");
+    this.origins.fill(0);
     this.versions.fill(0);
-    this.updated.fill(0);
     this.expires.fill(0);
     this.state.fill(EMPTY);
     this.free.length = 0;
     this.highWater = 0;
     this.policy.clear();
     this.tombstoneOrder.clear();
-    this.live = this.tombstones = this.bytes = 0;
+    this.live = this.bytes = 0;
     return n;
   }
 
@@ -258,53 +267,54 @@ export class Shard {
     return true;
   }
 
+  private addTombstone(slot: number): void {
+    this.state[slot] = TOMB;
+    this.tombstoneOrder.set(slot, true);
+  }
+
   private makeRoomForTombstone(): void {
-    if (this.tombstones >= this.tombstoneCap) {
-      const oldest = this.tombstoneOrder.victim();
-      if (oldest >= 0) this.removeSlot(oldest);
+    if (this.tombstoneOrder.size >= this.tombstoneCap) {
+      const oldest = this.tombstoneOrder.keys().next();
+      if (!oldest.done) this.removeSlot(oldest.value);
     }
   }
 
-  private allocate(rec: VersionedRecord): number {
+  private allocate(rec: VersionedRecord, hash: number, originId: number): number {
     let slot = this.free.pop();
     if (slot === undefined) {
       if (this.highWater === this.state.length) this.grow();
       slot = this.highWater++;
     }
     this.keys[slot] = rec.key;
-    this.index.set(rec.key, slot);
-    this.write(slot, rec);
+    this.hashes[slot] = hash;
+    this.index.insert(slot, hash);
+    this.write(slot, rec, originId);
     return slot;
   }
 
-  private write(slot: number, rec: VersionedRecord): void {
+  private write(slot: number, rec: VersionedRecord, originId: number): void {
     this.values[slot] = rec.value;
-    this.origins[slot] = rec.origin;
+    this.origins[slot] = originId;
     this.versions[slot] = rec.version;
-    this.updated[slot] = rec.lastUpdatedMs;
     this.expires[slot] = rec.tombstone ? 0 : rec.expiresAtMs;
   }
 
   private grow(): void {
     const n = this.state.length * 2;
-    const f64 = (a: Float64Array) => {
-      const b = new Float64Array(n);
+    const grown = <T extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(a: T, make: (n: number) => T): T => {
+      const b = make(n);
       b.set(a);
       return b;
     };
-    this.versions = f64(this.versions);
-    this.updated = f64(this.updated);
-    this.expires = f64(this.expires);
-    const st = new Uint8Array(n);
-    st.set(this.state);
-    this.state = st;
-    const old = this.keys.length;
-    for (let i = old; i < n; i++) {
+    this.versions = grown(this.versions, (k) => new Float64Array(k));
+    this.expires = grown(this.expires, (k) => new Float64Array(k));
+    this.hashes = grown(this.hashes, (k) => new Uint32Array(k));
+    this.origins = grown(this.origins, (k) => new Uint16Array(k));
+    this.state = grown(this.state, (k) => new Uint8Array(k));
+    for (let i = this.keys.length; i < n; i++) {
       this.keys.push(undefined);
       this.values.push("");
-      this.origins.push("");
     }
     this.policy.resize(n);
-    this.tombstoneOrder.resize(n);
   }
 }

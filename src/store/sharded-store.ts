@@ -8,6 +8,7 @@ import type { EvictionAlgorithm } from "../config/index.js";
 import type { Metrics } from "../observability/index.js";
 import { createPolicy } from "./policies/index.js";
 import { Applied, type ApplyResult, type VersionedRecord } from "./record.js";
+import { OriginTable } from "./origin-table.js";
 import { Shard } from "./shard.js";
 
 /** A live value as reads return it. */
@@ -50,19 +51,17 @@ export interface KeysPage {
   readonly truncated: boolean;
 }
 
-const ORIGIN_INTERN_MAX = 4096;
-
 export class ShardedStore {
   private readonly shards: Shard[];
   private readonly mask: number;
-  private readonly origins = new Map<string, string>();
   readonly counters: StoreCounters = { hits: 0, misses: 0, sets: 0, deletes: 0, evictions: 0, expirations: 0 };
   private readonly onEvict: (slot: number) => void;
   private readonly onExpire: (slot: number) => void;
 
   constructor(private readonly opts: StoreOptions) {
     const share = Math.max(1, Math.ceil(opts.capacity / opts.shards));
-    this.shards = Array.from({ length: opts.shards }, () => new Shard(createPolicy(opts.algorithm, share), share, share));
+    const origins = new OriginTable();
+    this.shards = Array.from({ length: opts.shards }, () => new Shard(createPolicy(opts.algorithm, share), origins, share, share));
     this.mask = (opts.shards & (opts.shards - 1)) === 0 ? opts.shards - 1 : -1;
     this.onEvict = () => {
       this.counters.evictions++;
@@ -84,14 +83,18 @@ export class ShardedStore {
 
   /** Shard index of a key. */
   shardOf(key: string): number {
-    const h = hash32(key);
+    return this.shardOfHash(hash32(key));
+  }
+
+  private shardOfHash(h: number): number {
     return this.mask >= 0 ? h & this.mask : h % this.shards.length;
   }
 
   /** The live, unexpired value of `key`, counting a hit or a miss; expired values are removed. */
   get(key: string): LiveItem | undefined {
-    const shard = this.shards[this.shardOf(key)] as Shard;
-    const slot = shard.find(key);
+    const h = hash32(key);
+    const shard = this.shards[this.shardOfHash(h)] as Shard;
+    const slot = shard.find(key, h);
     if (slot < 0 || !shard.isLive(slot)) {
       this.counters.misses++;
       return undefined;
@@ -116,23 +119,25 @@ export class ShardedStore {
 
   /** The record of `key` (live, expired or tombstone) without touching counters or the policy. */
   peek(key: string): VersionedRecord | undefined {
-    const shard = this.shards[this.shardOf(key)] as Shard;
-    const slot = shard.find(key);
+    const h = hash32(key);
+    const shard = this.shards[this.shardOfHash(h)] as Shard;
+    const slot = shard.find(key, h);
     return slot < 0 ? undefined : shard.recordAt(slot);
   }
 
   /** Version of the record of `key`, 0 when there is none. */
   versionOf(key: string): number {
-    const shard = this.shards[this.shardOf(key)] as Shard;
-    const slot = shard.find(key);
+    const h = hash32(key);
+    const shard = this.shards[this.shardOfHash(h)] as Shard;
+    const slot = shard.find(key, h);
     return slot < 0 ? 0 : shard.versionAt(slot);
   }
 
   /** The one version-gated write: stores `rec` only when newer than the local record. */
   apply(rec: VersionedRecord): ApplyResult {
-    const shard = this.shards[this.shardOf(rec.key)] as Shard;
-    const interned = this.intern(rec.origin);
-    const r = shard.apply(interned === rec.origin ? rec : { ...rec, origin: interned }, this.opts.clock.nowMs(), this.onEvict);
+    const h = hash32(rec.key);
+    const shard = this.shards[this.shardOfHash(h)] as Shard;
+    const r = shard.apply(rec, h, this.opts.clock.nowMs(), this.onEvict);
     if (r.applied === Applied.Stored) {
       if (rec.tombstone) {
         if (r.previousLive) this.counters.deletes++;
@@ -145,8 +150,9 @@ export class ShardedStore {
 
   /** Physically removes the record of `key` (no tombstone); true when there was one. */
   removeLocal(key: string): boolean {
-    const shard = this.shards[this.shardOf(key)] as Shard;
-    const slot = shard.find(key);
+    const h = hash32(key);
+    const shard = this.shards[this.shardOfHash(h)] as Shard;
+    const slot = shard.find(key, h);
     if (slot < 0) return false;
     shard.removeSlot(slot);
     return true;
@@ -236,13 +242,5 @@ export class ShardedStore {
   /** Visits every record (live, expired or tombstone) of every shard. */
   forEachRecord(visit: (rec: VersionedRecord) => void): void {
     for (const s of this.shards) s.forEachSlot((slot) => visit(s.recordAt(slot)));
-  }
-
-  /** Origins repeat (one per node): keep one string per origin, bounded against abuse. */
-  private intern(origin: string): string {
-    const known = this.origins.get(origin);
-    if (known !== undefined) return known;
-    if (this.origins.size < ORIGIN_INTERN_MAX) this.origins.set(origin, origin);
-    return origin;
   }
 }

@@ -1,0 +1,118 @@
+// npm run bench: throughput, latency and server CPU of GET and PUT on one hypercache-server node
+// against a bare node:http + Map server measured in the same run (the ceiling for one Node
+// process), then the memory cost of one million 100-byte items.
+//
+// Options: --seconds N (per measurement, default 8), --connections N (default 32),
+//          --only get,put,memory (default all).
+import { fileURLToPath } from "node:url";
+import { drive, fmt, preload, request, rssBytes, spawnServer, type LoadResult, type Server } from "./lib.js";
+import { freePorts } from "../test/helpers/ports.js";
+
+const BIN = fileURLToPath(new URL("../dist/src/main.js", import.meta.url));
+const BASELINE = fileURLToPath(new URL("./baseline-server.mjs", import.meta.url));
+
+function option(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] ? (process.argv[i + 1] as string) : fallback;
+}
+
+const seconds = Number(option("seconds", "8"));
+const connections = Number(option("connections", "32"));
+const only = new Set(option("only", "get,put,memory").split(","));
+const KEYS = 10_000;
+const VALUE = Buffer.alloc(100, "v");
+
+async function startNode(name: string, env: Record<string, string>): Promise<Server> {
+  const [api, mgmt, dist] = await freePorts(3);
+  return spawnServer(
+    name,
+    api as number,
+    [BIN],
+    {
+      SERVICE_NODE_ID: name,
+      SERVICE_API_ADDR: `127.0.0.1:${api}`,
+      SERVICE_MGMT_ADDR: `127.0.0.1:${mgmt}`,
+      SERVICE_DIST_ADDR: `127.0.0.1:${dist}`,
+      SERVICE_LOG_LEVEL: "warn",
+      ...env,
+    },
+    () => false,
+    api as number,
+  );
+}
+
+function row(label: string, r: LoadResult): string {
+  return `${label.padEnd(22)} ${fmt(r.rps).padStart(9)} req/s   p50 ${fmt(r.p50Ms, 1).padStart(5)} ms   p99 ${fmt(r.p99Ms, 1).padStart(5)} ms   server CPU ${fmt(r.cpuUsPerRequest, 1).padStart(6)} us/req${r.errors + r.non2xx > 0 ? `   errors ${r.errors} non-2xx ${r.non2xx}` : ""}`;
+}
+
+async function throughput(): Promise<void> {
+  const [basePort] = await freePorts(1);
+  const baseline = await spawnServer("baseline", basePort as number, [BASELINE, String(basePort)], {}, (l) => l === "ready");
+  const node = await startNode("bench-1", {});
+  try {
+    await preload(baseline.port, KEYS, VALUE);
+    await preload(node.port, KEYS, VALUE);
+    const check = await request(node.port, "GET", "/v1/cache/bench-42");
+    if (check.status !== 200 || !check.body.equals(VALUE)) throw new Error("preloaded value does not read back");
+    console.log(`\nsingle node, ${KEYS} keys of ${VALUE.length}-byte values, ${connections} keep-alive connections, ${seconds} s each`);
+    for (const method of ["GET", "PUT"] as const) {
+      if (!only.has(method.toLowerCase())) continue;
+      // Warm both servers up (JIT) before measuring.
+      await drive({ server: baseline, method, keys: KEYS, value: VALUE, seconds: 2, connections });
+      await drive({ server: node, method, keys: KEYS, value: VALUE, seconds: 2, connections });
+      const b = await drive({ server: baseline, method, keys: KEYS, value: VALUE, seconds, connections });
+      const n = await drive({ server: node, method, keys: KEYS, value: VALUE, seconds, connections });
+      console.log(row(`${method} baseline`, b));
+      console.log(row(`${method} hypercache`, n));
+      const target = method === "GET" ? 0.6 : 0.5;
+      const ratio = n.rps / b.rps;
+      const cpuRatio = b.cpuUsPerRequest / n.cpuUsPerRequest;
+      console.log(`${method} ratio hypercache/baseline: throughput ${ratio.toFixed(2)}, CPU capacity ${cpuRatio.toFixed(2)} (target >= ${target.toFixed(2)})${Math.min(ratio, cpuRatio) >= target ? "" : "  BELOW TARGET"}`);
+    }
+  } finally {
+    await baseline.stop();
+    await node.stop();
+  }
+}
+
+async function memory(): Promise<void> {
+  const items = 1_000_000;
+  const node = await startNode("bench-mem", { SERVICE_CAPACITY: String(items + items / 10) });
+  try {
+    const pid = node.child.pid as number;
+    const before = rssBytes(pid);
+    const value = "m".repeat(100);
+    const batch = 1000;
+    for (let start = 0; start < items; start += batch * 8) {
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, w) => {
+          const from = start + w * batch;
+          if (from >= items) return;
+          const list = Array.from({ length: Math.min(batch, items - from) }, (_, i) => ({ key: `mem:${String(from + i).padStart(8, "0")}`, value }));
+          const r = await request(node.port, "POST", "/v1/cache/batch/put", JSON.stringify({ items: list }), { "content-type": "application/json" });
+          if (r.status !== 200) throw new Error(`batch put failed: ${r.status}`);
+        }),
+      );
+    }
+    const stats = await request(node.port, "GET", "/v1/cache/keys?limit=1&max=1");
+    if (stats.status !== 200) throw new Error("key browser failed after the load");
+    await new Promise((r) => setTimeout(r, 2000));
+    const after = rssBytes(pid);
+    console.log(`\nmemory: ${fmt(items)} items of 100 bytes`);
+    console.log(`RSS before load ${fmt(before / 2 ** 20, 1)} MiB, after ${fmt(after / 2 ** 20, 1)} MiB (target <= 400 MB = ${fmt(400e6 / 2 ** 20, 1)} MiB)${after <= 400e6 ? "" : "  ABOVE TARGET"}`);
+    console.log(`bytes per item (RSS growth / items): ${fmt((after - before) / items)}`);
+  } finally {
+    await node.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(`hypercache-server benchmark on node ${process.version}, ${new Date().toISOString()}`);
+  if (only.has("get") || only.has("put")) await throughput();
+  if (only.has("memory")) await memory();
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,58 @@
+// The /cluster/events stream: a publisher that sends a "members" frame on every membership
+// change and a "heartbeat" frame every second, and the per-request subscription.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { TimerHandle, Timers } from "../core/clock.js";
+import type { MemberTable } from "../membership/index.js";
+import { formatFrame, type SseHub } from "../observability/index.js";
+
+/** Milliseconds between heartbeat frames. */
+export const HEARTBEAT_FRAME_INTERVAL_MS = 1000;
+/** Reconnect delay suggested to clients by the stream's `retry:` line. */
+export const SSE_RETRY_MS = 3000;
+
+export interface FrameSources {
+  members(): string;
+  heartbeat(): string;
+}
+
+/** Publishes frames to the hub: members on change, heartbeat on a timer. */
+export class ClusterEventsPublisher {
+  private timer: TimerHandle | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(private readonly deps: { hub: SseHub; members: MemberTable; timers: Timers; sources: FrameSources }) {}
+
+  start(): void {
+    this.unsubscribe ??= this.deps.members.onChange(() => this.deps.hub.publish("members", this.deps.sources.members()));
+    this.timer ??= this.deps.timers.every(HEARTBEAT_FRAME_INTERVAL_MS, () => this.runHeartbeatTick());
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  /** Sends one heartbeat frame (serialized once for every subscriber). */
+  runHeartbeatTick(): void {
+    if (this.deps.hub.size > 0) this.deps.hub.publish("heartbeat", this.deps.sources.heartbeat());
+  }
+}
+
+/** Turns a request into an event stream: retry line, one members and one heartbeat frame, then live frames. */
+export function subscribeEvents(req: IncomingMessage, res: ServerResponse, hub: SseHub, sources: FrameSources): void {
+  req.socket.setTimeout(0);
+  req.socket.setNoDelay(true);
+  res.writeHead(200, {
+    "Content-Type": "text/event-stream; charset=utf-8",
+    "Cache-Control": "no-cache",
+    Connection: "keep-alive",
+    "X-Accel-Buffering": "no",
+  });
+  res.write(`retry: ${SSE_RETRY_MS}\n\n`);
+  res.write(formatFrame("members", sources.members()));
+  res.write(formatFrame("heartbeat", sources.heartbeat()));
+  const unsubscribe = hub.subscribe({ write: (chunk) => res.write(chunk), onDrain: (cb) => res.on("drain", cb) });
+  res.once("close", unsubscribe);
+}

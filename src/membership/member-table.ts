@@ -1,0 +1,242 @@
+// The membership of one node: who is in the cluster, in which state, at which incarnation.
+// Applies the transitions of SPEC.md's peer-membership table with their log records and
+// metrics, and tells observers about real changes.
+//
+// Observer contract: called after a change is committed, with the table already updated;
+// must not call back into the table; must return quickly.
+import type { Clock } from "../core/clock.js";
+import { LOG, type Logger } from "../log/index.js";
+import type { Metrics } from "../observability/index.js";
+import { decideGossip, type Member, type MemberState } from "./transitions.js";
+
+export type MembershipObserver = (members: readonly Member[]) => void;
+
+interface Entry {
+  id: string;
+  address: string;
+  state: MemberState;
+  incarnation: number;
+  lastSeenMs: number;
+  /** Last successful probe (or join), for the dead window. */
+  lastProbeOkMs: number;
+}
+
+export interface MemberTableDeps {
+  readonly selfId: string;
+  readonly selfAddress: string;
+  readonly clock: Clock;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+}
+
+export class MemberTable {
+  private readonly entries = new Map<string, Entry>();
+  private readonly pruned = new Set<string>();
+  /** Ids ever seen (pruned ones included); only a manual removal forgets one. */
+  private readonly known = new Set<string>();
+  private readonly observers = new Set<MembershipObserver>();
+  private versionCounter = 1;
+
+  constructor(private readonly deps: MemberTableDeps) {
+    const now = deps.clock.nowMs();
+    this.entries.set(deps.selfId, { id: deps.selfId, address: deps.selfAddress, state: "alive", incarnation: 1, lastSeenMs: now, lastProbeOkMs: now });
+    this.known.add(deps.selfId);
+    this.updateGauges();
+  }
+
+  get selfId(): string {
+    return this.deps.selfId;
+  }
+
+  get selfIncarnation(): number {
+    return (this.entries.get(this.deps.selfId) as Entry).incarnation;
+  }
+
+  /** Membership version: bumps on every real change. */
+  get version(): number {
+    return this.versionCounter;
+  }
+
+  get(id: string): Member | undefined {
+    const e = this.entries.get(id);
+    return e ? freeze(e) : undefined;
+  }
+
+  /** Every member, the local node included, sorted by id. */
+  list(): Member[] {
+    return [...this.entries.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map(freeze);
+  }
+
+  /** Peers (not the local node) in a state. */
+  peers(...states: MemberState[]): Member[] {
+    return this.list().filter((m) => m.id !== this.deps.selfId && (states.length === 0 || states.includes(m.state)));
+  }
+
+  /** Members that hold ring positions: alive and suspect ones. */
+  ringMembers(): string[] {
+    return [...this.entries.values()].filter((e) => e.state !== "dead").map((e) => e.id);
+  }
+
+  /** Nodes seen in the cluster, pruned ones included (only a manual removal lowers it). */
+  knownCount(): number {
+    return this.known.size;
+  }
+
+  /** Members not dead, the local node included. */
+  notDeadCount(): number {
+    let n = 0;
+    for (const e of this.entries.values()) if (e.state !== "dead") n++;
+    return n;
+  }
+
+  onChange(observer: MembershipObserver): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
+  }
+
+  /** Adds a peer learned from a seed or a join; true when it was new. */
+  addPeer(id: string, address: string, incarnation = 1): boolean {
+    if (id === this.deps.selfId || id === "") return false;
+    const existing = this.entries.get(id);
+    if (existing) {
+      if (existing.address !== address && address !== "") existing.address = address;
+      return false;
+    }
+    const now = this.deps.clock.nowMs();
+    this.entries.set(id, { id, address, state: "alive", incarnation, lastSeenMs: now, lastProbeOkMs: now });
+    this.pruned.delete(id);
+    this.known.add(id);
+    this.deps.logger.info(LOG.peerAdded, { peer: id, address });
+    this.changed();
+    return true;
+  }
+
+  /** A direct or indirect probe reached the peer (which reports `incarnation` when known). */
+  probeSucceeded(id: string, incarnation?: number): void {
+    const e = this.entries.get(id);
+    if (!e || id === this.deps.selfId) return;
+    const now = this.deps.clock.nowMs();
+    e.lastSeenMs = now;
+    e.lastProbeOkMs = now;
+    if (incarnation !== undefined && incarnation > e.incarnation) e.incarnation = incarnation;
+    if (e.state !== "alive") this.transition(e, "alive");
+  }
+
+  /** The peer failed its probe (direct, and indirect when enabled). */
+  markSuspect(id: string): void {
+    const e = this.entries.get(id);
+    if (!e || id === this.deps.selfId) return;
+    e.lastSeenMs = this.deps.clock.nowMs();
+    if (e.state === "alive") {
+      this.transition(e, "suspect");
+      this.deps.logger.warn(LOG.peerSuspect, { peer: id, incarnation: e.incarnation });
+    }
+  }
+
+  /** Suspect peers past the dead window (no successful probe for `deadAfterMs`). */
+  overdueSuspects(deadAfterMs: number): string[] {
+    const now = this.deps.clock.nowMs();
+    return [...this.entries.values()].filter((e) => e.state === "suspect" && now - e.lastProbeOkMs >= deadAfterMs).map((e) => e.id);
+  }
+
+  /** Declares a suspect peer dead and removes it from membership. */
+  prune(id: string): boolean {
+    const e = this.entries.get(id);
+    if (!e || id === this.deps.selfId) return false;
+    e.state = "dead";
+    this.deps.metrics.inc("dist.nodes.dead");
+    this.deps.logger.warn(LOG.peerPruned, { peer: id, incarnation: e.incarnation });
+    this.pruned.add(id);
+    this.removeEntry(e);
+    return true;
+  }
+
+  /** Manual removal: the peer leaves at once and no longer counts towards quorum sizes. */
+  remove(id: string): boolean {
+    const e = this.entries.get(id);
+    if (!e || id === this.deps.selfId) return false;
+    this.known.delete(id);
+    this.removeEntry(e);
+    return true;
+  }
+
+  /** Merges gossiped entries sent by `from`; returns true when anything changed. */
+  merge(from: string, claims: readonly Member[]): boolean {
+    const before = this.versionCounter;
+    const now = this.deps.clock.nowMs();
+    for (const claim of claims) {
+      const local = this.entries.get(claim.id);
+      const d = decideGossip(this.deps.selfId, this.selfIncarnation, from, claim, local ? freeze(local) : undefined, this.pruned.has(claim.id));
+      switch (d.kind) {
+        case "ignore":
+          break;
+        case "refresh":
+          if (local) {
+            local.lastSeenMs = now;
+            local.incarnation = d.incarnation;
+          }
+          break;
+        case "add":
+          this.addPeer(claim.id, d.address, d.incarnation);
+          if (d.state !== "alive") this.transition(this.entries.get(claim.id) as Entry, d.state, d.incarnation);
+          break;
+        case "change":
+          if (local) {
+            local.lastSeenMs = now;
+            if (claim.id === from) local.lastProbeOkMs = now;
+            if (d.address !== "") local.address = d.address;
+            this.transition(local, d.state, d.incarnation);
+          }
+          break;
+        case "refute": {
+          const self = this.entries.get(this.deps.selfId) as Entry;
+          self.incarnation = d.incarnation;
+          this.deps.logger.info(LOG.selfRefuted, { from, claimed_state: claim.state, claimed_incarnation: claim.incarnation, incarnation: d.incarnation });
+          this.changed();
+          break;
+        }
+      }
+    }
+    return this.versionCounter !== before;
+  }
+
+  /**
+   * A real state change: the member's incarnation and the membership version bump, observers
+   * fire. `incarnation` (from gossip) is taken when it is higher.
+   */
+  private transition(e: Entry, state: MemberState, incarnation?: number): void {
+    e.state = state;
+    e.incarnation = Math.max(e.incarnation + 1, incarnation ?? 0);
+    this.changed();
+  }
+
+  private removeEntry(e: Entry): void {
+    this.entries.delete(e.id);
+    this.deps.metrics.inc("dist.nodes.removed");
+    this.deps.logger.info(LOG.peerRemoved, { peer: e.id });
+    this.changed();
+  }
+
+  private changed(): void {
+    this.versionCounter++;
+    this.updateGauges();
+    const snapshot = this.list();
+    for (const o of this.observers) o(snapshot);
+  }
+
+  private updateGauges(): void {
+    let alive = 0;
+    let suspect = 0;
+    for (const e of this.entries.values()) {
+      if (e.state === "alive") alive++;
+      else if (e.state === "suspect") suspect++;
+    }
+    this.deps.metrics.set("dist.members.alive", alive);
+    this.deps.metrics.set("dist.nodes.suspect", suspect);
+    this.deps.metrics.set("dist.membership.version", this.versionCounter);
+  }
+}
+
+function freeze(e: Entry): Member {
+  return Object.freeze({ id: e.id, address: e.address, state: e.state, incarnation: e.incarnation, lastSeenMs: e.lastSeenMs });
+}
