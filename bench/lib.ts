@@ -105,7 +105,7 @@ export async function drive(opts: {
     requests: [
       {
         method: opts.method,
-        setupRequest: (req: Record<string, unknown>) => {
+        setupRequest: (req) => {
           req.path = pathOf(n++);
           if (opts.method === "PUT") req.body = opts.value;
           return req;

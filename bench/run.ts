@@ -1,9 +1,10 @@
 // npm run bench: throughput, latency and server CPU of GET and PUT on one hypercache-server node
 // against a bare node:http + Map server measured in the same run (the ceiling for one Node
-// process), then the memory cost of one million 100-byte items.
+// process); then a 3-node cluster (replication 3, QUORUM writes) against that single node; then
+// the memory cost of one million 100-byte items.
 //
 // Options: --seconds N (per measurement, default 8), --connections N (default 32),
-//          --only get,put,memory (default all).
+//          --only get,put,cluster,memory (default all).
 import { fileURLToPath } from "node:url";
 import { drive, fmt, preload, request, rssBytes, spawnServer, type LoadResult, type Server } from "./lib.js";
 import { freePorts } from "../test/helpers/ports.js";
@@ -18,12 +19,12 @@ function option(name: string, fallback: string): string {
 
 const seconds = Number(option("seconds", "8"));
 const connections = Number(option("connections", "32"));
-const only = new Set(option("only", "get,put,memory").split(","));
+const only = new Set(option("only", "get,put,cluster,memory").split(","));
 const KEYS = 10_000;
 const VALUE = Buffer.alloc(100, "v");
 
-async function startNode(name: string, env: Record<string, string>): Promise<Server> {
-  const [api, mgmt, dist] = await freePorts(3);
+async function startNode(name: string, env: Record<string, string>, ports?: number[]): Promise<Server> {
+  const [api, mgmt, dist] = ports ?? (await freePorts(3));
   return spawnServer(
     name,
     api as number,
@@ -45,6 +46,9 @@ function row(label: string, r: LoadResult): string {
   return `${label.padEnd(22)} ${fmt(r.rps).padStart(9)} req/s   p50 ${fmt(r.p50Ms, 1).padStart(5)} ms   p99 ${fmt(r.p99Ms, 1).padStart(5)} ms   server CPU ${fmt(r.cpuUsPerRequest, 1).padStart(6)} us/req${r.errors + r.non2xx > 0 ? `   errors ${r.errors} non-2xx ${r.non2xx}` : ""}`;
 }
 
+/** Single-node results, kept for the cluster ratios. */
+const single: Partial<Record<"GET" | "PUT", LoadResult>> = {};
+
 async function throughput(): Promise<void> {
   const [basePort] = await freePorts(1);
   const baseline = await spawnServer("baseline", basePort as number, [BASELINE, String(basePort)], {}, (l) => l === "ready");
@@ -62,6 +66,7 @@ async function throughput(): Promise<void> {
       await drive({ server: node, method, keys: KEYS, value: VALUE, seconds: 2, connections });
       const b = await drive({ server: baseline, method, keys: KEYS, value: VALUE, seconds, connections });
       const n = await drive({ server: node, method, keys: KEYS, value: VALUE, seconds, connections });
+      single[method] = n;
       console.log(row(`${method} baseline`, b));
       console.log(row(`${method} hypercache`, n));
       const target = method === "GET" ? 0.6 : 0.5;
@@ -72,6 +77,47 @@ async function throughput(): Promise<void> {
   } finally {
     await baseline.stop();
     await node.stop();
+  }
+}
+
+async function metricSum(mgmtPorts: number[], name: string): Promise<number> {
+  let total = 0;
+  for (const port of mgmtPorts) total += (JSON.parse((await request(port, "GET", "/dist/metrics")).body.toString()) as Record<string, number>)[name] ?? 0;
+  return total;
+}
+
+async function cluster(): Promise<void> {
+  const ports = await freePorts(9);
+  const ids = ["c1", "c2", "c3"];
+  const seedsOf = (i: number) => ids.map((id, j) => (j === i ? "" : `${id}@127.0.0.1:${ports[3 * j + 2]}`)).filter((x) => x !== "").join(",");
+  const nodes = await Promise.all(
+    ids.map((id, i) => startNode(id, { SERVICE_SEEDS: seedsOf(i), SERVICE_REPLICATION: "3", SERVICE_WRITE_CONSISTENCY: "quorum" }, ports.slice(3 * i, 3 * i + 3))),
+  );
+  const mgmtPorts = ids.map((_, i) => ports[3 * i + 1] as number);
+  const entry = nodes[0] as Server;
+  try {
+    await preload(entry.port, KEYS, VALUE);
+    console.log(`\n3-node cluster, replication 3, write QUORUM, ${connections} connections through ${entry.name}, ${seconds} s each`);
+    await drive({ server: entry, method: "PUT", keys: KEYS, value: VALUE, seconds: 2, connections });
+    const calls0 = await metricSum(mgmtPorts, "dist.peer.calls");
+    const put = await drive({ server: entry, method: "PUT", keys: KEYS, value: VALUE, seconds, connections });
+    const calls1 = await metricSum(mgmtPorts, "dist.peer.calls");
+    await drive({ server: entry, method: "GET", keys: KEYS, value: VALUE, seconds: 2, connections });
+    const get = await drive({ server: entry, method: "GET", keys: KEYS, value: VALUE, seconds, connections });
+    console.log(row("PUT cluster", put));
+    console.log(row("GET cluster (ONE)", get));
+    const writes = put.rps * seconds;
+    console.log(`peer RPCs per client write: ${((calls1 - calls0) / writes).toFixed(2)} (all nodes, ${fmt(calls1 - calls0)} RPCs for ${fmt(writes)} writes)`);
+    if (single.PUT) {
+      const r = put.rps / single.PUT.rps;
+      console.log(`PUT ratio cluster/single node: ${r.toFixed(2)} (target >= 0.40)${r >= 0.4 ? "" : "  BELOW TARGET"}`);
+    }
+    if (single.GET) {
+      const r = get.rps / single.GET.rps;
+      console.log(`GET ratio cluster/single node: ${r.toFixed(2)} (target >= 0.80)${r >= 0.8 ? "" : "  BELOW TARGET"}`);
+    }
+  } finally {
+    await Promise.all(nodes.map((n) => n.stop()));
   }
 }
 
@@ -108,7 +154,8 @@ async function memory(): Promise<void> {
 
 async function main(): Promise<void> {
   console.log(`hypercache-server benchmark on node ${process.version}, ${new Date().toISOString()}`);
-  if (only.has("get") || only.has("put")) await throughput();
+  if (only.has("get") || only.has("put") || only.has("cluster")) await throughput();
+  if (only.has("cluster")) await cluster();
   if (only.has("memory")) await memory();
 }
 

@@ -3,7 +3,6 @@
 // the three listeners, handles SIGTERM/SIGINT, exits. Nothing else reads the environment or
 // binds ports.
 import { readFileSync } from "node:fs";
-import http from "node:http";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type net from "node:net";
@@ -12,9 +11,12 @@ import { systemClock, systemTimers } from "./core/clock.js";
 import { API_SHUTDOWN_GRACE_MS, VIRTUAL_NODES } from "./core/limits.js";
 import { packageRoot } from "./core/package-root.js";
 import { systemRandom } from "./core/random.js";
-import { loadConfig, SettingError, type Config } from "./config/index.js";
+import { loadConfig, readTlsMaterial, SettingError, TlsMaterialError, type Config, type TlsMaterial } from "./config/index.js";
+import { createAuthenticator, OidcSetupError, PolicyFileError, type Authenticator } from "./auth/index.js";
 import { createLogger, LOG, type Logger } from "./log/index.js";
-import { createPeerServer } from "./peer/index.js";
+import { answerClientError } from "./http/client-errors.js";
+import { createListenerServer, type ListenerServer } from "./http/listener-server.js";
+import { createPeerServer, createSecurePeerServer, peerTlsOptions, type PeerTlsOptions } from "./peer/index.js";
 import { createNode } from "./node.js";
 
 function readConfig(): Config {
@@ -30,7 +32,7 @@ function readConfig(): Config {
 }
 
 /** Stops accepting, lets in-flight requests finish for up to `graceMs`, then cuts the rest. */
-function closeGracefully(server: http.Server, graceMs: number): Promise<void> {
+function closeGracefully(server: ListenerServer, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
     const idle = setInterval(() => server.closeIdleConnections(), 100);
     const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
@@ -54,6 +56,47 @@ function listen(server: net.Server, addr: Address): Promise<void> {
   });
 }
 
+/** Logs one error record, lets the logger flush it, and exits with `code`. */
+async function exitWith(logger: Logger, code: number, message: string, fields: Record<string, unknown>): Promise<never> {
+  logger.error(message, fields);
+  await new Promise((resolve) => setImmediate(resolve));
+  process.exit(code);
+}
+
+/**
+ * The authentication chain, or exit: code 2 for a missing or invalid policy file (a configuration
+ * error), code 1 when the OIDC issuer cannot be used at boot. Never an open API instead.
+ */
+async function buildAuthenticator(config: Config, logger: Logger): Promise<Authenticator> {
+  try {
+    return await createAuthenticator(config, { clock: systemClock });
+  } catch (err) {
+    if (err instanceof PolicyFileError) return exitWith(logger, 2, LOG.authPolicyInvalid, { path: config.authConfigPath, error: err.message });
+    if (err instanceof OidcSetupError) return exitWith(logger, 1, LOG.oidcConstructionFailed, { issuer: config.oidc?.issuer, error: err.message });
+    throw err;
+  }
+}
+
+interface ListenerTls {
+  readonly api: TlsMaterial | undefined;
+  readonly mgmt: TlsMaterial | undefined;
+  readonly dist: PeerTlsOptions | undefined;
+}
+
+/** The TLS files of the three listeners, read and checked, or exit 2 naming the variable. */
+async function readListenerTls(config: Config, logger: Logger): Promise<ListenerTls> {
+  try {
+    return {
+      api: config.apiTls && readTlsMaterial(config.apiTls, "api"),
+      mgmt: config.mgmtTls && readTlsMaterial(config.mgmtTls, "mgmt"),
+      dist: peerTlsOptions(config.distTls),
+    };
+  } catch (err) {
+    if (err instanceof TlsMaterialError) return exitWith(logger, 2, LOG.tlsInvalid, { error: err.message });
+    throw err;
+  }
+}
+
 async function main(): Promise<void> {
   const config = readConfig();
   const logger: Logger = createLogger({ nodeId: config.nodeId, level: config.logLevel });
@@ -74,6 +117,10 @@ async function main(): Promise<void> {
   });
   for (const name of config.unknownVariables) logger.warn(LOG.unknownSetting, { variable: name });
   if (!config.authToken && !config.authConfigPath && !config.oidc) logger.warn(LOG.authOpen);
+  const auth = await buildAuthenticator(config, logger);
+  if (auth.enabled) logger.info(LOG.authEnabled, { methods: auth.methods });
+  if (auth.enabled && !config.peerToken) logger.warn(LOG.peerTokenMissing);
+  const tls = await readListenerTls(config, logger);
 
   const node = createNode(config, {
     logger,
@@ -83,6 +130,8 @@ async function main(): Promise<void> {
     documents,
     otlpEndpoint: process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined,
     serviceVersion: version,
+    auth,
+    peerTls: tls.dist,
   });
   const fail = async (message: string, fields: Record<string, unknown>): Promise<never> => {
     logger.error(message, fields);
@@ -90,7 +139,7 @@ async function main(): Promise<void> {
     process.exit(1);
   };
 
-  const peer = createPeerServer(node.peerHandler);
+  const peer = tls.dist ? createSecurePeerServer(node.peerHandler, tls.dist) : createPeerServer(node.peerHandler);
   try {
     await listen(peer.server, config.distAddr);
   } catch (err) {
@@ -100,8 +149,9 @@ async function main(): Promise<void> {
   node.start();
 
   // Management: 60 s idle timeout, no request or write timeout (the SSE stream stays open).
-  const mgmt = http.createServer({ keepAliveTimeout: 60_000, requestTimeout: 0 }, node.managementApp.callback());
+  const mgmt = createListenerServer(node.managementApp.callback(), { keepAliveTimeout: 60_000, requestTimeout: 0, maxHeaderSize: 64 * 1024 }, tls.mgmt);
   mgmt.timeout = 0;
+  mgmt.on("clientError", answerClientError);
   try {
     await listen(mgmt, config.mgmtAddr);
   } catch (err) {
@@ -110,7 +160,9 @@ async function main(): Promise<void> {
   }
   logger.info(LOG.mgmtListening, { mgmt_addr: formatAddress(config.mgmtAddr) });
 
-  const api = http.createServer({ keepAliveTimeout: 60_000, maxHeaderSize: 64 * 1024 }, node.clientApp.callback());
+  // With SERVICE_API_TLS_CERT/KEY: HTTPS; with SERVICE_API_TLS_CLIENT_CA also mutual TLS.
+  const api = createListenerServer(node.clientApp.callback(), { keepAliveTimeout: 60_000, maxHeaderSize: 64 * 1024 }, tls.api);
+  api.on("clientError", answerClientError);
   try {
     await listen(api, config.apiAddr);
   } catch (err) {

@@ -4,19 +4,24 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type Koa from "koa";
 import type { Clock, Timers } from "./core/clock.js";
 import { formatAddress } from "./core/address.js";
+import { CacheError } from "./core/errors.js";
 import { PEER_BODY_BYTES_MAX, PEER_TIMEOUT_MS, VIRTUAL_NODES } from "./core/limits.js";
 import type { Random } from "./core/random.js";
 import type { Config } from "./config/index.js";
 import { openAuthenticator, type Authenticator } from "./auth/index.js";
-import { DistCache, Lifecycle, PeerHandler, VersionClock } from "./dist/index.js";
+import {
+  DistCache, HINTED_METRICS, HintQueue, HintReplayLoop, Lifecycle, PeerHandler, Reader, ReadRepairer, ReplicaPusher, VersionClock, WriteCoordinator,
+  type ClusterView,
+} from "./dist/index.js";
 import { ClusterEventsPublisher, createClientApp, createManagementApp, membersBody } from "./http/index.js";
 import type { AppState } from "./http/koa-middleware.js";
 import { LOG, type Logger } from "./log/index.js";
 import { MemberTable } from "./membership/index.js";
 import { createOtelMirror, Metrics, OperationLatencies, SseHub, type OtelMirror } from "./observability/index.js";
-import { createPeerRoutes, peerTokenInterceptor } from "./peer/index.js";
+import { ConnectPeerTransport, createPeerAuth, createPeerRoutes, type PeerTlsOptions } from "./peer/index.js";
 import { HashRing } from "./ring/index.js";
 import { EvictionLoop, ExpirationLoop, ShardedStore } from "./store/index.js";
+import type { PeerEndpoint, PeerMember, PeerRef, PeerTransport } from "./transport/index.js";
 
 /** Request handler of the dist listener (Connect over HTTP/1.1 and HTTP/2). */
 export type NodeHandlerFn = ReturnType<typeof connectNodeAdapter>;
@@ -34,6 +39,15 @@ export interface NodeDeps {
   /** OTLP/HTTP endpoint for metrics export (OTEL_EXPORTER_OTLP_ENDPOINT), when set. */
   readonly otlpEndpoint?: string;
   readonly serviceVersion: string;
+  /** The peer transport; a ConnectPeerTransport when omitted (tests inject an in-memory one). */
+  readonly transport?: PeerTransport;
+  /**
+   * The authenticator both the client and the management listener use (createAuthenticator,
+   * built by main.ts before the node). Omitted only by in-process tests: the API is then open.
+   */
+  readonly auth?: Authenticator;
+  /** Mutual-TLS options of the peer transport (peerTlsOptions(config.distTls)), when SERVICE_DIST_TLS_* are set. */
+  readonly peerTls?: PeerTlsOptions;
 }
 
 export interface HypercacheNode {
@@ -42,20 +56,29 @@ export interface HypercacheNode {
   readonly store: ShardedStore;
   readonly lifecycle: Lifecycle;
   readonly members: MemberTable;
+  readonly cache: DistCache;
+  readonly hints: HintQueue;
   readonly clientApp: Koa<AppState>;
   readonly managementApp: Koa<AppState>;
+  /** What this node answers to peers (registered on in-memory networks by tests). */
+  readonly endpoint: PeerEndpoint;
   /** Request handler of the dist listener. */
   readonly peerHandler: NodeHandlerFn;
+  /** Peer calls made so far (forwards, pushes, reads, hints). */
+  peerCalls(): number;
+  /** The loops, for tests that drive ticks by hand. */
+  readonly loops: { readonly hints: HintReplayLoop; readonly eviction: EvictionLoop; readonly expiration: ExpirationLoop };
   /** Starts the background loops. */
   start(): void;
   /** Enters draining (one-way). Returns true on the transition. */
   drain(reason: string): boolean;
-  /** Stops the background loops and flushes queued work. */
+  /** Stops the background loops and flushes queued read repairs. */
   stop(): Promise<void>;
 }
 
 export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
   const { logger, clock, timers } = deps;
+  const selfId = config.nodeId;
   const startedAtMonotonicMs = clock.monotonicMs();
   const metrics = new Metrics();
   const lifecycle = new Lifecycle({ metrics, logger, nowMs: () => clock.nowMs() });
@@ -68,40 +91,102 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     metrics,
   });
   const versions = new VersionClock(clock);
-  const members = new MemberTable({ selfId: config.nodeId, selfAddress: formatAddress(config.distAddr), clock, metrics, logger });
+  const members = new MemberTable({ selfId, selfAddress: formatAddress(config.distAddr), clock, metrics, logger });
+  for (const seed of config.seeds) {
+    if (seed.id === "") logger.warn(LOG.bareSeed, { seed: seed.address });
+    else members.addPeer(seed.id, seed.address);
+  }
+
+  // The ring follows membership: rebuilt on every change, swapped only when owners move.
   let ring = HashRing.build(members.ringMembers(), config.replication, VIRTUAL_NODES);
   members.onChange(() => {
     const next = HashRing.build(members.ringMembers(), config.replication, VIRTUAL_NODES);
     if (!next.sameAs(ring)) ring = next;
   });
-  const auth: Authenticator = openAuthenticator();
-  const latencies = new OperationLatencies();
-  const otel: OtelMirror = createOtelMirror(metrics, { nodeId: config.nodeId, serviceVersion: deps.serviceVersion, otlpEndpoint: deps.otlpEndpoint });
-  const events = new SseHub({ metrics, bufferFrames: SSE_BUFFER_FRAMES });
+  const view: ClusterView = {
+    selfId,
+    ring: () => ring,
+    peer: (id) => {
+      const m = members.get(id);
+      return m && id !== selfId ? { id, address: m.address } : undefined;
+    },
+    alivePeers: () => members.peers("alive").map((m) => ({ id: m.id, address: m.address })),
+    knownCount: () => members.knownCount(),
+    notDeadCount: () => members.notDeadCount(),
+  };
 
+  const transport: PeerTransport =
+    deps.transport ?? new ConnectPeerTransport({ token: config.peerToken, compressionThresholdBytes: config.compressionThresholdBytes, tls: deps.peerTls, metrics });
+  const hints = new HintQueue({
+    clock,
+    metrics,
+    logger,
+    limits: { ttlMs: config.hintTtlMs, maxPerNode: config.hintMaxPerNode, maxBytes: config.hintMaxBytes },
+    names: HINTED_METRICS,
+  });
+  const hintLoop = new HintReplayLoop({ queues: [hints], transport, selfId, timers, intervalMs: config.hintReplayMs, logger });
+  const pusher = new ReplicaPusher({ transport, selfId, hints });
+  const repairer = new ReadRepairer({
+    transport,
+    selfId,
+    metrics,
+    logger,
+    timers,
+    batchSize: config.readRepairBatchSize,
+    intervalMs: config.readRepairIntervalMs,
+  });
+  const coordinator = new WriteCoordinator({ selfId, store, versions, clock, metrics, view, pusher, replication: config.replication });
+  const reader = new Reader({ selfId, store, clock, view, transport, repairer, replication: config.replication });
   const cache = new DistCache({
-    nodeId: config.nodeId,
+    nodeId: selfId,
     store,
-    versions,
     clock,
     metrics,
     logger,
     lifecycle,
-    ring: () => ring,
+    view,
+    transport,
+    coordinator,
+    reader,
     writeConsistency: config.writeConsistency,
     readConsistency: config.readConsistency,
   });
-  const peer = new PeerHandler({
-    nodeId: config.nodeId,
-    store,
-    versions,
-    metrics,
-    logger,
-    lifecycle,
-    ring: () => ring,
-    incarnation: () => members.selfIncarnation,
-  });
+  const peerData = new PeerHandler({ nodeId: selfId, store, versions, metrics, logger, lifecycle, ring: () => ring, incarnation: () => members.selfIncarnation });
 
+  const notYet = (what: string) => () => {
+    throw new CacheError("NOT_IMPLEMENTED", `${what} is not available on this node yet`);
+  };
+  const endpoint: PeerEndpoint = {
+    forward: (req) => cache.handleForward(req),
+    applySet: (from, records) => peerData.applySet(from, records),
+    applyRemove: (from, tombstones) => peerData.applyRemove(from, tombstones),
+    getRecords: (keys) => peerData.getRecords(keys),
+    keysPage: (cursor, limit, q) => peerData.keysPage(cursor, limit, q),
+    health: () => peerData.health(),
+    probe: async (targetId) => {
+      const target = view.peer(targetId);
+      if (!target) return { target: targetId, ok: false, error: "unknown member" };
+      try {
+        await transport.health(target);
+        return { target: targetId, ok: true, error: "" };
+      } catch (err) {
+        return { target: targetId, ok: false, error: err instanceof Error ? err.message : String(err) };
+      }
+    },
+    gossip: (from, claims) => {
+      members.merge(from, claims);
+      return members.list() as PeerMember[];
+    },
+    merkleRoot: notYet("Merkle anti-entropy"),
+    merkleLeaves: notYet("Merkle anti-entropy"),
+    merkleRange: notYet("Merkle anti-entropy"),
+    drain: () => peerData.drain(),
+  };
+
+  const auth: Authenticator = deps.auth ?? openAuthenticator();
+  const latencies = new OperationLatencies();
+  const otel: OtelMirror = createOtelMirror(metrics, { nodeId: selfId, serviceVersion: deps.serviceVersion, otlpEndpoint: deps.otlpEndpoint });
+  const events = new SseHub({ metrics, bufferFrames: SSE_BUFFER_FRAMES });
   const loopDeps = { store, clock, timers, metrics, logger };
   const eviction = new EvictionLoop(loopDeps, config.evictionIntervalMs);
   const expiration = new ExpirationLoop(loopDeps, config.expirationIntervalMs);
@@ -136,13 +221,16 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     expireNow: () => expiration.runTick(),
     startedAtMonotonicMs,
   });
+  // The same token signs outgoing peer calls and is required on incoming ones; the construction
+  // rule refuses a node that would sign without verifying ("insecure auth config").
+  const peerAuth = createPeerAuth({ outboundToken: config.peerToken, inboundToken: config.peerToken });
   const peerHandler = connectNodeAdapter({
-    routes: createPeerRoutes(peer),
+    routes: createPeerRoutes(endpoint),
     requestPathPrefix: "/internal",
     readMaxBytes: PEER_BODY_BYTES_MAX,
     writeMaxBytes: PEER_BODY_BYTES_MAX,
     maxTimeoutMs: PEER_TIMEOUT_MS,
-    interceptors: config.peerToken ? [peerTokenInterceptor(config.peerToken)] : [],
+    interceptors: [...peerAuth.inbound],
     jsonOptions: { ignoreUnknownFields: true, useProtoFieldName: true, alwaysEmitImplicit: true },
   });
 
@@ -154,20 +242,32 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     store,
     lifecycle,
     members,
+    cache,
+    hints,
     clientApp,
     managementApp,
+    endpoint,
     peerHandler,
+    peerCalls: () => cache.forwardCalls + pusher.calls + reader.calls,
+    loops: { hints: hintLoop, eviction, expiration },
     start() {
+      hintLoop.start();
+      repairer.start();
       eviction.start();
       expiration.start();
       publisher.start();
     },
     drain: (reason) => lifecycle.drain(reason),
     async stop() {
+      hintLoop.stop();
       eviction.stop();
       expiration.stop();
       publisher.stop();
+      await repairer.drain();
+      await transport.close();
       await otel.shutdown();
     },
   };
 }
+
+export type { PeerRef };

@@ -398,9 +398,10 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description no credential matched (UNAUTHORIZED) */
+        /** @description no credential matched (UNAUTHORIZED); carries a WWW-Authenticate header */
         Unauthorized: {
             headers: {
+                "WWW-Authenticate"?: string;
                 [name: string]: unknown;
             };
             content: {

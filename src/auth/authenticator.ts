@@ -3,9 +3,14 @@
 import type { IncomingMessage } from "node:http";
 import { anonymousIdentity, type Identity } from "./identity.js";
 
+/** A credential kind the chain accepts, in chain order. */
+export type AuthMethod = "static_token" | "basic" | "mtls" | "oidc";
+
 export interface Authenticator {
   /** False when the API is open (no authentication configured). */
   readonly enabled: boolean;
+  /** The credential kinds configured, in chain order (empty when open). */
+  readonly methods: readonly AuthMethod[];
   /**
    * The caller's identity, or a CacheError UNAUTHORIZED when no credential matches. Returns a
    * plain value when no I/O is needed, so the hot path does not pay for a promise.
@@ -18,5 +23,5 @@ export interface Authenticator {
 /** No authentication: every caller is `anonymous` with every scope. */
 export function openAuthenticator(): Authenticator {
   const anonymous = anonymousIdentity();
-  return { enabled: false, authenticate: () => anonymous, challenge: "" };
+  return { enabled: false, methods: [], authenticate: () => anonymous, challenge: "" };
 }

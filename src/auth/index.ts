@@ -2,4 +2,7 @@ export {
   SCOPES, CAPABILITIES, anonymousIdentity, capabilitiesOf, hasCapability, isCapability, isScope, makeIdentity, requireScope,
   type Capability, type Identity, type Scope,
 } from "./identity.js";
-export { openAuthenticator, type Authenticator } from "./authenticator.js";
+export { openAuthenticator, type Authenticator, type AuthMethod } from "./authenticator.js";
+export { createAuthenticator, SHARED_TOKEN_ID, type AuthDeps, type AuthSettings } from "./create-authenticator.js";
+export { PolicyFileError } from "./policy-file.js";
+export { OidcSetupError } from "./oidc-verifier.js";

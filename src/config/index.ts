@@ -2,3 +2,4 @@ export type { Config, ConsistencyLevel, EvictionAlgorithm, LogLevel, OidcConfig,
 export { loadConfig, type ConfigDefaults } from "./load-config.js";
 export { SettingError, type Seed } from "./parsers.js";
 export { SETTINGS, type SettingSpec } from "./settings.js";
+export { readTlsMaterial, TlsMaterialError, type TlsListener, type TlsMaterial } from "./tls-material.js";

@@ -93,7 +93,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     compressionThresholdBytes: v<number>("SERVICE_COMPRESSION_THRESHOLD"),
     apiTls: tlsFiles(opt, "SERVICE_API_TLS_CERT", "SERVICE_API_TLS_KEY", "SERVICE_API_TLS_CLIENT_CA"),
     mgmtTls: tlsFiles(opt, "SERVICE_MGMT_TLS_CERT", "SERVICE_MGMT_TLS_KEY", undefined),
-    distTls: tlsFiles(opt, "SERVICE_DIST_TLS_CERT", "SERVICE_DIST_TLS_KEY", "SERVICE_DIST_TLS_CA"),
+    distTls: tlsFiles(opt, "SERVICE_DIST_TLS_CERT", "SERVICE_DIST_TLS_KEY", "SERVICE_DIST_TLS_CA", true),
     authToken: opt("SERVICE_AUTH_TOKEN"),
     authConfigPath: opt("SERVICE_AUTH_CONFIG"),
     peerToken: opt("SERVICE_PEER_TOKEN") ?? opt("SERVICE_AUTH_TOKEN"),
@@ -105,13 +105,15 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
   return Object.freeze(config);
 }
 
-function tlsFiles(opt: (n: string) => string | undefined, certVar: string, keyVar: string, caVar: string | undefined): TlsFiles | undefined {
+/** A listener's TLS files; `caRequired` makes the CA mandatory with the certificate (mutual TLS). */
+function tlsFiles(opt: (n: string) => string | undefined, certVar: string, keyVar: string, caVar: string | undefined, caRequired = false): TlsFiles | undefined {
   const certFile = opt(certVar);
   const keyFile = opt(keyVar);
   const caFile = caVar ? opt(caVar) : undefined;
   if (certFile && !keyFile) throw new SettingError(keyVar, `must be set together with ${certVar}`);
   if (keyFile && !certFile) throw new SettingError(certVar, `must be set together with ${keyVar}`);
   if (caFile && !certFile) throw new SettingError(caVar as string, `needs ${certVar} and ${keyVar}: client certificates are only verified over TLS`);
+  if (certFile && caRequired && caVar && !caFile) throw new SettingError(caVar, `must be set together with ${certVar}: every node verifies every peer (mutual TLS)`);
   return certFile && keyFile ? Object.freeze({ certFile, keyFile, caFile }) : undefined;
 }
 

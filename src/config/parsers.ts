@@ -98,7 +98,7 @@ export function seeds(): Parser<readonly Seed[]> {
       const parsed = parseAddress(addr);
       if (!parsed || parsed.port === 0) throw new InvalidValue(`seed ${JSON.stringify(part)} is not id@host:port`);
       if (at >= 0 && id === "") throw new InvalidValue(`seed ${JSON.stringify(part)} has an empty node id`);
-      out.push({ id, address: addr });
+      out.push(Object.freeze({ id, address: addr }));
     }
     return out;
   };

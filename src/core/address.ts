@@ -12,7 +12,7 @@ export function parseAddress(text: string): Address | undefined {
   if (!m) return undefined;
   const port = Number(m[3]);
   if (port > 65535) return undefined;
-  return { host: m[1] ?? m[2] ?? "", port };
+  return Object.freeze({ host: m[1] ?? m[2] ?? "", port });
 }
 
 /** Formats an address back to its text form. */

@@ -24,8 +24,8 @@ export function parseDurationMs(text: string): number | undefined {
 
 /** Formats milliseconds as the shortest exact duration string ("1m30s", "200ms", "0s"). */
 export function formatDurationMs(ms: number): string {
-  if (ms === 0) return "0s";
   let rest = Math.round(ms);
+  if (!(rest > 0)) return "0s";
   let out = "";
   for (const [unit, size] of [["h", 3_600_000], ["m", 60_000], ["s", 1000]] as const) {
     if (rest >= size) {

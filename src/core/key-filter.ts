@@ -23,7 +23,10 @@ export interface KeyFilter {
 }
 
 const GLOB_CHARS = /[*?[]/;
-const REGEX_SPECIAL = /[\\^$.*+?()[\]{}|/-]/g;
+// Outside a class "-" is an ordinary character and "\-" is a SyntaxError in a "u" RegExp, so the
+// two contexts escape different sets.
+const REGEX_SPECIAL = /[\\^$.*+?()[\]{}|/]/g;
+const CLASS_SPECIAL = /[\\^\][-]/g;
 
 /** Builds the filter for `q`; throws GlobError for a malformed glob. */
 export function compileKeyFilter(q: string): KeyFilter {
@@ -40,6 +43,10 @@ export function isGlob(q: string): boolean {
 
 function escapeChar(ch: string): string {
   return ch.replace(REGEX_SPECIAL, "\\$&");
+}
+
+function escapeClassChar(ch: string): string {
+  return ch.replace(CLASS_SPECIAL, "\\$&");
 }
 
 /** Compiles a glob to an anchored RegExp over code points. */
@@ -99,10 +106,10 @@ function compileClass(chars: string[], start: number): [string, number] {
       if ((hi.codePointAt(0) as number) < (ch.codePointAt(0) as number)) {
         throw new GlobError(`reversed range ${ch}-${hi} in character class`);
       }
-      parts.push(`${escapeChar(ch)}-${escapeChar(hi)}`);
+      parts.push(`${escapeClassChar(ch)}-${escapeClassChar(hi)}`);
       i += skip;
     } else {
-      parts.push(escapeChar(ch));
+      parts.push(escapeClassChar(ch));
     }
   }
   throw new GlobError("unterminated character class: missing ]");

@@ -43,13 +43,35 @@ export const ITEM_ROUTES: ReadonlyArray<{ method: string; path: string }> = Obje
   { method: "DELETE", path: "/v1/cache/{key}" },
 ]);
 
-/** Does the request accept JSON in preference to raw bytes? */
+/**
+ * Does the request accept JSON in preference to raw bytes? Media ranges are matched
+ * case-insensitively with their q values: JSON wins when its q is above 0 and at least that of
+ * application/octet-stream (earlier wins a tie). No Accept header, or only wildcards: raw bytes.
+ */
 export function prefersJson(accept: string | undefined): boolean {
-  if (accept === undefined) return false;
-  const json = accept.indexOf("application/json");
-  if (json < 0) return false;
-  const raw = accept.indexOf("application/octet-stream");
-  return raw < 0 || json < raw;
+  if (accept === undefined || !/json/i.test(accept)) return false;
+  let json = -1;
+  let raw = -1;
+  let jsonAt = Infinity;
+  let rawAt = Infinity;
+  accept.split(",").forEach((part, at) => {
+    const [type, ...params] = part.split(";");
+    const media = (type ?? "").trim().toLowerCase();
+    let q = 1;
+    for (const p of params) {
+      const m = /^\s*q\s*=\s*([0-9.]+)\s*$/i.exec(p);
+      if (m) q = Number(m[1]);
+    }
+    if (media === "application/json" && q > json) {
+      json = q;
+      jsonAt = at;
+    } else if (media === "application/octet-stream" && q > raw) {
+      raw = q;
+      rawAt = at;
+    }
+  });
+  if (!(json > 0)) return false;
+  return json > raw || (json === raw && jsonAt < rawAt);
 }
 
 export function itemRoutes(deps: ItemRouteDeps): Koa.Middleware {

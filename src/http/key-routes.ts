@@ -4,7 +4,7 @@ import type { components } from "../../gen/openapi/client.js";
 import { cursorInt, decodeCursor, encodeCursor } from "../core/cursor.js";
 import { badRequest } from "../core/errors.js";
 import { hash32 } from "../core/hash.js";
-import { compileKeyFilter, GlobError, type KeyFilter } from "../core/key-filter.js";
+import { compileKeyFilter, GlobError } from "../core/key-filter.js";
 import { KEY_PAGE_LIMIT_DEFAULT, KEY_PAGE_LIMIT_MAX, KEY_RESULT_MAX_CEILING, KEY_RESULT_MAX_DEFAULT } from "../core/limits.js";
 import type { Authenticator } from "../auth/index.js";
 import type { CacheService } from "../dist/index.js";
@@ -53,15 +53,14 @@ export function addKeyRoutes(router: Router<AppState>, deps: KeyRouteDeps): void
     const limit = parsePositiveInt("limit", queryOne(ctx, "limit"), KEY_PAGE_LIMIT_DEFAULT, KEY_PAGE_LIMIT_MAX);
     const max = parsePositiveInt("max", queryOne(ctx, "max"), KEY_RESULT_MAX_DEFAULT, KEY_RESULT_MAX_CEILING);
     const cursor = queryOne(ctx, "cursor");
-    let filter: KeyFilter;
     try {
-      filter = compileKeyFilter(q);
+      compileKeyFilter(q);
     } catch (err) {
       if (err instanceof GlobError) throw badRequest(`malformed glob in q: ${err.message}`, { q });
       throw err;
     }
     const offset = cursor === undefined || cursor === "" ? 0 : decodeBrowseCursor(cursor, q, max);
-    const listing = await cache.listKeys(filter.matches, max);
+    const listing = await cache.listKeys(q, max);
     const end = offset + limit;
     const out: Schemas["KeyBrowserPage"] = {
       keys: listing.keys.slice(offset, end),

@@ -52,8 +52,9 @@ export function parseTtlQuery(value: string | null | undefined): number {
 /** A positive integer query value, clamped to `ceiling`; `fallback` when absent. */
 export function parsePositiveInt(name: string, value: string | null | undefined, fallback: number, ceiling: number): number {
   if (value === null || value === undefined) return fallback;
-  if (!/^\d{1,15}$/.test(value) || Number(value) <= 0) {
-    throw badRequest(`${name} must be a positive integer; got ${JSON.stringify(value)}`);
+  // Any run of digits is a number: values past the ceiling (however long) are clamped.
+  if (!/^\d{1,64}$/.test(value) || /^0+$/.test(value)) {
+    throw badRequest(`${name} must be a positive integer; got ${JSON.stringify(value.slice(0, 80))}`);
   }
   return Math.min(Number(value), ceiling);
 }

@@ -1,11 +1,29 @@
-// Conversions between the wire messages of gen/proto and internal records. The wire types stay
-// separate from internal ones so the protocol does not drift when internals change.
+// Conversions between the wire messages of gen/proto and the internal types of transport/.
+// The wire types stay separate from internal ones so the protocol does not drift when
+// internals change. 64-bit integers become JS numbers (every value the service produces is
+// below 2^53).
 import { create } from "@bufbuild/protobuf";
 import { fromBytes, toBuffer } from "../core/byte-string.js";
+import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
-import { EntrySchema, type Entry } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
+import type { ApplyOutcome, ClientWrite, PeerMember, PeerMemberState, WriteOutcome } from "../transport/index.js";
+import {
+  ApplyOutcome as WireOutcome,
+  ClientWriteSchema,
+  Consistency,
+  DeletionSchema,
+  EntrySchema,
+  MemberSchema,
+  MemberState,
+  WriteKind,
+  WriteResultSchema,
+  type ClientWrite as WireClientWrite,
+  type Deletion,
+  type Entry,
+  type Member,
+  type WriteResult as WireWriteResult,
+} from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 
-/** 64-bit wire integers to JS numbers; every value the service produces is below 2^53. */
 export function toNumber(v: bigint): number {
   return Number(v);
 }
@@ -32,4 +50,94 @@ export function fromEntry(e: Entry): VersionedRecord {
     expiresAtMs: e.tombstone ? 0 : toNumber(e.expiresAtUnixMs),
     tombstone: e.tombstone,
   };
+}
+
+export function toDeletion(rec: VersionedRecord): Deletion {
+  return create(DeletionSchema, { key: rec.key, version: BigInt(rec.version), origin: rec.origin, deletedAtUnixMs: BigInt(rec.lastUpdatedMs) });
+}
+
+export function fromDeletion(d: Deletion): VersionedRecord {
+  return { key: d.key, value: "", version: toNumber(d.version), origin: d.origin, lastUpdatedMs: toNumber(d.deletedAtUnixMs), expiresAtMs: 0, tombstone: true };
+}
+
+const OUTCOME_TO_WIRE: Readonly<Record<ApplyOutcome, WireOutcome>> = Object.freeze({
+  applied: WireOutcome.APPLIED,
+  stale: WireOutcome.STALE,
+  refused: WireOutcome.REFUSED,
+});
+
+export function toWireOutcome(o: ApplyOutcome): WireOutcome {
+  return OUTCOME_TO_WIRE[o];
+}
+
+export function fromWireOutcome(o: WireOutcome): ApplyOutcome {
+  return o === WireOutcome.APPLIED ? "applied" : o === WireOutcome.REFUSED ? "refused" : "stale";
+}
+
+export function toConsistency(level: ConsistencyLevel | undefined): Consistency {
+  return level === "one" ? Consistency.ONE : level === "quorum" ? Consistency.QUORUM : level === "all" ? Consistency.ALL : Consistency.UNSPECIFIED;
+}
+
+export function fromConsistency(c: Consistency): ConsistencyLevel | undefined {
+  return c === Consistency.ONE ? "one" : c === Consistency.QUORUM ? "quorum" : c === Consistency.ALL ? "all" : undefined;
+}
+
+export function toWireWrite(w: ClientWrite): WireClientWrite {
+  return create(ClientWriteSchema, {
+    kind: w.kind === "set" ? WriteKind.SET : WriteKind.REMOVE,
+    key: w.key,
+    value: w.kind === "set" ? toBuffer(w.value) : new Uint8Array(0),
+    ttlMs: BigInt(w.ttlMs),
+  });
+}
+
+/** A wire write, or undefined when its kind is unknown. */
+export function fromWireWrite(w: WireClientWrite): ClientWrite | undefined {
+  if (w.kind !== WriteKind.SET && w.kind !== WriteKind.REMOVE) return undefined;
+  return { kind: w.kind === WriteKind.SET ? "set" : "remove", key: w.key, value: w.kind === WriteKind.SET ? fromBytes(w.value) : "", ttlMs: Math.max(0, toNumber(w.ttlMs)) };
+}
+
+export function toWireResult(r: WriteOutcome, node: string): WireWriteResult {
+  return create(WriteResultSchema, {
+    key: r.key,
+    applied: r.applied,
+    bytes: BigInt(r.bytes),
+    owners: [...r.owners],
+    version: BigInt(r.version),
+    origin: r.origin,
+    errorCode: r.errorCode,
+    errorMessage: r.errorMessage,
+    node,
+  });
+}
+
+export function fromWireResult(r: WireWriteResult): WriteOutcome {
+  return {
+    key: r.key,
+    applied: r.applied,
+    bytes: toNumber(r.bytes),
+    owners: r.owners,
+    version: toNumber(r.version),
+    origin: r.origin,
+    errorCode: r.errorCode,
+    errorMessage: r.errorMessage,
+  };
+}
+
+const STATE_TO_WIRE: Readonly<Record<PeerMemberState, MemberState>> = Object.freeze({
+  alive: MemberState.ALIVE,
+  suspect: MemberState.SUSPECT,
+  dead: MemberState.DEAD,
+});
+
+export function toWireMember(m: PeerMember): Member {
+  return create(MemberSchema, { id: m.id, address: m.address, state: STATE_TO_WIRE[m.state], incarnation: BigInt(m.incarnation), lastSeenUnixMs: BigInt(m.lastSeenMs) });
+}
+
+/** A wire member, or undefined when its state is unknown. */
+export function fromWireMember(m: Member): PeerMember | undefined {
+  const state: PeerMemberState | undefined =
+    m.state === MemberState.ALIVE ? "alive" : m.state === MemberState.SUSPECT ? "suspect" : m.state === MemberState.DEAD ? "dead" : undefined;
+  if (!state || m.id === "") return undefined;
+  return { id: m.id, address: m.address, state, incarnation: toNumber(m.incarnation), lastSeenMs: toNumber(m.lastSeenUnixMs) };
 }

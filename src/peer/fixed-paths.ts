@@ -6,6 +6,7 @@ import type { IncomingMessage } from "node:http";
 import type { Http2ServerRequest } from "node:http2";
 
 export const SERVICE_PATH = "/internal/hypercache.peer.v1.PeerService";
+const BARE_SERVICE_PATH = "/hypercache.peer.v1.PeerService/";
 
 const POST_PATHS: Readonly<Record<string, string>> = Object.freeze({
   "/internal/set": "Set",
@@ -17,7 +18,7 @@ const POST_PATHS: Readonly<Record<string, string>> = Object.freeze({
 
 /** GET paths and how their query maps onto the request message. */
 const GET_PATHS: Readonly<Record<string, { method: string; message: (q: URLSearchParams) => Record<string, unknown> }>> = Object.freeze({
-  "/health": { method: "Health", message: () => ({}) },
+  "/health": { method: "Health", message: () => ({ unavailable_when_draining: true }) },
   "/internal/keys": {
     method: "Keys",
     message: (q) => ({ cursor: q.get("cursor") ?? "", limit: q.get("limit") ?? 0, q: q.get("q") ?? "" }),
@@ -32,6 +33,11 @@ const GET_PATHS: Readonly<Record<string, { method: string; message: (q: URLSearc
  */
 export function rewriteFixedPath(req: IncomingMessage | Http2ServerRequest): boolean {
   const url = req.url ?? "";
+  // Standard gRPC clients call /<package>.<Service>/<Method> and cannot add a prefix.
+  if (url.startsWith(BARE_SERVICE_PATH)) {
+    req.url = `/internal${url}`;
+    return true;
+  }
   const q = url.indexOf("?");
   const path = q < 0 ? url : url.slice(0, q);
   const method = req.method ?? "";

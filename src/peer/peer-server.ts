@@ -2,7 +2,7 @@
 // `http2.createServer({ allowHTTP1 })` only mixes protocols under TLS (ALPN), so a net server
 // looks at the first bytes of each connection: the HTTP/2 preface ("PRI * HTTP/2.0") goes to
 // the HTTP/2 server, anything else to the HTTP/1.1 server. Open sockets are tracked so that
-// close() really closes.
+// close() really closes. createSecurePeerServer is the mutual-TLS variant (ALPN does the mixing).
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
@@ -21,17 +21,22 @@ export interface PeerServer {
   close(): Promise<void>;
 }
 
-export function createPeerServer(connectHandler: NodeHandlerFn): PeerServer {
-  const handle = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
+/** The request handler of both variants: fixed paths rewritten, then the Connect handler. */
+function peerRequestHandler(connectHandler: NodeHandlerFn) {
+  return (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
     rewriteFixedPath(req);
     connectHandler(req, res);
   };
+}
+
+export function createPeerServer(connectHandler: NodeHandlerFn): PeerServer {
+  const handle = peerRequestHandler(connectHandler);
   const h1 = http.createServer({ requestTimeout: PEER_TIMEOUT_MS, headersTimeout: PEER_TIMEOUT_MS, keepAliveTimeout: PEER_IDLE_TIMEOUT_MS }, handle);
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: 1000 } }, handle);
   h2.setTimeout(PEER_IDLE_TIMEOUT_MS, (session?: unknown) => (session as http2.Http2Session | undefined)?.close?.());
   const sockets = new Set<net.Socket>();
 
-  const server = net.createServer({ pauseOnConnect: false }, (socket) => {
+  const server = net.createServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
@@ -40,11 +45,18 @@ export function createPeerServer(connectHandler: NodeHandlerFn): PeerServer {
       seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
       if (seen.length < PREFACE_START.length && PREFACE_START.subarray(0, seen.length).equals(seen)) return;
       socket.off("data", onData);
+      const isH2 = seen.subarray(0, PREFACE_START.length).equals(PREFACE_START);
+      // Hand the socket over with the sniffed bytes put back. The HTTP/2 session drains bytes
+      // buffered in the socket when it takes over the native handle, so the socket must stay
+      // paused for it (resuming would feed them to a JavaScript reader instead).
       socket.pause();
       socket.unshift(seen);
-      const isH2 = seen.subarray(0, PREFACE_START.length).equals(PREFACE_START);
-      (isH2 ? h2 : h1).emit("connection", socket);
-      socket.resume();
+      if (isH2) {
+        h2.emit("connection", socket);
+      } else {
+        h1.emit("connection", socket);
+        socket.resume();
+      }
     };
     socket.on("data", onData);
   });
@@ -56,6 +68,34 @@ export function createPeerServer(connectHandler: NodeHandlerFn): PeerServer {
         server.close(() => resolve());
         h1.close();
         h2.close();
+        for (const s of sockets) s.destroy();
+      }),
+  };
+}
+
+/**
+ * The dist listener under mutual TLS (SERVICE_DIST_TLS_CERT, _KEY, _CA): HTTP/2 and HTTP/1.1 on
+ * one port through ALPN, every client certificate verified against the CA (a peer without one,
+ * or with one from another CA, fails the handshake). The peer token is still checked per call.
+ */
+export function createSecurePeerServer(connectHandler: NodeHandlerFn, tls: { readonly ca: Buffer; readonly cert: Buffer; readonly key: Buffer }): PeerServer {
+  const server = http2.createSecureServer(
+    { allowHTTP1: true, requestCert: true, rejectUnauthorized: true, ca: tls.ca, cert: tls.cert, key: tls.key, settings: { maxConcurrentStreams: 1000 } },
+    peerRequestHandler(connectHandler),
+  );
+  server.setTimeout(PEER_IDLE_TIMEOUT_MS, (session?: unknown) => (session as http2.Http2Session | undefined)?.close?.());
+  const sockets = new Set<net.Socket>();
+  server.on("connection", (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  // Failed handshakes (no or foreign client certificate) are the client's problem: not logged.
+  server.on("tlsClientError", () => undefined);
+  return {
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
         for (const s of sockets) s.destroy();
       }),
   };

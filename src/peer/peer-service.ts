@@ -1,30 +1,31 @@
-// The Connect service of the peer transport: decodes wire messages, calls the PeerHandler,
-// encodes the answer. No data-path decisions are made here.
+// The Connect service of the peer transport: decodes wire messages, calls the node's
+// PeerEndpoint, encodes the answer. No data-path decisions are made here.
 import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
-import { CacheError } from "../core/errors.js";
-import type { ApplyOutcome, PeerHandler } from "../dist/index.js";
+import { CacheError, badRequest } from "../core/errors.js";
+import type { ClientWrite, PeerEndpoint } from "../transport/index.js";
 import {
-  ApplyOutcome as WireOutcome,
   DrainResponseSchema,
+  ForwardResponseSchema,
   GetResponseSchema,
   GetResultSchema,
+  GossipResponseSchema,
   HealthResponseSchema,
   KeysResponseSchema,
+  MerkleLeavesResponseSchema,
+  MerkleRangeResponseSchema,
+  MerkleRootResponseSchema,
   PeerService,
+  ProbeResponseSchema,
   RemoveResponseSchema,
   SetResponseSchema,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { fromEntry, toEntry, toNumber } from "./convert.js";
+import {
+  fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireWrite, toEntry, toWireMember, toWireOutcome, toWireResult,
+} from "./convert.js";
 import { toConnectError } from "./errors.js";
 
-const OUTCOME: Readonly<Record<ApplyOutcome, WireOutcome>> = Object.freeze({
-  applied: WireOutcome.APPLIED,
-  stale: WireOutcome.STALE,
-  refused: WireOutcome.REFUSED,
-});
-
-/** Wraps a handler so that every thrown error leaves as a ConnectError with our code. */
+/** Wraps a handler so that every thrown error leaves as a ConnectError carrying our code. */
 function guarded<A extends unknown[], R>(fn: (...args: A) => R | Promise<R>): (...args: A) => Promise<R> {
   return async (...args: A) => {
     try {
@@ -35,30 +36,34 @@ function guarded<A extends unknown[], R>(fn: (...args: A) => R | Promise<R>): (.
   };
 }
 
-export function peerServiceImpl(handler: PeerHandler): Partial<ServiceImpl<typeof PeerService>> {
+function hexToBytes(hex: string): Uint8Array {
+  return Buffer.from(hex, "hex");
+}
+
+export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof PeerService> {
   return {
+    forward: guarded(async (req) => {
+      const writes = req.writes.map((w, i) => {
+        const cw = fromWireWrite(w);
+        if (!cw) throw badRequest(`write ${i} has no kind (set or remove)`);
+        return cw;
+      }) as ClientWrite[];
+      const results = await endpoint.forward({ from: req.from, consistency: fromConsistency(req.consistency), writes });
+      const node = endpoint.health().node;
+      return create(ForwardResponseSchema, { results: results.map((r) => toWireResult(r, node)) });
+    }),
     set: guarded((req) => {
-      const outcomes = handler.applyRecords(req.entries.map((e) => fromEntry({ ...e, tombstone: false })));
-      return create(SetResponseSchema, { outcomes: outcomes.map((o) => OUTCOME[o]) });
+      const outcomes = endpoint.applySet(req.from, req.entries.map((e) => fromEntry({ ...e, tombstone: false })));
+      return create(SetResponseSchema, { outcomes: outcomes.map(toWireOutcome) });
     }),
     remove: guarded((req) => {
-      const outcomes = handler.applyRecords(
-        req.deletions.map((d) => ({
-          key: d.key,
-          value: "",
-          version: toNumber(d.version),
-          origin: d.origin,
-          lastUpdatedMs: toNumber(d.deletedAtUnixMs),
-          expiresAtMs: 0,
-          tombstone: true,
-        })),
-      );
-      return create(RemoveResponseSchema, { outcomes: outcomes.map((o) => OUTCOME[o]) });
+      const outcomes = endpoint.applyRemove(req.from, req.deletions.map(fromDeletion));
+      return create(RemoveResponseSchema, { outcomes: outcomes.map(toWireOutcome) });
     }),
     get: guarded((req) => {
-      const records = handler.getRecords(req.keys);
+      const records = endpoint.getRecords(req.keys);
       return create(GetResponseSchema, {
-        node: handler.health().node,
+        node: endpoint.health().node,
         results: req.keys.map((key, i) => {
           const rec = records[i];
           return create(GetResultSchema, rec ? { key, found: true, entry: toEntry(rec) } : { key, found: false });
@@ -66,24 +71,45 @@ export function peerServiceImpl(handler: PeerHandler): Partial<ServiceImpl<typeo
       });
     }),
     keys: guarded((req) => {
-      const page = handler.keysPage(req.cursor, req.limit, req.q);
+      const page = endpoint.keysPage(req.cursor, req.limit, req.q);
       return create(KeysResponseSchema, { keys: page.keys, nextCursor: page.nextCursor, truncated: page.truncated });
     }),
+    probe: guarded(async (req) => {
+      if (req.target === "") throw badRequest("target is required");
+      const r = await endpoint.probe(req.target);
+      return create(ProbeResponseSchema, { target: r.target, ok: r.ok, error: r.error });
+    }),
+    gossip: guarded((req) => {
+      const members = endpoint.gossip(req.from, req.members.map(fromWireMember).filter((m) => m !== undefined));
+      return create(GossipResponseSchema, { members: members.map(toWireMember) });
+    }),
+    merkleRoot: guarded((req) => {
+      const r = endpoint.merkleRoot(req.requester, req.leafCount);
+      return create(MerkleRootResponseSchema, { root: hexToBytes(r.root), leafCount: r.leafCount, recordCount: BigInt(r.recordCount) });
+    }),
+    merkleLeaves: guarded((req) => {
+      const leaves = endpoint.merkleLeaves(req.requester, req.leafCount);
+      return create(MerkleLeavesResponseSchema, { leaves: leaves.map(hexToBytes) });
+    }),
+    merkleRange: guarded((req) => {
+      const page = endpoint.merkleRange(req.requester, req.leafCount, req.leaves, req.cursor);
+      return create(MerkleRangeResponseSchema, { entries: page.records.map(toEntry), nextCursor: page.nextCursor });
+    }),
     drain: guarded(() => {
-      handler.drain();
+      endpoint.drain();
       return create(DrainResponseSchema, { draining: true });
     }),
-    health: guarded(() => {
-      const h = handler.health();
-      if (h.draining) throw new CacheError("DRAINING", "node is draining");
+    health: guarded((req) => {
+      const h = endpoint.health();
+      if (h.draining && req.unavailableWhenDraining) throw new CacheError("DRAINING", "node is draining");
       return create(HealthResponseSchema, { node: h.node, draining: h.draining, incarnation: BigInt(h.incarnation) });
     }),
   };
 }
 
 /** The Connect routes of the peer service. */
-export function createPeerRoutes(handler: PeerHandler): (router: ConnectRouter) => void {
+export function createPeerRoutes(endpoint: PeerEndpoint): (router: ConnectRouter) => void {
   return (router) => {
-    router.service(PeerService, peerServiceImpl(handler));
+    router.service(PeerService, peerServiceImpl(endpoint));
   };
 }

@@ -47,14 +47,22 @@ export class Shard {
   live = 0;
   bytes = 0;
 
+  /**
+   * Live items a write may bring the shard to before it evicts inline: one above the share.
+   * The eviction loop trims the shard back to its share, so the loop has the steady work and a
+   * write evicts only when it would push the shard past the slack.
+   */
+  readonly hardLimit: number;
+
   constructor(
     private readonly policy: EvictionPolicy,
     private readonly originTable: OriginTable,
-    /** Live items this shard holds at most. */
+    /** The shard's share of the capacity: live items it holds after an eviction pass. */
     readonly capacityShare: number,
     /** Tombstones this shard holds at most; the oldest is dropped first. */
     readonly tombstoneCap: number,
   ) {
+    this.hardLimit = capacityShare + 1;
     policy.resize(INITIAL_SLOTS);
   }
 
@@ -135,7 +143,7 @@ export class Shard {
         this.makeRoomForTombstone();
         this.addTombstone(this.allocate(rec, hash, originId));
       } else {
-        if (this.live >= this.capacityShare) this.evictOne(onEvict);
+        if (this.live >= this.hardLimit) this.evictOne(onEvict);
         const s = this.allocate(rec, hash, originId);
         this.state[s] = LIVE;
         this.live++;
@@ -163,7 +171,7 @@ export class Shard {
       this.policy.touchWrite(slot);
     } else {
       this.tombstoneOrder.delete(slot);
-      if (this.live >= this.capacityShare) this.evictOne(onEvict);
+      if (this.live >= this.hardLimit) this.evictOne(onEvict);
       this.state[slot] = LIVE;
       this.live++;
       this.bytes += rec.value.length;
@@ -193,7 +201,7 @@ export class Shard {
     this.free.push(slot);
   }
 
-  /** Evicts live records while the shard is over its share; returns how many. */
+  /** Evicts live records while the shard is above its share; returns how many. */
   evictOverCapacity(onEvict: (slot: number) => void): number {
     let n = 0;
     while (this.live > this.capacityShare && this.evictOne(onEvict)) n++;

@@ -59,9 +59,15 @@ export class ShardedStore {
   private readonly onExpire: (slot: number) => void;
 
   constructor(private readonly opts: StoreOptions) {
-    const share = Math.max(1, Math.ceil(opts.capacity / opts.shards));
+    // Shares sum to the capacity exactly; each shard may run one above its share between
+    // eviction passes, so the total stays within capacity + shard count.
+    const base = Math.floor(opts.capacity / opts.shards);
+    const remainder = opts.capacity % opts.shards;
     const origins = new OriginTable();
-    this.shards = Array.from({ length: opts.shards }, () => new Shard(createPolicy(opts.algorithm, share), origins, share, share));
+    this.shards = Array.from({ length: opts.shards }, (_, i) => {
+      const share = base + (i < remainder ? 1 : 0);
+      return new Shard(createPolicy(opts.algorithm, Math.max(1, share)), origins, share, Math.max(1, share));
+    });
     this.mask = (opts.shards & (opts.shards - 1)) === 0 ? opts.shards - 1 : -1;
     this.onEvict = () => {
       this.counters.evictions++;
@@ -158,7 +164,7 @@ export class ShardedStore {
     return true;
   }
 
-  /** One eviction pass: evicts from every shard above its share. Returns the count. */
+  /** One eviction pass: trims every shard above its share back to it. Returns the count. */
   evictPass(): number {
     let n = 0;
     for (const shard of this.shards) n += shard.evictOverCapacity(this.onEvict);

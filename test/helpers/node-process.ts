@@ -130,3 +130,35 @@ export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
   if (ready !== false) await waitForLog(ready);
   return node;
 }
+
+export interface ClusterPorts {
+  readonly id: string;
+  readonly api: number;
+  readonly mgmt: number;
+  readonly dist: number;
+}
+
+/** Picks ports for `n` nodes (ids n1..nN) up front, so every node can be seeded with the others. */
+export async function clusterPorts(n: number, prefix = "n"): Promise<ClusterPorts[]> {
+  const ports = await freePorts(3 * n);
+  return Array.from({ length: n }, (_, i) => ({ id: `${prefix}${i + 1}`, api: ports[3 * i] as number, mgmt: ports[3 * i + 1] as number, dist: ports[3 * i + 2] as number }));
+}
+
+/** The SERVICE_SEEDS value naming every node of `layout` but `self`. */
+export function seedsFor(layout: readonly ClusterPorts[], self: string): string {
+  return layout.filter((p) => p.id !== self).map((p) => `${p.id}@127.0.0.1:${p.dist}`).join(",");
+}
+
+/** Starts one node of a layout (also used to restart it with the same id and ports). */
+export function startMember(layout: readonly ClusterPorts[], id: string, env: Record<string, string> = {}): Promise<NodeProcess> {
+  const p = layout.find((x) => x.id === id);
+  if (!p) throw new Error(`no node ${id} in the layout`);
+  return startNode({ id, ports: { api: p.api, mgmt: p.mgmt, dist: p.dist }, env: { SERVICE_SEEDS: seedsFor(layout, id), ...env } });
+}
+
+/** Starts every node of a fresh layout of `n` nodes. */
+export async function startCluster(n: number, env: Record<string, string> = {}): Promise<{ layout: ClusterPorts[]; nodes: NodeProcess[] }> {
+  const layout = await clusterPorts(n);
+  const nodes = await Promise.all(layout.map((p) => startMember(layout, p.id, env)));
+  return { layout, nodes };
+}

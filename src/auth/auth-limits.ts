@@ -1,0 +1,31 @@
+// Fixed caps and windows of the authentication chain. They are not settings: each one bounds
+// memory or CPU that a caller could otherwise make the node spend.
+
+/** Longest Authorization header value that is parsed; longer ones are a 401 at once. */
+export const AUTH_HEADER_BYTES_MAX = 16 * 1024;
+
+/** Largest policy file read at boot. */
+export const POLICY_FILE_BYTES_MAX = 1024 * 1024;
+
+/**
+ * Successful Basic verifications are cached for this long, keyed by a keyed hash of the
+ * credential: bcrypt costs about 120 ms of CPU per check, so without the cache every Basic
+ * request would cost that much.
+ */
+export const BASIC_CACHE_TTL_MS = 30_000;
+
+/** Cached Basic verifications at most; the oldest entry is dropped first. */
+export const BASIC_CACHE_ENTRIES_MAX = 1024;
+
+/** OIDC: the key set is refetched on an unknown `kid` at most once per this window. */
+export const JWKS_REFETCH_COOLDOWN_MS = 30_000;
+
+/** OIDC: the key set is refreshed when older than this, on the next verification. */
+export const JWKS_MAX_AGE_MS = 10 * 60_000;
+
+/** OIDC: timeout and body cap of the discovery and JWKS requests. */
+export const OIDC_FETCH_TIMEOUT_MS = 5_000;
+export const OIDC_FETCH_BYTES_MAX = 1024 * 1024;
+
+/** OIDC: tolerated clock skew on `exp`, `nbf` and `iat`, in seconds. */
+export const OIDC_CLOCK_SKEW_S = 30;

@@ -1,0 +1,111 @@
+// HTTP Basic users of the policy file, with bcrypt password hashes. bcryptjs costs about 120 ms
+// of CPU per check, so successful verifications are cached for a short time, keyed by an HMAC of
+// the credential under a per-instance random key (the cache never holds a password or a plain
+// hash of one). Concurrent checks of the same credential share one bcrypt run. Whether Basic is
+// allowed on a plaintext connection is decided by the chain, not here.
+import { createHmac, randomBytes } from "node:crypto";
+import bcrypt from "bcryptjs";
+import type { Clock } from "../core/clock.js";
+import { BASIC_CACHE_ENTRIES_MAX, BASIC_CACHE_TTL_MS } from "./auth-limits.js";
+import { makeIdentity, type Identity, type Scope } from "./identity.js";
+
+export interface BasicUser {
+  readonly username: string;
+  readonly passwordHash: string;
+  readonly scopes: readonly Scope[];
+}
+
+/** Checks a password against a bcrypt hash; injectable so tests can count the checks. */
+export type PasswordCompare = (password: string, hash: string) => Promise<boolean>;
+
+export interface BasicVerifierDeps {
+  readonly clock: Clock;
+  readonly compare?: PasswordCompare;
+  /** Default BASIC_CACHE_TTL_MS. */
+  readonly cacheTtlMs?: number;
+  /** Default BASIC_CACHE_ENTRIES_MAX. */
+  readonly cacheEntriesMax?: number;
+}
+
+/**
+ * Compared against when the user is unknown, so that an unknown user costs the same time as a
+ * wrong password and the answer time does not reveal which user names exist (cost 10).
+ */
+const UNKNOWN_USER_HASH = "$2b$10$Ty/L3MpufaEsWwPeM4rMbOuH3HigAFzt4IKkt8iCACjRsSn8IZgfu";
+
+interface Cached {
+  readonly identity: Identity;
+  readonly expiresAtMs: number;
+}
+
+export class BasicVerifier {
+  private readonly users: ReadonlyMap<string, { readonly hash: string; readonly identity: Identity }>;
+  private readonly cache = new Map<string, Cached>();
+  private readonly inFlight = new Map<string, Promise<Identity | undefined>>();
+  private readonly hmacKey = randomBytes(32);
+  private readonly compare: PasswordCompare;
+  private readonly ttlMs: number;
+  private readonly entriesMax: number;
+
+  constructor(users: readonly BasicUser[], private readonly deps: BasicVerifierDeps) {
+    this.users = new Map(users.map((u) => [u.username, { hash: u.passwordHash, identity: makeIdentity(u.username, u.scopes) }]));
+    this.compare = deps.compare ?? ((password, hash) => bcrypt.compare(password, hash));
+    this.ttlMs = deps.cacheTtlMs ?? BASIC_CACHE_TTL_MS;
+    this.entriesMax = deps.cacheEntriesMax ?? BASIC_CACHE_ENTRIES_MAX;
+  }
+
+  get size(): number {
+    return this.users.size;
+  }
+
+  /** Cached verifications currently held. */
+  get cachedEntries(): number {
+    return this.cache.size;
+  }
+
+  /**
+   * The user's identity, or undefined for a wrong user or password. A cached success comes back
+   * as a plain value; anything else needs a bcrypt check and comes back as a promise.
+   */
+  verify(username: string, password: string): Identity | undefined | Promise<Identity | undefined> {
+    const key = this.cacheKey(username, password);
+    const now = this.deps.clock.monotonicMs();
+    const hit = this.cache.get(key);
+    if (hit !== undefined) {
+      if (hit.expiresAtMs > now) return hit.identity;
+      this.cache.delete(key);
+    }
+    const running = this.inFlight.get(key);
+    if (running !== undefined) return running;
+    const check = this.check(key, username, password).finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, check);
+    return check;
+  }
+
+  private async check(key: string, username: string, password: string): Promise<Identity | undefined> {
+    const user = this.users.get(username);
+    let ok = false;
+    try {
+      ok = await this.compare(password, user?.hash ?? UNKNOWN_USER_HASH);
+    } catch {
+      ok = false;
+    }
+    if (!ok || user === undefined) return undefined;
+    this.remember(key, user.identity);
+    return user.identity;
+  }
+
+  private remember(key: string, identity: Identity): void {
+    while (this.cache.size >= this.entriesMax) {
+      const oldest = this.cache.keys().next();
+      if (oldest.done) break;
+      this.cache.delete(oldest.value);
+    }
+    this.cache.set(key, { identity, expiresAtMs: this.deps.clock.monotonicMs() + this.ttlMs });
+  }
+
+  private cacheKey(username: string, password: string): string {
+    // Length-prefixed so that ("ab", "c") and ("a", "bc") never collide.
+    return createHmac("sha256", this.hmacKey).update(`${username.length}:${username}:${password}`, "utf8").digest("base64");
+  }
+}

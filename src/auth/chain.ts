@@ -1,0 +1,102 @@
+// The resolution chain: static bearer table, then HTTP Basic, then the mTLS client-certificate
+// CN, then the OIDC verifier. The first match wins; a bearer token that matches no static token
+// falls through to OIDC, so static and OIDC credentials coexist. A request carrying no
+// credential at all gets the anonymous identity only when the policy allows it; a credential
+// that matches nothing is always 401. Nothing here logs: auth failures are not logged per request.
+import type { IncomingMessage } from "node:http";
+import type { TLSSocket } from "node:tls";
+import { CacheError } from "../core/errors.js";
+import type { Authenticator, AuthMethod } from "./authenticator.js";
+import { parseAuthorization, type Credential } from "./authorization-header.js";
+import type { BasicVerifier } from "./basic-auth.js";
+import type { CertIdentityTable, PeerCertificate } from "./client-cert.js";
+import { anonymousIdentity, type Identity } from "./identity.js";
+import type { StaticTokenTable } from "./static-tokens.js";
+
+/** Verifies bearer tokens the static table does not know (the OIDC verifier). */
+export interface BearerVerifier {
+  verify(token: string): Promise<Identity>;
+}
+
+export interface ChainParts {
+  readonly tokens: StaticTokenTable;
+  readonly basic: BasicVerifier;
+  readonly certs: CertIdentityTable;
+  readonly oidc: BearerVerifier | undefined;
+  readonly allowAnonymous: boolean;
+  readonly allowBasicWithoutTls: boolean;
+}
+
+/** Authentication realm named in WWW-Authenticate challenges. */
+export const REALM = "hypercache";
+
+/** A JWT in compact form: three base64url parts. Anything else never reaches the OIDC verifier. */
+const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/** The Authenticator of a chain whose parts are built (see createAuthenticator). */
+export function buildChain(parts: ChainParts): Authenticator {
+  const { tokens, basic, certs, oidc } = parts;
+  const anonymous = anonymousIdentity();
+  const methods: AuthMethod[] = [];
+  if (tokens.size > 0) methods.push("static_token");
+  if (basic.size > 0) methods.push("basic");
+  if (certs.size > 0) methods.push("mtls");
+  if (oidc) methods.push("oidc");
+  const challenge = challengeFor(tokens.size > 0 || oidc !== undefined, basic.size > 0);
+
+  /** Steps after Basic: the certificate, then OIDC, then the verdict. */
+  const afterBasic = (cred: Credential, cert: PeerCertificate): Identity | Promise<Identity> => {
+    const byCert = certs.match(cert);
+    if (byCert) return byCert;
+    if (cred.kind === "bearer" && oidc && COMPACT_JWT.test(cred.token)) return oidc.verify(cred.token);
+    if (cred.kind === "none" && !cert.present) {
+      if (parts.allowAnonymous) return anonymous;
+      throw unauthorized("authentication required");
+    }
+    throw unauthorized(refusal(cred, cert));
+  };
+
+  const authenticate = (req: IncomingMessage): Identity | Promise<Identity> => {
+    const cred = parseAuthorization(req.headers.authorization);
+    if (cred.kind === "invalid") throw unauthorized(cred.reason);
+    const cert = certs.peerCertificate(req.socket);
+    if (cred.kind === "bearer") {
+      const byToken = tokens.match(cred.token);
+      if (byToken) return byToken;
+    }
+    if (cred.kind === "basic" && basic.size > 0) {
+      if (!parts.allowBasicWithoutTls && (req.socket as TLSSocket).encrypted !== true) {
+        throw unauthorized("Basic authentication over plaintext HTTP is refused; use HTTPS");
+      }
+      const r = basic.verify(cred.username, cred.password);
+      if (r instanceof Promise) return r.then((identity) => identity ?? afterBasic(cred, cert));
+      if (r) return r;
+    }
+    return afterBasic(cred, cert);
+  };
+
+  return { enabled: true, methods: Object.freeze(methods), challenge, authenticate };
+}
+
+/** WWW-Authenticate: the HTTP schemes a client can use. With neither (mTLS only) Bearer is named. */
+export function challengeFor(bearer: boolean, basic: boolean): string {
+  const out: string[] = [];
+  if (bearer || !basic) out.push(`Bearer realm="${REALM}"`);
+  if (basic) out.push(`Basic realm="${REALM}", charset="UTF-8"`);
+  return out.join(", ");
+}
+
+function refusal(cred: Credential, cert: PeerCertificate): string {
+  switch (cred.kind) {
+    case "bearer":
+      return "bearer token not recognised";
+    case "basic":
+      return "invalid username or password";
+    default:
+      return cert.present ? "client certificate not allowed (no cert_identities entry for its subject CN)" : "authentication required";
+  }
+}
+
+function unauthorized(message: string): CacheError {
+  return new CacheError("UNAUTHORIZED", message);
+}

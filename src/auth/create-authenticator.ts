@@ -1,0 +1,59 @@
+// createAuthenticator(config): the Authenticator the client and management listeners share.
+// Authentication applies when any of SERVICE_AUTH_TOKEN, SERVICE_AUTH_CONFIG or
+// SERVICE_OIDC_ISSUER is set; otherwise the API is open. With a policy file, the file governs
+// the client and management listeners and SERVICE_AUTH_TOKEN is only the peer transport's
+// token; without one, SERVICE_AUTH_TOKEN is a single identity `token` holding every scope.
+// Async because the OIDC verifier fetches the issuer's discovery document and keys at boot.
+import type { Clock } from "../core/clock.js";
+import type { OidcConfig } from "../config/index.js";
+import { openAuthenticator, type Authenticator } from "./authenticator.js";
+import { BasicVerifier, type PasswordCompare } from "./basic-auth.js";
+import { buildChain } from "./chain.js";
+import { CertIdentityTable } from "./client-cert.js";
+import type { FetchJson } from "./fetch-json.js";
+import { SCOPES } from "./identity.js";
+import { createOidcVerifier } from "./oidc-verifier.js";
+import { loadPolicyFile, type Policy } from "./policy-file.js";
+import { StaticTokenTable } from "./static-tokens.js";
+
+/** The settings the chain is built from (a subset of Config). */
+export interface AuthSettings {
+  readonly authToken: string | undefined;
+  readonly authConfigPath: string | undefined;
+  readonly oidc: OidcConfig | undefined;
+}
+
+export interface AuthDeps {
+  readonly clock: Clock;
+  /** Reads the policy file; default fs.readFileSync. */
+  readonly readFile?: (path: string) => Buffer;
+  /** Fetches the OIDC discovery document and key set; default the global fetch. */
+  readonly fetchJson?: FetchJson;
+  /** bcrypt check; default bcryptjs. */
+  readonly compare?: PasswordCompare;
+}
+
+/** Identity id of SERVICE_AUTH_TOKEN when it is the only static credential. */
+export const SHARED_TOKEN_ID = "token";
+
+/**
+ * Builds the chain. Rejects with PolicyFileError (missing or invalid policy file) or
+ * OidcSetupError (issuer unreachable or unusable); never falls back to an open API.
+ */
+export async function createAuthenticator(settings: AuthSettings, deps: AuthDeps): Promise<Authenticator> {
+  if (!settings.authToken && !settings.authConfigPath && !settings.oidc) return openAuthenticator();
+  const policy: Policy = settings.authConfigPath
+    ? loadPolicyFile(settings.authConfigPath, deps.readFile)
+    : { tokens: settings.authToken ? [{ id: SHARED_TOKEN_ID, token: settings.authToken, scopes: SCOPES }] : [], certIdentities: [], users: [], allowAnonymous: false, allowBasicWithoutTls: false };
+  const oidc = settings.oidc
+    ? await createOidcVerifier({ ...settings.oidc, clock: deps.clock, fetchJson: deps.fetchJson })
+    : undefined;
+  return buildChain({
+    tokens: new StaticTokenTable(policy.tokens),
+    basic: new BasicVerifier(policy.users, { clock: deps.clock, compare: deps.compare }),
+    certs: new CertIdentityTable(policy.certIdentities),
+    oidc,
+    allowAnonymous: policy.allowAnonymous,
+    allowBasicWithoutTls: policy.allowBasicWithoutTls,
+  });
+}

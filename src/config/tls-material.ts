@@ -1,0 +1,71 @@
+// Reading a listener's PEM certificate, key and CA bundle at boot, checked by building a TLS
+// context from them, so that a missing file, a bad PEM or a key that does not belong to the
+// certificate fails the boot with the variable's name instead of the first handshake.
+import { X509Certificate } from "node:crypto";
+import { readFileSync } from "node:fs";
+import tls from "node:tls";
+import type { TlsFiles } from "./config.js";
+
+/** The PEM bytes of a listener: Node TLS options `cert`, `key` and `ca`. */
+export interface TlsMaterial {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  readonly ca: Buffer | undefined;
+}
+
+/** A TLS file cannot be read or used; main.ts exits with code 2. */
+export class TlsMaterialError extends Error {
+  override readonly name = "TlsMaterialError";
+}
+
+export type TlsListener = "api" | "mgmt" | "dist";
+
+const VARIABLES: Readonly<Record<TlsListener, { cert: string; key: string; ca: string }>> = Object.freeze({
+  api: { cert: "SERVICE_API_TLS_CERT", key: "SERVICE_API_TLS_KEY", ca: "SERVICE_API_TLS_CLIENT_CA" },
+  mgmt: { cert: "SERVICE_MGMT_TLS_CERT", key: "SERVICE_MGMT_TLS_KEY", ca: "" },
+  dist: { cert: "SERVICE_DIST_TLS_CERT", key: "SERVICE_DIST_TLS_KEY", ca: "SERVICE_DIST_TLS_CA" },
+});
+
+/** Reads and checks the files of one listener; throws TlsMaterialError naming the variable. */
+export function readTlsMaterial(files: TlsFiles, listener: TlsListener, readFile: (p: string) => Buffer = readFileSync): TlsMaterial {
+  const vars = VARIABLES[listener];
+  const read = (variable: string, path: string): Buffer => {
+    try {
+      return readFile(path);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new TlsMaterialError(`${variable}: cannot read ${path}: ${code === "ENOENT" ? "no such file" : String(err)}`);
+    }
+  };
+  const material: TlsMaterial = {
+    cert: read(vars.cert, files.certFile),
+    key: read(vars.key, files.keyFile),
+    ca: files.caFile ? read(vars.ca, files.caFile) : undefined,
+  };
+  if (material.ca !== undefined) checkCaBundle(material.ca, vars.ca);
+  try {
+    tls.createSecureContext({ cert: material.cert, key: material.key, ca: material.ca });
+  } catch (err) {
+    const what = [vars.cert, vars.key, files.caFile ? vars.ca : ""].filter((v) => v !== "").join(", ");
+    throw new TlsMaterialError(`${what}: unusable certificate, key or CA (${err instanceof Error ? err.message : String(err)})`);
+  }
+  return Object.freeze(material);
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/**
+ * A CA bundle must hold at least one parsable certificate: Node silently ignores a file without
+ * any, and the listener would then refuse every client (or, worse, look configured and not be).
+ */
+function checkCaBundle(ca: Buffer, variable: string): void {
+  const blocks = ca.toString("utf8").match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0) throw new TlsMaterialError(`${variable}: no PEM certificate in the CA bundle`);
+  for (const block of blocks) {
+    try {
+      new X509Certificate(block);
+    } catch (err) {
+      throw new TlsMaterialError(`${variable}: unusable certificate in the CA bundle (${err instanceof Error ? err.message : String(err)})`);
+    }
+  }
+}

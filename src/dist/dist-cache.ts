@@ -1,0 +1,184 @@
+// The node's data path as the client API sees it. Writes go to the key's primary: this node
+// coordinates them when it is the primary, and otherwise forwards them and returns the
+// primary's real outcome. When the forward fails and this node is a replica owner it promotes
+// itself: it coordinates the write, and the old primary gets its copy as a hint.
+import type { ByteString } from "../core/byte-string.js";
+import type { Clock } from "../core/clock.js";
+import { CacheError, isErrorCode, toCacheError } from "../core/errors.js";
+import { compileKeyFilter } from "../core/key-filter.js";
+import type { ConsistencyLevel } from "../config/index.js";
+import type { Logger } from "../log/index.js";
+import type { Metrics } from "../observability/index.js";
+import type { Owners } from "../ring/index.js";
+import type { ShardedStore } from "../store/index.js";
+import type { ClientWrite, ForwardRequest, PeerRef, PeerTransport, WriteOutcome } from "../transport/index.js";
+import { PeerBatcher } from "./batcher.js";
+import type { CacheService, KeyListing, ReadResult, SetItem, WriteResult } from "./cache-service.js";
+import type { ClusterView } from "./cluster-view.js";
+import type { Lifecycle } from "./lifecycle.js";
+import type { Reader } from "./reader.js";
+import { TopKeys } from "./top-keys.js";
+import type { WriteCoordinator } from "./write-coordinator.js";
+
+/** Forwarded writes per call, and calls under way per primary and consistency level. */
+const FORWARD_BATCH_ITEMS = 512;
+const FORWARD_BATCH_BYTES = 8 * 1024 * 1024;
+const FORWARD_IN_FLIGHT = 1;
+/** Keys per page when listing a peer's keys for the key browser. */
+const LISTING_PAGE = 5000;
+
+export interface DistCacheDeps {
+  readonly nodeId: string;
+  readonly store: ShardedStore;
+  readonly clock: Clock;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly lifecycle: Lifecycle;
+  readonly view: ClusterView;
+  readonly transport: PeerTransport;
+  readonly coordinator: WriteCoordinator;
+  readonly reader: Reader;
+  readonly writeConsistency: ConsistencyLevel;
+  readonly readConsistency: ConsistencyLevel;
+}
+
+/** Errors of a forward after which a replica owner takes the write over. */
+function promotable(err: CacheError): boolean {
+  return err.code === "UNAVAILABLE" || err.code === "DRAINING" || err.code === "INTERNAL";
+}
+
+export class DistCache implements CacheService {
+  readonly nodeId: string;
+  private readonly forwards: PeerBatcher<ClientWrite, WriteOutcome>;
+
+  constructor(private readonly deps: DistCacheDeps) {
+    this.nodeId = deps.nodeId;
+    this.forwards = new PeerBatcher(
+      (peer, writes, lane) => deps.transport.forward(peer, { from: deps.nodeId, consistency: lane as ConsistencyLevel, writes }),
+      { maxItems: FORWARD_BATCH_ITEMS, maxBytes: FORWARD_BATCH_BYTES, sizeOf: (w) => w.key.length * 3 + w.value.length + 32, maxInFlight: FORWARD_IN_FLIGHT },
+    );
+  }
+
+  /** Peer calls this node's data path has made (forwards, pushes, reads). */
+  get forwardCalls(): number {
+    return this.forwards.calls;
+  }
+
+  get draining(): boolean {
+    return this.deps.lifecycle.draining;
+  }
+
+  owners(key: string): Owners {
+    return this.deps.view.ring().ownersOf(key);
+  }
+
+  get(key: string, consistency?: ConsistencyLevel): Promise<ReadResult> {
+    return this.deps.reader.read(key, consistency ?? this.deps.readConsistency);
+  }
+
+  set(key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel): Promise<WriteResult> {
+    return this.write({ kind: "set", key, value, ttlMs }, consistency ?? this.deps.writeConsistency);
+  }
+
+  remove(key: string, consistency?: ConsistencyLevel): Promise<WriteResult> {
+    return this.write({ kind: "remove", key, value: "", ttlMs: 0 }, consistency ?? this.deps.writeConsistency);
+  }
+
+  setMany(items: readonly SetItem[], consistency?: ConsistencyLevel): Promise<Array<WriteResult | CacheError>> {
+    return Promise.all(items.map((it) => this.set(it.key, it.value, it.ttlMs, consistency).catch(toCacheError)));
+  }
+
+  getMany(keys: readonly string[], consistency?: ConsistencyLevel): Promise<Array<ReadResult | CacheError>> {
+    return Promise.all(keys.map((k) => this.get(k, consistency).catch(toCacheError)));
+  }
+
+  removeMany(keys: readonly string[], consistency?: ConsistencyLevel): Promise<Array<WriteResult | CacheError>> {
+    return Promise.all(keys.map((k) => this.remove(k, consistency).catch(toCacheError)));
+  }
+
+  /**
+   * Collects the matching live keys of this node and every alive peer, deduplicated, sorted, the
+   * first `max` kept. A peer whose listing fails is reported in partialNodes.
+   */
+  async listKeys(q: string, max: number): Promise<KeyListing> {
+    const filter = compileKeyFilter(q);
+    const top = new TopKeys(max);
+    top.addAll(this.deps.store.collectKeys(filter.matches));
+    const partialNodes: string[] = [];
+    await Promise.all(
+      this.deps.view.alivePeers().map(async (peer) => {
+        try {
+          let cursor = "";
+          do {
+            const page = await this.deps.transport.keys(peer, cursor, LISTING_PAGE, q);
+            top.addAll(page.keys);
+            cursor = page.nextCursor;
+          } while (cursor !== "");
+        } catch {
+          partialNodes.push(peer.id);
+        }
+      }),
+    );
+    const { keys, truncated } = top.result();
+    return { keys, truncated, partialNodes: partialNodes.sort() };
+  }
+
+  /**
+   * The receiving side of Forward: coordinates each write whose key this node owns. Writes are
+   * started in request order, so later writes of the same key get later versions.
+   */
+  handleForward(req: ForwardRequest): Promise<WriteOutcome[]> {
+    const level = req.consistency ?? this.deps.writeConsistency;
+    return Promise.all(
+      req.writes.map(async (w): Promise<WriteOutcome> => {
+        const owners = this.owners(w.key);
+        try {
+          this.assertWritable();
+          if (!owners.ids.includes(this.nodeId)) {
+            throw new CacheError("UNAVAILABLE", `node ${this.nodeId} does not own key ${JSON.stringify(w.key)} in its ring view`);
+          }
+          const r = await this.deps.coordinator.coordinate(w, owners, level);
+          return { key: w.key, applied: r.applied, bytes: r.bytes, owners: r.owners.ids, version: r.version, origin: r.origin, errorCode: "", errorMessage: "" };
+        } catch (err) {
+          const e = toCacheError(err);
+          return { key: w.key, applied: false, bytes: 0, owners: owners.ids, version: 0, origin: "", errorCode: e.code, errorMessage: e.message };
+        }
+      }),
+    );
+  }
+
+  private async write(write: ClientWrite, level: ConsistencyLevel): Promise<WriteResult> {
+    this.assertWritable();
+    this.deps.metrics.inc("dist.write.attempts");
+    const owners = this.owners(write.key);
+    if (owners.primary === this.nodeId) return this.deps.coordinator.coordinate(write, owners, level);
+    const primary = this.deps.view.peer(owners.primary);
+    let failure: CacheError;
+    if (primary) {
+      try {
+        const outcome = await this.forwards.enqueue(primary, write, level);
+        if (outcome.errorCode === "") {
+          return { key: write.key, applied: outcome.applied, bytes: outcome.bytes, owners, version: outcome.version, origin: outcome.origin };
+        }
+        failure = new CacheError(isErrorCode(outcome.errorCode) ? outcome.errorCode : "INTERNAL", outcome.errorMessage);
+      } catch (err) {
+        failure = toCacheError(err);
+      }
+    } else {
+      failure = new CacheError("UNAVAILABLE", `primary ${owners.primary} is not a member`);
+    }
+    if (!promotable(failure)) throw failure;
+    if (!owners.ids.includes(this.nodeId)) {
+      throw new CacheError("UNAVAILABLE", `primary ${owners.primary} of key ${JSON.stringify(write.key)} is unreachable: ${failure.message}`, { owners: [...owners.ids] }, { cause: failure });
+    }
+    this.deps.metrics.inc("dist.write.forward_promotion");
+    this.deps.logger.debug("write promoted: primary unreachable", { key: write.key, primary: owners.primary, error: failure.message });
+    return this.deps.coordinator.coordinate(write, owners, level);
+  }
+
+  private assertWritable(): void {
+    if (this.deps.lifecycle.draining) throw new CacheError("DRAINING", "node is draining: writes go to another node");
+  }
+}
+
+export type { PeerRef };

@@ -1,0 +1,15 @@
+export type { CacheService, KeyListing, ReadResult, SetItem, WriteResult } from "./cache-service.js";
+export type { ClusterView } from "./cluster-view.js";
+export { DistCache, type DistCacheDeps } from "./dist-cache.js";
+export { Lifecycle } from "./lifecycle.js";
+export { VersionClock } from "./version-clock.js";
+export { TopKeys, compareKeys } from "./top-keys.js";
+export { PeerHandler, type PeerHandlerDeps } from "./peer-handler.js";
+export { encodeKeysCursor, decodeKeysCursor } from "./keys-cursor.js";
+export { PeerBatcher, type BatcherOptions } from "./batcher.js";
+export { HintQueue, HintReplayLoop, HINTED_METRICS, MIGRATION_METRICS, type HintLimits, type HintMetricNames } from "./hint-queue.js";
+export { ReadRepairer, type ReadRepairDeps } from "./read-repair.js";
+export { ReplicaPusher } from "./replica-pusher.js";
+export { WriteCoordinator, type CoordinatorDeps } from "./write-coordinator.js";
+export { Reader, liveItemOf, type ReaderDeps } from "./reader.js";
+export { replicaCount, requiredAcks, hasMajority } from "./quorum.js";

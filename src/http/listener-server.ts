@@ -1,0 +1,28 @@
+// The node:http or node:https server of a Koa listener, built but not listening (main.ts binds).
+// With TLS material the same server options apply over HTTPS; with a client CA the listener
+// requires a client certificate and refuses, during the handshake, any certificate its CA did
+// not sign (mutual TLS). The authentication chain then reads the verified certificate's CN.
+import http from "node:http";
+import https from "node:https";
+import type { TlsMaterial } from "../config/index.js";
+
+export type RequestHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+/** An HTTP or HTTPS server; both close the same way. */
+export type ListenerServer = http.Server | https.Server;
+
+/**
+ * Creates the server of a listener. `tls` undefined: plain HTTP. `tls.ca` set: mutual TLS
+ * (`requestCert` and `rejectUnauthorized`).
+ */
+export function createListenerServer(handler: RequestHandler, options: http.ServerOptions, tls: TlsMaterial | undefined): ListenerServer {
+  if (tls === undefined) return http.createServer(options, handler);
+  const mutual = tls.ca !== undefined;
+  const server = https.createServer(
+    { ...options, cert: tls.cert, key: tls.key, ...(mutual ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) },
+    handler,
+  );
+  // A refused handshake (no, expired or foreign client certificate) is the client's problem.
+  server.on("tlsClientError", () => undefined);
+  return server;
+}

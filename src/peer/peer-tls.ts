@@ -1,0 +1,27 @@
+// TLS material of the peer transport (SERVICE_DIST_TLS_CERT, _KEY, _CA): mutual TLS, every node
+// verifies every peer against the CA. The same options serve the dist listener
+// (createSecurePeerServer) and the peer client.
+import { readTlsMaterial, TlsMaterialError, type TlsFiles } from "../config/index.js";
+
+/** Node TLS options of the peer transport. */
+export interface PeerTlsOptions {
+  readonly ca: Buffer;
+  readonly cert: Buffer;
+  readonly key: Buffer;
+}
+
+/**
+ * The peer transport's TLS options, or undefined when SERVICE_DIST_TLS_* are unset. Throws
+ * TlsMaterialError for an unreadable or unusable file.
+ *
+ * For the peer client: pass them to `http2.connect(url, { ...opts })` or
+ * `new https.Agent({ ...opts })` with an `https://` base URL. The client presents `cert` as its
+ * client certificate and verifies the peer against `ca`, hostname included: each node's
+ * certificate needs its advertised dist host in its subjectAltName (IP:… or DNS:…).
+ */
+export function peerTlsOptions(files: TlsFiles | undefined): PeerTlsOptions | undefined {
+  if (files === undefined) return undefined;
+  const m = readTlsMaterial(files, "dist");
+  if (m.ca === undefined) throw new TlsMaterialError("SERVICE_DIST_TLS_CA: required with SERVICE_DIST_TLS_CERT: every node verifies every peer");
+  return Object.freeze({ ca: m.ca, cert: m.cert, key: m.key });
+}

@@ -1,0 +1,110 @@
+// Fault injection around any transport: seeded random drops, delays and partitions. A failing
+// simulation replays exactly from its seed. Drops count dist.chaos.drops, delays
+// dist.chaos.latencies (on the calling node's metrics).
+import { sleep, type Timers } from "../core/clock.js";
+import { CacheError } from "../core/errors.js";
+import type { Random } from "../core/random.js";
+import type { Metrics } from "../observability/index.js";
+import type { VersionedRecord } from "../store/index.js";
+import type { PeerTransport } from "./peer-transport.js";
+import type { ForwardRequest, PeerMember, PeerRef } from "./types.js";
+
+/** Fault settings shared by every node of a simulated network. */
+export class Chaos {
+  private groups: Array<Set<string>> = [];
+  private readonly down = new Set<string>();
+  dropRate = 0;
+  delayMs = 0;
+  /** Extra random delay, up to this many ms. */
+  jitterMs = 0;
+
+  constructor(readonly random: Random, readonly timers: Timers) {}
+
+  /** Splits the nodes into groups that cannot reach each other; unlisted nodes reach everyone. */
+  partition(...groups: string[][]): void {
+    this.groups = groups.map((g) => new Set(g));
+  }
+
+  /** Cuts one node off from every other node. */
+  isolate(id: string): void {
+    this.down.add(id);
+  }
+
+  /** Removes every partition and isolation. */
+  heal(): void {
+    this.groups = [];
+    this.down.clear();
+  }
+
+  /** True when `from` cannot reach `to`. */
+  blocked(from: string, to: string): boolean {
+    if (from === to) return false;
+    if (this.down.has(from) || this.down.has(to)) return true;
+    const gf = this.groups.find((g) => g.has(from));
+    const gt = this.groups.find((g) => g.has(to));
+    return gf !== undefined && gt !== undefined && gf !== gt;
+  }
+}
+
+export class ChaosTransport implements PeerTransport {
+  constructor(
+    private readonly inner: PeerTransport,
+    private readonly chaos: Chaos,
+    private readonly selfId: string,
+    private readonly metrics: Metrics,
+  ) {}
+
+  private async gate<T>(to: PeerRef, call: () => Promise<T>): Promise<T> {
+    const c = this.chaos;
+    if (c.blocked(this.selfId, to.id) || (c.dropRate > 0 && c.random.next() < c.dropRate)) {
+      this.metrics.inc("dist.chaos.drops");
+      throw new CacheError("UNAVAILABLE", `peer ${to.id} unreachable (fault injection)`);
+    }
+    const delay = c.delayMs + (c.jitterMs > 0 ? Math.floor(c.random.next() * c.jitterMs) : 0);
+    if (delay > 0) {
+      this.metrics.inc("dist.chaos.latencies");
+      await sleep(c.timers, delay);
+    }
+    return call();
+  }
+
+  forward(to: PeerRef, req: ForwardRequest) {
+    return this.gate(to, () => this.inner.forward(to, req));
+  }
+  set(to: PeerRef, from: string, records: readonly VersionedRecord[]) {
+    return this.gate(to, () => this.inner.set(to, from, records));
+  }
+  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[]) {
+    return this.gate(to, () => this.inner.remove(to, from, tombstones));
+  }
+  get(to: PeerRef, keys: readonly string[]) {
+    return this.gate(to, () => this.inner.get(to, keys));
+  }
+  keys(to: PeerRef, cursor: string, limit: number, q: string) {
+    return this.gate(to, () => this.inner.keys(to, cursor, limit, q));
+  }
+  health(to: PeerRef) {
+    return this.gate(to, () => this.inner.health(to));
+  }
+  probe(relay: PeerRef, targetId: string) {
+    return this.gate(relay, () => this.inner.probe(relay, targetId));
+  }
+  gossip(to: PeerRef, from: string, members: readonly PeerMember[]) {
+    return this.gate(to, () => this.inner.gossip(to, from, members));
+  }
+  merkleRoot(to: PeerRef, requester: string, leafCount: number) {
+    return this.gate(to, () => this.inner.merkleRoot(to, requester, leafCount));
+  }
+  merkleLeaves(to: PeerRef, requester: string, leafCount: number) {
+    return this.gate(to, () => this.inner.merkleLeaves(to, requester, leafCount));
+  }
+  merkleRange(to: PeerRef, requester: string, leafCount: number, leaves: readonly number[], cursor: string) {
+    return this.gate(to, () => this.inner.merkleRange(to, requester, leafCount, leaves, cursor));
+  }
+  drain(to: PeerRef) {
+    return this.gate(to, () => this.inner.drain(to));
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

@@ -1,0 +1,84 @@
+// A cluster in one process: every node registers its PeerEndpoint under its dist address and
+// transports call endpoints directly. Calls are asynchronous (they never run the receiver in the
+// caller's stack), like a network. A node that is not registered is unreachable.
+import { CacheError } from "../core/errors.js";
+import type { VersionedRecord } from "../store/index.js";
+import type { PeerEndpoint, PeerTransport } from "./peer-transport.js";
+import type { ForwardRequest, PeerMember, PeerRef } from "./types.js";
+
+export class InMemoryNetwork {
+  private readonly endpoints = new Map<string, PeerEndpoint>();
+
+  /** Makes `endpoint` reachable at `address`. */
+  register(address: string, endpoint: PeerEndpoint): void {
+    this.endpoints.set(address, endpoint);
+  }
+
+  /** Makes `address` unreachable (the node crashed or stopped). */
+  unregister(address: string): void {
+    this.endpoints.delete(address);
+  }
+
+  /** A transport for the node `selfId`. */
+  transport(): PeerTransport {
+    return new InMemoryTransport(this);
+  }
+
+  endpointAt(address: string): PeerEndpoint {
+    const e = this.endpoints.get(address);
+    if (!e) throw new CacheError("UNAVAILABLE", `peer ${address} is unreachable`);
+    return e;
+  }
+}
+
+/** Copies records as a wire would: the receiver never shares objects with the sender. */
+function copyRecords(records: readonly VersionedRecord[]): VersionedRecord[] {
+  return records.map((r) => ({ ...r }));
+}
+
+class InMemoryTransport implements PeerTransport {
+  constructor(private readonly network: InMemoryNetwork) {}
+
+  private async call<T>(to: PeerRef, fn: (e: PeerEndpoint) => T | Promise<T>): Promise<T> {
+    await Promise.resolve();
+    return fn(this.network.endpointAt(to.address));
+  }
+
+  forward(to: PeerRef, req: ForwardRequest) {
+    return this.call(to, (e) => e.forward({ ...req, writes: req.writes.map((w) => ({ ...w })) }));
+  }
+  set(to: PeerRef, from: string, records: readonly VersionedRecord[]) {
+    return this.call(to, (e) => e.applySet(from, copyRecords(records)));
+  }
+  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[]) {
+    return this.call(to, (e) => e.applyRemove(from, copyRecords(tombstones)));
+  }
+  get(to: PeerRef, keys: readonly string[]) {
+    return this.call(to, (e) => e.getRecords([...keys]).map((r) => (r ? { ...r } : undefined)));
+  }
+  keys(to: PeerRef, cursor: string, limit: number, q: string) {
+    return this.call(to, (e) => e.keysPage(cursor, limit, q));
+  }
+  health(to: PeerRef) {
+    return this.call(to, (e) => e.health());
+  }
+  probe(relay: PeerRef, targetId: string) {
+    return this.call(relay, (e) => e.probe(targetId));
+  }
+  gossip(to: PeerRef, from: string, members: readonly PeerMember[]) {
+    return this.call(to, (e) => e.gossip(from, members.map((m) => ({ ...m }))));
+  }
+  merkleRoot(to: PeerRef, requester: string, leafCount: number) {
+    return this.call(to, (e) => e.merkleRoot(requester, leafCount));
+  }
+  merkleLeaves(to: PeerRef, requester: string, leafCount: number) {
+    return this.call(to, (e) => e.merkleLeaves(requester, leafCount));
+  }
+  merkleRange(to: PeerRef, requester: string, leafCount: number, leaves: readonly number[], cursor: string) {
+    return this.call(to, (e) => e.merkleRange(requester, leafCount, [...leaves], cursor));
+  }
+  drain(to: PeerRef) {
+    return this.call(to, (e) => e.drain());
+  }
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,6 @@
+export type { PeerEndpoint, PeerTransport } from "./peer-transport.js";
+export type {
+  ApplyOutcome, ClientWrite, ForwardRequest, HealthInfo, KeysPage, MerkleRangePage, MerkleRoot, PeerMember, PeerMemberState, PeerRef, ProbeResult, WriteOutcome,
+} from "./types.js";
+export { InMemoryNetwork } from "./in-memory-transport.js";
+export { Chaos, ChaosTransport } from "./chaos-transport.js";

@@ -1,0 +1,49 @@
+// The network as the data path and membership see it. Implemented by InMemoryTransport (a
+// cluster in one process), ConnectPeerTransport (peer/client.ts) and ChaosTransport (faults).
+//
+// Every method rejects with a CacheError: UNAVAILABLE for transport failures (unreachable,
+// timeout, dropped), or the receiver's own error code.
+import type { ConsistencyLevel } from "../config/index.js";
+import type { VersionedRecord } from "../store/index.js";
+import type {
+  ApplyOutcome, ForwardRequest, HealthInfo, KeysPage, MerkleRangePage, MerkleRoot, PeerMember, PeerRef, ProbeResult, WriteOutcome,
+} from "./types.js";
+
+/** The calling side. */
+export interface PeerTransport {
+  forward(to: PeerRef, req: ForwardRequest): Promise<WriteOutcome[]>;
+  /** Pushes versioned values. */
+  set(to: PeerRef, from: string, records: readonly VersionedRecord[]): Promise<ApplyOutcome[]>;
+  /** Pushes versioned tombstones. */
+  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[]): Promise<ApplyOutcome[]>;
+  get(to: PeerRef, keys: readonly string[]): Promise<Array<VersionedRecord | undefined>>;
+  keys(to: PeerRef, cursor: string, limit: number, q: string): Promise<KeysPage>;
+  health(to: PeerRef): Promise<HealthInfo>;
+  /** Asks `relay` to probe `targetId` on our behalf. */
+  probe(relay: PeerRef, targetId: string): Promise<ProbeResult>;
+  gossip(to: PeerRef, from: string, members: readonly PeerMember[]): Promise<PeerMember[]>;
+  merkleRoot(to: PeerRef, requester: string, leafCount: number): Promise<MerkleRoot>;
+  merkleLeaves(to: PeerRef, requester: string, leafCount: number): Promise<string[]>;
+  merkleRange(to: PeerRef, requester: string, leafCount: number, leaves: readonly number[], cursor: string): Promise<MerkleRangePage>;
+  drain(to: PeerRef): Promise<void>;
+  /** Releases connections. */
+  close(): Promise<void>;
+}
+
+/** The receiving side: what a node answers. Composed by node.ts from dist and membership. */
+export interface PeerEndpoint {
+  forward(req: ForwardRequest): Promise<WriteOutcome[]>;
+  applySet(from: string, records: readonly VersionedRecord[]): ApplyOutcome[];
+  applyRemove(from: string, tombstones: readonly VersionedRecord[]): ApplyOutcome[];
+  getRecords(keys: readonly string[]): Array<VersionedRecord | undefined>;
+  keysPage(cursor: string, limit: number, q: string): KeysPage;
+  health(): HealthInfo;
+  probe(targetId: string): Promise<ProbeResult>;
+  gossip(from: string, members: readonly PeerMember[]): PeerMember[];
+  merkleRoot(requester: string, leafCount: number): MerkleRoot;
+  merkleLeaves(requester: string, leafCount: number): string[];
+  merkleRange(requester: string, leafCount: number, leaves: readonly number[], cursor: string): MerkleRangePage;
+  drain(): void;
+}
+
+export type { ConsistencyLevel };

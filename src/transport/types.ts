@@ -1,0 +1,83 @@
+// Internal types of the peer protocol, shared by every transport. They mirror the messages of
+// proto/ without depending on the generated code, so internals and wire can evolve separately.
+import type { ConsistencyLevel } from "../config/index.js";
+import type { VersionedRecord } from "../store/index.js";
+
+/** A remote node: its id and dist address (host:port). */
+export interface PeerRef {
+  readonly id: string;
+  readonly address: string;
+}
+
+export type PeerMemberState = "alive" | "suspect" | "dead";
+
+/** A membership entry as gossip carries it. */
+export interface PeerMember {
+  readonly id: string;
+  readonly address: string;
+  readonly state: PeerMemberState;
+  readonly incarnation: number;
+  readonly lastSeenMs: number;
+}
+
+/** What a receiver did with one pushed record. "refused" (ownership guard) counts as success. */
+export type ApplyOutcome = "applied" | "stale" | "refused";
+
+/** One client write forwarded to its primary. */
+export interface ClientWrite {
+  readonly kind: "set" | "remove";
+  readonly key: string;
+  /** Value bytes of a set (a byte string). */
+  readonly value: string;
+  /** Time to live of a set, ms; 0 = none. */
+  readonly ttlMs: number;
+}
+
+/** The coordinator's outcome for one forwarded write. */
+export interface WriteOutcome {
+  readonly key: string;
+  readonly applied: boolean;
+  readonly bytes: number;
+  readonly owners: readonly string[];
+  readonly version: number;
+  readonly origin: string;
+  /** Empty on success, else a service error code. */
+  readonly errorCode: string;
+  readonly errorMessage: string;
+}
+
+export interface ForwardRequest {
+  readonly from: string;
+  readonly consistency: ConsistencyLevel | undefined;
+  readonly writes: readonly ClientWrite[];
+}
+
+export interface KeysPage {
+  readonly keys: string[];
+  readonly nextCursor: string;
+  readonly truncated: boolean;
+}
+
+export interface HealthInfo {
+  readonly node: string;
+  readonly draining: boolean;
+  readonly incarnation: number;
+}
+
+export interface ProbeResult {
+  readonly target: string;
+  readonly ok: boolean;
+  readonly error: string;
+}
+
+export interface MerkleRoot {
+  /** Root hash, hex. */
+  readonly root: string;
+  readonly leafCount: number;
+  readonly recordCount: number;
+}
+
+export interface MerkleRangePage {
+  readonly records: VersionedRecord[];
+  readonly nextCursor: string;
+}

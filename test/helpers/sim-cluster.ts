@@ -1,0 +1,120 @@
+// Several real nodes (createNode) in one process over the in-memory network, with a manual
+// clock and seeded fault injection: deterministic, no sleeps. A failing run prints its seed.
+import { seededRandom } from "../../src/core/random.js";
+import { recordingLogger, type RecordingLogger } from "../../src/log/index.js";
+import { createNode, type HypercacheNode } from "../../src/node.js";
+import { Chaos, ChaosTransport, InMemoryNetwork } from "../../src/transport/index.js";
+import { Metrics } from "../../src/observability/index.js";
+import { flush, ManualClock } from "./manual-clock.js";
+import { testConfig } from "./test-config.js";
+
+export interface SimNode {
+  readonly id: string;
+  readonly address: string;
+  readonly node: HypercacheNode;
+  readonly logger: RecordingLogger;
+}
+
+export interface SimCluster {
+  readonly seed: number;
+  readonly clock: ManualClock;
+  readonly network: InMemoryNetwork;
+  readonly chaos: Chaos;
+  readonly nodes: SimNode[];
+  node(id: string): HypercacheNode;
+  sim(id: string): SimNode;
+  /** Advances time, letting promises settle after every timer. */
+  advance(ms: number): Promise<void>;
+  /** Lets pending promises and microtasks run without moving time. */
+  settle(): Promise<void>;
+  /** Takes a node off the network (a crash: its state is kept for a restart). */
+  crash(id: string): void;
+  /** Puts a crashed node back (same state, as after a quick restart of the process). */
+  revive(id: string): void;
+  /** Builds a fresh node with the same id and address (a restart that lost its memory). */
+  restart(id: string): Promise<SimNode>;
+  stop(): Promise<void>;
+}
+
+export interface SimOptions {
+  readonly nodes: number;
+  readonly seed?: number;
+  /** SERVICE_* overrides for every node. */
+  readonly env?: Record<string, string>;
+  /** Whether to start the background loops (hint replay, eviction, ...). Default true. */
+  readonly startLoops?: boolean;
+}
+
+const DOCS = { client: "openapi: 3.1.0\n", management: "openapi: 3.1.0\n" };
+
+export async function simCluster(opts: SimOptions): Promise<SimCluster> {
+  const seed = opts.seed ?? 1;
+  const clock = new ManualClock();
+  const network = new InMemoryNetwork();
+  const random = seededRandom(seed);
+  const chaos = new Chaos(random, clock);
+  const ids = Array.from({ length: opts.nodes }, (_, i) => `n${i + 1}`);
+  const addressOf = (id: string) => `${id}.sim:7946`;
+
+  const build = (id: string): SimNode => {
+    const seeds = ids.filter((o) => o !== id).map((o) => `${o}@${addressOf(o)}`).join(",");
+    const config = testConfig({
+      SERVICE_NODE_ID: id,
+      SERVICE_DIST_ADDR: addressOf(id),
+      SERVICE_SEEDS: seeds,
+      SERVICE_API_ADDR: ":0",
+      SERVICE_MGMT_ADDR: ":0",
+      ...opts.env,
+    });
+    const logger = recordingLogger("debug");
+    const metricsForChaos = new Metrics();
+    const transport = new ChaosTransport(network.transport(), chaos, id, metricsForChaos);
+    const node = createNode(config, { logger, clock, timers: clock, random: seededRandom(seed + id.length), documents: DOCS, serviceVersion: "test", transport });
+    network.register(addressOf(id), node.endpoint);
+    if (opts.startLoops !== false) node.start();
+    return { id, address: addressOf(id), node, logger };
+  };
+
+  const nodes = ids.map(build);
+  const cluster: SimCluster = {
+    seed,
+    clock,
+    network,
+    chaos,
+    nodes,
+    node: (id) => cluster.sim(id).node,
+    sim: (id) => {
+      const n = nodes.find((s) => s.id === id);
+      if (!n) throw new Error(`no sim node ${id} (seed=${seed})`);
+      return n;
+    },
+    advance: (ms) => clock.advanceAsync(ms),
+    settle: () => flush(5),
+    crash: (id) => network.unregister(addressOf(id)),
+    revive: (id) => network.register(addressOf(id), cluster.node(id).endpoint),
+    async restart(id) {
+      const old = cluster.sim(id);
+      network.unregister(old.address);
+      await old.node.stop();
+      const fresh = build(id);
+      nodes[nodes.indexOf(old)] = fresh;
+      return fresh;
+    },
+    async stop() {
+      for (const n of nodes) await n.node.stop();
+    },
+  };
+  return cluster;
+}
+
+/** Wraps a mocha test body so a failure names the seed that replays it. */
+export function withSeed(seed: number, body: () => Promise<void>): () => Promise<void> {
+  return async () => {
+    try {
+      await body();
+    } catch (err) {
+      if (err instanceof Error) err.message = `${err.message} (seed=${seed})`;
+      throw err;
+    }
+  };
+}
