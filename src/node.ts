@@ -4,19 +4,18 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type Koa from "koa";
 import type { Clock, Timers } from "./core/clock.js";
 import { formatAddress } from "./core/address.js";
-import { CacheError } from "./core/errors.js";
 import { PEER_BODY_BYTES_MAX, PEER_TIMEOUT_MS, VIRTUAL_NODES } from "./core/limits.js";
 import type { Random } from "./core/random.js";
 import type { Config } from "./config/index.js";
 import { openAuthenticator, type Authenticator } from "./auth/index.js";
 import {
-  DistCache, HINTED_METRICS, HintQueue, HintReplayLoop, Lifecycle, PeerHandler, Reader, ReadRepairer, ReplicaPusher, VersionClock, WriteCoordinator,
-  type ClusterView,
+  AntiEntropy, DistCache, HINTED_METRICS, HintQueue, HintReplayLoop, Lifecycle, MIGRATION_METRICS, PeerHandler, Reader, ReadRepairer, Rebalancer,
+  ReplicaPusher, VersionClock, WriteCoordinator, type ClusterView,
 } from "./dist/index.js";
 import { ClusterEventsPublisher, createClientApp, createManagementApp, membersBody } from "./http/index.js";
 import type { AppState } from "./http/koa-middleware.js";
 import { LOG, type Logger } from "./log/index.js";
-import { MemberTable } from "./membership/index.js";
+import { Gossiper, MemberTable, Prober } from "./membership/index.js";
 import { createOtelMirror, Metrics, OperationLatencies, SseHub, type OtelMirror } from "./observability/index.js";
 import { ConnectPeerTransport, createPeerAuth, createPeerRoutes, type PeerTlsOptions } from "./peer/index.js";
 import { HashRing } from "./ring/index.js";
@@ -41,6 +40,8 @@ export interface NodeDeps {
   readonly serviceVersion: string;
   /** The peer transport; a ConnectPeerTransport when omitted (tests inject an in-memory one). */
   readonly transport?: PeerTransport;
+  /** The node's metrics registry; a new one when omitted (simulations share it with their chaos transport). */
+  readonly metrics?: Metrics;
   /**
    * The authenticator both the client and the management listener use (createAuthenticator,
    * built by main.ts before the node). Omitted only by in-process tests: the API is then open.
@@ -67,7 +68,17 @@ export interface HypercacheNode {
   /** Peer calls made so far (forwards, pushes, reads, hints). */
   peerCalls(): number;
   /** The loops, for tests that drive ticks by hand. */
-  readonly loops: { readonly hints: HintReplayLoop; readonly eviction: EvictionLoop; readonly expiration: ExpirationLoop };
+  readonly loops: {
+    readonly hints: HintReplayLoop;
+    readonly eviction: EvictionLoop;
+    readonly expiration: ExpirationLoop;
+    readonly prober: Prober;
+    readonly gossiper: Gossiper;
+    readonly rebalancer: Rebalancer;
+    readonly antiEntropy: AntiEntropy;
+  };
+  /** Queued failed migrations. */
+  readonly migrations: HintQueue;
   /** Starts the background loops. */
   start(): void;
   /** Enters draining (one-way). Returns true on the transition. */
@@ -80,7 +91,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
   const { logger, clock, timers } = deps;
   const selfId = config.nodeId;
   const startedAtMonotonicMs = clock.monotonicMs();
-  const metrics = new Metrics();
+  const metrics = deps.metrics ?? new Metrics();
   const lifecycle = new Lifecycle({ metrics, logger, nowMs: () => clock.nowMs() });
   const store = new ShardedStore({
     shards: config.evictionShards,
@@ -99,10 +110,16 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
 
   // The ring follows membership: rebuilt on every change, swapped only when owners move.
   let ring = HashRing.build(members.ringMembers(), config.replication, VIRTUAL_NODES);
+  let ringChangedAtMs = clock.nowMs();
   members.onChange(() => {
     const next = HashRing.build(members.ringMembers(), config.replication, VIRTUAL_NODES);
-    if (!next.sameAs(ring)) ring = next;
+    if (!next.sameAs(ring)) {
+      ring = next;
+      ringChangedAtMs = clock.nowMs();
+    }
   });
+  // How long after a ring change (or the start) reads look past a local miss.
+  const settleMs = Math.max(config.hintTtlMs, 10 * config.rebalanceIntervalMs);
   const view: ClusterView = {
     selfId,
     ring: () => ring,
@@ -113,6 +130,8 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     alivePeers: () => members.peers("alive").map((m) => ({ id: m.id, address: m.address })),
     knownCount: () => members.knownCount(),
     notDeadCount: () => members.notDeadCount(),
+    // Called only once the node is built (rebalancer is initialised below).
+    unsettled: () => clock.nowMs() - ringChangedAtMs < settleMs || rebalancer.busy,
   };
 
   const transport: PeerTransport =
@@ -124,7 +143,15 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     limits: { ttlMs: config.hintTtlMs, maxPerNode: config.hintMaxPerNode, maxBytes: config.hintMaxBytes },
     names: HINTED_METRICS,
   });
-  const hintLoop = new HintReplayLoop({ queues: [hints], transport, selfId, timers, intervalMs: config.hintReplayMs, logger });
+  const migrations = new HintQueue({
+    clock,
+    metrics,
+    logger,
+    limits: { ttlMs: config.hintTtlMs, maxPerNode: config.hintMaxPerNode, maxBytes: config.hintMaxBytes },
+    names: MIGRATION_METRICS,
+    onReplayed: (_peer, record) => rebalancer.releaseIfNotOwner(record.key, record.version),
+  });
+  const hintLoop = new HintReplayLoop({ queues: [hints, migrations], transport, selfId, timers, intervalMs: config.hintReplayMs, logger });
   const pusher = new ReplicaPusher({ transport, selfId, hints });
   const repairer = new ReadRepairer({
     transport,
@@ -151,11 +178,58 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     writeConsistency: config.writeConsistency,
     readConsistency: config.readConsistency,
   });
+  const rebalancer = new Rebalancer({
+    selfId,
+    store,
+    view,
+    transport,
+    migrations,
+    metrics,
+    logger,
+    clock,
+    timers,
+    intervalMs: config.rebalanceIntervalMs,
+    batchSize: config.rebalanceBatchSize,
+    maxConcurrent: config.rebalanceMaxConcurrent,
+    removalGraceMs: config.removalGraceMs,
+  });
+  const antiEntropy = new AntiEntropy({
+    selfId,
+    store,
+    view,
+    transport,
+    versions,
+    metrics,
+    logger,
+    clock,
+    timers,
+    intervalMs: config.autoSyncIntervalMs,
+    maxFactor: config.autoSyncMaxFactor,
+    chunkSize: config.merkleChunkSize,
+  });
+  const prober = new Prober({
+    members,
+    transport,
+    timers,
+    random: deps.random,
+    metrics,
+    logger,
+    heartbeatMs: config.heartbeatIntervalMs,
+    indirectProbeK: config.indirectProbeK,
+    deadAfterMs: config.deadAfterMs,
+  });
+  const gossiper = new Gossiper({
+    members,
+    transport,
+    timers,
+    random: deps.random,
+    logger,
+    intervalMs: config.gossipIntervalMs,
+    seeds: config.seeds,
+    timeoutMs: Math.max(1000, config.heartbeatIntervalMs),
+  });
   const peerData = new PeerHandler({ nodeId: selfId, store, versions, metrics, logger, lifecycle, ring: () => ring, incarnation: () => members.selfIncarnation });
 
-  const notYet = (what: string) => () => {
-    throw new CacheError("NOT_IMPLEMENTED", `${what} is not available on this node yet`);
-  };
   const endpoint: PeerEndpoint = {
     forward: (req) => cache.handleForward(req),
     applySet: (from, records) => peerData.applySet(from, records),
@@ -177,9 +251,9 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
       members.merge(from, claims);
       return members.list() as PeerMember[];
     },
-    merkleRoot: notYet("Merkle anti-entropy"),
-    merkleLeaves: notYet("Merkle anti-entropy"),
-    merkleRange: notYet("Merkle anti-entropy"),
+    merkleRoot: (requester, leafCount) => antiEntropy.root(requester, leafCount),
+    merkleLeaves: (requester, leafCount) => antiEntropy.leaves(requester, leafCount),
+    merkleRange: (requester, leafCount, leaves, cursor) => antiEntropy.range(requester, leafCount, leaves, cursor),
     drain: () => peerData.drain(),
   };
 
@@ -249,9 +323,15 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     endpoint,
     peerHandler,
     peerCalls: () => cache.forwardCalls + pusher.calls + reader.calls,
-    loops: { hints: hintLoop, eviction, expiration },
+    loops: { hints: hintLoop, eviction, expiration, prober, gossiper, rebalancer, antiEntropy },
+    migrations,
     start() {
+      // The start-up records of SPEC.md come in this order: heartbeat, rebalance, hint replay.
+      prober.start();
+      gossiper.start();
+      rebalancer.start();
       hintLoop.start();
+      antiEntropy.start();
       repairer.start();
       eviction.start();
       expiration.start();
@@ -259,6 +339,10 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     },
     drain: (reason) => lifecycle.drain(reason),
     async stop() {
+      prober.stop();
+      gossiper.stop();
+      rebalancer.stop();
+      antiEntropy.stop();
       hintLoop.stop();
       eviction.stop();
       expiration.stop();

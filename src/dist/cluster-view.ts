@@ -15,4 +15,9 @@ export interface ClusterView {
   knownCount(): number;
   /** Members not dead, the local node included. */
   notDeadCount(): number;
+  /**
+   * True while this node's copy of the data may be incomplete: just after start-up, after a ring
+   * change, or while a rebalance is moving keys. Reads then look past a local miss.
+   */
+  unsettled(): boolean;
 }

@@ -42,9 +42,13 @@ export interface DistCacheDeps {
   readonly readConsistency: ConsistencyLevel;
 }
 
-/** Errors of a forward after which a replica owner takes the write over. */
+/**
+ * Errors of a forward after which a replica owner takes the write over: any failure of the
+ * forward or of the primary (unreachable, draining, quorum not reached there, internal). A client
+ * error (4xx: a bad key or value) is returned as it is, since every owner would refuse it.
+ */
 function promotable(err: CacheError): boolean {
-  return err.code === "UNAVAILABLE" || err.code === "DRAINING" || err.code === "INTERNAL";
+  return err.status >= 500;
 }
 
 export class DistCache implements CacheService {
@@ -154,12 +158,15 @@ export class DistCache implements CacheService {
     if (owners.primary === this.nodeId) return this.deps.coordinator.coordinate(write, owners, level);
     const primary = this.deps.view.peer(owners.primary);
     let failure: CacheError;
+    /** True when the primary answered (its error is its real outcome, not a transport failure). */
+    let reached = false;
     if (primary) {
       try {
         const outcome = await this.forwards.enqueue(primary, write, level);
         if (outcome.errorCode === "") {
           return { key: write.key, applied: outcome.applied, bytes: outcome.bytes, owners, version: outcome.version, origin: outcome.origin };
         }
+        reached = true;
         failure = new CacheError(isErrorCode(outcome.errorCode) ? outcome.errorCode : "INTERNAL", outcome.errorMessage);
       } catch (err) {
         failure = toCacheError(err);
@@ -167,8 +174,10 @@ export class DistCache implements CacheService {
     } else {
       failure = new CacheError("UNAVAILABLE", `primary ${owners.primary} is not a member`);
     }
-    if (!promotable(failure)) throw failure;
-    if (!owners.ids.includes(this.nodeId)) {
+    if (!promotable(failure) || !owners.ids.includes(this.nodeId)) {
+      // Not an owner (or a client error): the primary's real outcome goes back as it is;
+      // a transport failure says which primary could not be reached.
+      if (failure.code !== "UNAVAILABLE" || reached) throw failure;
       throw new CacheError("UNAVAILABLE", `primary ${owners.primary} of key ${JSON.stringify(write.key)} is unreachable: ${failure.message}`, { owners: [...owners.ids] }, { cause: failure });
     }
     this.deps.metrics.inc("dist.write.forward_promotion");

@@ -67,7 +67,15 @@ export class HintQueue {
   private totalBytes = 0;
 
   constructor(
-    private readonly deps: { clock: Clock; metrics: Metrics; logger: Logger; limits: HintLimits; names: HintMetricNames },
+    private readonly deps: {
+      clock: Clock;
+      metrics: Metrics;
+      logger: Logger;
+      limits: HintLimits;
+      names: HintMetricNames;
+      /** Called after a hint was delivered (the rebalancer releases migrated copies here). */
+      onReplayed?: (peer: PeerRef, record: VersionedRecord) => void;
+    },
   ) {}
 
   /** Queued hints for a target (or all targets). */
@@ -166,6 +174,7 @@ export class HintQueue {
           t.hints.delete(h.record.key);
           this.totalBytes -= h.bytes;
           this.deps.metrics.inc(this.deps.names.replayed);
+          this.deps.onReplayed?.(t.peer, h.record);
         }
       }
     } catch {

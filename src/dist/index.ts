@@ -13,3 +13,6 @@ export { ReplicaPusher } from "./replica-pusher.js";
 export { WriteCoordinator, type CoordinatorDeps } from "./write-coordinator.js";
 export { Reader, liveItemOf, type ReaderDeps } from "./reader.js";
 export { replicaCount, requiredAcks, hasMajority } from "./quorum.js";
+export { Rebalancer, planMove, type RebalancerDeps } from "./rebalancer.js";
+export { AntiEntropy, nextBackoffFactor, type AntiEntropyDeps } from "./anti-entropy.js";
+export { MerkleBuilder, leafCountFor, leafOf, differingLeaves, validLeafCount, MERKLE_LEAVES_MAX } from "./merkle.js";

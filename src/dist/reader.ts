@@ -61,7 +61,11 @@ export class Reader {
 
   private async readOne(key: string, owners: Owners): Promise<LiveItem | undefined> {
     const { store, selfId, view } = this.deps;
-    if (owners.ids.includes(selfId)) return store.get(key);
+    if (owners.ids.includes(selfId)) {
+      const local = store.get(key);
+      if (local !== undefined || !view.unsettled()) return local;
+      return this.readPastLocalMiss(key, owners);
+    }
     let lastError: unknown;
     for (const id of owners.ids) {
       const peer = view.peer(id);
@@ -75,6 +79,32 @@ export class Reader {
       }
     }
     throw new CacheError("UNAVAILABLE", `no owner of key ${JSON.stringify(key)} could be reached`, { owners: [...owners.ids] }, { cause: lastError });
+  }
+
+  /**
+   * A local miss while data may still be moving (after a restart, a ring change or during a
+   * rebalance): ask the other owners, keep the newest answer, store it here (this node owns the
+   * key) and serve it.
+   */
+  private async readPastLocalMiss(key: string, owners: Owners): Promise<LiveItem | undefined> {
+    const { store, selfId, view } = this.deps;
+    const answers = await Promise.all(
+      owners.ids
+        .filter((id) => id !== selfId)
+        .map(async (id) => {
+          const peer = view.peer(id);
+          if (!peer) return undefined;
+          try {
+            return await this.gets.enqueue(peer, key);
+          } catch {
+            return undefined;
+          }
+        }),
+    );
+    const best = newest(answers.map((rec, i) => ({ id: String(i), rec })));
+    if (!best) return undefined;
+    store.apply(best);
+    return liveItemOf(best, this.deps.clock.nowMs());
   }
 
   private readQuorum(key: string, owners: Owners, level: ConsistencyLevel): Promise<LiveItem | undefined> {

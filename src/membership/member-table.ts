@@ -118,8 +118,9 @@ export class MemberTable {
     const now = this.deps.clock.nowMs();
     e.lastSeenMs = now;
     e.lastProbeOkMs = now;
-    if (incarnation !== undefined && incarnation > e.incarnation) e.incarnation = incarnation;
-    if (e.state !== "alive") this.transition(e, "alive");
+    // Same state: last-seen only (incarnation and version untouched). A real change may take the
+    // incarnation the peer reported.
+    if (e.state !== "alive") this.transition(e, "alive", incarnation);
   }
 
   /** The peer failed its probe (direct, and indirect when enabled). */
@@ -151,12 +152,23 @@ export class MemberTable {
     return true;
   }
 
-  /** Manual removal: the peer leaves at once and no longer counts towards quorum sizes. */
+  /**
+   * Manual removal: the peer leaves at once and no longer counts towards quorum sizes. Works for
+   * pruned peers too (they still count as known until removed by hand).
+   */
   remove(id: string): boolean {
+    if (id === this.deps.selfId) return false;
+    const wasKnown = this.known.delete(id);
+    this.pruned.delete(id);
     const e = this.entries.get(id);
-    if (!e || id === this.deps.selfId) return false;
-    this.known.delete(id);
-    this.removeEntry(e);
+    if (e) {
+      this.removeEntry(e);
+      return true;
+    }
+    if (!wasKnown) return false;
+    // Already pruned: only the known count (quorum sizes) changes.
+    this.deps.logger.info(LOG.peerRemoved, { peer: id });
+    this.changed();
     return true;
   }
 

@@ -182,6 +182,11 @@ export class Shard {
   }
 
   /** Physically removes a slot (live or tombstone); no tombstone is left. */
+  /** The slot's hash (the key's hash32). */
+  hashAt(slot: number): number {
+    return this.hashes[slot] as number;
+  }
+
   removeSlot(slot: number): void {
     const s = this.state[slot];
     if (s === EMPTY) return;
@@ -258,6 +263,17 @@ export class Shard {
       const e = this.expires[slot] as number;
       if (e !== 0 && e <= nowMs) continue;
       if (!visit(this.keys[slot] as string, slot)) return slot + 1;
+    }
+    return -1;
+  }
+
+  /**
+   * Visits record slots (live, expired or tombstone) from `fromSlot`; stops when `visit` returns
+   * false. Returns the slot to resume at, or -1 when the shard is done.
+   */
+  scanSlots(fromSlot: number, visit: (slot: number) => boolean): number {
+    for (let slot = fromSlot; slot < this.highWater; slot++) {
+      if (this.state[slot] !== EMPTY && !visit(slot)) return slot + 1;
     }
     return -1;
   }

@@ -245,6 +245,27 @@ export class ShardedStore {
     return out;
   }
 
+  /**
+   * Visits the records (live, expired or tombstone) of one shard from `fromSlot`, with each key's
+   * hash; stops when `visit` returns false. Returns the slot to resume at, or -1 when the shard
+   * is done. Used by scans that spread over several ticks (rebalance, anti-entropy).
+   */
+  scanRecords(shard: number, fromSlot: number, visit: (rec: VersionedRecord, hash: number) => boolean): number {
+    const s = this.shards[shard];
+    if (!s) return -1;
+    return s.scanSlots(fromSlot, (slot) => visit(s.recordAt(slot), s.hashAt(slot)));
+  }
+
+  /** Removes `key` only while its record still has `version` (a newer write keeps it). */
+  removeIfVersion(key: string, version: number): boolean {
+    const h = hash32(key);
+    const shard = this.shards[this.shardOfHash(h)] as Shard;
+    const slot = shard.find(key, h);
+    if (slot < 0 || shard.versionAt(slot) !== version) return false;
+    shard.removeSlot(slot);
+    return true;
+  }
+
   /** Visits every record (live, expired or tombstone) of every shard. */
   forEachRecord(visit: (rec: VersionedRecord) => void): void {
     for (const s of this.shards) s.forEachSlot((slot) => visit(s.recordAt(slot)));

@@ -30,6 +30,11 @@ export class Chaos {
     this.down.add(id);
   }
 
+  /** Reconnects one isolated node. */
+  reconnect(id: string): void {
+    this.down.delete(id);
+  }
+
   /** Removes every partition and isolation. */
   heal(): void {
     this.groups = [];

@@ -27,9 +27,9 @@ export interface SimCluster {
   advance(ms: number): Promise<void>;
   /** Lets pending promises and microtasks run without moving time. */
   settle(): Promise<void>;
-  /** Takes a node off the network (a crash: its state is kept for a restart). */
+  /** Takes a node off the network both ways (a crash: its state is kept for a revive). */
   crash(id: string): void;
-  /** Puts a crashed node back (same state, as after a quick restart of the process). */
+  /** Puts a crashed node back (same state, as after a network blip). */
   revive(id: string): void;
   /** Builds a fresh node with the same id and address (a restart that lost its memory). */
   restart(id: string): Promise<SimNode>;
@@ -67,9 +67,9 @@ export async function simCluster(opts: SimOptions): Promise<SimCluster> {
       ...opts.env,
     });
     const logger = recordingLogger("debug");
-    const metricsForChaos = new Metrics();
-    const transport = new ChaosTransport(network.transport(), chaos, id, metricsForChaos);
-    const node = createNode(config, { logger, clock, timers: clock, random: seededRandom(seed + id.length), documents: DOCS, serviceVersion: "test", transport });
+    const metrics = new Metrics();
+    const transport = new ChaosTransport(network.transport(), chaos, id, metrics);
+    const node = createNode(config, { logger, clock, timers: clock, random: seededRandom(seed + id.length), documents: DOCS, serviceVersion: "test", transport, metrics });
     network.register(addressOf(id), node.endpoint);
     if (opts.startLoops !== false) node.start();
     return { id, address: addressOf(id), node, logger };
@@ -90,8 +90,14 @@ export async function simCluster(opts: SimOptions): Promise<SimCluster> {
     },
     advance: (ms) => clock.advanceAsync(ms),
     settle: () => flush(5),
-    crash: (id) => network.unregister(addressOf(id)),
-    revive: (id) => network.register(addressOf(id), cluster.node(id).endpoint),
+    crash: (id) => {
+      network.unregister(addressOf(id));
+      chaos.isolate(id);
+    },
+    revive: (id) => {
+      network.register(addressOf(id), cluster.node(id).endpoint);
+      chaos.reconnect(id);
+    },
     async restart(id) {
       const old = cluster.sim(id);
       network.unregister(old.address);

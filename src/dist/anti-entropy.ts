@@ -1,0 +1,212 @@
+// Merkle anti-entropy. Both sides summarize the records (values and tombstones, expired values
+// left out) of the keys that they BOTH own in the requester's ring view; the requester compares
+// roots, then leaves, then pulls the records of differing leaves and applies them through the
+// version gate. Pull only: absence never becomes a delete (tombstones carry deletes).
+//
+// The auto-sync timer syncs with every alive peer each tick. Adaptive backoff: after each fully
+// clean tick the sleep doubles, up to SERVICE_AUTO_SYNC_MAX_FACTOR x the interval; any divergent
+// tick resets it to 1x.
+import type { Clock, TimerHandle, Timers } from "../core/clock.js";
+import { badRequest } from "../core/errors.js";
+import { cursorInt, decodeCursor, encodeCursor } from "../core/cursor.js";
+import { LOG, type Logger } from "../log/index.js";
+import type { Metrics } from "../observability/index.js";
+import { Applied, type ShardedStore, type VersionedRecord } from "../store/index.js";
+import type { MerkleRangePage, MerkleRoot, PeerRef, PeerTransport } from "../transport/index.js";
+import type { ClusterView } from "./cluster-view.js";
+import { differingLeaves, leafCountFor, leafOf, MerkleBuilder, validLeafCount } from "./merkle.js";
+import type { VersionClock } from "./version-clock.js";
+
+/** Records per MerkleRange page. */
+const RANGE_PAGE = 1000;
+
+export interface AntiEntropyDeps {
+  readonly selfId: string;
+  readonly store: ShardedStore;
+  readonly view: ClusterView;
+  readonly transport: PeerTransport;
+  readonly versions: VersionClock;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  /** 0 disables the timer (syncs can still be run by hand). */
+  readonly intervalMs: number;
+  readonly maxFactor: number;
+  readonly chunkSize: number;
+}
+
+/** Next backoff factor after a tick (pure). */
+export function nextBackoffFactor(current: number, clean: boolean, maxFactor: number): number {
+  return clean ? Math.min(current * 2, Math.max(1, maxFactor)) : 1;
+}
+
+export class AntiEntropy {
+  private timer: TimerHandle | undefined;
+  private running = false;
+  private factor = 1;
+
+  constructor(private readonly deps: AntiEntropyDeps) {
+    deps.metrics.set("dist.auto_sync.backoff_factor", 1);
+  }
+
+  get backoffFactor(): number {
+    return this.factor;
+  }
+
+  start(): void {
+    if (this.deps.intervalMs > 0 && !this.timer) this.schedule();
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  private schedule(): void {
+    this.timer = this.deps.timers.after(this.deps.intervalMs * this.factor, () => {
+      void this.runSyncTick().finally(() => {
+        if (this.timer) this.schedule();
+      });
+    });
+  }
+
+  /** One auto-sync tick: syncs with every alive peer and adapts the backoff. */
+  async runSyncTick(): Promise<{ pulled: number; clean: boolean }> {
+    if (this.running) return { pulled: 0, clean: true };
+    this.running = true;
+    const started = this.deps.clock.monotonicMs();
+    let pulled = 0;
+    let clean = true;
+    try {
+      for (const peer of this.deps.view.alivePeers()) {
+        const r = await this.syncWith(peer);
+        if (!r.clean) clean = false;
+        pulled += r.pulled;
+      }
+    } finally {
+      this.running = false;
+    }
+    const m = this.deps.metrics;
+    m.set("dist.auto_sync.last_ns", Math.round((this.deps.clock.monotonicMs() - started) * 1e6));
+    if (clean) m.inc("dist.auto_sync.clean_ticks");
+    const next = nextBackoffFactor(this.factor, clean, this.deps.maxFactor);
+    if (next !== this.factor) {
+      this.deps.logger.info(LOG.backoffFactorChanged, { from: this.factor, to: next });
+      this.factor = next;
+      m.set("dist.auto_sync.backoff_factor", next);
+    }
+    return { pulled, clean };
+  }
+
+  /** Compares with one peer and pulls what differs. `clean` is false on divergence or failure. */
+  async syncWith(peer: PeerRef): Promise<{ pulled: number; clean: boolean }> {
+    const { transport, selfId, metrics, clock } = this.deps;
+    const started = clock.monotonicMs();
+    try {
+      const local = this.build(peer.id, undefined);
+      const leafCount = local.leafCount;
+      const remoteRoot = await transport.merkleRoot(peer, selfId, leafCount);
+      if (remoteRoot.root === local.root()) {
+        metrics.set("dist.merkle.last_diff_ns", Math.round((clock.monotonicMs() - started) * 1e6));
+        metrics.inc("dist.merkle.syncs");
+        return { pulled: 0, clean: true };
+      }
+      const diff = differingLeaves(local.leaves(), await transport.merkleLeaves(peer, selfId, leafCount));
+      metrics.set("dist.merkle.last_diff_ns", Math.round((clock.monotonicMs() - started) * 1e6));
+      let pulled = 0;
+      let cursor = "";
+      do {
+        const page = await transport.merkleRange(peer, selfId, leafCount, diff, cursor);
+        pulled += this.applyPulled(page.records);
+        cursor = page.nextCursor;
+      } while (cursor !== "");
+      metrics.inc("dist.merkle.syncs");
+      metrics.inc("dist.merkle.keys_pulled", pulled);
+      return { pulled, clean: false };
+    } catch (err) {
+      this.deps.logger.warn(LOG.merkleFetchFailed, { peer: peer.id, error: err instanceof Error ? err.message : String(err) });
+      return { pulled: 0, clean: false };
+    }
+  }
+
+  // ---- the answering side -------------------------------------------------------------------
+
+  /** Root over the keys this node and `requester` both own. */
+  root(requester: string, leafCount: number): MerkleRoot {
+    const b = this.build(requester, checkLeafCount(leafCount));
+    return { root: b.root(), leafCount: b.leafCount, recordCount: b.records };
+  }
+
+  leaves(requester: string, leafCount: number): string[] {
+    return this.build(requester, checkLeafCount(leafCount)).leaves();
+  }
+
+  /** Records of the requested leaves, a page at a time (cursor: shard and slot to resume at). */
+  range(requester: string, leafCount: number, leaves: readonly number[], cursor: string): MerkleRangePage {
+    checkLeafCount(leafCount);
+    const wanted = new Set(leaves);
+    const { store } = this.deps;
+    let shard = 0;
+    let slot = 0;
+    if (cursor !== "") {
+      const f = decodeCursor(cursor);
+      const s = f && cursorInt(f, "s");
+      const i = f && cursorInt(f, "i");
+      if (s === undefined || i === undefined) throw badRequest("invalid cursor");
+      shard = s;
+      slot = i;
+    }
+    const records: VersionedRecord[] = [];
+    const now = this.deps.clock.nowMs();
+    while (shard < store.shardCount) {
+      const resume = store.scanRecords(shard, slot, (rec, hash) => {
+        if (wanted.has(leafOf(hash, leafCount)) && this.shared(rec, requester, now)) records.push(rec);
+        return records.length < RANGE_PAGE;
+      });
+      if (resume >= 0) return { records, nextCursor: encodeCursor({ s: shard, i: resume }) };
+      shard++;
+      slot = 0;
+    }
+    return { records, nextCursor: "" };
+  }
+
+  private build(peerId: string, leafCount: number | undefined): MerkleBuilder {
+    const { store } = this.deps;
+    const now = this.deps.clock.nowMs();
+    const shared: Array<[VersionedRecord, number]> = [];
+    for (let s = 0; s < store.shardCount; s++) {
+      store.scanRecords(s, 0, (rec, hash) => {
+        if (this.shared(rec, peerId, now)) shared.push([rec, hash]);
+        return true;
+      });
+    }
+    const b = new MerkleBuilder(leafCount ?? leafCountFor(shared.length, this.deps.chunkSize));
+    for (const [rec, hash] of shared) b.add(rec, hash);
+    return b;
+  }
+
+  /** In the compared set: owned by both nodes, and a tombstone or an unexpired value. */
+  private shared(rec: VersionedRecord, peerId: string, nowMs: number): boolean {
+    if (!rec.tombstone && rec.expiresAtMs !== 0 && rec.expiresAtMs <= nowMs) return false;
+    const owners = this.deps.view.ring().ownersOf(rec.key).ids;
+    return owners.includes(this.deps.selfId) && owners.includes(peerId);
+  }
+
+  private applyPulled(records: readonly VersionedRecord[]): number {
+    let applied = 0;
+    for (const rec of records) {
+      if (!this.deps.view.ring().isOwner(rec.key, this.deps.selfId)) continue;
+      this.deps.versions.observe(rec.version);
+      const r = this.deps.store.apply(rec);
+      if (r.applied === Applied.Stored) applied++;
+      else if (r.applied === Applied.Older) this.deps.metrics.inc("dist.version.conflicts");
+    }
+    return applied;
+  }
+}
+
+function checkLeafCount(n: number): number {
+  if (!validLeafCount(n)) throw badRequest(`leaf_count must be a power of two between 1 and 65536; got ${n}`);
+  return n;
+}

@@ -1,0 +1,98 @@
+// Gossip and joining. Every SERVICE_GOSSIP_INTERVAL the full member list is pushed to one random
+// alive peer, which merges it and answers with its own list (push-pull), so a change reaches
+// every node in a few rounds. Joining is the same exchange with the seeds; a seed given as a
+// bare address is first asked who it is (its id is learned from its health answer).
+import type { TimerHandle, Timers } from "../core/clock.js";
+import { randomInt, type Random } from "../core/random.js";
+import { LOG, type Logger } from "../log/index.js";
+import type { PeerMember, PeerRef, PeerTransport } from "../transport/index.js";
+import type { MemberTable } from "./member-table.js";
+import { withTimeout } from "./prober.js";
+
+export interface GossiperDeps {
+  readonly members: MemberTable;
+  readonly transport: PeerTransport;
+  readonly timers: Timers;
+  readonly random: Random;
+  readonly logger: Logger;
+  readonly intervalMs: number;
+  /** Seeds from SERVICE_SEEDS; an empty id means a bare address. */
+  readonly seeds: ReadonlyArray<{ readonly id: string; readonly address: string }>;
+  readonly timeoutMs: number;
+}
+
+export class Gossiper {
+  private timer: TimerHandle | undefined;
+  private readonly unresolvedSeeds: Set<string>;
+  private running = false;
+
+  constructor(private readonly deps: GossiperDeps) {
+    this.unresolvedSeeds = new Set(deps.seeds.filter((s) => s.id === "").map((s) => s.address));
+  }
+
+  start(): void {
+    if (this.timer) return;
+    void this.join();
+    this.timer = this.deps.timers.every(this.deps.intervalMs, () => void this.runGossipTick());
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  /** Exchanges member lists with every seed (learning the ids of bare seeds). */
+  async join(): Promise<void> {
+    await this.resolveBareSeeds();
+    await Promise.all(this.deps.seeds.filter((s) => s.id !== "").map((s) => this.exchange({ id: s.id, address: s.address }, false)));
+  }
+
+  /** One round: retry unresolved bare seeds, then push-pull with one random alive peer. */
+  async runGossipTick(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      await this.resolveBareSeeds();
+      const peers = this.deps.members.peers("alive");
+      if (peers.length === 0) {
+        // Alone (every peer pruned, or all seeds were down at start): keep knocking on the seeds.
+        const seeds = this.deps.seeds.filter((s) => s.id !== "" && !this.deps.members.get(s.id));
+        const seed = seeds[randomInt(this.deps.random, seeds.length)];
+        if (seed) await this.exchange({ id: seed.id, address: seed.address }, false);
+        return;
+      }
+      const p = peers[randomInt(this.deps.random, peers.length)];
+      if (p) await this.exchange({ id: p.id, address: p.address }, true);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Push-pull with one peer; answers are merged as gossip from that peer. */
+  private async exchange(peer: PeerRef, logFailure: boolean): Promise<void> {
+    const { members, transport, timers } = this.deps;
+    try {
+      const theirs = await withTimeout(timers, this.deps.timeoutMs, transport.gossip(peer, members.selfId, members.list() as PeerMember[]), `gossip to ${peer.id}`);
+      members.merge(peer.id, theirs);
+    } catch (err) {
+      if (logFailure) this.deps.logger.warn(LOG.gossipPushFailed, { peer: peer.id, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  private async resolveBareSeeds(): Promise<void> {
+    const { members, transport, timers } = this.deps;
+    await Promise.all(
+      [...this.unresolvedSeeds].map(async (address) => {
+        try {
+          const h = await withTimeout(timers, this.deps.timeoutMs, transport.health({ id: "", address }), `identity of seed ${address}`);
+          if (h.node === "" || h.node === members.selfId) return;
+          this.unresolvedSeeds.delete(address);
+          members.addPeer(h.node, address, h.incarnation);
+          await this.exchange({ id: h.node, address }, false);
+        } catch {
+          // The seed is not up yet; the next round asks again.
+        }
+      }),
+    );
+  }
+}

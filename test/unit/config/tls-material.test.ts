@@ -1,0 +1,57 @@
+import { writeFileSync } from "node:fs";
+import { expect } from "chai";
+import { loadConfig, readTlsMaterial, SettingError, TlsMaterialError } from "../../../src/config/index.js";
+import { makeTestCerts, type TestCerts } from "../../helpers/certs.js";
+
+describe("config/tls-material readTlsMaterial", () => {
+  let certs: TestCerts;
+  before(() => {
+    certs = makeTestCerts(["c"]);
+  });
+  after(() => certs.cleanup());
+
+  it("reads certificate, key and CA", () => {
+    const m = readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.server.key, caFile: certs.ca.cert }, "api");
+    expect(m.cert.toString()).to.contain("BEGIN CERTIFICATE");
+    expect(m.key.toString()).to.contain("PRIVATE KEY");
+    expect(m.ca?.toString()).to.contain("BEGIN CERTIFICATE");
+  });
+
+  it("a missing file names the variable and the path", () => {
+    expect(() => readTlsMaterial({ certFile: "/nope.crt", keyFile: certs.server.key, caFile: undefined }, "api")).to.throw(TlsMaterialError, "SERVICE_API_TLS_CERT: cannot read /nope.crt");
+    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: "/nope.key", caFile: undefined }, "mgmt")).to.throw(TlsMaterialError, "SERVICE_MGMT_TLS_KEY");
+    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.server.key, caFile: "/nope-ca.pem" }, "dist")).to.throw(TlsMaterialError, "SERVICE_DIST_TLS_CA");
+  });
+
+  it("a CA bundle without any certificate is refused (Node would ignore it silently)", () => {
+    const notPem = `${certs.dir}/not-a-ca.pem`;
+    writeFileSync(notPem, "not a certificate");
+    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.server.key, caFile: notPem }, "dist")).to.throw(TlsMaterialError, "SERVICE_DIST_TLS_CA: no PEM certificate");
+    const broken = `${certs.dir}/broken-ca.pem`;
+    writeFileSync(broken, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
+    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.server.key, caFile: broken }, "api")).to.throw(TlsMaterialError, "SERVICE_API_TLS_CLIENT_CA: unusable certificate");
+  });
+
+  it("a key that does not belong to the certificate, or a file that is not PEM, is refused at once", () => {
+    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.clients.c!.key, caFile: undefined }, "api")).to.throw(TlsMaterialError, "unusable");
+    expect(() => readTlsMaterial({ certFile: certs.server.key, keyFile: certs.server.key, caFile: undefined }, "api")).to.throw(TlsMaterialError, "unusable");
+  });
+});
+
+describe("config: the peer transport's TLS is mutual", () => {
+  it("SERVICE_DIST_TLS_CERT and _KEY without SERVICE_DIST_TLS_CA is a setting error naming the CA", () => {
+    let caught: unknown;
+    try {
+      loadConfig({ SERVICE_DIST_TLS_CERT: "/c.pem", SERVICE_DIST_TLS_KEY: "/k.pem" }, { hostname: "h" });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).to.be.instanceOf(SettingError);
+    expect((caught as SettingError).variable).to.equal("SERVICE_DIST_TLS_CA");
+  });
+
+  it("with the CA it is accepted", () => {
+    const c = loadConfig({ SERVICE_DIST_TLS_CERT: "/c.pem", SERVICE_DIST_TLS_KEY: "/k.pem", SERVICE_DIST_TLS_CA: "/ca.pem" }, { hostname: "h" });
+    expect(c.distTls).to.deep.equal({ certFile: "/c.pem", keyFile: "/k.pem", caFile: "/ca.pem" });
+  });
+});
