@@ -5,6 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { compressionGzip, createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import type { SecureClientSessionOptions } from "node:http2";
+import { systemTimers, type Timers } from "../core/clock.js";
 import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
 import type { Metrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
@@ -23,11 +24,16 @@ import {
   ProbeRequestSchema,
   RemoveRequestSchema,
   SetRequestSchema,
+  type ExchangeRequest,
+  type ExchangeResponse,
+  type GetResponse,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
+import { CacheError } from "../core/errors.js";
 import {
   fromEntry, fromWireMember, fromWireOutcome, fromWireResult, toConsistency, toDeletion, toEntry, toNumber, toWireMember, toWireWrite,
 } from "./convert.js";
 import { fromConnectError } from "./errors.js";
+import { ExchangeChannel } from "./exchange-channel.js";
 import { peerTokenSigner } from "./peer-auth.js";
 
 export interface ConnectPeerTransportOptions {
@@ -40,11 +46,14 @@ export interface ConnectPeerTransportOptions {
   readonly timeoutMs?: number;
   /** Counts dist.peer.calls and dist.peer.call_failures. */
   readonly metrics?: Metrics;
+  /** Timers for per-call timeouts on exchange streams (the process timers by default). */
+  readonly timers?: Timers;
 }
 
 interface PeerClient {
   readonly client: Client<typeof PeerService>;
   readonly session: Http2SessionManager;
+  readonly channel: ExchangeChannel;
 }
 
 export class ConnectPeerTransport implements PeerTransport {
@@ -57,7 +66,7 @@ export class ConnectPeerTransport implements PeerTransport {
     this.interceptors = opts.token ? [peerTokenSigner(opts.token)] : [];
   }
 
-  private client(to: PeerRef): Client<typeof PeerService> {
+  private peer(to: PeerRef): PeerClient {
     let c = this.clients.get(to.address);
     if (!c) {
       const scheme = this.opts.tls ? "https" : "http";
@@ -80,17 +89,39 @@ export class ConnectPeerTransport implements PeerTransport {
         writeMaxBytes: PEER_BODY_BYTES_MAX,
         defaultTimeoutMs: this.opts.timeoutMs ?? PEER_TIMEOUT_MS,
       });
-      c = { client: createClient(PeerService, transport), session };
+      const client = createClient(PeerService, transport);
+      c = { client, session, channel: new ExchangeChannel(client, this.opts.timers ?? systemTimers, this.opts.timeoutMs ?? PEER_TIMEOUT_MS) };
       this.clients.set(to.address, c);
     }
-    return c.client;
+    return c;
+  }
+
+  /**
+   * A data-path call: a frame on the peer's exchange stream, or a unary call for a peer without
+   * Exchange (detected on the first try, which is then repeated as a unary call).
+   */
+  private async exchangeOr<T>(to: PeerRef, call: ExchangeRequest["call"], pick: (r: ExchangeResponse) => T | undefined, unary: (c: Client<typeof PeerService>) => Promise<T>): Promise<T> {
+    const peer = this.peer(to);
+    if (!peer.channel.supported) return this.call(to, unary);
+    this.calls++;
+    this.opts.metrics?.inc("dist.peer.calls");
+    try {
+      const r = await peer.channel.call(call);
+      const out = pick(r);
+      if (out === undefined) throw new CacheError("INTERNAL", `peer ${to.id} answered ${r.result.case ?? "nothing"} to ${call.case ?? "a call"}`);
+      return out;
+    } catch (err) {
+      if (!peer.channel.supported) return this.call(to, unary);
+      this.opts.metrics?.inc("dist.peer.call_failures");
+      throw err;
+    }
   }
 
   private async call<T>(to: PeerRef, fn: (c: Client<typeof PeerService>) => Promise<T>): Promise<T> {
     this.calls++;
     this.opts.metrics?.inc("dist.peer.calls");
     try {
-      return await fn(this.client(to));
+      return await fn(this.peer(to).client);
     } catch (err) {
       this.opts.metrics?.inc("dist.peer.call_failures");
       throw fromConnectError(err);
@@ -98,22 +129,41 @@ export class ConnectPeerTransport implements PeerTransport {
   }
 
   forward(to: PeerRef, req: ForwardRequest) {
-    return this.call(to, async (c) => {
-      const res = await c.forward(create(ForwardRequestSchema, { from: req.from, consistency: toConsistency(req.consistency), writes: req.writes.map(toWireWrite) }));
-      return res.results.map(fromWireResult);
-    });
+    const msg = create(ForwardRequestSchema, { from: req.from, consistency: toConsistency(req.consistency), writes: req.writes.map(toWireWrite) });
+    return this.exchangeOr(
+      to,
+      { case: "forward", value: msg },
+      (r) => (r.result.case === "forward" ? r.result.value.results.map(fromWireResult) : undefined),
+      async (c) => (await c.forward(msg)).results.map(fromWireResult),
+    );
   }
   set(to: PeerRef, from: string, records: readonly VersionedRecord[]) {
-    return this.call(to, async (c) => (await c.set(create(SetRequestSchema, { from, entries: records.map(toEntry) }))).outcomes.map(fromWireOutcome));
+    const msg = create(SetRequestSchema, { from, entries: records.map(toEntry) });
+    return this.exchangeOr(
+      to,
+      { case: "set", value: msg },
+      (r) => (r.result.case === "set" ? r.result.value.outcomes.map(fromWireOutcome) : undefined),
+      async (c) => (await c.set(msg)).outcomes.map(fromWireOutcome),
+    );
   }
   remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[]) {
-    return this.call(to, async (c) => (await c.remove(create(RemoveRequestSchema, { from, deletions: tombstones.map(toDeletion) }))).outcomes.map(fromWireOutcome));
+    const msg = create(RemoveRequestSchema, { from, deletions: tombstones.map(toDeletion) });
+    return this.exchangeOr(
+      to,
+      { case: "remove", value: msg },
+      (r) => (r.result.case === "remove" ? r.result.value.outcomes.map(fromWireOutcome) : undefined),
+      async (c) => (await c.remove(msg)).outcomes.map(fromWireOutcome),
+    );
   }
   get(to: PeerRef, keys: readonly string[]) {
-    return this.call(to, async (c) => {
-      const res = await c.get(create(GetRequestSchema, { keys: [...keys] }));
-      return res.results.map((r) => (r.found && r.entry ? fromEntry(r.entry) : undefined));
-    });
+    const msg = create(GetRequestSchema, { keys: [...keys] });
+    const records = (res: GetResponse) => res.results.map((r) => (r.found && r.entry ? fromEntry(r.entry) : undefined));
+    return this.exchangeOr(
+      to,
+      { case: "get", value: msg },
+      (r) => (r.result.case === "get" ? records(r.result.value) : undefined),
+      async (c) => records(await c.get(msg)),
+    );
   }
   keys(to: PeerRef, cursor: string, limit: number, q: string) {
     return this.call(to, async (c) => {
@@ -161,7 +211,10 @@ export class ConnectPeerTransport implements PeerTransport {
   }
 
   async close(): Promise<void> {
-    for (const c of this.clients.values()) c.session.abort();
+    for (const c of this.clients.values()) {
+      c.channel.close();
+      c.session.abort();
+    }
     this.clients.clear();
   }
 }

@@ -24,6 +24,7 @@ import {
   fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireWrite, toEntry, toWireMember, toWireOutcome, toWireResult,
 } from "./convert.js";
 import { toConnectError } from "./errors.js";
+import { exchangeHandler } from "./exchange-server.js";
 
 /** Wraps a handler so that every thrown error leaves as a ConnectError carrying our code. */
 function guarded<A extends unknown[], R>(fn: (...args: A) => R | Promise<R>): (...args: A) => Promise<R> {
@@ -95,6 +96,7 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       const page = endpoint.merkleRange(req.requester, req.leafCount, req.leaves, req.cursor);
       return create(MerkleRangeResponseSchema, { entries: page.records.map(toEntry), nextCursor: page.nextCursor });
     }),
+    exchange: exchangeHandler(endpoint),
     drain: guarded(() => {
       endpoint.drain();
       return create(DrainResponseSchema, { draining: true });

@@ -23,7 +23,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hypercache/peer/v1/peer.proto.
  */
 export const file_hypercache_peer_v1_peer: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oeXBlcmNhY2hlL3BlZXIvdjEvcGVlci5wcm90bxISaHlwZXJjYWNoZS5wZWVyLnYxIpEBCgVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAwSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhEKCXRvbWJzdG9uZRgHIAEoCCJmCgtDbGllbnRXcml0ZRIrCgRraW5kGAEgASgOMh0uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlS2luZBILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAwSDgoGdHRsX21zGAQgASgDIoUBCg5Gb3J3YXJkUmVxdWVzdBIvCgZ3cml0ZXMYASADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuQ2xpZW50V3JpdGUSNAoLY29uc2lzdGVuY3kYAiABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuQ29uc2lzdGVuY3kSDAoEZnJvbRgDIAEoCSKkAQoLV3JpdGVSZXN1bHQSCwoDa2V5GAEgASgJEg8KB2FwcGxpZWQYAiABKAgSDQoFYnl0ZXMYAyABKAMSDgoGb3duZXJzGAQgAygJEg8KB3ZlcnNpb24YBSABKAQSDgoGb3JpZ2luGAYgASgJEhIKCmVycm9yX2NvZGUYByABKAkSFQoNZXJyb3JfbWVzc2FnZRgIIAEoCRIMCgRub2RlGAkgASgJIkMKD0ZvcndhcmRSZXNwb25zZRIwCgdyZXN1bHRzGAEgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlUmVzdWx0IkYKClNldFJlcXVlc3QSKgoHZW50cmllcxgBIAMoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRIMCgRmcm9tGAIgASgJIkEKC1NldFJlc3BvbnNlEjIKCG91dGNvbWVzGAEgAygOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkFwcGx5T3V0Y29tZSJUCghEZWxldGlvbhILCgNrZXkYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIOCgZvcmlnaW4YAyABKAkSGgoSZGVsZXRlZF9hdF91bml4X21zGAQgASgDIk4KDVJlbW92ZVJlcXVlc3QSLwoJZGVsZXRpb25zGAEgAygLMhwuaHlwZXJjYWNoZS5wZWVyLnYxLkRlbGV0aW9uEgwKBGZyb20YAiABKAkiRAoOUmVtb3ZlUmVzcG9uc2USMgoIb3V0Y29tZXMYASADKA4yIC5oeXBlcmNhY2hlLnBlZXIudjEuQXBwbHlPdXRjb21lIhoKCkdldFJlcXVlc3QSDAoEa2V5cxgBIAMoCSJRCglHZXRSZXN1bHQSCwoDa2V5GAEgASgJEg0KBWZvdW5kGAIgASgIEigKBWVudHJ5GAMgASgLMhkuaHlwZXJjYWNoZS5wZWVyLnYxLkVudHJ5IksKC0dldFJlc3BvbnNlEi4KB3Jlc3VsdHMYASADKAsyHS5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVzdWx0EgwKBG5vZGUYAiABKAkiNwoLS2V5c1JlcXVlc3QSDgoGY3Vyc29yGAEgASgJEg0KBWxpbWl0GAIgASgNEgkKAXEYAyABKAkiRAoMS2V5c1Jlc3BvbnNlEgwKBGtleXMYASADKAkSEwoLbmV4dF9jdXJzb3IYAiABKAkSEQoJdHJ1bmNhdGVkGAMgASgIIh4KDFByb2JlUmVxdWVzdBIOCgZ0YXJnZXQYASABKAkiOgoNUHJvYmVSZXNwb25zZRIOCgZ0YXJnZXQYASABKAkSCgoCb2sYAiABKAgSDQoFZXJyb3IYAyABKAkihQEKBk1lbWJlchIKCgJpZBgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEi4KBXN0YXRlGAMgASgOMh8uaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlclN0YXRlEhMKC2luY2FybmF0aW9uGAQgASgEEhkKEWxhc3Rfc2Vlbl91bml4X21zGAUgASgDIkoKDUdvc3NpcFJlcXVlc3QSDAoEZnJvbRgBIAEoCRIrCgdtZW1iZXJzGAIgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlciI9Cg5Hb3NzaXBSZXNwb25zZRIrCgdtZW1iZXJzGAEgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlciI6ChFNZXJrbGVSb290UmVxdWVzdBIRCglyZXF1ZXN0ZXIYASABKAkSEgoKbGVhZl9jb3VudBgCIAEoDSJMChJNZXJrbGVSb290UmVzcG9uc2USDAoEcm9vdBgBIAEoDBISCgpsZWFmX2NvdW50GAIgASgNEhQKDHJlY29yZF9jb3VudBgDIAEoBCI8ChNNZXJrbGVMZWF2ZXNSZXF1ZXN0EhEKCXJlcXVlc3RlchgBIAEoCRISCgpsZWFmX2NvdW50GAIgASgNIiYKFE1lcmtsZUxlYXZlc1Jlc3BvbnNlEg4KBmxlYXZlcxgBIAMoDCJbChJNZXJrbGVSYW5nZVJlcXVlc3QSEQoJcmVxdWVzdGVyGAEgASgJEhIKCmxlYWZfY291bnQYAiABKA0SDgoGbGVhdmVzGAMgAygNEg4KBmN1cnNvchgEIAEoCSJWChNNZXJrbGVSYW5nZVJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSEwoLbmV4dF9jdXJzb3IYAiABKAkiDgoMRHJhaW5SZXF1ZXN0IiEKDURyYWluUmVzcG9uc2USEAoIZHJhaW5pbmcYASABKAgiMgoNSGVhbHRoUmVxdWVzdBIhChl1bmF2YWlsYWJsZV93aGVuX2RyYWluaW5nGAEgASgIIkUKDkhlYWx0aFJlc3BvbnNlEgwKBG5vZGUYASABKAkSEAoIZHJhaW5pbmcYAiABKAgSEwoLaW5jYXJuYXRpb24YAyABKAQqbAoLQ29uc2lzdGVuY3kSGwoXQ09OU0lTVEVOQ1lfVU5TUEVDSUZJRUQQABITCg9DT05TSVNURU5DWV9PTkUQARIWChJDT05TSVNURU5DWV9RVU9SVU0QAhITCg9DT05TSVNURU5DWV9BTEwQAypSCglXcml0ZUtpbmQSGgoWV1JJVEVfS0lORF9VTlNQRUNJRklFRBAAEhIKDldSSVRFX0tJTkRfU0VUEAESFQoRV1JJVEVfS0lORF9SRU1PVkUQAip8CgxBcHBseU91dGNvbWUSHQoZQVBQTFlfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhkKFUFQUExZX09VVENPTUVfQVBQTElFRBABEhcKE0FQUExZX09VVENPTUVfU1RBTEUQAhIZChVBUFBMWV9PVVRDT01FX1JFRlVTRUQQAyp0CgtNZW1iZXJTdGF0ZRIcChhNRU1CRVJfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJNRU1CRVJfU1RBVEVfQUxJVkUQARIYChRNRU1CRVJfU1RBVEVfU1VTUEVDVBACEhUKEU1FTUJFUl9TVEFURV9ERUFEEAMyjggKC1BlZXJTZXJ2aWNlElIKB0ZvcndhcmQSIi5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlcXVlc3QaIy5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlc3BvbnNlEkYKA1NldBIeLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXF1ZXN0Gh8uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlc3BvbnNlEk8KBlJlbW92ZRIhLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlc3BvbnNlEksKA0dldBIeLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXF1ZXN0Gh8uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3BvbnNlIgOQAgESTgoES2V5cxIfLmh5cGVyY2FjaGUucGVlci52MS5LZXlzUmVxdWVzdBogLmh5cGVyY2FjaGUucGVlci52MS5LZXlzUmVzcG9uc2UiA5ACARJRCgVQcm9iZRIgLmh5cGVyY2FjaGUucGVlci52MS5Qcm9iZVJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuUHJvYmVSZXNwb25zZSIDkAIBEk8KBkdvc3NpcBIhLmh5cGVyY2FjaGUucGVlci52MS5Hb3NzaXBSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLkdvc3NpcFJlc3BvbnNlEmAKCk1lcmtsZVJvb3QSJS5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUm9vdFJlcXVlc3QaJi5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUm9vdFJlc3BvbnNlIgOQAgESZgoMTWVya2xlTGVhdmVzEicuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZUxlYXZlc1JlcXVlc3QaKC5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlTGVhdmVzUmVzcG9uc2UiA5ACARJjCgtNZXJrbGVSYW5nZRImLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVSYW5nZVJlcXVlc3QaJy5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUmFuZ2VSZXNwb25zZSIDkAIBEkwKBURyYWluEiAuaHlwZXJjYWNoZS5wZWVyLnYxLkRyYWluUmVxdWVzdBohLmh5cGVyY2FjaGUucGVlci52MS5EcmFpblJlc3BvbnNlElQKBkhlYWx0aBIhLmh5cGVyY2FjaGUucGVlci52MS5IZWFsdGhSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLkhlYWx0aFJlc3BvbnNlIgOQAgFiBnByb3RvMw");
+  fileDesc("Ch1oeXBlcmNhY2hlL3BlZXIvdjEvcGVlci5wcm90bxISaHlwZXJjYWNoZS5wZWVyLnYxIpEBCgVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAwSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhEKCXRvbWJzdG9uZRgHIAEoCCJmCgtDbGllbnRXcml0ZRIrCgRraW5kGAEgASgOMh0uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlS2luZBILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAwSDgoGdHRsX21zGAQgASgDIoUBCg5Gb3J3YXJkUmVxdWVzdBIvCgZ3cml0ZXMYASADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuQ2xpZW50V3JpdGUSNAoLY29uc2lzdGVuY3kYAiABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuQ29uc2lzdGVuY3kSDAoEZnJvbRgDIAEoCSKkAQoLV3JpdGVSZXN1bHQSCwoDa2V5GAEgASgJEg8KB2FwcGxpZWQYAiABKAgSDQoFYnl0ZXMYAyABKAMSDgoGb3duZXJzGAQgAygJEg8KB3ZlcnNpb24YBSABKAQSDgoGb3JpZ2luGAYgASgJEhIKCmVycm9yX2NvZGUYByABKAkSFQoNZXJyb3JfbWVzc2FnZRgIIAEoCRIMCgRub2RlGAkgASgJIkMKD0ZvcndhcmRSZXNwb25zZRIwCgdyZXN1bHRzGAEgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlUmVzdWx0IkYKClNldFJlcXVlc3QSKgoHZW50cmllcxgBIAMoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRIMCgRmcm9tGAIgASgJIkEKC1NldFJlc3BvbnNlEjIKCG91dGNvbWVzGAEgAygOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkFwcGx5T3V0Y29tZSJUCghEZWxldGlvbhILCgNrZXkYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIOCgZvcmlnaW4YAyABKAkSGgoSZGVsZXRlZF9hdF91bml4X21zGAQgASgDIk4KDVJlbW92ZVJlcXVlc3QSLwoJZGVsZXRpb25zGAEgAygLMhwuaHlwZXJjYWNoZS5wZWVyLnYxLkRlbGV0aW9uEgwKBGZyb20YAiABKAkiRAoOUmVtb3ZlUmVzcG9uc2USMgoIb3V0Y29tZXMYASADKA4yIC5oeXBlcmNhY2hlLnBlZXIudjEuQXBwbHlPdXRjb21lIhoKCkdldFJlcXVlc3QSDAoEa2V5cxgBIAMoCSJRCglHZXRSZXN1bHQSCwoDa2V5GAEgASgJEg0KBWZvdW5kGAIgASgIEigKBWVudHJ5GAMgASgLMhkuaHlwZXJjYWNoZS5wZWVyLnYxLkVudHJ5IksKC0dldFJlc3BvbnNlEi4KB3Jlc3VsdHMYASADKAsyHS5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVzdWx0EgwKBG5vZGUYAiABKAkiNwoLS2V5c1JlcXVlc3QSDgoGY3Vyc29yGAEgASgJEg0KBWxpbWl0GAIgASgNEgkKAXEYAyABKAkiRAoMS2V5c1Jlc3BvbnNlEgwKBGtleXMYASADKAkSEwoLbmV4dF9jdXJzb3IYAiABKAkSEQoJdHJ1bmNhdGVkGAMgASgIIh4KDFByb2JlUmVxdWVzdBIOCgZ0YXJnZXQYASABKAkiOgoNUHJvYmVSZXNwb25zZRIOCgZ0YXJnZXQYASABKAkSCgoCb2sYAiABKAgSDQoFZXJyb3IYAyABKAkihQEKBk1lbWJlchIKCgJpZBgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEi4KBXN0YXRlGAMgASgOMh8uaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlclN0YXRlEhMKC2luY2FybmF0aW9uGAQgASgEEhkKEWxhc3Rfc2Vlbl91bml4X21zGAUgASgDIkoKDUdvc3NpcFJlcXVlc3QSDAoEZnJvbRgBIAEoCRIrCgdtZW1iZXJzGAIgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlciI9Cg5Hb3NzaXBSZXNwb25zZRIrCgdtZW1iZXJzGAEgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlciI6ChFNZXJrbGVSb290UmVxdWVzdBIRCglyZXF1ZXN0ZXIYASABKAkSEgoKbGVhZl9jb3VudBgCIAEoDSJMChJNZXJrbGVSb290UmVzcG9uc2USDAoEcm9vdBgBIAEoDBISCgpsZWFmX2NvdW50GAIgASgNEhQKDHJlY29yZF9jb3VudBgDIAEoBCI8ChNNZXJrbGVMZWF2ZXNSZXF1ZXN0EhEKCXJlcXVlc3RlchgBIAEoCRISCgpsZWFmX2NvdW50GAIgASgNIiYKFE1lcmtsZUxlYXZlc1Jlc3BvbnNlEg4KBmxlYXZlcxgBIAMoDCJbChJNZXJrbGVSYW5nZVJlcXVlc3QSEQoJcmVxdWVzdGVyGAEgASgJEhIKCmxlYWZfY291bnQYAiABKA0SDgoGbGVhdmVzGAMgAygNEg4KBmN1cnNvchgEIAEoCSJWChNNZXJrbGVSYW5nZVJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSEwoLbmV4dF9jdXJzb3IYAiABKAki7wEKD0V4Y2hhbmdlUmVxdWVzdBIKCgJpZBgBIAEoBBI1Cgdmb3J3YXJkGAIgASgLMiIuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXF1ZXN0SAASLQoDc2V0GAMgASgLMh4uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlcXVlc3RIABIzCgZyZW1vdmUYBCABKAsyIS5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVxdWVzdEgAEi0KA2dldBgFIAEoCzIeLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXF1ZXN0SABCBgoEY2FsbCIuCg1FeGNoYW5nZUVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCSKqAgoQRXhjaGFuZ2VSZXNwb25zZRIKCgJpZBgBIAEoBBI2Cgdmb3J3YXJkGAIgASgLMiMuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXNwb25zZUgAEi4KA3NldBgDIAEoCzIfLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXNwb25zZUgAEjQKBnJlbW92ZRgEIAEoCzIiLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXNwb25zZUgAEi4KA2dldBgFIAEoCzIfLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXNwb25zZUgAEjIKBWVycm9yGAYgASgLMiEuaHlwZXJjYWNoZS5wZWVyLnYxLkV4Y2hhbmdlRXJyb3JIAEIICgZyZXN1bHQiDgoMRHJhaW5SZXF1ZXN0IiEKDURyYWluUmVzcG9uc2USEAoIZHJhaW5pbmcYASABKAgiMgoNSGVhbHRoUmVxdWVzdBIhChl1bmF2YWlsYWJsZV93aGVuX2RyYWluaW5nGAEgASgIIkUKDkhlYWx0aFJlc3BvbnNlEgwKBG5vZGUYASABKAkSEAoIZHJhaW5pbmcYAiABKAgSEwoLaW5jYXJuYXRpb24YAyABKAQqbAoLQ29uc2lzdGVuY3kSGwoXQ09OU0lTVEVOQ1lfVU5TUEVDSUZJRUQQABITCg9DT05TSVNURU5DWV9PTkUQARIWChJDT05TSVNURU5DWV9RVU9SVU0QAhITCg9DT05TSVNURU5DWV9BTEwQAypSCglXcml0ZUtpbmQSGgoWV1JJVEVfS0lORF9VTlNQRUNJRklFRBAAEhIKDldSSVRFX0tJTkRfU0VUEAESFQoRV1JJVEVfS0lORF9SRU1PVkUQAip8CgxBcHBseU91dGNvbWUSHQoZQVBQTFlfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhkKFUFQUExZX09VVENPTUVfQVBQTElFRBABEhcKE0FQUExZX09VVENPTUVfU1RBTEUQAhIZChVBUFBMWV9PVVRDT01FX1JFRlVTRUQQAyp0CgtNZW1iZXJTdGF0ZRIcChhNRU1CRVJfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJNRU1CRVJfU1RBVEVfQUxJVkUQARIYChRNRU1CRVJfU1RBVEVfU1VTUEVDVBACEhUKEU1FTUJFUl9TVEFURV9ERUFEEAMy6QgKC1BlZXJTZXJ2aWNlElIKB0ZvcndhcmQSIi5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlcXVlc3QaIy5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlc3BvbnNlEkYKA1NldBIeLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXF1ZXN0Gh8uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlc3BvbnNlEk8KBlJlbW92ZRIhLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlc3BvbnNlEksKA0dldBIeLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXF1ZXN0Gh8uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3BvbnNlIgOQAgESTgoES2V5cxIfLmh5cGVyY2FjaGUucGVlci52MS5LZXlzUmVxdWVzdBogLmh5cGVyY2FjaGUucGVlci52MS5LZXlzUmVzcG9uc2UiA5ACARJRCgVQcm9iZRIgLmh5cGVyY2FjaGUucGVlci52MS5Qcm9iZVJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuUHJvYmVSZXNwb25zZSIDkAIBEk8KBkdvc3NpcBIhLmh5cGVyY2FjaGUucGVlci52MS5Hb3NzaXBSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLkdvc3NpcFJlc3BvbnNlEmAKCk1lcmtsZVJvb3QSJS5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUm9vdFJlcXVlc3QaJi5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUm9vdFJlc3BvbnNlIgOQAgESZgoMTWVya2xlTGVhdmVzEicuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZUxlYXZlc1JlcXVlc3QaKC5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlTGVhdmVzUmVzcG9uc2UiA5ACARJjCgtNZXJrbGVSYW5nZRImLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVSYW5nZVJlcXVlc3QaJy5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUmFuZ2VSZXNwb25zZSIDkAIBElkKCEV4Y2hhbmdlEiMuaHlwZXJjYWNoZS5wZWVyLnYxLkV4Y2hhbmdlUmVxdWVzdBokLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZVJlc3BvbnNlKAEwARJMCgVEcmFpbhIgLmh5cGVyY2FjaGUucGVlci52MS5EcmFpblJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuRHJhaW5SZXNwb25zZRJUCgZIZWFsdGgSIS5oeXBlcmNhY2hlLnBlZXIudjEuSGVhbHRoUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5IZWFsdGhSZXNwb25zZSIDkAIBYgZwcm90bzM");
 
 /**
  * Entry is one versioned record as it travels between peers.
@@ -812,6 +812,136 @@ export const MerkleRangeResponseSchema: GenMessage<MerkleRangeResponse> = /*@__P
   messageDesc(file_hypercache_peer_v1_peer, 25);
 
 /**
+ * ExchangeRequest is one call on an Exchange stream.
+ *
+ * @generated from message hypercache.peer.v1.ExchangeRequest
+ */
+export type ExchangeRequest = Message<"hypercache.peer.v1.ExchangeRequest"> & {
+  /**
+   * Caller-chosen id, unique among the calls pending on the stream.
+   *
+   * @generated from field: uint64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * @generated from oneof hypercache.peer.v1.ExchangeRequest.call
+   */
+  call: {
+    /**
+     * @generated from field: hypercache.peer.v1.ForwardRequest forward = 2;
+     */
+    value: ForwardRequest;
+    case: "forward";
+  } | {
+    /**
+     * @generated from field: hypercache.peer.v1.SetRequest set = 3;
+     */
+    value: SetRequest;
+    case: "set";
+  } | {
+    /**
+     * @generated from field: hypercache.peer.v1.RemoveRequest remove = 4;
+     */
+    value: RemoveRequest;
+    case: "remove";
+  } | {
+    /**
+     * @generated from field: hypercache.peer.v1.GetRequest get = 5;
+     */
+    value: GetRequest;
+    case: "get";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message hypercache.peer.v1.ExchangeRequest.
+ * Use `create(ExchangeRequestSchema)` to create a new message.
+ */
+export const ExchangeRequestSchema: GenMessage<ExchangeRequest> = /*@__PURE__*/
+  messageDesc(file_hypercache_peer_v1_peer, 26);
+
+/**
+ * ExchangeError is a failed call on an Exchange stream.
+ *
+ * @generated from message hypercache.peer.v1.ExchangeError
+ */
+export type ExchangeError = Message<"hypercache.peer.v1.ExchangeError"> & {
+  /**
+   * A service error code (BAD_REQUEST, DRAINING, UNAVAILABLE, INTERNAL, ...).
+   *
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * @generated from field: string message = 2;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message hypercache.peer.v1.ExchangeError.
+ * Use `create(ExchangeErrorSchema)` to create a new message.
+ */
+export const ExchangeErrorSchema: GenMessage<ExchangeError> = /*@__PURE__*/
+  messageDesc(file_hypercache_peer_v1_peer, 27);
+
+/**
+ * ExchangeResponse answers the call with the same id.
+ *
+ * @generated from message hypercache.peer.v1.ExchangeResponse
+ */
+export type ExchangeResponse = Message<"hypercache.peer.v1.ExchangeResponse"> & {
+  /**
+   * @generated from field: uint64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * @generated from oneof hypercache.peer.v1.ExchangeResponse.result
+   */
+  result: {
+    /**
+     * @generated from field: hypercache.peer.v1.ForwardResponse forward = 2;
+     */
+    value: ForwardResponse;
+    case: "forward";
+  } | {
+    /**
+     * @generated from field: hypercache.peer.v1.SetResponse set = 3;
+     */
+    value: SetResponse;
+    case: "set";
+  } | {
+    /**
+     * @generated from field: hypercache.peer.v1.RemoveResponse remove = 4;
+     */
+    value: RemoveResponse;
+    case: "remove";
+  } | {
+    /**
+     * @generated from field: hypercache.peer.v1.GetResponse get = 5;
+     */
+    value: GetResponse;
+    case: "get";
+  } | {
+    /**
+     * @generated from field: hypercache.peer.v1.ExchangeError error = 6;
+     */
+    value: ExchangeError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message hypercache.peer.v1.ExchangeResponse.
+ * Use `create(ExchangeResponseSchema)` to create a new message.
+ */
+export const ExchangeResponseSchema: GenMessage<ExchangeResponse> = /*@__PURE__*/
+  messageDesc(file_hypercache_peer_v1_peer, 28);
+
+/**
  * DrainRequest has no fields.
  *
  * @generated from message hypercache.peer.v1.DrainRequest
@@ -824,7 +954,7 @@ export type DrainRequest = Message<"hypercache.peer.v1.DrainRequest"> & {
  * Use `create(DrainRequestSchema)` to create a new message.
  */
 export const DrainRequestSchema: GenMessage<DrainRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 26);
+  messageDesc(file_hypercache_peer_v1_peer, 29);
 
 /**
  * DrainResponse confirms the draining state.
@@ -843,7 +973,7 @@ export type DrainResponse = Message<"hypercache.peer.v1.DrainResponse"> & {
  * Use `create(DrainResponseSchema)` to create a new message.
  */
 export const DrainResponseSchema: GenMessage<DrainResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 27);
+  messageDesc(file_hypercache_peer_v1_peer, 30);
 
 /**
  * HealthRequest asks whether the receiver is up.
@@ -866,7 +996,7 @@ export type HealthRequest = Message<"hypercache.peer.v1.HealthRequest"> & {
  * Use `create(HealthRequestSchema)` to create a new message.
  */
 export const HealthRequestSchema: GenMessage<HealthRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 28);
+  messageDesc(file_hypercache_peer_v1_peer, 31);
 
 /**
  * HealthResponse identifies the answering node.
@@ -895,7 +1025,7 @@ export type HealthResponse = Message<"hypercache.peer.v1.HealthResponse"> & {
  * Use `create(HealthResponseSchema)` to create a new message.
  */
 export const HealthResponseSchema: GenMessage<HealthResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 29);
+  messageDesc(file_hypercache_peer_v1_peer, 32);
 
 /**
  * Consistency is how many owners must acknowledge a write or answer a read.
@@ -1149,6 +1279,20 @@ export const PeerService: GenService<{
     methodKind: "unary";
     input: typeof MerkleRangeRequestSchema;
     output: typeof MerkleRangeResponseSchema;
+  },
+  /**
+   * Exchange carries many Forward, Set, Remove and Get calls over one long-lived stream, which is
+   * how nodes of this implementation send their data path to each other: a call on a stream costs
+   * a fraction of a separate unary call. Each request frame has an id chosen by the caller; each
+   * answer frame echoes it, possibly out of order. The unary methods above remain the interface
+   * for other clients and the fallback when a peer does not implement Exchange.
+   *
+   * @generated from rpc hypercache.peer.v1.PeerService.Exchange
+   */
+  exchange: {
+    methodKind: "bidi_streaming";
+    input: typeof ExchangeRequestSchema;
+    output: typeof ExchangeResponseSchema;
   },
   /**
    * Drain puts the receiver into the one-way draining state.

@@ -1,0 +1,113 @@
+// The calling side of Exchange for one peer: one long-lived bidirectional stream on the peer's
+// HTTP/2 session, calls multiplexed by id. Each call has its own timeout; when the stream fails
+// or ends, every call pending on it fails (as a unary call would) and the next call opens a new
+// stream. A peer that answers Unimplemented is remembered, so callers fall back to unary calls.
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import { AsyncQueue } from "../core/async-queue.js";
+import type { TimerHandle, Timers } from "../core/clock.js";
+import { CacheError, isErrorCode } from "../core/errors.js";
+import {
+  ExchangeRequestSchema,
+  type ExchangeRequest,
+  type ExchangeResponse,
+  type PeerService,
+} from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
+import { fromConnectError } from "./errors.js";
+
+type Call = ExchangeRequest["call"];
+
+interface Pending {
+  readonly resolve: (r: ExchangeResponse) => void;
+  readonly reject: (e: unknown) => void;
+  readonly timer: TimerHandle;
+  /** The stream the call was sent on: only its failure fails the call. */
+  readonly stream: AsyncQueue<ExchangeRequest>;
+}
+
+export class ExchangeChannel {
+  private requests: AsyncQueue<ExchangeRequest> | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  /** False once the peer answered Unimplemented: use unary calls instead. */
+  supported = true;
+
+  constructor(
+    private readonly client: Client<typeof PeerService>,
+    private readonly timers: Timers,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Sends one call and resolves with its answer frame (an error frame becomes a CacheError). */
+  call(call: Call): Promise<ExchangeResponse> {
+    const id = this.nextId++;
+    const requests = this.open();
+    return new Promise<ExchangeResponse>((resolve, reject) => {
+      const timer = this.timers.after(this.timeoutMs, () => {
+        if (this.pending.delete(id)) reject(new CacheError("UNAVAILABLE", `peer call timed out after ${this.timeoutMs} ms`));
+      });
+      this.pending.set(id, {
+        resolve: (r) => {
+          if (r.result.case === "error") {
+            const code = r.result.value.code;
+            reject(new CacheError(isErrorCode(code) ? code : "INTERNAL", r.result.value.message));
+          } else {
+            resolve(r);
+          }
+        },
+        reject,
+        timer,
+        stream: requests,
+      });
+      requests.push(create(ExchangeRequestSchema, { id: BigInt(id), call }));
+    });
+  }
+
+  /** Ends the stream; pending calls fail. */
+  close(): void {
+    const requests = this.requests;
+    this.requests = undefined;
+    requests?.close();
+    this.failAll(new CacheError("UNAVAILABLE", "peer channel closed"), undefined);
+  }
+
+  private open(): AsyncQueue<ExchangeRequest> {
+    if (this.requests && !this.requests.isClosed) return this.requests;
+    const requests = new AsyncQueue<ExchangeRequest>();
+    this.requests = requests;
+    // No deadline on the stream itself: each call has its own timeout.
+    const responses = this.client.exchange(requests, { timeoutMs: 0 });
+    void this.read(responses, requests);
+    return requests;
+  }
+
+  private async read(responses: AsyncIterable<ExchangeResponse>, requests: AsyncQueue<ExchangeRequest>): Promise<void> {
+    let failure: unknown = new CacheError("UNAVAILABLE", "peer ended the exchange stream");
+    try {
+      for await (const r of responses) {
+        const id = Number(r.id);
+        const p = this.pending.get(id);
+        if (!p) continue;
+        this.pending.delete(id);
+        p.timer.cancel();
+        p.resolve(r);
+      }
+    } catch (err) {
+      if (err instanceof ConnectError && err.code === Code.Unimplemented) this.supported = false;
+      failure = fromConnectError(err);
+    }
+    if (this.requests === requests) this.requests = undefined;
+    requests.close();
+    this.failAll(failure, requests);
+  }
+
+  /** Fails the calls pending on `stream` (every pending call when undefined). */
+  private failAll(err: unknown, stream: AsyncQueue<ExchangeRequest> | undefined): void {
+    for (const [id, p] of this.pending) {
+      if (stream !== undefined && p.stream !== stream) continue;
+      this.pending.delete(id);
+      p.timer.cancel();
+      p.reject(err);
+    }
+  }
+}

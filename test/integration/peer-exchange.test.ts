@@ -1,0 +1,181 @@
+// The Exchange stream between nodes, over a real Connect server on loopback (in one process):
+// calls multiplexed on one stream, error frames with their codes, per-call timeouts, a failed
+// stream failing only its own calls and reopening, and the unary fallback for peers without it.
+import http2 from "node:http2";
+import type net from "node:net";
+import { expect } from "chai";
+import { create } from "@bufbuild/protobuf";
+import { createClient, type Client } from "@connectrpc/connect";
+import { connectNodeAdapter, createConnectTransport } from "@connectrpc/connect-node";
+import { AsyncQueue } from "../../src/core/async-queue.js";
+import { systemClock, systemTimers } from "../../src/core/clock.js";
+import { CacheError } from "../../src/core/errors.js";
+import { systemRandom } from "../../src/core/random.js";
+import { recordingLogger } from "../../src/log/index.js";
+import { createNode, type HypercacheNode } from "../../src/node.js";
+import { ConnectPeerTransport, createPeerServer, peerServiceImpl, type PeerServer } from "../../src/peer/index.js";
+import { ExchangeChannel } from "../../src/peer/exchange-channel.js";
+import {
+  ExchangeRequestSchema,
+  ExchangeResponseSchema,
+  GetRequestSchema,
+  PeerService,
+  type ExchangeRequest,
+  type ExchangeResponse,
+} from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
+import { testConfig } from "../helpers/test-config.js";
+
+const DOCS = { client: "", management: "" };
+
+async function serve(handler: Parameters<typeof createPeerServer>[0]): Promise<{ server: PeerServer; address: string }> {
+  const server = createPeerServer(handler);
+  await new Promise<void>((r) => server.server.listen(0, "127.0.0.1", r));
+  return { server, address: `127.0.0.1:${(server.server.address() as net.AddressInfo).port}` };
+}
+
+function record(key: string, value: string, version: number) {
+  return { key, value, version, origin: "peer-x", lastUpdatedMs: Math.floor(version / 1000), expiresAtMs: 0, tombstone: false };
+}
+
+describe("peer exchange stream", function () {
+  this.timeout(20_000);
+  let node: HypercacheNode;
+  let served: { server: PeerServer; address: string };
+  let transport: ConnectPeerTransport;
+
+  before(async () => {
+    node = createNode(testConfig({ SERVICE_NODE_ID: "ex1", SERVICE_DIST_ADDR: "127.0.0.1:1", SERVICE_REPLICATION: "1" }), {
+      logger: recordingLogger("error"), clock: systemClock, timers: systemTimers, random: systemRandom, documents: DOCS, serviceVersion: "test",
+    });
+    served = await serve(node.peerHandler);
+    transport = new ConnectPeerTransport({ compressionThresholdBytes: 0 });
+  });
+  after(async () => {
+    await transport.close();
+    await served.server.close();
+    await node.stop();
+  });
+
+  it("carries many concurrent set and get calls on one stream, each answered with its own results", async () => {
+    const to = { id: "ex1", address: served.address };
+    const base = Date.now() * 1000;
+    const outcomes = await Promise.all(Array.from({ length: 200 }, (_, i) => transport.set(to, "peer-x", [record(`k${i}`, `v${i}`, base + i)])));
+    expect(outcomes.every((o) => o.length === 1 && o[0] === "applied")).to.equal(true);
+    const got = await Promise.all(Array.from({ length: 200 }, (_, i) => transport.get(to, [`k${i}`, "missing"])));
+    got.forEach((g, i) => {
+      expect(g[0]?.value).to.equal(`v${i}`);
+      expect(g[1]).to.equal(undefined);
+    });
+    expect(transport.calls).to.equal(400);
+  });
+
+  it("a frame the receiver cannot serve is answered with an error frame carrying its id and service code", async () => {
+    const client = createClient(PeerService, createConnectTransport({ httpVersion: "2", baseUrl: `http://${served.address}/internal` }));
+    const requests = new AsyncQueue<ExchangeRequest>();
+    const responses = client.exchange(requests);
+    requests.push(create(ExchangeRequestSchema, { id: 41n }));
+    requests.push(create(ExchangeRequestSchema, { id: 42n, call: { case: "get", value: create(GetRequestSchema, { keys: ["nope"] }) } }));
+    requests.close();
+    const answers = new Map<bigint, ExchangeResponse>();
+    for await (const r of responses) answers.set(r.id, r);
+    const bad = answers.get(41n)?.result;
+    expect(bad?.case).to.equal("error");
+    expect(bad?.case === "error" && bad.value.code).to.equal("BAD_REQUEST");
+    const ok = answers.get(42n)?.result;
+    expect(ok?.case === "get" && ok.value.results[0]?.found).to.equal(false);
+  });
+
+  it("the channel turns an error frame into a CacheError with the frame's code", async () => {
+    const fake = {
+      exchange: async function* (reqs: AsyncIterable<ExchangeRequest>) {
+        for await (const r of reqs) {
+          yield create(ExchangeResponseSchema, { id: r.id, result: { case: "error", value: { code: "DRAINING", message: "node is draining" } } });
+        }
+      },
+    } as unknown as Client<typeof PeerService>;
+    const channel = new ExchangeChannel(fake, systemTimers, 1000);
+    const err = await channel.call({ case: "get", value: create(GetRequestSchema, { keys: ["k"] }) }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(CacheError);
+    expect((err as CacheError).code).to.equal("DRAINING");
+    channel.close();
+  });
+
+  it("forwarded writes are coordinated by the receiver and answer with its version and origin", async () => {
+    const to = { id: "ex1", address: served.address };
+    const [r] = await transport.forward(to, { from: "peer-x", consistency: "one", writes: [{ kind: "set", key: "fw", value: "hello", ttlMs: 0 }] });
+    expect(r?.errorCode).to.equal("");
+    expect(r?.origin).to.equal("ex1");
+    expect(node.store.get("fw")?.value).to.equal("hello");
+  });
+
+  it("a call on a peer that is gone fails with UNAVAILABLE, and once the peer is back the next call opens a new stream", async () => {
+    const build = () =>
+      createNode(testConfig({ SERVICE_NODE_ID: "ex2", SERVICE_DIST_ADDR: "127.0.0.1:1", SERVICE_REPLICATION: "1" }), {
+        logger: recordingLogger("error"), clock: systemClock, timers: systemTimers, random: systemRandom, documents: DOCS, serviceVersion: "test",
+      });
+    const first = build();
+    const s1 = await serve(first.peerHandler);
+    const port = Number(s1.address.split(":")[1]);
+    const to = { id: "ex2", address: s1.address };
+    expect(await transport.set(to, "peer-x", [record("a", "1", Date.now() * 1000)])).to.deep.equal(["applied"]);
+    await s1.server.close();
+    const failed = await transport.set(to, "peer-x", [record("a", "2", Date.now() * 1000 + 1)]).catch((e: unknown) => e);
+    expect(failed).to.be.instanceOf(CacheError);
+    expect((failed as CacheError).code).to.equal("UNAVAILABLE");
+
+    const second = build();
+    const s2 = createPeerServer(second.peerHandler);
+    await new Promise<void>((r) => s2.server.listen(port, "127.0.0.1", r));
+    let answer: unknown;
+    for (let i = 0; i < 20 && !Array.isArray(answer); i++) {
+      answer = await transport.set(to, "peer-x", [record("b", "3", Date.now() * 1000 + 2)]).catch((e: unknown) => e);
+      if (!Array.isArray(answer)) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(answer).to.deep.equal(["applied"]);
+    expect(second.store.get("b")?.value).to.equal("3");
+    await s2.close();
+    await first.stop();
+    await second.stop();
+  });
+
+  it("times a call out after the call timeout even when the stream stays open", async () => {
+    // A peer whose exchange stream never answers.
+    const h2 = http2.createServer(
+      connectNodeAdapter({
+        requestPathPrefix: "/internal",
+        routes: (router) =>
+          router.service(PeerService, {
+            exchange: async function* (requests) {
+              for await (const _ of requests) {
+                // never answer
+              }
+              yield* [];
+            },
+          }),
+      }),
+    );
+    await new Promise<void>((r) => h2.listen(0, "127.0.0.1", r));
+    const slow = new ConnectPeerTransport({ compressionThresholdBytes: 0, timeoutMs: 300 });
+    const started = Date.now();
+    const err = await slow.set({ id: "slow", address: `127.0.0.1:${(h2.address() as net.AddressInfo).port}` }, "x", [record("a", "1", 1)]).catch((e: unknown) => e);
+    expect((err as CacheError).code).to.equal("UNAVAILABLE");
+    expect(Date.now() - started).to.be.within(250, 3000);
+    await slow.close();
+    h2.close();
+  });
+
+  it("falls back to unary calls for a peer that does not implement Exchange", async () => {
+    const impl = peerServiceImpl(node.endpoint);
+    const { exchange: _omit, ...unaryOnly } = impl;
+    void _omit;
+    const h2 = http2.createServer(connectNodeAdapter({ requestPathPrefix: "/internal", routes: (router) => router.service(PeerService, unaryOnly) }));
+    await new Promise<void>((r) => h2.listen(0, "127.0.0.1", r));
+    const t = new ConnectPeerTransport({ compressionThresholdBytes: 0 });
+    const to = { id: "ex1", address: `127.0.0.1:${(h2.address() as net.AddressInfo).port}` };
+    const out = await t.set(to, "peer-x", [record("fallback", "v", Date.now() * 1000 + 99)]);
+    expect(out).to.deep.equal(["applied"]);
+    expect((await t.get(to, ["fallback"]))[0]?.value).to.equal("v");
+    await t.close();
+    h2.close();
+  });
+});
