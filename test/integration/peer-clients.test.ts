@@ -123,7 +123,7 @@ describe("peer listener answers Connect, gRPC and gRPC-Web clients generated fro
     expect(found).to.deep.equal(["fixed-path"]);
     expect(pages).to.equal(32);
     expect((await fetch(`${base}/health`, { headers })).status).to.equal(200);
-    for (const h of [{}, { authorization: "Bearer nope" }]) {
+    for (const h of [{}, { authorization: "Bearer nope" }] as Array<Record<string, string>>) {
       expect((await fetch(`${base}/health`, { headers: h })).status).to.equal(401);
       expect((await fetch(`${base}/internal/keys`, { headers: h })).status).to.equal(401);
       expect((await fetch(`${base}/internal/probe?target=x`, { headers: h })).status).to.equal(401);
