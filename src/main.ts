@@ -45,6 +45,12 @@ function closeGracefully(server: ListenerServer, graceMs: number): Promise<void>
   });
 }
 
+/** A positive number from a standard (non SERVICE_) variable, or undefined. */
+function positiveNumber(raw: string | undefined): number | undefined {
+  const n = Number(raw);
+  return raw !== undefined && raw !== "" && Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
 function listen(server: net.Server, addr: Address): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => reject(err);
@@ -129,6 +135,7 @@ async function main(): Promise<void> {
     random: systemRandom,
     documents,
     otlpEndpoint: process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined,
+    otlpIntervalMs: positiveNumber(process.env.OTEL_METRIC_EXPORT_INTERVAL),
     serviceVersion: version,
     auth,
     peerTls: tls.dist,

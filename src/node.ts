@@ -37,6 +37,8 @@ export interface NodeDeps {
   readonly documents: { readonly client: string; readonly management: string };
   /** OTLP/HTTP endpoint for metrics export (OTEL_EXPORTER_OTLP_ENDPOINT), when set. */
   readonly otlpEndpoint?: string;
+  /** OTLP export interval in ms (OTEL_METRIC_EXPORT_INTERVAL); 15 s when omitted. */
+  readonly otlpIntervalMs?: number;
   readonly serviceVersion: string;
   /** The peer transport; a ConnectPeerTransport when omitted (tests inject an in-memory one). */
   readonly transport?: PeerTransport;
@@ -259,7 +261,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
 
   const auth: Authenticator = deps.auth ?? openAuthenticator();
   const latencies = new OperationLatencies();
-  const otel: OtelMirror = createOtelMirror(metrics, { nodeId: selfId, serviceVersion: deps.serviceVersion, otlpEndpoint: deps.otlpEndpoint });
+  const otel: OtelMirror = createOtelMirror(metrics, { nodeId: selfId, serviceVersion: deps.serviceVersion, otlpEndpoint: deps.otlpEndpoint, otlpIntervalMs: deps.otlpIntervalMs });
   const events = new SseHub({ metrics, bufferFrames: SSE_BUFFER_FRAMES });
   const loopDeps = { store, clock, timers, metrics, logger };
   const eviction = new EvictionLoop(loopDeps, config.evictionIntervalMs);
