@@ -151,7 +151,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     logger,
     limits: { ttlMs: config.hintTtlMs, maxPerNode: config.hintMaxPerNode, maxBytes: config.hintMaxBytes },
     names: MIGRATION_METRICS,
-    onReplayed: (_peer, record) => rebalancer.releaseIfNotOwner(record.key, record.version),
+    onReplayed: (_peer, record) => rebalancer.releaseMigrated(record),
   });
   const hintLoop = new HintReplayLoop({ queues: [hints, migrations], transport, selfId, timers, intervalMs: config.hintReplayMs, logger });
   const pusher = new ReplicaPusher({ transport, selfId, hints });
@@ -250,8 +250,12 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
       }
     },
     gossip: (from, claims) => {
+      // The answer carries this node's view of the caller from before the merge: a caller
+      // suspected here learns of the claim and refutes it with a higher incarnation.
+      const before = members.get(from);
       members.merge(from, claims);
-      return members.list() as PeerMember[];
+      const list = members.list() as PeerMember[];
+      return before && before.state !== "alive" ? list.map((m) => (m.id === from ? before : m)) : list;
     },
     merkleRoot: (requester, leafCount) => antiEntropy.root(requester, leafCount),
     merkleLeaves: (requester, leafCount) => antiEntropy.leaves(requester, leafCount),

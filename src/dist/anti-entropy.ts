@@ -92,7 +92,9 @@ export class AntiEntropy {
     if (clean) m.inc("dist.auto_sync.clean_ticks");
     const next = nextBackoffFactor(this.factor, clean, this.deps.maxFactor);
     if (next !== this.factor) {
-      this.deps.logger.info(LOG.backoffFactorChanged, { from: this.factor, to: next });
+      // Backing off is what an idle cluster does (debug); a reset means divergence (info).
+      const log = next < this.factor ? this.deps.logger.info : this.deps.logger.debug;
+      log(LOG.backoffFactorChanged, { from: this.factor, to: next });
       this.factor = next;
       m.set("dist.auto_sync.backoff_factor", next);
     }

@@ -67,16 +67,27 @@ export class Reader {
       return this.readPastLocalMiss(key, owners);
     }
     let lastError: unknown;
+    let reached = false;
+    // While data may be moving, an owner's "absent" is not conclusive (a new owner may not have
+    // its copy yet): ask the next owners too and keep the newest record.
+    const conclusive = !view.unsettled();
+    let best: VersionedRecord | undefined;
     for (const id of owners.ids) {
       const peer = view.peer(id);
       if (!peer) continue;
       try {
-        const item = liveItemOf(await this.gets.enqueue(peer, key), this.deps.clock.nowMs());
-        this.count(item !== undefined);
-        return item;
+        const rec = await this.gets.enqueue(peer, key);
+        reached = true;
+        if (rec && (!best || compareVersions(rec.version, rec.origin, best.version, best.origin) > 0)) best = rec;
+        if (conclusive || rec) break;
       } catch (err) {
         lastError = err;
       }
+    }
+    if (reached) {
+      const item = liveItemOf(best, this.deps.clock.nowMs());
+      this.count(item !== undefined);
+      return item;
     }
     throw new CacheError("UNAVAILABLE", `no owner of key ${JSON.stringify(key)} could be reached`, { owners: [...owners.ids] }, { cause: lastError });
   }

@@ -183,6 +183,11 @@ export class Rebalancer {
     this.deps.logger.warn(LOG.migrationForwardFailed, { peer: peer.id, keys: moves.length, error: err instanceof Error ? err.message : String(err) });
   }
 
+  /** A queued migration was replayed: release the copy as a direct migration would. */
+  releaseMigrated(rec: VersionedRecord): void {
+    this.release(rec);
+  }
+
   /** Drops the local copy of a migrated record, now or after the removal grace. */
   private release(rec: VersionedRecord): void {
     if (this.deps.removalGraceMs <= 0) {
@@ -205,9 +210,15 @@ export class Rebalancer {
 export function planMove(rec: VersionedRecord, from: HashRing, to: HashRing, selfId: string): Move | undefined {
   const next = to.ownersOf(rec.key);
   if (next.ids.length === 0) return undefined;
-  if (!next.ids.includes(selfId)) return { record: rec, targets: [next.primary], release: true };
   const prev = from.ownersOf(rec.key);
   const survivors = prev.ids.filter((id) => to.nodes.includes(id));
+  if (!next.ids.includes(selfId)) {
+    // Every old owner that loses the key hands it to the new primary; when no old owner stays an
+    // owner, the first surviving one also fills the new replicas, or they would start empty.
+    const keeper = survivors.find((id) => next.ids.includes(id));
+    const targets = keeper === undefined && survivors[0] === selfId ? [...next.ids] : [next.primary];
+    return { record: rec, targets, release: true };
+  }
   // One sender per key: the first old owner still on the ring (this node when the old owners left).
   if (survivors.length > 0 && survivors[0] !== selfId) return undefined;
   const newcomers = next.ids.filter((id) => id !== selfId && !prev.ids.includes(id));

@@ -53,16 +53,21 @@ export class Gossiper {
     this.running = true;
     try {
       await this.resolveBareSeeds();
-      const peers = this.deps.members.peers("alive");
-      if (peers.length === 0) {
-        // Alone (every peer pruned, or all seeds were down at start): keep knocking on the seeds.
-        const seeds = this.deps.seeds.filter((s) => s.id !== "" && !this.deps.members.get(s.id));
-        const seed = seeds[randomInt(this.deps.random, seeds.length)];
-        if (seed) await this.exchange({ id: seed.id, address: seed.address }, false);
-        return;
-      }
-      const p = peers[randomInt(this.deps.random, peers.length)];
-      if (p) await this.exchange({ id: p.id, address: p.address }, true);
+      const { members, random } = this.deps;
+      // Suspects are included: a suspect must hear the claim about itself to refute it.
+      const peers = members.peers("alive", "suspect");
+      const p = peers[randomInt(random, peers.length)];
+      // Also knock on one node this node has lost (pruned) or never reached (a seed): that is how
+      // both sides of a healed partition, and restarted nodes, find each other again.
+      const absent = [
+        ...members.absentPeers(),
+        ...this.deps.seeds.filter((s) => s.id !== "" && !members.get(s.id) && !members.isRemoved(s.id) && !members.absentPeers().some((a) => a.id === s.id)),
+      ];
+      const a = absent[randomInt(random, absent.length)];
+      await Promise.all([
+        p ? this.exchange({ id: p.id, address: p.address }, true) : Promise.resolve(),
+        a ? this.exchange({ id: a.id, address: a.address }, false) : Promise.resolve(),
+      ]);
     } finally {
       this.running = false;
     }

@@ -31,7 +31,11 @@ export interface MemberTableDeps {
 
 export class MemberTable {
   private readonly entries = new Map<string, Entry>();
-  private readonly pruned = new Set<string>();
+  /** Members pruned as dead, with their last address: hearsay cannot bring them back, but the
+   * gossiper keeps knocking on them so a healed partition or a restarted node rejoins. */
+  private readonly pruned = new Map<string, string>();
+  /** Members removed by hand: only their own claim brings them back. */
+  private readonly removed = new Set<string>();
   /** Ids ever seen (pruned ones included); only a manual removal forgets one. */
   private readonly known = new Set<string>();
   private readonly observers = new Set<MembershipObserver>();
@@ -96,6 +100,20 @@ export class MemberTable {
 
   /** Adds a peer learned from a seed or a join; true when it was new. */
   addPeer(id: string, address: string, incarnation = 1): boolean {
+    return this.insert(id, address, "alive", incarnation);
+  }
+
+  /** True for a member removed by hand (not contacted again until it announces itself). */
+  isRemoved(id: string): boolean {
+    return this.removed.has(id);
+  }
+
+  /** Members this node has lost (pruned), to knock on for a rejoin. */
+  absentPeers(): Array<{ id: string; address: string }> {
+    return [...this.pruned].map(([id, address]) => ({ id, address }));
+  }
+
+  private insert(id: string, address: string, state: MemberState, incarnation: number): boolean {
     if (id === this.deps.selfId || id === "") return false;
     const existing = this.entries.get(id);
     if (existing) {
@@ -103,10 +121,11 @@ export class MemberTable {
       return false;
     }
     const now = this.deps.clock.nowMs();
-    this.entries.set(id, { id, address, state: "alive", incarnation, lastSeenMs: now, lastProbeOkMs: now });
+    this.entries.set(id, { id, address, state, incarnation, lastSeenMs: now, lastProbeOkMs: now });
     this.pruned.delete(id);
+    this.removed.delete(id);
     this.known.add(id);
-    this.deps.logger.info(LOG.peerAdded, { peer: id, address });
+    this.deps.logger.info(LOG.peerAdded, { peer: id, address, state });
     this.changed();
     return true;
   }
@@ -147,7 +166,7 @@ export class MemberTable {
     e.state = "dead";
     this.deps.metrics.inc("dist.nodes.dead");
     this.deps.logger.warn(LOG.peerPruned, { peer: id, incarnation: e.incarnation });
-    this.pruned.add(id);
+    this.pruned.set(id, e.address);
     this.removeEntry(e);
     return true;
   }
@@ -160,6 +179,7 @@ export class MemberTable {
     if (id === this.deps.selfId) return false;
     const wasKnown = this.known.delete(id);
     this.pruned.delete(id);
+    this.removed.add(id);
     const e = this.entries.get(id);
     if (e) {
       this.removeEntry(e);
@@ -178,7 +198,8 @@ export class MemberTable {
     const now = this.deps.clock.nowMs();
     for (const claim of claims) {
       const local = this.entries.get(claim.id);
-      const d = decideGossip(this.deps.selfId, this.selfIncarnation, from, claim, local ? freeze(local) : undefined, this.pruned.has(claim.id));
+      const blocked = this.pruned.has(claim.id) || this.removed.has(claim.id);
+      const d = decideGossip(this.deps.selfId, this.selfIncarnation, from, claim, local ? freeze(local) : undefined, blocked);
       switch (d.kind) {
         case "ignore":
           break;
@@ -189,8 +210,7 @@ export class MemberTable {
           }
           break;
         case "add":
-          this.addPeer(claim.id, d.address, d.incarnation);
-          if (d.state !== "alive") this.transition(this.entries.get(claim.id) as Entry, d.state, d.incarnation);
+          this.insert(claim.id, d.address, d.state, d.incarnation);
           break;
         case "change":
           if (local) {

@@ -1,5 +1,6 @@
 // Several real nodes (createNode) in one process over the in-memory network, with a manual
 // clock and seeded fault injection: deterministic, no sleeps. A failing run prints its seed.
+import { hash32 } from "../../src/core/hash.js";
 import { seededRandom } from "../../src/core/random.js";
 import { recordingLogger, type RecordingLogger } from "../../src/log/index.js";
 import { createNode, type HypercacheNode } from "../../src/node.js";
@@ -33,6 +34,10 @@ export interface SimCluster {
   revive(id: string): void;
   /** Builds a fresh node with the same id and address (a restart that lost its memory). */
   restart(id: string): Promise<SimNode>;
+  /** Builds and starts a brand-new node seeded with the running nodes (a join). */
+  join(id: string, env?: Record<string, string>): SimNode;
+  /** Stops a node and takes it out of the cluster for good (its peers will prune it). */
+  remove(id: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -56,8 +61,8 @@ export async function simCluster(opts: SimOptions): Promise<SimCluster> {
   const ids = Array.from({ length: opts.nodes }, (_, i) => `n${i + 1}`);
   const addressOf = (id: string) => `${id}.sim:7946`;
 
-  const build = (id: string): SimNode => {
-    const seeds = ids.filter((o) => o !== id).map((o) => `${o}@${addressOf(o)}`).join(",");
+  const build = (id: string, seedIds: readonly string[] = ids, extraEnv: Record<string, string> = {}): SimNode => {
+    const seeds = seedIds.filter((o) => o !== id).map((o) => `${o}@${addressOf(o)}`).join(",");
     const config = testConfig({
       SERVICE_NODE_ID: id,
       SERVICE_DIST_ADDR: addressOf(id),
@@ -65,17 +70,19 @@ export async function simCluster(opts: SimOptions): Promise<SimCluster> {
       SERVICE_API_ADDR: ":0",
       SERVICE_MGMT_ADDR: ":0",
       ...opts.env,
+      ...extraEnv,
     });
     const logger = recordingLogger("debug");
     const metrics = new Metrics();
     const transport = new ChaosTransport(network.transport(), chaos, id, metrics);
-    const node = createNode(config, { logger, clock, timers: clock, random: seededRandom(seed + id.length), documents: DOCS, serviceVersion: "test", transport, metrics });
+    // Each node draws from its own stream, derived from the cluster seed and its id.
+    const node = createNode(config, { logger, clock, timers: clock, random: seededRandom((seed ^ hash32(id)) >>> 0), documents: DOCS, serviceVersion: "test", transport, metrics });
     network.register(addressOf(id), node.endpoint);
     if (opts.startLoops !== false) node.start();
     return { id, address: addressOf(id), node, logger };
   };
 
-  const nodes = ids.map(build);
+  const nodes = ids.map((id) => build(id));
   const cluster: SimCluster = {
     seed,
     clock,
@@ -102,9 +109,22 @@ export async function simCluster(opts: SimOptions): Promise<SimCluster> {
       const old = cluster.sim(id);
       network.unregister(old.address);
       await old.node.stop();
+      chaos.reconnect(id);
       const fresh = build(id);
       nodes[nodes.indexOf(old)] = fresh;
       return fresh;
+    },
+    join(id, env) {
+      const fresh = build(id, nodes.map((n) => n.id).concat(id), env);
+      nodes.push(fresh);
+      return fresh;
+    },
+    async remove(id) {
+      const gone = cluster.sim(id);
+      network.unregister(gone.address);
+      chaos.isolate(id);
+      await gone.node.stop();
+      nodes.splice(nodes.indexOf(gone), 1);
     },
     async stop() {
       for (const n of nodes) await n.node.stop();
