@@ -111,20 +111,35 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
   }
 
   // The ring follows membership: rebuilt on every change, swapped only when owners move.
-  let ring = HashRing.build(members.ringMembers(), config.replication, VIRTUAL_NODES);
+  // The ring follows membership. A change only marks it stale; the next reader rebuilds it, so a
+  // burst of membership changes costs one rebuild, and each member's points are hashed once.
+  const ringPoints = new Map<string, Uint32Array>();
+  let ring = HashRing.build(members.ringMembers(), config.replication, VIRTUAL_NODES, ringPoints);
+  let ringStale = false;
   let ringChangedAtMs = clock.nowMs();
   members.onChange(() => {
-    const next = HashRing.build(members.ringMembers(), config.replication, VIRTUAL_NODES);
-    if (!next.sameAs(ring)) {
-      ring = next;
-      ringChangedAtMs = clock.nowMs();
-    }
+    ringStale = true;
   });
+  const currentRing = (): HashRing => {
+    if (ringStale) {
+      ringStale = false;
+      const ids = members.ringMembers();
+      for (const id of ringPoints.keys()) if (!ids.includes(id)) ringPoints.delete(id);
+      const next = HashRing.build(ids, config.replication, VIRTUAL_NODES, ringPoints);
+      if (!next.sameAs(ring)) {
+        ring = next;
+        ringChangedAtMs = clock.nowMs();
+        // New ownership: pull what this node now owns from its co-owners.
+        antiEntropy.requestCatchUp(config.heartbeatIntervalMs);
+      }
+    }
+    return ring;
+  };
   // How long after a ring change (or the start) reads look past a local miss.
   const settleMs = Math.max(config.hintTtlMs, 10 * config.rebalanceIntervalMs);
   const view: ClusterView = {
     selfId,
-    ring: () => ring,
+    ring: currentRing,
     peer: (id) => {
       const m = members.get(id);
       return m && id !== selfId ? { id, address: m.address } : undefined;
@@ -133,7 +148,10 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     knownCount: () => members.knownCount(),
     notDeadCount: () => members.notDeadCount(),
     // Called only once the node is built (rebalancer is initialised below).
-    unsettled: () => clock.nowMs() - ringChangedAtMs < settleMs || rebalancer.busy,
+    unsettled: () => {
+      currentRing();
+      return !antiEntropy.caughtUp || clock.nowMs() - ringChangedAtMs < settleMs || rebalancer.busy;
+    },
   };
 
   const transport: PeerTransport =
@@ -230,7 +248,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     seeds: config.seeds,
     timeoutMs: Math.max(1000, config.heartbeatIntervalMs),
   });
-  const peerData = new PeerHandler({ nodeId: selfId, store, versions, metrics, logger, lifecycle, ring: () => ring, incarnation: () => members.selfIncarnation });
+  const peerData = new PeerHandler({ nodeId: selfId, store, versions, metrics, logger, lifecycle, ring: currentRing, incarnation: () => members.selfIncarnation });
 
   const endpoint: PeerEndpoint = {
     forward: (req) => cache.handleForward(req),
@@ -300,6 +318,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     evictNow: () => eviction.runTick(),
     expireNow: () => expiration.runTick(),
     startedAtMonotonicMs,
+    catchingUp: () => !antiEntropy.caughtUp,
   });
   // The same token signs outgoing peer calls and is required on incoming ones; the construction
   // rule refuses a node that would sign without verifying ("insecure auth config").
@@ -338,6 +357,8 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
       rebalancer.start();
       hintLoop.start();
       antiEntropy.start();
+      // A node starts empty: it pulls what it owns from its peers before it counts as caught up.
+      antiEntropy.requestCatchUp(config.heartbeatIntervalMs);
       repairer.start();
       eviction.start();
       expiration.start();

@@ -297,6 +297,8 @@ export interface components {
             status: "ok" | "draining";
             node: string;
             draining: boolean;
+            /** @description True until the node has synced with every alive peer since it started or since the ring last changed (a restarted node comes back empty and pulls what it owns). Reads are served meanwhile (a local miss asks the other owners); in a rolling restart, wait for false before restarting the next node. */
+            catching_up: boolean;
         };
         LatencySummary: {
             count: number;

@@ -45,6 +45,10 @@ export class AntiEntropy {
   private timer: TimerHandle | undefined;
   private running = false;
   private factor = 1;
+  private caughtUpFlag = false;
+  private catchUpTimer: TimerHandle | undefined;
+  private catchUpRunning = false;
+  private catchUpRequested = false;
 
   constructor(private readonly deps: AntiEntropyDeps) {
     deps.metrics.set("dist.auto_sync.backoff_factor", 1);
@@ -61,6 +65,54 @@ export class AntiEntropy {
   stop(): void {
     this.timer?.cancel();
     this.timer = undefined;
+    this.catchUpTimer?.cancel();
+    this.catchUpTimer = undefined;
+  }
+
+  /**
+   * True once this node has completed a sync with every alive peer since it started or since the
+   * ring last changed: until then its copy of the data may be incomplete (a restarted node comes
+   * back empty; a new owner may not have every copy yet).
+   */
+  get caughtUp(): boolean {
+    return this.caughtUpFlag;
+  }
+
+  /**
+   * Starts (or restarts) catch-up: passes of syncs with every alive peer, `retryMs` apart, until
+   * one pass reaches every peer. Called at start-up and after every ring change.
+   */
+  requestCatchUp(retryMs: number): void {
+    this.caughtUpFlag = false;
+    if (this.catchUpRunning) {
+      this.catchUpRequested = true;
+      return;
+    }
+    this.catchUpTimer?.cancel();
+    this.catchUpTimer = this.deps.timers.after(0, () => void this.runCatchUpPass(retryMs));
+  }
+
+  /** One catch-up pass; schedules the next one unless every alive peer was synced. */
+  async runCatchUpPass(retryMs: number): Promise<boolean> {
+    if (this.catchUpRunning) return false;
+    this.catchUpRunning = true;
+    this.catchUpRequested = false;
+    let complete = true;
+    try {
+      for (const peer of this.deps.view.alivePeers()) {
+        const r = await this.syncWith(peer);
+        if (r.failed) complete = false;
+      }
+    } finally {
+      this.catchUpRunning = false;
+    }
+    if (complete && !this.catchUpRequested) {
+      if (!this.caughtUpFlag) this.deps.logger.info(LOG.caughtUp, { peers: this.deps.view.alivePeers().length });
+      this.caughtUpFlag = true;
+    } else {
+      this.catchUpTimer = this.deps.timers.after(this.catchUpRequested ? 0 : retryMs, () => void this.runCatchUpPass(retryMs));
+    }
+    return complete;
   }
 
   private schedule(): void {
@@ -101,8 +153,11 @@ export class AntiEntropy {
     return { pulled, clean };
   }
 
-  /** Compares with one peer and pulls what differs. `clean` is false on divergence or failure. */
-  async syncWith(peer: PeerRef): Promise<{ pulled: number; clean: boolean }> {
+  /**
+   * Compares with one peer and pulls what differs. `clean` is false on divergence or failure;
+   * `failed` tells a failure (the peer could not be compared) apart.
+   */
+  async syncWith(peer: PeerRef): Promise<{ pulled: number; clean: boolean; failed: boolean }> {
     const { transport, selfId, metrics, clock } = this.deps;
     const started = clock.monotonicMs();
     try {
@@ -112,7 +167,7 @@ export class AntiEntropy {
       if (remoteRoot.root === local.root()) {
         metrics.set("dist.merkle.last_diff_ns", Math.round((clock.monotonicMs() - started) * 1e6));
         metrics.inc("dist.merkle.syncs");
-        return { pulled: 0, clean: true };
+        return { pulled: 0, clean: true, failed: false };
       }
       const diff = differingLeaves(local.leaves(), await transport.merkleLeaves(peer, selfId, leafCount));
       metrics.set("dist.merkle.last_diff_ns", Math.round((clock.monotonicMs() - started) * 1e6));
@@ -125,10 +180,10 @@ export class AntiEntropy {
       } while (cursor !== "");
       metrics.inc("dist.merkle.syncs");
       metrics.inc("dist.merkle.keys_pulled", pulled);
-      return { pulled, clean: false };
+      return { pulled, clean: false, failed: false };
     } catch (err) {
       this.deps.logger.warn(LOG.merkleFetchFailed, { peer: peer.id, error: err instanceof Error ? err.message : String(err) });
-      return { pulled: 0, clean: false };
+      return { pulled: 0, clean: false, failed: true };
     }
   }
 

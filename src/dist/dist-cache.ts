@@ -80,24 +80,24 @@ export class DistCache implements CacheService {
     return this.deps.reader.read(key, consistency ?? this.deps.readConsistency);
   }
 
-  set(key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel): Promise<WriteResult> {
-    return this.write({ kind: "set", key, value, ttlMs }, consistency ?? this.deps.writeConsistency);
+  set(key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel, admitted = false): Promise<WriteResult> {
+    return this.write({ kind: "set", key, value, ttlMs }, consistency ?? this.deps.writeConsistency, admitted);
   }
 
-  remove(key: string, consistency?: ConsistencyLevel): Promise<WriteResult> {
-    return this.write({ kind: "remove", key, value: "", ttlMs: 0 }, consistency ?? this.deps.writeConsistency);
+  remove(key: string, consistency?: ConsistencyLevel, admitted = false): Promise<WriteResult> {
+    return this.write({ kind: "remove", key, value: "", ttlMs: 0 }, consistency ?? this.deps.writeConsistency, admitted);
   }
 
-  setMany(items: readonly SetItem[], consistency?: ConsistencyLevel): Promise<Array<WriteResult | CacheError>> {
-    return Promise.all(items.map((it) => this.set(it.key, it.value, it.ttlMs, consistency).catch(toCacheError)));
+  setMany(items: readonly SetItem[], consistency?: ConsistencyLevel, admitted = false): Promise<Array<WriteResult | CacheError>> {
+    return Promise.all(items.map((it) => this.set(it.key, it.value, it.ttlMs, consistency, admitted).catch(toCacheError)));
   }
 
   getMany(keys: readonly string[], consistency?: ConsistencyLevel): Promise<Array<ReadResult | CacheError>> {
     return Promise.all(keys.map((k) => this.get(k, consistency).catch(toCacheError)));
   }
 
-  removeMany(keys: readonly string[], consistency?: ConsistencyLevel): Promise<Array<WriteResult | CacheError>> {
-    return Promise.all(keys.map((k) => this.remove(k, consistency).catch(toCacheError)));
+  removeMany(keys: readonly string[], consistency?: ConsistencyLevel, admitted = false): Promise<Array<WriteResult | CacheError>> {
+    return Promise.all(keys.map((k) => this.remove(k, consistency, admitted).catch(toCacheError)));
   }
 
   /**
@@ -151,8 +151,8 @@ export class DistCache implements CacheService {
     );
   }
 
-  private async write(write: ClientWrite, level: ConsistencyLevel): Promise<WriteResult> {
-    this.assertWritable();
+  private async write(write: ClientWrite, level: ConsistencyLevel, admitted: boolean): Promise<WriteResult> {
+    if (!admitted) this.assertWritable();
     this.deps.metrics.inc("dist.write.attempts");
     const owners = this.owners(write.key);
     if (owners.primary === this.nodeId) return this.deps.coordinator.coordinate(write, owners, level);

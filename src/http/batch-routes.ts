@@ -61,11 +61,12 @@ export function addBatchRoutes(router: Router<AppState>, deps: BatchRouteDeps): 
   };
 
   router.post("/v1/cache/batch/put", authenticated(auth, "write"), async (ctx) => {
+    const admitted = !cache.draining;
     const consistency = parseConsistency(queryOne(ctx, "consistency"));
     const list = await listOf(ctx, "items");
     const parsed = list.map((raw) => parsePutItem(raw, deps));
     const valid = parsed.filter((p): p is SetItem => !(p instanceof BatchItemError));
-    const written = await cache.setMany(valid, consistency);
+    const written = await cache.setMany(valid, consistency, admitted);
     let next = 0;
     const results: Schemas["BatchPutResult"][] = parsed.map((p) => {
       if (p instanceof BatchItemError) return { ...failure(p.key, p.error), stored: false };
@@ -116,11 +117,12 @@ export function addBatchRoutes(router: Router<AppState>, deps: BatchRouteDeps): 
   });
 
   router.post("/v1/cache/batch/delete", authenticated(auth, "write"), async (ctx) => {
+    const admitted = !cache.draining;
     const consistency = parseConsistency(queryOne(ctx, "consistency"));
     const list = await listOf(ctx, "keys");
     const parsed = list.map((k) => parseKey(k, deps.maxKeyBytes));
     const valid = parsed.filter((p): p is string => typeof p === "string");
-    const removed = await cache.removeMany(valid, consistency);
+    const removed = await cache.removeMany(valid, consistency, admitted);
     let next = 0;
     const results: Schemas["BatchDeleteResult"][] = parsed.map((p) => {
       if (p instanceof BatchItemError) return { ...failure(p.key, p.error), deleted: false };

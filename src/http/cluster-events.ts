@@ -23,7 +23,10 @@ export class ClusterEventsPublisher {
   constructor(private readonly deps: { hub: SseHub; members: MemberTable; timers: Timers; sources: FrameSources }) {}
 
   start(): void {
-    this.unsubscribe ??= this.deps.members.onChange(() => this.deps.hub.publish("members", this.deps.sources.members()));
+    // Frames are built only when someone listens.
+    this.unsubscribe ??= this.deps.members.onChange(() => {
+      if (this.deps.hub.size > 0) this.deps.hub.publish("members", this.deps.sources.members());
+    });
     this.timer ??= this.deps.timers.every(HEARTBEAT_FRAME_INTERVAL_MS, () => this.runHeartbeatTick());
   }
 

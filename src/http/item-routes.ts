@@ -99,14 +99,17 @@ export function itemRoutes(deps: ItemRouteDeps): Koa.Middleware {
     requireScope(identity, "write");
     const key = decodeKeySegment(segment, deps.maxKeyBytes);
     const consistency = parseConsistency(params?.get("consistency"));
+    // Draining is decided when the request arrives: a write admitted while serving completes
+    // even if the node starts draining while its body is still arriving.
+    if (cache.draining) throw new CacheError("DRAINING", "node is draining: writes go to another node");
     if (method === "PUT") {
       const ttlMs = parseTtlQuery(params?.get("ttl"));
       const body = await readRawBody(req, deps.maxValueBytes, "value");
-      const r = await cache.set(key, body.toString("latin1"), ttlMs, consistency);
+      const r = await cache.set(key, body.toString("latin1"), ttlMs, consistency, true);
       const out: Schemas["PutResponse"] = { key, stored: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
       writeJson(res, 200, JSON.stringify(out));
     } else {
-      const r = await cache.remove(key, consistency);
+      const r = await cache.remove(key, consistency, true);
       const out: Schemas["DeleteResponse"] = { key, deleted: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
       writeJson(res, 200, JSON.stringify(out));
     }
@@ -175,11 +178,13 @@ export function itemRoutes(deps: ItemRouteDeps): Koa.Middleware {
     const window: LatencyWindow = method === "PUT" ? deps.latencies.set : method === "DELETE" ? deps.latencies.delete : deps.latencies.get;
     try {
       await handle(req, res, method, segment, q < 0 ? "" : url.slice(q + 1));
-      window.record(deps.clock.monotonicMs() - started);
     } catch (err) {
       const e = toCacheError(err);
       if (e.status >= 500 && e.code === "INTERNAL") deps.logger.error("request failed", { method, path: ITEM_PREFIX + "{key}", error: String(e.cause ?? e) });
       writeError(res, e, { headOnly: method === "HEAD", challenge: auth.challenge });
+    } finally {
+      // Every client operation counts, misses and errors included.
+      window.record(deps.clock.monotonicMs() - started);
     }
   };
 }

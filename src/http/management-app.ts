@@ -39,6 +39,8 @@ export interface ManagementAppDeps {
   readonly expireNow: () => number;
   /** When the node started, monotonic ms. */
   readonly startedAtMonotonicMs: number;
+  /** True while the node is still pulling its data from its peers. */
+  readonly catchingUp: () => boolean;
 }
 
 export function createManagementRouter(deps: ManagementAppDeps): Router<AppState> {
@@ -49,7 +51,7 @@ export function createManagementRouter(deps: ManagementAppDeps): Router<AppState
 
   router.get("/health", (ctx) => {
     const draining = deps.lifecycle.draining;
-    const out: Schemas["Health"] = { status: draining ? "draining" : "ok", node: config.nodeId, draining };
+    const out: Schemas["Health"] = { status: draining ? "draining" : "ok", node: config.nodeId, draining, catching_up: deps.catchingUp() };
     ctx.status = draining ? 503 : 200;
     ctx.body = out;
   });

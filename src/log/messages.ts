@@ -36,5 +36,6 @@ export const LOG = Object.freeze({
   gossipPushFailed: "gossip push failed",
   backoffFactorChanged: "merkle auto-sync backoff factor changed",
   draining: "dist node draining",
+  caughtUp: "caught up with peers",
   requestFailed: "request failed",
 });

@@ -28,12 +28,20 @@ export class HashRing {
     this.nodes = nodes;
   }
 
-  /** Builds the ring of `nodeIds` (order and duplicates do not matter). */
-  static build(nodeIds: Iterable<string>, replication: number, virtualNodes = VIRTUAL_NODES): HashRing {
+  /**
+   * Builds the ring of `nodeIds` (order and duplicates do not matter). `points` may cache each
+   * node's virtual-node positions across builds (they depend only on the id).
+   */
+  static build(nodeIds: Iterable<string>, replication: number, virtualNodes = VIRTUAL_NODES, pointCache?: Map<string, Uint32Array>): HashRing {
     const nodes = [...new Set(nodeIds)].sort();
     const placed: Array<{ point: number; node: string }> = [];
     for (const node of nodes) {
-      for (let v = 0; v < virtualNodes; v++) placed.push({ point: hash32(`${node}#${v}`), node });
+      let own = pointCache?.get(node);
+      if (!own || own.length !== virtualNodes) {
+        own = virtualPoints(node, virtualNodes);
+        pointCache?.set(node, own);
+      }
+      for (let v = 0; v < virtualNodes; v++) placed.push({ point: own[v] as number, node });
     }
     placed.sort((a, b) => a.point - b.point || (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
     const points = Uint32Array.from(placed, (p) => p.point);
@@ -84,6 +92,13 @@ export class HashRing {
   sameAs(other: HashRing): boolean {
     return this.replication === other.replication && this.nodes.length === other.nodes.length && this.nodes.every((n, i) => n === other.nodes[i]);
   }
+}
+
+/** The ring positions of one node's virtual nodes. */
+export function virtualPoints(node: string, virtualNodes: number): Uint32Array {
+  const out = new Uint32Array(virtualNodes);
+  for (let v = 0; v < virtualNodes; v++) out[v] = hash32(`${node}#${v}`);
+  return out;
 }
 
 const NO_OWNERS: Owners = Object.freeze({ ids: Object.freeze([]), primary: "", header: "", json: "[]" });

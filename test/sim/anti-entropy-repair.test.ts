@@ -100,13 +100,13 @@ describe("sim/anti-entropy: repair", () => {
       const key = keyWhere(c, (o) => o.ids.includes("n1") && o.ids.includes("n2"), "absent");
       c.node("n1").store.apply(rec(key, "only-here", BASE_VERSION + 1_000, "n1"));
       const fromN1 = await c.node("n1").loops.antiEntropy.syncWith(peer("n2"));
-      expect(fromN1).to.deep.equal({ pulled: 0, clean: false });
+      expect(fromN1).to.deep.include({ pulled: 0, clean: false });
       expect(text(c.node("n1").store.peek(key)?.value), "kept by its holder").to.equal("only-here");
       expect(c.node("n2").store.peek(key), "a pull never pushes").to.equal(undefined);
       const fromN2 = await c.node("n2").loops.antiEntropy.syncWith(peer("n1"));
-      expect(fromN2).to.deep.equal({ pulled: 1, clean: false });
+      expect(fromN2).to.deep.equal({ pulled: 1, clean: false, failed: false });
       expect(text(c.node("n2").store.peek(key)?.value)).to.equal("only-here");
-      expect(await c.node("n1").loops.antiEntropy.syncWith(peer("n2"))).to.deep.equal({ pulled: 0, clean: true });
+      expect(await c.node("n1").loops.antiEntropy.syncWith(peer("n2"))).to.deep.include({ pulled: 0, clean: true, failed: false });
     }),
   );
 
@@ -141,8 +141,8 @@ describe("sim/anti-entropy: repair", () => {
         const owners = (k: string) => c.node("n1").cache.owners(k).ids;
         expect(keys.filter((k) => owners(k).includes("n1") && !owners(k).includes("n2")).length, "keys only n1 of the two holds").to.be.greaterThan(0);
         expect(keys.filter((k) => owners(k).includes("n2") && !owners(k).includes("n1")).length, "keys only n2 of the two holds").to.be.greaterThan(0);
-        expect(await c.node("n1").loops.antiEntropy.syncWith(peer("n2"))).to.deep.equal({ pulled: 0, clean: true });
-        expect(await c.node("n2").loops.antiEntropy.syncWith(peer("n1"))).to.deep.equal({ pulled: 0, clean: true });
+        expect(await c.node("n1").loops.antiEntropy.syncWith(peer("n2"))).to.deep.include({ pulled: 0, clean: true, failed: false });
+        expect(await c.node("n2").loops.antiEntropy.syncWith(peer("n1"))).to.deep.include({ pulled: 0, clean: true, failed: false });
         const shared = keys.filter((k) => owners(k).includes("n1") && owners(k).includes("n2")).length;
         expect(c.node("n1").loops.antiEntropy.root("n2", 1).recordCount, "n1 summarizes for n2 only the keys both own").to.equal(shared);
       }),
@@ -154,10 +154,10 @@ describe("sim/anti-entropy: repair", () => {
         const { c } = await fiveLoaded(256);
         const notN2 = keyWhere(c, (o) => o.ids.includes("n1") && o.ids.includes("n3") && !o.ids.includes("n2"), "planted");
         c.node("n1").store.apply(rec(notN2, "n1-and-n3", BASE_VERSION + 9_000_000, "n1"));
-        expect(await c.node("n2").loops.antiEntropy.syncWith(peer("n1"))).to.deep.equal({ pulled: 0, clean: true });
-        expect(await c.node("n1").loops.antiEntropy.syncWith(peer("n2"))).to.deep.equal({ pulled: 0, clean: true });
+        expect(await c.node("n2").loops.antiEntropy.syncWith(peer("n1"))).to.deep.include({ pulled: 0, clean: true, failed: false });
+        expect(await c.node("n1").loops.antiEntropy.syncWith(peer("n2"))).to.deep.include({ pulled: 0, clean: true, failed: false });
         expect(c.node("n2").store.peek(notN2)).to.equal(undefined);
-        expect(await c.node("n3").loops.antiEntropy.syncWith(peer("n1"))).to.deep.equal({ pulled: 1, clean: false });
+        expect(await c.node("n3").loops.antiEntropy.syncWith(peer("n1"))).to.deep.equal({ pulled: 1, clean: false, failed: false });
         expect(text(c.node("n3").store.peek(notN2)?.value)).to.equal("n1-and-n3");
       }),
     );
@@ -168,7 +168,7 @@ describe("sim/anti-entropy: repair", () => {
         const { c } = await fiveLoaded(257);
         const stray = keyWhere(c, (o) => !o.ids.includes("n1") && o.ids.includes("n2"), "stray");
         c.node("n1").store.apply(rec(stray, "stray", BASE_VERSION + 9_000_000, "n1"));
-        expect(await c.node("n2").loops.antiEntropy.syncWith(peer("n1"))).to.deep.equal({ pulled: 0, clean: true });
+        expect(await c.node("n2").loops.antiEntropy.syncWith(peer("n1"))).to.deep.include({ pulled: 0, clean: true, failed: false });
         expect(c.node("n2").store.peek(stray)).to.equal(undefined);
       }),
     );
@@ -179,7 +179,7 @@ describe("sim/anti-entropy: repair", () => {
     withSeed(258, async () => {
       const c = await cluster({ nodes: 3, seed: 258, startLoops: false });
       c.chaos.isolate("n3");
-      expect(await c.node("n1").loops.antiEntropy.syncWith(peer("n3"))).to.deep.equal({ pulled: 0, clean: false });
+      expect(await c.node("n1").loops.antiEntropy.syncWith(peer("n3"))).to.deep.equal({ pulled: 0, clean: false, failed: true });
       const warns = logRecords(c, "n1", LOG.merkleFetchFailed);
       expect(warns.map((w) => w.level)).to.deep.equal(["warn"]);
       expect(warns[0]!.fields).to.include({ peer: "n3" });
