@@ -16,6 +16,8 @@ export interface WriteResult {
   readonly owners: Owners;
   readonly version: number;
   readonly origin: string;
+  /** Expiry stamped by the coordinator, Unix ms; 0 = never. */
+  readonly expiresAtMs: number;
 }
 
 /** One item of a batch set. */

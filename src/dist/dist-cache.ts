@@ -58,7 +58,10 @@ export class DistCache implements CacheService {
   constructor(private readonly deps: DistCacheDeps) {
     this.nodeId = deps.nodeId;
     this.forwards = new PeerBatcher(
-      (peer, writes, lane) => deps.transport.forward(peer, { from: deps.nodeId, consistency: lane as ConsistencyLevel, writes }),
+      (peer, writes, lane) => {
+        const [level, applies] = lane.split("|");
+        return deps.transport.forward(peer, { from: deps.nodeId, consistency: level as ConsistencyLevel, writes, senderApplies: applies === "1" });
+      },
       { maxItems: FORWARD_BATCH_ITEMS, maxBytes: FORWARD_BATCH_BYTES, sizeOf: (w) => w.key.length * 3 + w.value.length + 32, maxInFlight: FORWARD_IN_FLIGHT },
     );
   }
@@ -141,11 +144,21 @@ export class DistCache implements CacheService {
           if (!owners.ids.includes(this.nodeId)) {
             throw new CacheError("UNAVAILABLE", `node ${this.nodeId} does not own key ${JSON.stringify(w.key)} in its ring view`);
           }
-          const r = await this.deps.coordinator.coordinate(w, owners, level);
-          return { key: w.key, applied: r.applied, bytes: r.bytes, owners: r.owners.ids, version: r.version, origin: r.origin, errorCode: "", errorMessage: "" };
+          const r = await this.deps.coordinator.coordinate(w, owners, level, req.senderApplies ? req.from : undefined);
+          return {
+            key: w.key,
+            applied: r.applied,
+            bytes: r.bytes,
+            owners: r.owners.ids,
+            version: r.version,
+            origin: r.origin,
+            errorCode: "",
+            errorMessage: "",
+            expiresAtMs: r.expiresAtMs,
+          };
         } catch (err) {
           const e = toCacheError(err);
-          return { key: w.key, applied: false, bytes: 0, owners: owners.ids, version: 0, origin: "", errorCode: e.code, errorMessage: e.message };
+          return { key: w.key, applied: false, bytes: 0, owners: owners.ids, version: 0, origin: "", errorCode: e.code, errorMessage: e.message, expiresAtMs: 0 };
         }
       }),
     );
@@ -161,10 +174,13 @@ export class DistCache implements CacheService {
     /** True when the primary answered (its error is its real outcome, not a transport failure). */
     let reached = false;
     if (primary) {
+      // An owner applies the primary's result itself instead of having it pushed back.
+      const applies = owners.ids.includes(this.nodeId);
       try {
-        const outcome = await this.forwards.enqueue(primary, write, level);
+        const outcome = await this.forwards.enqueue(primary, write, `${level}|${applies ? 1 : 0}`);
         if (outcome.errorCode === "") {
-          return { key: write.key, applied: outcome.applied, bytes: outcome.bytes, owners, version: outcome.version, origin: outcome.origin };
+          if (applies) this.applyForwarded(write, outcome);
+          return { key: write.key, applied: outcome.applied, bytes: outcome.bytes, owners, version: outcome.version, origin: outcome.origin, expiresAtMs: outcome.expiresAtMs };
         }
         reached = true;
         failure = new CacheError(isErrorCode(outcome.errorCode) ? outcome.errorCode : "INTERNAL", outcome.errorMessage);
@@ -183,6 +199,20 @@ export class DistCache implements CacheService {
     this.deps.metrics.inc("dist.write.forward_promotion");
     this.deps.logger.debug("write promoted: primary unreachable", { key: write.key, primary: owners.primary, error: failure.message });
     return this.deps.coordinator.coordinate(write, owners, level);
+  }
+
+  /** Stores the record the primary stamped for a write this node forwarded and owns. */
+  private applyForwarded(write: ClientWrite, outcome: WriteOutcome): void {
+    const tombstone = write.kind === "remove";
+    this.deps.store.apply({
+      key: write.key,
+      value: tombstone ? "" : write.value,
+      version: outcome.version,
+      origin: outcome.origin,
+      lastUpdatedMs: Math.floor(outcome.version / 1000),
+      expiresAtMs: tombstone ? 0 : outcome.expiresAtMs,
+      tombstone,
+    });
   }
 
   private assertWritable(): void {

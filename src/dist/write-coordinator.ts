@@ -28,8 +28,12 @@ export interface CoordinatorDeps {
 export class WriteCoordinator {
   constructor(private readonly deps: CoordinatorDeps) {}
 
-  /** Coordinates `write` whose owners are `owners` (this node among them). */
-  coordinate(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
+  /**
+   * Coordinates `write` whose owners are `owners` (this node among them). `senderApplies` names
+   * a forwarding owner that applies the result itself: it is not pushed to and counts as one
+   * acknowledgement (it answers its client only after applying).
+   */
+  coordinate(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string): Promise<WriteResult> {
     const { view, metrics, store, selfId } = this.deps;
     const known = view.knownCount();
     const need = requiredAcks(level, replicaCount(this.deps.replication, known));
@@ -55,9 +59,11 @@ export class WriteCoordinator {
       owners,
       version: rec.version,
       origin: rec.origin,
+      expiresAtMs: rec.expiresAtMs,
     };
-    const others = owners.ids.filter((id) => id !== selfId);
-    let acks = 1;
+    const sender = senderApplies !== undefined && senderApplies !== selfId && owners.ids.includes(senderApplies) ? senderApplies : undefined;
+    const others = owners.ids.filter((id) => id !== selfId && id !== sender);
+    let acks = sender === undefined ? 1 : 2;
     if (acks >= need) {
       for (const id of others) void this.pushTo(id, rec);
       return Promise.resolve(result);

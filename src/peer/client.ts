@@ -129,7 +129,12 @@ export class ConnectPeerTransport implements PeerTransport {
   }
 
   forward(to: PeerRef, req: ForwardRequest) {
-    const msg = create(ForwardRequestSchema, { from: req.from, consistency: toConsistency(req.consistency), writes: req.writes.map(toWireWrite) });
+    const msg = create(ForwardRequestSchema, {
+      from: req.from,
+      consistency: toConsistency(req.consistency),
+      writes: req.writes.map(toWireWrite),
+      senderApplies: req.senderApplies ?? false,
+    });
     return this.exchangeOr(
       to,
       { case: "forward", value: msg },

@@ -108,6 +108,7 @@ export function toWireResult(r: WriteOutcome, node: string): WireWriteResult {
     errorCode: r.errorCode,
     errorMessage: r.errorMessage,
     node,
+    expiresAtUnixMs: BigInt(r.expiresAtMs),
   });
 }
 
@@ -121,6 +122,7 @@ export function fromWireResult(r: WireWriteResult): WriteOutcome {
     origin: r.origin,
     errorCode: r.errorCode,
     errorMessage: r.errorMessage,
+    expiresAtMs: toNumber(r.expiresAtUnixMs),
   };
 }
 

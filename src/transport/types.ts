@@ -44,12 +44,16 @@ export interface WriteOutcome {
   /** Empty on success, else a service error code. */
   readonly errorCode: string;
   readonly errorMessage: string;
+  /** Expiry the coordinator stamped, Unix ms; 0 = never. */
+  readonly expiresAtMs: number;
 }
 
 export interface ForwardRequest {
   readonly from: string;
   readonly consistency: ConsistencyLevel | undefined;
   readonly writes: readonly ClientWrite[];
+  /** The sender owns the keys and applies each successful result itself (no push back to it). */
+  readonly senderApplies?: boolean;
 }
 
 export interface KeysPage {
