@@ -2,7 +2,6 @@
 // writes, replica sets, hints, read repair, migration, anti-entropy) goes through `apply`, the
 // one version-gated write. Eviction and expiration are local, physical removals.
 import type { Clock } from "../core/clock.js";
-import type { ByteString } from "../core/byte-string.js";
 import { hash32 } from "../core/hash.js";
 import type { EvictionAlgorithm } from "../config/index.js";
 import type { Metrics } from "../observability/index.js";
@@ -11,16 +10,8 @@ import { Applied, type ApplyResult, type VersionedRecord } from "./record.js";
 import { OriginTable } from "./origin-table.js";
 import { Shard } from "./shard.js";
 
-/** A live value as reads return it. */
-export interface LiveItem {
-  readonly key: string;
-  readonly value: ByteString;
-  readonly version: number;
-  readonly origin: string;
-  readonly lastUpdatedMs: number;
-  /** Absolute expiry, Unix ms; 0 = never. */
-  readonly expiresAtMs: number;
-}
+/** A live value as reads return it: a record that is not a tombstone. */
+export type LiveItem = Omit<VersionedRecord, "tombstone">;
 
 export interface StoreOptions {
   readonly shards: number;
