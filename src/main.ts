@@ -16,6 +16,7 @@ import { createAuthenticator, OidcSetupError, PolicyFileError, type Authenticato
 import { createLogger, LOG, type Logger } from "./log/index.js";
 import { answerClientError } from "./http/client-errors.js";
 import { createListenerServer, type ListenerServer } from "./http/listener-server.js";
+import type { OtlpExporterFactory } from "./observability/index.js";
 import { createPeerServer, createSecurePeerServer, peerTlsOptions, type PeerTlsOptions } from "./peer/index.js";
 import { createNode } from "./node.js";
 
@@ -43,6 +44,13 @@ function closeGracefully(server: ListenerServer, graceMs: number): Promise<void>
     });
     server.closeIdleConnections();
   });
+}
+
+/** The OTLP/HTTP metric exporter, loaded only when an endpoint is configured. */
+async function loadOtlpExporter(endpoint: string | undefined): Promise<OtlpExporterFactory | undefined> {
+  if (!endpoint) return undefined;
+  const { OTLPMetricExporter } = await import("@opentelemetry/exporter-metrics-otlp-http");
+  return (url) => new OTLPMetricExporter({ url });
 }
 
 /** A positive number from a standard (non SERVICE_) variable, or undefined. */
@@ -128,14 +136,16 @@ async function main(): Promise<void> {
   if (auth.enabled && !config.peerToken) logger.warn(LOG.peerTokenMissing);
   const tls = await readListenerTls(config, logger);
 
+  const otlpEndpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;
   const node = createNode(config, {
     logger,
     clock: systemClock,
     timers: systemTimers,
     random: systemRandom,
     documents,
-    otlpEndpoint: process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined,
+    otlpEndpoint,
     otlpIntervalMs: positiveNumber(process.env.OTEL_METRIC_EXPORT_INTERVAL),
+    otlpExporter: await loadOtlpExporter(otlpEndpoint),
     serviceVersion: version,
     auth,
     peerTls: tls.dist,

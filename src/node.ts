@@ -16,7 +16,7 @@ import { ClusterEventsPublisher, createClientApp, createManagementApp, membersBo
 import type { AppState } from "./http/koa-middleware.js";
 import { LOG, type Logger } from "./log/index.js";
 import { Gossiper, MemberTable, Prober } from "./membership/index.js";
-import { createOtelMirror, Metrics, OperationLatencies, SseHub, type OtelMirror } from "./observability/index.js";
+import { createOtelMirror, Metrics, OperationLatencies, SseHub, type OtelMirror, type OtlpExporterFactory } from "./observability/index.js";
 import { ConnectPeerTransport, createPeerAuth, createPeerRoutes, type PeerTlsOptions } from "./peer/index.js";
 import { HashRing } from "./ring/index.js";
 import { EvictionLoop, ExpirationLoop, ShardedStore } from "./store/index.js";
@@ -39,6 +39,8 @@ export interface NodeDeps {
   readonly otlpEndpoint?: string;
   /** OTLP export interval in ms (OTEL_METRIC_EXPORT_INTERVAL); 15 s when omitted. */
   readonly otlpIntervalMs?: number;
+  /** Builds the OTLP exporter; required with otlpEndpoint (main.ts loads it on demand). */
+  readonly otlpExporter?: OtlpExporterFactory;
   readonly serviceVersion: string;
   /** The peer transport; a ConnectPeerTransport when omitted (tests inject an in-memory one). */
   readonly transport?: PeerTransport;
@@ -283,7 +285,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
 
   const auth: Authenticator = deps.auth ?? openAuthenticator();
   const latencies = new OperationLatencies();
-  const otel: OtelMirror = createOtelMirror(metrics, { nodeId: selfId, serviceVersion: deps.serviceVersion, otlpEndpoint: deps.otlpEndpoint, otlpIntervalMs: deps.otlpIntervalMs });
+  const otel: OtelMirror = createOtelMirror(metrics, { nodeId: selfId, serviceVersion: deps.serviceVersion, otlpEndpoint: deps.otlpEndpoint, otlpIntervalMs: deps.otlpIntervalMs, otlpExporter: deps.otlpExporter });
   const events = new SseHub({ metrics, bufferFrames: SSE_BUFFER_FRAMES });
   const loopDeps = { store, clock, timers, metrics, logger };
   const eviction = new EvictionLoop(loopDeps, config.evictionIntervalMs);

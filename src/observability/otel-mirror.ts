@@ -3,12 +3,15 @@
 // time, a Prometheus reader whose request handler serves /metrics, and an OTLP/HTTP exporter
 // when an endpoint is configured (OTEL_EXPORTER_OTLP_ENDPOINT, read by main.ts).
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from "@opentelemetry/sdk-metrics";
+import { MeterProvider, PeriodicExportingMetricReader, type MetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { COUNTERS, GAUGES, METRIC_HELP, type MetricName } from "./metric-names.js";
 import type { Metrics } from "./metrics.js";
+
+/** Builds the OTLP exporter for a metrics URL. main.ts loads the exporter module only when an
+ * endpoint is configured, which keeps it (and its memory) out of nodes that do not export. */
+export type OtlpExporterFactory = (url: string) => PushMetricExporter;
 
 export interface OtelMirrorOptions {
   readonly nodeId: string;
@@ -17,6 +20,8 @@ export interface OtelMirrorOptions {
   readonly otlpEndpoint?: string;
   /** OTLP export interval, ms. */
   readonly otlpIntervalMs?: number;
+  /** Required with otlpEndpoint. */
+  readonly otlpExporter?: OtlpExporterFactory;
 }
 
 export interface OtelMirror {
@@ -33,9 +38,9 @@ export function prometheusName(name: MetricName): string {
 export function createOtelMirror(metrics: Metrics, opts: OtelMirrorOptions): OtelMirror {
   const prometheus = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true });
   const readers: MetricReader[] = [prometheus];
-  if (opts.otlpEndpoint) {
+  if (opts.otlpEndpoint && opts.otlpExporter) {
     const url = `${opts.otlpEndpoint.replace(/\/+$/, "")}/v1/metrics`;
-    readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url }), exportIntervalMillis: opts.otlpIntervalMs ?? 15_000 }));
+    readers.push(new PeriodicExportingMetricReader({ exporter: opts.otlpExporter(url), exportIntervalMillis: opts.otlpIntervalMs ?? 15_000 }));
   }
   const provider = new MeterProvider({
     resource: resourceFromAttributes({ "service.name": "hypercache-server", "service.version": opts.serviceVersion, "service.instance.id": opts.nodeId }),

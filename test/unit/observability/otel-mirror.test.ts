@@ -5,6 +5,7 @@
 import http from "node:http";
 import type net from "node:net";
 import { expect } from "chai";
+import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { COUNTERS, GAUGES, METRIC_HELP, Metrics, createOtelMirror, prometheusName, type OtelMirror } from "../../../src/observability/index.js";
 import { parsePrometheus, startCollector, type Collector } from "../../integration/observability-helpers.js";
 
@@ -25,6 +26,10 @@ async function serve(mirror: OtelMirror): Promise<{ scrape: () => Promise<{ stat
       }),
   };
 }
+
+
+/** The exporter main.ts loads when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+const otlpExporter = (url: string) => new OTLPMetricExporter({ url });
 
 describe("observability/otel-mirror", function () {
   this.timeout(10_000);
@@ -115,7 +120,7 @@ describe("observability/otel-mirror", function () {
       const metrics = new Metrics();
       metrics.inc("dist.drains", 3);
       const started = Date.now();
-      mirror = createOtelMirror(metrics, { nodeId: "otlp-node", serviceVersion: "1.0.0", otlpEndpoint: collector.endpoint, otlpIntervalMs: 200 });
+      mirror = createOtelMirror(metrics, { nodeId: "otlp-node", serviceVersion: "1.0.0", otlpEndpoint: collector.endpoint, otlpIntervalMs: 200, otlpExporter });
       // Two exports within ~2 intervals plus slack; the 15 s default would send none in this time.
       const posts = await collector.waitForPosts("/v1/metrics", 2, 3000);
       expect(posts[0]?.at as number - started, "first export after about one interval").to.be.lessThan(2000);
@@ -131,7 +136,7 @@ describe("observability/otel-mirror", function () {
     });
 
     it("a trailing slash on the endpoint still gives /v1/metrics", async () => {
-      mirror = createOtelMirror(new Metrics(), { nodeId: "otlp-node", serviceVersion: "1.0.0", otlpEndpoint: `${collector.endpoint}/`, otlpIntervalMs: 200 });
+      mirror = createOtelMirror(new Metrics(), { nodeId: "otlp-node", serviceVersion: "1.0.0", otlpEndpoint: `${collector.endpoint}/`, otlpIntervalMs: 200, otlpExporter });
       const posts = await collector.waitForPosts("/v1/metrics", 1, 3000);
       expect(posts[0]?.path).to.equal("/v1/metrics");
       expect(collector.posts.every((p) => p.path === "/v1/metrics"), JSON.stringify(collector.posts.map((p) => p.path))).to.equal(true);
