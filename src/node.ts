@@ -107,6 +107,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
   });
   const versions = new VersionClock(clock);
   const members = new MemberTable({ selfId, selfAddress: formatAddress(config.distAddr), clock, metrics, logger });
+  logger.info(LOG.clusterJoin, { seeds: config.seeds.map((s) => `${s.id}@${s.address}`), replication: config.replication });
   for (const seed of config.seeds) {
     if (seed.id === "") logger.warn(LOG.bareSeed, { seed: seed.address });
     else members.addPeer(seed.id, seed.address);
@@ -147,6 +148,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
       return m && id !== selfId ? { id, address: m.address } : undefined;
     },
     alivePeers: () => members.peers("alive").map((m) => ({ id: m.id, address: m.address })),
+    ringPeers: () => members.peers("alive", "suspect").map((m) => ({ id: m.id, address: m.address })),
     knownCount: () => members.knownCount(),
     notDeadCount: () => members.notDeadCount(),
     // Called only once the node is built (rebalancer is initialised below).
@@ -335,7 +337,6 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     jsonOptions: { ignoreUnknownFields: true, useProtoFieldName: true, alwaysEmitImplicit: true },
   });
 
-  logger.info(LOG.clusterJoin, { seeds: config.seeds.map((s) => `${s.id}@${s.address}`), replication: config.replication });
 
   return {
     config,

@@ -322,7 +322,7 @@ export interface components {
         BatchKeysRequest: {
             keys: string[];
         };
-        /** @description HTTP status the item would have had as a single request (200, 400, 404, 413, 503) */
+        /** @description HTTP status the item would have had as a single request (200, 400, 404, 413, 503). In a batch get, found items past the answer's budget of SERVICE_MAX_BODY_BYTES value bytes are 413 (read them in another call). */
         BatchItemStatus: number;
         BatchPutResult: {
             key: string;

@@ -144,7 +144,7 @@ export interface paths {
         post?: never;
         /**
          * Remove a peer from membership by hand
-         * @description The peer leaves the ring at once and no longer counts towards quorum sizes. Logs only `peer removed from membership`. The local node cannot remove itself.
+         * @description The peer leaves the ring at once and no longer counts towards quorum sizes (also for a peer already pruned as dead). Logs only `peer removed from membership`. The local node cannot remove itself. Meant for nodes that are gone for good: a removed node that is still running rejoins as soon as it announces itself, so stop it first.
          */
         delete: operations["removeMember"];
         options?: never;

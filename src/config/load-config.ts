@@ -1,6 +1,7 @@
 // loadConfig(env): parses every SERVICE_* variable once, fills defaults, checks cross-field
 // rules and returns a frozen Config. A bad value throws a SettingError naming the variable.
 import type { Address } from "../core/address.js";
+import { isNodeId } from "../core/node-id.js";
 import type { Config, ConsistencyLevel, EvictionAlgorithm, LogLevel, OidcConfig, SettingView, TlsFiles } from "./config.js";
 import { InvalidValue, SettingError, type Seed } from "./parsers.js";
 import { SETTINGS } from "./settings.js";
@@ -39,8 +40,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
   const opt = (name: string): string | undefined => v<string | undefined>(name);
 
   const nodeId = opt("SERVICE_NODE_ID")?.trim() || defaults.hostname;
-  if (nodeId === "" || /[\s,@]/.test(nodeId)) {
-    throw new SettingError("SERVICE_NODE_ID", `node id ${JSON.stringify(nodeId)} must be non-empty without spaces, commas or @`);
+  if (!isNodeId(nodeId)) {
+    throw new SettingError("SERVICE_NODE_ID", `node id ${JSON.stringify(nodeId)} must be 1 to 128 of letters, digits, ".", "_" and "-"`);
   }
   const heartbeatIntervalMs = v<number>("SERVICE_HEARTBEAT");
   const maxValueBytes = v<number>("SERVICE_MAX_VALUE_BYTES");

@@ -2,6 +2,7 @@
 // message completes the sentence "<VARIABLE>: ...".
 import { parseAddress, type Address } from "../core/address.js";
 import { parseDurationMs } from "../core/duration.js";
+import { isNodeId } from "../core/node-id.js";
 
 /** A bad setting value; main.ts prints it as one line and exits with code 2. */
 export class SettingError extends Error {
@@ -97,7 +98,7 @@ export function seeds(): Parser<readonly Seed[]> {
       const addr = at >= 0 ? part.slice(at + 1) : part;
       const parsed = parseAddress(addr);
       if (!parsed || parsed.port === 0) throw new InvalidValue(`seed ${JSON.stringify(part)} is not id@host:port`);
-      if (at >= 0 && id === "") throw new InvalidValue(`seed ${JSON.stringify(part)} has an empty node id`);
+      if (at >= 0 && !isNodeId(id)) throw new InvalidValue(`seed ${JSON.stringify(part)} needs a node id of letters, digits, ".", "_" and "-"`);
       out.push(Object.freeze({ id, address: addr }));
     }
     return out;

@@ -16,7 +16,7 @@ export interface SettingSpec {
 const D = (min = 1) => p.durationMs({ min });
 
 export const SETTINGS: readonly SettingSpec[] = Object.freeze([
-  { name: "SERVICE_NODE_ID", default: "", parse: p.text(), meaning: "stable node identifier; empty means the host name" },
+  { name: "SERVICE_NODE_ID", default: "", parse: p.text(), meaning: "stable node identifier (1 to 128 letters, digits, `.`, `_`, `-`); empty means the host name" },
   { name: "SERVICE_API_ADDR", default: ":8080", parse: p.address(), meaning: "client API listener, host:port or :port" },
   { name: "SERVICE_MGMT_ADDR", default: ":8081", parse: p.address(), meaning: "management listener" },
   { name: "SERVICE_DIST_ADDR", default: ":7946", parse: p.address(), meaning: "peer (dist) listener; also the address advertised to peers" },

@@ -13,6 +13,12 @@ export const KEY_RESULT_MAX_CEILING = 50_000;
 
 /** Peer transport: body cap both ways, timeouts. */
 export const PEER_BODY_BYTES_MAX = 16 * 1024 * 1024;
+/**
+ * Payload bytes one peer call (or answer) carries at most, half the body cap: every batch, page
+ * and answer of the peer protocol is cut by bytes as well as by count, so no call can exceed the
+ * cap however large the values are (one value is at most 15 MiB, alone in its call).
+ */
+export const PEER_BATCH_BYTES = 8 * 1024 * 1024;
 export const PEER_TIMEOUT_MS = 5_000;
 export const PEER_IDLE_TIMEOUT_MS = 60_000;
 

@@ -16,8 +16,10 @@ import type { MerkleRangePage, MerkleRoot, PeerRef, PeerTransport } from "../tra
 import type { ClusterView } from "./cluster-view.js";
 import { differingLeaves, leafCountFor, leafOf, MerkleBuilder, validLeafCount } from "./merkle.js";
 import type { VersionClock } from "./version-clock.js";
+import { PEER_BATCH_BYTES } from "../core/limits.js";
+import { byteSize } from "./record-size.js";
 
-/** Records per MerkleRange page. */
+/** Records per MerkleRange page (and at most PEER_BATCH_BYTES of them). */
 const RANGE_PAGE = 1000;
 
 export interface AntiEntropyDeps {
@@ -99,7 +101,9 @@ export class AntiEntropy {
     this.catchUpRequested = false;
     let complete = true;
     try {
-      for (const peer of this.deps.view.alivePeers()) {
+      // Suspect peers keep their ring positions, so they are co-owners to catch up from too: a
+      // pass is complete only once every alive or suspect peer was synced (pruned ones drop out).
+      for (const peer of this.deps.view.ringPeers()) {
         const r = await this.syncWith(peer);
         if (r.failed) complete = false;
       }
@@ -107,7 +111,7 @@ export class AntiEntropy {
       this.catchUpRunning = false;
     }
     if (complete && !this.catchUpRequested) {
-      if (!this.caughtUpFlag) this.deps.logger.info(LOG.caughtUp, { peers: this.deps.view.alivePeers().length });
+      if (!this.caughtUpFlag) this.deps.logger.info(LOG.caughtUp, { peers: this.deps.view.ringPeers().length });
       this.caughtUpFlag = true;
     } else {
       this.catchUpTimer = this.deps.timers.after(this.catchUpRequested ? 0 : retryMs, () => void this.runCatchUpPass(retryMs));
@@ -215,11 +219,15 @@ export class AntiEntropy {
       slot = i;
     }
     const records: VersionedRecord[] = [];
+    let bytes = 0;
     const now = this.deps.clock.nowMs();
     while (shard < store.shardCount) {
       const resume = store.scanRecords(shard, slot, (rec, hash) => {
-        if (wanted.has(leafOf(hash, leafCount)) && this.shared(rec, requester, now)) records.push(rec);
-        return records.length < RANGE_PAGE;
+        if (wanted.has(leafOf(hash, leafCount)) && this.shared(rec, requester, now)) {
+          records.push(rec);
+          bytes += byteSize(rec);
+        }
+        return records.length < RANGE_PAGE && bytes < PEER_BATCH_BYTES;
       });
       if (resume >= 0) return { records, nextCursor: encodeCursor({ s: shard, i: resume }) };
       shard++;
@@ -252,8 +260,12 @@ export class AntiEntropy {
 
   private applyPulled(records: readonly VersionedRecord[]): number {
     let applied = 0;
+    const { store } = this.deps;
     for (const rec of records) {
       if (!this.deps.view.ring().isOwner(rec.key, this.deps.selfId)) continue;
+      // A node at capacity does not pull back keys it does not hold: it may have evicted them,
+      // and eviction is local. Newer versions of keys it holds, and tombstones, still come in.
+      if (!rec.tombstone && store.items >= store.capacity && store.peek(rec.key) === undefined) continue;
       this.deps.versions.observe(rec.version);
       const r = this.deps.store.apply(rec);
       if (r.applied === Applied.Stored) applied++;

@@ -11,6 +11,8 @@ export interface ClusterView {
   peer(id: string): PeerRef | undefined;
   /** Alive peers, the local node excluded. */
   alivePeers(): PeerRef[];
+  /** Peers that hold ring positions (alive and suspect), the local node excluded. */
+  ringPeers(): PeerRef[];
   /** Nodes seen in the cluster, pruned ones included (only a manual removal lowers it). */
   knownCount(): number;
   /** Members not dead, the local node included. */

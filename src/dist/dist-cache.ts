@@ -6,6 +6,7 @@ import type { ByteString } from "../core/byte-string.js";
 import type { Clock } from "../core/clock.js";
 import { CacheError, isErrorCode, toCacheError } from "../core/errors.js";
 import { compileKeyFilter } from "../core/key-filter.js";
+import { PEER_BATCH_BYTES } from "../core/limits.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
@@ -22,7 +23,7 @@ import type { WriteCoordinator } from "./write-coordinator.js";
 
 /** Forwarded writes per call, and calls under way per primary and consistency level. */
 const FORWARD_BATCH_ITEMS = 512;
-const FORWARD_BATCH_BYTES = 8 * 1024 * 1024;
+const FORWARD_BATCH_BYTES = PEER_BATCH_BYTES;
 const FORWARD_IN_FLIGHT = 1;
 /** Keys per page when listing a peer's keys for the key browser. */
 const LISTING_PAGE = 5000;

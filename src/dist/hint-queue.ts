@@ -4,6 +4,7 @@
 // hint is dropped and counted. Hints for the same (target, key) coalesce: the newer version
 // replaces the older, so a hot key costs one hint, not one per write.
 import type { Clock, TimerHandle, Timers } from "../core/clock.js";
+import { PEER_BATCH_BYTES } from "../core/limits.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { CounterName, GaugeName, Metrics } from "../observability/index.js";
 import { compareVersions, type VersionedRecord } from "../store/index.js";
@@ -11,7 +12,7 @@ import type { PeerRef, PeerTransport } from "../transport/index.js";
 
 /** Fixed bookkeeping bytes counted per hint on top of key and value. */
 const HINT_OVERHEAD_BYTES = 64;
-/** Hints replayed per target per call. */
+/** Hints replayed per target per call (and at most PEER_BATCH_BYTES of them). */
 export const HINT_REPLAY_BATCH = 256;
 
 export interface HintLimits {
@@ -158,7 +159,13 @@ export class HintQueue {
 
   private async replayTarget(t: TargetQueue, transport: PeerTransport, selfId: string): Promise<void> {
     t.replaying = true;
-    const batch = [...t.hints.values()].slice(0, HINT_REPLAY_BATCH);
+    const batch: Hint[] = [];
+    let batchBytes = 0;
+    for (const h of t.hints.values()) {
+      if (batch.length > 0 && (batch.length >= HINT_REPLAY_BATCH || batchBytes + h.bytes > PEER_BATCH_BYTES)) break;
+      batch.push(h);
+      batchBytes += h.bytes;
+    }
     const now = this.deps.clock.nowMs();
     if (this.deps.names.lastAgeNs && batch.length > 0) {
       this.deps.metrics.set(this.deps.names.lastAgeNs, (now - Math.min(...batch.map((h) => h.queuedAtMs))) * 1e6);

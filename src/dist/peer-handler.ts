@@ -1,6 +1,7 @@
 // What this node does when a peer asks: the receiving side of the peer protocol, in internal
 // types. peer/ adapts it to the Connect service; the in-memory transport calls it directly.
 import { badRequest } from "../core/errors.js";
+import { isNodeId } from "../core/node-id.js";
 import { compileKeyFilter, GlobError } from "../core/key-filter.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
@@ -9,6 +10,8 @@ import { Applied, type ShardedStore, type VersionedRecord } from "../store/index
 import { decodeKeysCursor, encodeKeysCursor } from "./keys-cursor.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { VersionClock } from "./version-clock.js";
+import { PEER_BATCH_BYTES } from "../core/limits.js";
+import { byteSize } from "./record-size.js";
 
 import type { ApplyOutcome, HealthInfo, KeysPage } from "../transport/index.js";
 
@@ -41,6 +44,11 @@ export class PeerHandler {
 
   private applyRecords(records: readonly VersionedRecord[]): ApplyOutcome[] {
     const { store, metrics, versions, nodeId } = this.deps;
+    for (const rec of records) {
+      if (rec.key === "") throw badRequest("a pushed record has an empty key");
+      if (!isNodeId(rec.origin)) throw badRequest(`a pushed record has an invalid origin ${JSON.stringify(rec.origin.slice(0, 64))}`);
+      if (!Number.isSafeInteger(rec.version) || rec.version <= 0) throw badRequest(`a pushed record has an invalid version ${rec.version}`);
+    }
     const ring = this.deps.ring();
     return records.map((rec) => {
       if (!ring.isOwner(rec.key, nodeId)) {
@@ -55,9 +63,22 @@ export class PeerHandler {
     });
   }
 
-  /** Local records (values, expired values or tombstones) of the keys; undefined when none. */
+  /**
+   * Local records (values, expired values or tombstones) of the keys, undefined when none. The
+   * answer is a prefix of `keys` when their values would pass PEER_BATCH_BYTES (at least one
+   * record): the caller asks again for the rest.
+   */
   getRecords(keys: readonly string[]): Array<VersionedRecord | undefined> {
-    return keys.map((k) => this.deps.store.peek(k));
+    const out: Array<VersionedRecord | undefined> = [];
+    let bytes = 0;
+    for (const k of keys) {
+      const rec = this.deps.store.peek(k);
+      const size = rec ? byteSize(rec) : k.length * 3;
+      if (out.length > 0 && bytes + size > PEER_BATCH_BYTES) break;
+      out.push(rec);
+      bytes += size;
+    }
+    return out;
   }
 
   /** One page of live keys: the rest of one shard, cut short by `limit` when limit > 0. */

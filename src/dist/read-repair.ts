@@ -4,6 +4,8 @@
 // and flush every SERVICE_READ_REPAIR_INTERVAL or when a peer's batch reaches the batch size.
 // A clean stop drains the queue; a crash loses it (anti-entropy repairs later).
 import type { TimerHandle, Timers } from "../core/clock.js";
+import { PEER_BATCH_BYTES } from "../core/limits.js";
+import { byteSize, chunkBy } from "./record-size.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
 import { compareVersions, type VersionedRecord } from "../store/index.js";
@@ -19,6 +21,9 @@ export interface ReadRepairDeps {
   readonly batchSize: number;
   readonly intervalMs: number;
 }
+
+/** Repairs per call at most (and PEER_BATCH_BYTES). */
+const REPAIR_BATCH_ITEMS = 512;
 
 interface PeerQueue {
   peer: PeerRef;
@@ -44,7 +49,7 @@ export class ReadRepairer {
   }
 
   start(): void {
-    if (this.batching && !this.timer) this.timer = this.deps.timers.every(this.deps.intervalMs, () => void this.flush());
+    if (this.batching && !this.timer) this.timer = this.deps.timers.every(this.deps.intervalMs, () => this.track(this.flush()));
   }
 
   /** Sends `record` to `peer`, now or through the batch queue. */
@@ -90,11 +95,11 @@ export class ReadRepairer {
   }
 
   private async send(peer: PeerRef, records: VersionedRecord[]): Promise<void> {
-    const sets = records.filter((r) => !r.tombstone);
-    const removes = records.filter((r) => r.tombstone);
+    const sets = chunkBy(records.filter((r) => !r.tombstone), byteSize, REPAIR_BATCH_ITEMS, PEER_BATCH_BYTES);
+    const removes = chunkBy(records.filter((r) => r.tombstone), byteSize, REPAIR_BATCH_ITEMS, PEER_BATCH_BYTES);
     try {
-      if (sets.length > 0) await this.deps.transport.set(peer, this.deps.selfId, sets);
-      if (removes.length > 0) await this.deps.transport.remove(peer, this.deps.selfId, removes);
+      for (const chunk of sets) await this.deps.transport.set(peer, this.deps.selfId, chunk);
+      for (const chunk of removes) await this.deps.transport.remove(peer, this.deps.selfId, chunk);
       this.deps.metrics.inc("dist.read_repair", records.length);
     } catch (err) {
       // A lost repair is not an error of the read; anti-entropy converges the replica later.

@@ -41,7 +41,7 @@ export class Reader {
   private readonly gets: PeerBatcher<string, VersionedRecord | undefined>;
 
   constructor(private readonly deps: ReaderDeps) {
-    this.gets = new PeerBatcher((peer, keys) => deps.transport.get(peer, keys), {
+    this.gets = new PeerBatcher((peer, keys) => this.getAll(peer, keys), {
       maxItems: GET_BATCH_ITEMS,
       maxBytes: Number.MAX_SAFE_INTEGER,
       sizeOf: () => 0,
@@ -51,6 +51,17 @@ export class Reader {
 
   get calls(): number {
     return this.gets.calls;
+  }
+
+  /** Records of `keys` from a peer, asking again while it answers only a prefix (size budget). */
+  private async getAll(peer: PeerRef, keys: string[]): Promise<Array<VersionedRecord | undefined>> {
+    const out: Array<VersionedRecord | undefined> = [];
+    while (out.length < keys.length) {
+      const part = await this.deps.transport.get(peer, keys.slice(out.length));
+      if (part.length === 0) throw new CacheError("INTERNAL", `peer ${peer.id} answered no record for ${keys.length - out.length} keys`);
+      out.push(...part);
+    }
+    return out;
   }
 
   async read(key: string, level: ConsistencyLevel): Promise<ReadResult> {

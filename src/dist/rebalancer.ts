@@ -15,6 +15,8 @@ import type { ShardedStore, VersionedRecord } from "../store/index.js";
 import type { PeerRef, PeerTransport } from "../transport/index.js";
 import type { ClusterView } from "./cluster-view.js";
 import type { HintQueue } from "./hint-queue.js";
+import { PEER_BATCH_BYTES } from "../core/limits.js";
+import { byteSize } from "./record-size.js";
 
 /** Records looked at per batch before a tick gives the event loop back. */
 const SCAN_BUDGET_PER_BATCH = 4096;
@@ -43,7 +45,12 @@ interface Scan {
   slot: number;
   readonly startedMonotonicMs: number;
   moved: number;
+  /** Moves that did not reach their target (queued for replay or dropped by a cap). */
+  failures: number;
 }
+
+/** Delay before a scan with failed moves runs again, in rebalance intervals (at least 1 s). */
+const RETRY_INTERVALS = 8;
 
 interface Move {
   readonly record: VersionedRecord;
@@ -56,15 +63,18 @@ export class Rebalancer {
   private settled: HashRing;
   private scan: Scan | undefined;
   private inFlight = 0;
+  private ticking = false;
+  /** When a scan that had failed moves may run again (monotonic ms); 0 = no retry pending. */
+  private retryAtMs = 0;
   private readonly pendingReleases = new Set<string>();
 
   constructor(private readonly deps: RebalancerDeps) {
     this.settled = deps.view.ring();
   }
 
-  /** True while a scan is running or batches are in flight (data may still be moving). */
+  /** True while a scan is running, batches are in flight or failed moves wait for a retry. */
   get busy(): boolean {
-    return this.scan !== undefined || this.inFlight > 0 || this.deps.view.ring() !== this.settled;
+    return this.scan !== undefined || this.inFlight > 0 || this.retryAtMs !== 0 || this.deps.view.ring() !== this.settled;
   }
 
   start(): void {
@@ -78,36 +88,46 @@ export class Rebalancer {
     this.timer = undefined;
   }
 
-  /** One tick: continue (or start) the scan, sending batches while the concurrency allows. */
+  /**
+   * One tick: continue (or start) the scan, sending batches while the concurrency allows. A tick
+   * that finds the previous one still sending counts dist.rebalance.throttle and does nothing.
+   */
   async runRebalanceTick(): Promise<void> {
-    const ring = this.deps.view.ring();
-    if (!this.scan) {
-      if (ring === this.settled) return;
-      this.scan = { from: this.settled, to: ring, shard: 0, slot: 0, startedMonotonicMs: this.deps.clock.monotonicMs(), moved: 0 };
-    } else if (this.scan.to !== ring) {
-      // The ring moved again mid-scan: start over against the newest ring (migrations are idempotent).
-      this.scan = { from: this.scan.from, to: ring, shard: 0, slot: 0, startedMonotonicMs: this.scan.startedMonotonicMs, moved: this.scan.moved };
-    }
-    if (this.inFlight >= this.deps.maxConcurrent) {
+    if (this.ticking || this.inFlight >= this.deps.maxConcurrent) {
       this.deps.metrics.inc("dist.rebalance.throttle");
       return;
     }
-    const sends: Array<Promise<void>> = [];
-    while (this.scan && this.inFlight < this.deps.maxConcurrent) {
-      const scan: Scan = this.scan;
-      const batch = this.collect(scan);
-      if (batch.length > 0) {
-        scan.moved += batch.length;
-        sends.push(this.send(batch));
-      }
-      if (scan.shard >= this.deps.store.shardCount) {
-        this.finish(scan);
-        break;
-      }
-      if (batch.length === 0) break;
+    const ring = this.deps.view.ring();
+    const now = this.deps.clock.monotonicMs();
+    if (!this.scan) {
+      if (ring === this.settled && this.retryAtMs === 0) return;
+      if (this.retryAtMs !== 0 && now < this.retryAtMs && ring === this.retryRing) return;
+      this.retryAtMs = 0;
+      this.scan = { from: this.settled, to: ring, shard: 0, slot: 0, startedMonotonicMs: now, moved: 0, failures: 0 };
+    } else if (this.scan.to !== ring) {
+      // The ring moved again mid-scan: start over against the newest ring (migrations are idempotent).
+      this.scan = { ...this.scan, to: ring, shard: 0, slot: 0 };
     }
-    await Promise.all(sends);
+    this.ticking = true;
+    try {
+      const scan: Scan = this.scan;
+      const sends: Array<Promise<void>> = [];
+      while (this.inFlight < this.deps.maxConcurrent && scan.shard < this.deps.store.shardCount) {
+        const batch = this.collect(scan);
+        // Nothing to move in this stretch: the scan goes on next tick (bounded work per tick).
+        if (batch.length === 0) break;
+        scan.moved += batch.length;
+        sends.push(this.send(batch, scan));
+      }
+      await Promise.all(sends);
+      if (scan.shard >= this.deps.store.shardCount && this.scan === scan) this.finish(scan);
+    } finally {
+      this.ticking = false;
+    }
   }
+
+  /** The ring a pending retry was scheduled for. */
+  private retryRing: HashRing | undefined;
 
   /** Whether a record's copy here may be dropped: this node does not own the key any more. */
   releaseIfNotOwner(key: string, version: number): void {
@@ -115,9 +135,19 @@ export class Rebalancer {
     this.deps.store.removeIfVersion(key, version);
   }
 
+  /**
+   * Ends a scan. With every move delivered the new ring is settled; otherwise the records that
+   * did not move are still here (a copy is released only after a successful move) and a new scan
+   * against the same old ring runs after a delay, so nothing stays stranded on a non-owner.
+   */
   private finish(scan: Scan): void {
-    this.settled = scan.to;
     this.scan = undefined;
+    if (scan.failures > 0) {
+      this.retryAtMs = this.deps.clock.monotonicMs() + Math.max(1000, RETRY_INTERVALS * this.deps.intervalMs);
+      this.retryRing = scan.to;
+    } else {
+      this.settled = scan.to;
+    }
     if (scan.moved > 0) this.deps.metrics.set("dist.rebalance.last_ns", Math.round((this.deps.clock.monotonicMs() - scan.startedMonotonicMs) * 1e6));
   }
 
@@ -127,13 +157,18 @@ export class Rebalancer {
     const now = this.deps.clock.nowMs();
     const moves: Move[] = [];
     let looked = 0;
-    while (scan.shard < store.shardCount && moves.length < this.deps.batchSize && looked < SCAN_BUDGET_PER_BATCH) {
+    let bytes = 0;
+    const full = () => moves.length >= this.deps.batchSize || bytes >= PEER_BATCH_BYTES || looked >= SCAN_BUDGET_PER_BATCH;
+    while (scan.shard < store.shardCount && !full()) {
       const resume = store.scanRecords(scan.shard, scan.slot, (rec) => {
         looked++;
         if (!rec.tombstone && rec.expiresAtMs !== 0 && rec.expiresAtMs <= now) return true;
         const move = planMove(rec, scan.from, scan.to, selfId);
-        if (move) moves.push(move);
-        return moves.length < this.deps.batchSize && looked < SCAN_BUDGET_PER_BATCH;
+        if (move) {
+          moves.push(move);
+          bytes += byteSize(rec);
+        }
+        return !full();
       });
       if (resume < 0) {
         scan.shard++;
@@ -145,7 +180,7 @@ export class Rebalancer {
     return moves;
   }
 
-  private async send(batch: Move[]): Promise<void> {
+  private async send(batch: Move[], scan: Scan): Promise<void> {
     const { view, transport, selfId, metrics } = this.deps;
     this.inFlight++;
     metrics.inc("dist.rebalance.batches");
@@ -172,6 +207,7 @@ export class Rebalancer {
         }),
       );
       metrics.inc("dist.rebalance.keys", batch.length - failed.size);
+      scan.failures += failed.size;
       for (const m of batch) if (m.release && !failed.has(m)) this.release(m.record);
     } finally {
       this.inFlight--;
@@ -179,8 +215,15 @@ export class Rebalancer {
   }
 
   private queue(peer: PeerRef, moves: Move[], err: unknown): void {
-    for (const m of moves) this.deps.migrations.add(peer, m.record);
-    this.deps.logger.warn(LOG.migrationForwardFailed, { peer: peer.id, keys: moves.length, error: err instanceof Error ? err.message : String(err) });
+    let queued = 0;
+    for (const m of moves) if (this.deps.migrations.add(peer, m.record)) queued++;
+    this.deps.logger.warn(LOG.migrationForwardFailed, {
+      peer: peer.id,
+      keys: moves.length,
+      queued,
+      dropped: moves.length - queued,
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
 
   /** A queued migration was replayed: release the copy as a direct migration would. */

@@ -1,5 +1,6 @@
 // Pushes versioned records to other owners through per-peer batchers (values in Set calls,
 // tombstones in Remove calls). A push that fails is queued as a hint for replay.
+import { PEER_BATCH_BYTES } from "../core/limits.js";
 import { byteSize } from "./record-size.js";
 import { PeerBatcher } from "./batcher.js";
 import type { HintQueue } from "./hint-queue.js";
@@ -8,7 +9,7 @@ import type { ApplyOutcome, PeerRef, PeerTransport } from "../transport/index.js
 
 /** Records per peer call and bytes per call (well under the 16 MiB peer body cap). */
 export const PUSH_BATCH_ITEMS = 512;
-export const PUSH_BATCH_BYTES = 8 * 1024 * 1024;
+export const PUSH_BATCH_BYTES = PEER_BATCH_BYTES;
 const PUSH_IN_FLIGHT = 1;
 
 export class ReplicaPusher {

@@ -86,6 +86,9 @@ export function addBatchRoutes(router: Router<AppState>, deps: BatchRouteDeps): 
     const read = await cache.getMany(valid, consistency);
     let next = 0;
     const now = deps.clock.nowMs();
+    // The answer carries at most maxBodyBytes of values: items past that budget are reported
+    // 413 in place (ask for them in another call) instead of building an unbounded response.
+    let valueBytes = 0;
     const results: Schemas["BatchGetResult"][] = parsed.map((p) => {
       if (p instanceof BatchItemError) return { ...failure(p.key, p.error), found: false };
       const r = read[next++] as ReadResult | CacheError;
@@ -94,6 +97,13 @@ export function addBatchRoutes(router: Router<AppState>, deps: BatchRouteDeps): 
         return { ...failure(p, new CacheError("NOT_FOUND", `key ${JSON.stringify(p)} not found`)), owners: r.owners.ids as string[], found: false };
       }
       const it = r.item;
+      valueBytes += it.value.length;
+      if (valueBytes > deps.maxBodyBytes && valueBytes !== it.value.length) {
+        const over = new CacheError("PAYLOAD_TOO_LARGE", `the answer reached its limit of ${deps.maxBodyBytes} value bytes; read this key in another call`, {
+          limit_bytes: deps.maxBodyBytes,
+        });
+        return { ...failure(p, over), owners: r.owners.ids as string[], found: false };
+      }
       const found: Schemas["BatchGetResult"] = {
         key: p,
         status: 200,

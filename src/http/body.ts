@@ -3,15 +3,35 @@ import type { IncomingMessage } from "node:http";
 import getRawBody from "raw-body";
 import { CacheError, badRequest } from "../core/errors.js";
 
+/**
+ * After refusing an oversized body, reads and discards the rest of it (up to `capBytes` more), so
+ * the client still reads its 413 answer and the connection stays usable; past the cap the
+ * connection is closed.
+ */
+function discardRest(req: IncomingMessage, capBytes: number): void {
+  let seen = 0;
+  req.on("data", (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > capBytes) req.socket.destroy();
+  });
+  req.resume();
+}
+
 /** Reads the whole body; 413 PAYLOAD_TOO_LARGE past `limitBytes`. */
 export async function readRawBody(req: IncomingMessage, limitBytes: number, what = "body"): Promise<Buffer> {
   const declared = req.headers["content-length"];
-  if (declared !== undefined && Number(declared) > limitBytes) throw tooLarge(what, limitBytes);
+  if (declared !== undefined && Number(declared) > limitBytes) {
+    discardRest(req, limitBytes);
+    throw tooLarge(what, limitBytes);
+  }
   try {
     return await getRawBody(req, { limit: limitBytes, length: declared });
   } catch (err) {
     const type = (err as { type?: string }).type;
-    if (type === "entity.too.large") throw tooLarge(what, limitBytes);
+    if (type === "entity.too.large") {
+      discardRest(req, limitBytes);
+      throw tooLarge(what, limitBytes);
+    }
     if (type === "request.size.invalid") throw badRequest("request body is shorter or longer than its Content-Length");
     if (type === "request.aborted") throw new CacheError("BAD_REQUEST", "request aborted by the client");
     throw err;

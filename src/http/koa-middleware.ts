@@ -20,13 +20,18 @@ export function errorEnvelope(logger: Logger, challenge: () => string): Koa.Midd
   return async (ctx, next) => {
     try {
       await next();
+      // Serialize JSON bodies here, so a failure becomes an envelope instead of Koa's plain text.
+      const body: unknown = ctx.body;
+      if (body !== null && typeof body === "object" && !Buffer.isBuffer(body) && typeof (body as { pipe?: unknown }).pipe !== "function") {
+        ctx.body = JSON.stringify(body);
+        ctx.type = "application/json";
+      }
     } catch (err) {
       const e = toCacheError(err);
       if (e.code === "INTERNAL") logger.error("request failed", { method: ctx.method, path: ctx.path, error: String(e.cause ?? e) });
       ctx.status = e.status;
       ctx.body = envelopeOf(e);
       if (e.code === "UNAUTHORIZED" && challenge()) ctx.set("WWW-Authenticate", challenge());
-      if (e.code === "PAYLOAD_TOO_LARGE") ctx.set("Connection", "close");
     }
   };
 }
@@ -53,7 +58,7 @@ export function unknownRoute(): Koa.Middleware<AppState> {
 export function quietAppErrors(app: Koa<AppState>, logger: Logger): void {
   app.silent = true;
   app.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code === "ERR_STREAM_PREMATURE_CLOSE" || err.code === "ECONNRESET" || err.code === "EPIPE") return;
-    logger.debug("koa error", { error: String(err) });
+    if (err.code === "ERR_STREAM_PREMATURE_CLOSE" || err.code === "ECONNRESET" || err.code === "EPIPE" || err.code === "ERR_STREAM_DESTROYED") return;
+    logger.error("request failed", { error: String(err) });
   });
 }

@@ -30,7 +30,5 @@ export function writeError(res: ServerResponse, err: CacheError, opts: { headOnl
     return;
   }
   if (err.code === "UNAUTHORIZED" && opts.challenge) res.setHeader("WWW-Authenticate", opts.challenge);
-  // After a refused oversized body the rest of it is not read: close the connection instead.
-  if (err.code === "PAYLOAD_TOO_LARGE") res.setHeader("Connection", "close");
   writeJson(res, err.status, JSON.stringify(envelopeOf(err)), opts.headOnly);
 }

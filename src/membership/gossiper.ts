@@ -3,6 +3,7 @@
 // every node in a few rounds. Joining is the same exchange with the seeds; a seed given as a
 // bare address is first asked who it is (its id is learned from its health answer).
 import type { TimerHandle, Timers } from "../core/clock.js";
+import { isNodeId } from "../core/node-id.js";
 import { randomInt, type Random } from "../core/random.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { PeerMember, PeerRef, PeerTransport } from "../transport/index.js";
@@ -90,7 +91,7 @@ export class Gossiper {
       [...this.unresolvedSeeds].map(async (address) => {
         try {
           const h = await withTimeout(timers, this.deps.timeoutMs, transport.health({ id: "", address }), `identity of seed ${address}`);
-          if (h.node === "" || h.node === members.selfId) return;
+          if (!isNodeId(h.node) || h.node === members.selfId) return;
           this.unresolvedSeeds.delete(address);
           members.addPeer(h.node, address, h.incarnation);
           await this.exchange({ id: h.node, address }, false);

@@ -5,6 +5,7 @@
 // Observer contract: called after a change is committed, with the table already updated;
 // must not call back into the table; must return quickly.
 import type { Clock } from "../core/clock.js";
+import { isNodeId } from "../core/node-id.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
 import { decideGossip, type Member, type MemberState } from "./transitions.js";
@@ -114,7 +115,8 @@ export class MemberTable {
   }
 
   private insert(id: string, address: string, state: MemberState, incarnation: number): boolean {
-    if (id === this.deps.selfId || id === "") return false;
+    // An id that is not a node id (from a buggy or hostile peer) never joins: ids travel in headers.
+    if (id === this.deps.selfId || !isNodeId(id)) return false;
     const existing = this.entries.get(id);
     if (existing) {
       if (existing.address !== address && address !== "") existing.address = address;

@@ -66,7 +66,7 @@ export const METRIC_HELP: Readonly<Record<MetricName, string>> = Object.freeze({
   "dist.nodes.dead": "members declared dead and pruned since start",
   "dist.nodes.removed": "members removed from membership (pruned or by hand)",
   "dist.membership.version": "membership version; bumps on every real state change",
-  "dist.write.attempts": "client writes coordinated or forwarded by this node",
+  "dist.write.attempts": "client writes this node received (each counted once, on the node the client called)",
   "dist.write.quorum_failures": "writes that did not reach their consistency",
   "dist.write.forward_promotion": "writes applied by a replica after the forward to the primary failed",
   "dist.write.apply_refused": "pushed writes dropped by the ownership guard",

@@ -33,8 +33,8 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
       }
       case "get": {
         const records = endpoint.getRecords(call.value.keys);
-        const results = call.value.keys.map((key, i) => {
-          const rec = records[i];
+        const results = records.map((rec, i) => {
+          const key = call.value.keys[i] as string;
           return create(GetResultSchema, rec ? { key, found: true, entry: toEntry(rec) } : { key, found: false });
         });
         return create(ExchangeResponseSchema, { id, result: { case: "get", value: create(GetResponseSchema, { node: endpoint.health().node, results }) } });

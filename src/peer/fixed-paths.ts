@@ -27,6 +27,13 @@ const GET_PATHS: Readonly<Record<string, { method: string; message: (q: URLSearc
   "/internal/get": { method: "Get", message: (q) => ({ keys: q.getAll("key") }) },
 });
 
+/** True for a request that carries no body (HTTP/1.1 framing, or an HTTP/2 stream ended with its headers). */
+function hasNoBody(req: IncomingMessage | Http2ServerRequest): boolean {
+  if ("stream" in req) return req.stream.endAfterHeaders;
+  const length = req.headers["content-length"];
+  return length === "0" || (length === undefined && req.headers["transfer-encoding"] === undefined);
+}
+
 /**
  * Rewrites a fixed-path request in place to its canonical Connect form. Returns false when the
  * path is not one of the fixed paths (the request is left untouched).
@@ -45,6 +52,16 @@ export function rewriteFixedPath(req: IncomingMessage | Http2ServerRequest): boo
   if (post !== undefined && method === "POST") {
     req.url = `${SERVICE_PATH}/${post}`;
     req.headers["content-type"] = "application/json";
+    // `curl -X POST .../dist/drain` sends no body: read it as the empty message `{}`. Connect
+    // reads a request body by iterating the request, so a bodiless request yields "{}" instead.
+    if (hasNoBody(req)) {
+      req.headers["content-length"] = "2";
+      Object.defineProperty(req, Symbol.asyncIterator, {
+        value: async function* () {
+          yield Buffer.from("{}");
+        },
+      });
+    }
     return true;
   }
   const get = GET_PATHS[path];

@@ -62,11 +62,12 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       return create(RemoveResponseSchema, { outcomes: outcomes.map(toWireOutcome) });
     }),
     get: guarded((req) => {
+      // The records may answer only a prefix of the keys (size budget): the caller asks again.
       const records = endpoint.getRecords(req.keys);
       return create(GetResponseSchema, {
         node: endpoint.health().node,
-        results: req.keys.map((key, i) => {
-          const rec = records[i];
+        results: records.map((rec, i) => {
+          const key = req.keys[i] as string;
           return create(GetResultSchema, rec ? { key, found: true, entry: toEntry(rec) } : { key, found: false });
         }),
       });

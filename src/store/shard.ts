@@ -47,22 +47,14 @@ export class Shard {
   live = 0;
   bytes = 0;
 
-  /**
-   * Live items a write may bring the shard to before it evicts inline: one above the share.
-   * The eviction loop trims the shard back to its share, so the loop has the steady work and a
-   * write evicts only when it would push the shard past the slack.
-   */
-  readonly hardLimit: number;
-
   constructor(
     private readonly policy: EvictionPolicy,
     private readonly originTable: OriginTable,
-    /** The shard's share of the capacity: live items it holds after an eviction pass. */
+    /** The shard's share of the capacity (sizes the tombstone cap and the policy's aging). */
     readonly capacityShare: number,
     /** Tombstones this shard holds at most; the oldest is dropped first. */
     readonly tombstoneCap: number,
   ) {
-    this.hardLimit = capacityShare + 1;
     policy.resize(INITIAL_SLOTS);
   }
 
@@ -131,10 +123,11 @@ export class Shard {
   }
 
   /**
-   * Applies `rec` when it is newer than the local record (last-write-wins). Making room for a
-   * new live record evicts first, through `onEvict`, so the new record is never its own victim.
+   * Applies `rec` when it is newer than the local record (last-write-wins). Before a new live
+   * record is stored, `makeRoom` runs (the store evicts there when it is full), so the new
+   * record is never its own victim.
    */
-  apply(rec: VersionedRecord, hash: number, nowMs: number, onEvict: (slot: number) => void): ApplyResult {
+  apply(rec: VersionedRecord, hash: number, nowMs: number, makeRoom: (shard: Shard) => void): ApplyResult {
     // Resolved before any change, so a full origin table refuses the record cleanly.
     const originId = this.originTable.idOf(rec.origin);
     const slot = this.index.find(rec.key, hash);
@@ -143,7 +136,7 @@ export class Shard {
         this.makeRoomForTombstone();
         this.addTombstone(this.allocate(rec, hash, originId));
       } else {
-        if (this.live >= this.hardLimit) this.evictOne(onEvict);
+        makeRoom(this);
         const s = this.allocate(rec, hash, originId);
         this.state[s] = LIVE;
         this.live++;
@@ -171,7 +164,7 @@ export class Shard {
       this.policy.touchWrite(slot);
     } else {
       this.tombstoneOrder.delete(slot);
-      if (this.live >= this.hardLimit) this.evictOne(onEvict);
+      makeRoom(this);
       this.state[slot] = LIVE;
       this.live++;
       this.bytes += rec.value.length;
@@ -204,13 +197,6 @@ export class Shard {
     this.expires[slot] = 0;
     this.state[slot] = EMPTY;
     this.free.push(slot);
-  }
-
-  /** Evicts live records while the shard is above its share; returns how many. */
-  evictOverCapacity(onEvict: (slot: number) => void): number {
-    let n = 0;
-    while (this.live > this.capacityShare && this.evictOne(onEvict)) n++;
-    return n;
   }
 
   /** Removes expired live records and tombstones older than `tombstoneTtlMs`. */
@@ -283,7 +269,8 @@ export class Shard {
     for (let slot = 0; slot < this.highWater; slot++) if (this.state[slot] !== EMPTY) visit(slot);
   }
 
-  private evictOne(onEvict: (slot: number) => void): boolean {
+  /** Evicts the policy's victim; false when the shard holds no live record. */
+  evictOne(onEvict: (slot: number) => void): boolean {
     const victim = this.policy.victim();
     if (victim < 0) return false;
     onEvict(victim);

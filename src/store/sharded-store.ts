@@ -42,16 +42,23 @@ export interface KeysPage {
   readonly truncated: boolean;
 }
 
+/** Key bytes one keys page carries at most (a page travels in one peer answer). */
+const PAGE_BYTES_MAX = 8 * 1024 * 1024;
+
 export class ShardedStore {
   private readonly shards: Shard[];
   private readonly mask: number;
   readonly counters: StoreCounters = { hits: 0, misses: 0, sets: 0, deletes: 0, evictions: 0, expirations: 0 };
   private readonly onEvict: (slot: number) => void;
+  private readonly makeRoom: (shard: Shard) => void;
+  /** Live items at which a write evicts inline: capacity + shard count. */
+  readonly hardLimit: number;
   private readonly onExpire: (slot: number) => void;
 
   constructor(private readonly opts: StoreOptions) {
-    // Shares sum to the capacity exactly; each shard may run one above its share between
-    // eviction passes, so the total stays within capacity + shard count.
+    // Capacity counts the whole store: a write evicts inline only once the store holds
+    // capacity + shard count live items, and the eviction loop trims it back to the capacity,
+    // taking victims from the shards furthest above their share. Shares sum to the capacity.
     const base = Math.floor(opts.capacity / opts.shards);
     const remainder = opts.capacity % opts.shards;
     const origins = new OriginTable();
@@ -68,6 +75,20 @@ export class ShardedStore {
     this.onExpire = () => {
       this.counters.expirations++;
     };
+    this.hardLimit = opts.capacity + opts.shards;
+    this.makeRoom = (shard) => {
+      if (this.items < this.hardLimit) return;
+      // Evict from the shard being written (it stays the same size); an empty one borrows a
+      // victim from the fullest shard.
+      if (!shard.evictOne(this.onEvict)) this.fullestShard()?.evictOne(this.onEvict);
+    };
+  }
+
+  /** The shard furthest above its share (most live items over its share). */
+  private fullestShard(): Shard | undefined {
+    let best: Shard | undefined;
+    for (const s of this.shards) if (s.live > 0 && (!best || s.live - s.capacityShare > best.live - best.capacityShare)) best = s;
+    return best;
   }
 
   get shardCount(): number {
@@ -134,7 +155,7 @@ export class ShardedStore {
   apply(rec: VersionedRecord): ApplyResult {
     const h = hash32(rec.key);
     const shard = this.shards[this.shardOfHash(h)] as Shard;
-    const r = shard.apply(rec, h, this.opts.clock.nowMs(), this.onEvict);
+    const r = shard.apply(rec, h, this.opts.clock.nowMs(), this.makeRoom);
     if (r.applied === Applied.Stored) {
       if (rec.tombstone) {
         if (r.previousLive) this.counters.deletes++;
@@ -155,10 +176,16 @@ export class ShardedStore {
     return true;
   }
 
-  /** One eviction pass: trims every shard above its share back to it. Returns the count. */
+  /** One eviction pass: evicts until the store holds its capacity, from the fullest shards. */
   evictPass(): number {
     let n = 0;
-    for (const shard of this.shards) n += shard.evictOverCapacity(this.onEvict);
+    let over = this.items - this.opts.capacity;
+    while (over > 0) {
+      const shard = this.fullestShard();
+      if (!shard || !shard.evictOne(this.onEvict)) break;
+      n++;
+      over--;
+    }
     return n;
   }
 
@@ -210,9 +237,13 @@ export class ShardedStore {
     const s = this.shards[shard];
     if (!s) return { keys: [], next: undefined, truncated: false };
     const keys: string[] = [];
+    let bytes = 0;
     const resume = s.scanLiveKeys(slot, this.opts.clock.nowMs(), (key) => {
-      if (matches(key)) keys.push(key);
-      return limit <= 0 || keys.length < limit;
+      if (matches(key)) {
+        keys.push(key);
+        bytes += key.length * 3;
+      }
+      return (limit <= 0 || keys.length < limit) && bytes < PAGE_BYTES_MAX;
     });
     if (resume >= 0) {
       // Cut short by the limit: continue inside this shard, unless nothing live remains in it.

@@ -120,8 +120,9 @@ describe("sim/data path: hints", () => {
       expect(warns[0]!.fields).to.include({ peer: target });
       c.revive(target);
       await c.advance(1_000);
-      expect(c.node(target).store.peek(key), "an expired hint is never replayed").to.equal(undefined);
-      expect(c.node("n1").metrics.get("dist.hinted.replayed")).to.equal(0);
+      expect(c.node("n1").metrics.get("dist.hinted.replayed"), "an expired hint is never replayed").to.equal(0);
+      // The target may still get the value, from anti-entropy (its catch-up pull), never from the hint.
+      if (c.node(target).store.peek(key) !== undefined) expect(c.node(target).metrics.get("dist.merkle.keys_pulled")).to.be.greaterThan(0);
     }),
   );
 

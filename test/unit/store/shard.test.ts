@@ -1,4 +1,4 @@
-// Shard: one store shard: version-gated apply, inline eviction, tombstones and sweeping.
+// Shard: one store shard: version-gated apply, making room (makeRoom, evictOne), tombstones and sweeping.
 import { expect } from "chai";
 import { Applied, LfuPolicy, LruPolicy, type EvictionPolicy, type VersionedRecord } from "../../../src/store/index.js";
 import { OriginTable } from "../../../src/store/origin-table.js";
@@ -17,16 +17,28 @@ function tomb(key: string, version: number, origin = "n1"): VersionedRecord {
   return rec(key, version, { value: "", origin, tombstone: true });
 }
 
-/** A shard plus helpers that hash keys the way the store does, and a recorder of evicted keys. */
-function harness(opts: { policy?: EvictionPolicy; share?: number; tombstoneCap?: number } = {}) {
+/**
+ * A shard plus helpers that hash keys the way the store does, and a recorder of evicted keys.
+ * The shard evicts only when its store says so (makeRoom): here makeRoom records each call and
+ * evicts the shard's victim once the shard holds `limit` live records (never, by default).
+ */
+function harness(opts: { policy?: EvictionPolicy; share?: number; tombstoneCap?: number; limit?: number } = {}) {
   const shard = new Shard(opts.policy ?? new LruPolicy(), new OriginTable(), opts.share ?? 100, opts.tombstoneCap ?? 100);
   const evicted: string[] = [];
   const onEvict = (slot: number) => void evicted.push(shard.keyAt(slot));
+  const limit = opts.limit ?? Number.POSITIVE_INFINITY;
+  /** The shard each makeRoom call was given. */
+  const makeRoomCalls: Shard[] = [];
+  const makeRoom = (s: Shard) => {
+    makeRoomCalls.push(s);
+    if (s.live >= limit) s.evictOne(onEvict);
+  };
   return {
     shard,
     evicted,
     onEvict,
-    put: (r: VersionedRecord, nowMs = T0) => shard.apply(r, hash32(r.key), nowMs, onEvict),
+    makeRoomCalls,
+    put: (r: VersionedRecord, nowMs = T0, room: (s: Shard) => void = makeRoom) => shard.apply(r, hash32(r.key), nowMs, room),
     find: (key: string) => shard.find(key, hash32(key)),
     liveKeys(nowMs = T0): string[] {
       const out: string[] = [];
@@ -156,16 +168,50 @@ describe("store/shard Shard", () => {
     });
   });
 
-  describe("inline eviction", () => {
-    it("has a hard limit of one item above its share", () => {
-      expect(harness({ share: 3 }).shard.hardLimit).to.equal(4);
-      expect(harness({ share: 0 }).shard.hardLimit).to.equal(1);
+  describe("makeRoom and evictOne", () => {
+    it("calls makeRoom with itself before storing a new live key, while the key is not there yet", () => {
+      const { shard, put, find } = harness();
+      put(rec("a", at(1)));
+      const seen: Array<{ same: boolean; live: number; found: number }> = [];
+      put(rec("b", at(1)), T0, (s) => void seen.push({ same: s === shard, live: s.live, found: find("b") }));
+      expect(seen).to.deep.equal([{ same: true, live: 1, found: -1 }]);
+      expect(shard.live).to.equal(2);
     });
 
-    it("evicts the policy's victim before storing a new key when the shard is at its hard limit", () => {
-      const { shard, put, find, evicted, liveKeys } = harness({ share: 3 });
+    it("calls makeRoom before reviving a tombstone, while the key is still a tombstone", () => {
+      const { shard, put, find } = harness();
+      put(rec("a", at(1)));
+      put(tomb("a", at(2)));
+      const seen: Array<{ live: number; tombstone: boolean }> = [];
+      put(rec("a", at(3)), T0, (s) => void seen.push({ live: s.live, tombstone: s.isTombstone(find("a")) }));
+      expect(seen).to.deep.equal([{ live: 0, tombstone: true }]);
+      expect(shard.isLive(find("a"))).to.equal(true);
+    });
+
+    it("does not call makeRoom for an overwrite, an expired overwrite, a delete, a tombstone or an ignored write", () => {
+      const { put, makeRoomCalls } = harness();
+      put(rec("a", at(1)));
+      put(rec("e", at(1), { expiresAtMs: T0 + 10 }));
+      expect(makeRoomCalls).to.have.length(2);
+      put(rec("a", at(2))); // overwrite of a live key
+      put(rec("e", at(2)), T0 + 10); // overwrite of an expired, unswept key: it still counts as live
+      put(tomb("a", at(3))); // delete
+      put(tomb("t", at(3))); // tombstone of a key never seen
+      put(rec("a", at(2))); // older than the tombstone: ignored
+      put(rec("e", at(2))); // duplicate: ignored
+      expect(makeRoomCalls).to.have.length(2);
+    });
+
+    it("grows past its share when makeRoom evicts nothing: the shard itself never evicts", () => {
+      const { shard, put, evicted, makeRoomCalls } = harness({ share: 2 });
+      for (let i = 0; i < 10; i++) put(rec(`k${i}`, at(1)));
+      expect([shard.live, evicted.length, makeRoomCalls.length]).to.deep.equal([10, 0, 10]);
+    });
+
+    it("a makeRoom that evicts takes the policy's victim before the new key is stored", () => {
+      const { shard, put, find, evicted, liveKeys } = harness({ limit: 4 });
       for (const k of ["a", "b", "c", "d"]) put(rec(k, at(1)));
-      expect(evicted, "up to the hard limit (share + 1) nothing is evicted").to.deep.equal([]);
+      expect(evicted, "makeRoom evicts only once the shard holds the limit").to.deep.equal([]);
       shard.touchRead(find("a"));
       put(rec("e", at(1)));
       expect(evicted).to.deep.equal(["b"]);
@@ -173,22 +219,10 @@ describe("store/shard Shard", () => {
       expect(liveKeys().sort()).to.deep.equal(["a", "c", "d", "e"]);
     });
 
-    it("a write that brings the shard to its hard limit evicts nothing; only the next one past it does", () => {
-      const { shard, put, evicted } = harness({ share: 2 });
-      put(rec("a", at(1)));
-      put(rec("b", at(1)));
-      expect([shard.live, evicted.length]).to.deep.equal([2, 0]);
-      put(rec("c", at(1))); // one above the share: the slack
-      expect([shard.live, evicted.length]).to.deep.equal([3, 0]);
-      put(rec("d", at(1))); // past the hard limit: one victim first
-      expect(evicted).to.deep.equal(["a"]);
-      expect(shard.live).to.equal(3);
-    });
-
     it("never evicts the record it is storing, even when that record would be the policy's victim", () => {
       // With LFU a newcomer always has the lowest count: it must still survive its own insert.
-      // Share 2, hard limit 3: three hot keys fill the shard to its hard limit.
-      const { shard, put, find, evicted } = harness({ policy: new LfuPolicy(), share: 2, tombstoneCap: 10 });
+      // makeRoom keeps the shard at 3: three hot keys fill it.
+      const { shard, put, find, evicted } = harness({ policy: new LfuPolicy(), limit: 3, tombstoneCap: 10 });
       put(rec("hot1", at(1)));
       put(rec("hot2", at(1)));
       put(rec("hot3", at(1)));
@@ -206,12 +240,12 @@ describe("store/shard Shard", () => {
     });
 
     it("reviving a tombstone in a full shard evicts another live key, not the revived one", () => {
-      const { shard, put, find, evicted } = harness({ share: 2 });
+      const { shard, put, find, evicted } = harness({ limit: 3 });
       put(rec("a", at(1)));
       put(tomb("a", at(2)));
       put(rec("b", at(1)));
       put(rec("c", at(1)));
-      put(rec("d", at(1))); // the shard is at its hard limit (share + 1)
+      put(rec("d", at(1))); // the shard holds the limit
       put(rec("a", at(3), { value: "revived" }));
       expect(evicted).to.deep.equal(["b"]);
       expect(shard.valueAt(find("a"))).to.equal("revived");
@@ -219,7 +253,7 @@ describe("store/shard Shard", () => {
     });
 
     it("an overwrite of a live key in a full shard evicts nothing", () => {
-      const { shard, put, evicted } = harness({ share: 2 });
+      const { shard, put, evicted } = harness({ limit: 2 });
       put(rec("a", at(1)));
       put(rec("b", at(1)));
       put(rec("a", at(2)));
@@ -227,8 +261,8 @@ describe("store/shard Shard", () => {
       expect(shard.live).to.equal(2);
     });
 
-    it("tombstones are outside the capacity share: storing them evicts no live item", () => {
-      const { shard, put, evicted } = harness({ share: 2, tombstoneCap: 10 });
+    it("tombstones are outside the capacity: storing them in a full shard evicts no live item", () => {
+      const { shard, put, evicted } = harness({ limit: 2, tombstoneCap: 10 });
       put(rec("a", at(1)));
       put(rec("b", at(1)));
       put(tomb("x", at(1)));
@@ -237,36 +271,40 @@ describe("store/shard Shard", () => {
       expect([shard.live, shard.tombstones]).to.deep.equal([2, 2]);
     });
 
-    it("evictOverCapacity evicts only what is above the share and reports how many", () => {
-      // A share of 0 has a hard limit of 1, so the first insert leaves the shard one item over it.
-      const { shard, put, evicted, onEvict } = harness({ share: 0, tombstoneCap: 10 });
-      put(rec("a", at(1)));
-      expect(shard.live).to.equal(1);
-      expect(shard.evictOverCapacity(onEvict)).to.equal(1);
-      expect(evicted).to.deep.equal(["a"]);
-      expect(shard.evictOverCapacity(onEvict)).to.equal(0);
-      expect([shard.live, shard.bytes]).to.deep.equal([0, 0]);
+    it("evictOne evicts the policy's victim through onEvict, frees its bytes and leaves no tombstone", () => {
+      const { shard, put, find, evicted, onEvict, liveKeys } = harness();
+      put(rec("a", at(1), { value: "aa" }));
+      put(rec("b", at(1), { value: "bbb" }));
+      put(rec("c", at(1), { value: "c" }));
+      shard.touchRead(find("a"));
+      expect(shard.evictOne(onEvict)).to.equal(true);
+      expect(evicted).to.deep.equal(["b"]);
+      expect(find("b")).to.equal(-1);
+      expect(liveKeys().sort()).to.deep.equal(["a", "c"]);
+      expect([shard.live, shard.bytes, shard.tombstones, shard.size]).to.deep.equal([2, 3, 0, 2]);
     });
 
-    it("evictOverCapacity trims a shard at its hard limit back to its share, in the policy's order", () => {
-      const { shard, put, find, evicted, onEvict, liveKeys } = harness({ share: 3 });
+    it("evictOne called repeatedly empties the shard in the policy's order", () => {
+      const { shard, put, find, evicted, onEvict } = harness();
       for (const k of ["a", "b", "c", "d"]) put(rec(k, at(1)));
       shard.touchRead(find("a"));
-      expect(shard.live).to.equal(4);
-      expect(shard.evictOverCapacity(onEvict)).to.equal(1);
-      expect(evicted).to.deep.equal(["b"]);
-      expect(liveKeys().sort()).to.deep.equal(["a", "c", "d"]);
-      expect(shard.evictOverCapacity(onEvict)).to.equal(0);
-      expect(shard.live).to.equal(3);
+      shard.touchRead(find("c"));
+      const results: boolean[] = [];
+      for (let i = 0; i < 5; i++) results.push(shard.evictOne(onEvict));
+      expect(results).to.deep.equal([true, true, true, true, false]);
+      expect(evicted).to.deep.equal(["b", "d", "a", "c"]);
+      expect([shard.live, shard.bytes, shard.size]).to.deep.equal([0, 0, 0]);
     });
 
-    it("evictOverCapacity leaves a shard at or below its share alone", () => {
-      const { shard, put, evicted, onEvict } = harness({ share: 3 });
-      for (const k of ["a", "b"]) put(rec(k, at(1)));
-      expect(shard.evictOverCapacity(onEvict)).to.equal(0);
-      put(rec("c", at(1)));
-      expect(shard.evictOverCapacity(onEvict)).to.equal(0);
-      expect([shard.live, evicted.length]).to.deep.equal([3, 0]);
+    it("evictOne skips tombstones and returns false, calling nothing, when the shard holds no live record", () => {
+      const { shard, put, find, evicted, onEvict } = harness();
+      expect(shard.evictOne(onEvict), "an empty shard").to.equal(false);
+      put(tomb("t", at(1)));
+      put(rec("a", at(1)));
+      expect(shard.evictOne(onEvict)).to.equal(true);
+      expect(shard.evictOne(onEvict), "only a tombstone left").to.equal(false);
+      expect(evicted).to.deep.equal(["a"]);
+      expect(shard.isTombstone(find("t"))).to.equal(true);
     });
   });
 
@@ -314,8 +352,8 @@ describe("store/shard Shard", () => {
     });
 
     it("keeps LRU order across a growth of its slot arrays", () => {
-      // Share 20, hard limit 21: the 17th insert grows the 16 initial slots.
-      const { shard, put, find, evicted } = harness({ share: 20 });
+      // makeRoom keeps the shard at 21: the 17th insert grows the 16 initial slots.
+      const { shard, put, find, evicted } = harness({ limit: 21 });
       for (let i = 0; i < 21; i++) put(rec(`k${i}`, at(1)));
       expect(evicted).to.deep.equal([]);
       shard.touchRead(find("k0"));
@@ -375,7 +413,7 @@ describe("store/shard Shard", () => {
     });
 
     it("clear() empties the shard, returns the live count and leaves it usable", () => {
-      const { shard, put, find, evicted } = harness({ share: 2 });
+      const { shard, put, find, evicted } = harness({ limit: 3 });
       put(rec("a", at(1), { value: "12" }));
       put(rec("b", at(1)));
       put(tomb("t", at(1)));
@@ -385,7 +423,7 @@ describe("store/shard Shard", () => {
       expect(put(rec("a", at(0))).applied).to.equal(Applied.Stored);
       put(rec("c", at(1)));
       put(rec("d", at(1)));
-      expect(evicted, "at the hard limit (share + 1), not past it").to.deep.equal([]);
+      expect(evicted, "at the limit, not past it").to.deep.equal([]);
       put(rec("e", at(1)));
       expect(evicted).to.deep.equal(["a"]);
     });

@@ -362,6 +362,13 @@ describe("store/sharded-store ShardedStore", () => {
   });
 
   describe("capacity and eviction", () => {
+    it("the hard limit is the capacity plus the shard count", () => {
+      expect(fixture({ shards: 32, capacity: 100_000 }).store.hardLimit).to.equal(100_032);
+      expect(fixture({ shards: 10, capacity: 1000 }).store.hardLimit).to.equal(1010);
+      expect(fixture({ shards: 8, capacity: 5 }).store.hardLimit).to.equal(13);
+      expect(fixture({ shards: 1, capacity: 3 }).store.hardLimit).to.equal(4);
+    });
+
     for (const algorithm of ALGORITHMS) {
       it(`${algorithm}: honours the capacity within plus or minus the shard count over 20000 inserts`, () => {
         const { store, metrics, now } = fixture({ shards: 32, capacity: 1000, algorithm });
@@ -370,31 +377,31 @@ describe("store/sharded-store ShardedStore", () => {
         for (let i = 0; i < 20_000; i++) {
           if (store.apply(rec(`key-${i}`, now(i))).applied === Applied.Stored) stored++;
           if (i % 3 === 0) store.get(`key-${randomInt(random, i + 1)}`);
-          expect(store.items, `after insert ${i}`).to.be.at.most(1000 + 32);
+          // Nothing is evicted below the hard limit; past it every insert evicts exactly one.
+          expect(store.items, `after insert ${i}`).to.equal(Math.min(i + 1, 1000 + 32));
+          expect(store.counters.evictions, `after insert ${i}`).to.equal(Math.max(0, i + 1 - (1000 + 32)));
         }
         expect(stored).to.equal(20_000);
-        expect(store.items).to.be.within(1000 - 32, 1000 + 32);
         expect(store.counters.evictions).to.equal(20_000 - store.items);
         expect(metrics.get("item_evicted_count")).to.equal(store.counters.evictions);
         expect(metrics.get("evicted_item_count")).to.equal(store.counters.evictions);
         expect(store.collectKeys(() => true)).to.have.length(store.items);
+        expect(store.evictPass()).to.equal(32);
+        expect(store.items).to.equal(1000);
       });
 
       it(`${algorithm}: a shard count that is not a power of two also honours the capacity`, () => {
         const { store, now } = fixture({ shards: 10, capacity: 1000, algorithm });
         for (let i = 0; i < 5000; i++) store.apply(rec(`key-${i}`, now(i)));
-        expect(store.items).to.be.within(1000 - 10, 1000 + 10);
-        const perShard = new Array<number>(10).fill(0);
-        for (const k of store.collectKeys(() => true)) perShard[store.shardOf(k)]!++;
-        // Between passes a shard may hold its share (100) plus one; a pass trims it back.
-        expect(Math.max(...perShard)).to.equal(101);
-        store.evictPass();
+        expect(store.items).to.equal(1000 + 10);
+        expect(liveByShard(store).reduce((x, y) => x + y, 0)).to.equal(1010);
+        expect(store.evictPass()).to.equal(10);
         expect(store.items).to.equal(1000);
-        expect(liveByShard(store)).to.deep.equal(new Array<number>(10).fill(100));
+        expect(liveByShard(store).reduce((x, y) => x + y, 0)).to.equal(1000);
       });
 
       it(`${algorithm}: inline eviction never evicts the record being inserted`, () => {
-        // Share 3, hard limit 4: four hot keys fill the shard to its hard limit.
+        // Capacity 3, one shard: hard limit 4, so four hot keys fill the store to it.
         const { store, now } = fixture({ shards: 1, capacity: 3, algorithm });
         for (const k of ["h1", "h2", "h3", "h4"]) store.apply(rec(k, now()));
         for (let i = 0; i < 10; i++) for (const k of ["h1", "h2", "h3", "h4"]) store.get(k);
@@ -407,17 +414,16 @@ describe("store/sharded-store ShardedStore", () => {
         expect(store.counters.evictions).to.equal(20);
       });
 
-      it(`${algorithm}: evictPass evicts exactly the overshoot of shards filled past their share and leaves each at its share`, () => {
-        const { store, metrics, now } = fixture({ shards: 4, capacity: 40, algorithm }); // shares 10
+      it(`${algorithm}: evictPass evicts exactly what is above the capacity, once, and counts it`, () => {
+        const { store, metrics, now } = fixture({ shards: 4, capacity: 40, algorithm });
         for (let i = 0; i < 500; i++) store.apply(rec(`key-${i}`, now(i)));
-        // Inline eviction kept every shard at its hard limit (share + 1), not at its share.
-        expect(liveByShard(store)).to.deep.equal([11, 11, 11, 11]);
+        // Inline eviction holds the store at its hard limit (capacity + shards), not at its capacity.
         expect(store.items).to.equal(44);
         const before = store.counters.evictions;
         expect(before).to.equal(500 - 44);
         expect(store.evictPass()).to.equal(4);
-        expect(liveByShard(store)).to.deep.equal([10, 10, 10, 10]);
         expect(store.items).to.equal(40);
+        expect(recount(store).live).to.equal(40);
         expect(store.counters.evictions).to.equal(before + 4);
         expect(metrics.get("item_evicted_count")).to.equal(before + 4);
         expect(metrics.get("evicted_item_count")).to.equal(before + 4);
@@ -425,43 +431,51 @@ describe("store/sharded-store ShardedStore", () => {
         expect(store.counters.evictions).to.equal(before + 4);
       });
 
-      it(`${algorithm}: evictPass trims only the shards above their share`, () => {
-        const { store, now } = fixture({ shards: 4, capacity: 12, algorithm }); // shares 3, hard limits 4
-        const fill = [4, 3, 1, 4]; // at hard limit, at share, below share, at hard limit
+      it(`${algorithm}: evictPass takes its victims from the shards furthest above their share`, () => {
+        // Capacity 10 over 4 shards: shares 3, 3, 2, 2, hard limit 14. 13 items: nothing inline.
+        const { store, now } = fixture({ shards: 4, capacity: 10, algorithm });
+        const fill = [4, 3, 4, 2]; // above their shares by 1, 0, 2, 0
         for (const [shard, n] of fill.entries()) for (const k of keysInShard(store, shard, n, `s${shard}-`)) store.apply(rec(k, now()));
         expect(liveByShard(store)).to.deep.equal(fill);
         expect(store.counters.evictions).to.equal(0);
-        expect(store.evictPass()).to.equal(2);
-        expect(liveByShard(store)).to.deep.equal([3, 3, 1, 3]);
-        expect(store.counters.evictions).to.equal(2);
+        // Shard 2 (2 over) first, then shards 0 and 2 (1 over each). Shards 1 and 3, at their
+        // share, keep everything; by count alone shard 0 would have lost as much as shard 2.
+        expect(store.evictPass()).to.equal(3);
+        expect(liveByShard(store)).to.deep.equal([3, 3, 2, 2]);
+        expect(store.counters.evictions).to.equal(3);
       });
 
-      it(`${algorithm}: a write evicts inline only once it would take its shard past the hard limit`, () => {
-        const { store, now } = fixture({ shards: 2, capacity: 6, algorithm }); // shares 3, hard limits 4
-        const keys = keysInShard(store, 0, 6);
-        const [other] = keysInShard(store, 1, 1, "o");
+      it(`${algorithm}: a write evicts inline only once the store holds its hard limit, and from the written shard`, () => {
+        const { store, now } = fixture({ shards: 2, capacity: 6, algorithm }); // shares 3, hard limit 8
+        const keys = keysInShard(store, 0, 8);
+        const [other, other2] = keysInShard(store, 1, 2, "o");
         store.apply(rec(other as string, now()));
-        for (const [i, k] of keys.slice(0, 4).entries()) {
+        for (const [i, k] of keys.slice(0, 7).entries()) {
           store.apply(rec(k, now()));
           expect(store.counters.evictions, `insert ${i + 1} of shard 0`).to.equal(0);
         }
-        expect(liveByShard(store)).to.deep.equal([4, 1]);
-        store.apply(rec(keys[4] as string, now(1)));
+        // Shard 0 holds 7, far above its share of 3: the store is what counts.
+        expect(liveByShard(store)).to.deep.equal([7, 1]);
+        store.apply(rec(keys[7] as string, now(1)));
         expect(store.counters.evictions).to.equal(1);
-        expect(store.peek(keys[4] as string)).to.not.equal(undefined);
-        store.apply(rec(keys[5] as string, now(2)));
+        expect(store.peek(keys[7] as string)).to.not.equal(undefined);
+        expect(liveByShard(store)).to.deep.equal([7, 1]);
+        expect(store.peek(other as string), "the write into shard 0 took its victim from shard 0").to.not.equal(undefined);
+        // A write into shard 1 takes shard 1's own item, although shard 0 is the fuller one.
+        store.apply(rec(other2 as string, now(2)));
         expect(store.counters.evictions).to.equal(2);
-        expect(liveByShard(store)).to.deep.equal([4, 1]);
-        expect(store.peek(other as string), "another shard's item is never the victim").to.not.equal(undefined);
+        expect(liveByShard(store)).to.deep.equal([7, 1]);
+        expect(store.peek(other as string)).to.equal(undefined);
+        expect(store.peek(other2 as string)).to.not.equal(undefined);
       });
 
-      it(`${algorithm}: reviving a tombstone in a full shard evicts another key, never the revived one`, () => {
+      it(`${algorithm}: reviving a tombstone in a full store evicts another key, never the revived one`, () => {
         const { store, now } = fixture({ shards: 1, capacity: 2, algorithm });
         store.apply(rec("k", now(1)));
         store.apply(tomb("k", now(2)));
         store.apply(rec("a", now(3)));
         store.apply(rec("b", now(4)));
-        store.apply(rec("c", now(4))); // the shard is at its hard limit (share + 1)
+        store.apply(rec("c", now(4))); // the store is at its hard limit (capacity + shards)
         expect(store.counters.evictions).to.equal(0);
         store.apply(rec("k", now(5), { value: "revived" }));
         expect(store.get("k")?.value).to.equal("revived");
@@ -469,6 +483,94 @@ describe("store/sharded-store ShardedStore", () => {
         expect(store.counters.evictions).to.equal(1);
       });
     }
+
+    it("keeps every distinct key up to the capacity however unevenly they fall over the shards", () => {
+      const { store, now } = fixture({ shards: 4, capacity: 1000 }); // shares 250, hard limit 1004
+      const keys = [...keysInShard(store, 0, 700, "a"), ...keysInShard(store, 1, 300, "b")];
+      for (const k of keys) store.apply(rec(k, now()));
+      expect(liveByShard(store)).to.deep.equal([700, 300, 0, 0]);
+      expect(store.counters.evictions).to.equal(0);
+      expect(keys.filter((k) => store.get(k) === undefined)).to.deep.equal([]);
+      expect(store.evictPass(), "at the capacity a pass has nothing to do").to.equal(0);
+      const more = keysInShard(store, 0, 705, "a").slice(700);
+      for (const k of more.slice(0, 4)) store.apply(rec(k, now()));
+      expect([store.items, store.counters.evictions], "up to the hard limit").to.deep.equal([1004, 0]);
+      store.apply(rec(more[4] as string, now()));
+      expect([store.items, store.counters.evictions], "past it").to.deep.equal([1004, 1]);
+    });
+
+    it("32 shards, capacity 100000: keeps all 100000 distinct keys written; 150000 leave 100032, a pass 100000", () => {
+      const { store, now } = fixture({ shards: 32, capacity: 100_000 });
+      for (let i = 0; i < 100_000; i++) store.apply(rec(`key:${i}`, now()));
+      expect([store.items, store.counters.evictions]).to.deep.equal([100_000, 0]);
+      for (let i = 100_000; i < 150_000; i++) store.apply(rec(`key:${i}`, now()));
+      expect([store.items, store.counters.evictions]).to.deep.equal([100_032, 50_000 - 32]);
+      expect(store.evictPass()).to.equal(32);
+      expect(store.items).to.equal(100_000);
+    });
+
+    it("an overwrite of a live key in a full store evicts nothing", () => {
+      const { store, now } = fixture({ shards: 2, capacity: 2 }); // hard limit 4
+      for (const k of ["a", "b", "c", "d"]) store.apply(rec(k, now(1)));
+      for (const k of ["a", "b", "c", "d"]) expect(store.apply(rec(k, now(2))).applied).to.equal(Applied.Stored);
+      expect([store.items, store.counters.evictions]).to.deep.equal([4, 0]);
+    });
+
+    it("an empty written shard borrows its victim from the shard furthest above its share", () => {
+      // Capacity 10 over 4 shards: shares 3, 3, 2, 2, hard limit 14.
+      const { store, now } = fixture({ shards: 4, capacity: 10 });
+      const fill = [6, 2, 6, 0]; // above their shares by 3, -1, 4, 0: equal counts, shard 2 further above
+      for (const [shard, n] of fill.entries()) for (const k of keysInShard(store, shard, n, `s${shard}-`)) store.apply(rec(k, now(1)));
+      expect([store.items, store.counters.evictions]).to.deep.equal([14, 0]);
+      const [k3] = keysInShard(store, 3, 1, "new");
+      store.apply(rec(k3 as string, now(2)));
+      expect(liveByShard(store)).to.deep.equal([6, 2, 5, 1]);
+      expect(store.peek(k3 as string)).to.not.equal(undefined);
+      expect(store.peek(keysInShard(store, 2, 1, "s2-")[0] as string), "shard 2's LRU item").to.equal(undefined);
+      expect(store.counters.evictions).to.equal(1);
+    });
+
+    it("reviving a tombstone in a shard with no live record borrows the victim from the fullest shard", () => {
+      const { store, now } = fixture({ shards: 2, capacity: 2 }); // shares 1, hard limit 4
+      const [t] = keysInShard(store, 1, 1, "t");
+      store.apply(rec(t as string, now(1)));
+      store.apply(tomb(t as string, now(2)));
+      const zero = keysInShard(store, 0, 4);
+      for (const k of zero) store.apply(rec(k, now(3)));
+      expect(liveByShard(store)).to.deep.equal([4, 0]);
+      store.apply(rec(t as string, now(4), { value: "back" }));
+      expect(liveByShard(store)).to.deep.equal([3, 1]);
+      expect(store.get(t as string)?.value).to.equal("back");
+      expect(store.peek(zero[0] as string)).to.equal(undefined);
+      expect(store.counters.evictions).to.equal(1);
+    });
+
+    it("under seeded random writes, deletes and passes: never above the hard limit, no eviction below it, a pass leaves the capacity", () => {
+      for (const algorithm of ALGORITHMS) {
+        const { store, clock, now } = fixture({ shards: 8, capacity: 50, algorithm });
+        const random = seededRandom(7);
+        for (let op = 0; op < 5000; op++) {
+          const before = store.items;
+          const evictions = store.counters.evictions;
+          const r = random.next();
+          // Skewed keys, so the shards fill unevenly.
+          const key = `k${randomInt(random, r < 0.5 ? 20 : 200)}`;
+          if (r < 0.8) store.apply(rec(key, now(op)));
+          else if (r < 0.9) store.apply(tomb(key, now(op)));
+          else if (r < 0.95) clock.advance(1);
+          else {
+            expect(store.evictPass(), `${algorithm} op ${op}`).to.equal(Math.max(0, before - 50));
+            expect(store.items, `${algorithm} op ${op}`).to.equal(Math.min(before, 50));
+            continue;
+          }
+          expect(store.items, `${algorithm} op ${op}`).to.be.at.most(store.hardLimit);
+          if (store.counters.evictions > evictions) {
+            expect(before, `${algorithm} op ${op} evicted below the hard limit`).to.equal(store.hardLimit);
+            expect(store.counters.evictions - evictions).to.equal(1);
+          }
+        }
+      }
+    });
 
     it("lru: evicts the least recently used key, a read counting as a use", () => {
       const { store, now } = fixture({ shards: 1, capacity: 3, algorithm: "lru" });
@@ -541,11 +643,11 @@ describe("store/sharded-store ShardedStore", () => {
     it("evictions are counted in store.counters and in both eviction metrics, one per evicted item", () => {
       const { store, metrics, now } = fixture({ shards: 1, capacity: 2 });
       for (let i = 0; i < 7; i++) store.apply(rec(`k${i}`, now()));
-      // Inline: every insert past the hard limit (3) evicts one.
+      // Inline: every insert once the store holds its hard limit (3) evicts one.
       expect(store.counters.evictions).to.equal(4);
       expect(metrics.get("item_evicted_count")).to.equal(4);
       expect(metrics.get("evicted_item_count")).to.equal(4);
-      // The pass trims the shard from 3 to its share of 2, counted the same way.
+      // The pass trims the store from 3 to its capacity of 2, counted the same way.
       expect(store.evictPass()).to.equal(1);
       expect(store.counters.evictions).to.equal(5);
       expect(metrics.get("item_evicted_count")).to.equal(5);
@@ -553,12 +655,16 @@ describe("store/sharded-store ShardedStore", () => {
     });
 
     it("capacity counts live items only: tombstones do not evict live values", () => {
-      const { store, now } = fixture({ shards: 1, capacity: 2 });
+      const { store, now } = fixture({ shards: 1, capacity: 2 }); // hard limit 3
       store.apply(rec("a", now(1)));
       store.apply(rec("b", now(1)));
+      store.apply(rec("c", now(1)));
       store.apply(tomb("x", now(1)));
       store.apply(tomb("y", now(1)));
-      expect([store.items, store.tombstones, store.counters.evictions]).to.deep.equal([2, 2, 0]);
+      expect([store.items, store.tombstones, store.counters.evictions]).to.deep.equal([3, 2, 0]);
+      store.apply(tomb("a", now(2))); // a delete frees room: the next new key evicts nothing
+      store.apply(rec("d", now(2)));
+      expect([store.items, store.counters.evictions]).to.deep.equal([3, 0]);
     });
 
     it("eviction and expiration are local removals: no tombstone is left behind", () => {
@@ -577,13 +683,6 @@ describe("store/sharded-store ShardedStore", () => {
   });
 
   describe("capacity shares", () => {
-    /** Fills every shard well past its share, so inline eviction leaves each at its hard limit. */
-    function fillEveryShard(store: ShardedStore, now: () => number, perShard: (shard: number) => number): void {
-      for (let shard = 0; shard < store.shardCount; shard++) {
-        for (const k of keysInShard(store, shard, perShard(shard), `s${shard}-`)) store.apply(rec(k, now()));
-      }
-    }
-
     const cases = [
       { shards: 4, capacity: 10, shares: [3, 3, 2, 2], why: "not divisible: the first shards take the remainder" },
       { shards: 3, capacity: 1000, shares: [334, 333, 333], why: "not divisible, shard count not a power of two" },
@@ -593,25 +692,31 @@ describe("store/sharded-store ShardedStore", () => {
     for (const { shards, capacity, shares, why } of cases) {
       it(`${shards} shards, capacity ${capacity} (${why}): the shares sum to the capacity and a pass trims to them`, () => {
         const { store, now } = fixture({ shards, capacity });
-        fillEveryShard(store, now, (shard) => (shares[shard] as number) + 5);
-        expect(liveByShard(store), "between passes: share + 1").to.deep.equal(shares.map((n) => n + 1));
-        expect(store.items).to.equal(capacity + shards);
+        // share + 1 in every shard is exactly the hard limit: nothing is evicted inline.
+        for (let shard = 0; shard < shards; shard++) {
+          for (const k of keysInShard(store, shard, (shares[shard] as number) + 1, `s${shard}-`)) store.apply(rec(k, now()));
+        }
+        expect(liveByShard(store)).to.deep.equal(shares.map((n) => n + 1));
+        expect([store.items, store.counters.evictions]).to.deep.equal([store.hardLimit, 0]);
         expect(store.evictPass()).to.equal(shards);
         expect(liveByShard(store), "after a pass: the share").to.deep.equal(shares);
         expect(store.items).to.equal(capacity);
       });
     }
 
-    it("a shard with a share of 0 still stores a write (never its own victim) until the next pass", () => {
-      const { store, now } = fixture({ shards: 4, capacity: 2 }); // shares 1, 1, 0, 0
-      const [k1, k2] = keysInShard(store, 3, 2);
-      expect(store.apply(rec(k1 as string, now(1))).applied).to.equal(Applied.Stored);
-      expect(store.get(k1 as string)).to.not.equal(undefined);
-      store.apply(rec(k2 as string, now(2))); // past the hard limit of 1: k1 goes inline
-      expect(store.peek(k1 as string)).to.equal(undefined);
-      expect(store.peek(k2 as string)).to.not.equal(undefined);
-      expect(store.evictPass()).to.equal(1);
-      expect([store.items, store.peek(k2 as string)]).to.deep.equal([0, undefined]);
+    it("a shard with a share of 0 stores writes; a pass takes the overshoot from it", () => {
+      const { store, now } = fixture({ shards: 4, capacity: 2 }); // shares 1, 1, 0, 0, hard limit 6
+      const [k1, k2, k3] = keysInShard(store, 3, 3);
+      const [z] = keysInShard(store, 0, 1, "z");
+      for (const k of [k1, k2, k3]) expect(store.apply(rec(k as string, now(1))).applied).to.equal(Applied.Stored);
+      store.apply(rec(z as string, now(1)));
+      expect(liveByShard(store)).to.deep.equal([1, 0, 0, 3]);
+      expect(store.counters.evictions).to.equal(0);
+      expect(store.evictPass()).to.equal(2);
+      expect(liveByShard(store)).to.deep.equal([1, 0, 0, 1]);
+      expect(store.peek(z as string), "shard 0 holds its share").to.not.equal(undefined);
+      expect([store.peek(k1 as string), store.peek(k2 as string)]).to.deep.equal([undefined, undefined]);
+      expect(store.peek(k3 as string)).to.not.equal(undefined);
     });
 
     it("the tombstone cap of a shard is its share, at least 1", () => {
@@ -698,7 +803,7 @@ describe("store/sharded-store ShardedStore", () => {
       expect(store.bytes).to.equal(14);
       store.apply(rec("c", now(4), { value: "1", expiresAtMs: clock.nowMs() + 10 }));
       expect(store.bytes).to.equal(15);
-      store.apply(rec("d", now(5), { value: "123456" })); // the shard is at its hard limit, nothing evicted
+      store.apply(rec("d", now(5), { value: "123456" })); // the store reaches its hard limit, nothing evicted
       expect(store.bytes).to.equal(21);
       expect(store.evictPass()).to.equal(1); // evicts b (LRU), 10 bytes
       expect(store.peek("b")).to.equal(undefined);
@@ -730,7 +835,7 @@ describe("store/sharded-store ShardedStore", () => {
           else store.expirePass();
           const counted = recount(store);
           expect({ live: store.items, tombstones: store.tombstones, bytes: store.bytes }, `${algorithm} op ${op}`).to.deep.equal(counted);
-          expect(store.items, `${algorithm} op ${op}`).to.be.at.most(24 + 4);
+          expect(store.items, `${algorithm} op ${op}`).to.be.at.most(store.hardLimit);
         }
       }
     });
@@ -858,7 +963,7 @@ describe("store/sharded-store ShardedStore", () => {
       expect(store.apply(rec("a", now(1))).applied).to.equal(Applied.Stored); // no memory of version 5
       store.apply(rec("b", now(1)));
       store.apply(rec("c", now(1)));
-      expect(store.items).to.equal(3); // the hard limit (share + 1)
+      expect(store.items).to.equal(3); // the hard limit (capacity + shards)
       store.apply(rec("d", now(1)));
       expect(store.items).to.equal(3);
       expect(store.peek("a")).to.equal(undefined);

@@ -8,7 +8,7 @@ import { ManualClock } from "../../helpers/manual-clock.js";
 /**
  * A store whose eviction pass reports a scripted amount of work and takes a scripted time on the
  * manual clock, so a test can choose each tick's outcome and duration. (A real pass also finds
- * work: writes may take a shard one item above its share; see the real-store tests below.)
+ * work: writes may take the store up to capacity + shard count; see the real-store tests below.)
  */
 class ScriptedEvictionStore extends ShardedStore {
   /** Counts the next evictPass() reports, then 0. */
@@ -64,11 +64,12 @@ describe("store/store-loops", () => {
       expect(d.metrics.get("eviction_loop_duration")).to.equal(2_000_000);
     });
 
-    it("with a real store, a tick after writes filled the shards past their share evicts the overshoot and logs 'eviction tick' at info", () => {
-      const d = deps(); // 4 shards, capacity 100: shares of 25, hard limits of 26
+    it("with a real store, a tick after writes filled the store past its capacity evicts the overshoot and logs 'eviction tick' at info", () => {
+      const d = deps(); // 4 shards, capacity 100: hard limit 104
       for (let i = 0; i < 400; i++) d.store.apply(rec(`k${i}`, d.clock));
       expect(d.store.items).to.equal(104);
       const inline = d.store.counters.evictions;
+      expect(inline).to.equal(400 - 104);
       const loop = new EvictionLoop(d, 1000);
       expect(loop.runTick()).to.equal(4);
       expect(d.store.items).to.equal(100);
@@ -81,22 +82,24 @@ describe("store/store-loops", () => {
       expect(d.metrics.get("eviction_loop_count")).to.equal(2);
     });
 
-    it("with a real store, a scheduled tick trims one shard that went one item over its share", () => {
+    it("with a real store, a scheduled tick trims the store back to its capacity from the shard above its share", () => {
       const clock = new ManualClock();
       const metrics = new Metrics();
-      const store = new ShardedStore({ shards: 2, capacity: 4, algorithm: "lru", tombstoneTtlMs: 1000, clock, metrics }); // shares 2
+      const store = new ShardedStore({ shards: 2, capacity: 4, algorithm: "lru", tombstoneTtlMs: 1000, clock, metrics }); // shares 2, hard limit 6
       const logger = recordingLogger("info");
       const inShard0: string[] = [];
-      for (let i = 0; inShard0.length < 3; i++) if (store.shardOf(`k${i}`) === 0) inShard0.push(`k${i}`);
+      for (let i = 0; inShard0.length < 5; i++) if (store.shardOf(`k${i}`) === 0) inShard0.push(`k${i}`);
       for (const k of inShard0) store.apply(rec(k, clock));
-      expect([store.items, store.counters.evictions]).to.deep.equal([3, 0]);
+      // Five keys in one shard: above the capacity, below the hard limit, so nothing went inline.
+      expect([store.items, store.counters.evictions]).to.deep.equal([5, 0]);
       const loop = new EvictionLoop({ store, clock, timers: clock, metrics, logger }, 1000);
       loop.start();
       clock.advance(1000);
       clock.advance(1000);
       loop.stop();
-      expect(logger.records).to.deep.equal([{ level: "info", message: "eviction tick", fields: { evicted: 1, items: 2, duration_ns: 0 } }]);
+      expect(logger.records).to.deep.equal([{ level: "info", message: "eviction tick", fields: { evicted: 1, items: 4, duration_ns: 0 } }]);
       expect(store.peek(inShard0[0] as string), "the LRU item is the one trimmed").to.equal(undefined);
+      expect(inShard0.slice(1).filter((k) => store.peek(k) === undefined)).to.deep.equal([]);
       expect(metrics.get("eviction_loop_count")).to.equal(2);
     });
 

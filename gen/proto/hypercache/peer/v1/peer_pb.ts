@@ -436,7 +436,9 @@ export const GetResultSchema: GenMessage<GetResult> = /*@__PURE__*/
   messageDesc(file_hypercache_peer_v1_peer, 11);
 
 /**
- * GetResponse holds one result per key, in request order.
+ * GetResponse holds one result per key, in request order. When the records would pass the
+ * answer's size budget (8 MiB) it holds only a prefix of the keys (at least one result): ask again
+ * for the rest.
  *
  * @generated from message hypercache.peer.v1.GetResponse
  */
@@ -497,7 +499,8 @@ export const KeysRequestSchema: GenMessage<KeysRequest> = /*@__PURE__*/
   messageDesc(file_hypercache_peer_v1_peer, 13);
 
 /**
- * KeysResponse is one page: the keys of one shard (or part of it).
+ * KeysResponse is one page: the keys of one shard (or part of it: a limit or the 8 MiB size budget
+ * can cut a shard short, then truncated is true and next_cursor resumes inside it).
  *
  * @generated from message hypercache.peer.v1.KeysResponse
  */
