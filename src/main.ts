@@ -8,13 +8,22 @@ import { join } from "node:path";
 import type net from "node:net";
 import { formatAddress, type Address } from "./core/address.js";
 import { systemClock, systemTimers } from "./core/clock.js";
-import { API_SHUTDOWN_GRACE_MS, VIRTUAL_NODES } from "./core/limits.js";
+import {
+  API_CONNECTIONS_MAX,
+  API_REQUEST_TIMEOUT_MS,
+  API_SHUTDOWN_GRACE_MS,
+  HTTP_HEADER_BYTES_MAX,
+  HTTP_HEADERS_TIMEOUT_MS,
+  HTTP_IDLE_TIMEOUT_MS,
+  MGMT_CONNECTIONS_MAX,
+  MGMT_IDLE_TIMEOUT_MS,
+  VIRTUAL_NODES,
+} from "./core/limits.js";
 import { packageRoot } from "./core/package-root.js";
 import { systemRandom } from "./core/random.js";
 import { loadConfig, readTlsMaterial, SettingError, TlsMaterialError, type Config, type TlsMaterial } from "./config/index.js";
 import { createAuthenticator, OidcSetupError, PolicyFileError, type Authenticator } from "./auth/index.js";
 import { createLogger, LOG, type Logger } from "./log/index.js";
-import { answerClientError } from "./http/client-errors.js";
 import { createListenerServer, type ListenerServer } from "./http/listener-server.js";
 import type { OtlpExporterFactory } from "./observability/index.js";
 import { createPeerServer, createSecurePeerServer, peerTlsOptions, type PeerTlsOptions } from "./peer/index.js";
@@ -166,9 +175,13 @@ async function main(): Promise<void> {
   node.start();
 
   // Management: 60 s idle timeout, no request or write timeout (the SSE stream stays open).
-  const mgmt = createListenerServer(node.managementApp.callback(), { keepAliveTimeout: 60_000, requestTimeout: 0, maxHeaderSize: 64 * 1024 }, tls.mgmt);
+  const mgmt = createListenerServer(
+    node.managementApp.callback(),
+    { keepAliveTimeout: MGMT_IDLE_TIMEOUT_MS, headersTimeout: HTTP_HEADERS_TIMEOUT_MS, requestTimeout: 0, maxHeaderSize: HTTP_HEADER_BYTES_MAX },
+    tls.mgmt,
+    { maxConnections: MGMT_CONNECTIONS_MAX },
+  );
   mgmt.timeout = 0;
-  mgmt.on("clientError", answerClientError);
   try {
     await listen(mgmt, config.mgmtAddr);
   } catch (err) {
@@ -178,8 +191,12 @@ async function main(): Promise<void> {
   logger.info(LOG.mgmtListening, { mgmt_addr: formatAddress(config.mgmtAddr) });
 
   // With SERVICE_API_TLS_CERT/KEY: HTTPS; with SERVICE_API_TLS_CLIENT_CA also mutual TLS.
-  const api = createListenerServer(node.clientApp.callback(), { keepAliveTimeout: 60_000, maxHeaderSize: 64 * 1024 }, tls.api);
-  api.on("clientError", answerClientError);
+  const api = createListenerServer(
+    node.clientApp.callback(),
+    { keepAliveTimeout: HTTP_IDLE_TIMEOUT_MS, headersTimeout: HTTP_HEADERS_TIMEOUT_MS, requestTimeout: API_REQUEST_TIMEOUT_MS, maxHeaderSize: HTTP_HEADER_BYTES_MAX },
+    tls.api,
+    { maxConnections: API_CONNECTIONS_MAX },
+  );
   try {
     await listen(api, config.apiAddr);
   } catch (err) {

@@ -186,7 +186,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     batchSize: config.readRepairBatchSize,
     intervalMs: config.readRepairIntervalMs,
   });
-  const coordinator = new WriteCoordinator({ selfId, store, versions, clock, metrics, view, pusher, replication: config.replication });
+  const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication });
   const reader = new Reader({ selfId, store, clock, view, transport, repairer, replication: config.replication });
   const cache = new DistCache({
     nodeId: selfId,
@@ -252,7 +252,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     seeds: config.seeds,
     timeoutMs: Math.max(1000, config.heartbeatIntervalMs),
   });
-  const peerData = new PeerHandler({ nodeId: selfId, store, versions, metrics, logger, lifecycle, ring: currentRing, incarnation: () => members.selfIncarnation });
+  const peerData = new PeerHandler({ nodeId: selfId, store, versions, clock, metrics, logger, lifecycle, ring: currentRing, incarnation: () => members.selfIncarnation });
 
   const endpoint: PeerEndpoint = {
     forward: (req) => cache.handleForward(req),

@@ -311,7 +311,7 @@ export interface components {
             key: string;
             /** @description literal UTF-8 text unless `value_encoding` is `base64` */
             value: string;
-            /** @description time to live in milliseconds; omitted means no expiry */
+            /** @description time to live in milliseconds (at most about 292 years, as for the `ttl` query parameter); omitted means no expiry */
             ttl_ms?: number;
             /** @enum {string} */
             value_encoding?: "base64";

@@ -166,6 +166,8 @@ export interface paths {
          *     membership change. `members` carries the `/cluster/members` body, `heartbeat` the
          *     `/dist/metrics` body. Each subscriber has a bounded buffer: a subscriber that does not
          *     read loses frames (counted) and never slows the node or other subscribers.
+         *     At most 256 subscribers at once: one more is answered 503 UNAVAILABLE with a
+         *     `Retry-After` header. HEAD answers the stream's headers and ends without subscribing.
          */
         get: operations["streamClusterEvents"];
         put?: never;
@@ -352,6 +354,8 @@ export interface components {
             last_seen: string;
         };
         Members: {
+            /** @description Ids counted towards quorum sizes (R = min(replication, known nodes), and the majority check of QUORUM and ALL writes): configured seeds and nodes this node has reached directly, pruned ones included until removed with DELETE /cluster/members/{id}. */
+            known_nodes: string[];
             node: string;
             replication: number;
             virtual_nodes: number;
@@ -641,6 +645,16 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description the stream already has 256 subscribers (UNAVAILABLE); retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getManagementIdentity: {

@@ -1,6 +1,7 @@
 // The table of every SERVICE_* setting: name, default, parser and meaning. loadConfig reads it,
 // /config shows it and the README's configuration table is written from it.
 import * as p from "./parsers.js";
+import { KEY_BYTES_CEILING } from "../core/limits.js";
 
 /** Raw (string) values of the settings after defaults, keyed by variable name. */
 export interface SettingSpec {
@@ -50,7 +51,7 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
   { name: "SERVICE_EXPIRATION_INTERVAL", default: "1s", parse: D(), meaning: "background expiration loop interval" },
   { name: "SERVICE_MAX_VALUE_BYTES", default: "8MiB", parse: p.byteSize({ min: 1, max: 15 * 1024 * 1024 }), meaning: "largest value; larger PUT bodies get 413" },
   { name: "SERVICE_MAX_BODY_BYTES", default: "16MiB", parse: p.byteSize({ min: 1024, max: 256 * 1024 * 1024 }), meaning: "largest JSON request body (batch routes); larger get 413" },
-  { name: "SERVICE_MAX_KEY_BYTES", default: "4096", parse: p.integer({ min: 1, max: 65_536 }), meaning: "longest key in UTF-8 bytes" },
+  { name: "SERVICE_MAX_KEY_BYTES", default: "4096", parse: p.integer({ min: 1, max: KEY_BYTES_CEILING }), meaning: "longest key in UTF-8 bytes" },
   { name: "SERVICE_MAX_BATCH_ITEMS", default: "1000", parse: p.integer({ min: 1, max: 100_000 }), meaning: "items or keys per batch call" },
   { name: "SERVICE_COMPRESSION_THRESHOLD", default: "0", parse: p.byteSize({ min: 0 }), meaning: "peer requests larger than this are gzipped; 0 disables (enable on every peer before raising it on any)" },
   { name: "SERVICE_API_TLS_CERT", default: "", parse: p.text(), meaning: "PEM certificate of the client API; with the key, the API serves HTTPS" },

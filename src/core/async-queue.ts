@@ -12,6 +12,26 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
     return this.closed;
   }
 
+  /** Items waiting for the consumer. */
+  get size(): number {
+    return this.items.length;
+  }
+
+  private shrinkWaiters: Array<{ below: number; resolve: () => void }> = [];
+
+  /** Resolves once fewer than `below` items wait (or the queue closed). */
+  whenShorterThan(below: number): Promise<void> {
+    if (this.items.length < below || this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.shrinkWaiters.push({ below, resolve }));
+  }
+
+  private shrank(): void {
+    if (this.shrinkWaiters.length === 0) return;
+    const ready = this.shrinkWaiters.filter((w) => this.items.length < w.below || this.closed);
+    this.shrinkWaiters = this.shrinkWaiters.filter((w) => !ready.includes(w));
+    for (const w of ready) w.resolve();
+  }
+
   push(item: T): boolean {
     if (this.closed) return false;
     if (this.waiter) {
@@ -28,6 +48,7 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.shrank();
     if (this.waiter && this.items.length === 0) {
       const w = this.waiter;
       this.waiter = this.failWaiter = undefined;
@@ -40,6 +61,7 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
     if (this.closed) return;
     this.error = err ?? new Error("queue failed");
     this.closed = true;
+    this.shrank();
     if (this.failWaiter && this.items.length === 0) {
       const f = this.failWaiter;
       this.waiter = this.failWaiter = undefined;
@@ -50,7 +72,11 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
   [Symbol.asyncIterator](): AsyncIterator<T> {
     return {
       next: () => {
-        if (this.items.length > 0) return Promise.resolve({ value: this.items.shift() as T, done: false });
+        if (this.items.length > 0) {
+          const value = this.items.shift() as T;
+          this.shrank();
+          return Promise.resolve({ value, done: false });
+        }
         if (this.closed) return this.error !== undefined ? Promise.reject(this.error) : Promise.resolve({ value: undefined, done: true });
         return new Promise<IteratorResult<T>>((resolve, reject) => {
           this.waiter = resolve;
@@ -60,11 +86,13 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
       return: () => {
         this.closed = true;
         this.items.length = 0;
+        this.shrank();
         return Promise.resolve({ value: undefined, done: true });
       },
       throw: (err?: unknown) => {
         this.closed = true;
         this.items.length = 0;
+        this.shrank();
         return Promise.reject(err ?? new Error("queue iteration aborted"));
       },
     };

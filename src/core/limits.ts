@@ -3,6 +3,19 @@
 /** Virtual nodes each node places on the consistent-hash ring. */
 export const VIRTUAL_NODES = 128;
 
+/**
+ * Longest key any node accepts (the ceiling of SERVICE_MAX_KEY_BYTES). Keys from peers are held
+ * to it rather than to this node's own setting, so a cluster whose nodes differ in that setting
+ * still replicates.
+ */
+export const KEY_BYTES_CEILING = 65_536;
+
+/** Largest time the service stores or answers (the largest JavaScript Date, in Unix ms). */
+export const TIME_MS_MAX = 8_640_000_000_000_000;
+
+/** How far ahead of this node's clock a peer's version may be (bounds clock skew's reach). */
+export const PEER_VERSION_AHEAD_MAX_MS = 24 * 3_600_000;
+
 /** Key browser page size: default and ceiling (larger values are clamped). */
 export const KEY_PAGE_LIMIT_DEFAULT = 100;
 export const KEY_PAGE_LIMIT_MAX = 500;
@@ -25,11 +38,32 @@ export const PEER_IDLE_TIMEOUT_MS = 60_000;
 /** Management listener idle timeout; responses (the SSE stream) have no write timeout. */
 export const MGMT_IDLE_TIMEOUT_MS = 60_000;
 
+/** Client and management listeners: idle keep-alive timeout, time to receive a request's headers. */
+export const HTTP_IDLE_TIMEOUT_MS = 60_000;
+export const HTTP_HEADERS_TIMEOUT_MS = 60_000;
+/** Client listener: time to receive a whole request (headers and body). */
+export const API_REQUEST_TIMEOUT_MS = 300_000;
+/** Request line and headers at most, on every listener. */
+export const HTTP_HEADER_BYTES_MAX = 64 * 1024;
+
+/** Open connections per listener at most; past the cap new connections are closed at once. */
+export const API_CONNECTIONS_MAX = 16_384;
+export const MGMT_CONNECTIONS_MAX = 1024;
+export const PEER_CONNECTIONS_MAX = 4096;
+
+/** Event stream (/cluster/events) subscribers at once; one more is 503 UNAVAILABLE. */
+export const SSE_SUBSCRIBERS_MAX = 256;
+
 /** Client listener: time in-flight requests get to finish at shutdown. */
 export const API_SHUTDOWN_GRACE_MS = 30_000;
 
-/** Longest query string the client listener parses. */
-export const QUERY_STRING_BYTES_MAX = 8 * 1024;
+/** Longest query string the listeners parse (room for a 4096-byte key filter, percent-encoded). */
+export const QUERY_STRING_BYTES_MAX = 16 * 1024;
+
+/** Gossip: entries read from one message, members a table holds, pruned members remembered. */
+export const GOSSIP_ENTRIES_MAX = 1024;
+export const MEMBERS_MAX = 4096;
+export const PRUNED_REMEMBERED_MAX = 1024;
 
 /** Merkle anti-entropy: target records per leaf. */
 export const MERKLE_CHUNK_SIZE = 128;

@@ -223,11 +223,14 @@ export class AntiEntropy {
     const now = this.deps.clock.nowMs();
     while (shard < store.shardCount) {
       const resume = store.scanRecords(shard, slot, (rec, hash) => {
-        if (wanted.has(leafOf(hash, leafCount)) && this.shared(rec, requester, now)) {
-          records.push(rec);
-          bytes += byteSize(rec);
-        }
-        return records.length < RANGE_PAGE && bytes < PEER_BATCH_BYTES;
+        if (!wanted.has(leafOf(hash, leafCount)) || !this.shared(rec, requester, now)) return true;
+        // Checked before the record joins the page: a page passes PEER_BATCH_BYTES only as one
+        // record alone; a declined record opens the next page.
+        const size = byteSize(rec);
+        if (records.length >= RANGE_PAGE || (records.length > 0 && bytes + size > PEER_BATCH_BYTES)) return false;
+        records.push(rec);
+        bytes += size;
+        return true;
       });
       if (resume >= 0) return { records, nextCursor: encodeCursor({ s: shard, i: resume }) };
       shard++;

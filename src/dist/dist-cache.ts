@@ -20,6 +20,7 @@ import type { Lifecycle } from "./lifecycle.js";
 import type { Reader } from "./reader.js";
 import { TopKeys } from "./top-keys.js";
 import type { WriteCoordinator } from "./write-coordinator.js";
+import { checkForwardedWrite } from "./peer-input.js";
 
 /** Forwarded writes per call, and calls under way per primary and consistency level. */
 const FORWARD_BATCH_ITEMS = 512;
@@ -142,6 +143,7 @@ export class DistCache implements CacheService {
         const owners = this.owners(w.key);
         try {
           this.assertWritable();
+          checkForwardedWrite(w);
           if (!owners.ids.includes(this.nodeId)) {
             throw new CacheError("UNAVAILABLE", `node ${this.nodeId} does not own key ${JSON.stringify(w.key)} in its ring view`);
           }

@@ -1,7 +1,6 @@
 // What this node does when a peer asks: the receiving side of the peer protocol, in internal
 // types. peer/ adapts it to the Connect service; the in-memory transport calls it directly.
 import { badRequest } from "../core/errors.js";
-import { isNodeId } from "../core/node-id.js";
 import { compileKeyFilter, GlobError } from "../core/key-filter.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
@@ -12,6 +11,8 @@ import type { Lifecycle } from "./lifecycle.js";
 import type { VersionClock } from "./version-clock.js";
 import { PEER_BATCH_BYTES } from "../core/limits.js";
 import { byteSize } from "./record-size.js";
+import { checkPeerRecord } from "./peer-input.js";
+import type { Clock } from "../core/clock.js";
 
 import type { ApplyOutcome, HealthInfo, KeysPage } from "../transport/index.js";
 
@@ -19,6 +20,7 @@ export interface PeerHandlerDeps {
   readonly nodeId: string;
   readonly store: ShardedStore;
   readonly versions: VersionClock;
+  readonly clock: Clock;
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly lifecycle: Lifecycle;
@@ -44,11 +46,8 @@ export class PeerHandler {
 
   private applyRecords(records: readonly VersionedRecord[]): ApplyOutcome[] {
     const { store, metrics, versions, nodeId } = this.deps;
-    for (const rec of records) {
-      if (rec.key === "") throw badRequest("a pushed record has an empty key");
-      if (!isNodeId(rec.origin)) throw badRequest(`a pushed record has an invalid origin ${JSON.stringify(rec.origin.slice(0, 64))}`);
-      if (!Number.isSafeInteger(rec.version) || rec.version <= 0) throw badRequest(`a pushed record has an invalid version ${rec.version}`);
-    }
+    const now = this.deps.clock.nowMs();
+    for (const rec of records) checkPeerRecord(rec, now);
     const ring = this.deps.ring();
     return records.map((rec) => {
       if (!ring.isOwner(rec.key, nodeId)) {

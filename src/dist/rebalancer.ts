@@ -158,17 +158,29 @@ export class Rebalancer {
     const moves: Move[] = [];
     let looked = 0;
     let bytes = 0;
-    const full = () => moves.length >= this.deps.batchSize || bytes >= PEER_BATCH_BYTES || looked >= SCAN_BUDGET_PER_BATCH;
+    let budgetSpent = false;
+    const full = () => budgetSpent || moves.length >= this.deps.batchSize || looked >= SCAN_BUDGET_PER_BATCH;
     while (scan.shard < store.shardCount && !full()) {
       const resume = store.scanRecords(scan.shard, scan.slot, (rec) => {
-        looked++;
-        if (!rec.tombstone && rec.expiresAtMs !== 0 && rec.expiresAtMs <= now) return true;
+        if (full()) return false;
+        if (!rec.tombstone && rec.expiresAtMs !== 0 && rec.expiresAtMs <= now) {
+          looked++;
+          return true;
+        }
         const move = planMove(rec, scan.from, scan.to, selfId);
         if (move) {
+          // The budget is checked before a record joins the batch: a batch never passes
+          // PEER_BATCH_BYTES unless it is one record alone (the record starts the next batch).
+          const size = byteSize(rec);
+          if (moves.length > 0 && bytes + size > PEER_BATCH_BYTES) {
+            budgetSpent = true;
+            return false;
+          }
           moves.push(move);
-          bytes += byteSize(rec);
+          bytes += size;
         }
-        return !full();
+        looked++;
+        return true;
       });
       if (resume < 0) {
         scan.shard++;

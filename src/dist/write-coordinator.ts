@@ -1,12 +1,11 @@
 // Coordinates a client write on an owner of the key (its primary, or a replica that promoted
 // itself): stamps the version, applies locally through the version gate, fans out to the other
 // owners in parallel and answers once the write consistency has its acknowledgements.
-import type { Clock } from "../core/clock.js";
 import { CacheError } from "../core/errors.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { Metrics } from "../observability/index.js";
 import type { Owners } from "../ring/index.js";
-import type { ShardedStore, VersionedRecord } from "../store/index.js";
+import { Applied, type ShardedStore, type VersionedRecord } from "../store/index.js";
 import type { ClientWrite } from "../transport/index.js";
 import type { WriteResult } from "./cache-service.js";
 import type { ClusterView } from "./cluster-view.js";
@@ -18,7 +17,6 @@ export interface CoordinatorDeps {
   readonly selfId: string;
   readonly store: ShardedStore;
   readonly versions: VersionClock;
-  readonly clock: Clock;
   readonly metrics: Metrics;
   readonly view: ClusterView;
   readonly pusher: ReplicaPusher;
@@ -54,7 +52,9 @@ export class WriteCoordinator {
     const applied = store.apply(rec);
     const result: WriteResult = {
       key: write.key,
-      applied: rec.tombstone ? applied.previousLive : true,
+      // A stamped version is above the key's, so the store always takes it; the check keeps the
+      // answer true to the store if that ever changes.
+      applied: applied.applied === Applied.Stored && (rec.tombstone ? applied.previousLive : true),
       bytes: rec.tombstone ? applied.previousBytes : rec.value.length,
       owners,
       version: rec.version,
@@ -106,16 +106,19 @@ export class WriteCoordinator {
 
   /** The versioned record of a client write. */
   private stamp(write: ClientWrite): VersionedRecord {
-    const now = this.deps.clock.nowMs();
     const version = this.deps.versions.next(this.deps.store.versionOf(write.key));
     const tombstone = write.kind === "remove";
+    // The write's time is its version's time (the hybrid clock runs a little ahead of the wall
+    // clock after a burst of writes): last_updated shows it and the TTL counts from it, so
+    // expires_at - last_updated is exactly the TTL asked for.
+    const writtenAtMs = Math.floor(version / 1000);
     return {
       key: write.key,
       value: tombstone ? "" : write.value,
       version,
       origin: this.deps.selfId,
-      lastUpdatedMs: Math.floor(version / 1000),
-      expiresAtMs: !tombstone && write.ttlMs > 0 ? now + write.ttlMs : 0,
+      lastUpdatedMs: writtenAtMs,
+      expiresAtMs: !tombstone && write.ttlMs > 0 ? writtenAtMs + write.ttlMs : 0,
       tombstone,
     };
   }

@@ -2,7 +2,8 @@
 // is reported in its own result (status, error, code) and never fails the call.
 import type Router from "@koa/router";
 import type { components } from "../../gen/openapi/client.js";
-import { fromBase64, fromUtf8, toBase64 } from "../core/byte-string.js";
+import { base64DecodedLength, fromBase64, fromUtf8, toBase64 } from "../core/byte-string.js";
+import { MAX_DURATION_MS } from "../core/duration.js";
 import type { Clock } from "../core/clock.js";
 import { CacheError, badRequest, toCacheError } from "../core/errors.js";
 import type { Authenticator } from "../auth/index.js";
@@ -11,7 +12,8 @@ import { readJsonBody } from "./body.js";
 import { authenticated, type AppContext, type AppState } from "./koa-middleware.js";
 import { envelopeOf } from "./respond.js";
 import { queryOne } from "./query.js";
-import { checkKey, parseConsistency } from "./validate.js";
+import { checkKey } from "../core/key-check.js";
+import { parseConsistency } from "./validate.js";
 
 type Schemas = components["schemas"];
 
@@ -24,8 +26,6 @@ export interface BatchRouteDeps {
   readonly maxBodyBytes: number;
   readonly maxBatchItems: number;
 }
-
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/;
 
 export function addBatchRoutes(router: Router<AppState>, deps: BatchRouteDeps): void {
   const { cache, auth } = deps;
@@ -172,20 +172,19 @@ function parsePutItem(raw: unknown, deps: BatchRouteDeps): SetItem | BatchItemEr
   }
   let ttlMs = 0;
   if (item.ttl_ms !== undefined) {
-    if (typeof item.ttl_ms !== "number" || !Number.isSafeInteger(item.ttl_ms) || item.ttl_ms <= 0) {
-      return fail(badRequest(`ttl_ms must be a positive integer; got ${JSON.stringify(item.ttl_ms)}`));
+    if (typeof item.ttl_ms !== "number" || !Number.isSafeInteger(item.ttl_ms) || item.ttl_ms <= 0 || item.ttl_ms > MAX_DURATION_MS) {
+      return fail(badRequest(`ttl_ms must be a positive integer of at most ${MAX_DURATION_MS}; got ${JSON.stringify(item.ttl_ms)}`));
     }
     ttlMs = item.ttl_ms;
   }
-  let value: string;
-  if (item.value_encoding === "base64") {
-    if (!BASE64.test(item.value)) return fail(badRequest("value is not valid base64"));
-    value = fromBase64(item.value);
-  } else {
-    value = fromUtf8(item.value);
-  }
-  if (value.length > deps.maxValueBytes) {
+  // The decoded size is known before anything is decoded: an oversized value is refused without
+  // allocating its bytes.
+  const base64 = item.value_encoding === "base64";
+  const size = base64 ? base64DecodedLength(item.value) : Buffer.byteLength(item.value, "utf8");
+  if (size === undefined) return fail(badRequest("value is not valid base64"));
+  if (size > deps.maxValueBytes) {
     return fail(new CacheError("PAYLOAD_TOO_LARGE", `value is larger than ${deps.maxValueBytes} bytes`, { limit_bytes: deps.maxValueBytes }));
   }
+  const value = base64 ? fromBase64(item.value) : fromUtf8(item.value);
   return { key, value, ttlMs };
 }

@@ -17,6 +17,7 @@ import type { Owners } from "../ring/index.js";
 import type { LiveItem } from "../store/index.js";
 import { readRawBody } from "./body.js";
 import { writeError, writeJson } from "./respond.js";
+import { oneParam, parseQuery } from "./query.js";
 import { decodeKeySegment, parseConsistency, parseTtlQuery } from "./validate.js";
 
 type Schemas = components["schemas"];
@@ -81,11 +82,11 @@ export function itemRoutes(deps: ItemRouteDeps): Koa.Middleware {
   const handle = async (req: IncomingMessage, res: ServerResponse, method: string, segment: string, query: string): Promise<void> => {
     const authed = auth.authenticate(req);
     const identity: Identity = authed instanceof Promise ? await authed : authed;
-    const params = query === "" ? undefined : new URLSearchParams(query);
+    const params = query === "" ? undefined : parseQuery(query);
     if (method === "GET" || method === "HEAD") {
       requireScope(identity, "read");
       const key = decodeKeySegment(segment, deps.maxKeyBytes);
-      const { item, owners } = await cache.get(key, parseConsistency(params?.get("consistency")));
+      const { item, owners } = await cache.get(key, parseConsistency(oneParam(params, "consistency")));
       if (item === undefined) {
         res.setHeader("X-Cache-Node", nodeId);
         res.setHeader("X-Cache-Owners", owners.header);
@@ -98,12 +99,12 @@ export function itemRoutes(deps: ItemRouteDeps): Koa.Middleware {
     }
     requireScope(identity, "write");
     const key = decodeKeySegment(segment, deps.maxKeyBytes);
-    const consistency = parseConsistency(params?.get("consistency"));
+    const consistency = parseConsistency(oneParam(params, "consistency"));
     // Draining is decided when the request arrives: a write admitted while serving completes
     // even if the node starts draining while its body is still arriving.
     if (cache.draining) throw new CacheError("DRAINING", "node is draining: writes go to another node");
     if (method === "PUT") {
-      const ttlMs = parseTtlQuery(params?.get("ttl"));
+      const ttlMs = parseTtlQuery(oneParam(params, "ttl"));
       const body = await readRawBody(req, deps.maxValueBytes, "value");
       const r = await cache.set(key, body.toString("latin1"), ttlMs, consistency, true);
       const out: Schemas["PutResponse"] = { key, stored: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };

@@ -3,7 +3,8 @@ import type Koa from "koa";
 import { CacheError, toCacheError } from "../core/errors.js";
 import { requireScope, type Authenticator, type Identity, type Scope } from "../auth/index.js";
 import type { Logger } from "../log/index.js";
-import { envelopeOf } from "./respond.js";
+import { checkQueryLength } from "./query.js";
+import { closesConnection, envelopeOf } from "./respond.js";
 
 /** Koa state of an authenticated request. */
 export interface AppState {
@@ -19,6 +20,7 @@ export type AppContext = Koa.ParameterizedContext<AppState>;
 export function errorEnvelope(logger: Logger, challenge: () => string): Koa.Middleware<AppState> {
   return async (ctx, next) => {
     try {
+      checkQueryLength(ctx.querystring);
       await next();
       // Serialize JSON bodies here, so a failure becomes an envelope instead of Koa's plain text.
       const body: unknown = ctx.body;
@@ -32,6 +34,7 @@ export function errorEnvelope(logger: Logger, challenge: () => string): Koa.Midd
       ctx.status = e.status;
       ctx.body = envelopeOf(e);
       if (e.code === "UNAUTHORIZED" && challenge()) ctx.set("WWW-Authenticate", challenge());
+      if (closesConnection(e)) ctx.set("Connection", "close");
     }
   };
 }

@@ -6,6 +6,7 @@ import Koa from "koa";
 import type { components } from "../../gen/openapi/management.js";
 import type { Clock } from "../core/clock.js";
 import { CacheError, badRequest } from "../core/errors.js";
+import { SSE_SUBSCRIBERS_MAX } from "../core/limits.js";
 import type { Config } from "../config/index.js";
 import type { Authenticator } from "../auth/index.js";
 import type { Lifecycle } from "../dist/index.js";
@@ -13,7 +14,7 @@ import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
 import type { Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";
 import type { ShardedStore } from "../store/index.js";
-import { subscribeEvents } from "./cluster-events.js";
+import { SSE_RETRY_MS, subscribeEvents } from "./cluster-events.js";
 import { addIdentityRoutes } from "./identity-routes.js";
 import { authenticated, errorEnvelope, quietAppErrors, unknownRoute, type AppState } from "./koa-middleware.js";
 import { membersBody } from "./members-body.js";
@@ -111,6 +112,17 @@ export function createManagementRouter(deps: ManagementAppDeps): Router<AppState
   });
 
   router.get("/cluster/events", readOrBetter(), (ctx) => {
+    if (ctx.method === "HEAD") {
+      // The stream's headers only: a HEAD never subscribes.
+      ctx.status = 200;
+      ctx.type = "text/event-stream; charset=utf-8";
+      ctx.set("Cache-Control", "no-cache");
+      return;
+    }
+    if (deps.events.size >= SSE_SUBSCRIBERS_MAX) {
+      ctx.set("Retry-After", String(Math.ceil(SSE_RETRY_MS / 1000)));
+      throw new CacheError("UNAVAILABLE", `the event stream already has ${SSE_SUBSCRIBERS_MAX} subscribers; retry later`, { max_subscribers: SSE_SUBSCRIBERS_MAX });
+    }
     ctx.respond = false;
     subscribeEvents(ctx.req, ctx.res, deps.events, {
       members: () => JSON.stringify(membersBody(config, members)),

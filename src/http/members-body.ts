@@ -10,6 +10,7 @@ export function membersBody(config: Config, members: MemberTable): components["s
     replication: config.replication,
     virtual_nodes: VIRTUAL_NODES,
     membership_version: members.version,
+    known_nodes: members.knownIds(),
     members: members.list().map((m) => ({
       id: m.id,
       address: m.address,

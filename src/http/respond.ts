@@ -2,6 +2,7 @@
 // `{ error, code, details? }`. Used by the hot routes and by the Koa error middleware.
 import type { ServerResponse } from "node:http";
 import type { CacheError } from "../core/errors.js";
+import { BodyTooLarge } from "./body.js";
 
 /** The error envelope of every error answer. */
 export interface ErrorEnvelope {
@@ -30,5 +31,11 @@ export function writeError(res: ServerResponse, err: CacheError, opts: { headOnl
     return;
   }
   if (err.code === "UNAUTHORIZED" && opts.challenge) res.setHeader("WWW-Authenticate", opts.challenge);
+  if (closesConnection(err)) res.setHeader("Connection", "close");
   writeJson(res, err.status, JSON.stringify(envelopeOf(err)), opts.headOnly);
+}
+
+/** True when the error left the request body unread: the connection ends after the answer. */
+export function closesConnection(err: CacheError): boolean {
+  return err instanceof BodyTooLarge && err.closeConnection;
 }

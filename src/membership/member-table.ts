@@ -5,6 +5,7 @@
 // Observer contract: called after a change is committed, with the table already updated;
 // must not call back into the table; must return quickly.
 import type { Clock } from "../core/clock.js";
+import { GOSSIP_ENTRIES_MAX, MEMBERS_MAX, PRUNED_REMEMBERED_MAX } from "../core/limits.js";
 import { isNodeId } from "../core/node-id.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
@@ -100,8 +101,14 @@ export class MemberTable {
   }
 
   /** Adds a peer learned from a seed or a join; true when it was new. */
+  /** Adds a peer learned from a seed or from its own claim (it counts towards quorum sizes). */
   addPeer(id: string, address: string, incarnation = 1): boolean {
-    return this.insert(id, address, "alive", incarnation);
+    return this.insert(id, address, "alive", incarnation, true);
+  }
+
+  /** Ids counted towards quorum sizes: configured seeds and nodes reached directly, pruned ones included. */
+  knownIds(): string[] {
+    return [...this.known].sort();
   }
 
   /** True for a member removed by hand (not contacted again until it announces itself). */
@@ -114,9 +121,15 @@ export class MemberTable {
     return [...this.pruned].map(([id, address]) => ({ id, address }));
   }
 
-  private insert(id: string, address: string, state: MemberState, incarnation: number): boolean {
+  /**
+   * Adds a member. `reached` says it was configured or heard from directly: only such members
+   * count towards quorum sizes, so third-party gossip about unknown ids (a buggy or hostile peer)
+   * cannot make quorums unreachable; a gossiped member counts once a probe reaches it.
+   */
+  private insert(id: string, address: string, state: MemberState, incarnation: number, reached: boolean): boolean {
     // An id that is not a node id (from a buggy or hostile peer) never joins: ids travel in headers.
     if (id === this.deps.selfId || !isNodeId(id)) return false;
+    if (!this.entries.has(id) && this.entries.size >= MEMBERS_MAX) return false;
     const existing = this.entries.get(id);
     if (existing) {
       if (existing.address !== address && address !== "") existing.address = address;
@@ -126,7 +139,7 @@ export class MemberTable {
     this.entries.set(id, { id, address, state, incarnation, lastSeenMs: now, lastProbeOkMs: now });
     this.pruned.delete(id);
     this.removed.delete(id);
-    this.known.add(id);
+    if (reached) this.known.add(id);
     this.deps.logger.info(LOG.peerAdded, { peer: id, address, state });
     this.changed();
     return true;
@@ -139,6 +152,7 @@ export class MemberTable {
     const now = this.deps.clock.nowMs();
     e.lastSeenMs = now;
     e.lastProbeOkMs = now;
+    this.known.add(id);
     // Same state: last-seen only (incarnation and version untouched). A real change may take the
     // incarnation the peer reported.
     if (e.state !== "alive") this.transition(e, "alive", incarnation);
@@ -169,6 +183,7 @@ export class MemberTable {
     this.deps.metrics.inc("dist.nodes.dead");
     this.deps.logger.warn(LOG.peerPruned, { peer: id, incarnation: e.incarnation });
     this.pruned.set(id, e.address);
+    if (this.pruned.size > PRUNED_REMEMBERED_MAX) this.pruned.delete(this.pruned.keys().next().value as string);
     this.removeEntry(e);
     return true;
   }
@@ -198,7 +213,7 @@ export class MemberTable {
   merge(from: string, claims: readonly Member[]): boolean {
     const before = this.versionCounter;
     const now = this.deps.clock.nowMs();
-    for (const claim of claims) {
+    for (const claim of claims.slice(0, GOSSIP_ENTRIES_MAX)) {
       const local = this.entries.get(claim.id);
       const blocked = this.pruned.has(claim.id) || this.removed.has(claim.id);
       const d = decideGossip(this.deps.selfId, this.selfIncarnation, from, claim, local ? freeze(local) : undefined, blocked);
@@ -209,15 +224,19 @@ export class MemberTable {
           if (local) {
             local.lastSeenMs = now;
             local.incarnation = d.incarnation;
+            if (claim.id === from) this.known.add(claim.id);
           }
           break;
         case "add":
-          this.insert(claim.id, d.address, d.state, d.incarnation);
+          this.insert(claim.id, d.address, d.state, d.incarnation, claim.id === from);
           break;
         case "change":
           if (local) {
             local.lastSeenMs = now;
-            if (claim.id === from) local.lastProbeOkMs = now;
+            if (claim.id === from) {
+              local.lastProbeOkMs = now;
+              this.known.add(claim.id);
+            }
             if (d.address !== "") local.address = d.address;
             this.transition(local, d.state, d.incarnation);
           }

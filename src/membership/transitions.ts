@@ -43,6 +43,7 @@ export function decideGossip(
   local: Member | undefined,
   pruned: boolean,
 ): GossipDecision {
+  if (!Number.isSafeInteger(claim.incarnation) || claim.incarnation < 0 || claim.incarnation >= Number.MAX_SAFE_INTEGER) return { kind: "ignore" };
   if (claim.id === selfId) {
     if (claim.state !== "alive" && claim.incarnation >= selfIncarnation) return { kind: "refute", incarnation: claim.incarnation + 1 };
     return { kind: "ignore" };

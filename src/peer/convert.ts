@@ -136,10 +136,13 @@ export function toWireMember(m: PeerMember): Member {
   return create(MemberSchema, { id: m.id, address: m.address, state: STATE_TO_WIRE[m.state], incarnation: BigInt(m.incarnation), lastSeenUnixMs: BigInt(m.lastSeenMs) });
 }
 
-/** A wire member, or undefined when its state is unknown. */
+/** Largest incarnation accepted from a peer: refuting it must stay a safe integer. */
+const INCARNATION_MAX = BigInt(Number.MAX_SAFE_INTEGER) - 1n;
+
+/** A wire member, or undefined when its state is unknown or its incarnation out of range. */
 export function fromWireMember(m: Member): PeerMember | undefined {
   const state: PeerMemberState | undefined =
     m.state === MemberState.ALIVE ? "alive" : m.state === MemberState.SUSPECT ? "suspect" : m.state === MemberState.DEAD ? "dead" : undefined;
-  if (!state || m.id === "") return undefined;
+  if (!state || m.id === "" || m.incarnation > INCARNATION_MAX || m.incarnation < 0n) return undefined;
   return { id: m.id, address: m.address, state, incarnation: toNumber(m.incarnation), lastSeenMs: toNumber(m.lastSeenUnixMs) };
 }

@@ -59,31 +59,61 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
   }
 }
 
-/** The Exchange handler: answers frames concurrently, in completion order. */
+/**
+ * Calls a stream may have pending or answered-but-unsent at once, and bytes of unsent answers.
+ * Past either the handler stops reading frames until the caller takes answers, so a caller that
+ * never reads cannot make the node buffer answers without bound (backpressure then reaches it
+ * through HTTP/2 flow control).
+ */
+export const EXCHANGE_PENDING_MAX = 64;
+export const EXCHANGE_UNSENT_BYTES_MAX = 16 * 1024 * 1024;
+
+/** Approximate wire size of an answer (the records of a Get answer dominate). */
+function answerBytes(r: ExchangeResponse): number {
+  if (r.result.case === "get") {
+    let n = 64;
+    for (const g of r.result.value.results) n += 32 + g.key.length * 3 + (g.entry?.value.length ?? 0);
+    return n;
+  }
+  return 256;
+}
+
+/** The Exchange handler: answers frames concurrently, in completion order, with backpressure. */
 export function exchangeHandler(endpoint: PeerEndpoint) {
   return async function* exchange(requests: AsyncIterable<ExchangeRequest>): AsyncIterable<ExchangeResponse> {
-    const out = new AsyncQueue<ExchangeResponse>();
+    const out = new AsyncQueue<{ response: ExchangeResponse; bytes: number }>();
     let open = 0;
+    let unsentBytes = 0;
     let ended = false;
-    const settle = () => {
-      if (ended && open === 0) out.close();
+    let wake: (() => void) | undefined;
+    const poke = () => {
+      wake?.();
+      wake = undefined;
     };
+    const busy = () => open + out.size >= EXCHANGE_PENDING_MAX || unsentBytes >= EXCHANGE_UNSENT_BYTES_MAX;
     void (async () => {
       try {
         for await (const req of requests) {
+          while (busy() && !out.isClosed) await new Promise<void>((r) => (wake = r));
           open++;
-          void answer(endpoint, req).then((r) => {
-            out.push(r);
+          void answer(endpoint, req).then((response) => {
+            const bytes = answerBytes(response);
+            unsentBytes += bytes;
+            out.push({ response, bytes });
             open--;
-            settle();
+            if (ended && open === 0) out.close();
           });
         }
         ended = true;
-        settle();
+        if (open === 0) out.close();
       } catch (err) {
         out.fail(err);
       }
     })();
-    yield* out;
+    for await (const { response, bytes } of out) {
+      unsentBytes -= bytes;
+      poke();
+      yield response;
+    }
   };
 }

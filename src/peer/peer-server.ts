@@ -9,7 +9,8 @@ import net from "node:net";
 import type { connectNodeAdapter } from "@connectrpc/connect-node";
 
 type NodeHandlerFn = ReturnType<typeof connectNodeAdapter>;
-import { PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
+import { PEER_CONNECTIONS_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
+import { answerClientError } from "../http/client-errors.js";
 import { rewriteFixedPath } from "./fixed-paths.js";
 
 const PREFACE_START = Buffer.from("PRI ");
@@ -31,7 +32,14 @@ function peerRequestHandler(connectHandler: NodeHandlerFn) {
 
 export function createPeerServer(connectHandler: NodeHandlerFn): PeerServer {
   const handle = peerRequestHandler(connectHandler);
-  const h1 = http.createServer({ requestTimeout: PEER_TIMEOUT_MS, headersTimeout: PEER_TIMEOUT_MS, keepAliveTimeout: PEER_IDLE_TIMEOUT_MS }, handle);
+  const h1 = http.createServer(
+    { requestTimeout: PEER_TIMEOUT_MS, headersTimeout: PEER_TIMEOUT_MS, keepAliveTimeout: PEER_IDLE_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+    handle,
+  );
+  // h1 never listens itself (it is handed sockets), and Node checks the headers and request
+  // timeouts only for servers that announced 'listening': announce it so they apply.
+  h1.emit("listening");
+  h1.on("clientError", answerClientError);
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: 1000 } }, handle);
   h2.setTimeout(PEER_IDLE_TIMEOUT_MS, (session?: unknown) => (session as http2.Http2Session | undefined)?.close?.());
   const sockets = new Set<net.Socket>();
@@ -40,11 +48,14 @@ export function createPeerServer(connectHandler: NodeHandlerFn): PeerServer {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
+    // A connection that does not say which protocol it speaks within the peer timeout is closed.
+    socket.setTimeout(PEER_TIMEOUT_MS, () => socket.destroy());
     let seen: Buffer = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
       if (seen.length < PREFACE_START.length && PREFACE_START.subarray(0, seen.length).equals(seen)) return;
       socket.off("data", onData);
+      socket.setTimeout(0);
       const isH2 = seen.subarray(0, PREFACE_START.length).equals(PREFACE_START);
       // Hand the socket over with the sniffed bytes put back. The HTTP/2 session drains bytes
       // buffered in the socket when it takes over the native handle, so the socket must stay
@@ -60,6 +71,7 @@ export function createPeerServer(connectHandler: NodeHandlerFn): PeerServer {
     };
     socket.on("data", onData);
   });
+  server.maxConnections = PEER_CONNECTIONS_MAX;
 
   return {
     server,
@@ -84,6 +96,7 @@ export function createSecurePeerServer(connectHandler: NodeHandlerFn, tls: { rea
     peerRequestHandler(connectHandler),
   );
   server.setTimeout(PEER_IDLE_TIMEOUT_MS, (session?: unknown) => (session as http2.Http2Session | undefined)?.close?.());
+  server.maxConnections = PEER_CONNECTIONS_MAX;
   const sockets = new Set<net.Socket>();
   server.on("connection", (socket: net.Socket) => {
     sockets.add(socket);

@@ -259,7 +259,7 @@ export class Shard {
    */
   scanSlots(fromSlot: number, visit: (slot: number) => boolean): number {
     for (let slot = fromSlot; slot < this.highWater; slot++) {
-      if (this.state[slot] !== EMPTY && !visit(slot)) return slot + 1;
+      if (this.state[slot] !== EMPTY && !visit(slot)) return slot;
     }
     return -1;
   }

@@ -269,7 +269,8 @@ export class ShardedStore {
 
   /**
    * Visits the records (live, expired or tombstone) of one shard from `fromSlot`, with each key's
-   * hash; stops when `visit` returns false. Returns the slot to resume at, or -1 when the shard
+   * hash; stops at the first record `visit` declines (returns false). Returns that record's slot,
+   * where the next scan resumes (so the declined record is visited again), or -1 when the shard
    * is done. Used by scans that spread over several ticks (rebalance, anti-entropy).
    */
   scanRecords(shard: number, fromSlot: number, visit: (rec: VersionedRecord, hash: number) => boolean): number {

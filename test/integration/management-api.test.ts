@@ -274,9 +274,10 @@ describe("management API: every route of one real node, with payloads and status
   });
 
   describe("GET /cluster/members", () => {
-    it("answers {node, replication, virtual_nodes: 128, membership_version, members} with the local node alive", async () => {
-      const body = ok<{ node: string; replication: number; virtual_nodes: number; membership_version: number; members: Json[] }>(await mgmt(node, "GET", "/cluster/members"));
-      expect(Object.keys(body).sort()).to.deep.equal(["members", "membership_version", "node", "replication", "virtual_nodes"]);
+    it("answers {node, replication, virtual_nodes: 128, membership_version, members, known_nodes} with the local node alive", async () => {
+      const body = ok<{ node: string; replication: number; virtual_nodes: number; membership_version: number; members: Json[]; known_nodes: string[] }>(await mgmt(node, "GET", "/cluster/members"));
+      expect(Object.keys(body).sort()).to.deep.equal(["known_nodes", "members", "membership_version", "node", "replication", "virtual_nodes"]);
+      expect(body.known_nodes, "a single node knows only itself").to.deep.equal(["mgmt-api-1"]);
       expect(body).to.include({ node: "mgmt-api-1", replication: 2, virtual_nodes: 128 });
       expect(Number.isInteger(body.membership_version) && body.membership_version >= 1, String(body.membership_version)).to.equal(true);
       expect(body.members).to.have.length(1);

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { compileKeyFilter, GlobError, globToRegExp, isGlob } from "../../../src/core/key-filter.js";
+import { compileKeyFilter, GlobError, globMatches, isGlob, KEY_FILTER_MAX_CHARS } from "../../../src/core/key-filter.js";
 
 /** Expects `glob` to match every key of `yes` and none of `no`. */
 function check(glob: string, yes: string[], no: string[]): void {
@@ -230,8 +230,13 @@ describe("core/key-filter", () => {
       expectGlobError("[😂-😀]", /reversed range/);
     });
 
-    it("globToRegExp throws the same GlobError", () => {
-      expect(() => globToRegExp("[z-a]")).to.throw(GlobError);
+    it("globMatches throws the same GlobError", () => {
+      expect(() => globMatches("[z-a]", "a")).to.throw(GlobError);
+    });
+
+    it("a filter longer than the cap is refused with GlobError", () => {
+      expect(() => compileKeyFilter("*".repeat(KEY_FILTER_MAX_CHARS + 1))).to.throw(GlobError, /longer than/);
+      expect(() => compileKeyFilter("a".repeat(KEY_FILTER_MAX_CHARS + 1))).to.throw(GlobError);
     });
 
     it("a literal backslash prefix (no glob characters) is not an error", () => {
@@ -240,12 +245,20 @@ describe("core/key-filter", () => {
     });
   });
 
-  describe("globToRegExp", () => {
-    it("produces an anchored, unicode-aware RegExp", () => {
-      const re = globToRegExp("a*");
-      expect(re.flags).to.include("u");
-      expect(re.test("xa")).to.equal(false);
-      expect(re.test("ab")).to.equal(true);
+  describe("globMatches", () => {
+    it("is anchored at both ends and matches by code point", () => {
+      expect(globMatches("a*", "xa")).to.equal(false);
+      expect(globMatches("a*", "ab")).to.equal(true);
+      expect(globMatches("?", "😀")).to.equal(true);
+      expect(globMatches("??", "😀")).to.equal(false);
+    });
+
+    it("runs in linear time: a pathological glob against a 4096-character key takes milliseconds, not exponential time", () => {
+      const key = "a".repeat(4096);
+      const started = performance.now();
+      expect(globMatches("*a*a*a*a*a*a*a*a*a*a*a*a*b", key)).to.equal(false);
+      expect(globMatches("*a*a*a*a*a*a*a*a*a*a*a*a*a", key)).to.equal(true);
+      expect(performance.now() - started).to.be.lessThan(500);
     });
   });
 });

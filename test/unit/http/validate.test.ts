@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { CacheError } from "../../../src/core/errors.js";
-import { checkKey, decodeKeySegment, parseConsistency, parsePositiveInt, parseTtlQuery, splitUrl } from "../../../src/http/validate.js";
+import { checkKey } from "../../../src/core/key-check.js";
+import { decodeKeySegment, parseConsistency, parsePositiveInt, parseTtlQuery, splitUrl } from "../../../src/http/validate.js";
 
 const MAX = 4096;
 

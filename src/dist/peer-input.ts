@@ -1,0 +1,41 @@
+// Checks on what peers send: records to apply and writes forwarded to this node as primary.
+// Peers are trusted to be cache nodes, not to be free of bugs or clock skew: a record that
+// would corrupt the store or poison the version clock is refused with a 400 naming it.
+import { badRequest } from "../core/errors.js";
+import { checkKey } from "../core/key-check.js";
+import { MAX_DURATION_MS } from "../core/duration.js";
+import { KEY_BYTES_CEILING, PEER_VERSION_AHEAD_MAX_MS, TIME_MS_MAX } from "../core/limits.js";
+import { isNodeId } from "../core/node-id.js";
+import type { VersionedRecord } from "../store/index.js";
+import type { ClientWrite } from "../transport/index.js";
+
+function isTime(ms: number): boolean {
+  return Number.isSafeInteger(ms) && ms >= 0 && ms <= TIME_MS_MAX;
+}
+
+/**
+ * Checks one pushed record. Its version may be at most PEER_VERSION_AHEAD_MAX_MS ahead of this
+ * node's clock: a version from far in the future would win every later write of its key and
+ * drag this node's version clock with it.
+ */
+export function checkPeerRecord(rec: VersionedRecord, nowMs: number): void {
+  checkKey(rec.key, KEY_BYTES_CEILING, "a pushed record's key");
+  if (!isNodeId(rec.origin)) throw badRequest(`a pushed record has an invalid origin ${JSON.stringify(rec.origin.slice(0, 64))}`);
+  if (!Number.isSafeInteger(rec.version) || rec.version <= 0) throw badRequest(`a pushed record has an invalid version ${rec.version}`);
+  const aheadMs = rec.version / 1000 - nowMs;
+  if (aheadMs > PEER_VERSION_AHEAD_MAX_MS) {
+    throw badRequest(`a pushed record's version ${rec.version} is ${Math.round(aheadMs / 1000)} s ahead of this node's clock (at most ${PEER_VERSION_AHEAD_MAX_MS / 1000} s)`, {
+      key: rec.key,
+    });
+  }
+  if (!isTime(rec.lastUpdatedMs)) throw badRequest(`a pushed record has an invalid last-updated time ${rec.lastUpdatedMs}`);
+  if (!isTime(rec.expiresAtMs)) throw badRequest(`a pushed record has an invalid expiry ${rec.expiresAtMs}`);
+}
+
+/** Checks one forwarded client write; the 400 becomes that write's own result. */
+export function checkForwardedWrite(w: ClientWrite): void {
+  checkKey(w.key, KEY_BYTES_CEILING, "a forwarded write's key");
+  if (!Number.isSafeInteger(w.ttlMs) || w.ttlMs < 0 || w.ttlMs > MAX_DURATION_MS) {
+    throw badRequest(`a forwarded write's ttl ${w.ttlMs} ms is out of range (0 to ${MAX_DURATION_MS})`);
+  }
+}
