@@ -147,9 +147,40 @@ async function memory(): Promise<void> {
     console.log(`\nmemory: ${fmt(items)} items of 100 bytes`);
     console.log(`RSS before load ${fmt(before / 2 ** 20, 1)} MiB, after ${fmt(after / 2 ** 20, 1)} MiB (target <= 400 MB = ${fmt(400e6 / 2 ** 20, 1)} MiB)${after <= 400e6 ? "" : "  ABOVE TARGET"}`);
     console.log(`bytes per item (RSS growth / items): ${fmt((after - before) / items)}`);
+    await readsDuringListing(node.port);
   } finally {
     await node.stop();
   }
+}
+
+/**
+ * GET latency on one connection while the key browser lists every one of the million keys (the
+ * longest whole-store scan a client can ask for): the scan pauses every few thousand records, so
+ * the slowest GET should take milliseconds, not the length of the scan.
+ */
+async function readsDuringListing(port: number): Promise<void> {
+  const listings = 3;
+  let listing = true;
+  const started = performance.now();
+  const scans = (async () => {
+    for (let i = 0; i < listings; i++) {
+      const r = await request(port, "GET", "/v1/cache/keys?q=*&limit=1&max=50000");
+      if (r.status !== 200) throw new Error(`key browser failed: ${r.status}`);
+    }
+    listing = false;
+  })();
+  const latencies: number[] = [];
+  while (listing) {
+    const t = performance.now();
+    const r = await request(port, "GET", "/v1/cache/mem:00000042");
+    if (r.status !== 200) throw new Error(`GET failed: ${r.status}`);
+    latencies.push(performance.now() - t);
+  }
+  await scans;
+  const listingMs = (performance.now() - started) / listings;
+  latencies.sort((a, b) => a - b);
+  const p = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  console.log(`GET during key listings of all ${fmt(1_000_000)} keys (${fmt(listingMs)} ms each): ${fmt(latencies.length)} GETs, p50 ${fmt(p(0.5), 2)} ms, p99 ${fmt(p(0.99), 2)} ms, max ${fmt(p(1), 1)} ms`);
 }
 
 async function main(): Promise<void> {

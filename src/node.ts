@@ -2,7 +2,7 @@
 // It does not bind ports (main.ts does) and reads no environment.
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type Koa from "koa";
-import type { Clock, Timers } from "./core/clock.js";
+import { yieldToEventLoop, type Clock, type Timers, type YieldToLoop } from "./core/clock.js";
 import { formatAddress } from "./core/address.js";
 import { PEER_BODY_BYTES_MAX, PEER_TIMEOUT_MS, VIRTUAL_NODES } from "./core/limits.js";
 import type { Random } from "./core/random.js";
@@ -53,6 +53,8 @@ export interface NodeDeps {
   readonly auth?: Authenticator;
   /** Mutual-TLS options of the peer transport (peerTlsOptions(config.distTls)), when SERVICE_DIST_TLS_* are set. */
   readonly peerTls?: PeerTlsOptions;
+  /** How long store scans pause between slices; setImmediate when omitted. */
+  readonly yieldToLoop?: YieldToLoop;
 }
 
 export interface HypercacheNode {
@@ -93,6 +95,7 @@ export interface HypercacheNode {
 
 export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
   const { logger, clock, timers } = deps;
+  const yieldToLoop = deps.yieldToLoop ?? yieldToEventLoop;
   const selfId = config.nodeId;
   const startedAtMonotonicMs = clock.monotonicMs();
   const metrics = deps.metrics ?? new Metrics();
@@ -199,6 +202,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     transport,
     coordinator,
     reader,
+    yieldToLoop,
     writeConsistency: config.writeConsistency,
     readConsistency: config.readConsistency,
   });
@@ -227,6 +231,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     logger,
     clock,
     timers,
+    yieldToLoop,
     intervalMs: config.autoSyncIntervalMs,
     maxFactor: config.autoSyncMaxFactor,
     chunkSize: config.merkleChunkSize,

@@ -46,3 +46,39 @@ export function sleep(timers: Timers, ms: number): Promise<void> {
     timers.after(ms, resolve);
   });
 }
+
+/** Lets the event loop run pending I/O before the caller goes on (long scans pause with it). */
+export type YieldToLoop = () => Promise<void>;
+
+/** Resumes after the I/O callbacks already queued (setImmediate). */
+export const yieldToEventLoop: YieldToLoop = () =>
+  new Promise((resolve) => {
+    setImmediate(resolve);
+  });
+
+/**
+ * Cooperative time slicing for scans over the whole store: the scan spends one unit per record
+ * it looks at, and pauses at a resumable point once `budget` units are spent, so a request that
+ * arrives meanwhile waits for one slice, not for the whole scan.
+ */
+export class WorkSlicer {
+  private spent = 0;
+
+  constructor(
+    private readonly yieldToLoop: YieldToLoop,
+    private readonly budget: number,
+  ) {}
+
+  /** Spends `units`; true once the budget is used up (the scan should stop and pause()). */
+  spend(units = 1): boolean {
+    this.spent += units;
+    return this.spent >= this.budget;
+  }
+
+  /** Yields to the event loop when the budget is used up, and starts a new one. */
+  async pause(): Promise<void> {
+    if (this.spent < this.budget) return;
+    this.spent = 0;
+    await this.yieldToLoop();
+  }
+}

@@ -70,3 +70,9 @@ export const MERKLE_CHUNK_SIZE = 128;
 
 /** Eviction shard count ceiling (a shard is a unit of locking-free work and of key paging). */
 export const EVICTION_SHARDS_MAX = 1024;
+
+/**
+ * Records a whole-store scan (Merkle summaries and range pages, key listings) looks at before it
+ * yields to the event loop: a few milliseconds of work, so requests never wait for a whole scan.
+ */
+export const SCAN_SLICE_RECORDS = 8192;

@@ -6,7 +6,7 @@
 // The auto-sync timer syncs with every alive peer each tick. Adaptive backoff: after each fully
 // clean tick the sleep doubles, up to SERVICE_AUTO_SYNC_MAX_FACTOR x the interval; any divergent
 // tick resets it to 1x.
-import type { Clock, TimerHandle, Timers } from "../core/clock.js";
+import { WorkSlicer, type Clock, type TimerHandle, type Timers, type YieldToLoop } from "../core/clock.js";
 import { badRequest } from "../core/errors.js";
 import { cursorInt, decodeCursor, encodeCursor } from "../core/cursor.js";
 import { LOG, type Logger } from "../log/index.js";
@@ -14,9 +14,10 @@ import type { Metrics } from "../observability/index.js";
 import { Applied, type ShardedStore, type VersionedRecord } from "../store/index.js";
 import type { MerkleRangePage, MerkleRoot, PeerRef, PeerTransport } from "../transport/index.js";
 import type { ClusterView } from "./cluster-view.js";
+import type { HashRing } from "../ring/index.js";
 import { differingLeaves, leafCountFor, leafOf, MerkleBuilder, validLeafCount } from "./merkle.js";
 import type { VersionClock } from "./version-clock.js";
-import { PEER_BATCH_BYTES } from "../core/limits.js";
+import { PEER_BATCH_BYTES, SCAN_SLICE_RECORDS } from "../core/limits.js";
 import { byteSize } from "./record-size.js";
 
 /** Records per MerkleRange page (and at most PEER_BATCH_BYTES of them). */
@@ -32,6 +33,8 @@ export interface AntiEntropyDeps {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly timers: Timers;
+  /** How store scans pause between slices of SCAN_SLICE_RECORDS records. */
+  readonly yieldToLoop: YieldToLoop;
   /** 0 disables the timer (syncs can still be run by hand). */
   readonly intervalMs: number;
   readonly maxFactor: number;
@@ -165,7 +168,7 @@ export class AntiEntropy {
     const { transport, selfId, metrics, clock } = this.deps;
     const started = clock.monotonicMs();
     try {
-      const local = this.build(peer.id, undefined);
+      const local = await this.build(peer.id, undefined);
       const leafCount = local.leafCount;
       const remoteRoot = await transport.merkleRoot(peer, selfId, leafCount);
       if (remoteRoot.root === local.root()) {
@@ -194,17 +197,20 @@ export class AntiEntropy {
   // ---- the answering side -------------------------------------------------------------------
 
   /** Root over the keys this node and `requester` both own. */
-  root(requester: string, leafCount: number): MerkleRoot {
-    const b = this.build(requester, checkLeafCount(leafCount));
+  async root(requester: string, leafCount: number): Promise<MerkleRoot> {
+    const b = await this.build(requester, checkLeafCount(leafCount));
     return { root: b.root(), leafCount: b.leafCount, recordCount: b.records };
   }
 
-  leaves(requester: string, leafCount: number): string[] {
-    return this.build(requester, checkLeafCount(leafCount)).leaves();
+  async leaves(requester: string, leafCount: number): Promise<string[]> {
+    return (await this.build(requester, checkLeafCount(leafCount))).leaves();
   }
 
-  /** Records of the requested leaves, a page at a time (cursor: shard and slot to resume at). */
-  range(requester: string, leafCount: number, leaves: readonly number[], cursor: string): MerkleRangePage {
+  /**
+   * Records of the requested leaves, a page at a time (cursor: shard and slot to resume at). The
+   * scan yields to the event loop every SCAN_SLICE_RECORDS records.
+   */
+  async range(requester: string, leafCount: number, leaves: readonly number[], cursor: string): Promise<MerkleRangePage> {
     checkLeafCount(leafCount);
     const wanted = new Set(leaves);
     const { store } = this.deps;
@@ -220,44 +226,73 @@ export class AntiEntropy {
     }
     const records: VersionedRecord[] = [];
     let bytes = 0;
+    let full = false;
     const now = this.deps.clock.nowMs();
+    const ring = this.deps.view.ring();
+    const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_SLICE_RECORDS);
     while (shard < store.shardCount) {
       const resume = store.scanRecords(shard, slot, (rec, hash) => {
-        if (!wanted.has(leafOf(hash, leafCount)) || !this.shared(rec, requester, now)) return true;
+        if (slicer.spend()) return false;
+        if (!wanted.has(leafOf(hash, leafCount)) || !this.shared(ring, rec, requester, now)) return true;
         // Checked before the record joins the page: a page passes PEER_BATCH_BYTES only as one
         // record alone; a declined record opens the next page.
         const size = byteSize(rec);
-        if (records.length >= RANGE_PAGE || (records.length > 0 && bytes + size > PEER_BATCH_BYTES)) return false;
+        if (records.length >= RANGE_PAGE || (records.length > 0 && bytes + size > PEER_BATCH_BYTES)) {
+          full = true;
+          return false;
+        }
         records.push(rec);
         bytes += size;
         return true;
       });
-      if (resume >= 0) return { records, nextCursor: encodeCursor({ s: shard, i: resume }) };
+      if (full) return { records, nextCursor: encodeCursor({ s: shard, i: resume }) };
+      if (resume >= 0) {
+        // The slice is used up: let requests run, then go on from the declined record.
+        slot = resume;
+        await slicer.pause();
+        continue;
+      }
       shard++;
       slot = 0;
     }
     return { records, nextCursor: "" };
   }
 
-  private build(peerId: string, leafCount: number | undefined): MerkleBuilder {
+  /**
+   * Summarizes the records this node and `peerId` both own. The scan yields to the event loop every
+   * SCAN_SLICE_RECORDS records; writes landing meanwhile may or may not be counted, which the
+   * next sync settles.
+   */
+  private async build(peerId: string, leafCount: number | undefined): Promise<MerkleBuilder> {
     const { store } = this.deps;
     const now = this.deps.clock.nowMs();
+    const ring = this.deps.view.ring();
+    const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_SLICE_RECORDS);
     const shared: Array<[VersionedRecord, number]> = [];
     for (let s = 0; s < store.shardCount; s++) {
-      store.scanRecords(s, 0, (rec, hash) => {
-        if (this.shared(rec, peerId, now)) shared.push([rec, hash]);
-        return true;
-      });
+      let slot = 0;
+      for (;;) {
+        slot = store.scanRecords(s, slot, (rec, hash) => {
+          if (slicer.spend()) return false;
+          if (this.shared(ring, rec, peerId, now)) shared.push([rec, hash]);
+          return true;
+        });
+        if (slot < 0) break;
+        await slicer.pause();
+      }
     }
     const b = new MerkleBuilder(leafCount ?? leafCountFor(shared.length, this.deps.chunkSize));
-    for (const [rec, hash] of shared) b.add(rec, hash);
+    for (const [rec, hash] of shared) {
+      b.add(rec, hash);
+      if (slicer.spend()) await slicer.pause();
+    }
     return b;
   }
 
-  /** In the compared set: owned by both nodes, and a tombstone or an unexpired value. */
-  private shared(rec: VersionedRecord, peerId: string, nowMs: number): boolean {
+  /** In the compared set: owned by both nodes (in `ring`), and a tombstone or an unexpired value. */
+  private shared(ring: HashRing, rec: VersionedRecord, peerId: string, nowMs: number): boolean {
     if (!rec.tombstone && rec.expiresAtMs !== 0 && rec.expiresAtMs <= nowMs) return false;
-    const owners = this.deps.view.ring().ownersOf(rec.key).ids;
+    const owners = ring.ownersOf(rec.key).ids;
     return owners.includes(this.deps.selfId) && owners.includes(peerId);
   }
 

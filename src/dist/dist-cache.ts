@@ -3,10 +3,10 @@
 // primary's real outcome. When the forward fails and this node is a replica owner it promotes
 // itself: it coordinates the write, and the old primary gets its copy as a hint.
 import type { ByteString } from "../core/byte-string.js";
-import type { Clock } from "../core/clock.js";
+import { WorkSlicer, type Clock, type YieldToLoop } from "../core/clock.js";
 import { CacheError, isErrorCode, toCacheError } from "../core/errors.js";
 import { compileKeyFilter } from "../core/key-filter.js";
-import { PEER_BATCH_BYTES } from "../core/limits.js";
+import { PEER_BATCH_BYTES, SCAN_SLICE_RECORDS } from "../core/limits.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
@@ -40,6 +40,8 @@ export interface DistCacheDeps {
   readonly transport: PeerTransport;
   readonly coordinator: WriteCoordinator;
   readonly reader: Reader;
+  /** How the local key listing pauses between slices of SCAN_SLICE_RECORDS keys. */
+  readonly yieldToLoop: YieldToLoop;
   readonly writeConsistency: ConsistencyLevel;
   readonly readConsistency: ConsistencyLevel;
 }
@@ -112,10 +114,11 @@ export class DistCache implements CacheService {
   async listKeys(q: string, max: number): Promise<KeyListing> {
     const filter = compileKeyFilter(q);
     const top = new TopKeys(max);
-    top.addAll(this.deps.store.collectKeys(filter.matches));
     const partialNodes: string[] = [];
-    await Promise.all(
-      this.deps.view.alivePeers().map(async (peer) => {
+    // The local scan (sliced) and the peers' pages fill `top` side by side.
+    await Promise.all([
+      this.collectLocalKeys(filter.matches, top),
+      ...this.deps.view.alivePeers().map(async (peer) => {
         try {
           let cursor = "";
           do {
@@ -127,9 +130,24 @@ export class DistCache implements CacheService {
           partialNodes.push(peer.id);
         }
       }),
-    );
+    ]);
     const { keys, truncated } = top.result();
     return { keys, truncated, partialNodes: partialNodes.sort() };
+  }
+
+  /** Adds this node's matching keys to `top`, yielding to the event loop between slices. */
+  private async collectLocalKeys(matches: (key: string) => boolean, top: TopKeys): Promise<void> {
+    const { store } = this.deps;
+    const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_SLICE_RECORDS);
+    for (let shard = 0; shard < store.shardCount; shard++) {
+      for (let slot = 0; slot >= 0; ) {
+        slot = store.scanLiveKeys(shard, slot, (key) => {
+          if (matches(key)) top.add(key);
+          return !slicer.spend();
+        });
+        await slicer.pause();
+      }
+    }
   }
 
   /**

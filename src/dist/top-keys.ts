@@ -4,10 +4,13 @@
 export class TopKeys {
   private buffer: string[] = [];
   private cut = false;
+  /** Once `max` cut the set: its last kept key; a key at or above it can never be kept. */
+  private ceiling: string | undefined;
 
   constructor(private readonly max: number) {}
 
   add(key: string): void {
+    if (this.ceiling !== undefined && key >= this.ceiling) return;
     this.buffer.push(key);
     if (this.buffer.length >= 2 * this.max + 1024) this.compact();
   }
@@ -27,6 +30,7 @@ export class TopKeys {
     if (sorted.length > this.max) {
       sorted.length = this.max;
       this.cut = true;
+      this.ceiling = sorted[sorted.length - 1];
     }
     this.buffer = sorted;
   }

@@ -85,16 +85,16 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       const members = endpoint.gossip(req.from, req.members.map(fromWireMember).filter((m) => m !== undefined));
       return create(GossipResponseSchema, { members: members.map(toWireMember) });
     }),
-    merkleRoot: guarded((req) => {
-      const r = endpoint.merkleRoot(req.requester, req.leafCount);
+    merkleRoot: guarded(async (req) => {
+      const r = await endpoint.merkleRoot(req.requester, req.leafCount);
       return create(MerkleRootResponseSchema, { root: hexToBytes(r.root), leafCount: r.leafCount, recordCount: BigInt(r.recordCount) });
     }),
-    merkleLeaves: guarded((req) => {
-      const leaves = endpoint.merkleLeaves(req.requester, req.leafCount);
+    merkleLeaves: guarded(async (req) => {
+      const leaves = await endpoint.merkleLeaves(req.requester, req.leafCount);
       return create(MerkleLeavesResponseSchema, { leaves: leaves.map(hexToBytes) });
     }),
-    merkleRange: guarded((req) => {
-      const page = endpoint.merkleRange(req.requester, req.leafCount, req.leaves, req.cursor);
+    merkleRange: guarded(async (req) => {
+      const page = await endpoint.merkleRange(req.requester, req.leafCount, req.leaves, req.cursor);
       return create(MerkleRangeResponseSchema, { entries: page.records.map(toEntry), nextCursor: page.nextCursor });
     }),
     exchange: exchangeHandler(endpoint),

@@ -257,14 +257,24 @@ export class ShardedStore {
   /** Every live, unexpired key matching `matches`, in no particular order. */
   collectKeys(matches: (key: string) => boolean): string[] {
     const out: string[] = [];
-    const now = this.opts.clock.nowMs();
-    for (const s of this.shards) {
-      s.scanLiveKeys(0, now, (key) => {
+    for (let s = 0; s < this.shards.length; s++) {
+      this.scanLiveKeys(s, 0, (key) => {
         if (matches(key)) out.push(key);
         return true;
       });
     }
     return out;
+  }
+
+  /**
+   * Visits the live, unexpired keys of one shard from `fromSlot`; stops after the key for which
+   * `visit` returns false. Returns the slot to resume at (after that key), or -1 when the shard
+   * is done.
+   */
+  scanLiveKeys(shard: number, fromSlot: number, visit: (key: string) => boolean): number {
+    const s = this.shards[shard];
+    if (!s) return -1;
+    return s.scanLiveKeys(fromSlot, this.opts.clock.nowMs(), visit);
   }
 
   /**

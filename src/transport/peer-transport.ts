@@ -40,9 +40,9 @@ export interface PeerEndpoint {
   health(): HealthInfo;
   probe(targetId: string): Promise<ProbeResult>;
   gossip(from: string, members: readonly PeerMember[]): PeerMember[];
-  merkleRoot(requester: string, leafCount: number): MerkleRoot;
-  merkleLeaves(requester: string, leafCount: number): string[];
-  merkleRange(requester: string, leafCount: number, leaves: readonly number[], cursor: string): MerkleRangePage;
+  merkleRoot(requester: string, leafCount: number): Promise<MerkleRoot>;
+  merkleLeaves(requester: string, leafCount: number): Promise<string[]>;
+  merkleRange(requester: string, leafCount: number, leaves: readonly number[], cursor: string): Promise<MerkleRangePage>;
   drain(): void;
 }
 

@@ -1,5 +1,6 @@
 // Several real nodes (createNode) in one process over the in-memory network, with a manual
 // clock and seeded fault injection: deterministic, no sleeps. A failing run prints its seed.
+import type { YieldToLoop } from "../../src/core/clock.js";
 import { hash32 } from "../../src/core/hash.js";
 import { seededRandom } from "../../src/core/random.js";
 import { recordingLogger, type RecordingLogger } from "../../src/log/index.js";
@@ -48,6 +49,8 @@ export interface SimOptions {
   readonly env?: Record<string, string>;
   /** Whether to start the background loops (hint replay, eviction, ...). Default true. */
   readonly startLoops?: boolean;
+  /** How store scans pause between slices (setImmediate when omitted). */
+  readonly yieldToLoop?: YieldToLoop;
 }
 
 const DOCS = { client: "openapi: 3.1.0\n", management: "openapi: 3.1.0\n" };
@@ -76,7 +79,7 @@ export async function simCluster(opts: SimOptions): Promise<SimCluster> {
     const metrics = new Metrics();
     const transport = new ChaosTransport(network.transport(), chaos, id, metrics);
     // Each node draws from its own stream, derived from the cluster seed and its id.
-    const node = createNode(config, { logger, clock, timers: clock, random: seededRandom((seed ^ hash32(id)) >>> 0), documents: DOCS, serviceVersion: "test", transport, metrics });
+    const node = createNode(config, { logger, clock, timers: clock, random: seededRandom((seed ^ hash32(id)) >>> 0), documents: DOCS, serviceVersion: "test", transport, metrics, yieldToLoop: opts.yieldToLoop });
     network.register(addressOf(id), node.endpoint);
     if (opts.startLoops !== false) node.start();
     return { id, address: addressOf(id), node, logger };

@@ -300,11 +300,11 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
     }
 
     /** Every page of n1's answer to n2 for all records (one leaf), following the cursor. */
-    function allPages(c: SimCluster): MerkleRangePage[] {
+    async function allPages(c: SimCluster): Promise<MerkleRangePage[]> {
       const pages: MerkleRangePage[] = [];
       let cursor = "";
       do {
-        const page = c.node("n1").endpoint.merkleRange("n2", 1, [0], cursor);
+        const page = await c.node("n1").endpoint.merkleRange("n2", 1, [0], cursor);
         pages.push(page);
         cursor = page.nextCursor;
       } while (cursor !== "" && pages.length < 50);
@@ -316,7 +316,7 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
       withSeed(403, async () => {
         const { c, keys } = await heldByN1(403, Array.from({ length: 12 }, () => 2 * MIB));
         try {
-          const pages = allPages(c);
+          const pages = await allPages(c);
           expect(pages.length, "pages").to.be.within(3, 6);
           const seen = pages.flatMap((p) => p.records.map((r) => r.key));
           expect(seen).to.deep.equal(keys);
@@ -337,7 +337,7 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
       withSeed(403, async () => {
         const { c } = await heldByN1(403, Array.from({ length: 12 }, () => 2 * MIB));
         try {
-          expect(overBudget(allPages(c).map((p) => p.records))).to.deep.equal([]);
+          expect(overBudget((await allPages(c)).map((p) => p.records))).to.deep.equal([]);
         } finally {
           await c.stop();
         }
@@ -349,7 +349,7 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
       withSeed(405, async () => {
         const { c, keys } = await heldByN1(405, [MIB, MIB, MIB, MIB, MIB, 15 * MIB]);
         try {
-          const pages = allPages(c);
+          const pages = await allPages(c);
           const huge = keys.at(-1) as string;
           expect(
             {
@@ -415,8 +415,8 @@ function spyEndpoint(c: SimCluster, sim: SimNode, method: "applySet" | "getRecor
       if (method === "getRecords") seen.push(out.filter((r): r is VersionedRecord => r !== undefined));
       return out;
     },
-    merkleRange: (requester, leafCount, leaves, cursor) => {
-      const page = e.merkleRange(requester, leafCount, leaves, cursor);
+    merkleRange: async (requester, leafCount, leaves, cursor) => {
+      const page = await e.merkleRange(requester, leafCount, leaves, cursor);
       if (method === "merkleRange") seen.push(page.records);
       return page;
     },

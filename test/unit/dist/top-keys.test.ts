@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { seededRandom } from "../../../src/core/random.js";
 import { compareKeys, TopKeys } from "../../../src/dist/top-keys.js";
 
 /** The size of TopKeys' internal buffer, to check it stays bounded. */
@@ -109,5 +110,28 @@ describe("dist/top-keys", () => {
       expect(compareKeys("a", "ab")).to.equal(-1);
       expect(compareKeys("\uffff", "😀")).to.equal(1);
     });
+  });
+  it("matches a full sort of every key (deduplicated, first max) over many compactions, keys arriving in random order with repeats", () => {
+    for (const seed of [1, 2, 3]) {
+      const random = seededRandom(seed);
+      const all: string[] = [];
+      for (let i = 0; i < 20_000; i++) all.push(`k${Math.floor(random.next() * 8000)}`);
+      for (const max of [1, 10, 700]) {
+        const t = new TopKeys(max);
+        t.addAll(all);
+        const distinct = [...new Set(all)].sort(compareKeys);
+        expect(t.result(), `seed ${seed}, max ${max}`).to.deep.equal({ keys: distinct.slice(0, max), truncated: distinct.length > max });
+      }
+    }
+  });
+
+  it("once cut, drops keys at or above the last kept one without buffering them", () => {
+    const t = new TopKeys(2);
+    t.addAll(Array.from({ length: 2 * 2 + 1024 }, (_, i) => `k${String(i).padStart(5, "0")}`));
+    const before = bufferSize(t);
+    t.addAll(["z1", "z2", "k00001", "k99999"]);
+    expect(bufferSize(t)).to.equal(before);
+    t.add("a");
+    expect(t.result()).to.deep.equal({ keys: ["a", "k00000"], truncated: true });
   });
 });

@@ -1,0 +1,115 @@
+// Whole-store scans (Merkle summaries and range pages, the key browser's local listing) pause
+// every SCAN_SLICE_RECORDS records so requests are served meanwhile. These tests count the
+// pauses with an injected yieldToLoop, write to the store during them, and check that the answers
+// stay right.
+import { expect } from "chai";
+import { SCAN_SLICE_RECORDS } from "../../src/core/limits.js";
+import { simCluster, type SimCluster } from "../helpers/sim-cluster.js";
+import { BASE_VERSION, rec, tomb } from "./data-path-fixtures.js";
+
+const RECORDS = 3 * SCAN_SLICE_RECORDS + 100;
+
+describe("sim: whole-store scans yield to the event loop", function () {
+  this.timeout(60_000);
+
+  let c: SimCluster;
+  let pauses: number;
+  /** Runs at every pause (a write landing while a scan is paused). */
+  let duringPause: () => void;
+
+  beforeEach(async () => {
+    pauses = 0;
+    duringPause = () => {};
+    c = await simCluster({
+      nodes: 2,
+      startLoops: false,
+      env: { SERVICE_REPLICATION: "2", SERVICE_CAPACITY: String(4 * RECORDS) },
+      yieldToLoop: async () => {
+        pauses++;
+        duringPause();
+        await Promise.resolve();
+      },
+    });
+    // Replication 2 over two nodes: both own every key, so every record is in the compared set.
+    for (let i = 0; i < RECORDS; i++) c.node("n1").store.apply(rec(`key-${i}`, "v", BASE_VERSION + i, "n1"));
+  });
+
+  afterEach(async () => {
+    await c.stop();
+  });
+
+  it("a Merkle root over more than SCAN_SLICE_RECORDS records pauses once per slice and counts every record", async () => {
+    const root = await c.node("n1").loops.antiEntropy.root("n2", 64);
+    expect(root.recordCount).to.equal(RECORDS);
+    // One scan slice per SCAN_SLICE_RECORDS records, and the same again while hashing them.
+    expect(pauses).to.be.within(Math.floor(RECORDS / SCAN_SLICE_RECORDS) * 2 - 1, Math.ceil(RECORDS / SCAN_SLICE_RECORDS) * 2 + 1);
+  });
+
+  it("a small store is summarized without pausing", async () => {
+    const small = await simCluster({ nodes: 2, startLoops: false, env: { SERVICE_REPLICATION: "2" }, yieldToLoop: () => Promise.reject(new Error("paused")) });
+    try {
+      for (let i = 0; i < 100; i++) small.node("n1").store.apply(rec(`key-${i}`, "v", BASE_VERSION + i, "n1"));
+      expect((await small.node("n1").loops.antiEntropy.root("n2", 4)).recordCount).to.equal(100);
+    } finally {
+      await small.stop();
+    }
+  });
+
+  it("writes and deletes landing while a sync is paused do not break it, and the next sync converges", async () => {
+    let n = 0;
+    duringPause = () => {
+      // A new key, a rewrite and a delete on the answering node, between two slices.
+      const node = c.node("n1");
+      node.store.apply(rec(`late-${n}`, "x", BASE_VERSION + RECORDS + n, "n1"));
+      node.store.apply(rec(`key-${n}`, "y", BASE_VERSION + 10 * RECORDS + n, "n1"));
+      node.store.apply(tomb(`key-${RECORDS - 1 - n}`, BASE_VERSION + 10 * RECORDS + n, "n1"));
+      n++;
+    };
+    const first = await c.node("n2").loops.antiEntropy.syncWith({ id: "n1", address: c.sim("n1").address });
+    expect(first.failed).to.equal(false);
+    expect(pauses).to.be.greaterThan(3);
+    duringPause = () => {};
+    // Whatever the first pass missed, the second one settles: both stores then hold the same records.
+    await c.node("n2").loops.antiEntropy.syncWith({ id: "n1", address: c.sim("n1").address });
+    const again = await c.node("n2").loops.antiEntropy.syncWith({ id: "n1", address: c.sim("n1").address });
+    expect(again).to.deep.include({ pulled: 0, clean: true, failed: false });
+    const live = (id: string) => c.node(id).store.collectKeys(() => true).sort();
+    expect(live("n2")).to.deep.equal(live("n1"));
+    expect(live("n2")).to.include.members(["late-0", "late-1"]);
+  });
+
+  it("range pages over a sparse leaf pause between slices and still return every record of the leaf once", async () => {
+    const ae = c.node("n1").loops.antiEntropy;
+    const keys: string[] = [];
+    let cursor = "";
+    let pages = 0;
+    do {
+      const page = await ae.range("n2", 1024, [7], cursor);
+      keys.push(...page.records.map((r) => r.key));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== "" && pages < 100);
+    expect(cursor).to.equal("");
+    expect(pauses, "one scan over every record, paused per slice").to.be.within(Math.floor(RECORDS / SCAN_SLICE_RECORDS), Math.ceil(RECORDS / SCAN_SLICE_RECORDS) + 1);
+    expect(keys.length).to.equal(new Set(keys).size);
+    const leaves = await ae.leaves("n2", 1024);
+    expect(leaves[7]).to.not.equal("0000000000000000");
+    expect(keys.length).to.be.greaterThan(0);
+    const all = (await ae.range("n2", 1, [0], "")).records.length;
+    expect(all, "first page of the whole set is full").to.equal(1000);
+  });
+
+  it("the key browser's local listing pauses per slice and answers the same sorted keys", async () => {
+    const listing = await c.node("n1").cache.listKeys("key-1*", 50_000);
+    const expected = c.node("n1").store.collectKeys((k) => k.startsWith("key-1")).sort();
+    expect(listing.keys).to.deep.equal(expected);
+    expect(listing.truncated).to.equal(false);
+    expect(pauses).to.be.within(Math.floor(RECORDS / SCAN_SLICE_RECORDS), Math.ceil(RECORDS / SCAN_SLICE_RECORDS) + 1);
+  });
+
+  it("a listing cut by max keeps the first max keys in sort order", async () => {
+    const listing = await c.node("n1").cache.listKeys("*", 500);
+    const expected = c.node("n1").store.collectKeys(() => true).sort().slice(0, 500);
+    expect(listing).to.deep.include({ keys: expected, truncated: true });
+  });
+});
