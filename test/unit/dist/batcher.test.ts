@@ -150,6 +150,30 @@ describe("dist/batcher PeerBatcher", () => {
     expect(b.pending).to.equal(0);
   });
 
+  it("when a call completes, the waiting items leave at the end of that event-loop turn, joined by items enqueued later in the same turn", async () => {
+    const m = manualSend();
+    const b = new PeerBatcher(m.send, opts({ maxInFlight: 1 }));
+    const first = b.enqueue(P1, "a");
+    await flush();
+    const waiting = b.enqueue(P1, "b");
+    // Two callbacks of one loop phase, as when the peer's answer and a new client request are read
+    // in the same poll: microtasks run between them, the batch must wait for the second.
+    let late: Promise<string> | undefined;
+    await new Promise<void>((resolve) => {
+      setImmediate(() => echo(m.calls[0]!));
+      setImmediate(() => {
+        late = b.enqueue(P1, "c");
+        resolve();
+      });
+    });
+    expect(await first).to.equal("a!");
+    expect(m.calls, "nothing sent before the turn ends").to.have.length(1);
+    await flush();
+    expect(m.calls.map((c) => c.items)).to.deep.equal([["a"], ["b", "c"]]);
+    echo(m.calls[1]!);
+    expect(await Promise.all([waiting, late])).to.deep.equal(["b!", "c!"]);
+  });
+
   it("with maxInFlight 2 and maxItems 1, never more than two calls are under way for a peer", async () => {
     const m = manualSend();
     const b = new PeerBatcher(m.send, opts({ maxInFlight: 2, maxItems: 1 }));
