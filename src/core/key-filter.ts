@@ -3,8 +3,10 @@
 //
 // Glob semantics are POSIX fnmatch without FNM_PATHNAME: "/" is an ordinary character.
 // picomatch and minimatch are path matchers ("?" and "*" stop at "/", "(a|b)" is special),
-// so the glob is compiled here into a list of tokens and matched in linear time (the classic
-// wildcard algorithm that backtracks only to the last "*"), never through a backtracking regex:
+// so the glob is compiled here into a list of tokens and matched in O(tokens x key) time at
+// worst (the classic wildcard algorithm that backtracks only to the last "*"), never through a
+// backtracking regex, which can take exponential time. KeyFilter.cost tells scans how much a
+// match may cost, so they pause in proportion:
 //   *        any sequence, also empty        ?        exactly one character
 //   [abc]    one of the listed characters    [a-z]    a range
 //   [!a] [^a] negated class                   []a] [!]a] "]" first in a class is literal
@@ -21,7 +23,14 @@ export interface KeyFilter {
   readonly kind: "all" | "prefix" | "glob";
   readonly source: string;
   matches(key: string): boolean;
+  /**
+   * Work units a match of `key` may take, for scans that pause every few thousand units: 1 for
+   * a prefix, more for a long glob against a long key (one unit per 4096 token-characters).
+   */
+  cost(key: string): number;
 }
+
+const UNIT_COST = () => 1;
 
 /** Longest accepted filter, in characters (a key is at most 4096 bytes). */
 export const KEY_FILTER_MAX_CHARS = 4096;
@@ -37,10 +46,15 @@ type Token =
 /** Builds the filter for `q`; throws GlobError for a malformed or oversized glob. */
 export function compileKeyFilter(q: string): KeyFilter {
   if (q.length > KEY_FILTER_MAX_CHARS) throw new GlobError(`filter is longer than ${KEY_FILTER_MAX_CHARS} characters`);
-  if (q === "") return { kind: "all", source: q, matches: () => true };
-  if (!GLOB_CHARS.test(q)) return { kind: "prefix", source: q, matches: (key) => key.startsWith(q) };
+  if (q === "") return { kind: "all", source: q, matches: () => true, cost: UNIT_COST };
+  if (!GLOB_CHARS.test(q)) return { kind: "prefix", source: q, matches: (key) => key.startsWith(q), cost: UNIT_COST };
   const tokens = parseGlob(q);
-  return { kind: "glob", source: q, matches: (key) => matchTokens(tokens, Array.from(key, (c) => c.codePointAt(0) as number)) };
+  return {
+    kind: "glob",
+    source: q,
+    matches: (key) => matchTokens(tokens, Array.from(key, (c) => c.codePointAt(0) as number)),
+    cost: (key) => 1 + Math.floor((tokens.length * key.length) / 4096),
+  };
 }
 
 /** True when `q` would be treated as a glob. */

@@ -15,10 +15,11 @@ import { Applied, type ShardedStore, type VersionedRecord } from "../store/index
 import type { MerkleRangePage, MerkleRoot, PeerRef, PeerTransport } from "../transport/index.js";
 import type { ClusterView } from "./cluster-view.js";
 import type { HashRing } from "../ring/index.js";
-import { differingLeaves, leafCountFor, leafOf, MerkleBuilder, validLeafCount } from "./merkle.js";
+import { differingLeaves, leafCountFor, leafOf, MerkleBuilder, recordDigest, validLeafCount } from "./merkle.js";
 import type { VersionClock } from "./version-clock.js";
 import { PEER_BATCH_BYTES, SCAN_SLICE_RECORDS } from "../core/limits.js";
 import { byteSize } from "./record-size.js";
+import { peerRecordProblem } from "./peer-input.js";
 
 /** Records per MerkleRange page (and at most PEER_BATCH_BYTES of them). */
 const RANGE_PAGE = 1000;
@@ -268,24 +269,30 @@ export class AntiEntropy {
     const now = this.deps.clock.nowMs();
     const ring = this.deps.view.ring();
     const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_SLICE_RECORDS);
-    const shared: Array<[VersionedRecord, number]> = [];
+    // Digests, not records, are kept until the leaf count is known: 24 bytes per record, and
+    // values overwritten meanwhile are not held on to.
+    const hashes: number[] = [];
+    const his: number[] = [];
+    const los: number[] = [];
     for (let s = 0; s < store.shardCount; s++) {
       let slot = 0;
       for (;;) {
         slot = store.scanRecords(s, slot, (rec, hash) => {
           if (slicer.spend()) return false;
-          if (this.shared(ring, rec, peerId, now)) shared.push([rec, hash]);
+          if (this.shared(ring, rec, peerId, now)) {
+            const [hi, lo] = recordDigest(rec);
+            hashes.push(hash);
+            his.push(hi);
+            los.push(lo);
+          }
           return true;
         });
         if (slot < 0) break;
         await slicer.pause();
       }
     }
-    const b = new MerkleBuilder(leafCount ?? leafCountFor(shared.length, this.deps.chunkSize));
-    for (const [rec, hash] of shared) {
-      b.add(rec, hash);
-      if (slicer.spend()) await slicer.pause();
-    }
+    const b = new MerkleBuilder(leafCount ?? leafCountFor(hashes.length, this.deps.chunkSize));
+    for (let i = 0; i < hashes.length; i++) b.addDigest(hashes[i] as number, his[i] as number, los[i] as number);
     return b;
   }
 
@@ -299,8 +306,16 @@ export class AntiEntropy {
   private applyPulled(records: readonly VersionedRecord[]): number {
     let applied = 0;
     const { store } = this.deps;
+    const now = this.deps.clock.nowMs();
     for (const rec of records) {
       if (!this.deps.view.ring().isOwner(rec.key, this.deps.selfId)) continue;
+      // The checks pushed records get: a version from far in the future (a peer's clock days
+      // ahead) would win every later write of the key here and spread from here.
+      const problem = peerRecordProblem(rec, now);
+      if (problem !== undefined) {
+        this.deps.logger.warn(LOG.peerRecordSkipped, { key: rec.key.slice(0, 256), origin: rec.origin, error: problem.message });
+        continue;
+      }
       // A node at capacity does not pull back keys it does not hold: it may have evicted them,
       // and eviction is local. Newer versions of keys it holds, and tombstones, still come in.
       if (!rec.tombstone && store.items >= store.capacity && store.peek(rec.key) === undefined) continue;

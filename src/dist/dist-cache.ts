@@ -5,13 +5,13 @@
 import type { ByteString } from "../core/byte-string.js";
 import { WorkSlicer, type Clock, type YieldToLoop } from "../core/clock.js";
 import { CacheError, isErrorCode, toCacheError } from "../core/errors.js";
-import { compileKeyFilter } from "../core/key-filter.js";
+import { compileKeyFilter, type KeyFilter } from "../core/key-filter.js";
 import { PEER_BATCH_BYTES, SCAN_SLICE_RECORDS } from "../core/limits.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
 import type { Owners } from "../ring/index.js";
-import type { ShardedStore } from "../store/index.js";
+import type { ShardedStore, VersionedRecord } from "../store/index.js";
 import type { ClientWrite, ForwardRequest, PeerRef, PeerTransport, WriteOutcome } from "../transport/index.js";
 import { PeerBatcher } from "./batcher.js";
 import type { CacheService, KeyListing, ReadResult, SetItem, WriteResult } from "./cache-service.js";
@@ -20,7 +20,7 @@ import type { Lifecycle } from "./lifecycle.js";
 import type { Reader } from "./reader.js";
 import { TopKeys } from "./top-keys.js";
 import type { WriteCoordinator } from "./write-coordinator.js";
-import { checkForwardedWrite } from "./peer-input.js";
+import { checkForwardedWrite, peerRecordProblem } from "./peer-input.js";
 
 /** Forwarded writes per call, and calls under way per primary and consistency level. */
 const FORWARD_BATCH_ITEMS = 512;
@@ -117,7 +117,7 @@ export class DistCache implements CacheService {
     const partialNodes: string[] = [];
     // The local scan (sliced) and the peers' pages fill `top` side by side.
     await Promise.all([
-      this.collectLocalKeys(filter.matches, top),
+      this.collectLocalKeys(filter, top),
       ...this.deps.view.alivePeers().map(async (peer) => {
         try {
           let cursor = "";
@@ -136,14 +136,14 @@ export class DistCache implements CacheService {
   }
 
   /** Adds this node's matching keys to `top`, yielding to the event loop between slices. */
-  private async collectLocalKeys(matches: (key: string) => boolean, top: TopKeys): Promise<void> {
+  private async collectLocalKeys(filter: KeyFilter, top: TopKeys): Promise<void> {
     const { store } = this.deps;
     const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_SLICE_RECORDS);
     for (let shard = 0; shard < store.shardCount; shard++) {
       for (let slot = 0; slot >= 0; ) {
         slot = store.scanLiveKeys(shard, slot, (key) => {
-          if (matches(key)) top.add(key);
-          return !slicer.spend();
+          if (filter.matches(key)) top.add(key);
+          return !slicer.spend(filter.cost(key));
         });
         await slicer.pause();
       }
@@ -225,7 +225,7 @@ export class DistCache implements CacheService {
   /** Stores the record the primary stamped for a write this node forwarded and owns. */
   private applyForwarded(write: ClientWrite, outcome: WriteOutcome): void {
     const tombstone = write.kind === "remove";
-    this.deps.store.apply({
+    const rec: VersionedRecord = {
       key: write.key,
       value: tombstone ? "" : write.value,
       version: outcome.version,
@@ -233,7 +233,10 @@ export class DistCache implements CacheService {
       lastUpdatedMs: Math.floor(outcome.version / 1000),
       expiresAtMs: tombstone ? 0 : outcome.expiresAtMs,
       tombstone,
-    });
+    };
+    // A stamp this node would refuse in a push (the primary's clock far ahead) is left to the
+    // primary and the other owners.
+    if (peerRecordProblem(rec, this.deps.clock.nowMs()) === undefined) this.deps.store.apply(rec);
   }
 
   private assertWritable(): void {

@@ -28,7 +28,8 @@ export function leafOf(keyHash: number, leafCount: number): number {
   return (Math.imul(keyHash, 0x9e3779b1) >>> 0) & (leafCount - 1);
 }
 
-function digest(rec: VersionedRecord): [number, number] {
+/** The 64-bit digest of a record's (key, version, origin, tombstone), as two 32-bit halves. */
+export function recordDigest(rec: VersionedRecord): [number, number] {
   const text = `${rec.key}\u0000${rec.version}\u0000${rec.origin}\u0000${rec.tombstone ? 1 : 0}`;
   return [hash32(text, 0x51ed270b), hash32(text, 0x2f7a1c39)];
 }
@@ -43,8 +44,13 @@ export class MerkleBuilder {
   }
 
   add(rec: VersionedRecord, keyHash: number): void {
+    const [hi, lo] = recordDigest(rec);
+    this.addDigest(keyHash, hi, lo);
+  }
+
+  /** Adds a record by its key hash and recordDigest halves. */
+  addDigest(keyHash: number, hi: number, lo: number): void {
     const leaf = leafOf(keyHash, this.leafCount);
-    const [hi, lo] = digest(rec);
     this.words[2 * leaf] = ((this.words[2 * leaf] as number) ^ hi) >>> 0;
     this.words[2 * leaf + 1] = ((this.words[2 * leaf + 1] as number) ^ lo) >>> 0;
     this.records++;

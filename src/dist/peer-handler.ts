@@ -1,7 +1,7 @@
 // What this node does when a peer asks: the receiving side of the peer protocol, in internal
 // types. peer/ adapts it to the Connect service; the in-memory transport calls it directly.
 import { badRequest } from "../core/errors.js";
-import { compileKeyFilter, GlobError } from "../core/key-filter.js";
+import { compileKeyFilter, GlobError, type KeyFilter } from "../core/key-filter.js";
 import type { Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
 import type { HashRing } from "../ring/index.js";
@@ -9,7 +9,7 @@ import { Applied, type ShardedStore, type VersionedRecord } from "../store/index
 import { decodeKeysCursor, encodeKeysCursor } from "./keys-cursor.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { VersionClock } from "./version-clock.js";
-import { PEER_BATCH_BYTES } from "../core/limits.js";
+import { PEER_BATCH_BYTES, SCAN_SLICE_RECORDS } from "../core/limits.js";
 import { byteSize } from "./record-size.js";
 import { checkPeerRecord } from "./peer-input.js";
 import type { Clock } from "../core/clock.js";
@@ -83,15 +83,17 @@ export class PeerHandler {
   /** One page of live keys: the rest of one shard, cut short by `limit` when limit > 0. */
   keysPage(cursor: string, limit: number, q: string): KeysPage {
     const { store } = this.deps;
-    let matches: (key: string) => boolean;
+    let filter: KeyFilter;
     try {
-      matches = compileKeyFilter(q).matches;
+      filter = compileKeyFilter(q);
     } catch (err) {
       if (err instanceof GlobError) throw badRequest(`malformed glob in q: ${err.message}`);
       throw err;
     }
     const at = decodeKeysCursor(cursor, store.shardCount);
-    const page = store.keysPage(at.shard, at.slot, limit, matches);
+    // A page stops after SCAN_SLICE_RECORDS units of matching work: the caller asks for the
+    // next one, and requests are served in between.
+    const page = store.keysPage(at.shard, at.slot, limit, filter, SCAN_SLICE_RECORDS);
     return {
       keys: page.keys,
       nextCursor: page.next ? encodeKeysCursor(page.next.shard, page.next.slot) : "",

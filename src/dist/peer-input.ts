@@ -1,7 +1,7 @@
 // Checks on what peers send: records to apply and writes forwarded to this node as primary.
 // Peers are trusted to be cache nodes, not to be free of bugs or clock skew: a record that
 // would corrupt the store or poison the version clock is refused with a 400 naming it.
-import { badRequest } from "../core/errors.js";
+import { badRequest, CacheError } from "../core/errors.js";
 import { checkKey } from "../core/key-check.js";
 import { MAX_DURATION_MS } from "../core/duration.js";
 import { KEY_BYTES_CEILING, PEER_VERSION_AHEAD_MAX_MS, TIME_MS_MAX } from "../core/limits.js";
@@ -19,6 +19,26 @@ function isTime(ms: number): boolean {
  * drag this node's version clock with it.
  */
 export function checkPeerRecord(rec: VersionedRecord, nowMs: number): void {
+  const problem = peerRecordProblem(rec, nowMs);
+  if (problem !== undefined) throw problem;
+}
+
+/**
+ * Why a record received from a peer must not be stored (the 400 checkPeerRecord throws), or
+ * undefined when it may. Paths that pull records (anti-entropy, reads, repairs) skip such
+ * records instead of failing.
+ */
+export function peerRecordProblem(rec: VersionedRecord, nowMs: number): CacheError | undefined {
+  try {
+    checkRecord(rec, nowMs);
+    return undefined;
+  } catch (err) {
+    if (err instanceof CacheError) return err;
+    throw err;
+  }
+}
+
+function checkRecord(rec: VersionedRecord, nowMs: number): void {
   checkKey(rec.key, KEY_BYTES_CEILING, "a pushed record's key");
   if (!isNodeId(rec.origin)) throw badRequest(`a pushed record has an invalid origin ${JSON.stringify(rec.origin.slice(0, 64))}`);
   if (!Number.isSafeInteger(rec.version) || rec.version <= 0) throw badRequest(`a pushed record has an invalid version ${rec.version}`);

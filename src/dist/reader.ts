@@ -12,6 +12,7 @@ import type { ReadResult } from "./cache-service.js";
 import type { ClusterView } from "./cluster-view.js";
 import { replicaCount, requiredAcks } from "./quorum.js";
 import type { ReadRepairer } from "./read-repair.js";
+import { peerRecordProblem } from "./peer-input.js";
 
 const GET_BATCH_ITEMS = 512;
 const GET_IN_FLIGHT = 1;
@@ -125,7 +126,7 @@ export class Reader {
     );
     const best = newest(answers.map((rec, i) => ({ id: String(i), rec })));
     if (!best) return undefined;
-    store.apply(best);
+    if (peerRecordProblem(best, this.deps.clock.nowMs()) === undefined) store.apply(best);
     return liveItemOf(best, this.deps.clock.nowMs());
   }
 
@@ -185,7 +186,7 @@ export class Reader {
     if (!chosen) return;
     if (a.rec && compareVersions(a.rec.version, a.rec.origin, chosen.version, chosen.origin) >= 0) return;
     if (a.id === this.deps.selfId) {
-      this.deps.store.apply(chosen);
+      if (peerRecordProblem(chosen, this.deps.clock.nowMs()) === undefined) this.deps.store.apply(chosen);
       return;
     }
     const peer = this.deps.view.peer(a.id);

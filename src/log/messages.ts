@@ -33,6 +33,7 @@ export const LOG = Object.freeze({
   hintDropped: "hint dropped after replay error",
   migrationForwardFailed: "rebalance migration forward failed; queued for hint replay",
   merkleFetchFailed: "merkle sync fetch failed",
+  peerRecordSkipped: "record from a peer skipped",
   gossipPushFailed: "gossip push failed",
   backoffFactorChanged: "merkle auto-sync backoff factor changed",
   draining: "dist node draining",

@@ -38,8 +38,15 @@ export interface KeysPage {
   readonly keys: string[];
   /** Shard and slot to resume at; undefined when the listing is complete. */
   readonly next: { shard: number; slot: number } | undefined;
-  /** True when `limit` cut the shard short. */
+  /** True when the limit, the page byte cap or the work budget cut the shard short. */
   readonly truncated: boolean;
+}
+
+/** What keysPage needs of a key filter (core/key-filter's KeyFilter). */
+export interface KeysPageFilter {
+  matches(key: string): boolean;
+  /** Work units one match may take. */
+  cost(key: string): number;
 }
 
 /** Key bytes one keys page carries at most (a page travels in one peer answer). */
@@ -230,24 +237,35 @@ export class ShardedStore {
   }
 
   /**
-   * One page of live keys matching `matches`: the rest of shard `shard` from `slot`, cut short
-   * after `limit` keys when limit > 0.
+   * One page of live keys matching `matching` (a filter, or a predicate whose matches cost one
+   * unit each): the rest of shard `shard` from `slot`, cut short
+   * after `limit` keys when limit > 0, or once matching has cost `workBudget` units
+   * (filter.cost), so one page never holds the event loop for long.
    */
-  keysPage(shard: number, slot: number, limit: number, matches: (key: string) => boolean): KeysPage {
+  keysPage(shard: number, slot: number, limit: number, matching: KeysPageFilter | ((key: string) => boolean), workBudget = Infinity): KeysPage {
+    const filter: KeysPageFilter = typeof matching === "function" ? { matches: matching, cost: () => 1 } : matching;
     const s = this.shards[shard];
     if (!s) return { keys: [], next: undefined, truncated: false };
     const keys: string[] = [];
     let bytes = 0;
+    let work = 0;
     const resume = s.scanLiveKeys(slot, this.opts.clock.nowMs(), (key) => {
-      if (matches(key)) {
+      if (filter.matches(key)) {
         keys.push(key);
         bytes += key.length * 3;
       }
-      return (limit <= 0 || keys.length < limit) && bytes < PAGE_BYTES_MAX;
+      work += filter.cost(key);
+      return (limit <= 0 || keys.length < limit) && bytes < PAGE_BYTES_MAX && work < workBudget;
     });
     if (resume >= 0) {
-      // Cut short by the limit: continue inside this shard, unless nothing live remains in it.
-      const more = s.scanLiveKeys(resume, this.opts.clock.nowMs(), (key) => !matches(key)) >= 0;
+      // Cut short: continue inside this shard, unless nothing live and matching remains in it
+      // (looked for within what is left of the work budget; past it, the next page looks).
+      const more =
+        work >= workBudget ||
+        s.scanLiveKeys(resume, this.opts.clock.nowMs(), (key) => {
+          work += filter.cost(key);
+          return !filter.matches(key) && work < workBudget;
+        }) >= 0;
       if (more) return { keys, next: { shard, slot: resume }, truncated: true };
     }
     const nextShard = shard + 1;

@@ -261,4 +261,12 @@ describe("core/key-filter", () => {
       expect(performance.now() - started).to.be.lessThan(500);
     });
   });
+  it("cost: one unit for a prefix or no filter, and one per 4096 token-characters for a glob", () => {
+    expect(compileKeyFilter("").cost("x".repeat(4000))).to.equal(1);
+    expect(compileKeyFilter("user:").cost("x".repeat(4000))).to.equal(1);
+    expect(compileKeyFilter("a*").cost("abc")).to.equal(1);
+    const long = compileKeyFilter(`*${"?".repeat(2047)}`); // 2048 tokens
+    expect(long.cost("x".repeat(4096))).to.equal(1 + 2048);
+    expect(long.cost("x".repeat(2))).to.equal(2);
+  });
 });
