@@ -163,18 +163,11 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
 
   const transport: PeerTransport =
     deps.transport ?? new ConnectPeerTransport({ token: config.peerToken, compressionThresholdBytes: config.compressionThresholdBytes, tls: deps.peerTls, metrics });
-  const hints = new HintQueue({
-    clock,
-    metrics,
-    logger,
-    limits: { ttlMs: config.hintTtlMs, maxPerNode: config.hintMaxPerNode, maxBytes: config.hintMaxBytes },
-    names: HINTED_METRICS,
-  });
+  // Failed migrations queue like hints, with the same caps and TTL.
+  const queueDeps = { clock, metrics, logger, limits: { ttlMs: config.hintTtlMs, maxPerNode: config.hintMaxPerNode, maxBytes: config.hintMaxBytes } };
+  const hints = new HintQueue({ ...queueDeps, names: HINTED_METRICS });
   const migrations = new HintQueue({
-    clock,
-    metrics,
-    logger,
-    limits: { ttlMs: config.hintTtlMs, maxPerNode: config.hintMaxPerNode, maxBytes: config.hintMaxBytes },
+    ...queueDeps,
     names: MIGRATION_METRICS,
     onReplayed: (_peer, record) => rebalancer.releaseMigrated(record),
   });

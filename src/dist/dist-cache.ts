@@ -20,7 +20,7 @@ import type { Lifecycle } from "./lifecycle.js";
 import type { Reader } from "./reader.js";
 import { TopKeys } from "./top-keys.js";
 import type { WriteCoordinator } from "./write-coordinator.js";
-import { checkForwardedWrite, peerRecordProblem } from "./peer-input.js";
+import { checkForwardedWrite, versionTooFarAhead } from "./peer-input.js";
 
 /** Forwarded writes per call, and calls under way per primary and consistency level. */
 const FORWARD_BATCH_ITEMS = 512;
@@ -234,9 +234,9 @@ export class DistCache implements CacheService {
       expiresAtMs: tombstone ? 0 : outcome.expiresAtMs,
       tombstone,
     };
-    // A stamp this node would refuse in a push (the primary's clock far ahead) is left to the
-    // primary and the other owners.
-    if (peerRecordProblem(rec, this.deps.clock.nowMs()) === undefined) this.deps.store.apply(rec);
+    // The key was checked on arrival and the origin is the primary; a version this node would
+    // refuse in a push (the primary's clock far ahead) is left to the primary and the others.
+    if (!versionTooFarAhead(rec.version, this.deps.clock.nowMs())) this.deps.store.apply(rec);
   }
 
   private assertWritable(): void {

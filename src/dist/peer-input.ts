@@ -42,14 +42,19 @@ function checkRecord(rec: VersionedRecord, nowMs: number): void {
   checkKey(rec.key, KEY_BYTES_CEILING, "a pushed record's key");
   if (!isNodeId(rec.origin)) throw badRequest(`a pushed record has an invalid origin ${JSON.stringify(rec.origin.slice(0, 64))}`);
   if (!Number.isSafeInteger(rec.version) || rec.version <= 0) throw badRequest(`a pushed record has an invalid version ${rec.version}`);
-  const aheadMs = rec.version / 1000 - nowMs;
-  if (aheadMs > PEER_VERSION_AHEAD_MAX_MS) {
+  if (versionTooFarAhead(rec.version, nowMs)) {
+    const aheadMs = rec.version / 1000 - nowMs;
     throw badRequest(`a pushed record's version ${rec.version} is ${Math.round(aheadMs / 1000)} s ahead of this node's clock (at most ${PEER_VERSION_AHEAD_MAX_MS / 1000} s)`, {
       key: rec.key,
     });
   }
   if (!isTime(rec.lastUpdatedMs)) throw badRequest(`a pushed record has an invalid last-updated time ${rec.lastUpdatedMs}`);
   if (!isTime(rec.expiresAtMs)) throw badRequest(`a pushed record has an invalid expiry ${rec.expiresAtMs}`);
+}
+
+/** True when `version` is more than PEER_VERSION_AHEAD_MAX_MS ahead of `nowMs`. */
+export function versionTooFarAhead(version: number, nowMs: number): boolean {
+  return version / 1000 - nowMs > PEER_VERSION_AHEAD_MAX_MS;
 }
 
 /** Checks one forwarded client write; the 400 becomes that write's own result. */

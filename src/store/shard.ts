@@ -264,11 +264,6 @@ export class Shard {
     return -1;
   }
 
-  /** Visits every record slot (live, expired or tombstone). */
-  forEachSlot(visit: (slot: number) => void): void {
-    for (let slot = 0; slot < this.highWater; slot++) if (this.state[slot] !== EMPTY) visit(slot);
-  }
-
   /** Evicts the policy's victim; false when the shard holds no live record. */
   evictOne(onEvict: (slot: number) => void): boolean {
     const victim = this.policy.victim();

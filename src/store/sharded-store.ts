@@ -1,6 +1,7 @@
 // The node's in-memory store: records spread over shards by key hash. Every write path (client
 // writes, replica sets, hints, read repair, migration, anti-entropy) goes through `apply`, the
 // one version-gated write. Eviction and expiration are local, physical removals.
+import type { KeyFilter } from "../core/key-filter.js";
 import type { Clock } from "../core/clock.js";
 import { hash32 } from "../core/hash.js";
 import type { EvictionAlgorithm } from "../config/index.js";
@@ -42,12 +43,8 @@ export interface KeysPage {
   readonly truncated: boolean;
 }
 
-/** What keysPage needs of a key filter (core/key-filter's KeyFilter). */
-export interface KeysPageFilter {
-  matches(key: string): boolean;
-  /** Work units one match may take. */
-  cost(key: string): number;
-}
+/** What keysPage needs of a key filter. */
+export type KeysPageFilter = Pick<KeyFilter, "matches" | "cost">;
 
 /** Key bytes one keys page carries at most (a page travels in one peer answer). */
 const PAGE_BYTES_MAX = 8 * 1024 * 1024;
@@ -272,18 +269,6 @@ export class ShardedStore {
     return { keys, next: nextShard < this.shards.length ? { shard: nextShard, slot: 0 } : undefined, truncated: false };
   }
 
-  /** Every live, unexpired key matching `matches`, in no particular order. */
-  collectKeys(matches: (key: string) => boolean): string[] {
-    const out: string[] = [];
-    for (let s = 0; s < this.shards.length; s++) {
-      this.scanLiveKeys(s, 0, (key) => {
-        if (matches(key)) out.push(key);
-        return true;
-      });
-    }
-    return out;
-  }
-
   /**
    * Visits the live, unexpired keys of one shard from `fromSlot`; stops after the key for which
    * `visit` returns false. Returns the slot to resume at (after that key), or -1 when the shard
@@ -315,10 +300,5 @@ export class ShardedStore {
     if (slot < 0 || shard.versionAt(slot) !== version) return false;
     shard.removeSlot(slot);
     return true;
-  }
-
-  /** Visits every record (live, expired or tombstone) of every shard. */
-  forEachRecord(visit: (rec: VersionedRecord) => void): void {
-    for (const s of this.shards) s.forEachSlot((slot) => visit(s.recordAt(slot)));
   }
 }

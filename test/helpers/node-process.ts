@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { freePorts } from "./ports.js";
+import { Waiters } from "./waiters.js";
 
 export const BIN = fileURLToPath(new URL("../../dist/src/main.js", import.meta.url));
 
@@ -55,7 +56,7 @@ export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
   const child = spawn(process.execPath, [BIN], { env, stdio: ["ignore", "pipe", "pipe"] });
   const logs: LogRecord[] = [];
   const stderr: string[] = [];
-  const waiters = new Set<() => void>();
+  const waiters = new Waiters();
   let buffer = "";
   child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
     buffer += chunk;
@@ -68,45 +69,33 @@ export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
       } catch {
         logs.push({ level: "raw", message: line });
       }
-      for (const w of waiters) w();
+      waiters.notify();
     }
   });
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
     stderr.push(chunk);
-    for (const w of waiters) w();
+    waiters.notify();
   });
   const exited = new Promise<number | string>((resolve) => {
     child.once("exit", (code, signal) => {
       resolve(code ?? signal ?? -1);
-      for (const w of waiters) w();
+      waiters.notify();
     });
   });
   let hasExited = false;
   void exited.then(() => (hasExited = true));
 
   const waitForLog = (message: string, timeoutMs = opts.timeoutMs ?? 15_000, where?: (r: LogRecord) => boolean) =>
-    new Promise<LogRecord>((resolve, reject) => {
-      const check = () => {
+    waiters.until<LogRecord>(
+      () => {
         const found = logs.find((r) => r.message === message && (!where || where(r)));
-        if (found) {
-          done();
-          resolve(found);
-        } else if (hasExited) {
-          done();
-          reject(new Error(`node ${id} exited before logging ${JSON.stringify(message)}; stderr: ${stderr.join("")}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`node ${id} did not log ${JSON.stringify(message)} within ${timeoutMs} ms; last records: ${JSON.stringify(logs.slice(-5))}`));
-      }, timeoutMs);
-      const done = () => {
-        clearTimeout(timer);
-        waiters.delete(check);
-      };
-      waiters.add(check);
-      check();
-    });
+        if (found) return { ok: found };
+        if (hasExited) return { error: new Error(`node ${id} exited before logging ${JSON.stringify(message)}; stderr: ${stderr.join("")}`) };
+        return undefined;
+      },
+      timeoutMs,
+      () => `node ${id} did not log ${JSON.stringify(message)} within ${timeoutMs} ms; last records: ${JSON.stringify(logs.slice(-5))}`,
+    );
 
   const node: NodeProcess = {
     id,

@@ -55,6 +55,24 @@ export interface SimOptions {
 
 const DOCS = { client: "openapi: 3.1.0\n", management: "openapi: 3.1.0\n" };
 
+/**
+ * For a describe block: a simCluster factory whose clusters are stopped after each test (also
+ * when the test fails).
+ */
+export function simClusters(): (opts: SimOptions) => Promise<SimCluster> {
+  let started: SimCluster[] = [];
+  afterEach(async () => {
+    const stopping = started;
+    started = [];
+    for (const c of stopping) await c.stop();
+  });
+  return async (opts) => {
+    const c = await simCluster(opts);
+    started.push(c);
+    return c;
+  };
+}
+
 export async function simCluster(opts: SimOptions): Promise<SimCluster> {
   const seed = opts.seed ?? 1;
   const clock = new ManualClock();

@@ -1,8 +1,8 @@
 // Shared helpers of the multi-process cluster tests (cluster-membership, cluster-rebalance,
 // cluster-churn): HTTP calls against real nodes, polling, an SSE client on node:http, and the
 // short timer settings that keep each file well under a minute.
-import http from "node:http";
 import type { LogRecord, NodeProcess } from "../helpers/node-process.js";
+import { openEventStream, type SseFrame } from "./observability-helpers.js";
 
 /** Short membership and data-movement timers (5x faster than the defaults). */
 export const FAST_TIMERS: Readonly<Record<string, string>> = Object.freeze({
@@ -150,12 +150,7 @@ export function peerRecords(logs: readonly LogRecord[], peer: string, from = 0):
 
 // ---- Server-Sent Events ------------------------------------------------------------------------
 
-export interface SseFrame {
-  event: string;
-  data: string;
-  /** Local receive time, ms. */
-  at: number;
-}
+export type { SseFrame } from "./observability-helpers.js";
 
 export interface SseClient {
   readonly status: number;
@@ -168,69 +163,23 @@ export interface SseClient {
   close(): void;
 }
 
-/** Opens GET /cluster/events with node:http and parses frames as they arrive. */
-export function subscribeEvents(node: NodeProcess): Promise<SseClient> {
-  return new Promise((resolve, reject) => {
-    const frames: SseFrame[] = [];
-    let retry: number | undefined;
-    const waiters = new Set<() => void>();
-    const req = http.get({ host: "127.0.0.1", port: node.mgmtPort, path: "/cluster/events", headers: { Accept: "text/event-stream" } }, (res) => {
-      let buffer = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
-        buffer += chunk.replace(/\r\n/g, "\n");
-        let sep: number;
-        while ((sep = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, sep);
-          buffer = buffer.slice(sep + 2);
-          let event = "message";
-          const data: string[] = [];
-          for (const line of block.split("\n")) {
-            if (line.startsWith("event:")) event = line.slice(6).trim();
-            else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-            else if (line.startsWith("retry:")) retry = Number(line.slice(6).trim());
-          }
-          if (data.length > 0) frames.push({ event, data: data.join("\n"), at: Date.now() });
-        }
-        for (const w of waiters) w();
-      });
-      resolve({
-        status: res.statusCode ?? 0,
-        contentType: String(res.headers["content-type"] ?? ""),
-        retry: () => retry,
-        frames,
-        waitFor(pred, timeoutMs, from = 0) {
-          return new Promise<number>((ok, fail) => {
-            const check = () => {
-              for (let i = from; i < frames.length; i++) {
-                if (pred(frames[i] as SseFrame)) {
-                  done();
-                  ok(i);
-                  return;
-                }
-              }
-            };
-            const timer = setTimeout(() => {
-              done();
-              fail(new Error(`no matching SSE frame from ${node.id} within ${timeoutMs} ms; ${frames.length} frames: ${frames.map((f) => f.event).join(",")}`));
-            }, timeoutMs);
-            const done = () => {
-              clearTimeout(timer);
-              waiters.delete(check);
-            };
-            waiters.add(check);
-            check();
-          });
-        },
-        close() {
-          req.destroy();
-        },
-      });
-    });
-    req.on("error", (err) => {
-      if (frames.length === 0) reject(err);
-    });
-  });
+/** Opens GET /cluster/events of `node` (openEventStream) and names the node in its errors. */
+export async function subscribeEvents(node: NodeProcess): Promise<SseClient> {
+  const stream = await openEventStream(node.mgmtPort);
+  return {
+    status: stream.status,
+    contentType: String(stream.headers["content-type"] ?? ""),
+    retry: () => {
+      const m = /^retry:\s*(\d+)$/m.exec(stream.text());
+      return m ? Number(m[1]) : undefined;
+    },
+    frames: stream.frames,
+    waitFor: (pred, timeoutMs, from) =>
+      stream.waitFor(pred, timeoutMs, from).catch((err: unknown) => {
+        throw new Error(`${node.id}: ${err instanceof Error ? err.message : String(err)}`);
+      }),
+    close: () => stream.close(),
+  };
 }
 
 /** The members frames of `frames` with their index, parsed. */

@@ -3,6 +3,7 @@
 // parser of the Prometheus text exposition format, and a tiny OTLP/HTTP collector on 127.0.0.1.
 import http from "node:http";
 import type net from "node:net";
+import { Waiters } from "../helpers/waiters.js";
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -49,7 +50,7 @@ export function parseSseBlock(block: string): { event: string; data: string[]; r
 export function openEventStream(port: number, path = "/cluster/events"): Promise<SseStream> {
   return new Promise((resolve, reject) => {
     const frames: SseFrame[] = [];
-    const waiters = new Set<() => void>();
+    const waiters = new Waiters();
     let all = "";
     let pending = "";
     const req = http.get({ host: "127.0.0.1", port, path, headers: { Accept: "text/event-stream" }, agent: false }, (res) => {
@@ -64,7 +65,7 @@ export function openEventStream(port: number, path = "/cluster/events"): Promise
           const parsed = parseSseBlock(block);
           if (parsed.data.length > 0) frames.push({ event: parsed.event, data: parsed.data.join("\n"), raw: block, at: Date.now() });
         }
-        for (const w of waiters) w();
+        waiters.notify();
       });
       res.on("error", () => undefined);
       resolve({
@@ -72,29 +73,15 @@ export function openEventStream(port: number, path = "/cluster/events"): Promise
         headers: res.headers,
         text: () => all,
         frames,
-        waitFor(pred, timeoutMs, from = 0) {
-          return new Promise<number>((ok, fail) => {
-            const check = () => {
-              for (let i = from; i < frames.length; i++) {
-                if (pred(frames[i] as SseFrame)) {
-                  done();
-                  ok(i);
-                  return;
-                }
-              }
-            };
-            const timer = setTimeout(() => {
-              done();
-              fail(new Error(`no matching SSE frame within ${timeoutMs} ms; frames so far: ${frames.map((f) => f.event).join(",")}`));
-            }, timeoutMs);
-            const done = () => {
-              clearTimeout(timer);
-              waiters.delete(check);
-            };
-            waiters.add(check);
-            check();
-          });
-        },
+        waitFor: (pred, timeoutMs, from = 0) =>
+          waiters.until<number>(
+            () => {
+              const i = frames.findIndex((f, index) => index >= from && pred(f));
+              return i >= 0 ? { ok: i } : undefined;
+            },
+            timeoutMs,
+            () => `no matching SSE frame within ${timeoutMs} ms; frames so far: ${frames.map((f) => f.event).join(",")}`,
+          ),
         close() {
           req.destroy();
         },
@@ -240,7 +227,7 @@ export interface Collector {
 export function startCollector(): Promise<Collector> {
   return new Promise((resolve, reject) => {
     const posts: CollectedPost[] = [];
-    const waiters = new Set<() => void>();
+    const waiters = new Waiters();
     const server = http.createServer((req, res) => {
       const parts: Buffer[] = [];
       req.on("data", (c: Buffer) => parts.push(c));
@@ -248,7 +235,7 @@ export function startCollector(): Promise<Collector> {
         posts.push({ method: req.method ?? "", path: (req.url ?? "").split("?")[0] as string, contentType: String(req.headers["content-type"] ?? ""), body: Buffer.concat(parts), at: Date.now() });
         res.writeHead(200, { "Content-Type": "application/json" });
         res.end("{}");
-        for (const w of waiters) w();
+        waiters.notify();
       });
     });
     server.on("error", reject);
@@ -259,25 +246,12 @@ export function startCollector(): Promise<Collector> {
         endpoint: `http://127.0.0.1:${port}`,
         posts,
         waitForPosts(path, n, timeoutMs) {
-          return new Promise((ok, fail) => {
-            const matching = () => posts.filter((p) => p.path === path);
-            const check = () => {
-              if (matching().length >= n) {
-                done();
-                ok(matching());
-              }
-            };
-            const timer = setTimeout(() => {
-              done();
-              fail(new Error(`${matching().length} of ${n} requests to ${path} within ${timeoutMs} ms; all requests: ${JSON.stringify(posts.map((p) => `${p.method} ${p.path}`))}`));
-            }, timeoutMs);
-            const done = () => {
-              clearTimeout(timer);
-              waiters.delete(check);
-            };
-            waiters.add(check);
-            check();
-          });
+          const matching = () => posts.filter((p) => p.path === path);
+          return waiters.until<CollectedPost[]>(
+            () => (matching().length >= n ? { ok: matching() } : undefined),
+            timeoutMs,
+            () => `${matching().length} of ${n} requests to ${path} within ${timeoutMs} ms; all requests: ${JSON.stringify(posts.map((p) => `${p.method} ${p.path}`))}`,
+          );
         },
         close: () =>
           new Promise<void>((done) => {

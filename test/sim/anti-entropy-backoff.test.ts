@@ -4,18 +4,13 @@
 // change), and a divergent tick resets the factor to 1. A maximum of 1 disables the backoff.
 import { expect } from "chai";
 import { LOG } from "../../src/log/index.js";
-import { simCluster, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
 import { BASE_VERSION, logRecords, rec } from "./data-path-fixtures.js";
 
 const ENV = { SERVICE_AUTO_SYNC_INTERVAL: "1s", SERVICE_AUTO_SYNC_MAX_FACTOR: "4" };
 
 describe("sim/anti-entropy: auto-sync adaptive backoff", () => {
-  let c: SimCluster | undefined;
-  const cluster = async (opts: Parameters<typeof simCluster>[0]) => (c = await simCluster(opts));
-  afterEach(async () => {
-    await c?.stop();
-    c = undefined;
-  });
+  const cluster = simClusters();
 
   /** Factor gauge, clean ticks and Merkle syncs of a node. */
   // Every node also syncs once with each peer right at start-up (catch-up), before the timer's

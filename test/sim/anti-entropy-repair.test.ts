@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
 import { LOG } from "../../src/log/index.js";
 import type { PeerRef } from "../../src/transport/index.js";
-import { simCluster, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
 import { BASE_VERSION, keysWhere, keyWhere, logRecords, rec, storedEverywhere, text } from "./data-path-fixtures.js";
 import { addressOf } from "./membership-fixtures.js";
 
@@ -21,12 +21,7 @@ const ENV = {
 const peer = (id: string): PeerRef => ({ id, address: addressOf(id) });
 
 describe("sim/anti-entropy: repair", () => {
-  let c: SimCluster | undefined;
-  const cluster = async (opts: Parameters<typeof simCluster>[0]) => (c = await simCluster(opts));
-  afterEach(async () => {
-    await c?.stop();
-    c = undefined;
-  });
+  const cluster = simClusters();
 
   /** Isolates n3, lets `during` run, waits until n1's hints for n3 expired, heals at t = 3.5 s. */
   async function missedWhileAway(c: SimCluster, during: () => Promise<void>, hints: number): Promise<void> {

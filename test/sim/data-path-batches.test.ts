@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
 import { CacheError } from "../../src/core/errors.js";
 import type { ReadResult, WriteResult } from "../../src/dist/index.js";
-import { simCluster, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { simClusters, withSeed } from "../helpers/sim-cluster.js";
 import { keysWhere, keyWhere, nonOwnersOf, text } from "./data-path-fixtures.js";
 
 function ok<T>(r: T | CacheError, label: string): T {
@@ -14,12 +14,7 @@ function ok<T>(r: T | CacheError, label: string): T {
 }
 
 describe("sim/data path: batch operations", () => {
-  let c: SimCluster | undefined;
-  const cluster = async (opts: Parameters<typeof simCluster>[0]) => (c = await simCluster(opts));
-  afterEach(async () => {
-    await c?.stop();
-    c = undefined;
-  });
+  const cluster = simClusters();
 
   it(
     "setMany through a non-primary gives one result per item, in order, each coordinated by its key's primary",

@@ -4,16 +4,11 @@
 import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
 import { HashRing } from "../../src/ring/index.js";
-import { simCluster, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { simClusters, withSeed } from "../helpers/sim-cluster.js";
 import { BASE_VERSION, keyWhere, nonOwnersOf, rec, text, tomb } from "./data-path-fixtures.js";
 
 describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
-  let c: SimCluster | undefined;
-  const cluster = async (opts: Parameters<typeof simCluster>[0]) => (c = await simCluster(opts));
-  afterEach(async () => {
-    await c?.stop();
-    c = undefined;
-  });
+  const cluster = simClusters();
 
   const V = BASE_VERSION;
 

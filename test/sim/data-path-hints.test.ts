@@ -4,16 +4,11 @@
 import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
 import { LOG } from "../../src/log/index.js";
-import { simCluster, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { simClusters, withSeed } from "../helpers/sim-cluster.js";
 import { keysWhere, keyWhere, logRecords, ownersOf, text } from "./data-path-fixtures.js";
 
 describe("sim/data path: hints", () => {
-  let c: SimCluster | undefined;
-  const cluster = async (opts: Parameters<typeof simCluster>[0]) => (c = await simCluster(opts));
-  afterEach(async () => {
-    await c?.stop();
-    c = undefined;
-  });
+  const cluster = simClusters();
 
   it(
     "a write missed by a crashed replica is delivered after it revives, on the first replay tick past SERVICE_HINT_REPLAY",

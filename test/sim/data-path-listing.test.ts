@@ -2,15 +2,10 @@
 // sorted, capped by max; a peer whose listing fails is named in partialNodes.
 import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
-import { simCluster, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
 
 describe("sim/data path: key listing across nodes", () => {
-  let c: SimCluster | undefined;
-  const cluster = async (opts: Parameters<typeof simCluster>[0]) => (c = await simCluster(opts));
-  afterEach(async () => {
-    await c?.stop();
-    c = undefined;
-  });
+  const cluster = simClusters();
 
   const names = Array.from({ length: 40 }, (_, i) => `user:${String(i).padStart(2, "0")}`);
 

@@ -4,19 +4,14 @@
 // they are applied anywhere, while ONE writes stay available. A manual removal lowers the count.
 import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
-import { simCluster, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
 import { expectCacheError, keyWhere, storedEverywhere, text } from "./data-path-fixtures.js";
 
 const MINORITY = ["n1", "n2"];
 const MAJORITY = ["n3", "n4", "n5"];
 
 describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
-  let c: SimCluster | undefined;
-  const cluster = async (opts: Parameters<typeof simCluster>[0]) => (c = await simCluster(opts));
-  afterEach(async () => {
-    await c?.stop();
-    c = undefined;
-  });
+  const cluster = simClusters();
 
   async function partitioned(seed: number): Promise<SimCluster> {
     const c = await cluster({ nodes: 5, seed, startLoops: false });

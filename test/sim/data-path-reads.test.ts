@@ -3,16 +3,11 @@
 // (peer, key) with SERVICE_READ_REPAIR_BATCH_SIZE / SERVICE_READ_REPAIR_INTERVAL.
 import { expect } from "chai";
 import { fromBytes, fromUtf8, toBuffer } from "../../src/core/byte-string.js";
-import { simCluster, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
 import { BASE_VERSION, expectCacheError, keysWhere, keyWhere, nonOwnersOf, ownersOf, rec, storedEverywhere, text, tomb } from "./data-path-fixtures.js";
 
 describe("sim/data path: reads and read repair", () => {
-  let c: SimCluster | undefined;
-  const cluster = async (opts: Parameters<typeof simCluster>[0]) => (c = await simCluster(opts));
-  afterEach(async () => {
-    await c?.stop();
-    c = undefined;
-  });
+  const cluster = simClusters();
 
   const V = BASE_VERSION;
 

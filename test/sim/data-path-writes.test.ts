@@ -3,16 +3,11 @@
 import { expect } from "chai";
 import { fromBytes, fromUtf8, toBuffer } from "../../src/core/byte-string.js";
 import type { ConsistencyLevel } from "../../src/config/index.js";
-import { simCluster, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { simClusters, withSeed } from "../helpers/sim-cluster.js";
 import { expectCacheError, keyWhere, nonOwnersOf, ownersOf, storedEverywhere, text } from "./data-path-fixtures.js";
 
 describe("sim/data path: owners and writes", () => {
-  let c: SimCluster | undefined;
-  const cluster = async (opts: Parameters<typeof simCluster>[0]) => (c = await simCluster(opts));
-  afterEach(async () => {
-    await c?.stop();
-    c = undefined;
-  });
+  const cluster = simClusters();
 
   describe("owners", () => {
     it(

@@ -5,19 +5,14 @@
 // removal logs only the removed record.
 import { expect } from "chai";
 import { LOG } from "../../src/log/index.js";
-import { simCluster, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { simClusters, withSeed } from "../helpers/sim-cluster.js";
 import { expectFullyAlive, peerRecords, recordMarks, stateOf, view } from "./membership-fixtures.js";
 
 const ENV = { SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s" };
 const TABLE_RECORDS = [LOG.peerSuspect, LOG.peerRefutedIndirect, LOG.peerPruned, LOG.peerRemoved, LOG.peerAdded];
 
 describe("sim/membership: failure detection (SWIM probes, suspicion, pruning)", () => {
-  let c: SimCluster | undefined;
-  const cluster = async (opts: Parameters<typeof simCluster>[0]) => (c = await simCluster(opts));
-  afterEach(async () => {
-    await c?.stop();
-    c = undefined;
-  });
+  const cluster = simClusters();
 
   it(
     "an isolated node is suspect after one heartbeat, then dead and pruned SERVICE_DEAD_AFTER after its last good probe: warn suspect, warn pruned, info removed, in order",

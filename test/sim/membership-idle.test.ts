@@ -2,18 +2,13 @@
 // membership version, no dist.rebalance.* or dist.migration.* metric, and log nothing above debug.
 import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
-import { simCluster, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
 import { joinNode, membershipFingerprint, rebalanceCounters, recordMarks } from "./membership-fixtures.js";
 
 const ENV = { SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_REBALANCE_INTERVAL: "250ms" };
 
 describe("sim/membership: an idle cluster is quiet", () => {
-  let c: SimCluster | undefined;
-  const cluster = async (opts: Parameters<typeof simCluster>[0]) => (c = await simCluster(opts));
-  afterEach(async () => {
-    await c?.stop();
-    c = undefined;
-  });
+  const cluster = simClusters();
 
   /** Advances 10 s and asserts nothing moved and nothing above debug was logged. */
   async function expectQuietFor10s(c: SimCluster): Promise<void> {

@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
 import { LOG } from "../../src/log/index.js";
 import type { PeerMember } from "../../src/transport/index.js";
-import { simCluster, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
 import { text } from "./data-path-fixtures.js";
 import { addressOf, expectFullyAlive, peerRecords, recordMarks, stateOf, view } from "./membership-fixtures.js";
 
@@ -14,12 +14,7 @@ const ALL3 = ["n1", "n2", "n3"];
 const ALL5 = ["n1", "n2", "n3", "n4", "n5"];
 
 describe("sim/membership: refutation, healing and rejoining", () => {
-  let c: SimCluster | undefined;
-  const cluster = async (opts: Parameters<typeof simCluster>[0]) => (c = await simCluster(opts));
-  afterEach(async () => {
-    await c?.stop();
-    c = undefined;
-  });
+  const cluster = simClusters();
 
   /** 3 nodes; n3 isolated for 2.5 s (suspected at incarnation 2 by n1 and n2, not pruned), then healed. */
   async function suspectedThenHealed(seed: number): Promise<SimCluster> {

@@ -7,7 +7,7 @@
 import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
 import { LOG } from "../../src/log/index.js";
-import { simCluster, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
 import { logRecords, text } from "./data-path-fixtures.js";
 import { expectFullyAlive, joinNode, total } from "./membership-fixtures.js";
 
@@ -15,12 +15,7 @@ const ENV = { SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_REBALAN
 const KEYS = 120;
 
 describe("sim/rebalance: join and leave", () => {
-  let c: SimCluster | undefined;
-  const cluster = async (opts: Parameters<typeof simCluster>[0]) => (c = await simCluster(opts));
-  afterEach(async () => {
-    await c?.stop();
-    c = undefined;
-  });
+  const cluster = simClusters();
 
   const value = (k: string) => `v-${k}`;
 

@@ -5,6 +5,7 @@
 import { expect } from "chai";
 import { SCAN_SLICE_RECORDS } from "../../src/core/limits.js";
 import { simCluster, type SimCluster } from "../helpers/sim-cluster.js";
+import { collectKeys } from "../helpers/store-contents.js";
 import { BASE_VERSION, rec, tomb } from "./data-path-fixtures.js";
 
 const RECORDS = 3 * SCAN_SLICE_RECORDS + 100;
@@ -73,7 +74,7 @@ describe("sim: whole-store scans yield to the event loop", function () {
     await c.node("n2").loops.antiEntropy.syncWith({ id: "n1", address: c.sim("n1").address });
     const again = await c.node("n2").loops.antiEntropy.syncWith({ id: "n1", address: c.sim("n1").address });
     expect(again).to.deep.include({ pulled: 0, clean: true, failed: false });
-    const live = (id: string) => c.node(id).store.collectKeys(() => true).sort();
+    const live = (id: string) => collectKeys(c.node(id).store, () => true).sort();
     expect(live("n2")).to.deep.equal(live("n1"));
     expect(live("n2")).to.include.members(["late-0", "late-1"]);
   });
@@ -101,7 +102,7 @@ describe("sim: whole-store scans yield to the event loop", function () {
 
   it("the key browser's local listing pauses per slice and answers the same sorted keys", async () => {
     const listing = await c.node("n1").cache.listKeys("key-1*", 50_000);
-    const expected = c.node("n1").store.collectKeys((k) => k.startsWith("key-1")).sort();
+    const expected = collectKeys(c.node("n1").store, (k) => k.startsWith("key-1")).sort();
     expect(listing.keys).to.deep.equal(expected);
     expect(listing.truncated).to.equal(false);
     expect(pauses).to.be.within(Math.floor(RECORDS / SCAN_SLICE_RECORDS), Math.ceil(RECORDS / SCAN_SLICE_RECORDS) + 1);
@@ -109,7 +110,7 @@ describe("sim: whole-store scans yield to the event loop", function () {
 
   it("a listing cut by max keeps the first max keys in sort order", async () => {
     const listing = await c.node("n1").cache.listKeys("*", 500);
-    const expected = c.node("n1").store.collectKeys(() => true).sort().slice(0, 500);
+    const expected = collectKeys(c.node("n1").store, () => true).sort().slice(0, 500);
     expect(listing).to.deep.include({ keys: expected, truncated: true });
   });
   it("anti-entropy does not store a pulled record whose version is more than 24 h ahead of this node's clock, and says so", async () => {

@@ -1,21 +1,8 @@
 import { expect } from "chai";
+import { expectBadRequest } from "../../helpers/expect-error.js";
 import { encodeCursor } from "../../../src/core/cursor.js";
-import { CacheError } from "../../../src/core/errors.js";
 import { decodeKeysCursor, encodeKeysCursor } from "../../../src/dist/keys-cursor.js";
 
-function expectBadRequest(fn: () => unknown): CacheError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  expect(caught).to.be.instanceOf(CacheError);
-  const e = caught as CacheError;
-  expect(e.code).to.equal("BAD_REQUEST");
-  expect(e.status).to.equal(400);
-  return e;
-}
 
 describe("dist/keys-cursor", () => {
   it("round-trips shard and slot", () => {

@@ -7,7 +7,7 @@ import { expect } from "chai";
 import { MAX_DURATION_MS } from "../../../src/core/duration.js";
 import { CacheError } from "../../../src/core/errors.js";
 import { KEY_BYTES_CEILING, PEER_VERSION_AHEAD_MAX_MS, TIME_MS_MAX } from "../../../src/core/limits.js";
-import { checkForwardedWrite, checkPeerRecord } from "../../../src/dist/peer-input.js";
+import { checkForwardedWrite, checkPeerRecord, peerRecordProblem, versionTooFarAhead } from "../../../src/dist/peer-input.js";
 import type { VersionedRecord } from "../../../src/store/index.js";
 import type { ClientWrite } from "../../../src/transport/index.js";
 
@@ -184,5 +184,24 @@ describe("dist/peer-input", () => {
         expect(e.message).to.equal(`a forwarded write's ttl ${ttlMs} ms is out of range (0 to ${MAX_DURATION_MS})`);
       });
     }
+  });
+  describe("versionTooFarAhead and peerRecordProblem (the checks of pulled records)", () => {
+    const limitVersion = (NOW + PEER_VERSION_AHEAD_MAX_MS) * 1000;
+
+    it("versionTooFarAhead is false up to exactly PEER_VERSION_AHEAD_MAX_MS ahead and true past it", () => {
+      expect(versionTooFarAhead(NOW * 1000, NOW)).to.equal(false);
+      expect(versionTooFarAhead(limitVersion, NOW)).to.equal(false);
+      expect(versionTooFarAhead(limitVersion + 1000, NOW)).to.equal(true);
+    });
+
+    it("peerRecordProblem returns the 400 checkPeerRecord would throw, and undefined for a good record", () => {
+      const good = { key: "k", value: "v", version: NOW * 1000, origin: "n2", lastUpdatedMs: NOW, expiresAtMs: 0, tombstone: false };
+      expect(peerRecordProblem(good, NOW)).to.equal(undefined);
+      const ahead = { ...good, version: limitVersion + 1000 };
+      const problem = peerRecordProblem(ahead, NOW);
+      expect(problem).to.be.instanceOf(CacheError);
+      expect(problem?.code).to.equal("BAD_REQUEST");
+      expect(() => checkPeerRecord(ahead, NOW)).to.throw(CacheError, problem?.message);
+    });
   });
 });

@@ -1,22 +1,10 @@
 import { expect } from "chai";
+import { expectBadRequest as badRequestFrom } from "../../helpers/expect-error.js";
 import { decodeCursor, encodeCursor } from "../../../src/core/cursor.js";
-import { CacheError } from "../../../src/core/errors.js";
 import { decodeBrowseCursor, encodeBrowseCursor } from "../../../src/http/key-routes.js";
 
-function expectBadRequest(fn: () => unknown): CacheError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  expect(caught, "should throw").to.be.instanceOf(CacheError);
-  const e = caught as CacheError;
-  expect(e.code).to.equal("BAD_REQUEST");
-  expect(e.status).to.equal(400);
-  expect(e.message).to.match(/cursor/);
-  return e;
-}
+/** Every cursor refusal is a 400 naming the cursor. */
+const expectBadRequest = (fn: () => unknown) => badRequestFrom(fn, /cursor/);
 
 describe("http/key-routes browse cursor", () => {
   it("round-trips the offset for the same q and max", () => {

@@ -1,24 +1,10 @@
 import { expect } from "chai";
-import { CacheError } from "../../../src/core/errors.js";
+import { expectBadRequest } from "../../helpers/expect-error.js";
 import { checkKey } from "../../../src/core/key-check.js";
 import { decodeKeySegment, parseConsistency, parsePositiveInt, parseTtlQuery, splitUrl } from "../../../src/http/validate.js";
 
 const MAX = 4096;
 
-function expectBadRequest(fn: () => unknown, message?: RegExp): CacheError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  expect(caught, "should throw").to.be.instanceOf(CacheError);
-  const e = caught as CacheError;
-  expect(e.code).to.equal("BAD_REQUEST");
-  expect(e.status).to.equal(400);
-  if (message) expect(e.message).to.match(message);
-  return e;
-}
 
 describe("http/validate", () => {
   describe("checkKey", () => {

@@ -4,25 +4,13 @@ import { expect } from "chai";
 import { CawolfuPolicy } from "../../../src/store/index.js";
 import { AGING_ACCESSES_PER_SLOT, READ_WEIGHT, WRITE_WEIGHT } from "../../../src/store/policies/cawolfu-policy.js";
 import { randomInt, seededRandom } from "../../../src/core/random.js";
+import { drain, filled } from "./policy-fixtures.js";
 
 /** The smallest aging window: shares up to 32 slots age every 256 accesses. */
 const MIN_WINDOW = 256;
 
-function drain(p: CawolfuPolicy): number[] {
-  const out: number[] = [];
-  for (let v = p.victim(); v >= 0; v = p.victim()) {
-    out.push(v);
-    p.remove(v);
-    if (out.length > 10_000) throw new Error("policy never empties");
-  }
-  return out;
-}
-
 function policyWith(slots: number[], capacityShare = 4, size = 64): CawolfuPolicy {
-  const p = new CawolfuPolicy(capacityShare);
-  p.resize(size);
-  for (const s of slots) p.insert(s);
-  return p;
+  return filled(new CawolfuPolicy(capacityShare), slots, size);
 }
 
 function reads(p: CawolfuPolicy, slot: number, n: number): void {

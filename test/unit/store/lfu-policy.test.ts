@@ -2,22 +2,10 @@
 import { expect } from "chai";
 import { LfuPolicy } from "../../../src/store/index.js";
 import { randomInt, seededRandom } from "../../../src/core/random.js";
-
-function drain(p: LfuPolicy): number[] {
-  const out: number[] = [];
-  for (let v = p.victim(); v >= 0; v = p.victim()) {
-    out.push(v);
-    p.remove(v);
-    if (out.length > 10_000) throw new Error("policy never empties");
-  }
-  return out;
-}
+import { drain, filled } from "./policy-fixtures.js";
 
 function policyWith(slots: number[], capacity = 16): LfuPolicy {
-  const p = new LfuPolicy();
-  p.resize(capacity);
-  for (const s of slots) p.insert(s);
-  return p;
+  return filled(new LfuPolicy(), slots, capacity);
 }
 
 describe("store/policies LfuPolicy", () => {

@@ -2,23 +2,10 @@
 import { expect } from "chai";
 import { LruPolicy } from "../../../src/store/index.js";
 import { randomInt, seededRandom } from "../../../src/core/random.js";
-
-/** Victims in order, removing each one: the full eviction order of the policy. */
-function drain(p: LruPolicy): number[] {
-  const out: number[] = [];
-  for (let v = p.victim(); v >= 0; v = p.victim()) {
-    out.push(v);
-    p.remove(v);
-    if (out.length > 10_000) throw new Error("policy never empties");
-  }
-  return out;
-}
+import { drain, filled } from "./policy-fixtures.js";
 
 function policyWith(slots: number[], capacity = 16): LruPolicy {
-  const p = new LruPolicy();
-  p.resize(capacity);
-  for (const s of slots) p.insert(s);
-  return p;
+  return filled(new LruPolicy(), slots, capacity);
 }
 
 describe("store/policies LruPolicy", () => {

@@ -402,14 +402,15 @@ describe("store/shard Shard", () => {
       expect(rest).to.deep.equal(["c"]);
     });
 
-    it("forEachSlot visits live, expired and tombstone records", () => {
+    it("scanSlots visits live, expired and tombstone records", () => {
       const { shard, put } = harness();
       put(rec("a", at(1)));
       put(tomb("t", at(1)));
       put(rec("e", at(1), { expiresAtMs: T0 }));
       const keys: string[] = [];
-      shard.forEachSlot((slot) => keys.push(shard.keyAt(slot)));
+      const resume = shard.scanSlots(0, (slot) => keys.push(shard.keyAt(slot)) > 0);
       expect(keys.sort()).to.deep.equal(["a", "e", "t"]);
+      expect(resume).to.equal(-1);
     });
 
     it("clear() empties the shard, returns the live count and leaves it usable", () => {

@@ -8,6 +8,7 @@ import { compileKeyFilter } from "../../../src/core/key-filter.js";
 import { randomInt, seededRandom } from "../../../src/core/random.js";
 import { Metrics } from "../../../src/observability/index.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
+import { collectKeys, forEachRecord } from "../../helpers/store-contents.js";
 
 const ALGORITHMS: readonly EvictionAlgorithm[] = ["lru", "lfu", "cawolfu"];
 const TOMBSTONE_TTL_MS = 10 * 60_000;
@@ -73,7 +74,7 @@ function recount(store: ShardedStore) {
   let live = 0;
   let tombstones = 0;
   let bytes = 0;
-  store.forEachRecord((r) => {
+  forEachRecord(store, (r) => {
     if (r.tombstone) tombstones++;
     else {
       live++;
@@ -208,7 +209,7 @@ describe("store/sharded-store ShardedStore", () => {
       for (const k of ["a", "b", "c", "d"]) store.apply(rec(k, now(1)));
       store.apply(tomb("b", now(2)));
       store.apply(tomb("never-set", now(2)));
-      expect(store.collectKeys(() => true).sort()).to.deep.equal(["a", "c", "d"]);
+      expect(collectKeys(store, () => true).sort()).to.deep.equal(["a", "c", "d"]);
       const listed = allPages(store, 0).flatMap((p) => p.keys);
       expect(listed.sort()).to.deep.equal(["a", "c", "d"]);
     });
@@ -320,9 +321,9 @@ describe("store/sharded-store ShardedStore", () => {
       const { store, clock, now } = fixture({ shards: 2 });
       store.apply(rec("stay", now()));
       store.apply(rec("go", now(), { expiresAtMs: clock.nowMs() + 100 }));
-      expect(store.collectKeys(() => true).sort()).to.deep.equal(["go", "stay"]);
+      expect(collectKeys(store, () => true).sort()).to.deep.equal(["go", "stay"]);
       clock.advance(100);
-      expect(store.collectKeys(() => true)).to.deep.equal(["stay"]);
+      expect(collectKeys(store, () => true)).to.deep.equal(["stay"]);
       expect(allPages(store, 0).flatMap((p) => p.keys)).to.deep.equal(["stay"]);
       expect(store.items).to.equal(2); // listed as gone, physically still there until swept
     });
@@ -385,7 +386,7 @@ describe("store/sharded-store ShardedStore", () => {
         expect(store.counters.evictions).to.equal(20_000 - store.items);
         expect(metrics.get("item_evicted_count")).to.equal(store.counters.evictions);
         expect(metrics.get("evicted_item_count")).to.equal(store.counters.evictions);
-        expect(store.collectKeys(() => true)).to.have.length(store.items);
+        expect(collectKeys(store, () => true)).to.have.length(store.items);
         expect(store.evictPass()).to.equal(32);
         expect(store.items).to.equal(1000);
       });
@@ -904,9 +905,9 @@ describe("store/sharded-store ShardedStore", () => {
       expect([...listed].sort()).to.deep.equal([...users].sort());
       for (const p of pages.filter((x) => x.truncated)) expect(p.keys).to.have.length(4);
       const byClass = compileKeyFilter("session:[12]");
-      expect(store.collectKeys((k) => byClass.matches(k)).sort()).to.deep.equal(["session:1", "session:2"]);
+      expect(collectKeys(store, (k) => byClass.matches(k)).sort()).to.deep.equal(["session:1", "session:2"]);
       const prefix = compileKeyFilter("user:1");
-      expect(store.collectKeys((k) => prefix.matches(k)).length).to.equal(22); // user:1, user:10..19 x2
+      expect(collectKeys(store, (k) => prefix.matches(k)).length).to.equal(22); // user:1, user:10..19 x2
     });
 
     it("a shard index past the last shard gives an empty final page", () => {
@@ -950,9 +951,9 @@ describe("store/sharded-store ShardedStore", () => {
       expect([store.items, store.tombstones, store.bytes]).to.deep.equal([0, 0, 0]);
       expect(store.get("k1")).to.equal(undefined);
       expect(store.peek("k0")).to.equal(undefined);
-      expect(store.collectKeys(() => true)).to.deep.equal([]);
+      expect(collectKeys(store, () => true)).to.deep.equal([]);
       let records = 0;
-      store.forEachRecord(() => records++);
+      forEachRecord(store, () => records++);
       expect(records).to.equal(0);
     });
 
@@ -997,7 +998,7 @@ describe("store/sharded-store ShardedStore", () => {
       store.apply(tomb("dead", now()));
       clock.advance(1);
       const seen: Array<[string, boolean]> = [];
-      store.forEachRecord((r) => seen.push([r.key, r.tombstone]));
+      forEachRecord(store, (r) => seen.push([r.key, r.tombstone]));
       expect(seen.sort()).to.deep.equal([
         ["dead", true],
         ["exp", false],
