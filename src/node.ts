@@ -11,7 +11,7 @@ import { openAuthenticator, type Authenticator } from "./auth/index.js";
 import {
   AntiEntropy, DistCache, HINTED_METRICS, HintQueue, HintReplayLoop, Lifecycle, MIGRATION_METRICS, PeerHandler, Reader, ReadRepairer, Rebalancer,
   ReplicaPusher, VersionClock, WriteCoordinator, type ClusterView,
-} from "./dist/index.js";
+} from "./cluster/index.js";
 import { ClusterEventsPublisher, createClientApp, createManagementApp, membersBody } from "./http/index.js";
 import type { AppState } from "./http/koa-middleware.js";
 import { LOG, type Logger } from "./log/index.js";

@@ -7,7 +7,7 @@ import { MAX_DURATION_MS } from "../core/duration.js";
 import type { Clock } from "../core/clock.js";
 import { CacheError, badRequest, toCacheError } from "../core/errors.js";
 import type { Authenticator } from "../auth/index.js";
-import type { CacheService, ReadResult, SetItem, WriteResult } from "../dist/index.js";
+import type { CacheService, ReadResult, SetItem, WriteResult } from "../cluster/index.js";
 import { readJsonBody } from "./body.js";
 import { authenticated, type AppContext, type AppState } from "./koa-middleware.js";
 import { envelopeOf } from "./respond.js";

@@ -4,7 +4,7 @@ import Koa from "koa";
 import type { components } from "../../gen/openapi/client.js";
 import type { Clock } from "../core/clock.js";
 import type { Authenticator } from "../auth/index.js";
-import type { CacheService } from "../dist/index.js";
+import type { CacheService } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { OperationLatencies } from "../observability/index.js";
 import { addBatchRoutes } from "./batch-routes.js";

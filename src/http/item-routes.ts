@@ -10,7 +10,7 @@ import { toBase64 } from "../core/byte-string.js";
 import type { Clock } from "../core/clock.js";
 import { CacheError, toCacheError } from "../core/errors.js";
 import { requireScope, type Authenticator, type Identity } from "../auth/index.js";
-import type { CacheService } from "../dist/index.js";
+import type { CacheService } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { LatencyWindow, OperationLatencies } from "../observability/index.js";
 import type { Owners } from "../ring/index.js";

@@ -7,7 +7,7 @@ import { hash32 } from "../core/hash.js";
 import { compileKeyFilter, GlobError } from "../core/key-filter.js";
 import { KEY_PAGE_LIMIT_DEFAULT, KEY_PAGE_LIMIT_MAX, KEY_RESULT_MAX_CEILING, KEY_RESULT_MAX_DEFAULT } from "../core/limits.js";
 import type { Authenticator } from "../auth/index.js";
-import type { CacheService } from "../dist/index.js";
+import type { CacheService } from "../cluster/index.js";
 import { authenticated, type AppState } from "./koa-middleware.js";
 import { queryOne } from "./query.js";
 import { decodeKeySegment, parsePositiveInt, splitUrl } from "./validate.js";

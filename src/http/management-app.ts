@@ -9,7 +9,7 @@ import { CacheError, badRequest } from "../core/errors.js";
 import { SSE_SUBSCRIBERS_MAX } from "../core/limits.js";
 import type { Config } from "../config/index.js";
 import type { Authenticator } from "../auth/index.js";
-import type { Lifecycle } from "../dist/index.js";
+import type { Lifecycle } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
 import type { Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import { parse as parseYaml } from "yaml";
 import { openAuthenticator } from "../../src/auth/index.js";
-import { Lifecycle, type CacheService } from "../../src/dist/index.js";
+import { Lifecycle, type CacheService } from "../../src/cluster/index.js";
 import { createClientRouter } from "../../src/http/client-app.js";
 import { ITEM_ROUTES } from "../../src/http/item-routes.js";
 import { createManagementRouter } from "../../src/http/management-app.js";

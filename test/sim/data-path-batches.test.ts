@@ -4,7 +4,7 @@
 import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
 import { CacheError } from "../../src/core/errors.js";
-import type { ReadResult, WriteResult } from "../../src/dist/index.js";
+import type { ReadResult, WriteResult } from "../../src/cluster/index.js";
 import { simClusters, withSeed } from "../helpers/sim-cluster.js";
 import { keysWhere, keyWhere, nonOwnersOf, text } from "./data-path-fixtures.js";
 

@@ -1,0 +1,234 @@
+// Hinted handoff: records a peer failed to receive (replica writes and deletes, and, in a second
+// queue, failed rebalance migrations), kept per target node and replayed on a tick until they
+// expire. Bounded by a per-node count cap and a byte cap over all nodes; past a cap the new
+// hint is dropped and counted. Hints for the same (target, key) coalesce: the newer version
+// replaces the older, so a hot key costs one hint, not one per write.
+import type { Clock, TimerHandle, Timers } from "../../core/clock.js";
+import { PEER_BATCH_BYTES } from "../../core/limits.js";
+import { LOG, type Logger } from "../../log/index.js";
+import type { CounterName, GaugeName, Metrics } from "../../observability/index.js";
+import { compareVersions, type VersionedRecord } from "../../store/index.js";
+import type { PeerRef, PeerTransport } from "../../transport/index.js";
+
+/** Fixed bookkeeping bytes counted per hint on top of key and value. */
+const HINT_OVERHEAD_BYTES = 64;
+/** Hints replayed per target per call (and at most PEER_BATCH_BYTES of them). */
+export const HINT_REPLAY_BATCH = 256;
+
+export interface HintLimits {
+  readonly ttlMs: number;
+  readonly maxPerNode: number;
+  readonly maxBytes: number;
+}
+
+/** The metric names of one queue: "hinted" for replica hints, "migration" for migrations. */
+export interface HintMetricNames {
+  readonly queued: CounterName;
+  readonly replayed: CounterName;
+  readonly expired: CounterName;
+  readonly dropped: CounterName;
+  readonly globalDropped: CounterName;
+  readonly bytes?: GaugeName;
+  readonly lastAgeNs?: GaugeName;
+}
+
+export const HINTED_METRICS: HintMetricNames = Object.freeze({
+  queued: "dist.hinted.queued",
+  replayed: "dist.hinted.replayed",
+  expired: "dist.hinted.expired",
+  dropped: "dist.hinted.dropped",
+  globalDropped: "dist.hinted.global_dropped",
+  bytes: "dist.hinted.bytes",
+});
+
+export const MIGRATION_METRICS: HintMetricNames = Object.freeze({
+  queued: "dist.migration.queued",
+  replayed: "dist.migration.replayed",
+  expired: "dist.migration.expired",
+  dropped: "dist.migration.dropped",
+  globalDropped: "dist.migration.dropped",
+  lastAgeNs: "dist.migration.last_age_ns",
+});
+
+interface Hint {
+  record: VersionedRecord;
+  bytes: number;
+  queuedAtMs: number;
+  failures: number;
+}
+
+interface TargetQueue {
+  peer: PeerRef;
+  hints: Map<string, Hint>;
+  replaying: boolean;
+}
+
+export class HintQueue {
+  private readonly targets = new Map<string, TargetQueue>();
+  private totalBytes = 0;
+
+  constructor(
+    private readonly deps: {
+      clock: Clock;
+      metrics: Metrics;
+      logger: Logger;
+      limits: HintLimits;
+      names: HintMetricNames;
+      /** Called after a hint was delivered (the rebalancer releases migrated copies here). */
+      onReplayed?: (peer: PeerRef, record: VersionedRecord) => void;
+    },
+  ) {}
+
+  /** Queued hints for a target (or all targets). */
+  size(targetId?: string): number {
+    if (targetId !== undefined) return this.targets.get(targetId)?.hints.size ?? 0;
+    let n = 0;
+    for (const t of this.targets.values()) n += t.hints.size;
+    return n;
+  }
+
+  get bytes(): number {
+    return this.totalBytes;
+  }
+
+  /** Queues `record` for `peer`; false when a cap dropped it. */
+  add(peer: PeerRef, record: VersionedRecord): boolean {
+    const { metrics, limits, names, clock } = this.deps;
+    let t = this.targets.get(peer.id);
+    if (!t) {
+      t = { peer, hints: new Map(), replaying: false };
+      this.targets.set(peer.id, t);
+    }
+    t.peer = peer;
+    const bytes = record.key.length + record.value.length + HINT_OVERHEAD_BYTES;
+    const existing = t.hints.get(record.key);
+    if (existing) {
+      if (compareVersions(record.version, record.origin, existing.record.version, existing.record.origin) <= 0) return true;
+      if (this.totalBytes - existing.bytes + bytes > limits.maxBytes) {
+        metrics.inc(names.globalDropped);
+        return false;
+      }
+      this.totalBytes += bytes - existing.bytes;
+      t.hints.delete(record.key);
+    } else {
+      if (t.hints.size >= limits.maxPerNode) {
+        metrics.inc(names.dropped);
+        return false;
+      }
+      if (this.totalBytes + bytes > limits.maxBytes) {
+        metrics.inc(names.globalDropped);
+        return false;
+      }
+      this.totalBytes += bytes;
+    }
+    t.hints.set(record.key, { record, bytes, queuedAtMs: clock.nowMs(), failures: 0 });
+    metrics.inc(names.queued);
+    this.updateGauges();
+    return true;
+  }
+
+  /** Drops hints older than the TTL; returns how many. */
+  expire(): number {
+    const { clock, metrics, logger, limits, names } = this.deps;
+    const now = clock.nowMs();
+    let expired = 0;
+    for (const [id, t] of this.targets) {
+      let afterErrors = 0;
+      for (const [key, h] of t.hints) {
+        if (now - h.queuedAtMs < limits.ttlMs) continue;
+        t.hints.delete(key);
+        this.totalBytes -= h.bytes;
+        expired++;
+        if (h.failures > 0) afterErrors++;
+        metrics.inc(names.expired);
+      }
+      if (afterErrors > 0) logger.warn(LOG.hintDropped, { peer: id, hints: afterErrors, queue: names.queued.split(".")[1] });
+      if (t.hints.size === 0 && !t.replaying) this.targets.delete(id);
+    }
+    this.updateGauges();
+    return expired;
+  }
+
+  /**
+   * Replays up to HINT_REPLAY_BATCH hints per target, one call under way per target. A success
+   * removes the hints (unless a newer one replaced them meanwhile); any error keeps them.
+   */
+  async replay(transport: PeerTransport, selfId: string): Promise<void> {
+    await Promise.all([...this.targets.values()].filter((t) => !t.replaying && t.hints.size > 0).map((t) => this.replayTarget(t, transport, selfId)));
+  }
+
+  private async replayTarget(t: TargetQueue, transport: PeerTransport, selfId: string): Promise<void> {
+    t.replaying = true;
+    const batch: Hint[] = [];
+    let batchBytes = 0;
+    for (const h of t.hints.values()) {
+      if (batch.length > 0 && (batch.length >= HINT_REPLAY_BATCH || batchBytes + h.bytes > PEER_BATCH_BYTES)) break;
+      batch.push(h);
+      batchBytes += h.bytes;
+    }
+    const now = this.deps.clock.nowMs();
+    if (this.deps.names.lastAgeNs && batch.length > 0) {
+      this.deps.metrics.set(this.deps.names.lastAgeNs, (now - Math.min(...batch.map((h) => h.queuedAtMs))) * 1e6);
+    }
+    const sets = batch.filter((h) => !h.record.tombstone);
+    const removes = batch.filter((h) => h.record.tombstone);
+    try {
+      if (sets.length > 0) await transport.set(t.peer, selfId, sets.map((h) => h.record));
+      if (removes.length > 0) await transport.remove(t.peer, selfId, removes.map((h) => h.record));
+      for (const h of batch) {
+        const current = t.hints.get(h.record.key);
+        if (current === h) {
+          t.hints.delete(h.record.key);
+          this.totalBytes -= h.bytes;
+          this.deps.metrics.inc(this.deps.names.replayed);
+          this.deps.onReplayed?.(t.peer, h.record);
+        }
+      }
+    } catch {
+      for (const h of batch) h.failures++;
+    } finally {
+      t.replaying = false;
+      if (t.hints.size === 0) this.targets.delete(t.peer.id);
+      this.updateGauges();
+    }
+  }
+
+  private updateGauges(): void {
+    if (this.deps.names.bytes) this.deps.metrics.set(this.deps.names.bytes, this.totalBytes);
+  }
+}
+
+/** The replay loop: every tick, expire old hints and replay the rest. */
+export class HintReplayLoop {
+  private timer: TimerHandle | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly deps: { queues: readonly HintQueue[]; transport: PeerTransport; selfId: string; timers: Timers; intervalMs: number; logger: Logger },
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = this.deps.timers.every(this.deps.intervalMs, () => void this.runReplayTick());
+    this.deps.logger.info(LOG.hintReplayLoopStarted, { interval_ms: this.deps.intervalMs });
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  /** One pass: expire, then replay; a pass never overlaps the previous one. */
+  async runReplayTick(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = (async () => {
+      for (const q of this.deps.queues) {
+        q.expire();
+        await q.replay(this.deps.transport, this.deps.selfId);
+      }
+    })().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+}

@@ -1,0 +1,18 @@
+export type { CacheService, KeyListing, ReadResult, SetItem, WriteResult } from "./cache-service.js";
+export type { ClusterView } from "./cluster-view.js";
+export { DistCache, type DistCacheDeps } from "./cluster-cache.js";
+export { Lifecycle } from "./lifecycle.js";
+export { VersionClock } from "./write/version-clock.js";
+export { TopKeys, compareKeys } from "./top-keys.js";
+export { PeerHandler, type PeerHandlerDeps } from "./peer-handler.js";
+export { encodeKeysCursor, decodeKeysCursor } from "./keys-cursor.js";
+export { PeerBatcher, type BatcherOptions } from "./write/batcher.js";
+export { HintQueue, HintReplayLoop, HINTED_METRICS, MIGRATION_METRICS, type HintLimits, type HintMetricNames } from "./hints/hint-queue.js";
+export { ReadRepairer, type ReadRepairDeps } from "./read/read-repair.js";
+export { ReplicaPusher } from "./write/replica-pusher.js";
+export { WriteCoordinator, type CoordinatorDeps } from "./write/write-coordinator.js";
+export { Reader, liveItemOf, type ReaderDeps } from "./read/reader.js";
+export { replicaCount, requiredAcks, hasMajority } from "./write/quorum.js";
+export { Rebalancer, planMove, type RebalancerDeps } from "./rebalance/rebalancer.js";
+export { AntiEntropy, nextBackoffFactor, type AntiEntropyDeps } from "./anti-entropy/anti-entropy.js";
+export { MerkleBuilder, leafCountFor, leafOf, differingLeaves, validLeafCount, MERKLE_LEAVES_MAX } from "./anti-entropy/merkle.js";

@@ -1,0 +1,210 @@
+// Reads. ONE reads the local copy when this node owns the key, else the first reachable owner.
+// QUORUM and ALL consult the owners in parallel, pick the newest (version, origin) among the
+// answers and repair the owners that answered with an older copy or none.
+import type { Clock } from "../../core/clock.js";
+import { CacheError } from "../../core/errors.js";
+import type { ConsistencyLevel } from "../../config/index.js";
+import type { Owners } from "../../ring/index.js";
+import { compareVersions, type LiveItem, type ShardedStore, type VersionedRecord } from "../../store/index.js";
+import type { PeerRef, PeerTransport } from "../../transport/index.js";
+import { PeerBatcher } from "../write/batcher.js";
+import type { ReadResult } from "../cache-service.js";
+import type { ClusterView } from "../cluster-view.js";
+import { replicaCount, requiredAcks } from "../write/quorum.js";
+import type { ReadRepairer } from "./read-repair.js";
+import { peerRecordProblem } from "../peer-input.js";
+
+const GET_BATCH_ITEMS = 512;
+const GET_IN_FLIGHT = 1;
+
+export interface ReaderDeps {
+  readonly selfId: string;
+  readonly store: ShardedStore;
+  readonly clock: Clock;
+  readonly view: ClusterView;
+  readonly transport: PeerTransport;
+  readonly repairer: ReadRepairer;
+  readonly replication: number;
+}
+
+interface Answer {
+  readonly id: string;
+  readonly rec: VersionedRecord | undefined;
+}
+
+/** A record as a client read sees it: live and unexpired, or absent. */
+export function liveItemOf(rec: VersionedRecord | undefined, nowMs: number): LiveItem | undefined {
+  if (!rec || rec.tombstone || (rec.expiresAtMs !== 0 && rec.expiresAtMs <= nowMs)) return undefined;
+  return { key: rec.key, value: rec.value, version: rec.version, origin: rec.origin, lastUpdatedMs: rec.lastUpdatedMs, expiresAtMs: rec.expiresAtMs };
+}
+
+export class Reader {
+  private readonly gets: PeerBatcher<string, VersionedRecord | undefined>;
+
+  constructor(private readonly deps: ReaderDeps) {
+    this.gets = new PeerBatcher((peer, keys) => this.getAll(peer, keys), {
+      maxItems: GET_BATCH_ITEMS,
+      maxBytes: Number.MAX_SAFE_INTEGER,
+      sizeOf: () => 0,
+      maxInFlight: GET_IN_FLIGHT,
+    });
+  }
+
+  get calls(): number {
+    return this.gets.calls;
+  }
+
+  /** Records of `keys` from a peer, asking again while it answers only a prefix (size budget). */
+  private async getAll(peer: PeerRef, keys: string[]): Promise<Array<VersionedRecord | undefined>> {
+    const out: Array<VersionedRecord | undefined> = [];
+    while (out.length < keys.length) {
+      const part = await this.deps.transport.get(peer, keys.slice(out.length));
+      if (part.length === 0) throw new CacheError("INTERNAL", `peer ${peer.id} answered no record for ${keys.length - out.length} keys`);
+      out.push(...part);
+    }
+    return out;
+  }
+
+  async read(key: string, level: ConsistencyLevel): Promise<ReadResult> {
+    const owners = this.deps.view.ring().ownersOf(key);
+    if (level === "one") return { item: await this.readOne(key, owners), owners };
+    return { item: await this.readQuorum(key, owners, level), owners };
+  }
+
+  private async readOne(key: string, owners: Owners): Promise<LiveItem | undefined> {
+    const { store, selfId, view } = this.deps;
+    if (owners.ids.includes(selfId)) {
+      const local = store.get(key);
+      if (local !== undefined || !view.unsettled()) return local;
+      return this.readPastLocalMiss(key, owners);
+    }
+    let lastError: unknown;
+    let reached = false;
+    // While data may be moving, an owner's "absent" is not conclusive (a new owner may not have
+    // its copy yet): ask the next owners too and keep the newest record.
+    const conclusive = !view.unsettled();
+    let best: VersionedRecord | undefined;
+    for (const id of owners.ids) {
+      const peer = view.peer(id);
+      if (!peer) continue;
+      try {
+        const rec = await this.gets.enqueue(peer, key);
+        reached = true;
+        if (rec && (!best || compareVersions(rec.version, rec.origin, best.version, best.origin) > 0)) best = rec;
+        if (conclusive || rec) break;
+      } catch (err) {
+        lastError = err;
+      }
+    }
+    if (reached) {
+      const item = liveItemOf(best, this.deps.clock.nowMs());
+      this.count(item !== undefined);
+      return item;
+    }
+    throw new CacheError("UNAVAILABLE", `no owner of key ${JSON.stringify(key)} could be reached`, { owners: [...owners.ids] }, { cause: lastError });
+  }
+
+  /**
+   * A local miss while data may still be moving (after a restart, a ring change or during a
+   * rebalance): ask the other owners, keep the newest answer, store it here (this node owns the
+   * key) and serve it.
+   */
+  private async readPastLocalMiss(key: string, owners: Owners): Promise<LiveItem | undefined> {
+    const { store, selfId, view } = this.deps;
+    const answers = await Promise.all(
+      owners.ids
+        .filter((id) => id !== selfId)
+        .map(async (id) => {
+          const peer = view.peer(id);
+          if (!peer) return undefined;
+          try {
+            return await this.gets.enqueue(peer, key);
+          } catch {
+            return undefined;
+          }
+        }),
+    );
+    const best = newest(answers.map((rec, i) => ({ id: String(i), rec })));
+    if (!best) return undefined;
+    if (peerRecordProblem(best, this.deps.clock.nowMs()) === undefined) store.apply(best);
+    return liveItemOf(best, this.deps.clock.nowMs());
+  }
+
+  private readQuorum(key: string, owners: Owners, level: ConsistencyLevel): Promise<LiveItem | undefined> {
+    const { store, selfId, view } = this.deps;
+    const need = requiredAcks(level, replicaCount(this.deps.replication, view.knownCount()));
+    return new Promise((resolve, reject) => {
+      const answers: Answer[] = [];
+      let pending = owners.ids.length;
+      let chosen: VersionedRecord | undefined;
+      let settled = false;
+      const check = () => {
+        if (settled) return;
+        if (answers.length >= need) {
+          settled = true;
+          chosen = newest(answers);
+          for (const a of answers) this.repairIfStale(a, chosen);
+          const item = liveItemOf(chosen, this.deps.clock.nowMs());
+          this.count(item !== undefined);
+          resolve(item);
+        } else if (pending === 0) {
+          settled = true;
+          reject(new CacheError("QUORUM_FAILED", `read reached ${answers.length} of the ${need} owners its ${level} consistency needs`, { consistency: level, answered: answers.length, required: need }));
+        }
+      };
+      for (const id of owners.ids) {
+        if (id === selfId) {
+          answers.push({ id, rec: store.peek(key) });
+          pending--;
+          continue;
+        }
+        const peer = view.peer(id);
+        if (!peer) {
+          pending--;
+          continue;
+        }
+        this.gets.enqueue(peer, key).then(
+          (rec) => {
+            pending--;
+            const a = { id, rec };
+            if (settled) this.repairIfStale(a, chosen);
+            else answers.push(a);
+            check();
+          },
+          () => {
+            pending--;
+            check();
+          },
+        );
+      }
+      check();
+    });
+  }
+
+  /** Sends `chosen` to an owner whose answer was older or empty. */
+  private repairIfStale(a: Answer, chosen: VersionedRecord | undefined): void {
+    if (!chosen) return;
+    if (a.rec && compareVersions(a.rec.version, a.rec.origin, chosen.version, chosen.origin) >= 0) return;
+    if (a.id === this.deps.selfId) {
+      if (peerRecordProblem(chosen, this.deps.clock.nowMs()) === undefined) this.deps.store.apply(chosen);
+      return;
+    }
+    const peer = this.deps.view.peer(a.id);
+    if (peer) this.deps.repairer.repair(peer, chosen);
+  }
+
+  private count(hit: boolean): void {
+    if (hit) this.deps.store.counters.hits++;
+    else this.deps.store.counters.misses++;
+  }
+}
+
+function newest(answers: readonly Answer[]): VersionedRecord | undefined {
+  let best: VersionedRecord | undefined;
+  for (const a of answers) {
+    if (a.rec && (!best || compareVersions(a.rec.version, a.rec.origin, best.version, best.origin) > 0)) best = a.rec;
+  }
+  return best;
+}
+
+export type { PeerRef };

@@ -1,0 +1,281 @@
+// Rebalance: when ring ownership changes, local records move to where the new ring says they
+// belong. A scan compares each record's owners in the last settled ring with the new ring:
+//   - this node no longer owns the key: the record migrates to the new primary, and the local
+//     copy is released once the migration succeeded (at once, or after SERVICE_REMOVAL_GRACE);
+//   - this node still owns it and is the first surviving old owner: new owners get their copy.
+// The scan runs shard by shard over ticks, sending batches of SERVICE_REBALANCE_BATCH_SIZE
+// records with at most SERVICE_REBALANCE_MAX_CONCURRENT batches in flight (a tick that finds the
+// limit reached counts dist.rebalance.throttle). Failed migrations are queued for replay. With no
+// ring change nothing is scanned, so an idle stable cluster moves no counter.
+import type { Clock, TimerHandle, Timers } from "../../core/clock.js";
+import { LOG, type Logger } from "../../log/index.js";
+import type { Metrics } from "../../observability/index.js";
+import type { HashRing } from "../../ring/index.js";
+import type { ShardedStore, VersionedRecord } from "../../store/index.js";
+import type { PeerRef, PeerTransport } from "../../transport/index.js";
+import type { ClusterView } from "../cluster-view.js";
+import type { HintQueue } from "../hints/hint-queue.js";
+import { PEER_BATCH_BYTES } from "../../core/limits.js";
+import { byteSize } from "../record-size.js";
+
+/** Records looked at per batch before a tick gives the event loop back. */
+const SCAN_BUDGET_PER_BATCH = 4096;
+
+export interface RebalancerDeps {
+  readonly selfId: string;
+  readonly store: ShardedStore;
+  readonly view: ClusterView;
+  readonly transport: PeerTransport;
+  /** The migration queue (dist.migration.* metrics). */
+  readonly migrations: HintQueue;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly intervalMs: number;
+  readonly batchSize: number;
+  readonly maxConcurrent: number;
+  readonly removalGraceMs: number;
+}
+
+interface Scan {
+  readonly from: HashRing;
+  readonly to: HashRing;
+  shard: number;
+  slot: number;
+  readonly startedMonotonicMs: number;
+  moved: number;
+  /** Moves that did not reach their target (queued for replay or dropped by a cap). */
+  failures: number;
+}
+
+/** Delay before a scan with failed moves runs again, in rebalance intervals (at least 1 s). */
+const RETRY_INTERVALS = 8;
+
+interface Move {
+  readonly record: VersionedRecord;
+  readonly targets: string[];
+  readonly release: boolean;
+}
+
+export class Rebalancer {
+  private timer: TimerHandle | undefined;
+  private settled: HashRing;
+  private scan: Scan | undefined;
+  private inFlight = 0;
+  private ticking = false;
+  /** When a scan that had failed moves may run again (monotonic ms); 0 = no retry pending. */
+  private retryAtMs = 0;
+  private readonly pendingReleases = new Set<string>();
+
+  constructor(private readonly deps: RebalancerDeps) {
+    this.settled = deps.view.ring();
+  }
+
+  /** True while a scan is running, batches are in flight or failed moves wait for a retry. */
+  get busy(): boolean {
+    return this.scan !== undefined || this.inFlight > 0 || this.retryAtMs !== 0 || this.deps.view.ring() !== this.settled;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = this.deps.timers.every(this.deps.intervalMs, () => void this.runRebalanceTick());
+    this.deps.logger.info(LOG.rebalanceLoopStarted, { interval_ms: this.deps.intervalMs, batch_size: this.deps.batchSize, max_concurrent: this.deps.maxConcurrent });
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  /**
+   * One tick: continue (or start) the scan, sending batches while the concurrency allows. A tick
+   * that finds the previous one still sending counts dist.rebalance.throttle and does nothing.
+   */
+  async runRebalanceTick(): Promise<void> {
+    if (this.ticking || this.inFlight >= this.deps.maxConcurrent) {
+      this.deps.metrics.inc("dist.rebalance.throttle");
+      return;
+    }
+    const ring = this.deps.view.ring();
+    const now = this.deps.clock.monotonicMs();
+    if (!this.scan) {
+      if (ring === this.settled && this.retryAtMs === 0) return;
+      if (this.retryAtMs !== 0 && now < this.retryAtMs && ring === this.retryRing) return;
+      this.retryAtMs = 0;
+      this.scan = { from: this.settled, to: ring, shard: 0, slot: 0, startedMonotonicMs: now, moved: 0, failures: 0 };
+    } else if (this.scan.to !== ring) {
+      // The ring moved again mid-scan: start over against the newest ring (migrations are idempotent).
+      this.scan = { ...this.scan, to: ring, shard: 0, slot: 0 };
+    }
+    this.ticking = true;
+    try {
+      const scan: Scan = this.scan;
+      const sends: Array<Promise<void>> = [];
+      while (this.inFlight < this.deps.maxConcurrent && scan.shard < this.deps.store.shardCount) {
+        const batch = this.collect(scan);
+        // Nothing to move in this stretch: the scan goes on next tick (bounded work per tick).
+        if (batch.length === 0) break;
+        scan.moved += batch.length;
+        sends.push(this.send(batch, scan));
+      }
+      await Promise.all(sends);
+      if (scan.shard >= this.deps.store.shardCount && this.scan === scan) this.finish(scan);
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /** The ring a pending retry was scheduled for. */
+  private retryRing: HashRing | undefined;
+
+  /** Whether a record's copy here may be dropped: this node does not own the key any more. */
+  releaseIfNotOwner(key: string, version: number): void {
+    if (this.deps.view.ring().isOwner(key, this.deps.selfId)) return;
+    this.deps.store.removeIfVersion(key, version);
+  }
+
+  /**
+   * Ends a scan. With every move delivered the new ring is settled; otherwise the records that
+   * did not move are still here (a copy is released only after a successful move) and a new scan
+   * against the same old ring runs after a delay, so nothing stays stranded on a non-owner.
+   */
+  private finish(scan: Scan): void {
+    this.scan = undefined;
+    if (scan.failures > 0) {
+      this.retryAtMs = this.deps.clock.monotonicMs() + Math.max(1000, RETRY_INTERVALS * this.deps.intervalMs);
+      this.retryRing = scan.to;
+    } else {
+      this.settled = scan.to;
+    }
+    if (scan.moved > 0) this.deps.metrics.set("dist.rebalance.last_ns", Math.round((this.deps.clock.monotonicMs() - scan.startedMonotonicMs) * 1e6));
+  }
+
+  /** Walks the scan forward until one batch of moves is collected or the budget is spent. */
+  private collect(scan: Scan): Move[] {
+    const { store, selfId } = this.deps;
+    const now = this.deps.clock.nowMs();
+    const moves: Move[] = [];
+    let looked = 0;
+    let bytes = 0;
+    let budgetSpent = false;
+    const full = () => budgetSpent || moves.length >= this.deps.batchSize || looked >= SCAN_BUDGET_PER_BATCH;
+    while (scan.shard < store.shardCount && !full()) {
+      const resume = store.scanRecords(scan.shard, scan.slot, (rec) => {
+        if (full()) return false;
+        if (!rec.tombstone && rec.expiresAtMs !== 0 && rec.expiresAtMs <= now) {
+          looked++;
+          return true;
+        }
+        const move = planMove(rec, scan.from, scan.to, selfId);
+        if (move) {
+          // The budget is checked before a record joins the batch: a batch never passes
+          // PEER_BATCH_BYTES unless it is one record alone (the record starts the next batch).
+          const size = byteSize(rec);
+          if (moves.length > 0 && bytes + size > PEER_BATCH_BYTES) {
+            budgetSpent = true;
+            return false;
+          }
+          moves.push(move);
+          bytes += size;
+        }
+        looked++;
+        return true;
+      });
+      if (resume < 0) {
+        scan.shard++;
+        scan.slot = 0;
+      } else {
+        scan.slot = resume;
+      }
+    }
+    return moves;
+  }
+
+  private async send(batch: Move[], scan: Scan): Promise<void> {
+    const { view, transport, selfId, metrics } = this.deps;
+    this.inFlight++;
+    metrics.inc("dist.rebalance.batches");
+    try {
+      const byTarget = new Map<string, Move[]>();
+      for (const m of batch) for (const t of m.targets) byTarget.set(t, [...(byTarget.get(t) ?? []), m]);
+      const failed = new Set<Move>();
+      await Promise.all(
+        [...byTarget].map(async ([id, moves]) => {
+          const peer = view.peer(id);
+          if (!peer) {
+            for (const m of moves) failed.add(m);
+            return;
+          }
+          try {
+            const values = moves.filter((m) => !m.record.tombstone).map((m) => m.record);
+            const tombstones = moves.filter((m) => m.record.tombstone).map((m) => m.record);
+            if (values.length > 0) await transport.set(peer, selfId, values);
+            if (tombstones.length > 0) await transport.remove(peer, selfId, tombstones);
+          } catch (err) {
+            this.queue(peer, moves, err);
+            for (const m of moves) failed.add(m);
+          }
+        }),
+      );
+      metrics.inc("dist.rebalance.keys", batch.length - failed.size);
+      scan.failures += failed.size;
+      for (const m of batch) if (m.release && !failed.has(m)) this.release(m.record);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private queue(peer: PeerRef, moves: Move[], err: unknown): void {
+    let queued = 0;
+    for (const m of moves) if (this.deps.migrations.add(peer, m.record)) queued++;
+    this.deps.logger.warn(LOG.migrationForwardFailed, {
+      peer: peer.id,
+      keys: moves.length,
+      queued,
+      dropped: moves.length - queued,
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+
+  /** A queued migration was replayed: release the copy as a direct migration would. */
+  releaseMigrated(rec: VersionedRecord): void {
+    this.release(rec);
+  }
+
+  /** Drops the local copy of a migrated record, now or after the removal grace. */
+  private release(rec: VersionedRecord): void {
+    if (this.deps.removalGraceMs <= 0) {
+      this.releaseIfNotOwner(rec.key, rec.version);
+      return;
+    }
+    if (this.pendingReleases.has(rec.key)) return;
+    this.pendingReleases.add(rec.key);
+    this.deps.timers.after(this.deps.removalGraceMs, () => {
+      this.pendingReleases.delete(rec.key);
+      this.releaseIfNotOwner(rec.key, rec.version);
+    });
+  }
+}
+
+/**
+ * What to do with one local record when ownership goes from ring `from` to ring `to` (pure).
+ * Returns undefined when nothing has to move.
+ */
+export function planMove(rec: VersionedRecord, from: HashRing, to: HashRing, selfId: string): Move | undefined {
+  const next = to.ownersOf(rec.key);
+  if (next.ids.length === 0) return undefined;
+  const prev = from.ownersOf(rec.key);
+  const survivors = prev.ids.filter((id) => to.nodes.includes(id));
+  if (!next.ids.includes(selfId)) {
+    // Every old owner that loses the key hands it to the new primary; when no old owner stays an
+    // owner, the first surviving one also fills the new replicas, or they would start empty.
+    const keeper = survivors.find((id) => next.ids.includes(id));
+    const targets = keeper === undefined && survivors[0] === selfId ? [...next.ids] : [next.primary];
+    return { record: rec, targets, release: true };
+  }
+  // One sender per key: the first old owner still on the ring (this node when the old owners left).
+  if (survivors.length > 0 && survivors[0] !== selfId) return undefined;
+  const newcomers = next.ids.filter((id) => id !== selfId && !prev.ids.includes(id));
+  return newcomers.length > 0 ? { record: rec, targets: newcomers, release: false } : undefined;
+}

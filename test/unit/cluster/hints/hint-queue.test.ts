@@ -1,0 +1,321 @@
+// HintQueue and HintReplayLoop with a fake PeerTransport and a ManualClock: queueing per target,
+// coalescing per (target, key), replay with any error keeping the hint, TTL expiry with its warn
+// record, the per-node and byte caps with their counters, and the bytes gauge.
+import { expect } from "chai";
+import { CacheError } from "../../../../src/core/errors.js";
+import { HINTED_METRICS, HintQueue, HintReplayLoop, HINT_REPLAY_BATCH, type HintLimits } from "../../../../src/cluster/hints/hint-queue.js";
+import { LOG, recordingLogger, type RecordingLogger } from "../../../../src/log/index.js";
+import { Metrics } from "../../../../src/observability/index.js";
+import type { VersionedRecord } from "../../../../src/store/index.js";
+import type { ApplyOutcome, PeerRef, PeerTransport } from "../../../../src/transport/index.js";
+import { flush, ManualClock } from "../../../helpers/manual-clock.js";
+
+const A: PeerRef = { id: "a", address: "a:7946" };
+const B: PeerRef = { id: "b", address: "b:7946" };
+
+function rec(key: string, value: string, version: number, extra: Partial<VersionedRecord> = {}): VersionedRecord {
+  return { key, value, version, origin: "self", lastUpdatedMs: 0, expiresAtMs: 0, tombstone: false, ...extra };
+}
+const tomb = (key: string, version: number) => rec(key, "", version, { tombstone: true });
+
+interface SentCall {
+  kind: "set" | "remove";
+  to: string;
+  from: string;
+  records: VersionedRecord[];
+}
+
+/** A PeerTransport whose set/remove record calls; `fail` decides per call whether it rejects. */
+class FakeTransport {
+  readonly sent: SentCall[] = [];
+  fail: (call: SentCall) => unknown = () => undefined;
+  /** When set, calls wait for the test to release them. */
+  hold = false;
+  private readonly held: Array<() => void> = [];
+
+  private async record(call: SentCall): Promise<ApplyOutcome[]> {
+    this.sent.push(call);
+    if (this.hold) await new Promise<void>((resolve) => this.held.push(resolve));
+    const err = this.fail(call);
+    if (err !== undefined) throw err;
+    return call.records.map(() => "applied");
+  }
+
+  release(): void {
+    for (const r of this.held.splice(0)) r();
+  }
+
+  set(to: PeerRef, from: string, records: readonly VersionedRecord[]): Promise<ApplyOutcome[]> {
+    return this.record({ kind: "set", to: to.id, from, records: [...records] });
+  }
+
+  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[]): Promise<ApplyOutcome[]> {
+    return this.record({ kind: "remove", to: to.id, from, records: [...tombstones] });
+  }
+
+  asTransport(): PeerTransport {
+    return this as unknown as PeerTransport;
+  }
+}
+
+interface Fixture {
+  clock: ManualClock;
+  metrics: Metrics;
+  logger: RecordingLogger;
+  q: HintQueue;
+  t: FakeTransport;
+}
+
+function fixture(limits: Partial<HintLimits> = {}): Fixture {
+  const clock = new ManualClock();
+  const metrics = new Metrics();
+  const logger = recordingLogger("debug");
+  const q = new HintQueue({ clock, metrics, logger, limits: { ttlMs: 30_000, maxPerNode: 10_000, maxBytes: 64 * 1024 * 1024, ...limits }, names: HINTED_METRICS });
+  return { clock, metrics, logger, q, t: new FakeTransport() };
+}
+
+describe("dist/hint-queue", () => {
+  describe("queueing and replay", () => {
+    it("queues per target and replays sets with Set and tombstones with Remove, then forgets them", async () => {
+      const f = fixture();
+      expect(f.q.add(A, rec("k1", "v1", 1))).to.equal(true);
+      expect(f.q.add(A, tomb("k2", 2))).to.equal(true);
+      expect(f.q.add(B, rec("k1", "v1", 1))).to.equal(true);
+      expect(f.q.size("a")).to.equal(2);
+      expect(f.q.size("b")).to.equal(1);
+      expect(f.q.size()).to.equal(3);
+      expect(f.metrics.get("dist.hinted.queued")).to.equal(3);
+      await f.q.replay(f.t.asTransport(), "self");
+      const calls = f.t.sent.map((c) => `${c.kind}->${c.to}:${c.records.map((r) => r.key).join(",")}`).sort();
+      expect(calls).to.deep.equal(["remove->a:k2", "set->a:k1", "set->b:k1"]);
+      expect(f.t.sent.every((c) => c.from === "self")).to.equal(true);
+      expect(f.q.size()).to.equal(0);
+      expect(f.metrics.get("dist.hinted.replayed")).to.equal(3);
+      expect(f.metrics.get("dist.hinted.bytes")).to.equal(0);
+    });
+
+    it("coalesces per (target, key): a newer record replaces the queued one, an older or equal one is ignored", async () => {
+      const f = fixture();
+      f.q.add(A, rec("k", "v1", 1));
+      f.q.add(A, rec("k", "v3", 3));
+      f.q.add(A, rec("k", "v2", 2));
+      f.q.add(A, rec("k", "v3-dup", 3));
+      expect(f.q.size("a")).to.equal(1);
+      await f.q.replay(f.t.asTransport(), "self");
+      expect(f.t.sent).to.have.length(1);
+      expect(f.t.sent[0]!.records.map((r) => r.value)).to.deep.equal(["v3"]);
+      expect(f.metrics.get("dist.hinted.replayed")).to.equal(1);
+    });
+
+    it("a tombstone newer than a queued set replaces it (deletes are hinted like sets)", async () => {
+      const f = fixture();
+      f.q.add(A, rec("k", "v1", 1));
+      f.q.add(A, tomb("k", 2));
+      await f.q.replay(f.t.asTransport(), "self");
+      expect(f.t.sent.map((c) => c.kind)).to.deep.equal(["remove"]);
+      expect(f.t.sent[0]!.records[0]).to.include({ key: "k", version: 2, tombstone: true });
+    });
+
+    for (const [label, err] of [
+      ["UNAVAILABLE", new CacheError("UNAVAILABLE", "down")],
+      ["INTERNAL", new CacheError("INTERNAL", "bug")],
+      ["DRAINING", new CacheError("DRAINING", "draining")],
+      ["a plain Error", new Error("socket hang up")],
+    ] as const) {
+      it(`any replay error keeps the hint (${label}); a later successful replay delivers it`, async () => {
+        const f = fixture();
+        f.q.add(A, rec("k", "v", 1));
+        f.t.fail = () => err;
+        await f.q.replay(f.t.asTransport(), "self");
+        await f.q.replay(f.t.asTransport(), "self");
+        expect(f.t.sent).to.have.length(2);
+        expect(f.q.size("a")).to.equal(1);
+        expect(f.metrics.get("dist.hinted.replayed")).to.equal(0);
+        f.t.fail = () => undefined;
+        await f.q.replay(f.t.asTransport(), "self");
+        expect(f.q.size("a")).to.equal(0);
+        expect(f.metrics.get("dist.hinted.replayed")).to.equal(1);
+      });
+    }
+
+    it("a failing Remove keeps the tombstones even when the Set of the same replay succeeded", async () => {
+      const f = fixture();
+      f.q.add(A, rec("s", "v", 1));
+      f.q.add(A, tomb("t", 2));
+      f.t.fail = (c) => (c.kind === "remove" ? new CacheError("UNAVAILABLE", "flaky") : undefined);
+      await f.q.replay(f.t.asTransport(), "self");
+      expect(f.q.size("a"), "the tombstone hint is kept").to.be.at.least(1);
+      f.t.fail = () => undefined;
+      f.t.sent.length = 0;
+      await f.q.replay(f.t.asTransport(), "self");
+      expect(f.q.size("a")).to.equal(0);
+      expect(f.t.sent.some((c) => c.kind === "remove" && c.records[0]!.key === "t")).to.equal(true);
+    });
+
+    it("a newer hint queued while the older one is being replayed is kept and replayed next", async () => {
+      const f = fixture();
+      f.q.add(A, rec("k", "old", 1));
+      f.t.hold = true;
+      const replay = f.q.replay(f.t.asTransport(), "self");
+      await flush();
+      f.q.add(A, rec("k", "new", 2));
+      f.t.hold = false;
+      f.t.release();
+      await replay;
+      expect(f.q.size("a")).to.equal(1);
+      expect(f.metrics.get("dist.hinted.replayed"), "the replaced hint is not counted").to.equal(0);
+      await f.q.replay(f.t.asTransport(), "self");
+      expect(f.t.sent.map((c) => c.records[0]!.value)).to.deep.equal(["old", "new"]);
+      expect(f.q.size("a")).to.equal(0);
+      expect(f.metrics.get("dist.hinted.replayed")).to.equal(1);
+    });
+
+    it("one replay call at a time per target: a second replay while one is under way sends nothing more", async () => {
+      const f = fixture();
+      f.q.add(A, rec("k", "v", 1));
+      f.t.hold = true;
+      const first = f.q.replay(f.t.asTransport(), "self");
+      await flush();
+      await f.q.replay(f.t.asTransport(), "self");
+      expect(f.t.sent).to.have.length(1);
+      f.t.release();
+      await first;
+      expect(f.q.size("a")).to.equal(0);
+    });
+
+    it(`replays at most ${HINT_REPLAY_BATCH} hints per target per call`, async () => {
+      const f = fixture();
+      for (let i = 0; i < HINT_REPLAY_BATCH + 10; i++) f.q.add(A, rec(`k${i}`, "v", 1));
+      await f.q.replay(f.t.asTransport(), "self");
+      expect(f.t.sent.map((c) => c.records.length)).to.deep.equal([HINT_REPLAY_BATCH]);
+      expect(f.q.size("a")).to.equal(10);
+      await f.q.replay(f.t.asTransport(), "self");
+      expect(f.q.size("a")).to.equal(0);
+    });
+  });
+
+  describe("TTL expiry", () => {
+    it("drops hints older than the TTL, counts dist.hinted.expired and warns 'hint dropped after replay error' when replays had failed", async () => {
+      const f = fixture({ ttlMs: 1_000 });
+      f.q.add(A, rec("k1", "v", 1));
+      f.q.add(A, rec("k2", "v", 1));
+      f.t.fail = () => new CacheError("UNAVAILABLE", "down");
+      await f.q.replay(f.t.asTransport(), "self");
+      f.clock.advance(999);
+      expect(f.q.expire()).to.equal(0);
+      expect(f.q.size("a")).to.equal(2);
+      f.clock.advance(1);
+      expect(f.q.expire()).to.equal(2);
+      expect(f.q.size("a")).to.equal(0);
+      expect(f.metrics.get("dist.hinted.expired")).to.equal(2);
+      expect(f.metrics.get("dist.hinted.bytes")).to.equal(0);
+      const warns = f.logger.records.filter((r) => r.message === LOG.hintDropped);
+      expect(warns).to.have.length(1);
+      expect(warns[0]!.level).to.equal("warn");
+      expect(warns[0]!.fields).to.include({ peer: "a", hints: 2 });
+    });
+
+    it("hints that expire without a failed replay are counted but not reported as dropped after replay error", () => {
+      const f = fixture({ ttlMs: 1_000 });
+      f.q.add(B, rec("k", "v", 1));
+      f.clock.advance(1_000);
+      expect(f.q.expire()).to.equal(1);
+      expect(f.metrics.get("dist.hinted.expired")).to.equal(1);
+      expect(f.logger.records.filter((r) => r.message === LOG.hintDropped)).to.deep.equal([]);
+    });
+
+    it("the TTL counts from when the newest record for the key was queued", () => {
+      const f = fixture({ ttlMs: 1_000 });
+      f.q.add(A, rec("k", "v1", 1));
+      f.clock.advance(600);
+      f.q.add(A, rec("k", "v2", 2));
+      f.clock.advance(600);
+      expect(f.q.expire()).to.equal(0);
+      expect(f.q.size("a")).to.equal(1);
+    });
+  });
+
+  describe("caps and the bytes gauge", () => {
+    it("the per-node cap drops new hints for a full target (dist.hinted.dropped) but not for other targets, nor newer versions of queued keys", () => {
+      const f = fixture({ maxPerNode: 2 });
+      expect(f.q.add(A, rec("k1", "v", 1))).to.equal(true);
+      expect(f.q.add(A, rec("k2", "v", 1))).to.equal(true);
+      expect(f.q.add(A, rec("k3", "v", 1))).to.equal(false);
+      expect(f.metrics.get("dist.hinted.dropped")).to.equal(1);
+      expect(f.q.add(B, rec("k3", "v", 1)), "another target has its own cap").to.equal(true);
+      expect(f.q.add(A, rec("k1", "v-newer", 2)), "coalescing is not a new hint").to.equal(true);
+      expect(f.q.size("a")).to.equal(2);
+      expect(f.metrics.get("dist.hinted.dropped")).to.equal(1);
+      expect(f.metrics.get("dist.hinted.global_dropped")).to.equal(0);
+    });
+
+    it("the byte cap covers all targets together (dist.hinted.global_dropped) and the gauge follows additions, replacements, replays and expiry", async () => {
+      const probe = fixture();
+      probe.q.add(A, rec("k1", "x".repeat(100), 1));
+      const one = probe.q.bytes;
+      expect(one).to.be.greaterThan(100);
+      expect(probe.metrics.get("dist.hinted.bytes")).to.equal(one);
+
+      const f = fixture({ maxBytes: 2 * one, ttlMs: 1_000 });
+      expect(f.q.add(A, rec("k1", "x".repeat(100), 1))).to.equal(true);
+      expect(f.q.add(B, rec("k2", "x".repeat(100), 1))).to.equal(true);
+      expect(f.metrics.get("dist.hinted.bytes")).to.equal(2 * one);
+      expect(f.q.add(B, rec("k3", "x".repeat(100), 1))).to.equal(false);
+      expect(f.q.add(A, rec("k4", "", 1)), "even a small hint past the cap").to.equal(false);
+      expect(f.metrics.get("dist.hinted.global_dropped")).to.equal(2);
+      expect(f.metrics.get("dist.hinted.dropped")).to.equal(0);
+      // A replacement of the same size fits; a larger one would not.
+      expect(f.q.add(A, rec("k1", "y".repeat(100), 2))).to.equal(true);
+      expect(f.q.add(A, rec("k1", "z".repeat(101), 3))).to.equal(false);
+      expect(f.metrics.get("dist.hinted.global_dropped")).to.equal(3);
+      expect(f.metrics.get("dist.hinted.bytes")).to.equal(2 * one);
+      f.t.fail = (c) => (c.to === "b" ? new CacheError("UNAVAILABLE", "down") : undefined);
+      await f.q.replay(f.t.asTransport(), "self");
+      expect(f.metrics.get("dist.hinted.bytes")).to.equal(one);
+      expect(f.q.bytes).to.equal(one);
+      f.clock.advance(1_000);
+      f.q.expire();
+      expect(f.metrics.get("dist.hinted.bytes")).to.equal(0);
+      expect(f.q.add(A, rec("k3", "x".repeat(100), 4)), "room again after the queue drained").to.equal(true);
+    });
+
+    it("a replacement that does not fit keeps the older queued hint", async () => {
+      const f = fixture({ maxBytes: 200 });
+      expect(f.q.add(A, rec("k", "small", 1))).to.equal(true);
+      expect(f.q.add(A, rec("k", "x".repeat(500), 2))).to.equal(false);
+      await f.q.replay(f.t.asTransport(), "self");
+      expect(f.t.sent[0]!.records[0]!.value).to.equal("small");
+    });
+  });
+
+  describe("HintReplayLoop", () => {
+    it("start() logs 'hint replay loop started' and ticks every interval: expire, then replay", async () => {
+      const f = fixture({ ttlMs: 1_000 });
+      const loop = new HintReplayLoop({ queues: [f.q], transport: f.t.asTransport(), selfId: "self", timers: f.clock, intervalMs: 200, logger: f.logger });
+      loop.start();
+      expect(f.logger.records.filter((r) => r.message === LOG.hintReplayLoopStarted)).to.have.length(1);
+      f.q.add(A, rec("k", "v", 1));
+      await f.clock.advanceAsync(199);
+      expect(f.t.sent).to.have.length(0);
+      await f.clock.advanceAsync(1);
+      expect(f.t.sent).to.have.length(1);
+      expect(f.q.size("a")).to.equal(0);
+      loop.stop();
+      f.q.add(A, rec("k2", "v", 1));
+      await f.clock.advanceAsync(1_000);
+      expect(f.t.sent, "no ticks after stop()").to.have.length(1);
+    });
+
+    it("runReplayTick expires hints past the TTL before replaying, so they are never sent", async () => {
+      const f = fixture({ ttlMs: 1_000 });
+      const loop = new HintReplayLoop({ queues: [f.q], transport: f.t.asTransport(), selfId: "self", timers: f.clock, intervalMs: 200, logger: f.logger });
+      f.q.add(A, rec("old", "v", 1));
+      f.clock.advance(1_000);
+      f.q.add(A, rec("fresh", "v", 1));
+      await loop.runReplayTick();
+      expect(f.t.sent.flatMap((c) => c.records.map((r) => r.key))).to.deep.equal(["fresh"]);
+      expect(f.metrics.get("dist.hinted.expired")).to.equal(1);
+      expect(f.metrics.get("dist.hinted.replayed")).to.equal(1);
+    });
+  });
+});
