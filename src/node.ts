@@ -1,32 +1,29 @@
-// createNode(config, deps): builds every component of one node and wires them together.
-// It does not bind ports (main.ts does) and reads no environment.
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+// createNode(config, deps): builds every component of one node in dependency order, then wires
+// the observers between them in one explicit step. It holds no rule of its own (the rules live in
+// the modules of their areas), does not bind ports (main.ts does) and reads no environment.
 import type Koa from "koa";
 import { yieldToEventLoop, type Clock, type Timers, type YieldToLoop } from "./core/clock.js";
 import { formatAddress } from "./core/address.js";
-import { PEER_BODY_BYTES_MAX, PEER_TIMEOUT_MS, VIRTUAL_NODES } from "./core/limits.js";
+import { SSE_BUFFER_FRAMES } from "./core/limits.js";
 import type { Random } from "./core/random.js";
 import type { Config } from "./config/index.js";
 import { openAuthenticator, type Authenticator } from "./auth/index.js";
 import {
-  AntiEntropy, DistCache, HINTED_METRICS, HintQueue, HintReplayLoop, Lifecycle, MIGRATION_METRICS, PeerHandler, Reader, ReadRepairer, Rebalancer,
-  ReplicaPusher, VersionClock, WriteCoordinator, type ClusterView,
+  CatchUp, ClusterCache, createClusterView, createDataEndpoint, Forwarder, ForwardReceiver, HINTED_METRICS, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
+  MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
+  SettleWindow, SyncLoop, VersionClock, WriteCoordinator, WritePath, type ClusterView,
 } from "./cluster/index.js";
 import { ClusterEventsPublisher, createClientApp, createManagementApp, membersBody } from "./http/index.js";
 import type { AppState } from "./http/koa-middleware.js";
-import { LOG, type Logger } from "./log/index.js";
-import { Gossiper, MemberTable, Prober } from "./membership/index.js";
+import type { Logger } from "./log/index.js";
+import { addSeeds, createMembershipEndpoint, Gossiper, MemberTable, Prober } from "./membership/index.js";
 import { createOtelMirror, Metrics, OperationLatencies, SseHub, type OtelMirror, type OtlpExporterFactory } from "./observability/index.js";
-import { ConnectPeerTransport, createPeerAuth, createPeerRoutes, type PeerTlsOptions } from "./peer/index.js";
-import { HashRing } from "./ring/index.js";
+import { ConnectPeerTransport, createPeerHandler, type PeerRequestHandler, type PeerTlsOptions } from "./peer/index.js";
 import { EvictionLoop, ExpirationLoop, ShardedStore } from "./store/index.js";
-import type { PeerEndpoint, PeerMember, PeerRef, PeerTransport } from "./transport/index.js";
+import type { PeerEndpoint, PeerRef, PeerTransport } from "./transport/index.js";
 
 /** Request handler of the dist listener (Connect over HTTP/1.1 and HTTP/2). */
-export type NodeHandlerFn = ReturnType<typeof connectNodeAdapter>;
-
-/** Frames an SSE subscriber may have queued before the oldest are dropped. */
-const SSE_BUFFER_FRAMES = 64;
+export type NodeHandlerFn = PeerRequestHandler;
 
 export interface NodeDeps {
   readonly logger: Logger;
@@ -63,15 +60,19 @@ export interface HypercacheNode {
   readonly store: ShardedStore;
   readonly lifecycle: Lifecycle;
   readonly members: MemberTable;
-  readonly cache: DistCache;
+  readonly cache: ClusterCache;
   readonly hints: HintQueue;
+  /** Queued failed migrations. */
+  readonly migrations: HintQueue;
   readonly clientApp: Koa<AppState>;
   readonly managementApp: Koa<AppState>;
   /** What this node answers to peers (registered on in-memory networks by tests). */
   readonly endpoint: PeerEndpoint;
   /** Request handler of the dist listener. */
   readonly peerHandler: NodeHandlerFn;
-  /** Peer calls made so far (forwards, pushes, reads, hints). */
+  /** Merkle anti-entropy: one sync with a peer, and the answering side (for tests). */
+  readonly merkle: { readonly syncer: MerkleSyncer; readonly answers: MerkleAnswers };
+  /** Peer calls made so far (forwards, pushes, reads). */
   peerCalls(): number;
   /** The loops, for tests that drive ticks by hand. */
   readonly loops: {
@@ -81,10 +82,9 @@ export interface HypercacheNode {
     readonly prober: Prober;
     readonly gossiper: Gossiper;
     readonly rebalancer: Rebalancer;
-    readonly antiEntropy: AntiEntropy;
+    readonly antiEntropy: SyncLoop;
+    readonly catchUp: CatchUp;
   };
-  /** Queued failed migrations. */
-  readonly migrations: HintQueue;
   /** Starts the background loops. */
   start(): void;
   /** Enters draining (one-way). Returns true on the transition. */
@@ -93,11 +93,9 @@ export interface HypercacheNode {
   stop(): Promise<void>;
 }
 
-export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
-  const { logger, clock, timers } = deps;
-  const yieldToLoop = deps.yieldToLoop ?? yieldToEventLoop;
-  const selfId = config.nodeId;
-  const startedAtMonotonicMs = clock.monotonicMs();
+/** The parts every layer builds on: state, membership, the ring and the view of the cluster. */
+function buildFoundation(config: Config, deps: NodeDeps) {
+  const { logger, clock } = deps;
   const metrics = deps.metrics ?? new Metrics();
   const lifecycle = new Lifecycle({ metrics, logger, nowMs: () => clock.nowMs() });
   const store = new ShardedStore({
@@ -109,102 +107,64 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     metrics,
   });
   const versions = new VersionClock(clock);
-  const members = new MemberTable({ selfId, selfAddress: formatAddress(config.distAddr), clock, metrics, logger });
-  logger.info(LOG.clusterJoin, { seeds: config.seeds.map((s) => `${s.id}@${s.address}`), replication: config.replication });
-  for (const seed of config.seeds) {
-    if (seed.id === "") logger.warn(LOG.bareSeed, { seed: seed.address });
-    else members.addPeer(seed.id, seed.address);
-  }
-
-  // The ring follows membership: rebuilt on every change, swapped only when owners move.
-  // The ring follows membership. A change only marks it stale; the next reader rebuilds it, so a
-  // burst of membership changes costs one rebuild, and each member's points are hashed once.
-  const ringPoints = new Map<string, Uint32Array>();
-  let ring = HashRing.build(members.ringMembers(), config.replication, VIRTUAL_NODES, ringPoints);
-  let ringStale = false;
-  let ringChangedAtMs = clock.nowMs();
-  members.onChange(() => {
-    ringStale = true;
-  });
-  const currentRing = (): HashRing => {
-    if (ringStale) {
-      ringStale = false;
-      const ids = members.ringMembers();
-      for (const id of ringPoints.keys()) if (!ids.includes(id)) ringPoints.delete(id);
-      const next = HashRing.build(ids, config.replication, VIRTUAL_NODES, ringPoints);
-      if (!next.sameAs(ring)) {
-        ring = next;
-        ringChangedAtMs = clock.nowMs();
-        // New ownership: pull what this node now owns from its co-owners.
-        antiEntropy.requestCatchUp(config.heartbeatIntervalMs);
-      }
-    }
-    return ring;
-  };
-  // How long after a ring change (or the start) reads look past a local miss.
-  const settleMs = Math.max(config.hintTtlMs, 10 * config.rebalanceIntervalMs);
-  const view: ClusterView = {
-    selfId,
-    ring: currentRing,
-    peer: (id) => {
-      const m = members.get(id);
-      return m && id !== selfId ? { id, address: m.address } : undefined;
-    },
-    alivePeers: () => members.peers("alive").map((m) => ({ id: m.id, address: m.address })),
-    ringPeers: () => members.peers("alive", "suspect").map((m) => ({ id: m.id, address: m.address })),
-    knownCount: () => members.knownCount(),
-    notDeadCount: () => members.notDeadCount(),
-    // Called only once the node is built (rebalancer is initialised below).
-    unsettled: () => {
-      currentRing();
-      return !antiEntropy.caughtUp || clock.nowMs() - ringChangedAtMs < settleMs || rebalancer.busy;
-    },
-  };
-
+  const members = new MemberTable({ selfId: config.nodeId, selfAddress: formatAddress(config.distAddr), clock, metrics, logger });
+  addSeeds(members, config.seeds, config.replication, logger);
+  const ring = new RingFollower({ members, replication: config.replication, clock });
+  const settle = new SettleWindow({ clock, ring, windowMs: settleWindowMs(config.hintTtlMs, config.rebalanceIntervalMs) });
+  const view = createClusterView({ selfId: config.nodeId, members, ring, settle });
   const transport: PeerTransport =
     deps.transport ?? new ConnectPeerTransport({ token: config.peerToken, compressionThresholdBytes: config.compressionThresholdBytes, tls: deps.peerTls, metrics });
+  return { metrics, lifecycle, store, versions, members, ring, settle, view, transport };
+}
+
+type Foundation = ReturnType<typeof buildFoundation>;
+
+/** The data path: the apply path, writes (coordinate, forward, push, hint), reads and listings. */
+function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
+  const { logger, clock, timers } = deps;
+  const { metrics, store, versions, view, transport } = f;
+  const selfId = config.nodeId;
   // Failed migrations queue like hints, with the same caps and TTL.
   const queueDeps = { clock, metrics, logger, limits: { ttlMs: config.hintTtlMs, maxPerNode: config.hintMaxPerNode, maxBytes: config.hintMaxBytes } };
   const hints = new HintQueue({ ...queueDeps, names: HINTED_METRICS });
-  const migrations = new HintQueue({
-    ...queueDeps,
-    names: MIGRATION_METRICS,
-    onReplayed: (_peer, record) => rebalancer.releaseMigrated(record),
-  });
-  const hintLoop = new HintReplayLoop({ queues: [hints, migrations], transport, selfId, timers, intervalMs: config.hintReplayMs, logger });
-  const pusher = new ReplicaPusher({ transport, selfId, hints });
-  const repairer = new ReadRepairer({
-    transport,
-    selfId,
-    metrics,
-    logger,
-    timers,
-    batchSize: config.readRepairBatchSize,
-    intervalMs: config.readRepairIntervalMs,
-  });
+  const migrations = new HintQueue({ ...queueDeps, names: MIGRATION_METRICS });
+  const applier = new ReplicaApplier({ selfId, store, versions, clock, metrics, logger, ring: view.ring });
+  const pusher = new ReplicaPusher({ transport, selfId, hints, timers });
+  const repairer = new ReadRepairer({ transport, selfId, metrics, logger, timers, batchSize: config.readRepairBatchSize, intervalMs: config.readRepairIntervalMs });
   const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication });
-  const reader = new Reader({ selfId, store, clock, view, transport, repairer, replication: config.replication });
-  const cache = new DistCache({
+  const reader = new Reader({ selfId, store, clock, timers, view, transport, repairer, applier, replication: config.replication });
+  const forwarder = new Forwarder({ selfId, transport, timers });
+  const writes = new WritePath({ selfId, view, coordinator, forwarder, applier, metrics, logger });
+  const keys = new KeyLister({ store, view, transport, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop });
+  const cache = new ClusterCache({
     nodeId: selfId,
-    store,
-    clock,
-    metrics,
-    logger,
-    lifecycle,
+    lifecycle: f.lifecycle,
     view,
-    transport,
-    coordinator,
     reader,
-    yieldToLoop,
+    writes,
+    keys,
     writeConsistency: config.writeConsistency,
     readConsistency: config.readConsistency,
   });
+  const forwards = new ForwardReceiver({ selfId, lifecycle: f.lifecycle, view, coordinator, writeConsistency: config.writeConsistency });
+  const peerCalls = () => forwarder.calls + pusher.calls + reader.calls;
+  return { hints, migrations, applier, repairer, cache, keys, forwards, peerCalls };
+}
+
+type DataPath = ReturnType<typeof buildDataPath>;
+
+/** The background loops: hint replay, rebalance, anti-entropy and catch-up, store loops, membership. */
+function buildLoops(config: Config, deps: NodeDeps, f: Foundation, d: DataPath) {
+  const { logger, clock, timers, random } = deps;
+  const { metrics, store, view, transport, members } = f;
+  const selfId = config.nodeId;
+  const hints = new HintReplayLoop({ queues: [d.hints, d.migrations], transport, selfId, timers, intervalMs: config.hintReplayMs, logger });
   const rebalancer = new Rebalancer({
     selfId,
     store,
     view,
     transport,
-    migrations,
+    migrations: d.migrations,
     metrics,
     logger,
     clock,
@@ -214,96 +174,45 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     maxConcurrent: config.rebalanceMaxConcurrent,
     removalGraceMs: config.removalGraceMs,
   });
-  const antiEntropy = new AntiEntropy({
-    selfId,
-    store,
-    view,
-    transport,
-    versions,
-    metrics,
-    logger,
-    clock,
-    timers,
-    yieldToLoop,
-    intervalMs: config.autoSyncIntervalMs,
-    maxFactor: config.autoSyncMaxFactor,
-    chunkSize: config.merkleChunkSize,
-  });
-  const prober = new Prober({
-    members,
-    transport,
-    timers,
-    random: deps.random,
-    metrics,
-    logger,
-    heartbeatMs: config.heartbeatIntervalMs,
-    indirectProbeK: config.indirectProbeK,
-    deadAfterMs: config.deadAfterMs,
-  });
+  const scan = new MerkleScan({ selfId, store, clock, ring: view.ring, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, chunkSize: config.merkleChunkSize });
+  const syncer = new MerkleSyncer({ selfId, scan, transport, applier: d.applier, metrics, logger, clock });
+  const antiEntropy = new SyncLoop({ view, syncer, metrics, logger, clock, timers, intervalMs: config.autoSyncIntervalMs, maxFactor: config.autoSyncMaxFactor });
+  const catchUp = new CatchUp({ view, syncer, logger, timers, retryMs: config.heartbeatIntervalMs });
+  const storeLoopDeps = { store, clock, timers, metrics, logger };
+  const eviction = new EvictionLoop(storeLoopDeps, config.evictionIntervalMs);
+  const expiration = new ExpirationLoop(storeLoopDeps, config.expirationIntervalMs);
+  const prober = new Prober({ members, transport, timers, random, metrics, logger, heartbeatMs: config.heartbeatIntervalMs, indirectProbeK: config.indirectProbeK, deadAfterMs: config.deadAfterMs });
   const gossiper = new Gossiper({
     members,
     transport,
     timers,
-    random: deps.random,
+    random,
     logger,
     intervalMs: config.gossipIntervalMs,
     seeds: config.seeds,
     timeoutMs: Math.max(1000, config.heartbeatIntervalMs),
   });
-  const peerData = new PeerHandler({ nodeId: selfId, store, versions, clock, metrics, logger, lifecycle, ring: currentRing, incarnation: () => members.selfIncarnation });
+  return { hints, rebalancer, antiEntropy, catchUp, eviction, expiration, prober, gossiper, merkle: { syncer, answers: new MerkleAnswers(scan) } };
+}
 
-  const endpoint: PeerEndpoint = {
-    forward: (req) => cache.handleForward(req),
-    applySet: (from, records) => peerData.applySet(from, records),
-    applyRemove: (from, tombstones) => peerData.applyRemove(from, tombstones),
-    getRecords: (keys) => peerData.getRecords(keys),
-    keysPage: (cursor, limit, q) => peerData.keysPage(cursor, limit, q),
-    health: () => peerData.health(),
-    probe: async (targetId) => {
-      const target = view.peer(targetId);
-      if (!target) return { target: targetId, ok: false, error: "unknown member" };
-      try {
-        await transport.health(target);
-        return { target: targetId, ok: true, error: "" };
-      } catch (err) {
-        return { target: targetId, ok: false, error: err instanceof Error ? err.message : String(err) };
-      }
-    },
-    gossip: (from, claims) => {
-      // The answer carries this node's view of the caller from before the merge: a caller
-      // suspected here learns of the claim and refutes it with a higher incarnation.
-      const before = members.get(from);
-      members.merge(from, claims);
-      const list = members.list() as PeerMember[];
-      return before && before.state !== "alive" ? list.map((m) => (m.id === from ? before : m)) : list;
-    },
-    merkleRoot: (requester, leafCount) => antiEntropy.root(requester, leafCount),
-    merkleLeaves: (requester, leafCount) => antiEntropy.leaves(requester, leafCount),
-    merkleRange: (requester, leafCount, leaves, cursor) => antiEntropy.range(requester, leafCount, leaves, cursor),
-    drain: () => peerData.drain(),
-  };
+type Loops = ReturnType<typeof buildLoops>;
 
+/** What the node serves: the client and management apps, and what it answers to peers. */
+function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath, l: Loops) {
+  const { logger, clock, timers } = deps;
+  const { metrics, store, members, lifecycle } = f;
   const auth: Authenticator = deps.auth ?? openAuthenticator();
   const latencies = new OperationLatencies();
-  const otel: OtelMirror = createOtelMirror(metrics, { nodeId: selfId, serviceVersion: deps.serviceVersion, otlpEndpoint: deps.otlpEndpoint, otlpIntervalMs: deps.otlpIntervalMs, otlpExporter: deps.otlpExporter });
+  const otel: OtelMirror = createOtelMirror(metrics, { nodeId: config.nodeId, serviceVersion: deps.serviceVersion, otlpEndpoint: deps.otlpEndpoint, otlpIntervalMs: deps.otlpIntervalMs, otlpExporter: deps.otlpExporter });
   const events = new SseHub({ metrics, bufferFrames: SSE_BUFFER_FRAMES });
-  const loopDeps = { store, clock, timers, metrics, logger };
-  const eviction = new EvictionLoop(loopDeps, config.evictionIntervalMs);
-  const expiration = new ExpirationLoop(loopDeps, config.expirationIntervalMs);
   const publisher = new ClusterEventsPublisher({
     hub: events,
     members,
     timers,
     sources: { members: () => JSON.stringify(membersBody(config, members)), heartbeat: () => JSON.stringify(metrics.snapshot()) },
   });
-
-  const limits = {
-    maxKeyBytes: config.maxKeyBytes,
-    maxValueBytes: config.maxValueBytes,
-    maxBodyBytes: config.maxBodyBytes,
-    maxBatchItems: config.maxBatchItems,
-  };
-  const clientApp = createClientApp({ cache, auth, clock, logger, latencies, openapiYaml: deps.documents.client, limits });
+  const limits = { maxKeyBytes: config.maxKeyBytes, maxValueBytes: config.maxValueBytes, maxBodyBytes: config.maxBodyBytes, maxBatchItems: config.maxBatchItems };
+  const clientApp = createClientApp({ cache: d.cache, auth, clock, logger, latencies, openapiYaml: deps.documents.client, limits });
   const managementApp = createManagementApp({
     config,
     auth,
@@ -317,69 +226,81 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     latencies,
     otel,
     events,
-    evictNow: () => eviction.runTick(),
-    expireNow: () => expiration.runTick(),
-    startedAtMonotonicMs,
-    catchingUp: () => !antiEntropy.caughtUp,
+    evictNow: () => l.eviction.runTick(),
+    expireNow: () => l.expiration.runTick(),
+    startedAtMonotonicMs: clock.monotonicMs(),
+    catchingUp: () => !l.catchUp.caughtUp,
   });
-  // The same token signs outgoing peer calls and is required on incoming ones; the construction
-  // rule refuses a node that would sign without verifying ("insecure auth config").
-  const peerAuth = createPeerAuth({ outboundToken: config.peerToken, inboundToken: config.peerToken });
-  const peerHandler = connectNodeAdapter({
-    routes: createPeerRoutes(endpoint),
-    requestPathPrefix: "/internal",
-    readMaxBytes: PEER_BODY_BYTES_MAX,
-    writeMaxBytes: PEER_BODY_BYTES_MAX,
-    maxTimeoutMs: PEER_TIMEOUT_MS,
-    interceptors: [...peerAuth.inbound],
-    jsonOptions: { ignoreUnknownFields: true, useProtoFieldName: true, alwaysEmitImplicit: true },
-  });
+  const endpoint: PeerEndpoint = {
+    ...createDataEndpoint({
+      selfId: config.nodeId,
+      store,
+      lifecycle,
+      applier: d.applier,
+      forwards: d.forwards,
+      keys: d.keys,
+      merkle: l.merkle.answers,
+      incarnation: () => members.selfIncarnation,
+    }),
+    ...createMembershipEndpoint({ selfId: config.nodeId, members, transport: f.transport }),
+  };
+  const peerHandler = createPeerHandler(endpoint, config.peerToken);
+  return { clientApp, managementApp, endpoint, peerHandler, publisher, otel };
+}
 
+export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
+  const f = buildFoundation(config, deps);
+  const d = buildDataPath(config, deps, f);
+  const l = buildLoops(config, deps, f, d);
+  const s = buildServing(config, deps, f, d, l);
+
+  // Wiring: the observers between the parts, all in one place.
+  // New ownership: pull what this node now owns from its co-owners.
+  f.ring.onRingChange(() => l.catchUp.request());
+  // Reads look past a local miss until catch-up is done and while a rebalance moves keys.
+  f.settle.watch(() => !l.catchUp.caughtUp);
+  f.settle.watch(() => l.rebalancer.busy);
+  // A replayed migration releases the local copy as a direct one would.
+  d.migrations.onReplayed((_peer, record) => l.rebalancer.releaseMigrated(record));
 
   return {
     config,
-    metrics,
-    store,
-    lifecycle,
-    members,
-    cache,
-    hints,
-    clientApp,
-    managementApp,
-    endpoint,
-    peerHandler,
-    peerCalls: () => cache.forwardCalls + pusher.calls + reader.calls,
-    loops: { hints: hintLoop, eviction, expiration, prober, gossiper, rebalancer, antiEntropy },
-    migrations,
+    metrics: f.metrics,
+    store: f.store,
+    lifecycle: f.lifecycle,
+    members: f.members,
+    cache: d.cache,
+    hints: d.hints,
+    migrations: d.migrations,
+    clientApp: s.clientApp,
+    managementApp: s.managementApp,
+    endpoint: s.endpoint,
+    peerHandler: s.peerHandler,
+    merkle: l.merkle,
+    peerCalls: d.peerCalls,
+    loops: { hints: l.hints, eviction: l.eviction, expiration: l.expiration, prober: l.prober, gossiper: l.gossiper, rebalancer: l.rebalancer, antiEntropy: l.antiEntropy, catchUp: l.catchUp },
     start() {
       // The start-up records of SPEC.md come in this order: heartbeat, rebalance, hint replay.
-      prober.start();
-      gossiper.start();
-      rebalancer.start();
-      hintLoop.start();
-      antiEntropy.start();
+      l.prober.start();
+      l.gossiper.start();
+      l.rebalancer.start();
+      l.hints.start();
+      l.antiEntropy.start();
       // A node starts empty: it pulls what it owns from its peers before it counts as caught up.
-      antiEntropy.requestCatchUp(config.heartbeatIntervalMs);
-      repairer.start();
-      eviction.start();
-      expiration.start();
-      publisher.start();
+      l.catchUp.request();
+      d.repairer.start();
+      l.eviction.start();
+      l.expiration.start();
+      s.publisher.start();
     },
-    drain: (reason) => lifecycle.drain(reason),
+    drain: (reason) => f.lifecycle.drain(reason),
     async stop() {
-      prober.stop();
-      gossiper.stop();
-      rebalancer.stop();
-      antiEntropy.stop();
-      hintLoop.stop();
-      eviction.stop();
-      expiration.stop();
-      publisher.stop();
-      await repairer.drain();
-      await transport.close();
-      await otel.shutdown();
+      for (const loop of [l.prober, l.gossiper, l.rebalancer, l.antiEntropy, l.catchUp, l.hints, l.eviction, l.expiration, s.publisher]) loop.stop();
+      await d.repairer.drain();
+      await f.transport.close();
+      await s.otel.shutdown();
     },
   };
 }
 
-export type { PeerRef };
+export type { ClusterView, PeerRef };

@@ -44,21 +44,25 @@ export interface KeyListing {
   readonly partialNodes: readonly string[];
 }
 
+/** Writes admitted while the node was serving (CacheService.admitWrite). */
+export interface AdmittedWrites {
+  set(key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel): Promise<WriteResult>;
+  remove(key: string, consistency?: ConsistencyLevel): Promise<WriteResult>;
+  /** One result per item, in order; a failing item is a CacheError in its place. */
+  setMany(items: readonly SetItem[], consistency?: ConsistencyLevel): Promise<Array<WriteResult | CacheError>>;
+  removeMany(keys: readonly string[], consistency?: ConsistencyLevel): Promise<Array<WriteResult | CacheError>>;
+}
+
 export interface CacheService {
   readonly nodeId: string;
-  readonly draining: boolean;
   owners(key: string): Owners;
   get(key: string, consistency?: ConsistencyLevel): Promise<ReadResult>;
-  /**
-   * Writes fail with DRAINING once the node drains, unless `admitted` says the request was
-   * accepted while the node was still serving (an in-flight request completes during shutdown).
-   */
-  set(key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel, admitted?: boolean): Promise<WriteResult>;
-  remove(key: string, consistency?: ConsistencyLevel, admitted?: boolean): Promise<WriteResult>;
-  /** One result per item, in order; a failing item is a CacheError in its place. */
-  setMany(items: readonly SetItem[], consistency?: ConsistencyLevel, admitted?: boolean): Promise<Array<WriteResult | CacheError>>;
   getMany(keys: readonly string[], consistency?: ConsistencyLevel): Promise<Array<ReadResult | CacheError>>;
-  removeMany(keys: readonly string[], consistency?: ConsistencyLevel, admitted?: boolean): Promise<Array<WriteResult | CacheError>>;
+  /**
+   * The one admission step of client writes: throws 503 DRAINING once the node drains. Call it
+   * when the request arrives; the writes it returns complete even if draining starts meanwhile.
+   */
+  admitWrite(): AdmittedWrites;
   /** Cluster-wide listing of live keys matching `q` (a prefix or a glob; already validated). */
   listKeys(q: string, max: number): Promise<KeyListing>;
 }

@@ -1,7 +1,10 @@
 // What the data path knows about the cluster: the ring, how to reach a node, and the counts that
-// size quorums. Membership provides it through node.ts; the ring never reads configuration.
+// size quorums. createClusterView builds it from membership, the ring follower and the settle
+// window; the ring never reads configuration.
 import type { HashRing } from "../ring/index.js";
 import type { PeerRef } from "../transport/index.js";
+import type { RingFollower } from "./ring-follower.js";
+import type { SettleWindow } from "./settle-window.js";
 
 export interface ClusterView {
   readonly selfId: string;
@@ -22,4 +25,30 @@ export interface ClusterView {
    * change, or while a rebalance is moving keys. Reads then look past a local miss.
    */
   unsettled(): boolean;
+}
+
+/** What the view needs of the member table (membership/MemberTable provides it). */
+export interface MemberDirectory {
+  get(id: string): { readonly address: string } | undefined;
+  peers(...states: Array<"alive" | "suspect" | "dead">): ReadonlyArray<{ readonly id: string; readonly address: string }>;
+  knownCount(): number;
+  notDeadCount(): number;
+}
+
+export function createClusterView(deps: { selfId: string; members: MemberDirectory; ring: RingFollower; settle: SettleWindow }): ClusterView {
+  const { selfId, members } = deps;
+  const refs = (list: ReadonlyArray<{ readonly id: string; readonly address: string }>): PeerRef[] => list.map((m) => ({ id: m.id, address: m.address }));
+  return {
+    selfId,
+    ring: () => deps.ring.current(),
+    peer: (id) => {
+      const m = members.get(id);
+      return m && id !== selfId ? { id, address: m.address } : undefined;
+    },
+    alivePeers: () => refs(members.peers("alive")),
+    ringPeers: () => refs(members.peers("alive", "suspect")),
+    knownCount: () => members.knownCount(),
+    notDeadCount: () => members.notDeadCount(),
+    unsettled: () => deps.settle.unsettled(),
+  };
 }

@@ -18,6 +18,11 @@ export interface Timers {
   every(intervalMs: number, fn: () => void): TimerHandle;
   /** Calls `fn` once after `delayMs` milliseconds unless cancelled. */
   after(delayMs: number, fn: () => void): TimerHandle;
+  /**
+   * Calls `fn` at the end of the current event-loop turn, after the I/O callbacks already queued
+   * (setImmediate): work parsed in the same poll phase is collected before `fn` runs.
+   */
+  defer(fn: () => void): void;
 }
 
 /** The process clock. */
@@ -37,6 +42,9 @@ export const systemTimers: Timers = Object.freeze({
     const t = setTimeout(fn, Math.max(0, delayMs));
     t.unref();
     return { cancel: () => clearTimeout(t) };
+  },
+  defer(fn: () => void): void {
+    setImmediate(fn);
   },
 });
 

@@ -76,3 +76,53 @@ export const EVICTION_SHARDS_MAX = 1024;
  * yields to the event loop: a few milliseconds of work, so requests never wait for a whole scan.
  */
 export const SCAN_SLICE_RECORDS = 8192;
+
+/** How one per-peer batch is cut: items and payload bytes per call, calls under way per peer. */
+export interface PeerBatchLimits {
+  readonly items: number;
+  readonly bytes: number;
+  readonly inFlight: number;
+}
+
+/**
+ * Per-peer batching of every peer call that carries records or keys. Items pending for the same
+ * peer travel in one call up to these caps; a call's bytes stay under PEER_BATCH_BYTES.
+ */
+export const PEER_BATCHING: Readonly<Record<"forward" | "push" | "get" | "repair" | "hintReplay", PeerBatchLimits>> = Object.freeze({
+  /** Client writes forwarded to their primary. */
+  forward: Object.freeze({ items: 512, bytes: PEER_BATCH_BYTES, inFlight: 1 }),
+  /** Replica sets and removes pushed by a coordinator. */
+  push: Object.freeze({ items: 512, bytes: PEER_BATCH_BYTES, inFlight: 1 }),
+  /** Reads of records from other owners. */
+  get: Object.freeze({ items: 512, bytes: PEER_BATCH_BYTES, inFlight: 1 }),
+  /** Read repairs sent to one owner. */
+  repair: Object.freeze({ items: 512, bytes: PEER_BATCH_BYTES, inFlight: 1 }),
+  /** Hints (and queued migrations) replayed to one target per call. */
+  hintReplay: Object.freeze({ items: 256, bytes: PEER_BATCH_BYTES, inFlight: 1 }),
+});
+
+/** Pages and scan budgets of the background paths. */
+export const SCAN_LIMITS = Object.freeze({
+  /** Records a whole-store scan looks at before it yields (see SCAN_SLICE_RECORDS). */
+  sliceRecords: SCAN_SLICE_RECORDS,
+  /** Records a rebalance scan looks at per batch before a tick gives the event loop back. */
+  rebalanceRecordsPerBatch: 4096,
+  /** Records per Merkle range page (and at most PEER_BATCH_BYTES of them). */
+  merkleRangePage: 1000,
+  /** Keys asked per page when the key browser lists a peer's keys. */
+  keyListingPage: 5000,
+  /** Largest Merkle tree, in leaves. */
+  merkleLeavesMax: 65_536,
+});
+
+/** Fixed bookkeeping bytes counted per queued hint on top of its key and value. */
+export const HINT_OVERHEAD_BYTES = 64;
+
+/** Frames an SSE subscriber may have queued behind a full socket before the oldest are dropped. */
+export const SSE_BUFFER_FRAMES = 64;
+
+/** Exchange stream (one per peer): frames served at once, and answer bytes waiting to be sent. */
+export const EXCHANGE_LIMITS = Object.freeze({ pendingFramesMax: 64, unsentBytesMax: 16 * 1024 * 1024 });
+
+/** Client operations the /stats latency summaries cover (per operation). */
+export const LATENCY_WINDOW_OPS = 2048;

@@ -2,14 +2,15 @@
 // is reported in its own result (status, error, code) and never fails the call.
 import type Router from "@koa/router";
 import type { components } from "../../gen/openapi/client.js";
-import { base64DecodedLength, fromBase64, fromUtf8, toBase64 } from "../core/byte-string.js";
+import { base64DecodedLength, fromBase64, fromUtf8 } from "../core/byte-string.js";
 import { MAX_DURATION_MS } from "../core/duration.js";
 import type { Clock } from "../core/clock.js";
 import { CacheError, badRequest, toCacheError } from "../core/errors.js";
 import type { Authenticator } from "../auth/index.js";
-import type { CacheService, ReadResult, SetItem, WriteResult } from "../cluster/index.js";
+import type { AdmittedWrites, CacheService, ReadResult, SetItem, WriteResult } from "../cluster/index.js";
 import { readJsonBody } from "./body.js";
 import { authenticated, type AppContext, type AppState } from "./koa-middleware.js";
+import { itemEnvelope } from "./item-view.js";
 import { envelopeOf } from "./respond.js";
 import { queryOne } from "./query.js";
 import { checkKey } from "../core/key-check.js";
@@ -28,121 +29,108 @@ export interface BatchRouteDeps {
 }
 
 export function addBatchRoutes(router: Router<AppState>, deps: BatchRouteDeps): void {
-  const { cache, auth } = deps;
+  router.post("/v1/cache/batch/put", authenticated(deps.auth, "write"), (ctx) => batchPut(ctx, deps));
+  router.post("/v1/cache/batch/get", authenticated(deps.auth, "read"), (ctx) => batchGet(ctx, deps));
+  router.post("/v1/cache/batch/delete", authenticated(deps.auth, "write"), (ctx) => batchDelete(ctx, deps));
+}
 
-  /** The array field of the body, checked against the batch limit. */
-  const listOf = async (ctx: AppContext, field: "items" | "keys"): Promise<unknown[]> => {
-    const body = await readJsonBody(ctx.req, deps.maxBodyBytes);
-    if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest(`request body must be an object with a "${field}" array`);
-    const list = (body as Record<string, unknown>)[field];
-    if (!Array.isArray(list)) throw badRequest(`"${field}" must be an array`);
-    if (list.length > deps.maxBatchItems) {
-      throw badRequest(`at most ${deps.maxBatchItems} ${field} per batch call; got ${list.length}`, { max_items: deps.maxBatchItems });
+/** The array field of the body, checked against the batch limit. */
+async function listOf(ctx: AppContext, field: "items" | "keys", deps: BatchRouteDeps): Promise<unknown[]> {
+  const body = await readJsonBody(ctx.req, deps.maxBodyBytes);
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest(`request body must be an object with a "${field}" array`);
+  const list = (body as Record<string, unknown>)[field];
+  if (!Array.isArray(list)) throw badRequest(`"${field}" must be an array`);
+  if (list.length > deps.maxBatchItems) {
+    throw badRequest(`at most ${deps.maxBatchItems} ${field} per batch call; got ${list.length}`, { max_items: deps.maxBatchItems });
+  }
+  return list;
+}
+
+/** A failed item's result: its status, the envelope fields, and the key's owners when the key is valid. */
+function failure(key: string, err: CacheError, deps: BatchRouteDeps) {
+  let owners: string[] = [];
+  try {
+    checkKey(key, deps.maxKeyBytes);
+    owners = deps.cache.owners(key).ids as string[];
+  } catch {
+    // An invalid key has no owners.
+  }
+  return { key, status: err.status, owners, node: deps.cache.nodeId, ...envelopeOf(err), code: err.code };
+}
+
+/**
+ * The writes of a batch, admitted when the request arrives; once the node drains, the DRAINING
+ * error instead, which every item then reports in its own result.
+ */
+function admit(cache: CacheService): AdmittedWrites | CacheError {
+  try {
+    return cache.admitWrite();
+  } catch (err) {
+    return toCacheError(err);
+  }
+}
+
+async function batchPut(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
+  const writes = admit(deps.cache);
+  const consistency = parseConsistency(queryOne(ctx, "consistency"));
+  const parsed = (await listOf(ctx, "items", deps)).map((raw) => parsePutItem(raw, deps));
+  const valid = parsed.filter((p): p is SetItem => !(p instanceof BatchItemError));
+  const written = writes instanceof CacheError ? valid.map(() => writes) : await writes.setMany(valid, consistency);
+  let next = 0;
+  const results: Schemas["BatchPutResult"][] = parsed.map((p) => {
+    if (p instanceof BatchItemError) return { ...failure(p.key, p.error, deps), stored: false };
+    const r = written[next++] as WriteResult | CacheError;
+    if (r instanceof CacheError) return { ...failure(p.key, r, deps), stored: false };
+    return { key: r.key, status: 200, stored: r.applied, bytes: r.bytes, node: deps.cache.nodeId, owners: r.owners.ids as string[] };
+  });
+  const out: Schemas["BatchPutResponse"] = { results };
+  ctx.body = out;
+}
+
+async function batchGet(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
+  const consistency = parseConsistency(queryOne(ctx, "consistency"));
+  const parsed = (await listOf(ctx, "keys", deps)).map((k) => parseKey(k, deps.maxKeyBytes));
+  const valid = parsed.filter((p): p is string => typeof p === "string");
+  const read = await deps.cache.getMany(valid, consistency);
+  let next = 0;
+  const now = deps.clock.nowMs();
+  // The answer carries at most maxBodyBytes of values: items past that budget are reported
+  // 413 in place (ask for them in another call) instead of building an unbounded response.
+  let valueBytes = 0;
+  const results: Schemas["BatchGetResult"][] = parsed.map((p) => {
+    if (p instanceof BatchItemError) return { ...failure(p.key, p.error, deps), found: false };
+    const r = read[next++] as ReadResult | CacheError;
+    if (r instanceof CacheError) return { ...failure(p, r, deps), found: false };
+    const owners = r.owners.ids as string[];
+    if (r.item === undefined) return { ...failure(p, new CacheError("NOT_FOUND", `key ${JSON.stringify(p)} not found`), deps), owners, found: false };
+    valueBytes += r.item.value.length;
+    if (valueBytes > deps.maxBodyBytes && valueBytes !== r.item.value.length) {
+      const over = new CacheError("PAYLOAD_TOO_LARGE", `the answer reached its limit of ${deps.maxBodyBytes} value bytes; read this key in another call`, {
+        limit_bytes: deps.maxBodyBytes,
+      });
+      return { ...failure(p, over, deps), owners, found: false };
     }
-    return list;
-  };
-
-  const failure = (key: string, err: CacheError) => ({
-    key,
-    status: err.status,
-    owners: keyOwners(key),
-    node: cache.nodeId,
-    ...envelopeOf(err),
-    code: err.code,
+    return { ...itemEnvelope(r.item, r.owners, deps.cache.nodeId, now), key: p, status: 200, found: true };
   });
+  const out: Schemas["BatchGetResponse"] = { results };
+  ctx.body = out;
+}
 
-  const keyOwners = (key: string): string[] => {
-    try {
-      checkKey(key, deps.maxKeyBytes);
-      return cache.owners(key).ids as string[];
-    } catch {
-      return [];
-    }
-  };
-
-  router.post("/v1/cache/batch/put", authenticated(auth, "write"), async (ctx) => {
-    const admitted = !cache.draining;
-    const consistency = parseConsistency(queryOne(ctx, "consistency"));
-    const list = await listOf(ctx, "items");
-    const parsed = list.map((raw) => parsePutItem(raw, deps));
-    const valid = parsed.filter((p): p is SetItem => !(p instanceof BatchItemError));
-    const written = await cache.setMany(valid, consistency, admitted);
-    let next = 0;
-    const results: Schemas["BatchPutResult"][] = parsed.map((p) => {
-      if (p instanceof BatchItemError) return { ...failure(p.key, p.error), stored: false };
-      const r = written[next++] as WriteResult | CacheError;
-      if (r instanceof CacheError) return { ...failure(p.key, r), stored: false };
-      return { key: r.key, status: 200, stored: r.applied, bytes: r.bytes, node: cache.nodeId, owners: r.owners.ids as string[] };
-    });
-    const out: Schemas["BatchPutResponse"] = { results };
-    ctx.body = out;
+async function batchDelete(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
+  const writes = admit(deps.cache);
+  const consistency = parseConsistency(queryOne(ctx, "consistency"));
+  const parsed = (await listOf(ctx, "keys", deps)).map((k) => parseKey(k, deps.maxKeyBytes));
+  const valid = parsed.filter((p): p is string => typeof p === "string");
+  const removed = writes instanceof CacheError ? valid.map(() => writes) : await writes.removeMany(valid, consistency);
+  let next = 0;
+  const results: Schemas["BatchDeleteResult"][] = parsed.map((p) => {
+    if (p instanceof BatchItemError) return { ...failure(p.key, p.error, deps), deleted: false };
+    const r = removed[next++] as WriteResult | CacheError;
+    if (r instanceof CacheError) return { ...failure(p, r, deps), deleted: false };
+    return { key: r.key, status: 200, deleted: r.applied, bytes: r.bytes, node: deps.cache.nodeId, owners: r.owners.ids as string[] };
   });
-
-  router.post("/v1/cache/batch/get", authenticated(auth, "read"), async (ctx) => {
-    const consistency = parseConsistency(queryOne(ctx, "consistency"));
-    const list = await listOf(ctx, "keys");
-    const parsed = list.map((k) => parseKey(k, deps.maxKeyBytes));
-    const valid = parsed.filter((p): p is string => typeof p === "string");
-    const read = await cache.getMany(valid, consistency);
-    let next = 0;
-    const now = deps.clock.nowMs();
-    // The answer carries at most maxBodyBytes of values: items past that budget are reported
-    // 413 in place (ask for them in another call) instead of building an unbounded response.
-    let valueBytes = 0;
-    const results: Schemas["BatchGetResult"][] = parsed.map((p) => {
-      if (p instanceof BatchItemError) return { ...failure(p.key, p.error), found: false };
-      const r = read[next++] as ReadResult | CacheError;
-      if (r instanceof CacheError) return { ...failure(p, r), found: false };
-      if (r.item === undefined) {
-        return { ...failure(p, new CacheError("NOT_FOUND", `key ${JSON.stringify(p)} not found`)), owners: r.owners.ids as string[], found: false };
-      }
-      const it = r.item;
-      valueBytes += it.value.length;
-      if (valueBytes > deps.maxBodyBytes && valueBytes !== it.value.length) {
-        const over = new CacheError("PAYLOAD_TOO_LARGE", `the answer reached its limit of ${deps.maxBodyBytes} value bytes; read this key in another call`, {
-          limit_bytes: deps.maxBodyBytes,
-        });
-        return { ...failure(p, over), owners: r.owners.ids as string[], found: false };
-      }
-      const found: Schemas["BatchGetResult"] = {
-        key: p,
-        status: 200,
-        found: true,
-        value: toBase64(it.value),
-        value_encoding: "base64",
-        version: it.version,
-        origin: it.origin,
-        last_updated: new Date(it.lastUpdatedMs).toISOString(),
-        node: cache.nodeId,
-        owners: r.owners.ids as string[],
-      };
-      if (it.expiresAtMs > 0) {
-        found.ttl_ms = Math.max(0, it.expiresAtMs - now);
-        found.expires_at = new Date(it.expiresAtMs).toISOString();
-      }
-      return found;
-    });
-    const out: Schemas["BatchGetResponse"] = { results };
-    ctx.body = out;
-  });
-
-  router.post("/v1/cache/batch/delete", authenticated(auth, "write"), async (ctx) => {
-    const admitted = !cache.draining;
-    const consistency = parseConsistency(queryOne(ctx, "consistency"));
-    const list = await listOf(ctx, "keys");
-    const parsed = list.map((k) => parseKey(k, deps.maxKeyBytes));
-    const valid = parsed.filter((p): p is string => typeof p === "string");
-    const removed = await cache.removeMany(valid, consistency, admitted);
-    let next = 0;
-    const results: Schemas["BatchDeleteResult"][] = parsed.map((p) => {
-      if (p instanceof BatchItemError) return { ...failure(p.key, p.error), deleted: false };
-      const r = removed[next++] as WriteResult | CacheError;
-      if (r instanceof CacheError) return { ...failure(p, r), deleted: false };
-      return { key: r.key, status: 200, deleted: r.applied, bytes: r.bytes, node: cache.nodeId, owners: r.owners.ids as string[] };
-    });
-    const out: Schemas["BatchDeleteResponse"] = { results };
-    ctx.body = out;
-  });
+  const out: Schemas["BatchDeleteResponse"] = { results };
+  ctx.body = out;
 }
 
 /** A batch item that failed validation, reported in its place. */

@@ -6,16 +6,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Koa from "koa";
 import type { components } from "../../gen/openapi/client.js";
-import { toBase64 } from "../core/byte-string.js";
 import type { Clock } from "../core/clock.js";
 import { CacheError, toCacheError } from "../core/errors.js";
 import { requireScope, type Authenticator, type Identity } from "../auth/index.js";
 import type { CacheService } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { LatencyWindow, OperationLatencies } from "../observability/index.js";
-import type { Owners } from "../ring/index.js";
-import type { LiveItem } from "../store/index.js";
 import { readRawBody } from "./body.js";
+import { itemEnvelope, itemHeaders } from "./item-view.js";
 import { writeError, writeJson } from "./respond.js";
 import { oneParam, parseQuery } from "./query.js";
 import { decodeKeySegment, parseConsistency, parseTtlQuery } from "./validate.js";
@@ -79,89 +77,52 @@ export function itemRoutes(deps: ItemRouteDeps): Koa.Middleware {
   const { cache, auth } = deps;
   const nodeId = cache.nodeId;
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, method: string, segment: string, query: string): Promise<void> => {
-    const authed = auth.authenticate(req);
-    const identity: Identity = authed instanceof Promise ? await authed : authed;
-    const params = query === "" ? undefined : parseQuery(query);
-    if (method === "GET" || method === "HEAD") {
-      requireScope(identity, "read");
-      const key = decodeKeySegment(segment, deps.maxKeyBytes);
-      const { item, owners } = await cache.get(key, parseConsistency(oneParam(params, "consistency")));
-      if (item === undefined) {
-        res.setHeader("X-Cache-Node", nodeId);
-        res.setHeader("X-Cache-Owners", owners.header);
-        throw new CacheError("NOT_FOUND", `key ${JSON.stringify(key)} not found`);
-      }
-      if (method === "HEAD") writeHead(res, item, owners);
-      else if (prefersJson(req.headers.accept)) writeJson(res, 200, JSON.stringify(envelope(item, owners)));
-      else writeValue(res, item, owners);
-      return;
+  const read = async (req: IncomingMessage, res: ServerResponse, method: string, segment: string, params: URLSearchParams | undefined): Promise<void> => {
+    const key = decodeKeySegment(segment, deps.maxKeyBytes);
+    const { item, owners } = await cache.get(key, parseConsistency(oneParam(params, "consistency")));
+    if (item === undefined) {
+      res.setHeader("X-Cache-Node", nodeId);
+      res.setHeader("X-Cache-Owners", owners.header);
+      throw new CacheError("NOT_FOUND", `key ${JSON.stringify(key)} not found`);
     }
-    requireScope(identity, "write");
+    const now = deps.clock.nowMs();
+    if (method === "HEAD") {
+      res.writeHead(200, itemHeaders(item, owners, nodeId, now, true));
+      res.end();
+    } else if (prefersJson(req.headers.accept)) {
+      writeJson(res, 200, JSON.stringify(itemEnvelope(item, owners, nodeId, now)));
+    } else {
+      res.writeHead(200, itemHeaders(item, owners, nodeId, now, false));
+      res.end(item.value, "latin1");
+    }
+  };
+
+  const write = async (req: IncomingMessage, res: ServerResponse, method: string, segment: string, params: URLSearchParams | undefined): Promise<void> => {
     const key = decodeKeySegment(segment, deps.maxKeyBytes);
     const consistency = parseConsistency(oneParam(params, "consistency"));
-    // Draining is decided when the request arrives: a write admitted while serving completes
-    // even if the node starts draining while its body is still arriving.
-    if (cache.draining) throw new CacheError("DRAINING", "node is draining: writes go to another node");
+    // Admitted on arrival: a write admitted while serving completes even if the node starts
+    // draining while its body is still arriving.
+    const writes = cache.admitWrite();
     if (method === "PUT") {
       const ttlMs = parseTtlQuery(oneParam(params, "ttl"));
       const body = await readRawBody(req, deps.maxValueBytes, "value");
-      const r = await cache.set(key, body.toString("latin1"), ttlMs, consistency, true);
+      const r = await writes.set(key, body.toString("latin1"), ttlMs, consistency);
       const out: Schemas["PutResponse"] = { key, stored: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
       writeJson(res, 200, JSON.stringify(out));
     } else {
-      const r = await cache.remove(key, consistency, true);
+      const r = await writes.remove(key, consistency);
       const out: Schemas["DeleteResponse"] = { key, deleted: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
       writeJson(res, 200, JSON.stringify(out));
     }
   };
 
-  const envelope = (item: LiveItem, owners: Owners): Schemas["ItemEnvelope"] => {
-    const env: Schemas["ItemEnvelope"] = {
-      key: item.key,
-      value: toBase64(item.value),
-      value_encoding: "base64",
-      version: item.version,
-      origin: item.origin,
-      last_updated: new Date(item.lastUpdatedMs).toISOString(),
-      node: nodeId,
-      owners: owners.ids as string[],
-    };
-    if (item.expiresAtMs > 0) {
-      env.ttl_ms = Math.max(0, item.expiresAtMs - deps.clock.nowMs());
-      env.expires_at = new Date(item.expiresAtMs).toISOString();
-    }
-    return env;
-  };
-
-  const writeValue = (res: ServerResponse, item: LiveItem, owners: Owners): void => {
-    res.writeHead(200, [
-      "Content-Type", "application/octet-stream",
-      "Content-Length", String(item.value.length),
-      "X-Cache-Version", String(item.version),
-      "X-Cache-Origin", item.origin,
-      "X-Cache-Node", nodeId,
-      "X-Cache-Owners", owners.header,
-    ]);
-    res.end(item.value, "latin1");
-  };
-
-  const writeHead = (res: ServerResponse, item: LiveItem, owners: Owners): void => {
-    const headers = [
-      "Content-Type", "application/octet-stream",
-      "Content-Length", String(item.value.length),
-      "X-Cache-Version", String(item.version),
-      "X-Cache-Origin", item.origin,
-      "X-Cache-Last-Updated", new Date(item.lastUpdatedMs).toISOString(),
-      "X-Cache-Owners", owners.header,
-      "X-Cache-Node", nodeId,
-    ];
-    if (item.expiresAtMs > 0) {
-      headers.push("X-Cache-Ttl-Ms", String(Math.max(0, item.expiresAtMs - deps.clock.nowMs())));
-      headers.push("X-Cache-Expires-At", new Date(item.expiresAtMs).toISOString());
-    }
-    res.writeHead(200, headers);
-    res.end();
+  const handle = async (req: IncomingMessage, res: ServerResponse, method: string, segment: string, query: string): Promise<void> => {
+    const authed = auth.authenticate(req);
+    const identity: Identity = authed instanceof Promise ? await authed : authed;
+    const params = query === "" ? undefined : parseQuery(query);
+    const reading = method === "GET" || method === "HEAD";
+    requireScope(identity, reading ? "read" : "write");
+    await (reading ? read : write)(req, res, method, segment, params);
   };
 
   return async function itemRoutesMiddleware(ctx, next) {

@@ -8,7 +8,7 @@ import { randomInt, type Random } from "../core/random.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { PeerMember, PeerRef, PeerTransport } from "../transport/index.js";
 import type { MemberTable } from "./member-table.js";
-import { withTimeout } from "./prober.js";
+import { withTimeout } from "../core/timeout.js";
 
 export interface GossiperDeps {
   readonly members: MemberTable;

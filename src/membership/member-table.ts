@@ -9,7 +9,7 @@ import { GOSSIP_ENTRIES_MAX, MEMBERS_MAX, PRUNED_REMEMBERED_MAX } from "../core/
 import { isNodeId } from "../core/node-id.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
-import { decideGossip, type Member, type MemberState } from "./transitions.js";
+import { decideGossip, isDeadBy, type Member, type MemberState } from "./transitions.js";
 
 export type MembershipObserver = (members: readonly Member[]) => void;
 
@@ -172,7 +172,7 @@ export class MemberTable {
   /** Suspect peers past the dead window (no successful probe for `deadAfterMs`). */
   overdueSuspects(deadAfterMs: number): string[] {
     const now = this.deps.clock.nowMs();
-    return [...this.entries.values()].filter((e) => e.state === "suspect" && now - e.lastProbeOkMs >= deadAfterMs).map((e) => e.id);
+    return [...this.entries.values()].filter((e) => e.state === "suspect" && isDeadBy(e.lastProbeOkMs, now, deadAfterMs)).map((e) => e.id);
   }
 
   /** Declares a suspect peer dead and removes it from membership. */

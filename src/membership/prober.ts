@@ -5,6 +5,7 @@
 // goes SERVICE_DEAD_AFTER without a successful probe is declared dead and pruned.
 import type { TimerHandle, Timers } from "../core/clock.js";
 import { CacheError } from "../core/errors.js";
+import { withTimeout } from "../core/timeout.js";
 import { sample, shuffle, type Random } from "../core/random.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
@@ -21,23 +22,6 @@ export interface ProberDeps {
   readonly heartbeatMs: number;
   readonly indirectProbeK: number;
   readonly deadAfterMs: number;
-}
-
-/** Rejects with UNAVAILABLE when `p` does not settle within `ms`. */
-export function withTimeout<T>(timers: Timers, ms: number, p: Promise<T>, what: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const t = timers.after(ms, () => reject(new CacheError("UNAVAILABLE", `${what} timed out after ${ms} ms`)));
-    p.then(
-      (v) => {
-        t.cancel();
-        resolve(v);
-      },
-      (e: unknown) => {
-        t.cancel();
-        reject(e);
-      },
-    );
-  });
 }
 
 export class Prober {

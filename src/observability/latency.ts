@@ -1,7 +1,9 @@
 // Latency summaries of client operations over a sliding window of recent samples: a fixed ring
 // buffer per operation, so recording is one array write and memory never grows.
 
-const WINDOW = 2048;
+import { LATENCY_WINDOW_OPS } from "../core/limits.js";
+
+const WINDOW = LATENCY_WINDOW_OPS;
 
 export interface LatencySummary {
   readonly count: number;

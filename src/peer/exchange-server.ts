@@ -4,6 +4,7 @@
 import { create } from "@bufbuild/protobuf";
 import { AsyncQueue } from "../core/async-queue.js";
 import { badRequest, toCacheError } from "../core/errors.js";
+import { EXCHANGE_LIMITS } from "../core/limits.js";
 import type { ClientWrite, PeerEndpoint } from "../transport/index.js";
 import {
   ExchangeErrorSchema,
@@ -65,8 +66,8 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
  * never reads cannot make the node buffer answers without bound (backpressure then reaches it
  * through HTTP/2 flow control).
  */
-export const EXCHANGE_PENDING_MAX = 64;
-export const EXCHANGE_UNSENT_BYTES_MAX = 16 * 1024 * 1024;
+const EXCHANGE_PENDING_MAX = EXCHANGE_LIMITS.pendingFramesMax;
+const EXCHANGE_UNSENT_BYTES_MAX = EXCHANGE_LIMITS.unsentBytesMax;
 
 /** Approximate wire size of an answer (the records of a Get answer dominate). */
 function answerBytes(r: ExchangeResponse): number {

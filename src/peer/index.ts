@@ -1,4 +1,5 @@
 export { createPeerRoutes, peerServiceImpl } from "./peer-service.js";
+export { createPeerHandler, type PeerRequestHandler } from "./peer-handler.js";
 export { createPeerServer, createSecurePeerServer, type PeerServer } from "./peer-server.js";
 export { peerTlsOptions, type PeerTlsOptions } from "./peer-tls.js";
 export { ConnectPeerTransport, type ConnectPeerTransportOptions } from "./client.js";

@@ -58,14 +58,10 @@ const unused = (): never => {
 
 const fakeCache: CacheService = {
   nodeId: "drift-node",
-  draining: false,
   owners: unused,
   get: unused,
-  set: unused,
-  remove: unused,
-  setMany: unused,
   getMany: unused,
-  removeMany: unused,
+  admitWrite: unused,
   listKeys: unused,
 };
 

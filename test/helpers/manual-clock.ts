@@ -35,6 +35,14 @@ export class ManualClock implements Clock, Timers {
     return this.add({ at: this.mono + Math.max(0, delayMs), seq: this.seq++, interval: undefined, fn });
   }
 
+  /**
+   * Deferred callbacks run on the real event loop (setImmediate), as in production: flush() and
+   * advanceAsync() let them run, and they never move time.
+   */
+  defer(fn: () => void): void {
+    setImmediate(fn);
+  }
+
   /** Timers still scheduled. */
   get pending(): number {
     return this.scheduled.size;

@@ -30,7 +30,7 @@ describe("sim/anti-entropy: a replica at capacity", () => {
   async function overfilled(seed: number, count = 200): Promise<{ c: SimCluster; n2: SimNode; keys: string[] }> {
     const { c, n2 } = await pair(seed);
     const keys = Array.from({ length: count }, (_, i) => `k${i}`);
-    for (const k of keys) await c.node("n1").cache.set(k, fromUtf8(`v-${k}`), 0, "all");
+    for (const k of keys) await c.node("n1").cache.admitWrite().set(k, fromUtf8(`v-${k}`), 0, "all");
     await c.advance(1_500);
     expect(n2.node.store.items).to.equal(64);
     return { c, n2, keys };

@@ -42,11 +42,11 @@ describe("sim/anti-entropy: repair", () => {
       const c = await cluster({ nodes: 3, seed: 251, env: ENV });
       await c.advance(500);
       const keys = keysWhere(c, 20, (o) => o.primary === "n1", "ae");
-      for (const k of keys) await c.node("n1").cache.set(k, fromUtf8(`old-${k}`), 0, "all");
+      for (const k of keys) await c.node("n1").cache.admitWrite().set(k, fromUtf8(`old-${k}`), 0, "all");
       const updated = keys.slice(0, 10);
       const added = keysWhere(c, 5, (o) => o.primary === "n1", "ae-new");
       await missedWhileAway(c, async () => {
-        for (const k of [...updated, ...added]) await c.node("n1").cache.set(k, fromUtf8(`new-${k}`), 0, "quorum");
+        for (const k of [...updated, ...added]) await c.node("n1").cache.admitWrite().set(k, fromUtf8(`new-${k}`), 0, "quorum");
       }, updated.length + added.length);
       const stale = () => [...updated, ...added].filter((k) => text(c.node("n3").store.peek(k)?.value) !== `new-${k}`);
       expect(stale()).to.have.length(15);
@@ -69,10 +69,10 @@ describe("sim/anti-entropy: repair", () => {
       const c = await cluster({ nodes: 3, seed: 252, env: ENV });
       await c.advance(500);
       const keys = keysWhere(c, 6, (o) => o.primary === "n1", "del");
-      for (const k of keys) await c.node("n1").cache.set(k, fromUtf8(`v-${k}`), 0, "all");
+      for (const k of keys) await c.node("n1").cache.admitWrite().set(k, fromUtf8(`v-${k}`), 0, "all");
       const deleted = keys.slice(0, 3);
       await missedWhileAway(c, async () => {
-        for (const k of deleted) await c.node("n1").cache.remove(k, "quorum");
+        for (const k of deleted) await c.node("n1").cache.admitWrite().remove(k, "quorum");
       }, deleted.length);
       for (const k of deleted) expect(storedEverywhere(c, k), k).to.deep.equal({ n1: "<tombstone>", n2: "<tombstone>", n3: `v-${k}` });
 
@@ -94,14 +94,14 @@ describe("sim/anti-entropy: repair", () => {
       const c = await cluster({ nodes: 3, seed: 253, startLoops: false });
       const key = keyWhere(c, (o) => o.ids.includes("n1") && o.ids.includes("n2"), "absent");
       c.node("n1").store.apply(rec(key, "only-here", BASE_VERSION + 1_000, "n1"));
-      const fromN1 = await c.node("n1").loops.antiEntropy.syncWith(peer("n2"));
+      const fromN1 = await c.node("n1").merkle.syncer.syncWith(peer("n2"));
       expect(fromN1).to.deep.include({ pulled: 0, clean: false });
       expect(text(c.node("n1").store.peek(key)?.value), "kept by its holder").to.equal("only-here");
       expect(c.node("n2").store.peek(key), "a pull never pushes").to.equal(undefined);
-      const fromN2 = await c.node("n2").loops.antiEntropy.syncWith(peer("n1"));
+      const fromN2 = await c.node("n2").merkle.syncer.syncWith(peer("n1"));
       expect(fromN2).to.deep.equal({ pulled: 1, clean: false, failed: false });
       expect(text(c.node("n2").store.peek(key)?.value)).to.equal("only-here");
-      expect(await c.node("n1").loops.antiEntropy.syncWith(peer("n2"))).to.deep.include({ pulled: 0, clean: true, failed: false });
+      expect(await c.node("n1").merkle.syncer.syncWith(peer("n2"))).to.deep.include({ pulled: 0, clean: true, failed: false });
     }),
   );
 
@@ -112,10 +112,10 @@ describe("sim/anti-entropy: repair", () => {
       const key = keyWhere(c, (o) => o.ids.includes("n1") && o.ids.includes("n2"), "lww");
       c.node("n1").store.apply(rec(key, "older", BASE_VERSION + 1_000, "n1"));
       c.node("n2").store.apply(rec(key, "newer", BASE_VERSION + 2_000, "n2"));
-      await c.node("n2").loops.antiEntropy.syncWith(peer("n1"));
+      await c.node("n2").merkle.syncer.syncWith(peer("n1"));
       expect(text(c.node("n2").store.peek(key)?.value)).to.equal("newer");
       expect(c.node("n2").metrics.get("dist.version.conflicts")).to.equal(1);
-      await c.node("n1").loops.antiEntropy.syncWith(peer("n2"));
+      await c.node("n1").merkle.syncer.syncWith(peer("n2"));
       expect(text(c.node("n1").store.peek(key)?.value)).to.equal("newer");
     }),
   );
@@ -124,7 +124,7 @@ describe("sim/anti-entropy: repair", () => {
     async function fiveLoaded(seed: number): Promise<{ c: SimCluster; keys: string[] }> {
       const c = await cluster({ nodes: 5, seed, startLoops: false });
       const keys = Array.from({ length: 200 }, (_, i) => `five-${i}`);
-      for (const k of keys) await c.node("n1").cache.set(k, fromUtf8(`v-${k}`), 0, "all");
+      for (const k of keys) await c.node("n1").cache.admitWrite().set(k, fromUtf8(`v-${k}`), 0, "all");
       await c.settle();
       return { c, keys };
     }
@@ -136,10 +136,10 @@ describe("sim/anti-entropy: repair", () => {
         const owners = (k: string) => c.node("n1").cache.owners(k).ids;
         expect(keys.filter((k) => owners(k).includes("n1") && !owners(k).includes("n2")).length, "keys only n1 of the two holds").to.be.greaterThan(0);
         expect(keys.filter((k) => owners(k).includes("n2") && !owners(k).includes("n1")).length, "keys only n2 of the two holds").to.be.greaterThan(0);
-        expect(await c.node("n1").loops.antiEntropy.syncWith(peer("n2"))).to.deep.include({ pulled: 0, clean: true, failed: false });
-        expect(await c.node("n2").loops.antiEntropy.syncWith(peer("n1"))).to.deep.include({ pulled: 0, clean: true, failed: false });
+        expect(await c.node("n1").merkle.syncer.syncWith(peer("n2"))).to.deep.include({ pulled: 0, clean: true, failed: false });
+        expect(await c.node("n2").merkle.syncer.syncWith(peer("n1"))).to.deep.include({ pulled: 0, clean: true, failed: false });
         const shared = keys.filter((k) => owners(k).includes("n1") && owners(k).includes("n2")).length;
-        expect((await c.node("n1").loops.antiEntropy.root("n2", 1)).recordCount, "n1 summarizes for n2 only the keys both own").to.equal(shared);
+        expect((await c.node("n1").merkle.answers.root("n2", 1)).recordCount, "n1 summarizes for n2 only the keys both own").to.equal(shared);
       }),
     );
 
@@ -149,10 +149,10 @@ describe("sim/anti-entropy: repair", () => {
         const { c } = await fiveLoaded(256);
         const notN2 = keyWhere(c, (o) => o.ids.includes("n1") && o.ids.includes("n3") && !o.ids.includes("n2"), "planted");
         c.node("n1").store.apply(rec(notN2, "n1-and-n3", BASE_VERSION + 9_000_000, "n1"));
-        expect(await c.node("n2").loops.antiEntropy.syncWith(peer("n1"))).to.deep.include({ pulled: 0, clean: true, failed: false });
-        expect(await c.node("n1").loops.antiEntropy.syncWith(peer("n2"))).to.deep.include({ pulled: 0, clean: true, failed: false });
+        expect(await c.node("n2").merkle.syncer.syncWith(peer("n1"))).to.deep.include({ pulled: 0, clean: true, failed: false });
+        expect(await c.node("n1").merkle.syncer.syncWith(peer("n2"))).to.deep.include({ pulled: 0, clean: true, failed: false });
         expect(c.node("n2").store.peek(notN2)).to.equal(undefined);
-        expect(await c.node("n3").loops.antiEntropy.syncWith(peer("n1"))).to.deep.equal({ pulled: 1, clean: false, failed: false });
+        expect(await c.node("n3").merkle.syncer.syncWith(peer("n1"))).to.deep.equal({ pulled: 1, clean: false, failed: false });
         expect(text(c.node("n3").store.peek(notN2)?.value)).to.equal("n1-and-n3");
       }),
     );
@@ -163,7 +163,7 @@ describe("sim/anti-entropy: repair", () => {
         const { c } = await fiveLoaded(257);
         const stray = keyWhere(c, (o) => !o.ids.includes("n1") && o.ids.includes("n2"), "stray");
         c.node("n1").store.apply(rec(stray, "stray", BASE_VERSION + 9_000_000, "n1"));
-        expect(await c.node("n2").loops.antiEntropy.syncWith(peer("n1"))).to.deep.include({ pulled: 0, clean: true, failed: false });
+        expect(await c.node("n2").merkle.syncer.syncWith(peer("n1"))).to.deep.include({ pulled: 0, clean: true, failed: false });
         expect(c.node("n2").store.peek(stray)).to.equal(undefined);
       }),
     );
@@ -174,7 +174,7 @@ describe("sim/anti-entropy: repair", () => {
     withSeed(258, async () => {
       const c = await cluster({ nodes: 3, seed: 258, startLoops: false });
       c.chaos.isolate("n3");
-      expect(await c.node("n1").loops.antiEntropy.syncWith(peer("n3"))).to.deep.equal({ pulled: 0, clean: false, failed: true });
+      expect(await c.node("n1").merkle.syncer.syncWith(peer("n3"))).to.deep.equal({ pulled: 0, clean: false, failed: true });
       const warns = logRecords(c, "n1", LOG.merkleFetchFailed);
       expect(warns.map((w) => w.level)).to.deep.equal(["warn"]);
       expect(warns[0]!.fields).to.include({ peer: "n3" });

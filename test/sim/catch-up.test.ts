@@ -41,7 +41,7 @@ describe("sim/catch-up: a restarted node catches up from alive and suspect co-ow
   async function loaded(seed: number): Promise<SimCluster> {
     c = await simCluster({ nodes: 3, seed, env: { SERVICE_AUTO_SYNC_INTERVAL: "0" } });
     await c.advance(3_000);
-    for (const k of KEYS) await c.node("n1").cache.set(k, fromUtf8(value(k)), 0, "all");
+    for (const k of KEYS) await c.node("n1").cache.admitWrite().set(k, fromUtf8(value(k)), 0, "all");
     await c.advance(1_000);
     return c;
   }
@@ -55,16 +55,16 @@ describe("sim/catch-up: a restarted node catches up from alive and suspect co-ow
       await c.advance(2_500);
       expect(states(n3), "n3 suspects its peers (the dead window is 6 s)").to.deep.equal(["n1:suspect", "n2:suspect"]);
       expect(n3.node.store.items).to.equal(0);
-      expect(n3.node.loops.antiEntropy.caughtUp, "caught up while its co-owners are only suspect and it holds nothing").to.equal(false);
+      expect(n3.node.loops.catchUp.caughtUp, "caught up while its co-owners are only suspect and it holds nothing").to.equal(false);
       expect((await managementHealth(n3.node)).catching_up).to.equal(true);
       await c.advance(2_000);
-      expect(n3.node.loops.antiEntropy.caughtUp, "still not caught up 4.5 s in").to.equal(false);
+      expect(n3.node.loops.catchUp.caughtUp, "still not caught up 4.5 s in").to.equal(false);
       expect(caughtUpRecords(n3)).to.deep.equal([]);
 
       c.chaos.heal();
       await c.advance(3_000);
       expect(states(n3)).to.deep.equal(["n1:alive", "n2:alive"]);
-      expect(n3.node.loops.antiEntropy.caughtUp).to.equal(true);
+      expect(n3.node.loops.catchUp.caughtUp).to.equal(true);
       expect((await managementHealth(n3.node)).catching_up).to.equal(false);
       expect(KEYS.filter((k) => text(n3.node.store.peek(k)?.value) !== value(k)), "keys n3 owns but does not hold").to.deep.equal([]);
       const records = caughtUpRecords(n3);
@@ -81,13 +81,13 @@ describe("sim/catch-up: a restarted node catches up from alive and suspect co-ow
       const n3 = await c.restart("n3");
       await c.advance(3_000);
       expect(states(n3)).to.deep.equal(["n1:suspect", "n2:suspect"]);
-      expect(n3.node.loops.antiEntropy.caughtUp, "caught up with suspect co-owners it never reached").to.equal(false);
+      expect(n3.node.loops.catchUp.caughtUp, "caught up with suspect co-owners it never reached").to.equal(false);
       expect((await managementHealth(n3.node)).catching_up).to.equal(true);
       expect(caughtUpRecords(n3)).to.deep.equal([]);
 
       await c.advance(6_000); // past SERVICE_DEAD_AFTER (6 s): both pruned, n3 is alone on its ring
       expect(n3.node.members.list().filter((m) => m.id !== "n3" && m.state !== "dead")).to.deep.equal([]);
-      expect(n3.node.loops.antiEntropy.caughtUp).to.equal(true);
+      expect(n3.node.loops.catchUp.caughtUp).to.equal(true);
       expect((await managementHealth(n3.node)).catching_up).to.equal(false);
       const records = caughtUpRecords(n3).map((r) => ({ level: r.level, peers: r.fields.peers }));
       expect(records.length).to.be.at.least(1);

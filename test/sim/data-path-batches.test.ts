@@ -21,7 +21,7 @@ describe("sim/data path: batch operations", () => {
     withSeed(151, async () => {
       const c = await cluster({ nodes: 5, seed: 151, startLoops: false });
       const keys = keysWhere(c, 6, (o) => o.primary !== "n1", "bs");
-      const results = await c.node("n1").cache.setMany(keys.map((k, i) => ({ key: k, value: fromUtf8(`v${i}`), ttlMs: 0 })), "quorum");
+      const results = await c.node("n1").cache.admitWrite().setMany(keys.map((k, i) => ({ key: k, value: fromUtf8(`v${i}`), ttlMs: 0 })), "quorum");
       expect(results).to.have.length(keys.length);
       results.forEach((r, i) => {
         const w = ok<WriteResult>(r, keys[i]!);
@@ -41,7 +41,7 @@ describe("sim/data path: batch operations", () => {
       const c = await cluster({ nodes: 3, seed: 152, startLoops: false });
       const key = keyWhere(c, (o) => o.primary === "n2", "same");
       const items = ["first", "second", "third"].map((v) => ({ key, value: fromUtf8(v), ttlMs: 0 }));
-      const results = (await c.node("n1").cache.setMany(items, "all")).map((r, i) => ok<WriteResult>(r, `item ${i}`));
+      const results = (await c.node("n1").cache.admitWrite().setMany(items, "all")).map((r, i) => ok<WriteResult>(r, `item ${i}`));
       expect(results[1]!.version).to.be.greaterThan(results[0]!.version);
       expect(results[2]!.version).to.be.greaterThan(results[1]!.version);
       await c.settle();
@@ -57,13 +57,13 @@ describe("sim/data path: batch operations", () => {
     withSeed(153, async () => {
       const c = await cluster({ nodes: 5, seed: 153, startLoops: false });
       const keys = keysWhere(c, 3, (o) => o.primary !== "n5", "br");
-      await c.node("n5").cache.setMany(keys.map((k) => ({ key: k, value: fromUtf8(`val-${k}`), ttlMs: 0 })), "all");
+      await c.node("n5").cache.admitWrite().setMany(keys.map((k) => ({ key: k, value: fromUtf8(`val-${k}`), ttlMs: 0 })), "all");
       const got = await c.node("n5").cache.getMany([keys[2]!, "missing-key", keys[0]!], "quorum");
       expect(got).to.have.length(3);
       expect(text(ok<ReadResult>(got[0]!, "0").item?.value)).to.equal(`val-${keys[2]}`);
       expect(ok<ReadResult>(got[1]!, "1").item).to.equal(undefined);
       expect(text(ok<ReadResult>(got[2]!, "2").item?.value)).to.equal(`val-${keys[0]}`);
-      const removed = await c.node("n5").cache.removeMany([keys[1]!, "missing-key", keys[1]!], "all");
+      const removed = await c.node("n5").cache.admitWrite().removeMany([keys[1]!, "missing-key", keys[1]!], "all");
       const rs = removed.map((r, i) => ok<WriteResult>(r, `rm ${i}`));
       expect(rs.map((r) => r.key)).to.deep.equal([keys[1], "missing-key", keys[1]]);
       expect(rs.map((r) => r.applied)).to.deep.equal([true, false, false]);
@@ -80,7 +80,7 @@ describe("sim/data path: batch operations", () => {
       const fine = keysWhere(c, 2, (o) => !o.ids.includes("n4"), "bf-up");
       expect(nonOwnersOf(c, doomed)).to.include("n1");
       c.crash("n4");
-      const results = await c.node("n1").cache.setMany(
+      const results = await c.node("n1").cache.admitWrite().setMany(
         [
           { key: fine[0]!, value: fromUtf8("a"), ttlMs: 0 },
           { key: doomed, value: fromUtf8("b"), ttlMs: 0 },

@@ -138,8 +138,8 @@ describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
       withSeed(79, async () => {
         const c = await cluster({ nodes: 3, seed: 79, startLoops: false });
         const key = keyWhere(c, () => true, "nores");
-        const w = await c.node("n1").cache.set(key, fromUtf8("before"), 0, "all");
-        await c.node("n2").cache.remove(key, "all");
+        const w = await c.node("n1").cache.admitWrite().set(key, fromUtf8("before"), 0, "all");
+        await c.node("n2").cache.admitWrite().remove(key, "all");
         for (const n of c.nodes) {
           expect(n.node.endpoint.applySet("late", [rec(key, "before", w.version, w.origin)]), n.id).to.deep.equal(["stale"]);
         }
@@ -158,7 +158,7 @@ describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
         const key = keyWhere(c, (o) => o.primary === "n1", "future");
         const future = V + 5_000_000_000;
         for (const n of c.nodes) n.node.endpoint.applySet("skewed", [rec(key, "from the future", future, "n9")]);
-        const r = await c.node("n2").cache.set(key, fromUtf8("now"), 0, "all");
+        const r = await c.node("n2").cache.admitWrite().set(key, fromUtf8("now"), 0, "all");
         expect(r.version).to.be.greaterThan(future);
         for (const n of c.nodes) expect(text(n.node.store.peek(key)?.value), n.id).to.equal("now");
         expect(c.nodes.map((n) => n.node.metrics.get("dist.version.conflicts"))).to.deep.equal([0, 0, 0]);
@@ -208,7 +208,7 @@ describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
         const { key, removed, refuser } = found!;
         c.node("n1").members.remove(removed);
         expect(c.node("n1").cache.owners(key).ids).to.include(refuser);
-        const r = await c.node("n1").cache.set(key, fromUtf8("guarded"), 0, "all");
+        const r = await c.node("n1").cache.admitWrite().set(key, fromUtf8("guarded"), 0, "all");
         expect(r.origin).to.equal("n1");
         await c.settle();
         expect(c.node(refuser).store.peek(key)).to.equal(undefined);

@@ -29,7 +29,7 @@ describe("sim/data path: a forwarding owner applies the primary's result", () =>
       const key = keyWhere(c, (o) => o.primary === "n2");
       const pushedToN1 = countPushes(c, "n1");
       const pushedToN3 = countPushes(c, "n3");
-      const r = await c.node("n1").cache.set(key, fromUtf8("v1"), 60_000, "quorum");
+      const r = await c.node("n1").cache.admitWrite().set(key, fromUtf8("v1"), 60_000, "quorum");
       expect(r.origin).to.equal("n2");
       // No settle: the copy on n1 comes from n1 itself, not from a push.
       const held = c.node("n1").store.peek(key);
@@ -50,7 +50,7 @@ describe("sim/data path: a forwarding owner applies the primary's result", () =>
       const key = keyWhere(c, (o) => o.primary === "n2");
       c.chaos.isolate("n3");
       const pushedToN1 = countPushes(c, "n1");
-      const r = await c.node("n1").cache.set(key, fromUtf8("v"), 0, "quorum");
+      const r = await c.node("n1").cache.admitWrite().set(key, fromUtf8("v"), 0, "quorum");
       expect(pushedToN1.records).to.equal(0);
       expect(r.applied).to.equal(true);
       await c.settle();
@@ -66,9 +66,9 @@ describe("sim/data path: a forwarding owner applies the primary's result", () =>
     withSeed(403, async () => {
       const c = await simCluster({ nodes: 3, seed: 403, startLoops: false });
       const key = keyWhere(c, (o) => o.primary === "n3");
-      await c.node("n1").cache.set(key, fromUtf8("x"), 0, "all");
+      await c.node("n1").cache.admitWrite().set(key, fromUtf8("x"), 0, "all");
       const pushedToN1 = countPushes(c, "n1");
-      const d = await c.node("n1").cache.remove(key, "quorum");
+      const d = await c.node("n1").cache.admitWrite().remove(key, "quorum");
       expect(d.applied).to.equal(true);
       await c.settle();
       expect(pushedToN1.records, "no tombstone pushed back to the forwarder").to.equal(0);
@@ -84,7 +84,7 @@ describe("sim/data path: a forwarding owner applies the primary's result", () =>
       const key = keyWhere(c, (o) => !o.ids.includes("n1"));
       const { ids, primary } = ownersOf(c, key);
       const pushes = ids.filter((id) => id !== primary).map((id) => countPushes(c, id));
-      await c.node("n1").cache.set(key, fromUtf8("v"), 0, "all");
+      await c.node("n1").cache.admitWrite().set(key, fromUtf8("v"), 0, "all");
       await c.settle();
       expect(pushes.map((p) => p.records)).to.deep.equal([1, 1]);
       expect(c.node("n1").store.peek(key)).to.equal(undefined);

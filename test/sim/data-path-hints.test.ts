@@ -17,7 +17,7 @@ describe("sim/data path: hints", () => {
       const key = keyWhere(c, (o) => o.primary === "n1", "replay");
       const target = ownersOf(c, key).replicas[1]!;
       c.crash(target);
-      await c.node("n1").cache.set(key, fromUtf8("missed"), 0, "quorum");
+      await c.node("n1").cache.admitWrite().set(key, fromUtf8("missed"), 0, "quorum");
       await c.settle();
       expect(c.node("n1").hints.size(target)).to.equal(1);
       expect(c.node("n1").metrics.get("dist.hinted.queued")).to.equal(1);
@@ -42,7 +42,7 @@ describe("sim/data path: hints", () => {
       c.crash(target);
       let last = 0;
       for (const v of ["a", "b", "c"]) {
-        last = (await c.node("n1").cache.set(key, fromUtf8(v), 0, "one")).version;
+        last = (await c.node("n1").cache.admitWrite().set(key, fromUtf8(v), 0, "one")).version;
         await c.settle();
       }
       expect(c.node("n1").hints.size(target)).to.equal(1);
@@ -61,10 +61,10 @@ describe("sim/data path: hints", () => {
       const c = await cluster({ nodes: 3, seed: 63 });
       const key = keyWhere(c, (o) => o.primary === "n2", "hint-rm");
       const target = ownersOf(c, key).replicas[0]!;
-      await c.node("n2").cache.set(key, fromUtf8("old"), 0, "all");
+      await c.node("n2").cache.admitWrite().set(key, fromUtf8("old"), 0, "all");
       c.crash(target);
-      await c.node("n2").cache.set(key, fromUtf8("newer"), 0, "one");
-      await c.node("n2").cache.remove(key, "quorum");
+      await c.node("n2").cache.admitWrite().set(key, fromUtf8("newer"), 0, "one");
+      await c.node("n2").cache.admitWrite().remove(key, "quorum");
       await c.settle();
       expect(c.node("n2").hints.size(target)).to.equal(1);
       expect(text(c.node(target).store.peek(key)?.value)).to.equal("old");
@@ -82,7 +82,7 @@ describe("sim/data path: hints", () => {
       const key = keyWhere(c, (o) => o.primary === "n1", "keep");
       const target = ownersOf(c, key).replicas[0]!;
       c.chaos.isolate(target);
-      await c.node("n1").cache.set(key, fromUtf8("persistent"), 0, "quorum");
+      await c.node("n1").cache.admitWrite().set(key, fromUtf8("persistent"), 0, "quorum");
       await c.advance(2_000);
       expect(c.node("n1").hints.size(target)).to.equal(1);
       expect(c.node("n1").metrics.get("dist.hinted.replayed")).to.equal(0);
@@ -100,7 +100,7 @@ describe("sim/data path: hints", () => {
       const key = keyWhere(c, (o) => o.primary === "n1", "ttl");
       const target = ownersOf(c, key).replicas[0]!;
       c.crash(target);
-      await c.node("n1").cache.set(key, fromUtf8("expiring"), 0, "quorum");
+      await c.node("n1").cache.admitWrite().set(key, fromUtf8("expiring"), 0, "quorum");
       await c.settle();
       await c.advance(800);
       expect(c.node("n1").hints.size(target), "still within the TTL").to.equal(1);
@@ -128,14 +128,14 @@ describe("sim/data path: hints", () => {
       const keys = keysWhere(c, 3, (o) => o.primary === "n1", "cap");
       c.crash("n2");
       c.crash("n3");
-      for (const k of keys) await c.node("n1").cache.set(k, fromUtf8(`v-${k}`), 0, "one");
+      for (const k of keys) await c.node("n1").cache.admitWrite().set(k, fromUtf8(`v-${k}`), 0, "one");
       await c.settle();
       expect(c.node("n1").hints.size("n2")).to.equal(2);
       expect(c.node("n1").hints.size("n3")).to.equal(2);
       expect(c.node("n1").metrics.get("dist.hinted.dropped")).to.equal(2);
       expect(c.node("n1").metrics.get("dist.hinted.queued")).to.equal(4);
       // A newer hint for a key already queued replaces it and is not dropped by the cap.
-      await c.node("n1").cache.set(keys[0]!, fromUtf8("newest"), 0, "one");
+      await c.node("n1").cache.admitWrite().set(keys[0]!, fromUtf8("newest"), 0, "one");
       await c.settle();
       expect(c.node("n1").hints.size("n2")).to.equal(2);
       expect(c.node("n1").metrics.get("dist.hinted.dropped")).to.equal(2);
@@ -155,14 +155,14 @@ describe("sim/data path: hints", () => {
       const [k1, k2] = keysWhere(c, 2, (o) => o.primary === "n1", "bytes");
       c.crash("n2");
       c.crash("n3");
-      await c.node("n1").cache.set(k1!, value, 0, "one");
+      await c.node("n1").cache.admitWrite().set(k1!, value, 0, "one");
       await c.settle();
       // One hint per target for k1: two hints of a 1000-byte value, under 2500 together.
       expect(c.node("n1").hints.size()).to.equal(2);
       const twoHints = c.node("n1").metrics.get("dist.hinted.bytes");
       expect(twoHints).to.equal(c.node("n1").hints.bytes);
       expect(twoHints).to.be.within(2_000, 2_500);
-      await c.node("n1").cache.set(k2!, value, 0, "one");
+      await c.node("n1").cache.admitWrite().set(k2!, value, 0, "one");
       await c.settle();
       expect(c.node("n1").hints.size()).to.equal(2);
       expect(c.node("n1").metrics.get("dist.hinted.global_dropped")).to.equal(2);
@@ -188,14 +188,14 @@ describe("sim/data path: hints", () => {
       const [r1, r2] = ownersOf(c, key).replicas as [string, string];
       // n1 writes while r2 is away: n1 holds a set hint for r2.
       c.chaos.isolate(r2);
-      await c.node("n1").cache.set(key, fromUtf8("stale"), 0, "quorum");
+      await c.node("n1").cache.admitWrite().set(key, fromUtf8("stale"), 0, "quorum");
       await c.settle();
       expect(c.node("n1").hints.size(r2)).to.equal(1);
       // n1 goes away too; the delete is promoted on r1, which hints n1 and r2.
       c.chaos.heal();
       c.chaos.isolate("n1");
       c.chaos.partition([r1], [r2]);
-      await c.node(r1).cache.remove(key, "one");
+      await c.node(r1).cache.admitWrite().remove(key, "one");
       await c.settle();
       expect(c.node(r1).hints.size(r2)).to.equal(1);
       // r2 comes back and gets the tombstone first, then n1's stale set hint.

@@ -11,8 +11,8 @@ describe("sim/data path: key listing across nodes", () => {
 
   async function filled(seed: number): Promise<SimCluster> {
     const c = await cluster({ nodes: 5, seed, startLoops: false });
-    for (const [i, k] of names.entries()) await c.node(`n${(i % 5) + 1}`).cache.set(k, fromUtf8(k), 0, "all");
-    await c.node("n3").cache.set("order:1", fromUtf8("o"), 0, "all");
+    for (const [i, k] of names.entries()) await c.node(`n${(i % 5) + 1}`).cache.admitWrite().set(k, fromUtf8(k), 0, "all");
+    await c.node("n3").cache.admitWrite().set("order:1", fromUtf8("o"), 0, "all");
     return c;
   }
 
@@ -69,8 +69,8 @@ describe("sim/data path: key listing across nodes", () => {
     "deleted and expired keys are not listed on any node",
     withSeed(145, async () => {
       const c = await filled(145);
-      await c.node("n2").cache.remove("user:07", "all");
-      await c.node("n2").cache.set("temp:1", fromUtf8("t"), 1_000, "all");
+      await c.node("n2").cache.admitWrite().remove("user:07", "all");
+      await c.node("n2").cache.admitWrite().set("temp:1", fromUtf8("t"), 1_000, "all");
       expect((await c.node("n5").cache.listKeys("temp:", 100)).keys).to.deep.equal(["temp:1"]);
       await c.advance(1_000);
       for (const n of c.nodes) {

@@ -36,7 +36,7 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
       withSeed(121, async () => {
         const c = await partitioned(121);
         const key = keyWhere(c, (o) => o.primary === "n1" && onlyN1OfMinority(o.ids), "minq");
-        const err = await expectCacheError(c.node("n1").cache.set(key, fromUtf8("m"), 0, "quorum"), "QUORUM_FAILED");
+        const err = await expectCacheError(c.node("n1").cache.admitWrite().set(key, fromUtf8("m"), 0, "quorum"), "QUORUM_FAILED");
         expect(err.details).to.include({ acknowledged: 1, required: 2 });
         expect(c.node("n1").metrics.get("dist.write.quorum_failures")).to.equal(1);
         await c.settle();
@@ -49,7 +49,7 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
       withSeed(122, async () => {
         const c = await partitioned(122);
         const key = keyWhere(c, (o) => MAJORITY.includes(o.primary) && onlyN1OfMinority(o.ids), "minp");
-        await expectCacheError(c.node("n1").cache.set(key, fromUtf8("p"), 0, "quorum"), "QUORUM_FAILED");
+        await expectCacheError(c.node("n1").cache.admitWrite().set(key, fromUtf8("p"), 0, "quorum"), "QUORUM_FAILED");
         expect(c.node("n1").metrics.get("dist.write.forward_promotion")).to.equal(1);
         for (const id of MAJORITY) expect(c.node(id).store.peek(key), id).to.equal(undefined);
       }),
@@ -60,7 +60,7 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
       withSeed(123, async () => {
         const c = await partitioned(123);
         const key = keyWhere(c, (o) => o.ids.every((id) => MAJORITY.includes(id)), "minx");
-        await expectCacheError(c.node("n1").cache.set(key, fromUtf8("x"), 0, "one"), "UNAVAILABLE");
+        await expectCacheError(c.node("n1").cache.admitWrite().set(key, fromUtf8("x"), 0, "one"), "UNAVAILABLE");
         expect(storedEverywhere(c, key)).to.deep.equal({ n1: undefined, n2: undefined, n3: undefined, n4: undefined, n5: undefined });
       }),
     );
@@ -70,7 +70,7 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
       withSeed(124, async () => {
         const c = await partitioned(124);
         const key = keyWhere(c, (o) => MAJORITY.includes(o.primary) && o.ids.filter((id) => MAJORITY.includes(id)).length >= 2, "majq");
-        const r = await c.node("n3").cache.set(key, fromUtf8("maj"), 0, "quorum");
+        const r = await c.node("n3").cache.admitWrite().set(key, fromUtf8("maj"), 0, "quorum");
         expect(MAJORITY).to.include(r.origin);
       }),
     );
@@ -80,7 +80,7 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
       withSeed(125, async () => {
         const c = await partitioned(125);
         const key = keyWhere(c, (o) => o.primary === "n1" && onlyN1OfMinority(o.ids), "mino");
-        const r = await c.node("n1").cache.set(key, fromUtf8("one"), 0, "one");
+        const r = await c.node("n1").cache.admitWrite().set(key, fromUtf8("one"), 0, "one");
         expect(r.origin).to.equal("n1");
         expect(text((await c.node("n1").cache.get(key, "one")).item?.value)).to.equal("one");
       }),
@@ -98,9 +98,9 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
         for (const via of MINORITY) {
           for (const level of ["quorum", "all"] as const) {
             const key = `refused-${via}-${level}`;
-            const err = await expectCacheError(c.node(via).cache.set(key, fromUtf8("no"), 0, level), "QUORUM_FAILED");
+            const err = await expectCacheError(c.node(via).cache.admitWrite().set(key, fromUtf8("no"), 0, level), "QUORUM_FAILED");
             expect(err.status).to.equal(503);
-            await expectCacheError(c.node(via).cache.remove(key, level), "QUORUM_FAILED");
+            await expectCacheError(c.node(via).cache.admitWrite().remove(key, level), "QUORUM_FAILED");
             await c.settle();
             expect(storedEverywhere(c, key), key).to.deep.equal({ n1: undefined, n2: undefined, n3: undefined, n4: undefined, n5: undefined });
           }
@@ -116,11 +116,11 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
       withSeed(132, async () => {
         const c = await cluster({ nodes: 5, seed: 132, startLoops: false });
         const key = keyWhere(c, (o) => o.ids.includes("n1") && o.ids.includes("n2"), "kept");
-        await c.node("n1").cache.set(key, fromUtf8("before"), 0, "all");
+        await c.node("n1").cache.admitWrite().set(key, fromUtf8("before"), 0, "all");
         c.chaos.partition(MINORITY, MAJORITY);
         prune(c, MINORITY, MAJORITY);
-        await expectCacheError(c.node("n2").cache.set(key, fromUtf8("after"), 0, "quorum"), "QUORUM_FAILED");
-        await expectCacheError(c.node("n1").cache.remove(key, "quorum"), "QUORUM_FAILED");
+        await expectCacheError(c.node("n2").cache.admitWrite().set(key, fromUtf8("after"), 0, "quorum"), "QUORUM_FAILED");
+        await expectCacheError(c.node("n1").cache.admitWrite().remove(key, "quorum"), "QUORUM_FAILED");
         await c.settle();
         expect(text(c.node("n1").store.peek(key)?.value)).to.equal("before");
         expect(text(c.node("n2").store.peek(key)?.value)).to.equal("before");
@@ -134,12 +134,12 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
         prune(c, MINORITY, MAJORITY);
         const key = "one-after-prune";
         expect([...c.node("n1").cache.owners(key).ids].sort()).to.deep.equal(["n1", "n2"]);
-        const r = await c.node("n1").cache.set(key, fromUtf8("still up"), 0, "one");
+        const r = await c.node("n1").cache.admitWrite().set(key, fromUtf8("still up"), 0, "one");
         expect(MINORITY).to.include(r.origin);
         await c.settle();
         expect(text(c.node("n1").store.peek(key)?.value)).to.equal("still up");
         expect(text(c.node("n2").store.peek(key)?.value)).to.equal("still up");
-        const rm = await c.node("n2").cache.remove(key, "one");
+        const rm = await c.node("n2").cache.admitWrite().remove(key, "one");
         expect(rm.applied).to.equal(true);
       }),
     );
@@ -151,7 +151,7 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
         prune(c, MAJORITY, MINORITY);
         for (let i = 0; i < 10; i++) {
           const key = `maj-${i}`;
-          const r = await c.node("n3").cache.set(key, fromUtf8(`v${i}`), 0, "quorum");
+          const r = await c.node("n3").cache.admitWrite().set(key, fromUtf8(`v${i}`), 0, "quorum");
           expect(MAJORITY).to.include(r.origin);
         }
       }),
@@ -162,16 +162,16 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
       withSeed(135, async () => {
         const c = await partitioned(135);
         prune(c, MINORITY, MAJORITY);
-        await expectCacheError(c.node("n1").cache.set("manual", fromUtf8("x"), 0, "quorum"), "QUORUM_FAILED");
+        await expectCacheError(c.node("n1").cache.admitWrite().set("manual", fromUtf8("x"), 0, "quorum"), "QUORUM_FAILED");
         for (const at of MINORITY) for (const id of MAJORITY) c.node(at).members.remove(id);
         expect(c.node("n1").members.knownCount()).to.equal(2);
-        const r = await c.node("n1").cache.set("manual", fromUtf8("accepted"), 0, "quorum");
+        const r = await c.node("n1").cache.admitWrite().set("manual", fromUtf8("accepted"), 0, "quorum");
         expect(MINORITY).to.include(r.origin);
         await c.settle();
         expect(text(c.node("n1").store.peek("manual")?.value)).to.equal("accepted");
         expect(text(c.node("n2").store.peek("manual")?.value)).to.equal("accepted");
         // ALL now needs R = min(3, 2) = 2 acknowledgements, which n1 and n2 give.
-        await c.node("n2").cache.set("manual", fromUtf8("all"), 0, "all");
+        await c.node("n2").cache.admitWrite().set("manual", fromUtf8("all"), 0, "all");
       }),
     );
 
@@ -181,7 +181,7 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
         const c = await partitioned(137);
         for (const at of MINORITY) for (const id of MAJORITY) expect(c.node(at).members.remove(id), `${at} removes ${id}`).to.equal(true);
         expect(c.node("n1").members.knownCount()).to.equal(2);
-        const r = await c.node("n1").cache.set("manual-early", fromUtf8("accepted"), 0, "quorum");
+        const r = await c.node("n1").cache.admitWrite().set("manual-early", fromUtf8("accepted"), 0, "quorum");
         expect(MINORITY).to.include(r.origin);
       }),
     );
@@ -193,9 +193,9 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
         prune(c, MINORITY, MAJORITY);
         for (const at of MINORITY) for (const id of ["n3", "n4"]) c.node(at).members.remove(id);
         expect(c.node("n1").members.knownCount()).to.equal(3);
-        await c.node("n1").cache.set("partial", fromUtf8("ok"), 0, "quorum");
+        await c.node("n1").cache.admitWrite().set("partial", fromUtf8("ok"), 0, "quorum");
         // R = min(3, 3) = 3 with only two owners on the ring: ALL cannot be met.
-        await expectCacheError(c.node("n1").cache.set("partial", fromUtf8("all"), 0, "all"), "QUORUM_FAILED");
+        await expectCacheError(c.node("n1").cache.admitWrite().set("partial", fromUtf8("all"), 0, "all"), "QUORUM_FAILED");
       }),
     );
   });

@@ -77,7 +77,7 @@ describe("sim/data path: reads and read repair", () => {
         const key = keyWhere(c, () => true, "bin");
         const via = nonOwnersOf(c, key)[1]!;
         const bytes = Buffer.from([0, 255, 1, 254, 0x80, 0x7f, 0xc3, 0x28]);
-        const w = await c.node(via).cache.set(key, fromBytes(bytes), 60_000, "all");
+        const w = await c.node(via).cache.admitWrite().set(key, fromBytes(bytes), 60_000, "all");
         for (const n of c.nodes) {
           const r = await n.node.cache.get(key, "one");
           expect(toBuffer(r.item!.value).equals(bytes), n.id).to.equal(true);
@@ -295,7 +295,7 @@ describe("sim/data path: reads and read repair", () => {
     "writes with fromUtf8 text read back as the same text through any node",
     withSeed(116, async () => {
       const c = await cluster({ nodes: 3, seed: 116, startLoops: false });
-      await c.node("n2").cache.set("greeting", fromUtf8("héllo wörld ✓"), 0, "all");
+      await c.node("n2").cache.admitWrite().set("greeting", fromUtf8("héllo wörld ✓"), 0, "all");
       for (const n of c.nodes) expect(text((await n.node.cache.get("greeting")).item?.value), n.id).to.equal("héllo wörld ✓");
     }),
   );

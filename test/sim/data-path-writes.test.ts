@@ -43,7 +43,7 @@ describe("sim/data path: owners and writes", () => {
         const outsiders = nonOwnersOf(c, key);
         expect(outsiders).to.have.length(2);
         const [via, other] = outsiders as [string, string];
-        const w = await c.node(via).cache.set(key, fromUtf8("value"), 0, "all");
+        const w = await c.node(via).cache.admitWrite().set(key, fromUtf8("value"), 0, "all");
         expect(w.owners.ids).to.not.include(via);
         for (const level of ["one", "quorum", "all"] as const) {
           const r = await c.node(via).cache.get(key, level);
@@ -52,7 +52,7 @@ describe("sim/data path: owners and writes", () => {
         await c.settle();
         expect(c.node(via).store.peek(key), "non-owner after set+get").to.equal(undefined);
         expect(c.node(other).store.peek(key), "other non-owner").to.equal(undefined);
-        await c.node(via).cache.remove(key, "all");
+        await c.node(via).cache.admitWrite().remove(key, "all");
         await c.settle();
         expect(c.node(via).store.peek(key), "non-owner after remove").to.equal(undefined);
         for (const id of w.owners.ids) expect(c.node(id).store.peek(key)?.tombstone, id).to.equal(true);
@@ -66,7 +66,7 @@ describe("sim/data path: owners and writes", () => {
       withSeed(21, async () => {
         const c = await cluster({ nodes: 3, seed: 21 });
         const key = keyWhere(c, (o) => o.primary === "n2", "fwd");
-        const r = await c.node("n1").cache.set(key, fromUtf8("hello"), 0);
+        const r = await c.node("n1").cache.admitWrite().set(key, fromUtf8("hello"), 0);
         expect(r.origin).to.equal("n2");
         expect(r.owners.primary).to.equal("n2");
         const atPrimary = c.node("n2").store.peek(key);
@@ -83,7 +83,7 @@ describe("sim/data path: owners and writes", () => {
         const key = keyWhere(c, (o) => o.primary === "n3", "stamp");
         const versions: number[] = [];
         for (const via of ["n1", "n2", "n3", "n1", "n2"]) {
-          const r = await c.node(via).cache.set(key, fromUtf8(`from ${via}`), 0);
+          const r = await c.node(via).cache.admitWrite().set(key, fromUtf8(`from ${via}`), 0);
           expect(r.origin, via).to.equal("n3");
           versions.push(r.version);
         }
@@ -91,7 +91,7 @@ describe("sim/data path: owners and writes", () => {
         // Same millisecond: the hybrid clock's counter keeps them apart.
         expect(c.node("n3").store.peek(key)?.version).to.equal(versions[versions.length - 1]);
         await c.advance(5);
-        const later = await c.node("n1").cache.set(key, fromUtf8("later"), 0);
+        const later = await c.node("n1").cache.admitWrite().set(key, fromUtf8("later"), 0);
         expect(later.version).to.be.greaterThan(versions[versions.length - 1]!);
       }),
     );
@@ -103,7 +103,7 @@ describe("sim/data path: owners and writes", () => {
         const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
         const key = keyWhere(c, () => true, "fan");
         const via = nonOwnersOf(c, key)[0]!;
-        const r = await c.node(via).cache.set(key, fromBytes(bytes), 0, "one");
+        const r = await c.node(via).cache.admitWrite().set(key, fromBytes(bytes), 0, "one");
         await c.settle();
         for (const id of r.owners.ids) {
           const held = c.node(id).store.peek(key);
@@ -128,7 +128,7 @@ describe("sim/data path: owners and writes", () => {
         const via = nonOwnersOf(c, key)[0]!;
         // The primary cannot reach its second replica; the writer (in no group) reaches everyone.
         c.chaos.partition(["n2"], [replicas[1]!]);
-        const err = await expectCacheError(c.node(via).cache.set(key, fromUtf8("x"), 0, "all"), "QUORUM_FAILED");
+        const err = await expectCacheError(c.node(via).cache.admitWrite().set(key, fromUtf8("x"), 0, "all"), "QUORUM_FAILED");
         expect(err.status).to.equal(503);
         expect(c.node("n2").metrics.get("dist.write.quorum_failures")).to.equal(1);
         await c.settle();
@@ -160,7 +160,7 @@ describe("sim/data path: owners and writes", () => {
           const down = replicas.slice(reachable);
           const up = replicas.slice(0, reachable);
           for (const id of down) c.chaos.isolate(id);
-          const p = c.node("n1").cache.set(key, fromUtf8("v1"), 0, level);
+          const p = c.node("n1").cache.admitWrite().set(key, fromUtf8("v1"), 0, level);
           if (ok) {
             const r = await p;
             expect(r.origin).to.equal("n1");
@@ -188,12 +188,12 @@ describe("sim/data path: owners and writes", () => {
         withSeed(40 + reachable, async () => {
           const c = await cluster({ nodes: 3, seed: 40 + reachable, startLoops: false });
           const key = keyWhere(c, (o) => o.primary === "n1", `rm-${level}-${reachable}`);
-          await c.node("n1").cache.set(key, fromUtf8("live"), 0, "all");
+          await c.node("n1").cache.admitWrite().set(key, fromUtf8("live"), 0, "all");
           const { replicas } = ownersOf(c, key);
           const down = replicas.slice(reachable);
           const up = replicas.slice(0, reachable);
           for (const id of down) c.chaos.isolate(id);
-          const p = c.node("n1").cache.remove(key, level);
+          const p = c.node("n1").cache.admitWrite().remove(key, level);
           if (ok) {
             const r = await p;
             expect(r.applied, "deleted").to.equal(true);
@@ -219,7 +219,7 @@ describe("sim/data path: owners and writes", () => {
         const c = await cluster({ nodes: 3, seed: 35, startLoops: false });
         const key = keyWhere(c, (o) => o.primary === "n1", "one-fast");
         c.chaos.delayMs = 1_000;
-        const r = await c.node("n1").cache.set(key, fromUtf8("quick"), 0, "one");
+        const r = await c.node("n1").cache.admitWrite().set(key, fromUtf8("quick"), 0, "one");
         expect(r.origin).to.equal("n1");
         // Replica pushes are delayed by a second of simulated time: nobody else has it yet.
         expect(storedEverywhere(c, key)).to.deep.equal({ n1: "quick", n2: undefined, n3: undefined });
@@ -235,7 +235,7 @@ describe("sim/data path: owners and writes", () => {
         const key = keyWhere(c, (o) => o.primary === "n1", "q-wait");
         c.chaos.delayMs = 1_000;
         let done = false;
-        const p = c.node("n1").cache.set(key, fromUtf8("slow"), 0, "quorum").then((r) => {
+        const p = c.node("n1").cache.admitWrite().set(key, fromUtf8("slow"), 0, "quorum").then((r) => {
           done = true;
           return r;
         });
@@ -253,9 +253,9 @@ describe("sim/data path: owners and writes", () => {
         const c = await cluster({ nodes: 2, seed: 37, startLoops: false });
         const key = keyWhere(c, (o) => o.primary === "n1", "r2");
         expect(c.node("n1").cache.owners(key).ids).to.have.length(2);
-        await c.node("n1").cache.set(key, fromUtf8("both"), 0, "all");
+        await c.node("n1").cache.admitWrite().set(key, fromUtf8("both"), 0, "all");
         c.chaos.isolate("n2");
-        const err = await expectCacheError(c.node("n1").cache.set(key, fromUtf8("alone"), 0, "quorum"), "QUORUM_FAILED");
+        const err = await expectCacheError(c.node("n1").cache.admitWrite().set(key, fromUtf8("alone"), 0, "quorum"), "QUORUM_FAILED");
         expect(err.details).to.include({ required: 2, acknowledged: 1 });
       }),
     );
@@ -264,9 +264,9 @@ describe("sim/data path: owners and writes", () => {
       "a one-node cluster accepts QUORUM and ALL writes (R = 1)",
       withSeed(38, async () => {
         const c = await cluster({ nodes: 1, seed: 38, startLoops: false });
-        const r = await c.node("n1").cache.set("solo", fromUtf8("s"), 0, "all");
+        const r = await c.node("n1").cache.admitWrite().set("solo", fromUtf8("s"), 0, "all");
         expect(r.origin).to.equal("n1");
-        await c.node("n1").cache.set("solo", fromUtf8("t"), 0, "quorum");
+        await c.node("n1").cache.admitWrite().set("solo", fromUtf8("t"), 0, "quorum");
         expect(text((await c.node("n1").cache.get("solo", "all")).item?.value)).to.equal("t");
       }),
     );
@@ -282,9 +282,9 @@ describe("sim/data path: owners and writes", () => {
         c.crash("n3");
         const key = keyWhere(c, (o) => o.primary === "n1", "pruned");
         expect(c.node("n1").cache.owners(key).ids).to.deep.equal(["n1", "n2"]);
-        await c.node("n1").cache.set(key, fromUtf8("q"), 0, "quorum");
+        await c.node("n1").cache.admitWrite().set(key, fromUtf8("q"), 0, "quorum");
         expect(text(c.node("n2").store.peek(key)?.value)).to.equal("q");
-        const err = await expectCacheError(c.node("n1").cache.set(key, fromUtf8("a"), 0, "all"), "QUORUM_FAILED");
+        const err = await expectCacheError(c.node("n1").cache.admitWrite().set(key, fromUtf8("a"), 0, "all"), "QUORUM_FAILED");
         expect(err.details).to.include({ required: 3, acknowledged: 2 });
       }),
     );
@@ -298,9 +298,9 @@ describe("sim/data path: owners and writes", () => {
         const key = keyWhere(c, (o) => o.primary === "n3", "promo");
         const { replicas } = ownersOf(c, key);
         const [via, other] = replicas as [string, string];
-        await c.node(via).cache.set(key, fromUtf8("before"), 0, "all");
+        await c.node(via).cache.admitWrite().set(key, fromUtf8("before"), 0, "all");
         c.crash("n3");
-        const r = await c.node(via).cache.set(key, fromUtf8("promoted"), 0, "quorum");
+        const r = await c.node(via).cache.admitWrite().set(key, fromUtf8("promoted"), 0, "quorum");
         expect(r.origin).to.equal(via);
         await c.settle();
         expect(c.node(via).metrics.get("dist.write.forward_promotion")).to.equal(1);
@@ -325,9 +325,9 @@ describe("sim/data path: owners and writes", () => {
         const key = keyWhere(c, (o) => o.primary === "n2", "promo-rm");
         const { replicas } = ownersOf(c, key);
         const [via, other] = replicas as [string, string];
-        await c.node(via).cache.set(key, fromUtf8("doomed"), 0, "all");
+        await c.node(via).cache.admitWrite().set(key, fromUtf8("doomed"), 0, "all");
         c.crash("n2");
-        const r = await c.node(via).cache.remove(key, "quorum");
+        const r = await c.node(via).cache.admitWrite().remove(key, "quorum");
         expect(r.applied).to.equal(true);
         expect(r.origin).to.equal(via);
         await c.settle();
@@ -349,8 +349,8 @@ describe("sim/data path: owners and writes", () => {
         const key = keyWhere(c, (o) => o.primary === "n1", "promo-no");
         const via = nonOwnersOf(c, key)[0]!;
         c.crash("n1");
-        await expectCacheError(c.node(via).cache.set(key, fromUtf8("nope"), 0, "one"), "UNAVAILABLE");
-        await expectCacheError(c.node(via).cache.remove(key, "one"), "UNAVAILABLE");
+        await expectCacheError(c.node(via).cache.admitWrite().set(key, fromUtf8("nope"), 0, "one"), "UNAVAILABLE");
+        await expectCacheError(c.node(via).cache.admitWrite().remove(key, "one"), "UNAVAILABLE");
         await c.settle();
         expect(c.node(via).metrics.get("dist.write.forward_promotion")).to.equal(0);
         for (const n of c.nodes) expect(n.node.store.peek(key), n.id).to.equal(undefined);
@@ -364,7 +364,7 @@ describe("sim/data path: owners and writes", () => {
         const key = keyWhere(c, (o) => o.primary === "n1", "promo-drain");
         const via = ownersOf(c, key).replicas[0]!;
         c.node("n1").drain("test");
-        const r = await c.node(via).cache.set(key, fromUtf8("while draining"), 0, "quorum");
+        const r = await c.node(via).cache.admitWrite().set(key, fromUtf8("while draining"), 0, "quorum");
         expect(r.origin).to.equal(via);
         expect(c.node(via).metrics.get("dist.write.forward_promotion")).to.equal(1);
       }),
@@ -378,7 +378,7 @@ describe("sim/data path: owners and writes", () => {
         // n2 (primary) cannot reach n3; n1 reaches both. The primary's ALL fails; n1 promoted
         // would reach every owner.
         c.chaos.partition(["n2"], ["n3"]);
-        const r = await c.node("n1").cache.set(key, fromUtf8("any error"), 0, "all");
+        const r = await c.node("n1").cache.admitWrite().set(key, fromUtf8("any error"), 0, "all");
         expect(c.node("n1").metrics.get("dist.write.forward_promotion")).to.equal(1);
         expect(r.origin).to.equal("n1");
       }),

@@ -31,7 +31,7 @@ describe("sim/membership: an idle cluster is quiet", () => {
     withSeed(261, async () => {
       const c = await cluster({ nodes: 3, seed: 261, env: ENV });
       await c.advance(1_000);
-      for (let i = 0; i < 50; i++) await c.node(`n${(i % 3) + 1}`).cache.set(`idle-${i}`, fromUtf8("v"), 0, "quorum");
+      for (let i = 0; i < 50; i++) await c.node(`n${(i % 3) + 1}`).cache.admitWrite().set(`idle-${i}`, fromUtf8("v"), 0, "quorum");
       await c.advance(2_000);
       await expectQuietFor10s(c);
       for (const n of c.nodes) for (const m of n.node.members.list()) expect(m.incarnation, `${n.id} sees ${m.id}`).to.equal(1);
@@ -43,7 +43,7 @@ describe("sim/membership: an idle cluster is quiet", () => {
     withSeed(262, async () => {
       const c = await cluster({ nodes: 3, seed: 262, env: ENV });
       await c.advance(1_000);
-      for (let i = 0; i < 100; i++) await c.node("n1").cache.set(`idle-${i}`, fromUtf8("v"), 0, "all");
+      for (let i = 0; i < 100; i++) await c.node("n1").cache.admitWrite().set(`idle-${i}`, fromUtf8("v"), 0, "all");
       joinNode(c, "n4", ENV);
       await c.advance(2_000);
       expect(c.nodes.reduce((s, n) => s + n.node.metrics.get("dist.rebalance.keys"), 0)).to.be.greaterThan(0);

@@ -139,14 +139,14 @@ describe("sim/membership: refutation, healing and rejoining", () => {
         const c = await cluster({ nodes: 4, seed: 217, env: ENV });
         await c.advance(1_000);
         const before = Array.from({ length: 60 }, (_, i) => `early-${i}`);
-        for (const k of before) await c.node("n1").cache.set(k, fromUtf8(`v1-${k}`), 0, "all");
+        for (const k of before) await c.node("n1").cache.admitWrite().set(k, fromUtf8(`v1-${k}`), 0, "all");
         c.crash("n3");
         await c.advance(8_000);
         for (const id of ["n1", "n2", "n4"]) expect(stateOf(c, id, "n3"), id).to.equal("absent");
         // Written while n3 is gone: in the 3-node ring, n3 owns none of them.
         const during = Array.from({ length: 60 }, (_, i) => `late-${i}`);
-        for (const k of during) await c.node("n2").cache.set(k, fromUtf8(`v2-${k}`), 0, "quorum");
-        for (const k of before.slice(0, 20)) await c.node("n4").cache.set(k, fromUtf8(`v2-${k}`), 0, "quorum");
+        for (const k of during) await c.node("n2").cache.admitWrite().set(k, fromUtf8(`v2-${k}`), 0, "quorum");
+        for (const k of before.slice(0, 20)) await c.node("n4").cache.admitWrite().set(k, fromUtf8(`v2-${k}`), 0, "quorum");
         await c.advance(1_000);
         const marks = recordMarks(c);
 

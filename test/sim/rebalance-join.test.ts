@@ -24,7 +24,7 @@ describe("sim/rebalance: join and leave", () => {
     const c = await cluster({ nodes: 3, seed, env: { ...ENV, ...env } });
     await c.advance(1_000);
     const keys = Array.from({ length: KEYS }, (_, i) => `item-${i}`);
-    for (const [i, k] of keys.entries()) await c.node(`n${(i % 3) + 1}`).cache.set(k, fromUtf8(value(k)), 0, "all");
+    for (const [i, k] of keys.entries()) await c.node(`n${(i % 3) + 1}`).cache.admitWrite().set(k, fromUtf8(value(k)), 0, "all");
     await c.settle();
     return { c, keys };
   }
@@ -199,7 +199,7 @@ describe("sim/rebalance: join and leave", () => {
       const c = await cluster({ nodes: 4, seed: 236, env: ENV });
       await c.advance(1_000);
       const keys = Array.from({ length: KEYS }, (_, i) => `item-${i}`);
-      for (const k of keys) await c.node("n1").cache.set(k, fromUtf8(value(k)), 0, "all");
+      for (const k of keys) await c.node("n1").cache.admitWrite().set(k, fromUtf8(value(k)), 0, "all");
       const hadN4 = ownedBy(c, keys, "n4");
       c.crash("n4");
       await c.advance(8_000);

@@ -29,7 +29,7 @@ describe("sim/rebalance: failed migrations are retried until every record reache
   async function joinCutOffAtTheTick(seed: number): Promise<SimCluster> {
     c = await simCluster({ nodes: 2, seed, env: ENV });
     await c.advance(2_000);
-    for (const k of KEYS) await c.node("n1").cache.set(k, fromUtf8(value(k)), 0, "one");
+    for (const k of KEYS) await c.node("n1").cache.admitWrite().set(k, fromUtf8(value(k)), 0, "one");
     c.join("n3", ENV);
     await c.advance(1_500); // n1 and n2 learn n3 (gossip), the ring changes
     c.chaos.isolate("n3");

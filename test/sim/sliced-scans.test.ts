@@ -40,7 +40,7 @@ describe("sim: whole-store scans yield to the event loop", function () {
   });
 
   it("a Merkle root over more than SCAN_SLICE_RECORDS records pauses once per slice and counts every record", async () => {
-    const root = await c.node("n1").loops.antiEntropy.root("n2", 64);
+    const root = await c.node("n1").merkle.answers.root("n2", 64);
     expect(root.recordCount).to.equal(RECORDS);
     // One pause per SCAN_SLICE_RECORDS records scanned (digests are taken during the scan).
     expect(pauses).to.be.within(Math.floor(RECORDS / SCAN_SLICE_RECORDS), Math.ceil(RECORDS / SCAN_SLICE_RECORDS));
@@ -50,7 +50,7 @@ describe("sim: whole-store scans yield to the event loop", function () {
     const small = await simCluster({ nodes: 2, startLoops: false, env: { SERVICE_REPLICATION: "2" }, yieldToLoop: () => Promise.reject(new Error("paused")) });
     try {
       for (let i = 0; i < 100; i++) small.node("n1").store.apply(rec(`key-${i}`, "v", BASE_VERSION + i, "n1"));
-      expect((await small.node("n1").loops.antiEntropy.root("n2", 4)).recordCount).to.equal(100);
+      expect((await small.node("n1").merkle.answers.root("n2", 4)).recordCount).to.equal(100);
     } finally {
       await small.stop();
     }
@@ -66,13 +66,13 @@ describe("sim: whole-store scans yield to the event loop", function () {
       node.store.apply(tomb(`key-${RECORDS - 1 - n}`, BASE_VERSION + 10 * RECORDS + n, "n1"));
       n++;
     };
-    const first = await c.node("n2").loops.antiEntropy.syncWith({ id: "n1", address: c.sim("n1").address });
+    const first = await c.node("n2").merkle.syncer.syncWith({ id: "n1", address: c.sim("n1").address });
     expect(first.failed).to.equal(false);
     expect(pauses).to.be.greaterThan(3);
     duringPause = () => {};
     // Whatever the first pass missed, the second one settles: both stores then hold the same records.
-    await c.node("n2").loops.antiEntropy.syncWith({ id: "n1", address: c.sim("n1").address });
-    const again = await c.node("n2").loops.antiEntropy.syncWith({ id: "n1", address: c.sim("n1").address });
+    await c.node("n2").merkle.syncer.syncWith({ id: "n1", address: c.sim("n1").address });
+    const again = await c.node("n2").merkle.syncer.syncWith({ id: "n1", address: c.sim("n1").address });
     expect(again).to.deep.include({ pulled: 0, clean: true, failed: false });
     const live = (id: string) => collectKeys(c.node(id).store, () => true).sort();
     expect(live("n2")).to.deep.equal(live("n1"));
@@ -80,7 +80,7 @@ describe("sim: whole-store scans yield to the event loop", function () {
   });
 
   it("range pages over a sparse leaf pause between slices and still return every record of the leaf once", async () => {
-    const ae = c.node("n1").loops.antiEntropy;
+    const ae = c.node("n1").merkle.answers;
     const keys: string[] = [];
     let cursor = "";
     let pages = 0;
@@ -116,7 +116,7 @@ describe("sim: whole-store scans yield to the event loop", function () {
   it("anti-entropy does not store a pulled record whose version is more than 24 h ahead of this node's clock, and says so", async () => {
     const aheadVersion = (c.clock.nowMs() + 48 * 3600 * 1000) * 1000;
     c.node("n1").store.apply(rec("from-the-future", "x", aheadVersion, "n1"));
-    const r = await c.node("n2").loops.antiEntropy.syncWith({ id: "n1", address: c.sim("n1").address });
+    const r = await c.node("n2").merkle.syncer.syncWith({ id: "n1", address: c.sim("n1").address });
     expect(r.failed).to.equal(false);
     expect(c.node("n2").store.peek("from-the-future")).to.equal(undefined);
     expect(c.node("n2").store.peek("key-1"), "the other records of the page are stored").to.not.equal(undefined);

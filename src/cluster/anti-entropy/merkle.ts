@@ -5,10 +5,11 @@
 // same root; a differing leaf names the records to pull.
 import { createHash } from "node:crypto";
 import { hash32 } from "../../core/hash.js";
+import { SCAN_LIMITS } from "../../core/limits.js";
 import type { VersionedRecord } from "../../store/index.js";
 
 /** Largest tree: 65536 leaves. */
-export const MERKLE_LEAVES_MAX = 65_536;
+export const MERKLE_LEAVES_MAX = SCAN_LIMITS.merkleLeavesMax;
 
 /** Leaves for `records` records at about `chunkSize` records per leaf: a power of two. */
 export function leafCountFor(records: number, chunkSize: number): number {

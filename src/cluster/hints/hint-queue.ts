@@ -3,17 +3,13 @@
 // expire. Bounded by a per-node count cap and a byte cap over all nodes; past a cap the new
 // hint is dropped and counted. Hints for the same (target, key) coalesce: the newer version
 // replaces the older, so a hot key costs one hint, not one per write.
-import type { Clock, TimerHandle, Timers } from "../../core/clock.js";
-import { PEER_BATCH_BYTES } from "../../core/limits.js";
+import type { Clock } from "../../core/clock.js";
+import { HINT_OVERHEAD_BYTES, PEER_BATCHING } from "../../core/limits.js";
 import { LOG, type Logger } from "../../log/index.js";
 import type { CounterName, GaugeName, Metrics } from "../../observability/index.js";
 import { compareVersions, type VersionedRecord } from "../../store/index.js";
 import type { PeerRef, PeerTransport } from "../../transport/index.js";
 
-/** Fixed bookkeeping bytes counted per hint on top of key and value. */
-const HINT_OVERHEAD_BYTES = 64;
-/** Hints replayed per target per call (and at most PEER_BATCH_BYTES of them). */
-export const HINT_REPLAY_BATCH = 256;
 
 export interface HintLimits {
   readonly ttlMs: number;
@@ -74,10 +70,18 @@ export class HintQueue {
       logger: Logger;
       limits: HintLimits;
       names: HintMetricNames;
-      /** Called after a hint was delivered (the rebalancer releases migrated copies here). */
-      onReplayed?: (peer: PeerRef, record: VersionedRecord) => void;
     },
   ) {}
+
+  private readonly replayedListeners: Array<(peer: PeerRef, record: VersionedRecord) => void> = [];
+
+  /**
+   * Registers an observer of delivered hints (the rebalancer releases migrated copies there).
+   * It runs after the hint left the queue, must not call back into the queue, and must return quickly.
+   */
+  onReplayed(listener: (peer: PeerRef, record: VersionedRecord) => void): void {
+    this.replayedListeners.push(listener);
+  }
 
   /** Queued hints for a target (or all targets). */
   size(targetId?: string): number {
@@ -150,7 +154,7 @@ export class HintQueue {
   }
 
   /**
-   * Replays up to HINT_REPLAY_BATCH hints per target, one call under way per target. A success
+   * Replays up to PEER_BATCHING.hintReplay.items hints per target, one call under way per target. A success
    * removes the hints (unless a newer one replaced them meanwhile); any error keeps them.
    */
   async replay(transport: PeerTransport, selfId: string): Promise<void> {
@@ -162,7 +166,7 @@ export class HintQueue {
     const batch: Hint[] = [];
     let batchBytes = 0;
     for (const h of t.hints.values()) {
-      if (batch.length > 0 && (batch.length >= HINT_REPLAY_BATCH || batchBytes + h.bytes > PEER_BATCH_BYTES)) break;
+      if (batch.length > 0 && (batch.length >= PEER_BATCHING.hintReplay.items || batchBytes + h.bytes > PEER_BATCHING.hintReplay.bytes)) break;
       batch.push(h);
       batchBytes += h.bytes;
     }
@@ -181,7 +185,7 @@ export class HintQueue {
           t.hints.delete(h.record.key);
           this.totalBytes -= h.bytes;
           this.deps.metrics.inc(this.deps.names.replayed);
-          this.deps.onReplayed?.(t.peer, h.record);
+          for (const l of this.replayedListeners) l(t.peer, h.record);
         }
       }
     } catch {
@@ -195,40 +199,5 @@ export class HintQueue {
 
   private updateGauges(): void {
     if (this.deps.names.bytes) this.deps.metrics.set(this.deps.names.bytes, this.totalBytes);
-  }
-}
-
-/** The replay loop: every tick, expire old hints and replay the rest. */
-export class HintReplayLoop {
-  private timer: TimerHandle | undefined;
-  private running: Promise<void> | undefined;
-
-  constructor(
-    private readonly deps: { queues: readonly HintQueue[]; transport: PeerTransport; selfId: string; timers: Timers; intervalMs: number; logger: Logger },
-  ) {}
-
-  start(): void {
-    if (this.timer) return;
-    this.timer = this.deps.timers.every(this.deps.intervalMs, () => void this.runReplayTick());
-    this.deps.logger.info(LOG.hintReplayLoopStarted, { interval_ms: this.deps.intervalMs });
-  }
-
-  stop(): void {
-    this.timer?.cancel();
-    this.timer = undefined;
-  }
-
-  /** One pass: expire, then replay; a pass never overlaps the previous one. */
-  async runReplayTick(): Promise<void> {
-    if (this.running) return this.running;
-    this.running = (async () => {
-      for (const q of this.deps.queues) {
-        q.expire();
-        await q.replay(this.deps.transport, this.deps.selfId);
-      }
-    })().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
   }
 }

@@ -4,7 +4,7 @@
 // and flush every SERVICE_READ_REPAIR_INTERVAL or when a peer's batch reaches the batch size.
 // A clean stop drains the queue; a crash loses it (anti-entropy repairs later).
 import type { TimerHandle, Timers } from "../../core/clock.js";
-import { PEER_BATCH_BYTES } from "../../core/limits.js";
+import { PEER_BATCHING } from "../../core/limits.js";
 import { byteSize, chunkBy } from "../record-size.js";
 import type { Logger } from "../../log/index.js";
 import type { Metrics } from "../../observability/index.js";
@@ -21,9 +21,6 @@ export interface ReadRepairDeps {
   readonly batchSize: number;
   readonly intervalMs: number;
 }
-
-/** Repairs per call at most (and PEER_BATCH_BYTES). */
-const REPAIR_BATCH_ITEMS = 512;
 
 interface PeerQueue {
   peer: PeerRef;
@@ -95,8 +92,9 @@ export class ReadRepairer {
   }
 
   private async send(peer: PeerRef, records: VersionedRecord[]): Promise<void> {
-    const sets = chunkBy(records.filter((r) => !r.tombstone), byteSize, REPAIR_BATCH_ITEMS, PEER_BATCH_BYTES);
-    const removes = chunkBy(records.filter((r) => r.tombstone), byteSize, REPAIR_BATCH_ITEMS, PEER_BATCH_BYTES);
+    const { items, bytes } = PEER_BATCHING.repair;
+    const sets = chunkBy(records.filter((r) => !r.tombstone), byteSize, items, bytes);
+    const removes = chunkBy(records.filter((r) => r.tombstone), byteSize, items, bytes);
     try {
       for (const chunk of sets) await this.deps.transport.set(peer, this.deps.selfId, chunk);
       for (const chunk of removes) await this.deps.transport.remove(peer, this.deps.selfId, chunk);

@@ -1,29 +1,29 @@
 // Reads. ONE reads the local copy when this node owns the key, else the first reachable owner.
 // QUORUM and ALL consult the owners in parallel, pick the newest (version, origin) among the
 // answers and repair the owners that answered with an older copy or none.
-import type { Clock } from "../../core/clock.js";
+import type { Clock, Timers } from "../../core/clock.js";
 import { CacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Owners } from "../../ring/index.js";
 import { compareVersions, type LiveItem, type ShardedStore, type VersionedRecord } from "../../store/index.js";
 import type { PeerRef, PeerTransport } from "../../transport/index.js";
-import { PeerBatcher } from "../write/batcher.js";
+import { batchOptions, PeerBatcher } from "../write/batcher.js";
+import { PEER_BATCHING } from "../../core/limits.js";
 import type { ReadResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
-import { replicaCount, requiredAcks } from "../write/quorum.js";
+import { replicaCount, requiredAcks, waitForQuorum } from "../write/quorum.js";
 import type { ReadRepairer } from "./read-repair.js";
-import { peerRecordProblem } from "../peer-input.js";
-
-const GET_BATCH_ITEMS = 512;
-const GET_IN_FLIGHT = 1;
+import type { ReplicaApplier } from "../replica-applier.js";
 
 export interface ReaderDeps {
   readonly selfId: string;
   readonly store: ShardedStore;
   readonly clock: Clock;
+  readonly timers: Timers;
   readonly view: ClusterView;
   readonly transport: PeerTransport;
   readonly repairer: ReadRepairer;
+  readonly applier: ReplicaApplier;
   readonly replication: number;
 }
 
@@ -42,12 +42,8 @@ export class Reader {
   private readonly gets: PeerBatcher<string, VersionedRecord | undefined>;
 
   constructor(private readonly deps: ReaderDeps) {
-    this.gets = new PeerBatcher((peer, keys) => this.getAll(peer, keys), {
-      maxItems: GET_BATCH_ITEMS,
-      maxBytes: Number.MAX_SAFE_INTEGER,
-      sizeOf: () => 0,
-      maxInFlight: GET_IN_FLIGHT,
-    });
+    // Answers are cut by bytes on the answering side (a prefix), so keys count by their own size.
+    this.gets = new PeerBatcher((peer, keys) => this.getAll(peer, keys), batchOptions(PEER_BATCHING.get, (key: string) => key.length * 3, deps.timers));
   }
 
   get calls(): number {
@@ -110,7 +106,7 @@ export class Reader {
    * key) and serve it.
    */
   private async readPastLocalMiss(key: string, owners: Owners): Promise<LiveItem | undefined> {
-    const { store, selfId, view } = this.deps;
+    const { selfId, view } = this.deps;
     const answers = await Promise.all(
       owners.ids
         .filter((id) => id !== selfId)
@@ -126,59 +122,40 @@ export class Reader {
     );
     const best = newest(answers.map((rec, i) => ({ id: String(i), rec })));
     if (!best) return undefined;
-    if (peerRecordProblem(best, this.deps.clock.nowMs()) === undefined) store.apply(best);
+    this.deps.applier.apply(best, "read-fallback");
     return liveItemOf(best, this.deps.clock.nowMs());
   }
 
-  private readQuorum(key: string, owners: Owners, level: ConsistencyLevel): Promise<LiveItem | undefined> {
+  private async readQuorum(key: string, owners: Owners, level: ConsistencyLevel): Promise<LiveItem | undefined> {
     const { store, selfId, view } = this.deps;
     const need = requiredAcks(level, replicaCount(this.deps.replication, view.knownCount()));
-    return new Promise((resolve, reject) => {
-      const answers: Answer[] = [];
-      let pending = owners.ids.length;
-      let chosen: VersionedRecord | undefined;
-      let settled = false;
-      const check = () => {
-        if (settled) return;
-        if (answers.length >= need) {
-          settled = true;
-          chosen = newest(answers);
-          for (const a of answers) this.repairIfStale(a, chosen);
-          const item = liveItemOf(chosen, this.deps.clock.nowMs());
-          this.count(item !== undefined);
-          resolve(item);
-        } else if (pending === 0) {
-          settled = true;
-          reject(new CacheError("QUORUM_FAILED", `read reached ${answers.length} of the ${need} owners its ${level} consistency needs`, { consistency: level, answered: answers.length, required: need }));
-        }
-      };
-      for (const id of owners.ids) {
-        if (id === selfId) {
-          answers.push({ id, rec: store.peek(key) });
-          pending--;
-          continue;
-        }
-        const peer = view.peer(id);
-        if (!peer) {
-          pending--;
-          continue;
-        }
-        this.gets.enqueue(peer, key).then(
-          (rec) => {
-            pending--;
-            const a = { id, rec };
-            if (settled) this.repairIfStale(a, chosen);
-            else answers.push(a);
-            check();
-          },
-          () => {
-            pending--;
-            check();
-          },
-        );
+    const inHand: Answer[] = [];
+    const calls: Array<Promise<Answer>> = [];
+    for (const id of owners.ids) {
+      if (id === selfId) {
+        inHand.push({ id, rec: store.peek(key) });
+        continue;
       }
-      check();
+      const peer = view.peer(id);
+      if (peer) calls.push(this.gets.enqueue(peer, key).then((rec) => ({ id, rec })));
+    }
+    const wait = await waitForQuorum(calls, need, inHand);
+    if (!wait.reached) {
+      throw new CacheError("QUORUM_FAILED", `read reached ${wait.answers.length} of the ${need} owners its ${level} consistency needs`, {
+        consistency: level,
+        answered: wait.answers.length,
+        required: need,
+      });
+    }
+    const chosen = newest(wait.answers);
+    for (const a of wait.answers) this.repairIfStale(a, chosen);
+    // Owners that answer after the quorum are repaired too.
+    void wait.late.then((late) => {
+      for (const a of late) this.repairIfStale(a, chosen);
     });
+    const item = liveItemOf(chosen, this.deps.clock.nowMs());
+    this.count(item !== undefined);
+    return item;
   }
 
   /** Sends `chosen` to an owner whose answer was older or empty. */
@@ -186,7 +163,7 @@ export class Reader {
     if (!chosen) return;
     if (a.rec && compareVersions(a.rec.version, a.rec.origin, chosen.version, chosen.origin) >= 0) return;
     if (a.id === this.deps.selfId) {
-      if (peerRecordProblem(chosen, this.deps.clock.nowMs()) === undefined) this.deps.store.apply(chosen);
+      this.deps.applier.apply(chosen, "read-repair");
       return;
     }
     const peer = this.deps.view.peer(a.id);

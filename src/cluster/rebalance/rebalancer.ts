@@ -15,11 +15,10 @@ import type { ShardedStore, VersionedRecord } from "../../store/index.js";
 import type { PeerRef, PeerTransport } from "../../transport/index.js";
 import type { ClusterView } from "../cluster-view.js";
 import type { HintQueue } from "../hints/hint-queue.js";
-import { PEER_BATCH_BYTES } from "../../core/limits.js";
+import { PEER_BATCH_BYTES, SCAN_LIMITS } from "../../core/limits.js";
 import { byteSize } from "../record-size.js";
+import { planMove, type Move } from "./plan-move.js";
 
-/** Records looked at per batch before a tick gives the event loop back. */
-const SCAN_BUDGET_PER_BATCH = 4096;
 
 export interface RebalancerDeps {
   readonly selfId: string;
@@ -51,12 +50,6 @@ interface Scan {
 
 /** Delay before a scan with failed moves runs again, in rebalance intervals (at least 1 s). */
 const RETRY_INTERVALS = 8;
-
-interface Move {
-  readonly record: VersionedRecord;
-  readonly targets: string[];
-  readonly release: boolean;
-}
 
 export class Rebalancer {
   private timer: TimerHandle | undefined;
@@ -159,7 +152,7 @@ export class Rebalancer {
     let looked = 0;
     let bytes = 0;
     let budgetSpent = false;
-    const full = () => budgetSpent || moves.length >= this.deps.batchSize || looked >= SCAN_BUDGET_PER_BATCH;
+    const full = () => budgetSpent || moves.length >= this.deps.batchSize || looked >= SCAN_LIMITS.rebalanceRecordsPerBatch;
     while (scan.shard < store.shardCount && !full()) {
       const resume = store.scanRecords(scan.shard, scan.slot, (rec) => {
         if (full()) return false;
@@ -256,26 +249,4 @@ export class Rebalancer {
       this.releaseIfNotOwner(rec.key, rec.version);
     });
   }
-}
-
-/**
- * What to do with one local record when ownership goes from ring `from` to ring `to` (pure).
- * Returns undefined when nothing has to move.
- */
-export function planMove(rec: VersionedRecord, from: HashRing, to: HashRing, selfId: string): Move | undefined {
-  const next = to.ownersOf(rec.key);
-  if (next.ids.length === 0) return undefined;
-  const prev = from.ownersOf(rec.key);
-  const survivors = prev.ids.filter((id) => to.nodes.includes(id));
-  if (!next.ids.includes(selfId)) {
-    // Every old owner that loses the key hands it to the new primary; when no old owner stays an
-    // owner, the first surviving one also fills the new replicas, or they would start empty.
-    const keeper = survivors.find((id) => next.ids.includes(id));
-    const targets = keeper === undefined && survivors[0] === selfId ? [...next.ids] : [next.primary];
-    return { record: rec, targets, release: true };
-  }
-  // One sender per key: the first old owner still on the ring (this node when the old owners left).
-  if (survivors.length > 0 && survivors[0] !== selfId) return undefined;
-  const newcomers = next.ids.filter((id) => id !== selfId && !prev.ids.includes(id));
-  return newcomers.length > 0 ? { record: rec, targets: newcomers, release: false } : undefined;
 }

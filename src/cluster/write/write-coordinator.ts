@@ -9,7 +9,7 @@ import { Applied, type ShardedStore, type VersionedRecord } from "../../store/in
 import type { ClientWrite } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
-import { hasMajority, replicaCount, requiredAcks } from "./quorum.js";
+import { hasMajority, replicaCount, requiredAcks, waitForQuorum } from "./quorum.js";
 import type { ReplicaPusher } from "./replica-pusher.js";
 import type { VersionClock } from "./version-clock.js";
 
@@ -31,7 +31,7 @@ export class WriteCoordinator {
    * a forwarding owner that applies the result itself: it is not pushed to and counts as one
    * acknowledgement (it answers its client only after applying).
    */
-  coordinate(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string): Promise<WriteResult> {
+  async coordinate(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string): Promise<WriteResult> {
     const { view, metrics, store, selfId } = this.deps;
     const known = view.knownCount();
     const need = requiredAcks(level, replicaCount(this.deps.replication, known));
@@ -39,13 +39,11 @@ export class WriteCoordinator {
       const notDead = view.notDeadCount();
       if (!hasMajority(notDead, known)) {
         metrics.inc("dist.write.quorum_failures");
-        return Promise.reject(
-          new CacheError("QUORUM_FAILED", `write needs ${level} but this node sees only ${notDead} of ${known} known nodes: it is on the minority side`, {
-            consistency: level,
-            visible_nodes: notDead,
-            known_nodes: known,
-          }),
-        );
+        throw new CacheError("QUORUM_FAILED", `write needs ${level} but this node sees only ${notDead} of ${known} known nodes: it is on the minority side`, {
+          consistency: level,
+          visible_nodes: notDead,
+          known_nodes: known,
+        });
       }
     }
     const rec = this.stamp(write);
@@ -63,39 +61,20 @@ export class WriteCoordinator {
     };
     const sender = senderApplies !== undefined && senderApplies !== selfId && owners.ids.includes(senderApplies) ? senderApplies : undefined;
     const others = owners.ids.filter((id) => id !== selfId && id !== sender);
-    let acks = sender === undefined ? 1 : 2;
-    if (acks >= need) {
-      for (const id of others) void this.pushTo(id, rec);
-      return Promise.resolve(result);
-    }
-    return new Promise((resolve, reject) => {
-      let pending = others.length;
-      let settled = false;
-      const check = () => {
-        if (settled) return;
-        if (acks >= need) {
-          settled = true;
-          resolve(result);
-        } else if (pending === 0) {
-          settled = true;
-          metrics.inc("dist.write.quorum_failures");
-          reject(
-            new CacheError("QUORUM_FAILED", `write reached ${acks} of the ${need} owners its ${level} consistency needs; it may be applied where it reached`, {
-              consistency: level,
-              acknowledged: acks,
-              required: need,
-            }),
-          );
-        }
-      };
-      for (const id of others) {
-        void this.pushTo(id, rec).then((ok) => {
-          pending--;
-          if (ok) acks++;
-          check();
-        });
-      }
-      check();
+    const inHand = sender === undefined ? [true] : [true, true];
+    const wait = await waitForQuorum(
+      others.map((id) => this.pushTo(id, rec)),
+      need,
+      inHand,
+      (ok) => ok,
+    );
+    if (wait.reached) return result;
+    const acks = wait.answers.filter((ok) => ok).length;
+    metrics.inc("dist.write.quorum_failures");
+    throw new CacheError("QUORUM_FAILED", `write reached ${acks} of the ${need} owners its ${level} consistency needs; it may be applied where it reached`, {
+      consistency: level,
+      acknowledged: acks,
+      required: need,
     });
   }
 

@@ -1,13 +1,14 @@
 // Byte budgets of the peer protocol (review fix dce0726): every peer batch, page and answer is cut
 // at PEER_BATCH_BYTES (8 MiB, half the 16 MiB body cap) as well as by count, one record larger
-// than the budget travelling alone. Checked on each producer: PeerHandler.getRecords (a prefix of
+// than the budget travelling alone. Checked on each producer: recordsForPeer (a prefix of
 // the keys), the Reader (asks again for the rest), rebalance migrations (a sim join, observed on
 // the receiver), hint replay, read-repair sends, AntiEntropy.range pages (the cursor resumes) and
 // ShardedStore.keysPage (8 MiB of keys, truncated=true).
 import { expect } from "chai";
 import { PEER_BATCH_BYTES, PEER_BODY_BYTES_MAX } from "../../../src/core/limits.js";
 import { HINTED_METRICS, HintQueue } from "../../../src/cluster/hints/hint-queue.js";
-import { Lifecycle, PeerHandler, Reader, ReadRepairer, VersionClock, type ClusterView } from "../../../src/cluster/index.js";
+import { Reader, ReadRepairer, ReplicaApplier, VersionClock, type ClusterView } from "../../../src/cluster/index.js";
+import { recordsForPeer } from "../../../src/cluster/read/record-answers.js";
 import { byteSize, chunkBy } from "../../../src/cluster/record-size.js";
 import { recordingLogger } from "../../../src/log/index.js";
 import { Metrics } from "../../../src/observability/index.js";
@@ -58,23 +59,8 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
     });
   });
 
-  describe("PeerHandler.getRecords", () => {
-    function handler(store: ShardedStore): PeerHandler {
-      const clock = new ManualClock();
-      const metrics = new Metrics();
-      const logger = recordingLogger("error");
-      return new PeerHandler({
-        nodeId: "n1",
-        store,
-        versions: new VersionClock(clock),
-        clock,
-        metrics,
-        logger,
-        lifecycle: new Lifecycle({ metrics, logger, nowMs: () => clock.nowMs() }),
-        ring: () => HashRing.build(["n1"], 1),
-        incarnation: () => 1,
-      });
-    }
+  describe("recordsForPeer (the answering side of Get)", () => {
+    const handler = (store: ShardedStore) => ({ getRecords: (keys: readonly string[]) => recordsForPeer(store, keys) });
 
     it("answers a prefix of the keys once their values would pass PEER_BATCH_BYTES (3 x 3 MiB: two records), and the rest when asked again", () => {
       const store = newStore();
@@ -128,7 +114,9 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
       const metrics = new Metrics();
       const logger = recordingLogger("error");
       const repairer = new ReadRepairer({ transport, selfId: "self", metrics, logger, timers: clock, batchSize: 0, intervalMs: 100 });
-      const reader = new Reader({ selfId: "self", store: newStore(clock), clock, view, transport, repairer, replication: 1 });
+      const store = newStore(clock);
+      const applier = new ReplicaApplier({ selfId: "self", store, versions: new VersionClock(clock), clock, metrics, logger, ring: () => ring });
+      const reader = new Reader({ selfId: "self", store, clock, timers: clock, view, transport, repairer, applier, replication: 1 });
       const results = await Promise.all(keys.map((k) => reader.read(k, "one")));
       expect(results.map((r) => r.item?.key)).to.deep.equal(keys);
       expect(results.map((r) => r.item?.version)).to.deep.equal(keys.map((k) => remote.get(k)?.version));
@@ -322,7 +310,7 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
           expect(seen).to.deep.equal(keys);
 
           const served = spyEndpoint(c, c.sim("n1"), "merkleRange");
-          const r = await c.node("n2").loops.antiEntropy.syncWith({ id: "n1", address: c.sim("n1").address });
+          const r = await c.node("n2").merkle.syncer.syncWith({ id: "n1", address: c.sim("n1").address });
           expect(r).to.deep.equal({ pulled: keys.length, clean: false, failed: false });
           expect(served.length).to.equal(pages.length);
           expect(keys.filter((k) => c.node("n2").store.peek(k) === undefined)).to.deep.equal([]);
@@ -358,7 +346,7 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
             },
             "the page carrying the 15 MiB record",
           ).to.deep.equal({ withHuge: 1, overBodyCap: [] });
-          const r = await c.node("n2").loops.antiEntropy.syncWith({ id: "n1", address: c.sim("n1").address });
+          const r = await c.node("n2").merkle.syncer.syncWith({ id: "n1", address: c.sim("n1").address });
           expect(r.pulled).to.equal(keys.length);
         } finally {
           await c.stop();

@@ -2,7 +2,7 @@
 // doubles the factor up to SERVICE_AUTO_SYNC_MAX_FACTOR, any divergent tick resets it to 1, and a
 // maximum of 1 disables the backoff.
 import { expect } from "chai";
-import { nextBackoffFactor } from "../../../../src/cluster/anti-entropy/anti-entropy.js";
+import { nextBackoffFactor } from "../../../../src/cluster/anti-entropy/sync-loop.js";
 
 /** Factors after each tick, starting from 1. */
 function sequence(ticks: readonly boolean[], maxFactor: number): number[] {

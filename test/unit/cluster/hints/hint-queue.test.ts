@@ -1,9 +1,11 @@
 // HintQueue and HintReplayLoop with a fake PeerTransport and a ManualClock: queueing per target,
 // coalescing per (target, key), replay with any error keeping the hint, TTL expiry with its warn
 // record, the per-node and byte caps with their counters, and the bytes gauge.
+import { PEER_BATCHING } from "../../../../src/core/limits.js";
 import { expect } from "chai";
 import { CacheError } from "../../../../src/core/errors.js";
-import { HINTED_METRICS, HintQueue, HintReplayLoop, HINT_REPLAY_BATCH, type HintLimits } from "../../../../src/cluster/hints/hint-queue.js";
+import { HINTED_METRICS, HintQueue, type HintLimits } from "../../../../src/cluster/hints/hint-queue.js";
+import { HintReplayLoop } from "../../../../src/cluster/hints/hint-replay-loop.js";
 import { LOG, recordingLogger, type RecordingLogger } from "../../../../src/log/index.js";
 import { Metrics } from "../../../../src/observability/index.js";
 import type { VersionedRecord } from "../../../../src/store/index.js";
@@ -183,11 +185,11 @@ describe("dist/hint-queue", () => {
       expect(f.q.size("a")).to.equal(0);
     });
 
-    it(`replays at most ${HINT_REPLAY_BATCH} hints per target per call`, async () => {
+    it(`replays at most ${PEER_BATCHING.hintReplay.items} hints per target per call`, async () => {
       const f = fixture();
-      for (let i = 0; i < HINT_REPLAY_BATCH + 10; i++) f.q.add(A, rec(`k${i}`, "v", 1));
+      for (let i = 0; i < PEER_BATCHING.hintReplay.items + 10; i++) f.q.add(A, rec(`k${i}`, "v", 1));
       await f.q.replay(f.t.asTransport(), "self");
-      expect(f.t.sent.map((c) => c.records.length)).to.deep.equal([HINT_REPLAY_BATCH]);
+      expect(f.t.sent.map((c) => c.records.length)).to.deep.equal([PEER_BATCHING.hintReplay.items]);
       expect(f.q.size("a")).to.equal(10);
       await f.q.replay(f.t.asTransport(), "self");
       expect(f.q.size("a")).to.equal(0);

@@ -3,7 +3,7 @@
 // old owner sends copies to the newcomers; other survivors send nothing; nothing moves when the
 // owners are unchanged. Checked row by row on concrete keys, then as an invariant over many keys.
 import { expect } from "chai";
-import { planMove } from "../../../../src/cluster/rebalance/rebalancer.js";
+import { planMove } from "../../../../src/cluster/rebalance/plan-move.js";
 import { HashRing } from "../../../../src/ring/index.js";
 import type { VersionedRecord } from "../../../../src/store/index.js";
 

@@ -1,5 +1,6 @@
 // PeerBatcher: items for the same peer and lane pending together travel in one call, split by
 // maxItems and maxBytes, with at most maxInFlight calls under way; each item gets its own result.
+import { systemTimers } from "../../../../src/core/clock.js";
 import { expect } from "chai";
 import { CacheError } from "../../../../src/core/errors.js";
 import { PeerBatcher, type BatcherOptions } from "../../../../src/cluster/write/batcher.js";
@@ -52,6 +53,7 @@ const opts = (o: Partial<BatcherOptions<string>> = {}): BatcherOptions<string> =
   maxBytes: 1_000_000,
   sizeOf: (s) => s.length,
   maxInFlight: 4,
+  timers: systemTimers,
   ...o,
 });
 

@@ -1,0 +1,124 @@
+// The store scans behind Merkle anti-entropy, shared by both sides: summarizing the records
+// this node and a peer both own into a tree, and reading the records of chosen leaves a page
+// at a time. The compared set is the keys both nodes own in this node's ring view, values and
+// tombstones, expired values left out. Scans yield to the event loop every SCAN_SLICE_RECORDS
+// records; writes landing meanwhile may or may not be counted, which the next sync settles.
+import { WorkSlicer, type Clock, type YieldToLoop } from "../../core/clock.js";
+import { badRequest } from "../../core/errors.js";
+import { cursorInt, decodeCursor, encodeCursor } from "../../core/cursor.js";
+import { PEER_BATCH_BYTES, SCAN_LIMITS, SCAN_SLICE_RECORDS } from "../../core/limits.js";
+import type { HashRing } from "../../ring/index.js";
+import type { ShardedStore, VersionedRecord } from "../../store/index.js";
+import type { MerkleRangePage } from "../../transport/index.js";
+import { byteSize } from "../record-size.js";
+import { leafCountFor, leafOf, MerkleBuilder, recordDigest } from "./merkle.js";
+
+export interface MerkleScanDeps {
+  readonly selfId: string;
+  readonly store: ShardedStore;
+  readonly clock: Clock;
+  readonly ring: () => HashRing;
+  /** How scans pause between slices of SCAN_SLICE_RECORDS records. */
+  readonly yieldToLoop: YieldToLoop;
+  /** Target records per leaf when this side picks the leaf count. */
+  readonly chunkSize: number;
+}
+
+export class MerkleScan {
+  constructor(private readonly deps: MerkleScanDeps) {}
+
+  /**
+   * Summarizes the records this node and `peerId` both own, into `leafCount` leaves (or as many
+   * as the record count asks for at chunkSize records per leaf).
+   */
+  async summarize(peerId: string, leafCount: number | undefined): Promise<MerkleBuilder> {
+    const { store } = this.deps;
+    const now = this.deps.clock.nowMs();
+    const ring = this.deps.ring();
+    const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_SLICE_RECORDS);
+    // Digests, not records, are kept until the leaf count is known: 24 bytes per record, and
+    // values overwritten meanwhile are not held on to.
+    const hashes: number[] = [];
+    const his: number[] = [];
+    const los: number[] = [];
+    for (let s = 0; s < store.shardCount; s++) {
+      let slot = 0;
+      for (;;) {
+        slot = store.scanRecords(s, slot, (rec, hash) => {
+          if (slicer.spend()) return false;
+          if (this.shared(ring, rec, peerId, now)) {
+            const [hi, lo] = recordDigest(rec);
+            hashes.push(hash);
+            his.push(hi);
+            los.push(lo);
+          }
+          return true;
+        });
+        if (slot < 0) break;
+        await slicer.pause();
+      }
+    }
+    const b = new MerkleBuilder(leafCount ?? leafCountFor(hashes.length, this.deps.chunkSize));
+    for (let i = 0; i < hashes.length; i++) b.addDigest(hashes[i] as number, his[i] as number, los[i] as number);
+    return b;
+  }
+
+  /**
+   * Records of the requested leaves shared with `requester`, a page at a time (the cursor holds
+   * the shard and slot to resume at): at most SCAN_LIMITS.merkleRangePage records and
+   * PEER_BATCH_BYTES (a larger record travels alone).
+   */
+  async range(requester: string, leafCount: number, leaves: readonly number[], cursor: string): Promise<MerkleRangePage> {
+    const wanted = new Set(leaves);
+    const { store } = this.deps;
+    let { shard, slot } = decodeRangeCursor(cursor);
+    const records: VersionedRecord[] = [];
+    let bytes = 0;
+    let full = false;
+    const now = this.deps.clock.nowMs();
+    const ring = this.deps.ring();
+    const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_SLICE_RECORDS);
+    while (shard < store.shardCount) {
+      const resume = store.scanRecords(shard, slot, (rec, hash) => {
+        if (slicer.spend()) return false;
+        if (!wanted.has(leafOf(hash, leafCount)) || !this.shared(ring, rec, requester, now)) return true;
+        // Checked before the record joins the page: a page passes PEER_BATCH_BYTES only as one
+        // record alone; a declined record opens the next page.
+        const size = byteSize(rec);
+        if (records.length >= SCAN_LIMITS.merkleRangePage || (records.length > 0 && bytes + size > PEER_BATCH_BYTES)) {
+          full = true;
+          return false;
+        }
+        records.push(rec);
+        bytes += size;
+        return true;
+      });
+      if (full) return { records, nextCursor: encodeCursor({ s: shard, i: resume }) };
+      if (resume >= 0) {
+        // The slice is used up: let requests run, then go on from the declined record.
+        slot = resume;
+        await slicer.pause();
+        continue;
+      }
+      shard++;
+      slot = 0;
+    }
+    return { records, nextCursor: "" };
+  }
+
+  /** In the compared set: owned by both nodes (in `ring`), and a tombstone or an unexpired value. */
+  private shared(ring: HashRing, rec: VersionedRecord, peerId: string, nowMs: number): boolean {
+    if (!rec.tombstone && rec.expiresAtMs !== 0 && rec.expiresAtMs <= nowMs) return false;
+    const owners = ring.ownersOf(rec.key).ids;
+    return owners.includes(this.deps.selfId) && owners.includes(peerId);
+  }
+}
+
+function decodeRangeCursor(cursor: string): { shard: number; slot: number } {
+  if (cursor === "") return { shard: 0, slot: 0 };
+  const f = decodeCursor(cursor);
+  const shard = f && cursorInt(f, "s");
+  const slot = f && cursorInt(f, "i");
+  if (shard === undefined || slot === undefined) throw badRequest("invalid cursor");
+  return { shard, slot };
+}

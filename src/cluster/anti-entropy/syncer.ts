@@ -1,0 +1,75 @@
+// One Merkle sync with one peer, from the requesting side: compare roots, then leaves, then pull
+// the records of differing leaves and apply them through the one apply path. Pull only: absence
+// never becomes a delete (tombstones carry deletes).
+import type { Clock } from "../../core/clock.js";
+import { LOG, type Logger } from "../../log/index.js";
+import type { Metrics } from "../../observability/index.js";
+import type { VersionedRecord } from "../../store/index.js";
+import type { PeerRef, PeerTransport } from "../../transport/index.js";
+import type { ReplicaApplier } from "../replica-applier.js";
+import { differingLeaves } from "./merkle.js";
+import type { MerkleScan } from "./merkle-scan.js";
+
+export interface MerkleSyncerDeps {
+  readonly selfId: string;
+  readonly scan: MerkleScan;
+  readonly transport: PeerTransport;
+  readonly applier: ReplicaApplier;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly clock: Clock;
+}
+
+/** The result of one sync: records pulled, whether both sides agreed, whether it failed. */
+export interface SyncResult {
+  readonly pulled: number;
+  /** False on divergence or failure. */
+  readonly clean: boolean;
+  /** The peer could not be compared. */
+  readonly failed: boolean;
+}
+
+export class MerkleSyncer {
+  constructor(private readonly deps: MerkleSyncerDeps) {}
+
+  /** Compares with one peer and pulls what differs. */
+  async syncWith(peer: PeerRef): Promise<SyncResult> {
+    const { transport, selfId, metrics, clock } = this.deps;
+    const started = clock.monotonicMs();
+    const diffDone = () => metrics.set("dist.merkle.last_diff_ns", Math.round((clock.monotonicMs() - started) * 1e6));
+    try {
+      const local = await this.deps.scan.summarize(peer.id, undefined);
+      const leafCount = local.leafCount;
+      const remoteRoot = await transport.merkleRoot(peer, selfId, leafCount);
+      if (remoteRoot.root === local.root()) {
+        diffDone();
+        metrics.inc("dist.merkle.syncs");
+        return { pulled: 0, clean: true, failed: false };
+      }
+      const diff = differingLeaves(local.leaves(), await transport.merkleLeaves(peer, selfId, leafCount));
+      diffDone();
+      let pulled = 0;
+      let cursor = "";
+      do {
+        const page = await transport.merkleRange(peer, selfId, leafCount, diff, cursor);
+        pulled += this.applyPulled(page.records);
+        cursor = page.nextCursor;
+      } while (cursor !== "");
+      metrics.inc("dist.merkle.syncs");
+      metrics.inc("dist.merkle.keys_pulled", pulled);
+      return { pulled, clean: false, failed: false };
+    } catch (err) {
+      this.deps.logger.warn(LOG.merkleFetchFailed, { peer: peer.id, error: err instanceof Error ? err.message : String(err) });
+      return { pulled: 0, clean: false, failed: true };
+    }
+  }
+
+  private applyPulled(records: readonly VersionedRecord[]): number {
+    let applied = 0;
+    for (const rec of records) {
+      const v = this.deps.applier.apply(rec, "anti-entropy");
+      if (v.kind === "applied" && v.changed) applied++;
+    }
+    return applied;
+  }
+}

@@ -1,0 +1,90 @@
+// The cluster-wide key listing behind the key browser, both sides of it: listing the matching
+// live keys of this node and of every alive peer (sorted, deduplicated, the first `max` kept),
+// and answering a peer's request for one page of this node's keys. Whole-store scans pause
+// every SCAN_SLICE_RECORDS units of work, so requests are served while they run.
+import { WorkSlicer, type YieldToLoop } from "../core/clock.js";
+import { badRequest } from "../core/errors.js";
+import { compileKeyFilter, GlobError, type KeyFilter } from "../core/key-filter.js";
+import { SCAN_LIMITS, SCAN_SLICE_RECORDS } from "../core/limits.js";
+import type { ShardedStore } from "../store/index.js";
+import type { KeysPage, PeerTransport } from "../transport/index.js";
+import type { KeyListing } from "./cache-service.js";
+import type { ClusterView } from "./cluster-view.js";
+import { decodeKeysCursor, encodeKeysCursor } from "./keys-cursor.js";
+import { TopKeys } from "./top-keys.js";
+
+export interface KeyListerDeps {
+  readonly store: ShardedStore;
+  readonly view: ClusterView;
+  readonly transport: PeerTransport;
+  /** How the local listing pauses between slices of SCAN_SLICE_RECORDS keys. */
+  readonly yieldToLoop: YieldToLoop;
+}
+
+export class KeyLister {
+  constructor(private readonly deps: KeyListerDeps) {}
+
+  /**
+   * Collects the matching live keys of this node and every alive peer, deduplicated, sorted, the
+   * first `max` kept. A peer whose listing fails is reported in partialNodes.
+   */
+  async list(q: string, max: number): Promise<KeyListing> {
+    const filter = compileKeyFilter(q);
+    const top = new TopKeys(max);
+    const partialNodes: string[] = [];
+    // The local scan (sliced) and the peers' pages fill `top` side by side.
+    await Promise.all([
+      this.collectLocalKeys(filter, top),
+      ...this.deps.view.alivePeers().map(async (peer) => {
+        try {
+          let cursor = "";
+          do {
+            const page = await this.deps.transport.keys(peer, cursor, SCAN_LIMITS.keyListingPage, q);
+            top.addAll(page.keys);
+            cursor = page.nextCursor;
+          } while (cursor !== "");
+        } catch {
+          partialNodes.push(peer.id);
+        }
+      }),
+    ]);
+    const { keys, truncated } = top.result();
+    return { keys, truncated, partialNodes: partialNodes.sort() };
+  }
+
+  /** One page of this node's live keys for a peer: the rest of one shard, cut short by `limit` when limit > 0. */
+  page(cursor: string, limit: number, q: string): KeysPage {
+    const { store } = this.deps;
+    let filter: KeyFilter;
+    try {
+      filter = compileKeyFilter(q);
+    } catch (err) {
+      if (err instanceof GlobError) throw badRequest(`malformed glob in q: ${err.message}`);
+      throw err;
+    }
+    const at = decodeKeysCursor(cursor, store.shardCount);
+    // A page stops after SCAN_SLICE_RECORDS units of matching work: the caller asks for the
+    // next one, and requests are served in between.
+    const page = store.keysPage(at.shard, at.slot, limit, filter, SCAN_SLICE_RECORDS);
+    return {
+      keys: page.keys,
+      nextCursor: page.next ? encodeKeysCursor(page.next.shard, page.next.slot) : "",
+      truncated: page.truncated,
+    };
+  }
+
+  /** Adds this node's matching keys to `top`, yielding to the event loop between slices. */
+  private async collectLocalKeys(filter: KeyFilter, top: TopKeys): Promise<void> {
+    const { store } = this.deps;
+    const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_SLICE_RECORDS);
+    for (let shard = 0; shard < store.shardCount; shard++) {
+      for (let slot = 0; slot >= 0; ) {
+        slot = store.scanLiveKeys(shard, slot, (key) => {
+          if (filter.matches(key)) top.add(key);
+          return !slicer.spend(filter.cost(key));
+        });
+        await slicer.pause();
+      }
+    }
+  }
+}

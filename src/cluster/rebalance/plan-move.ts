@@ -1,0 +1,32 @@
+// Where one local record goes when ring ownership changes (pure).
+import type { HashRing } from "../../ring/index.js";
+import type { VersionedRecord } from "../../store/index.js";
+
+/** A record to send, its targets, and whether the local copy is released once delivered. */
+export interface Move {
+  readonly record: VersionedRecord;
+  readonly targets: string[];
+  readonly release: boolean;
+}
+
+/**
+ * What to do with one local record when ownership goes from ring `from` to ring `to` (pure).
+ * Returns undefined when nothing has to move.
+ */
+export function planMove(rec: VersionedRecord, from: HashRing, to: HashRing, selfId: string): Move | undefined {
+  const next = to.ownersOf(rec.key);
+  if (next.ids.length === 0) return undefined;
+  const prev = from.ownersOf(rec.key);
+  const survivors = prev.ids.filter((id) => to.nodes.includes(id));
+  if (!next.ids.includes(selfId)) {
+    // Every old owner that loses the key hands it to the new primary; when no old owner stays an
+    // owner, the first surviving one also fills the new replicas, or they would start empty.
+    const keeper = survivors.find((id) => next.ids.includes(id));
+    const targets = keeper === undefined && survivors[0] === selfId ? [...next.ids] : [next.primary];
+    return { record: rec, targets, release: true };
+  }
+  // One sender per key: the first old owner still on the ring (this node when the old owners left).
+  if (survivors.length > 0 && survivors[0] !== selfId) return undefined;
+  const newcomers = next.ids.filter((id) => id !== selfId && !prev.ids.includes(id));
+  return newcomers.length > 0 ? { record: rec, targets: newcomers, release: false } : undefined;
+}

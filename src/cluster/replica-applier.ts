@@ -1,0 +1,119 @@
+// The one apply path for records that arrive from peers. Every receive path goes through it:
+// pushed replica sets and removes (which carry hint replays, remote read repairs and
+// migrations), the primary's stamped result of a forwarded write, reads that look past a local
+// miss, local read repair, and anti-entropy pulls. The rules per path are one table; the checks
+// themselves (input, ownership guard, version gate, clock observe, capacity, metrics) live here
+// and nowhere else.
+import type { Clock } from "../core/clock.js";
+import { badRequest, type CacheError } from "../core/errors.js";
+import { LOG, type Logger } from "../log/index.js";
+import type { Metrics } from "../observability/index.js";
+import type { HashRing } from "../ring/index.js";
+import { Applied, type ShardedStore, type VersionedRecord } from "../store/index.js";
+import { peerRecordProblem, versionTooFarAhead } from "./peer-input.js";
+import type { VersionClock } from "./write/version-clock.js";
+
+/** Where a record comes from. */
+export type ApplySource = "push" | "forward-result" | "read-fallback" | "read-repair" | "anti-entropy";
+
+/** What applying one record did. */
+export type ApplyVerdict =
+  /** Stored (`changed`), or this node already held exactly this version and origin. */
+  | { readonly kind: "applied"; readonly changed: boolean }
+  /** This node holds a newer version (the record was older or a different origin lost the tie). */
+  | { readonly kind: "stale"; readonly version: number; readonly origin: string }
+  /** Not stored by rule: this node does not own the key, or it is at capacity and never held it. */
+  | { readonly kind: "refused"; readonly reason: "not-owner" | "at-capacity" }
+  /** The record fails the input checks (bad key, origin, version or times). */
+  | { readonly kind: "invalid"; readonly error: CacheError };
+
+interface SourceRules {
+  /** "full": every input check; "version": only the version bound (the key was checked already). */
+  readonly check: "full" | "version";
+  /** Refuse keys this node does not own in its ring view (the ownership guard). */
+  readonly ownership: boolean;
+  /** A node at capacity does not take keys it does not hold (it may have evicted them). */
+  readonly capacity: boolean;
+  /** Log records skipped as invalid (pulls; a push is refused as a whole instead). */
+  readonly logInvalid: boolean;
+}
+
+/**
+ * The rules of each receive path. A forwarded write's result is applied by a node that owned the
+ * key when it forwarded, and its key passed the client checks on arrival. Reads and local repairs
+ * apply only on owners (their callers decide that with the same ring).
+ */
+const RULES: Readonly<Record<ApplySource, SourceRules>> = Object.freeze({
+  push: { check: "full", ownership: true, capacity: false, logInvalid: false },
+  "forward-result": { check: "version", ownership: false, capacity: false, logInvalid: false },
+  "read-fallback": { check: "full", ownership: false, capacity: false, logInvalid: true },
+  "read-repair": { check: "full", ownership: false, capacity: false, logInvalid: true },
+  "anti-entropy": { check: "full", ownership: true, capacity: true, logInvalid: true },
+});
+
+const STORED: ApplyVerdict = Object.freeze({ kind: "applied", changed: true });
+const DUPLICATE: ApplyVerdict = Object.freeze({ kind: "applied", changed: false });
+const NOT_OWNER: ApplyVerdict = Object.freeze({ kind: "refused", reason: "not-owner" });
+const AT_CAPACITY: ApplyVerdict = Object.freeze({ kind: "refused", reason: "at-capacity" });
+
+export interface ReplicaApplierDeps {
+  readonly selfId: string;
+  readonly store: ShardedStore;
+  readonly versions: VersionClock;
+  readonly clock: Clock;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly ring: () => HashRing;
+}
+
+export class ReplicaApplier {
+  constructor(private readonly deps: ReplicaApplierDeps) {}
+
+  /** Applies one record that arrived from a peer by `source`, following that path's rules. */
+  apply(rec: VersionedRecord, source: ApplySource): ApplyVerdict {
+    const rules = RULES[source];
+    const problem = this.problemOf(rec, rules);
+    if (problem !== undefined) {
+      if (rules.logInvalid) this.deps.logger.warn(LOG.peerRecordSkipped, { key: rec.key.slice(0, 256), origin: rec.origin, source, error: problem.message });
+      return { kind: "invalid", error: problem };
+    }
+    return this.gateAndStore(rec, rules, this.deps.ring());
+  }
+
+  /**
+   * Applies a pushed batch (replica sets and removes, hint replays, remote repairs, migrations).
+   * A batch with an invalid record is refused as a whole with that record's 400, before anything
+   * is stored: a peer sending such records is broken, and its batch is not half-applied.
+   */
+  applyPushed(records: readonly VersionedRecord[]): ApplyVerdict[] {
+    const rules = RULES.push;
+    for (const rec of records) {
+      const problem = this.problemOf(rec, rules);
+      if (problem !== undefined) throw problem;
+    }
+    const ring = this.deps.ring();
+    return records.map((rec) => this.gateAndStore(rec, rules, ring));
+  }
+
+  private problemOf(rec: VersionedRecord, rules: SourceRules): CacheError | undefined {
+    const now = this.deps.clock.nowMs();
+    if (rules.check === "full") return peerRecordProblem(rec, now);
+    return versionTooFarAhead(rec.version, now) ? badRequest(`a record's version ${rec.version} is too far ahead of this node's clock`) : undefined;
+  }
+
+  private gateAndStore(rec: VersionedRecord, rules: SourceRules, ring: HashRing): ApplyVerdict {
+    const { store, metrics } = this.deps;
+    if (rules.ownership && !ring.isOwner(rec.key, this.deps.selfId)) {
+      metrics.inc("dist.write.apply_refused");
+      return NOT_OWNER;
+    }
+    if (rules.capacity && !rec.tombstone && store.items >= store.capacity && store.peek(rec.key) === undefined) return AT_CAPACITY;
+    this.deps.versions.observe(rec.version);
+    const r = store.apply(rec);
+    if (r.applied === Applied.Stored) return STORED;
+    if (r.applied === Applied.Duplicate) return DUPLICATE;
+    metrics.inc("dist.version.conflicts");
+    const held = store.peek(rec.key);
+    return { kind: "stale", version: held?.version ?? 0, origin: held?.origin ?? "" };
+  }
+}

@@ -1,0 +1,45 @@
+// The receiving side of Forward: this node is (in its ring view) an owner of each write's key,
+// normally its primary, and coordinates the write. Writes are started in request order, so
+// later writes of the same key get later versions. Each write is admitted on arrival like a
+// client write (DRAINING once the node drains).
+import { CacheError, toCacheError } from "../../core/errors.js";
+import type { ConsistencyLevel } from "../../config/index.js";
+import type { ClientWrite, ForwardRequest, WriteOutcome } from "../../transport/index.js";
+import type { ClusterView } from "../cluster-view.js";
+import type { Lifecycle } from "../lifecycle.js";
+import { checkForwardedWrite } from "../peer-input.js";
+import type { WriteCoordinator } from "./write-coordinator.js";
+
+export interface ForwardReceiverDeps {
+  readonly selfId: string;
+  readonly lifecycle: Lifecycle;
+  readonly view: ClusterView;
+  readonly coordinator: WriteCoordinator;
+  readonly writeConsistency: ConsistencyLevel;
+}
+
+export class ForwardReceiver {
+  constructor(private readonly deps: ForwardReceiverDeps) {}
+
+  handle(req: ForwardRequest): Promise<WriteOutcome[]> {
+    const level = req.consistency ?? this.deps.writeConsistency;
+    return Promise.all(req.writes.map((w) => this.coordinate(w, level, req.senderApplies ? req.from : undefined)));
+  }
+
+  private async coordinate(w: ClientWrite, level: ConsistencyLevel, senderApplies: string | undefined): Promise<WriteOutcome> {
+    const { selfId } = this.deps;
+    const owners = this.deps.view.ring().ownersOf(w.key);
+    try {
+      this.deps.lifecycle.admitWrite();
+      checkForwardedWrite(w);
+      if (!owners.ids.includes(selfId)) {
+        throw new CacheError("UNAVAILABLE", `node ${selfId} does not own key ${JSON.stringify(w.key)} in its ring view`);
+      }
+      const r = await this.deps.coordinator.coordinate(w, owners, level, senderApplies);
+      return { key: w.key, applied: r.applied, bytes: r.bytes, owners: r.owners.ids, version: r.version, origin: r.origin, errorCode: "", errorMessage: "", expiresAtMs: r.expiresAtMs };
+    } catch (err) {
+      const e = toCacheError(err);
+      return { key: w.key, applied: false, bytes: 0, owners: owners.ids, version: 0, origin: "", errorCode: e.code, errorMessage: e.message, expiresAtMs: 0 };
+    }
+  }
+}

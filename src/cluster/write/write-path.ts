@@ -1,0 +1,89 @@
+// Where a client write goes. The key's primary coordinates it. Any other node forwards it to the
+// primary and returns the primary's real outcome; an owner that forwards applies the primary's
+// stamped record itself. When the forward fails and this node is a replica owner it promotes
+// itself: it coordinates the write, and the old primary gets its copy as a hint.
+import { CacheError, isErrorCode, toCacheError } from "../../core/errors.js";
+import type { ConsistencyLevel } from "../../config/index.js";
+import type { Logger } from "../../log/index.js";
+import type { Metrics } from "../../observability/index.js";
+import type { Owners } from "../../ring/index.js";
+import type { VersionedRecord } from "../../store/index.js";
+import type { ClientWrite, WriteOutcome } from "../../transport/index.js";
+import type { WriteResult } from "../cache-service.js";
+import type { ClusterView } from "../cluster-view.js";
+import type { ReplicaApplier } from "../replica-applier.js";
+import type { Forwarder } from "./forwarder.js";
+import { afterForwardFailure } from "./promotion.js";
+import type { WriteCoordinator } from "./write-coordinator.js";
+
+export interface WritePathDeps {
+  readonly selfId: string;
+  readonly view: ClusterView;
+  readonly coordinator: WriteCoordinator;
+  readonly forwarder: Forwarder;
+  readonly applier: ReplicaApplier;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+}
+
+/** A forward that did not succeed: the error, and whether the primary itself answered it. */
+interface ForwardFailure {
+  readonly failure: CacheError;
+  /** The primary answered (its error is its real outcome, not a transport failure). */
+  readonly reached: boolean;
+}
+
+export class WritePath {
+  constructor(private readonly deps: WritePathDeps) {}
+
+  async write(write: ClientWrite, level: ConsistencyLevel): Promise<WriteResult> {
+    const { selfId, metrics } = this.deps;
+    metrics.inc("dist.write.attempts");
+    const owners = this.deps.view.ring().ownersOf(write.key);
+    if (owners.primary === selfId) return this.deps.coordinator.coordinate(write, owners, level);
+    const forwarded = await this.forwardToPrimary(write, owners, level);
+    if (!("failure" in forwarded)) return forwarded;
+    const { failure, reached } = forwarded;
+    if (afterForwardFailure(failure, owners.ids.includes(selfId)) === "fail") {
+      // The primary's real outcome goes back as it is; a transport failure says which primary
+      // could not be reached.
+      if (failure.code !== "UNAVAILABLE" || reached) throw failure;
+      throw new CacheError("UNAVAILABLE", `primary ${owners.primary} of key ${JSON.stringify(write.key)} is unreachable: ${failure.message}`, { owners: [...owners.ids] }, { cause: failure });
+    }
+    metrics.inc("dist.write.forward_promotion");
+    this.deps.logger.debug("write promoted: primary unreachable", { key: write.key, primary: owners.primary, error: failure.message });
+    return this.deps.coordinator.coordinate(write, owners, level);
+  }
+
+  private async forwardToPrimary(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult | ForwardFailure> {
+    const primary = this.deps.view.peer(owners.primary);
+    if (!primary) return { failure: new CacheError("UNAVAILABLE", `primary ${owners.primary} is not a member`), reached: false };
+    // An owner applies the primary's result itself instead of having it pushed back.
+    const applies = owners.ids.includes(this.deps.selfId);
+    let outcome: WriteOutcome;
+    try {
+      outcome = await this.deps.forwarder.forward(primary, write, level, applies);
+    } catch (err) {
+      return { failure: toCacheError(err), reached: false };
+    }
+    if (outcome.errorCode !== "") {
+      return { failure: new CacheError(isErrorCode(outcome.errorCode) ? outcome.errorCode : "INTERNAL", outcome.errorMessage), reached: true };
+    }
+    if (applies) this.deps.applier.apply(stampedRecord(write, outcome), "forward-result");
+    return { key: write.key, applied: outcome.applied, bytes: outcome.bytes, owners, version: outcome.version, origin: outcome.origin, expiresAtMs: outcome.expiresAtMs };
+  }
+}
+
+/** The record the primary stamped for a forwarded write. */
+function stampedRecord(write: ClientWrite, outcome: WriteOutcome): VersionedRecord {
+  const tombstone = write.kind === "remove";
+  return {
+    key: write.key,
+    value: tombstone ? "" : write.value,
+    version: outcome.version,
+    origin: outcome.origin,
+    lastUpdatedMs: Math.floor(outcome.version / 1000),
+    expiresAtMs: tombstone ? 0 : outcome.expiresAtMs,
+    tombstone,
+  };
+}
