@@ -14,6 +14,10 @@ export default tseslint.config(
       "no-restricted-syntax": [
         "error",
         { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: "Use the injected Clock (src/core/clock.ts)." },
+        {
+          selector: "CallExpression[callee.type='Identifier'][callee.name=/^(setTimeout|setInterval|setImmediate|clearTimeout|clearInterval|clearImmediate)$/]",
+          message: "Schedule through the injected Timers (src/core/clock.ts).",
+        },
       ],
     },
   },

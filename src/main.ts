@@ -26,8 +26,8 @@ import { createAuthenticator, OidcSetupError, PolicyFileError, type Authenticato
 import { createLogger, LOG, type Logger } from "./log/index.js";
 import { createListenerServer, type ListenerServer } from "./http/listener-server.js";
 import type { OtlpExporterFactory } from "./observability/index.js";
-import { createPeerServer, createSecurePeerServer, peerTlsOptions, type PeerTlsOptions } from "./peer/index.js";
-import { createNode } from "./node.js";
+import { createPeerServer, createSecurePeerServer, peerTlsOptions, type PeerServer, type PeerTlsOptions } from "./peer/index.js";
+import { createNode, type HypercacheNode } from "./node.js";
 
 function readConfig(): Config {
   try {
@@ -44,11 +44,11 @@ function readConfig(): Config {
 /** Stops accepting, lets in-flight requests finish for up to `graceMs`, then cuts the rest. */
 function closeGracefully(server: ListenerServer, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
-    const idle = setInterval(() => server.closeIdleConnections(), 100);
-    const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+    const idle = systemTimers.every(100, () => server.closeIdleConnections());
+    const deadline = systemTimers.after(graceMs, () => server.closeAllConnections());
     server.close(() => {
-      clearInterval(idle);
-      clearTimeout(deadline);
+      idle.cancel();
+      deadline.cancel();
       resolve();
     });
     server.closeIdleConnections();
@@ -82,7 +82,7 @@ function listen(server: net.Server, addr: Address): Promise<void> {
 /** Logs one error record, lets the logger flush it, and exits with `code`. */
 async function exitWith(logger: Logger, code: number, message: string, fields: Record<string, unknown>): Promise<never> {
   logger.error(message, fields);
-  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise<void>((resolve) => systemTimers.defer(resolve));
   process.exit(code);
 }
 
@@ -120,15 +120,8 @@ async function readListenerTls(config: Config, logger: Logger): Promise<Listener
   }
 }
 
-async function main(): Promise<void> {
-  const config = readConfig();
-  const logger: Logger = createLogger({ nodeId: config.nodeId, level: config.logLevel });
-  const root = packageRoot(import.meta.url);
-  const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
-  const documents = {
-    client: readFileSync(join(root, "openapi", "client.yaml"), "utf8"),
-    management: readFileSync(join(root, "openapi", "management.yaml"), "utf8"),
-  };
+/** The node's start-up record, with the addresses and sizes it runs with. */
+function logStarting(config: Config, logger: Logger): void {
   logger.info(LOG.starting, {
     api_addr: formatAddress(config.apiAddr),
     mgmt_addr: formatAddress(config.mgmtAddr),
@@ -140,31 +133,24 @@ async function main(): Promise<void> {
   });
   for (const name of config.unknownVariables) logger.warn(LOG.unknownSetting, { variable: name });
   if (!config.authToken && !config.authConfigPath && !config.oidc) logger.warn(LOG.authOpen);
-  const auth = await buildAuthenticator(config, logger);
-  if (auth.enabled) logger.info(LOG.authEnabled, { methods: auth.methods });
-  if (auth.enabled && !config.peerToken) logger.warn(LOG.peerTokenMissing);
-  const tls = await readListenerTls(config, logger);
+}
 
-  const otlpEndpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;
-  const node = createNode(config, {
-    logger,
-    clock: systemClock,
-    timers: systemTimers,
-    random: systemRandom,
-    documents,
-    otlpEndpoint,
-    otlpIntervalMs: positiveNumber(process.env.OTEL_METRIC_EXPORT_INTERVAL),
-    otlpExporter: await loadOtlpExporter(otlpEndpoint),
-    serviceVersion: version,
-    auth,
-    peerTls: tls.dist,
-  });
+interface Listeners {
+  readonly api: ListenerServer;
+  readonly mgmt: ListenerServer;
+  readonly peer: PeerServer;
+}
+
+/**
+ * Binds the dist listener, starts the node's loops, then binds the management and client
+ * listeners. A bind failure stops what was started and exits 1 with an error record.
+ */
+async function startListeners(config: Config, node: HypercacheNode, tls: ListenerTls, logger: Logger): Promise<Listeners> {
   const fail = async (message: string, fields: Record<string, unknown>): Promise<never> => {
     logger.error(message, fields);
     await node.stop();
     process.exit(1);
   };
-
   const peer = tls.dist ? createSecurePeerServer(node.peerHandler, tls.dist) : createPeerServer(node.peerHandler);
   try {
     await listen(peer.server, config.distAddr);
@@ -205,7 +191,11 @@ async function main(): Promise<void> {
     return fail(LOG.listenerBindFailed, { listener: "client", api_addr: formatAddress(config.apiAddr), error: String(err) });
   }
   logger.info(LOG.apiListening, { api_addr: formatAddress(config.apiAddr) });
+  return { api, mgmt, peer };
+}
 
+/** SIGTERM and SIGINT stop the node cleanly (exit 0); a second signal exits 130 at once. */
+function installShutdown(node: HypercacheNode, listeners: Listeners, logger: Logger): void {
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) {
@@ -217,19 +207,52 @@ async function main(): Promise<void> {
     // 1. Drain: writes are refused from now on, reads keep serving.
     node.drain(`signal ${signal}`);
     // 2. The client listener stops accepting; in-flight requests get up to 30 s.
-    await closeGracefully(api, API_SHUTDOWN_GRACE_MS);
+    await closeGracefully(listeners.api, API_SHUTDOWN_GRACE_MS);
     // 3. Stop the cache: background loops, queued work, then the management and dist listeners.
     await node.stop();
-    mgmt.close();
-    mgmt.closeAllConnections();
-    await peer.close();
+    listeners.mgmt.close();
+    listeners.mgmt.closeAllConnections();
+    await listeners.peer.close();
     logger.info(LOG.stoppedCleanly, { signal });
     process.exitCode = 0;
     // Let the logger flush its last record before the process ends.
-    setImmediate(() => process.exit(0));
+    systemTimers.defer(() => process.exit(0));
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const logger: Logger = createLogger({ nodeId: config.nodeId, level: config.logLevel });
+  const root = packageRoot(import.meta.url);
+  const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
+  const documents = {
+    client: readFileSync(join(root, "openapi", "client.yaml"), "utf8"),
+    management: readFileSync(join(root, "openapi", "management.yaml"), "utf8"),
+  };
+  logStarting(config, logger);
+  const auth = await buildAuthenticator(config, logger);
+  if (auth.enabled) logger.info(LOG.authEnabled, { methods: auth.methods });
+  if (auth.enabled && !config.peerToken) logger.warn(LOG.peerTokenMissing);
+  const tls = await readListenerTls(config, logger);
+
+  const otlpEndpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;
+  const node = createNode(config, {
+    logger,
+    clock: systemClock,
+    timers: systemTimers,
+    random: systemRandom,
+    documents,
+    otlpEndpoint,
+    otlpIntervalMs: positiveNumber(process.env.OTEL_METRIC_EXPORT_INTERVAL),
+    otlpExporter: await loadOtlpExporter(otlpEndpoint),
+    serviceVersion: version,
+    auth,
+    peerTls: tls.dist,
+  });
+  const listeners = await startListeners(config, node, tls, logger);
+  installShutdown(node, listeners, logger);
 }
 
 main().catch((err: unknown) => {

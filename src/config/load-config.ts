@@ -13,8 +13,8 @@ export interface ConfigDefaults {
 
 const PREFIX = "SERVICE_";
 
-/** Parses the environment into a frozen Config, or throws SettingError. */
-export function loadConfig(env: Readonly<Record<string, string | undefined>>, defaults: ConfigDefaults): Config {
+/** Every setting parsed (undefined when empty), and how /config shows it. */
+function parseSettings(env: Readonly<Record<string, string | undefined>>): { values: Map<string, unknown>; views: SettingView[]; unknownVariables: string[] } {
   const values = new Map<string, unknown>();
   const views: SettingView[] = [];
   for (const spec of SETTINGS) {
@@ -35,7 +35,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
   }
   const known = new Set(SETTINGS.map((s) => s.name));
   const unknownVariables = Object.keys(env).filter((k) => k.startsWith(PREFIX) && !known.has(k)).sort();
+  return { values, views, unknownVariables };
+}
 
+/** Parses the environment into a frozen Config, or throws SettingError. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>, defaults: ConfigDefaults): Config {
+  const { values, views, unknownVariables } = parseSettings(env);
   const v = <T>(name: string): T => values.get(name) as T;
   const opt = (name: string): string | undefined => v<string | undefined>(name);
 

@@ -45,11 +45,21 @@ export interface ManagementAppDeps {
 }
 
 export function createManagementRouter(deps: ManagementAppDeps): Router<AppState> {
-  const { auth, config, store, members } = deps;
   const router = new Router<AppState>();
-  const readOrBetter = () => authenticated(auth, "read", "admin");
-  const admin = () => authenticated(auth, "admin");
+  addOpenRoutes(router, deps);
+  addViewRoutes(router, deps);
+  addClusterRoutes(router, deps);
+  addControlRoutes(router, deps);
+  return router;
+}
 
+/** "read or better": read or admin. */
+const readOrBetter = (auth: Authenticator) => authenticated(auth, "read", "admin");
+const admin = (auth: Authenticator) => authenticated(auth, "admin");
+
+/** Health, the OpenAPI document and who-am-I: no scope needed. */
+function addOpenRoutes(router: Router<AppState>, deps: ManagementAppDeps): void {
+  const { config } = deps;
   router.get("/health", (ctx) => {
     const draining = deps.lifecycle.draining;
     const out: Schemas["Health"] = { status: draining ? "draining" : "ok", node: config.nodeId, draining, catching_up: deps.catchingUp() };
@@ -60,9 +70,13 @@ export function createManagementRouter(deps: ManagementAppDeps): Router<AppState
     ctx.type = "application/yaml";
     ctx.body = deps.openapiYaml;
   });
-  addIdentityRoutes(router, auth);
+  addIdentityRoutes(router, deps.auth);
+}
 
-  router.get("/stats", readOrBetter(), (ctx) => {
+/** Statistics, configuration and metrics (read or better). */
+function addViewRoutes(router: Router<AppState>, deps: ManagementAppDeps): void {
+  const { auth, config, store } = deps;
+  router.get("/stats", readOrBetter(auth), (ctx) => {
     const c = store.counters;
     const out: Schemas["Stats"] = {
       node: config.nodeId,
@@ -81,29 +95,34 @@ export function createManagementRouter(deps: ManagementAppDeps): Router<AppState
     ctx.body = out;
   });
 
-  router.get("/config", readOrBetter(), (ctx) => {
+  router.get("/config", readOrBetter(auth), (ctx) => {
     const settings: Schemas["ConfigView"]["settings"] = {};
     for (const s of config.settings) settings[s.name] = { value: s.value, source: s.source };
     const out: Schemas["ConfigView"] = { node: config.nodeId, settings };
     ctx.body = out;
   });
 
-  router.get("/dist/metrics", readOrBetter(), (ctx) => {
+  router.get("/dist/metrics", readOrBetter(auth), (ctx) => {
     const out: Schemas["DistMetrics"] = deps.metrics.snapshot();
     ctx.body = out;
   });
 
-  router.get("/metrics", readOrBetter(), (ctx) => {
+  router.get("/metrics", readOrBetter(auth), (ctx) => {
     ctx.respond = false;
     deps.otel.servePrometheus(ctx.req, ctx.res);
   });
 
-  router.get("/cluster/members", readOrBetter(), (ctx) => {
+}
+
+/** Membership views, removal and the event stream. */
+function addClusterRoutes(router: Router<AppState>, deps: ManagementAppDeps): void {
+  const { auth, config, members } = deps;
+  router.get("/cluster/members", readOrBetter(auth), (ctx) => {
     const out: Schemas["Members"] = membersBody(config, members);
     ctx.body = out;
   });
 
-  router.delete("/cluster/members/:id", admin(), (ctx) => {
+  router.delete("/cluster/members/:id", admin(auth), (ctx) => {
     const id = ctx.params.id as string;
     if (id === config.nodeId) throw badRequest("the local node cannot remove itself; drain and stop it instead");
     if (!members.remove(id)) throw new CacheError("NOT_FOUND", `no member ${JSON.stringify(id)}`);
@@ -111,7 +130,7 @@ export function createManagementRouter(deps: ManagementAppDeps): Router<AppState
     ctx.body = out;
   });
 
-  router.get("/cluster/events", readOrBetter(), (ctx) => {
+  router.get("/cluster/events", readOrBetter(auth), (ctx) => {
     if (ctx.method === "HEAD") {
       // The stream's headers only: a HEAD never subscribes.
       ctx.status = 200;
@@ -130,27 +149,31 @@ export function createManagementRouter(deps: ManagementAppDeps): Router<AppState
     });
   });
 
-  router.post("/dist/drain", readOrBetter(), (ctx) => {
+}
+
+/** Drain (read or better) and the admin passes over this node's data. */
+function addControlRoutes(router: Router<AppState>, deps: ManagementAppDeps): void {
+  const { auth, store } = deps;
+  router.post("/dist/drain", readOrBetter(auth), (ctx) => {
     deps.lifecycle.drain("management request");
     const out: Schemas["DrainAnswer"] = { draining: true };
     ctx.body = out;
   });
 
-  router.post("/evict", admin(), (ctx) => {
+  router.post("/evict", admin(auth), (ctx) => {
     const out: Schemas["EvictAnswer"] = { evicted: deps.evictNow() };
     ctx.body = out;
   });
 
-  router.post("/clear", admin(), (ctx) => {
+  router.post("/clear", admin(auth), (ctx) => {
     const out: Schemas["ClearAnswer"] = { cleared: store.clear(), scope: "node" };
     ctx.body = out;
   });
 
-  router.post("/trigger-expiration", admin(), (ctx) => {
+  router.post("/trigger-expiration", admin(auth), (ctx) => {
     const out: Schemas["ExpireAnswer"] = { expired: deps.expireNow() };
     ctx.body = out;
   });
-  return router;
 }
 
 export function createManagementApp(deps: ManagementAppDeps): Koa<AppState> {

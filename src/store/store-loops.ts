@@ -13,11 +13,14 @@ export interface StoreLoopDeps {
   readonly logger: Logger;
 }
 
-/** Evicts from shards above their capacity share every `intervalMs`. */
-export class EvictionLoop {
+/** A store pass run every `intervalMs`: the schedule; subclasses hold the tick. */
+abstract class StoreLoop {
   private timer: TimerHandle | undefined;
 
-  constructor(private readonly deps: StoreLoopDeps, private readonly intervalMs: number) {}
+  constructor(
+    protected readonly deps: StoreLoopDeps,
+    private readonly intervalMs: number,
+  ) {}
 
   start(): void {
     this.timer ??= this.deps.timers.every(this.intervalMs, () => this.runTick());
@@ -28,6 +31,12 @@ export class EvictionLoop {
     this.timer = undefined;
   }
 
+  /** One pass; returns how many items it removed. */
+  abstract runTick(): number;
+}
+
+/** Evicts from shards above their capacity share every `intervalMs`. */
+export class EvictionLoop extends StoreLoop {
   /** One pass; returns the number of evicted items. */
   runTick(): number {
     const { store, clock, metrics, logger } = this.deps;
@@ -43,20 +52,7 @@ export class EvictionLoop {
 }
 
 /** Removes expired items and compacts old tombstones every `intervalMs`. */
-export class ExpirationLoop {
-  private timer: TimerHandle | undefined;
-
-  constructor(private readonly deps: StoreLoopDeps, private readonly intervalMs: number) {}
-
-  start(): void {
-    this.timer ??= this.deps.timers.every(this.intervalMs, () => this.runTick());
-  }
-
-  stop(): void {
-    this.timer?.cancel();
-    this.timer = undefined;
-  }
-
+export class ExpirationLoop extends StoreLoop {
   /** One pass; returns the number of expired items. */
   runTick(): number {
     const { expired, compacted } = this.deps.store.expirePass();

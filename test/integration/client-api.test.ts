@@ -8,6 +8,7 @@ import net from "node:net";
 import { expect } from "chai";
 import { parse as parseYaml } from "yaml";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
+import { expectEnvelope } from "../helpers/envelope.js";
 
 interface Reply {
   status: number;
@@ -103,16 +104,6 @@ function json(r: Reply): Json {
 }
 
 /** The error envelope `{error, code, details?}` with this status and code. */
-function expectEnvelope(r: Reply, status: number, code: string): Json {
-  expect(r.status, `status; body ${r.body.toString("utf8").slice(0, 300)}`).to.equal(status);
-  expect(r.headers["content-type"], "content type of an error").to.match(/^application\/json/);
-  const body = json(r);
-  expect(body.code, JSON.stringify(body)).to.equal(code);
-  expect(body.error).to.be.a("string").and.not.equal("");
-  expect(Object.keys(body).every((k) => ["error", "code", "details"].includes(k)), JSON.stringify(body)).to.equal(true);
-  return body;
-}
-
 function put(key: string, value: Buffer | string, query = "", headers: Record<string, string | number> = {}): Promise<Reply> {
   return request("PUT", enc(key) + query, { body: value, headers });
 }

@@ -3,6 +3,7 @@
 // errors (400, 415; the 16 MiB body limit is covered in client-api.test.ts).
 import { expect } from "chai";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
+import { expectEnvelope } from "../helpers/envelope.js";
 
 type Json = Record<string, unknown>;
 
@@ -47,14 +48,6 @@ async function results(op: "put" | "get" | "delete", body: unknown, query = ""):
 async function rawGet(key: string): Promise<{ status: number; bytes: Buffer }> {
   const res = await fetch(`${node.api}/v1/cache/${encodeURIComponent(key)}`);
   return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
-}
-
-function expectEnvelope(r: Reply, status: number, code: string): void {
-  expect(r.status, JSON.stringify(r.body).slice(0, 300)).to.equal(status);
-  expect(r.contentType).to.match(/^application\/json/);
-  expect(r.body.code, JSON.stringify(r.body)).to.equal(code);
-  expect(r.body.error).to.be.a("string").and.not.equal("");
-  expect(Object.keys(r.body).every((k) => ["error", "code", "details"].includes(k)), JSON.stringify(r.body)).to.equal(true);
 }
 
 /** A per-item failure: status, error and code in the item's own result. */

@@ -14,7 +14,8 @@ import { expect } from "chai";
 import { MAX_DURATION_MS } from "../../src/core/duration.js";
 import { call } from "../helpers/http-call.js";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
-import { RawConnection, type RawResponse } from "../helpers/raw-http.js";
+import { RawConnection } from "../helpers/raw-http.js";
+import { expectEnvelope } from "../helpers/envelope.js";
 
 const VALUE_LIMIT = 4 * 1024;
 const BODY_LIMIT = 16 * 1024;
@@ -22,18 +23,6 @@ const BODY_LIMIT = 16 * 1024;
 type Json = Record<string, unknown>;
 
 /** A JSON error envelope answer: status, content type, exactly {error, code[, details]}. */
-function expectEnvelope(r: RawResponse, status: number, code: string, error?: string | RegExp): Json {
-  expect(r.status, `status; body ${r.body.toString("utf8").slice(0, 300)}`).to.equal(status);
-  expect(r.headers["content-type"]).to.match(/^application\/json/);
-  const body = r.json();
-  expect(Object.keys(body).every((k) => ["error", "code", "details"].includes(k)), JSON.stringify(body)).to.equal(true);
-  expect(body.code, JSON.stringify(body)).to.equal(code);
-  expect(body.error).to.be.a("string").and.not.equal("");
-  if (typeof error === "string") expect(body.error).to.equal(error);
-  else if (error) expect(body.error).to.match(error);
-  return body;
-}
-
 /** A request head (HTTP/1.1, Host set) with these extra header lines. */
 function head(method: string, path: string, headers: Record<string, string | number> = {}): string {
   const lines = [`${method} ${path} HTTP/1.1`, "Host: 127.0.0.1", ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];

@@ -230,7 +230,7 @@ describe("cluster membership across real processes: failure detection, pruning, 
   });
 });
 
-describe("cluster membership across real processes: an idle cluster, manual removal of a live peer", function () {
+describe("cluster membership across real processes: manual removal of a live peer", function () {
   this.timeout(60_000);
   // Default-like membership timers (1 s heartbeat, 500 ms probe timeout) so loopback jitter
   // cannot cause a false suspicion; the assertions stay strict.
@@ -244,42 +244,6 @@ describe("cluster membership across real processes: an idle cluster, manual remo
 
   after(async () => {
     await Promise.all(nodes.map((n) => n.stop("SIGKILL")));
-  });
-
-  it("an idle healthy cluster for 10 s moves no rebalance/migration/hint counter, no incarnation, no membership version, and logs nothing above debug", async () => {
-    await waitAllAlive(nodes, IDS);
-    for (let i = 0; i < 300; i++) {
-      const w = await put(nodes[i % 3] as NodeProcess, `idle-${i}`, `v${i}`);
-      expect(w.status, w.text).to.equal(200);
-    }
-    await sleep(3000); // start-up transients (joins, first probes, first scans) settle
-    await waitAllAlive(nodes, IDS);
-
-    const sample = async () => Promise.all(nodes.map(async (n) => ({ id: n.id, members: await members(n), metrics: await metrics(n), logs: n.logs.length })));
-    const before = await sample();
-    await sleep(10_000);
-    const after = await sample();
-
-    const watched = (name: string) =>
-      /^dist\.(rebalance|migration|hinted|nodes|membership)\./.test(name) || name === "dist.members.alive" || name === "dist.write.attempts";
-    const moved: string[] = [];
-    for (const [i, b] of before.entries()) {
-      const a = after[i] as typeof b;
-      if (a.members.membership_version !== b.members.membership_version) moved.push(`${b.id} membership_version ${b.members.membership_version} -> ${a.members.membership_version}`);
-      for (const m of b.members.members) {
-        const m2 = a.members.members.find((x) => x.id === m.id);
-        if (!m2 || m2.incarnation !== m.incarnation || m2.state !== m.state) moved.push(`${b.id} sees ${m.id} ${m.state}@${m.incarnation} -> ${m2 ? `${m2.state}@${m2.incarnation}` : "gone"}`);
-      }
-      for (const name of Object.keys(b.metrics).filter(watched)) {
-        if (a.metrics[name] !== b.metrics[name]) moved.push(`${b.id} ${name} ${b.metrics[name]} -> ${a.metrics[name]}`);
-      }
-      const noisy = (node(b.id).logs.slice(b.logs, a.logs) as LogRecord[]).filter((r) => r.level !== "debug");
-      for (const r of noisy) moved.push(`${b.id} logged ${r.level} "${r.message}" ${JSON.stringify(r)}`);
-      const hbFailures = (a.metrics["dist.heartbeat.failure"] as number) - (b.metrics["dist.heartbeat.failure"] as number);
-      if (hbFailures > 0) console.log(`      (${b.id}: ${hbFailures} heartbeat failures while idle)`);
-    }
-    expect(moved, "changes while idle").to.deep.equal([]);
-    for (const b of before) expect(allAlive(b.members, IDS), describeMembers(b.members)).to.equal(true);
   });
 
   it("DELETE /cluster/members/{id} of a live peer answers 200, drops it from the members view (SSE frame) and logs only \"peer removed from membership\"", async () => {

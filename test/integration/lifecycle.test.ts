@@ -6,20 +6,12 @@
 import http from "node:http";
 import net from "node:net";
 import { expect } from "chai";
-import { call, type Reply } from "../helpers/http-call.js";
+import { call } from "../helpers/http-call.js";
 import { startNode, type LogRecord, type NodeProcess } from "../helpers/node-process.js";
 import { sleep } from "./observability-helpers.js";
+import { expectEnvelope } from "../helpers/envelope.js";
 
 type Json = Record<string, unknown>;
-
-function expectEnvelope(r: Reply, status: number, code: string): Json {
-  expect(r.status, `status; body ${r.body.toString("utf8").slice(0, 300)}`).to.equal(status);
-  expect(r.headers["content-type"]).to.match(/^application\/json/);
-  const body = r.json();
-  expect(body.code, JSON.stringify(body)).to.equal(code);
-  expect(body.error).to.be.a("string").and.not.equal("");
-  return body;
-}
 
 const json = (body: unknown) => ({ method: "POST", body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
 

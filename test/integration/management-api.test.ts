@@ -10,6 +10,7 @@ import { COUNTERS, GAUGES, prometheusName } from "../../src/observability/index.
 import { call, bearer, type Reply } from "../helpers/http-call.js";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
 import { parsePrometheus, sleep, startCollector, type Collector } from "./observability-helpers.js";
+import { expectEnvelope } from "../helpers/envelope.js";
 
 type Json = Record<string, unknown>;
 
@@ -40,16 +41,6 @@ const AUTH_TOKEN = "client-secret-9a8b7c";
 const METRIC_NAMES: readonly string[] = [...COUNTERS, ...GAUGES];
 
 /** The error envelope `{error, code, details?}` with this status and code. */
-function expectEnvelope(r: Reply, status: number, code: string): Json {
-  expect(r.status, `status; body ${r.body.toString("utf8").slice(0, 300)}`).to.equal(status);
-  expect(r.headers["content-type"]).to.match(/^application\/json/);
-  const body = r.json();
-  expect(body.code, JSON.stringify(body)).to.equal(code);
-  expect(body.error).to.be.a("string").and.not.equal("");
-  expect(Object.keys(body).every((k) => ["error", "code", "details"].includes(k)), JSON.stringify(body)).to.equal(true);
-  return body;
-}
-
 /** A 200 JSON answer, parsed. */
 function ok<T = Json>(r: Reply): T {
   expect(r.status, `status; body ${r.body.toString("utf8").slice(0, 300)}`).to.equal(200);

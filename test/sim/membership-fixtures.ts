@@ -1,56 +1,12 @@
 // Shared helpers of the membership, rebalance and anti-entropy simulations: member views, log
-// records in order, counter snapshots, and a node that joins a running cluster.
-//
-// joinNode() works around a gap of test/helpers/sim-cluster.ts: the harness builds every node at
-// start, each with every other node as a seed, so a "new" node is already in everyone's member
-// table and ring. joinNode() builds a node exactly as the harness does (same network, chaos,
-// clock, seed-derived random, recording logger) but with only the running nodes as its seeds, so
-// they learn about it through its join; it is appended to c.nodes so c.node(id), c.sim(id) and
-// c.stop() cover it.
+// records in order and counter snapshots. A node joins a running cluster with c.join(id, env).
 import { expect } from "chai";
-import { seededRandom } from "../../src/core/random.js";
-import { recordingLogger } from "../../src/log/index.js";
 import type { MemberState } from "../../src/membership/index.js";
-import { createNode } from "../../src/node.js";
 import type { CounterName, GaugeName } from "../../src/observability/index.js";
-import { Metrics } from "../../src/observability/index.js";
-import { ChaosTransport } from "../../src/transport/index.js";
-import type { SimCluster, SimNode } from "../helpers/sim-cluster.js";
-import { testConfig } from "../helpers/test-config.js";
+import type { SimCluster } from "../helpers/sim-cluster.js";
 
 /** The dist address the harness gives node `id`. */
 export const addressOf = (id: string): string => `${id}.sim:7946`;
-
-/** Builds node `id` with the running nodes as seeds, registers and starts it. */
-export function joinNode(c: SimCluster, id: string, env: Record<string, string> = {}): SimNode {
-  const seeds = c.nodes.map((n) => `${n.id}@${n.address}`).join(",");
-  const config = testConfig({
-    SERVICE_NODE_ID: id,
-    SERVICE_DIST_ADDR: addressOf(id),
-    SERVICE_SEEDS: seeds,
-    SERVICE_API_ADDR: ":0",
-    SERVICE_MGMT_ADDR: ":0",
-    ...env,
-  });
-  const logger = recordingLogger("debug");
-  const metrics = new Metrics();
-  const transport = new ChaosTransport(c.network.transport(), c.chaos, id, metrics);
-  const node = createNode(config, {
-    logger,
-    clock: c.clock,
-    timers: c.clock,
-    random: seededRandom(c.seed + id.length),
-    documents: { client: "openapi: 3.1.0\n", management: "openapi: 3.1.0\n" },
-    serviceVersion: "test",
-    transport,
-    metrics,
-  });
-  c.network.register(addressOf(id), node.endpoint);
-  node.start();
-  const sim: SimNode = { id, address: addressOf(id), node, logger };
-  c.nodes.push(sim);
-  return sim;
-}
 
 /** "id:state" of every member `viewer` lists, sorted by id. */
 export function view(c: SimCluster, viewer: string): string[] {

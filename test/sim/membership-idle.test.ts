@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
 import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
-import { joinNode, membershipFingerprint, rebalanceCounters, recordMarks } from "./membership-fixtures.js";
+import { membershipFingerprint, rebalanceCounters, recordMarks } from "./membership-fixtures.js";
 
 const ENV = { SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_REBALANCE_INTERVAL: "250ms" };
 
@@ -44,7 +44,7 @@ describe("sim/membership: an idle cluster is quiet", () => {
       const c = await cluster({ nodes: 3, seed: 262, env: ENV });
       await c.advance(1_000);
       for (let i = 0; i < 100; i++) await c.node("n1").cache.admitWrite().set(`idle-${i}`, fromUtf8("v"), 0, "all");
-      joinNode(c, "n4", ENV);
+      c.join("n4", ENV);
       await c.advance(2_000);
       expect(c.nodes.reduce((s, n) => s + n.node.metrics.get("dist.rebalance.keys"), 0)).to.be.greaterThan(0);
       await expectQuietFor10s(c);

@@ -1,6 +1,5 @@
-// Rebalance when the ring changes. A fourth node joins a loaded 3-node cluster (built with
-// joinNode, see membership-fixtures.ts: the harness has no "add a node" yet): keys move to their
-// new owners in batches (dist.rebalance.*), every key stays readable from every node during and
+// Rebalance when the ring changes. A fourth node joins a loaded 3-node cluster (c.join): keys
+// move to their new owners in batches (dist.rebalance.*), every key stays readable from every node during and
 // after, non-owners release their copies at once (grace 0) or after SERVICE_REMOVAL_GRACE, failed
 // migrations are queued (dist.migration.*) and replayed. A node that leaves (pruned) has its keys
 // re-replicated to the new owners.
@@ -9,7 +8,7 @@ import { fromUtf8 } from "../../src/core/byte-string.js";
 import { LOG } from "../../src/log/index.js";
 import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
 import { logRecords, text } from "./data-path-fixtures.js";
-import { expectFullyAlive, joinNode, total } from "./membership-fixtures.js";
+import { expectFullyAlive, total } from "./membership-fixtures.js";
 
 const ENV = { SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_REBALANCE_INTERVAL: "250ms" };
 const KEYS = 120;
@@ -68,7 +67,7 @@ describe("sim/rebalance: join and leave", () => {
     withSeed(231, async () => {
       const { c, keys } = await loaded(231, { SERVICE_REBALANCE_BATCH_SIZE: "16" });
       const primariesBefore = new Map(keys.map((k) => [k, c.node("n1").cache.owners(k).primary]));
-      joinNode(c, "n4", ENV);
+      c.join("n4", ENV);
       await c.settle();
       expectFullyAlive(c, ["n1", "n2", "n3", "n4"], ["n1", "n2", "n3", "n4"]);
       const toN4 = ownedBy(c, keys, "n4");
@@ -96,7 +95,7 @@ describe("sim/rebalance: join and leave", () => {
     "every key stays readable from every node while a fourth node joins: from the old nodes right after the join and at every rebalance tick (batches of 8), and from all four after",
     withSeed(232, async () => {
       const { c, keys } = await loaded(232, { SERVICE_REBALANCE_BATCH_SIZE: "8" });
-      joinNode(c, "n4", ENV);
+      c.join("n4", ENV);
       await c.settle();
       // Reads through n4 itself would fill its store (read fallback) and hide the window, so the
       // newcomer is read from only once the rebalance is over.
@@ -115,7 +114,7 @@ describe("sim/rebalance: join and leave", () => {
     "with SERVICE_REMOVAL_GRACE=5s a node that lost a key keeps its copy (still readable) until the grace has elapsed after the migration, then releases it",
     withSeed(233, async () => {
       const { c, keys } = await loaded(233, { SERVICE_REMOVAL_GRACE: "5s" });
-      joinNode(c, "n4", { ...ENV, SERVICE_REMOVAL_GRACE: "5s" });
+      c.join("n4", { ...ENV, SERVICE_REMOVAL_GRACE: "5s" });
       await c.settle();
       const joinedAt = c.clock.monotonicMs();
       await c.advance(1_000);
@@ -134,7 +133,7 @@ describe("sim/rebalance: join and leave", () => {
   /** Joins n4, then cuts n1 <-> n4 before the first rebalance tick; n2 and n3 still reach both. */
   async function migrationBlocked(seed: number, env: Record<string, string> = {}) {
     const { c, keys } = await loaded(seed, env);
-    joinNode(c, "n4", { ...ENV, ...env });
+    c.join("n4", { ...ENV, ...env });
     await c.settle();
     c.chaos.partition(["n1"], ["n4"]);
     await c.advance(300);

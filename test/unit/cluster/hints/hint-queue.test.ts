@@ -9,8 +9,9 @@ import { HintReplayLoop } from "../../../../src/cluster/hints/hint-replay-loop.j
 import { LOG, recordingLogger, type RecordingLogger } from "../../../../src/log/index.js";
 import { Metrics } from "../../../../src/observability/index.js";
 import type { VersionedRecord } from "../../../../src/store/index.js";
-import type { ApplyOutcome, PeerRef, PeerTransport } from "../../../../src/transport/index.js";
+import type { PeerRef } from "../../../../src/transport/index.js";
 import { flush, ManualClock } from "../../../helpers/manual-clock.js";
+import { RecordingTransport } from "../../../helpers/recording-transport.js";
 
 const A: PeerRef = { id: "a", address: "a:7946" };
 const B: PeerRef = { id: "b", address: "b:7946" };
@@ -20,52 +21,12 @@ function rec(key: string, value: string, version: number, extra: Partial<Version
 }
 const tomb = (key: string, version: number) => rec(key, "", version, { tombstone: true });
 
-interface SentCall {
-  kind: "set" | "remove";
-  to: string;
-  from: string;
-  records: VersionedRecord[];
-}
-
-/** A PeerTransport whose set/remove record calls; `fail` decides per call whether it rejects. */
-class FakeTransport {
-  readonly sent: SentCall[] = [];
-  fail: (call: SentCall) => unknown = () => undefined;
-  /** When set, calls wait for the test to release them. */
-  hold = false;
-  private readonly held: Array<() => void> = [];
-
-  private async record(call: SentCall): Promise<ApplyOutcome[]> {
-    this.sent.push(call);
-    if (this.hold) await new Promise<void>((resolve) => this.held.push(resolve));
-    const err = this.fail(call);
-    if (err !== undefined) throw err;
-    return call.records.map(() => "applied");
-  }
-
-  release(): void {
-    for (const r of this.held.splice(0)) r();
-  }
-
-  set(to: PeerRef, from: string, records: readonly VersionedRecord[]): Promise<ApplyOutcome[]> {
-    return this.record({ kind: "set", to: to.id, from, records: [...records] });
-  }
-
-  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[]): Promise<ApplyOutcome[]> {
-    return this.record({ kind: "remove", to: to.id, from, records: [...tombstones] });
-  }
-
-  asTransport(): PeerTransport {
-    return this as unknown as PeerTransport;
-  }
-}
-
 interface Fixture {
   clock: ManualClock;
   metrics: Metrics;
   logger: RecordingLogger;
   q: HintQueue;
-  t: FakeTransport;
+  t: RecordingTransport;
 }
 
 function fixture(limits: Partial<HintLimits> = {}): Fixture {
@@ -73,7 +34,7 @@ function fixture(limits: Partial<HintLimits> = {}): Fixture {
   const metrics = new Metrics();
   const logger = recordingLogger("debug");
   const q = new HintQueue({ clock, metrics, logger, limits: { ttlMs: 30_000, maxPerNode: 10_000, maxBytes: 64 * 1024 * 1024, ...limits }, names: HINTED_METRICS });
-  return { clock, metrics, logger, q, t: new FakeTransport() };
+  return { clock, metrics, logger, q, t: new RecordingTransport() };
 }
 
 describe("dist/hint-queue", () => {

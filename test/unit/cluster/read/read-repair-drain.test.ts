@@ -6,8 +6,9 @@ import { ReadRepairer } from "../../../../src/cluster/read/read-repair.js";
 import { recordingLogger } from "../../../../src/log/index.js";
 import { Metrics } from "../../../../src/observability/index.js";
 import type { VersionedRecord } from "../../../../src/store/index.js";
-import type { ApplyOutcome, PeerRef, PeerTransport } from "../../../../src/transport/index.js";
+import type { PeerRef } from "../../../../src/transport/index.js";
 import { flush, ManualClock } from "../../../helpers/manual-clock.js";
+import { RecordingTransport } from "../../../helpers/recording-transport.js";
 
 const B: PeerRef = { id: "n2", address: "n2:7946" };
 const C: PeerRef = { id: "n3", address: "n3:7946" };
@@ -16,51 +17,21 @@ function rec(key: string, version: number, tombstone = false): VersionedRecord {
   return { key, value: tombstone ? "" : `v-${key}`, version, origin: "n1", lastUpdatedMs: 0, expiresAtMs: 0, tombstone };
 }
 
-/** A transport whose set/remove calls wait until the test releases them. */
-class HeldTransport {
-  readonly started: string[] = [];
-  readonly delivered: string[] = [];
-  private readonly held: Array<() => void> = [];
-
-  private call(kind: string, to: PeerRef, records: readonly VersionedRecord[]): Promise<ApplyOutcome[]> {
-    const what = `${kind}->${to.id}:${records.map((r) => r.key).join(",")}`;
-    this.started.push(what);
-    return new Promise((resolve) => {
-      this.held.push(() => {
-        this.delivered.push(what);
-        resolve(records.map(() => "applied"));
-      });
-    });
-  }
-
-  set(to: PeerRef, _from: string, records: readonly VersionedRecord[]): Promise<ApplyOutcome[]> {
-    return this.call("set", to, records);
-  }
-
-  remove(to: PeerRef, _from: string, records: readonly VersionedRecord[]): Promise<ApplyOutcome[]> {
-    return this.call("remove", to, records);
-  }
-
-  /** Lets every held call complete. */
-  releaseAll(): void {
-    for (const r of this.held.splice(0)) r();
-  }
-}
-
 describe("dist/read-repair: drain after an interval flush", () => {
   it("drain() does not resolve while a flush started by the interval timer is still sending; it resolves once those repairs were delivered", async () => {
     const clock = new ManualClock();
-    const t = new HeldTransport();
+    const t = new RecordingTransport();
+    t.hold = true;
     const metrics = new Metrics();
-    const rr = new ReadRepairer({ transport: t as unknown as PeerTransport, selfId: "n1", metrics, logger: recordingLogger("error"), timers: clock, batchSize: 10, intervalMs: 100 });
+    const rr = new ReadRepairer({ transport: t.asTransport(), selfId: "n1", metrics, logger: recordingLogger("error"), timers: clock, batchSize: 10, intervalMs: 100 });
     rr.start();
     rr.repair(B, rec("k1", 1));
     rr.repair(B, rec("k2", 2, true));
     rr.repair(C, rec("k3", 3));
-    expect(t.started, "queued, nothing sent before the interval").to.deep.equal([]);
+    expect(t.summary(t.sent, false), "queued, nothing sent before the interval").to.deep.equal([]);
 
     await clock.advanceAsync(100);
-    expect(t.started, "the timer's flush took the queue and is sending").to.deep.equal(["set->n2:k1", "set->n3:k3"]);
+    expect(t.summary(t.sent, false), "the timer's flush took the queue and is sending").to.deep.equal(["set->n2:k1", "set->n3:k3"]);
     expect(rr.queued).to.equal(0);
 
     let drained = false;
@@ -68,12 +39,12 @@ describe("dist/read-repair: drain after an interval flush", () => {
     await flush(5);
     expect(drained, "drain resolved while the timer's repairs were still in flight").to.equal(false);
 
-    t.releaseAll(); // the two sets complete; the remove of k2 to n2 follows
+    t.release(); // the two sets complete; the remove of k2 to n2 follows
     await flush(5);
     expect(drained, "drain resolved before the remove of the same flush was delivered").to.equal(false);
-    t.releaseAll();
+    t.release();
     await draining;
-    expect(t.delivered).to.deep.equal(["set->n2:k1", "set->n3:k3", "remove->n2:k2"]);
+    expect(t.summary(t.delivered, false)).to.deep.equal(["set->n2:k1", "set->n3:k3", "remove->n2:k2"]);
     expect(metrics.get("dist.read_repair")).to.equal(3);
   });
 });

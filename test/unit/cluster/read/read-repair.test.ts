@@ -7,8 +7,9 @@ import { ReadRepairer } from "../../../../src/cluster/read/read-repair.js";
 import { recordingLogger, type RecordingLogger } from "../../../../src/log/index.js";
 import { Metrics } from "../../../../src/observability/index.js";
 import type { VersionedRecord } from "../../../../src/store/index.js";
-import type { ApplyOutcome, PeerRef, PeerTransport } from "../../../../src/transport/index.js";
+import type { PeerRef, PeerTransport } from "../../../../src/transport/index.js";
 import { flush, ManualClock } from "../../../helpers/manual-clock.js";
+import { RecordingTransport } from "../../../helpers/recording-transport.js";
 
 const A: PeerRef = { id: "a", address: "a:7946" };
 const B: PeerRef = { id: "b", address: "b:7946" };
@@ -17,44 +18,11 @@ function rec(key: string, value: string, version: number, origin = "n1", tombsto
   return { key, value, version, origin, lastUpdatedMs: 0, expiresAtMs: 0, tombstone };
 }
 
-interface SentCall {
-  kind: "set" | "remove";
-  to: string;
-  from: string;
-  records: VersionedRecord[];
-}
-
-class FakeTransport {
-  readonly sent: SentCall[] = [];
-  fail: ((call: SentCall) => unknown) | undefined;
-
-  private async record(call: SentCall): Promise<ApplyOutcome[]> {
-    this.sent.push(call);
-    await Promise.resolve();
-    const err = this.fail?.(call);
-    if (err !== undefined) throw err;
-    return call.records.map(() => "applied");
-  }
-
-  set(to: PeerRef, from: string, records: readonly VersionedRecord[]): Promise<ApplyOutcome[]> {
-    return this.record({ kind: "set", to: to.id, from, records: [...records] });
-  }
-
-  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[]): Promise<ApplyOutcome[]> {
-    return this.record({ kind: "remove", to: to.id, from, records: [...tombstones] });
-  }
-
-  /** "kind->peer:key@version,..." per call, in call order. */
-  summary(): string[] {
-    return this.sent.map((c) => `${c.kind}->${c.to}:${c.records.map((r) => `${r.key}@${r.version}`).join(",")}`);
-  }
-}
-
 interface Fixture {
   clock: ManualClock;
   metrics: Metrics;
   logger: RecordingLogger;
-  t: FakeTransport;
+  t: RecordingTransport;
   rr: ReadRepairer;
 }
 
@@ -62,7 +30,7 @@ function fixture(batchSize: number, intervalMs = 100): Fixture {
   const clock = new ManualClock();
   const metrics = new Metrics();
   const logger = recordingLogger("debug");
-  const t = new FakeTransport();
+  const t = new RecordingTransport();
   const rr = new ReadRepairer({ transport: t as unknown as PeerTransport, selfId: "self", metrics, logger, timers: clock, batchSize, intervalMs });
   return { clock, metrics, logger, t, rr };
 }
@@ -192,7 +160,7 @@ describe("dist/read-repair ReadRepairer", () => {
       f.rr.repair(A, rec("k", "v", 1));
       await f.clock.advanceAsync(100);
       expect(f.metrics.get("dist.read_repair")).to.equal(0);
-      f.t.fail = undefined;
+      f.t.fail = () => undefined;
       f.rr.repair(A, rec("k2", "v", 2));
       await f.clock.advanceAsync(100);
       expect(f.metrics.get("dist.read_repair")).to.equal(1);

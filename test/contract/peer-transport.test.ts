@@ -1,0 +1,197 @@
+// One contract for every PeerTransport: the in-memory transport the simulations use and the
+// Connect transport over the real dist listener (HTTP/2 on loopback). A recording endpoint
+// answers with fixed data; each call must reach it with exactly what the caller sent and bring
+// back exactly what it answered (bytes, 53-bit versions, tombstones, absent records in place),
+// receiver errors must arrive with their code, and an unreachable peer is UNAVAILABLE.
+import type { AddressInfo } from "node:net";
+import { expect } from "chai";
+import { CacheError } from "../../src/core/errors.js";
+import { ConnectPeerTransport, createPeerHandler, createPeerServer, type PeerServer } from "../../src/peer/index.js";
+import type { VersionedRecord } from "../../src/store/index.js";
+import { InMemoryNetwork, type ForwardRequest, type PeerEndpoint, type PeerMember, type PeerRef, type PeerTransport } from "../../src/transport/index.js";
+
+const TOKEN = "contract-peer-token";
+/** Every byte value once: values are byte strings and must survive the wire unchanged. */
+const ALL_BYTES = Array.from({ length: 256 }, (_, i) => String.fromCharCode(i)).join("");
+const VERSION_MAX = Number.MAX_SAFE_INTEGER - 1;
+
+const value: VersionedRecord = { key: "k/ü", value: ALL_BYTES, version: VERSION_MAX, origin: "n1", lastUpdatedMs: Math.floor(VERSION_MAX / 1000), expiresAtMs: 1_900_000_000_000, tombstone: false };
+const tomb: VersionedRecord = { key: "gone", value: "", version: 1_767_225_600_000_001, origin: "n-2.b_c", lastUpdatedMs: 1_767_225_600_000, expiresAtMs: 0, tombstone: true };
+const member: PeerMember = { id: "n3", address: "127.0.0.1:7999", state: "suspect", incarnation: 7, lastSeenMs: 1_767_225_600_123 };
+
+/** An endpoint that records each call and answers with fixed data. */
+function recordingEndpoint() {
+  const calls: Array<{ method: string; args: unknown[] }> = [];
+  const rec = (method: string, ...args: unknown[]) => calls.push({ method, args });
+  let fail: CacheError | undefined;
+  const maybeFail = () => {
+    if (fail) throw fail;
+  };
+  const endpoint: PeerEndpoint = {
+    forward: async (req) => {
+      rec("forward", req);
+      maybeFail();
+      return req.writes.map((w, i) => ({ key: w.key, applied: i === 0, bytes: w.value.length, owners: ["n1", "n2"], version: VERSION_MAX - i, origin: "n1", errorCode: i === 0 ? "" : "DRAINING", errorMessage: i === 0 ? "" : "node is draining", expiresAtMs: w.ttlMs > 0 ? 1_900_000_000_000 : 0 }));
+    },
+    applySet: (from, records) => {
+      rec("applySet", from, records);
+      maybeFail();
+      return records.map((_, i) => (["applied", "stale", "refused"] as const)[i % 3] as "applied");
+    },
+    applyRemove: (from, records) => {
+      rec("applyRemove", from, records);
+      return records.map(() => "applied" as const);
+    },
+    getRecords: (keys) => {
+      rec("getRecords", keys);
+      return keys.map((k) => (k === value.key ? value : k === tomb.key ? tomb : undefined));
+    },
+    keysPage: (cursor, limit, q) => {
+      rec("keysPage", cursor, limit, q);
+      return { keys: ["a", "b/ü"], nextCursor: "next-cursor", truncated: true };
+    },
+    health: () => ({ node: "peer", draining: true, incarnation: 9 }),
+    probe: async (target) => ({ target, ok: false, error: "unreachable" }),
+    gossip: (from, members) => {
+      rec("gossip", from, members);
+      return [member, { ...member, id: "n4", state: "alive", incarnation: 0 }];
+    },
+    merkleRoot: async (requester, leafCount) => {
+      rec("merkleRoot", requester, leafCount);
+      return { root: "ab".repeat(32), leafCount, recordCount: 12 };
+    },
+    merkleLeaves: async (requester, leafCount) => Array.from({ length: leafCount }, (_, i) => i.toString(16).padStart(16, "0")),
+    merkleRange: async (requester, leafCount, leaves, cursor) => {
+      rec("merkleRange", requester, leafCount, leaves, cursor);
+      return { records: [value, tomb], nextCursor: "" };
+    },
+    drain: () => void rec("drain"),
+  };
+  return { endpoint, calls, failWith: (e: CacheError | undefined) => (fail = e) };
+}
+
+interface Harness {
+  readonly transport: PeerTransport;
+  readonly peer: PeerRef;
+  /** A peer address nothing answers at. */
+  readonly dead: PeerRef;
+  close(): Promise<void>;
+}
+
+const IMPLEMENTATIONS: Array<{ name: string; start(endpoint: PeerEndpoint): Promise<Harness> }> = [
+  {
+    name: "InMemoryTransport",
+    async start(endpoint) {
+      const network = new InMemoryNetwork();
+      network.register("peer.sim:7946", endpoint);
+      return { transport: network.transport(), peer: { id: "peer", address: "peer.sim:7946" }, dead: { id: "x", address: "x.sim:7946" }, close: async () => undefined };
+    },
+  },
+  {
+    name: "ConnectPeerTransport over the dist listener",
+    async start(endpoint) {
+      const server: PeerServer = createPeerServer(createPeerHandler(endpoint, TOKEN));
+      await new Promise<void>((resolve) => server.server.listen(0, "127.0.0.1", resolve));
+      const port = (server.server.address() as AddressInfo).port;
+      // A port that was free a moment ago: nothing listens there.
+      const closed = createPeerServer(createPeerHandler(endpoint, TOKEN));
+      await new Promise<void>((resolve) => closed.server.listen(0, "127.0.0.1", resolve));
+      const deadPort = (closed.server.address() as AddressInfo).port;
+      await closed.close();
+      const transport = new ConnectPeerTransport({ token: TOKEN, compressionThresholdBytes: 0, timeoutMs: 2000 });
+      return {
+        transport,
+        peer: { id: "peer", address: `127.0.0.1:${port}` },
+        dead: { id: "x", address: `127.0.0.1:${deadPort}` },
+        close: async () => {
+          await transport.close();
+          await server.close();
+        },
+      };
+    },
+  },
+];
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).to.be.instanceOf(CacheError);
+    return (err as CacheError).code;
+  }
+  throw new Error("expected the call to fail");
+}
+
+for (const impl of IMPLEMENTATIONS) {
+  describe(`contract: peer transport ${impl.name}`, function () {
+    this.timeout(20_000);
+    let h: Harness;
+    let ep: ReturnType<typeof recordingEndpoint>;
+
+    beforeEach(async () => {
+      ep = recordingEndpoint();
+      h = await impl.start(ep.endpoint);
+    });
+    afterEach(() => h.close());
+
+    it("forward: the request arrives as sent (writes, level, sender-applies) and each outcome comes back in order", async () => {
+      const req: ForwardRequest = {
+        from: "n2",
+        consistency: "all",
+        senderApplies: true,
+        writes: [
+          { kind: "set", key: "a", value: ALL_BYTES, ttlMs: 60_000 },
+          { kind: "remove", key: "b", value: "", ttlMs: 0 },
+        ],
+      };
+      const out = await h.transport.forward(h.peer, req);
+      expect(ep.calls[0]?.args[0]).to.deep.equal(req);
+      expect(out.map((o) => [o.key, o.applied, o.bytes, o.version, o.errorCode, o.expiresAtMs])).to.deep.equal([
+        ["a", true, 256, VERSION_MAX, "", 1_900_000_000_000],
+        ["b", false, 0, VERSION_MAX - 1, "DRAINING", 0],
+      ]);
+      expect(out[0]?.owners).to.deep.equal(["n1", "n2"]);
+    });
+
+    it("set and remove: records arrive byte for byte with their versions and times, and each outcome comes back in order", async () => {
+      const outcomes = await h.transport.set(h.peer, "n1", [value, value, value]);
+      expect(outcomes).to.deep.equal(["applied", "stale", "refused"]);
+      expect(ep.calls[0]).to.deep.equal({ method: "applySet", args: ["n1", [value, value, value]] });
+      expect(await h.transport.remove(h.peer, "n1", [tomb])).to.deep.equal(["applied"]);
+      expect(ep.calls[1]).to.deep.equal({ method: "applyRemove", args: ["n1", [tomb]] });
+    });
+
+    it("get: records come back in key order, tombstones as tombstones and absent keys as undefined in place", async () => {
+      const got = await h.transport.get(h.peer, ["missing", value.key, tomb.key]);
+      expect(got).to.deep.equal([undefined, value, tomb]);
+    });
+
+    it("keys, health, probe, gossip, Merkle and drain round-trip their fields", async () => {
+      expect(await h.transport.keys(h.peer, "c1", 50, "user:*")).to.deep.equal({ keys: ["a", "b/ü"], nextCursor: "next-cursor", truncated: true });
+      expect(ep.calls.at(-1)).to.deep.equal({ method: "keysPage", args: ["c1", 50, "user:*"] });
+      expect(await h.transport.health(h.peer)).to.deep.equal({ node: "peer", draining: true, incarnation: 9 });
+      expect(await h.transport.probe(h.peer, "n3")).to.deep.equal({ target: "n3", ok: false, error: "unreachable" });
+      const members = await h.transport.gossip(h.peer, "n1", [member]);
+      expect(members).to.deep.equal([member, { ...member, id: "n4", state: "alive", incarnation: 0 }]);
+      expect(ep.calls.at(-1)).to.deep.equal({ method: "gossip", args: ["n1", [member]] });
+      expect(await h.transport.merkleRoot(h.peer, "n1", 4)).to.deep.equal({ root: "ab".repeat(32), leafCount: 4, recordCount: 12 });
+      expect(await h.transport.merkleLeaves(h.peer, "n1", 2)).to.deep.equal(["0000000000000000", "0000000000000001"]);
+      expect(await h.transport.merkleRange(h.peer, "n1", 4, [1, 3], "")).to.deep.equal({ records: [value, tomb], nextCursor: "" });
+      expect(ep.calls.at(-1)).to.deep.equal({ method: "merkleRange", args: ["n1", 4, [1, 3], ""] });
+      await h.transport.drain(h.peer);
+      expect(ep.calls.at(-1)).to.deep.equal({ method: "drain", args: [] });
+    });
+
+    it("a receiver's error arrives with its code (BAD_REQUEST stays BAD_REQUEST, DRAINING stays DRAINING)", async () => {
+      ep.failWith(new CacheError("BAD_REQUEST", "a pushed record has an invalid version 0"));
+      expect(await codeOf(h.transport.set(h.peer, "n1", [value]))).to.equal("BAD_REQUEST");
+      ep.failWith(new CacheError("DRAINING", "node is draining"));
+      expect(await codeOf(h.transport.forward(h.peer, { from: "n2", consistency: undefined, writes: [{ kind: "set", key: "a", value: "v", ttlMs: 0 }] }))).to.equal("DRAINING");
+    });
+
+    it("a peer nothing answers at is UNAVAILABLE", async () => {
+      expect(await codeOf(h.transport.health(h.dead))).to.equal("UNAVAILABLE");
+      expect(await codeOf(h.transport.set(h.dead, "n1", [value]))).to.equal("UNAVAILABLE");
+    });
+  });
+}
