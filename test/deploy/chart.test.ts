@@ -3,8 +3,11 @@
 // through kubernetes-models' validate() and, as typed constants, through tsc; then the rules of
 // k8s-rules.ts, each also shown to catch a chart that breaks it.
 import { expect } from "chai";
-import { rmSync } from "node:fs";
-import { helm, render, valueArgs } from "./helm.js";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { CHART, helm, render, valueArgs } from "./helm.js";
 import {
   addressProblems,
   disruptionProblems,
@@ -117,6 +120,12 @@ describe("Helm chart deploy/helm/hypercache", function () {
         expect(addressProblems(objectsOf(set), RUNTIME_NAMESPACE)).to.deep.equal([]);
       });
 
+      it("passes each config entry to the server as written (no 2e+06 for 2000000)", () => {
+        const config = set.files.reduce<Record<string, unknown>>((acc, f) => ({ ...acc, ...((parse(readFileSync(join(CHART, f), "utf8")) as { config?: Record<string, unknown> }).config ?? {}) }), {});
+        const env = mainContainer(theStatefulSet(objectsOf(set))).env ?? [];
+        for (const [name, value] of Object.entries(config)) expect(env.find((e) => e.name === name)?.value, name).to.equal(String(value));
+      });
+
       it("has one PodDisruptionBudget with maxUnavailable 1", () => {
         expect(disruptionProblems(objectsOf(set))).to.deep.equal([]);
       });
@@ -171,6 +180,22 @@ describe("Helm chart deploy/helm/hypercache", function () {
 
     it("refuses a memory limit it cannot read", () => {
       expect(fails(["resources.limits.memory=lots"]).status).to.not.equal(0);
+    });
+  });
+
+  describe("memory limits in other notations", () => {
+    it("derives the heap from 1536Mi, 2G and plain bytes read from a values file (a float in Helm)", () => {
+      const dir = mkdtempSync(join(tmpdir(), "hypercache-values-"));
+      try {
+        const file = join(dir, "bytes.yaml");
+        writeFileSync(file, "resources:\n  limits:\n    memory: 1073741824\n");
+        const bytes = render([file]);
+        expect(heapProblems(bytes, 75)).to.deep.equal([]);
+        expect(mainContainer(theStatefulSet(bytes)).env?.find((e) => e.name === "NODE_OPTIONS")?.value).to.equal("--max-old-space-size=768");
+        for (const limit of ["1536Mi", "2G"]) expect(heapProblems(render([], [`resources.limits.memory=${limit}`]), 75), limit).to.deep.equal([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
   });
 

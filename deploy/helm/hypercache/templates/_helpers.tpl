@@ -42,6 +42,9 @@ app.kubernetes.io/part-of: hypercache
 Bytes in a Kubernetes memory quantity ("1Gi", "1536Mi", "2G", "1073741824"), as a float.
 */}}
 {{- define "hypercache.memoryBytes" -}}
+{{- if or (kindIs "float64" .) (kindIs "int64" .) (kindIs "int" .) -}}
+{{- float64 . -}}
+{{- else -}}
 {{- $q := toString . -}}
 {{- $number := regexFind "^[0-9]+(\\.[0-9]+)?" $q -}}
 {{- $suffix := trimPrefix $number $q -}}
@@ -50,6 +53,7 @@ Bytes in a Kubernetes memory quantity ("1Gi", "1536Mi", "2G", "1073741824"), as 
 {{- fail (printf "resources.limits.memory: cannot read the quantity %q (use bytes or Ki, Mi, Gi, Ti, k, M, G, T)" $q) -}}
 {{- end -}}
 {{- mulf (float64 $number) (get $factors $suffix) -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
