@@ -41,6 +41,8 @@ export interface RoundResult {
    * means the server did not get its core (another process on it) or waited on something else.
    */
   readonly serverCpuShare: number;
+  /** Server and load generator each on its own core. */
+  readonly pinned: boolean;
   readonly generatorCpuShare: number;
   /** Non-2xx answers plus socket errors (connect, read, write, timeout). */
   readonly errors: number;
@@ -78,6 +80,7 @@ export async function measureRound(side: Side, method: "GET" | "PUT", round: num
       requests: w.requests,
       cpuUsPerRequest: cpuUs / requests,
       serverCpuShare: cpuUs / windowUs,
+      pinned: side.generator !== "unpinned",
       generatorCpuShare: w.generatorCpuShare,
       errors: w.non2xx + w.socketErrors.connect + w.socketErrors.read + w.socketErrors.write + w.socketErrors.timeout,
       ...(counted ? { peerCallsPerRequest: (calls1 - calls0) / requests } : {}),

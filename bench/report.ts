@@ -25,6 +25,14 @@ export function fmt(n: number, digits = 0): string {
   return n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
+/**
+ * Below this share of its core, a pinned server under closed-loop load did not get the core (or
+ * waited on something else): its ops/s say little, its CPU per request still holds.
+ */
+export const SERVER_SHARE_MIN = 0.9;
+
+const starved = (r: RoundResult) => r.pinned && r.serverCpuShare < SERVER_SHARE_MIN;
+
 function pct(share: number): string {
   return `${fmt(100 * share)}%`;
 }
@@ -42,6 +50,7 @@ export function formatRound(r: RoundResult): string {
   ];
   if (r.peerCallsPerRequest !== undefined) cols.push(`peer RPCs/req ${fmt(r.peerCallsPerRequest, 2)}`);
   if (r.errors > 0) cols.push(`ERRORS ${fmt(r.errors)}`);
+  if (starved(r)) cols.push("SERVER SHORT OF ITS CORE");
   return "  " + cols.join("  ");
 }
 
@@ -55,8 +64,11 @@ export function ratioFigure(
   target?: string,
 ): Figure {
   const r = ratioOfMedians(numerator.map(pick), denominator.map(pick));
-  const valid = [...numerator, ...denominator].every((x) => x.errors === 0);
-  return { id, label, value: r.value, unit: "×", min: r.min, max: r.max, ...(target ? { target } : {}), valid };
+  const all = [...numerator, ...denominator];
+  const valid = all.every((x) => x.errors === 0);
+  const short = all.filter(starved).length;
+  const note = short > 0 ? `(${short} of ${all.length} rounds had the server below ${pct(SERVER_SHARE_MIN)} of its core: a busy machine)` : undefined;
+  return { id, label, value: r.value, unit: "×", min: r.min, max: r.max, ...(target ? { target } : {}), valid, ...(note ? { note } : {}) };
 }
 
 export function formatFigure(f: Figure): string {

@@ -32,6 +32,7 @@ export async function memoryPart(want: { memory: boolean; browser: boolean }, s:
     await sleep(SETTLE_MS);
     const full = rssBytes(target.entryPid);
     report.line(`  loaded in ${fmt(loadSeconds, 1)} s`);
+    report.fact("memory", { items: ITEMS, emptyRssBytes: empty, fullRssBytes: full, loadSeconds });
     if (want.memory) {
       report.figure({ id: "memory.rss-empty", label: "RSS, empty node", value: empty / MB, unit: "MB", valid: true });
       report.figure({ id: "memory.rss", label: `RSS with ${fmt(ITEMS)} items of ${s.valueBytes} bytes`, value: full / MB, unit: "MB", target: "≤ 300 MB", valid: true });
@@ -73,6 +74,7 @@ async function browser(target: Target, s: Settings, report: Report): Promise<voi
   report.line(`  idle: ${fmt(idle.opsPerSec)} GET/s, p50 ${fmt(idle.p50Ms, 2)} ms, p99 ${fmt(idle.p99Ms, 2)} ms, max ${fmt(idle.maxMs, 2)} ms`);
   report.line(`  ${listingMs.length} listings of ${fmt(meanListing)} ms on average; ${fmt(busy.requests)} GETs meanwhile${errors > 0 ? `, ERRORS ${errors}` : ""}`);
   const valid = errors === 0 && listingMs.length > 0;
+  report.fact("browser", { idle: { opsPerSec: idle.opsPerSec, p50Ms: idle.p50Ms, p99Ms: idle.p99Ms, maxMs: idle.maxMs }, listings: listingMs.length, meanListingMs: meanListing, getsDuringListings: busy.requests, errors });
   report.figure({ id: "browser.p50", label: "GET p50 during key listings", value: busy.p50Ms, unit: "ms", valid });
   report.figure({ id: "browser.p99", label: "GET p99 during key listings", value: busy.p99Ms, unit: "ms", valid });
   report.figure({ id: "browser.max", label: "GET max during key listings", value: busy.maxMs, unit: "ms", valid });

@@ -31,6 +31,7 @@ export async function p99Part(peakRounds: readonly RoundResult[] | undefined, s:
       `fresh node per round on core 0, h2load on core 1, ${s.warmupSeconds} s warm-up (wrk, then the log's first ${s.warmupSeconds} s) and ${s.seconds} s measured`,
   );
   const p99s: number[] = [];
+  const perRound: unknown[] = [];
   let valid = true;
   for (let round = 1; round <= s.rounds; round++) {
     const target = await node.start();
@@ -46,6 +47,7 @@ export async function p99Part(peakRounds: readonly RoundResult[] | undefined, s:
       const roundValid = failures === 0 && kept && r.slowerThanInterval === 0;
       valid &&= roundValid;
       p99s.push(r.p99Ms);
+      perRound.push({ round, ...r, valid: roundValid });
       report.line(
         `  round ${round}  ${r.plan.clients} connections × ${r.plan.rpsPerClient} req/s: ${fmt(r.ratePerSec)} req/s sent (${fmt(r.requests)} measured)  ` +
           `p50 ${fmt(r.p50Ms, 2)} ms  p99 ${fmt(r.p99Ms, 2)} ms  max ${fmt(r.maxMs, 2)} ms  load gen. CPU ${fmt(100 * r.generatorCpuShare)}%` +
@@ -57,5 +59,6 @@ export async function p99Part(peakRounds: readonly RoundResult[] | undefined, s:
       await target.stop();
     }
   }
+  report.fact("p99Rounds", perRound);
   report.figure({ id: "p99.get", label: "GET p99 at half of peak rate (open loop)", value: median(p99s), unit: "ms", min: Math.min(...p99s), max: Math.max(...p99s), target: "≤ 2 ms", valid });
 }
