@@ -1,0 +1,41 @@
+// A 3-node cluster (replication 3, QUORUM writes, ONE reads) on loopback against one node, load
+// through the cluster's first node. Nothing is pinned here: four processes plus wrk share the
+// cores as the kernel sees fit, on both sides alike.
+import { alternate, type RoundResult, type Settings, type Side } from "../measure.js";
+import { median } from "../stats.js";
+import { fmt, ratioFigure, type Report } from "../report.js";
+import { startNodes } from "../servers.js";
+
+const NODES = 3;
+const ENV = { SERVICE_REPLICATION: "3", SERVICE_WRITE_CONSISTENCY: "quorum", SERVICE_READ_CONSISTENCY: "one" };
+
+const oneNode: Side = { name: "one node", start: () => startNodes(1, ["unpinned"], ENV), generator: "unpinned" };
+const cluster: Side = { name: `${NODES} nodes`, start: () => startNodes(NODES, Array(NODES).fill("unpinned"), ENV), generator: "unpinned" };
+
+export async function clusterPart(method: "PUT" | "GET", s: Settings, report: Report): Promise<void> {
+  const what = method === "PUT" ? "PUT, QUORUM" : "GET, ONE";
+  report.section(
+    `cluster ${what}: ${NODES} nodes (replication 3) through one node / one node`,
+    `fresh processes per round, unpinned; wrk -t1 -c${s.connections} (unpinned) to the first node; random keys out of ${fmt(s.keys)}; ` +
+      `${s.warmupSeconds} s warm-up, ${s.seconds} s measured; ${s.rounds} rounds alternating; CPU is the entry node's; peer RPCs are dist.peer.calls of all nodes`,
+  );
+  const rounds = await alternate([oneNode, cluster], method, s, (r) => report.round(r));
+  const many = rounds.get(cluster.name) as RoundResult[];
+  const one = rounds.get(oneNode.name) as RoundResult[];
+  const id = method === "PUT" ? "cluster-put" : "cluster-get";
+  const target = method === "PUT" ? "≥ 0.8" : "≥ 0.9";
+  report.figure(ratioFigure(`${id}.ops`, `${NODES} nodes, ${what} through one node / one node`, many, one, (r) => r.opsPerSec, target));
+  report.figure(ratioFigure(`${id}.cpu`, `  entry node CPU per request / one node's`, many, one, (r) => r.cpuUsPerRequest));
+  const calls = many.map((r) => r.peerCallsPerRequest ?? 0);
+  report.figure({
+    id: `${id}.peer-calls`,
+    label: `  peer RPCs per client ${method === "PUT" ? "write" : "read"} (all nodes)`,
+    value: median(calls),
+    unit: "",
+    digits: 2,
+    min: Math.min(...calls),
+    max: Math.max(...calls),
+    valid: many.every((r) => r.errors === 0),
+    note: "(dist.peer.calls)",
+  });
+}

@@ -1,0 +1,44 @@
+// GET, GET with a bearer token, and PUT of one node against the ceiling (bare node:http + Map),
+// server on core 0 and wrk on core 1, rounds alternating between the sides.
+import { alternate, type RoundResult, type Settings } from "../measure.js";
+import { ratioFigure, type Report } from "../report.js";
+import { ceiling, node, nodeWithToken } from "./sides.js";
+
+const ops = (r: RoundResult) => r.opsPerSec;
+const cpu = (r: RoundResult) => r.cpuUsPerRequest;
+
+function describe(s: Settings): string {
+  return (
+    `fresh server per round on core 0 (taskset), wrk -t1 -c${s.connections} on core 1, random keys out of ${s.keys.toLocaleString("en-US")} ` +
+    `(preloaded), ${s.valueBytes}-byte values; ${s.warmupSeconds} s warm-up, then ${s.seconds} s measured; ${s.rounds} rounds alternating`
+  );
+}
+
+/** GET of the node (and/or the node with a bearer token) against the ceiling; returns the node's GET rounds. */
+export async function getPart(want: { get: boolean; auth: boolean }, s: Settings, report: Report): Promise<RoundResult[] | undefined> {
+  const withToken = nodeWithToken();
+  const sides = [ceiling, ...(want.get ? [node] : []), ...(want.auth ? [withToken] : [])];
+  report.section(`GET: ${sides.map((x) => x.name).join(" / ")}`, describe(s));
+  const rounds = await alternate(sides, "GET", s, (r) => report.round(r));
+  const base = rounds.get(ceiling.name) ?? [];
+  if (want.get) {
+    const n = rounds.get(node.name) ?? [];
+    report.figure(ratioFigure("get.ops", "GET, one node / ceiling (ops/s)", n, base, ops, "≥ 0.75"));
+    report.figure(ratioFigure("get.cpu", "GET, one node / ceiling (CPU per request)", n, base, cpu, "≤ 1.35"));
+  }
+  if (want.auth) {
+    const a = rounds.get(withToken.name) ?? [];
+    report.figure(ratioFigure("get-auth.ops", "GET with a bearer token / ceiling (ops/s)", a, base, ops, "≥ 0.70"));
+    report.figure(ratioFigure("get-auth.cpu", "GET with a bearer token / ceiling (CPU per request)", a, base, cpu));
+  }
+  return want.get ? rounds.get(node.name) : undefined;
+}
+
+export async function putPart(s: Settings, report: Report): Promise<void> {
+  report.section("PUT: ceiling / node", describe(s));
+  const rounds = await alternate([ceiling, node], "PUT", s, (r) => report.round(r));
+  const n = rounds.get(node.name) ?? [];
+  const base = rounds.get(ceiling.name) ?? [];
+  report.figure(ratioFigure("put.ops", "PUT, one node / ceiling (ops/s)", n, base, ops, "≥ 0.65"));
+  report.figure(ratioFigure("put.cpu", "PUT, one node / ceiling (CPU per request)", n, base, cpu, "≤ 1.5"));
+}
