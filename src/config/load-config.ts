@@ -1,6 +1,6 @@
 // loadConfig(env): parses every SERVICE_* variable once, fills defaults, checks cross-field
 // rules and returns a frozen Config. A bad value throws a SettingError naming the variable.
-import type { Address } from "../core/address.js";
+import { formatAddress, isUnspecifiedHost, type Address } from "../core/address.js";
 import { isNodeId } from "../core/node-id.js";
 import type { Config, ConsistencyLevel, EvictionAlgorithm, LogLevel, OidcConfig, SettingView, TlsFiles } from "./config.js";
 import { InvalidValue, SettingError, type Seed } from "./parsers.js";
@@ -108,6 +108,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     unknownVariables: Object.freeze(unknownVariables),
   };
   checkListeners(config);
+  checkAdvertisedAddress(config);
   return Object.freeze(config);
 }
 
@@ -144,6 +145,20 @@ function oidcConfig(opt: (n: string) => string | undefined): OidcConfig | undefi
     identityClaim: opt("SERVICE_OIDC_IDENTITY_CLAIM") ?? "sub",
     scopeClaim: opt("SERVICE_OIDC_SCOPE_CLAIM") ?? "scope",
   });
+}
+
+/**
+ * SERVICE_DIST_ADDR is also the address peers dial. With seeds to join, an unspecified host
+ * (":7946", "0.0.0.0:7946", "[::]:7946") would be gossiped to peers that then cannot reach this
+ * node (or dial themselves). A cluster of one keeps the default; peers that join it keep the
+ * address they reached it at.
+ */
+function checkAdvertisedAddress(c: Config): void {
+  if (c.seeds.length === 0 || !isUnspecifiedHost(c.distAddr.host)) return;
+  throw new SettingError(
+    "SERVICE_DIST_ADDR",
+    `${JSON.stringify(formatAddress(c.distAddr))} has no host, but with SERVICE_SEEDS set this address is advertised to peers, which dial it: give a host name or IP they can reach, such as 10.0.0.5:${c.distAddr.port}`,
+  );
 }
 
 /** Two listeners on the same explicit port of the same host cannot both bind. */

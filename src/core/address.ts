@@ -22,5 +22,10 @@ export function formatAddress(a: Address): string {
 
 /** The host to dial for an address: an empty (every-interface) host dials the loopback. */
 export function dialHost(a: Address): string {
-  return a.host === "" || a.host === "0.0.0.0" || a.host === "::" ? "127.0.0.1" : a.host;
+  return isUnspecifiedHost(a.host) ? "127.0.0.1" : a.host;
+}
+
+/** True for a host that names no interface: empty (every interface), 0.0.0.0 or ::. */
+export function isUnspecifiedHost(host: string): boolean {
+  return host === "" || host === "0.0.0.0" || host === "::" || /^[0:]+$/.test(host);
 }

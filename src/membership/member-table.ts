@@ -6,6 +6,7 @@
 // must not call back into the table; must return quickly.
 import type { Clock } from "../core/clock.js";
 import { GOSSIP_ENTRIES_MAX, MEMBERS_MAX, PRUNED_REMEMBERED_MAX } from "../core/limits.js";
+import { isUnspecifiedHost, parseAddress } from "../core/address.js";
 import { isNodeId } from "../core/node-id.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
@@ -132,9 +133,11 @@ export class MemberTable {
     if (!this.entries.has(id) && this.entries.size >= MEMBERS_MAX) return false;
     const existing = this.entries.get(id);
     if (existing) {
-      if (existing.address !== address && address !== "") existing.address = address;
+      if (existing.address !== address && dialable(address)) existing.address = address;
       return false;
     }
+    // Nobody could dial a member known only by an unspecified host: wait for a real address.
+    if (!dialable(address)) return false;
     const now = this.deps.clock.nowMs();
     this.entries.set(id, { id, address, state, incarnation, lastSeenMs: now, lastProbeOkMs: now });
     this.pruned.delete(id);
@@ -194,6 +197,8 @@ export class MemberTable {
    */
   remove(id: string): boolean {
     if (id === this.deps.selfId) return false;
+    // An id that was never a member: nothing changes and nothing is recorded.
+    if (!this.entries.has(id) && !this.known.has(id) && !this.pruned.has(id)) return false;
     const wasKnown = this.known.delete(id);
     this.pruned.delete(id);
     this.removed.add(id);
@@ -224,7 +229,11 @@ export class MemberTable {
           if (local) {
             local.lastSeenMs = now;
             local.incarnation = d.incarnation;
-            if (claim.id === from) this.known.add(claim.id);
+            if (claim.id === from) {
+              this.known.add(claim.id);
+              // A node knows its own address best (it may have moved), unless it names no host.
+              if (dialable(claim.address)) local.address = claim.address;
+            }
           }
           break;
         case "add":
@@ -237,7 +246,7 @@ export class MemberTable {
               local.lastProbeOkMs = now;
               this.known.add(claim.id);
             }
-            if (d.address !== "") local.address = d.address;
+            if (dialable(d.address)) local.address = d.address;
             this.transition(local, d.state, d.incarnation);
           }
           break;
@@ -292,4 +301,14 @@ export class MemberTable {
 
 function freeze(e: Entry): Member {
   return Object.freeze({ id: e.id, address: e.address, state: e.state, incarnation: e.incarnation, lastSeenMs: e.lastSeenMs });
+}
+
+/**
+ * True for an address peers can dial: a gossiped self-claim of a node bound to ":7946",
+ * "0.0.0.0:7946" or "[::]:7946" names no host, and never replaces the address this node reached
+ * the peer at (SPEC-NOTES: a node without seeds keeps the default address).
+ */
+function dialable(address: string): boolean {
+  const a = parseAddress(address);
+  return a !== undefined && !isUnspecifiedHost(a.host);
 }

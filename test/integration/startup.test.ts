@@ -69,6 +69,14 @@ describe("hypercache-server process start-up", function () {
       expect(lines[0]).to.not.match(/\bat\s+\S+\s+\(/);
     });
 
+    it("seeds with an unspecified SERVICE_DIST_ADDR host: exit 2 and one stderr line saying the address is advertised to peers", async () => {
+      const node = await startNode({ id: "bad-2", env: { SERVICE_DIST_ADDR: "0.0.0.0:0", SERVICE_SEEDS: "n9@127.0.0.1:1" }, readyMessage: false });
+      expect(await node.exited).to.equal(2);
+      const lines = node.stderr.join("").trim().split("\n");
+      expect(lines).to.have.length(1);
+      expect(lines[0]).to.match(/SERVICE_DIST_ADDR.*advertised to peers/);
+    });
+
     it("a dist port already in use: exit 1 with the record `dist HTTP listener bind failed`, no listener left up", async () => {
       const held = await holdPort();
       try {

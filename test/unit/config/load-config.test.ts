@@ -337,8 +337,11 @@ describe("config/load-config", () => {
   });
 
   describe("seeds", () => {
+    /** Seeds need an advertised address peers can dial. */
+    const withSeeds = (env: Record<string, string>) => load({ SERVICE_DIST_ADDR: "10.0.0.1:7946", ...env });
+
     it("parses id@host:port entries", () => {
-      const c = load({ SERVICE_NODE_ID: "n1", SERVICE_SEEDS: "n2@10.0.0.2:7946,n3@node-3:7000" });
+      const c = withSeeds({ SERVICE_NODE_ID: "n1", SERVICE_SEEDS: "n2@10.0.0.2:7946,n3@node-3:7000" });
       expect(c.seeds).to.deep.equal([
         { id: "n2", address: "10.0.0.2:7946" },
         { id: "n3", address: "node-3:7000" },
@@ -346,12 +349,12 @@ describe("config/load-config", () => {
     });
 
     it("parses a bare host:port with an empty id", () => {
-      const c = load({ SERVICE_NODE_ID: "n1", SERVICE_SEEDS: "10.0.0.2:7946" });
+      const c = withSeeds({ SERVICE_NODE_ID: "n1", SERVICE_SEEDS: "10.0.0.2:7946" });
       expect(c.seeds).to.deep.equal([{ id: "", address: "10.0.0.2:7946" }]);
     });
 
     it("accepts bracketed IPv6 seeds and ignores spaces and empty entries", () => {
-      const c = load({ SERVICE_NODE_ID: "n1", SERVICE_SEEDS: " n2@[::1]:7946 , ,n3@h:1, " });
+      const c = withSeeds({ SERVICE_NODE_ID: "n1", SERVICE_SEEDS: " n2@[::1]:7946 , ,n3@h:1, " });
       expect(c.seeds).to.deep.equal([
         { id: "n2", address: "[::1]:7946" },
         { id: "n3", address: "h:1" },
@@ -359,12 +362,12 @@ describe("config/load-config", () => {
     });
 
     it("drops the local node from the seed list", () => {
-      const c = load({ SERVICE_NODE_ID: "n2", SERVICE_SEEDS: "n1@h1:7946,n2@h2:7946,n3@h3:7946" });
+      const c = withSeeds({ SERVICE_NODE_ID: "n2", SERVICE_SEEDS: "n1@h1:7946,n2@h2:7946,n3@h3:7946" });
       expect(c.seeds.map((s) => s.id)).to.deep.equal(["n1", "n3"]);
     });
 
     it("drops the local node when the id comes from the hostname", () => {
-      const c = loadConfig({ SERVICE_SEEDS: "box@h1:7946,other@h2:7946" }, { hostname: "box" });
+      const c = loadConfig({ SERVICE_DIST_ADDR: "10.0.0.1:7946", SERVICE_SEEDS: "box@h1:7946,other@h2:7946" }, { hostname: "box" });
       expect(c.seeds.map((s) => s.id)).to.deep.equal(["other"]);
     });
 
@@ -427,6 +430,18 @@ describe("config/load-config", () => {
       expect(e.message).to.include("8080");
       expectSettingError({ SERVICE_DIST_ADDR: "127.0.0.1:8081" }, "SERVICE_DIST_ADDR", "SERVICE_MGMT_ADDR");
       expectSettingError({ SERVICE_API_ADDR: ":9000", SERVICE_DIST_ADDR: ":9000" }, "SERVICE_DIST_ADDR", "SERVICE_API_ADDR");
+    });
+
+    for (const addr of [":7946", "0.0.0.0:7946", "[::]:7946"]) {
+      it(`SERVICE_DIST_ADDR=${addr} with SERVICE_SEEDS set is refused: peers dial that address, and its host is unspecified`, () => {
+        expectSettingError({ SERVICE_DIST_ADDR: addr, SERVICE_SEEDS: "n2@10.0.0.2:7946" }, "SERVICE_DIST_ADDR", /advertised to peers/);
+      });
+    }
+
+    it("without seeds (a cluster of one) the default :7946 stays valid, and a seed list of only this node counts as none", () => {
+      expect(load({}).distAddr).to.deep.equal({ host: "", port: 7946 });
+      expect(load({ SERVICE_NODE_ID: "n1", SERVICE_SEEDS: "n1@10.0.0.1:7946" }).distAddr).to.deep.equal({ host: "", port: 7946 });
+      expect(load({ SERVICE_DIST_ADDR: "node-1.cache.svc:7946", SERVICE_SEEDS: "n2@10.0.0.2:7946" }).distAddr.host).to.equal("node-1.cache.svc");
     });
 
     it("several listeners on port 0 (pick at run time) are allowed", () => {
@@ -533,7 +548,7 @@ describe("config/load-config", () => {
 
   describe("immutability", () => {
     it("returns a frozen config", () => {
-      const c = load({ SERVICE_SEEDS: "n2@h:1" });
+      const c = load({ SERVICE_DIST_ADDR: "h0:7946", SERVICE_SEEDS: "n2@h:1" });
       expect(Object.isFrozen(c)).to.equal(true);
       expect(() => {
         (c as { replication: number }).replication = 9;
@@ -542,7 +557,7 @@ describe("config/load-config", () => {
     });
 
     it("freezes the seed list, settings view and unknown-variable list", () => {
-      const c = load({ SERVICE_SEEDS: "n2@h:1", SERVICE_X: "1" });
+      const c = load({ SERVICE_DIST_ADDR: "h0:7946", SERVICE_SEEDS: "n2@h:1", SERVICE_X: "1" });
       expect(Object.isFrozen(c.seeds)).to.equal(true);
       expect(Object.isFrozen(c.settings)).to.equal(true);
       expect(Object.isFrozen(c.unknownVariables)).to.equal(true);
@@ -556,7 +571,7 @@ describe("config/load-config", () => {
     });
 
     it("freezes the listener addresses and each seed entry too (deeply frozen)", () => {
-      const c = load({ SERVICE_SEEDS: "n2@h:1" });
+      const c = load({ SERVICE_DIST_ADDR: "h0:7946", SERVICE_SEEDS: "n2@h:1" });
       expect(Object.isFrozen(c.apiAddr), "apiAddr").to.equal(true);
       expect(Object.isFrozen(c.mgmtAddr), "mgmtAddr").to.equal(true);
       expect(Object.isFrozen(c.distAddr), "distAddr").to.equal(true);

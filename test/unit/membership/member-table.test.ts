@@ -280,6 +280,41 @@ describe("membership/member-table", () => {
       expect(f.members.knownCount()).to.equal(2);
       expect(f.records()).to.deep.equal([]);
     });
+
+    it("removing an id that was never a member records nothing: hearsay about it later still adds it", () => {
+      const f = fixture(["a", "b"]);
+      expect(f.members.remove("stranger")).to.equal(false);
+      expect(f.members.isRemoved("stranger"), "no removal recorded").to.equal(false);
+      f.members.merge("b", [{ id: "stranger", address: "stranger:7946", state: "alive", incarnation: 1, lastSeenMs: 0 }]);
+      expect(f.members.get("stranger")?.state).to.equal("alive");
+    });
+  });
+
+  describe("addresses: a claim with an unspecified host never replaces a known address", () => {
+    for (const unspecified of [":7946", "0.0.0.0:7946", "[::]:7946"]) {
+      it(`a peer's own claim with ${unspecified} keeps the address this node reached it at (refresh and change alike)`, () => {
+        const f = fixture(["a"]);
+        f.members.merge("a", [{ id: "a", address: unspecified, state: "alive", incarnation: 1, lastSeenMs: 0 }]);
+        expect(f.members.get("a")?.address, "refresh").to.equal("a:7946");
+        f.members.markSuspect("a");
+        f.members.merge("a", [{ id: "a", address: unspecified, state: "alive", incarnation: 3, lastSeenMs: 0 }]);
+        expect(f.members.get("a")).to.deep.include({ address: "a:7946", state: "alive" });
+      });
+
+      it(`an unknown member claiming ${unspecified} is not added (nobody could dial it); a claim with a real address adds it`, () => {
+        const f = fixture(["b"]);
+        f.members.merge("c", [{ id: "c", address: unspecified, state: "alive", incarnation: 1, lastSeenMs: 0 }]);
+        expect(f.members.get("c")).to.equal(undefined);
+        f.members.merge("b", [{ id: "c", address: "10.0.0.3:7946", state: "alive", incarnation: 1, lastSeenMs: 0 }]);
+        expect(f.members.get("c")?.address).to.equal("10.0.0.3:7946");
+      });
+    }
+
+    it("a real new address from the peer itself still replaces the old one (a node that moved)", () => {
+      const f = fixture(["a"]);
+      f.members.merge("a", [{ id: "a", address: "10.0.0.9:7946", state: "alive", incarnation: 1, lastSeenMs: 0 }]);
+      expect(f.members.get("a")?.address).to.equal("10.0.0.9:7946");
+    });
   });
 
   describe("self-refutation (a claim about the local node)", () => {
