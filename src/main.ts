@@ -235,6 +235,10 @@ async function main(): Promise<void> {
   const auth = await buildAuthenticator(config, logger);
   if (auth.enabled) logger.info(LOG.authEnabled, { methods: auth.methods });
   if (auth.enabled && !config.peerToken) logger.warn(LOG.peerTokenMissing);
+  if (!config.peerToken && !config.distTls) {
+    if (config.peerInsecure) logger.warn(LOG.peerInsecure, { dist_addr: formatAddress(config.distAddr) });
+    else logger.info(LOG.peerProtectedMode, { dist_addr: formatAddress(config.distAddr) });
+  }
   const tls = await readListenerTls(config, logger);
 
   const otlpEndpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;

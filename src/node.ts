@@ -244,7 +244,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     }),
     ...createMembershipEndpoint({ selfId: config.nodeId, members, transport: f.transport }),
   };
-  const peerHandler = createPeerHandler(endpoint, config.peerToken);
+  const peerHandler = createPeerHandler(endpoint, { token: config.peerToken, mutualTls: config.distTls !== undefined, insecure: config.peerInsecure });
   return { clientApp, managementApp, endpoint, peerHandler, publisher, otel };
 }
 

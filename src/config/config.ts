@@ -83,6 +83,8 @@ export interface Config {
   readonly authConfigPath: string | undefined;
   /** Token of the peer transport: SERVICE_PEER_TOKEN, else SERVICE_AUTH_TOKEN. */
   readonly peerToken: string | undefined;
+  /** SERVICE_PEER_INSECURE: no protected mode without a peer credential. */
+  readonly peerInsecure: boolean;
   readonly oidc: OidcConfig | undefined;
 
   /** Every setting with its effective value and source, secrets redacted (for /config). */

@@ -103,6 +103,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     authToken: opt("SERVICE_AUTH_TOKEN"),
     authConfigPath: opt("SERVICE_AUTH_CONFIG"),
     peerToken: opt("SERVICE_PEER_TOKEN") ?? opt("SERVICE_AUTH_TOKEN"),
+    peerInsecure: v<boolean>("SERVICE_PEER_INSECURE"),
     oidc: oidcConfig(opt),
     settings: Object.freeze(views.map((s) => Object.freeze(s))),
     unknownVariables: Object.freeze(unknownVariables),

@@ -68,6 +68,16 @@ export function oneOf<T extends string>(values: readonly T[]): Parser<T> {
   };
 }
 
+/** true/false (also 1/0, yes/no, on/off), case-insensitive. */
+export function boolean(): Parser<boolean> {
+  return (raw) => {
+    const t = raw.trim().toLowerCase();
+    if (["true", "1", "yes", "on"].includes(t)) return true;
+    if (["false", "0", "no", "off"].includes(t)) return false;
+    throw new InvalidValue(`expected true or false, got ${JSON.stringify(raw)}`);
+  };
+}
+
 export function address(): Parser<Address> {
   return (raw) => {
     const a = parseAddress(raw.trim());

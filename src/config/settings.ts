@@ -65,6 +65,12 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
   { name: "SERVICE_AUTH_TOKEN", default: "", parse: p.text(), meaning: "shared bearer token: one identity with every scope, and the peer token", secret: true },
   { name: "SERVICE_AUTH_CONFIG", default: "", parse: p.text(), meaning: "path of the auth policy file (YAML or JSON)" },
   { name: "SERVICE_PEER_TOKEN", default: "", parse: p.text(), meaning: "bearer token of the peer transport; overrides SERVICE_AUTH_TOKEN there", secret: true },
+  {
+    name: "SERVICE_PEER_INSECURE",
+    default: "false",
+    parse: p.boolean(),
+    meaning: "with no peer token and no peer mTLS, serve peer calls from any address (protected mode otherwise serves loopback callers only); logs a warning",
+  },
   { name: "SERVICE_OIDC_ISSUER", default: "", parse: p.text(), meaning: "OIDC issuer URL (keys from its discovery document)" },
   { name: "SERVICE_OIDC_AUDIENCE", default: "", parse: p.text(), meaning: "required aud claim; set together with the issuer" },
   { name: "SERVICE_OIDC_IDENTITY_CLAIM", default: "sub", parse: p.text({ nonEmpty: true }), meaning: "claim used as the identity id" },

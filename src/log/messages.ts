@@ -11,6 +11,8 @@ export const LOG = Object.freeze({
   oidcConstructionFailed: "oidc verifier construction failed",
   authOpen: "authentication disabled: the client API is open to every caller",
   peerTokenMissing: "client authentication is on but the peer transport has no token",
+  peerProtectedMode: "peer transport in protected mode: no peer token or peer mTLS, so only loopback callers are served",
+  peerInsecure: "peer transport open to every address without a credential (SERVICE_PEER_INSECURE)",
   authEnabled: "authentication enabled",
   authPolicyInvalid: "auth policy file invalid",
   tlsInvalid: "tls configuration invalid",

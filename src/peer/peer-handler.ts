@@ -1,25 +1,34 @@
-// The request handler of the dist listener: the peer Connect service over the node's
-// PeerEndpoint, under /internal/, with the peer-token check on every call.
+// The request handler of the dist listener: the gate (peer token or protected mode, before any
+// body is read), the fixed paths of SPEC.md rewritten to their Connect form, then the peer
+// Connect service over the node's PeerEndpoint under /internal/.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { PEER_BODY_BYTES_MAX, PEER_TIMEOUT_MS } from "../core/limits.js";
 import type { PeerEndpoint } from "../transport/index.js";
-import { createPeerAuth } from "./peer-auth.js";
+import { rewriteFixedPath } from "./fixed-paths.js";
+import { peerRequestRefusal, refusePeerRequest, type PeerGateOptions } from "./peer-gate.js";
 import { createPeerRoutes } from "./peer-service.js";
 
-/** Request handler of the dist listener (Connect over HTTP/1.1 and HTTP/2). */
-export type PeerRequestHandler = ReturnType<typeof connectNodeAdapter>;
+/** Request handler of the dist listener (HTTP/1.1 and HTTP/2). */
+export type PeerRequestHandler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
 
-export function createPeerHandler(endpoint: PeerEndpoint, peerToken: string | undefined): PeerRequestHandler {
-  // The same token signs outgoing peer calls and is required on incoming ones; the construction
-  // rule refuses a node that would sign without verifying ("insecure auth config").
-  const peerAuth = createPeerAuth({ outboundToken: peerToken, inboundToken: peerToken });
-  return connectNodeAdapter({
+export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions): PeerRequestHandler {
+  const connect = connectNodeAdapter({
     routes: createPeerRoutes(endpoint),
     requestPathPrefix: "/internal",
     readMaxBytes: PEER_BODY_BYTES_MAX,
     writeMaxBytes: PEER_BODY_BYTES_MAX,
     maxTimeoutMs: PEER_TIMEOUT_MS,
-    interceptors: [...peerAuth.inbound],
     jsonOptions: { ignoreUnknownFields: true, useProtoFieldName: true, alwaysEmitImplicit: true },
   });
+  return (req, res) => {
+    const refusal = peerRequestRefusal(gate, req.socket.remoteAddress, req.headers.authorization);
+    if (refusal !== undefined) {
+      refusePeerRequest(req, res, refusal);
+      return;
+    }
+    rewriteFixedPath(req);
+    connect(req, res);
+  };
 }

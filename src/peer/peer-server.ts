@@ -6,12 +6,9 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
-import type { connectNodeAdapter } from "@connectrpc/connect-node";
-
-type NodeHandlerFn = ReturnType<typeof connectNodeAdapter>;
 import { PEER_CONNECTIONS_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
 import { answerClientError } from "../http/client-errors.js";
-import { rewriteFixedPath } from "./fixed-paths.js";
+import type { PeerRequestHandler } from "./peer-handler.js";
 
 const PREFACE_START = Buffer.from("PRI ");
 
@@ -22,16 +19,7 @@ export interface PeerServer {
   close(): Promise<void>;
 }
 
-/** The request handler of both variants: fixed paths rewritten, then the Connect handler. */
-function peerRequestHandler(connectHandler: NodeHandlerFn) {
-  return (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
-    rewriteFixedPath(req);
-    connectHandler(req, res);
-  };
-}
-
-export function createPeerServer(connectHandler: NodeHandlerFn): PeerServer {
-  const handle = peerRequestHandler(connectHandler);
+export function createPeerServer(handle: PeerRequestHandler): PeerServer {
   const h1 = http.createServer(
     { requestTimeout: PEER_TIMEOUT_MS, headersTimeout: PEER_TIMEOUT_MS, keepAliveTimeout: PEER_IDLE_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
     handle,
@@ -90,10 +78,10 @@ export function createPeerServer(connectHandler: NodeHandlerFn): PeerServer {
  * one port through ALPN, every client certificate verified against the CA (a peer without one,
  * or with one from another CA, fails the handshake). The peer token is still checked per call.
  */
-export function createSecurePeerServer(connectHandler: NodeHandlerFn, tls: { readonly ca: Buffer; readonly cert: Buffer; readonly key: Buffer }): PeerServer {
+export function createSecurePeerServer(handle: PeerRequestHandler, tls: { readonly ca: Buffer; readonly cert: Buffer; readonly key: Buffer }): PeerServer {
   const server = http2.createSecureServer(
     { allowHTTP1: true, requestCert: true, rejectUnauthorized: true, ca: tls.ca, cert: tls.cert, key: tls.key, settings: { maxConcurrentStreams: 1000 } },
-    peerRequestHandler(connectHandler),
+    handle,
   );
   server.setTimeout(PEER_IDLE_TIMEOUT_MS, (session?: unknown) => (session as http2.Http2Session | undefined)?.close?.());
   server.maxConnections = PEER_CONNECTIONS_MAX;

@@ -90,11 +90,11 @@ const IMPLEMENTATIONS: Array<{ name: string; start(endpoint: PeerEndpoint): Prom
   {
     name: "ConnectPeerTransport over the dist listener",
     async start(endpoint) {
-      const server: PeerServer = createPeerServer(createPeerHandler(endpoint, TOKEN));
+      const server: PeerServer = createPeerServer(createPeerHandler(endpoint, { token: TOKEN, mutualTls: false, insecure: false }));
       await new Promise<void>((resolve) => server.server.listen(0, "127.0.0.1", resolve));
       const port = (server.server.address() as AddressInfo).port;
       // A port that was free a moment ago: nothing listens there.
-      const closed = createPeerServer(createPeerHandler(endpoint, TOKEN));
+      const closed = createPeerServer(createPeerHandler(endpoint, { token: TOKEN, mutualTls: false, insecure: false }));
       await new Promise<void>((resolve) => closed.server.listen(0, "127.0.0.1", resolve));
       const deadPort = (closed.server.address() as AddressInfo).port;
       await closed.close();

@@ -40,6 +40,8 @@ export interface StartOptions {
   /** Wait for this record before resolving; false to resolve at once. */
   readyMessage?: string | false;
   timeoutMs?: number;
+  /** A command the node runs under, such as ["ip", "netns", "exec", "ns1"]. */
+  wrap?: readonly string[];
 }
 
 export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
@@ -53,7 +55,8 @@ export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
     SERVICE_DIST_ADDR: `127.0.0.1:${dist}`,
     ...opts.env,
   };
-  const child = spawn(process.execPath, [BIN], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const argv = [...(opts.wrap ?? []), process.execPath, BIN];
+  const child = spawn(argv[0] as string, argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"] });
   const logs: LogRecord[] = [];
   const stderr: string[] = [];
   const waiters = new Waiters();

@@ -1,0 +1,66 @@
+// The door of the dist listener: every request is checked before anything of its body is read,
+// buffered, inflated or decoded. With a peer token, the request must carry it. With no peer
+// credential at all (no token, no peer mutual TLS) the listener is in protected mode: only
+// loopback callers are served, unless SERVICE_PEER_INSECURE opens it (SPEC-NOTES).
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { bearerToken, secretsEqual } from "./peer-auth.js";
+
+export interface PeerGateOptions {
+  /** The peer token every call must carry, when configured. */
+  readonly token: string | undefined;
+  /** Peer mutual TLS is on: the handshake already verified the caller's certificate. */
+  readonly mutualTls: boolean;
+  /** SERVICE_PEER_INSECURE: serve callers from any address without a credential. */
+  readonly insecure: boolean;
+}
+
+/** Why a peer request is refused (401), or undefined when it may go on. Pure. */
+export function peerRequestRefusal(opts: PeerGateOptions, remoteAddress: string | undefined, authorization: string | undefined): string | undefined {
+  if (opts.token !== undefined && opts.token !== "") {
+    const given = bearerToken(authorization);
+    return given !== undefined && secretsEqual(given, opts.token) ? undefined : "missing or wrong peer token";
+  }
+  if (opts.mutualTls || opts.insecure || isLoopback(remoteAddress)) return undefined;
+  return (
+    `protected mode: no peer credential is configured (SERVICE_PEER_TOKEN or peer mutual TLS), so the peer port serves loopback callers only, ` +
+    `not ${remoteAddress ?? "an unknown address"}; configure a peer token on every node, or set SERVICE_PEER_INSECURE=true`
+  );
+}
+
+/** True for 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6. */
+export function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const a = address.startsWith("::ffff:") ? address.slice(7) : address;
+  return a === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(a);
+}
+
+type AnyRequest = IncomingMessage | Http2ServerRequest;
+type AnyResponse = ServerResponse | Http2ServerResponse;
+
+/**
+ * Answers a refused request in the form its protocol reads, without touching its body: gRPC and
+ * gRPC-Web get status 16 UNAUTHENTICATED in the headers (trailers-only); everything else (Connect,
+ * the fixed paths) gets 401 with the JSON envelope. An HTTP/1.1 request that has a body closes
+ * its connection after the answer, so the body is never read.
+ */
+export function refusePeerRequest(req: AnyRequest, res: AnyResponse, reason: string): void {
+  const type = String(req.headers["content-type"] ?? "").toLowerCase();
+  if (type.startsWith("application/grpc")) {
+    const web = type.startsWith("application/grpc-web");
+    const headers = { "content-type": web ? "application/grpc-web+proto" : "application/grpc", "grpc-status": "16", "grpc-message": encodeURIComponent(reason) };
+    // gRPC over HTTP/2: a trailers-only answer (one HEADERS frame that ends the stream).
+    if ("stream" in req && !web) req.stream.respond({ ":status": 200, ...headers }, { endStream: true });
+    else {
+      (res as ServerResponse).writeHead(200, headers);
+      res.end();
+    }
+    return;
+  }
+  const body = JSON.stringify({ error: reason, code: "UNAUTHORIZED" });
+  const headers: Record<string, string | number> = { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body), "www-authenticate": 'Bearer realm="hypercache-peer"' };
+  const hasBody = req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0";
+  if (!("stream" in req) && (hasBody || req.headers["transfer-encoding"] !== undefined)) headers.connection = "close";
+  (res as ServerResponse).writeHead(401, headers);
+  res.end(body);
+}
