@@ -9,7 +9,7 @@ import type { Random } from "./core/random.js";
 import type { Config } from "./config/index.js";
 import { openAuthenticator, type Authenticator } from "./auth/index.js";
 import {
-  CatchUp, ClusterCache, createClusterView, createDataEndpoint, Forwarder, ForwardReceiver, HINTED_METRICS, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
+  CatchUp, ClusterCache, ContactGuard, createClusterView, createDataEndpoint, Forwarder, ForwardReceiver, HINTED_METRICS, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
   MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
   SettleWindow, SyncLoop, VersionClock, WriteCoordinator, WritePath, type ClusterView,
 } from "./cluster/index.js";
@@ -103,6 +103,7 @@ function buildFoundation(config: Config, deps: NodeDeps) {
     capacity: config.capacity,
     algorithm: config.evictionAlgorithm,
     tombstoneTtlMs: config.tombstoneTtlMs,
+    tombstoneBytesMax: config.tombstoneBytesMax,
     clock,
     metrics,
   });
@@ -114,7 +115,8 @@ function buildFoundation(config: Config, deps: NodeDeps) {
   const view = createClusterView({ selfId: config.nodeId, members, ring, settle });
   const transport: PeerTransport =
     deps.transport ?? new ConnectPeerTransport({ token: config.peerToken, compressionThresholdBytes: config.compressionThresholdBytes, tls: deps.peerTls, metrics });
-  return { metrics, lifecycle, store, versions, members, ring, settle, view, transport };
+  const contact = new ContactGuard({ clock, timers: deps.timers, view, store, metrics, logger, tombstoneTtlMs: config.tombstoneTtlMs, intervalMs: config.heartbeatIntervalMs });
+  return { metrics, lifecycle, store, versions, members, ring, settle, view, transport, contact };
 }
 
 type Foundation = ReturnType<typeof buildFoundation>;
@@ -128,7 +130,7 @@ function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
   const queueDeps = { clock, metrics, logger, limits: { ttlMs: config.hintTtlMs, maxPerNode: config.hintMaxPerNode, maxBytes: config.hintMaxBytes } };
   const hints = new HintQueue({ ...queueDeps, names: HINTED_METRICS });
   const migrations = new HintQueue({ ...queueDeps, names: MIGRATION_METRICS });
-  const applier = new ReplicaApplier({ selfId, store, versions, clock, metrics, logger, ring: view.ring });
+  const applier = new ReplicaApplier({ selfId, store, versions, clock, metrics, logger, ring: view.ring, versionFloor: () => f.contact.versionFloor });
   const pusher = new ReplicaPusher({ transport, selfId, hints, timers });
   const repairer = new ReadRepairer({ transport, selfId, metrics, logger, timers, batchSize: config.readRepairBatchSize, intervalMs: config.readRepairIntervalMs });
   const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication });
@@ -241,6 +243,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
       keys: d.keys,
       merkle: l.merkle.answers,
       incarnation: () => members.selfIncarnation,
+      beforeAnswering: () => f.contact.check(),
     }),
     ...createMembershipEndpoint({ selfId: config.nodeId, members, transport: f.transport }),
   };
@@ -260,6 +263,8 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
   // Reads look past a local miss until catch-up is done and while a rebalance moves keys.
   f.settle.watch(() => !l.catchUp.caughtUp);
   f.settle.watch(() => l.rebalancer.busy);
+  // A node that dropped its data after losing contact catches up like a new node.
+  f.contact.onReset(() => l.catchUp.request());
   // A replayed migration releases the local copy as a direct one would.
   d.migrations.onReplayed((_peer, record) => l.rebalancer.releaseMigrated(record));
 
@@ -291,11 +296,12 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
       d.repairer.start();
       l.eviction.start();
       l.expiration.start();
+      f.contact.start();
       s.publisher.start();
     },
     drain: (reason) => f.lifecycle.drain(reason),
     async stop() {
-      for (const loop of [l.prober, l.gossiper, l.rebalancer, l.antiEntropy, l.catchUp, l.hints, l.eviction, l.expiration, s.publisher]) loop.stop();
+      for (const loop of [l.prober, l.gossiper, l.rebalancer, l.antiEntropy, l.catchUp, l.hints, l.eviction, l.expiration, f.contact, s.publisher]) loop.stop();
       await d.repairer.drain();
       await f.transport.close();
       await s.otel.shutdown();

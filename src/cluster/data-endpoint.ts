@@ -23,27 +23,57 @@ export interface DataEndpointDeps {
   readonly merkle: MerkleAnswers;
   /** This node's incarnation (membership), reported by health answers. */
   readonly incarnation: () => number;
+  /**
+   * Runs before this node hands its records to a peer (reads, key pages, Merkle answers): a node
+   * resumed after a long pause drops stale data first (ContactGuard.check).
+   */
+  readonly beforeAnswering: () => void;
 }
 
-/** The wire outcome of a pushed record: a duplicate delivery is reported "stale" (nothing changed). */
-function outcomeOf(v: ApplyVerdict): ApplyOutcome {
-  if (v.kind === "applied") return v.changed ? "applied" : "stale";
-  return v.kind === "stale" ? "stale" : "refused";
+const REFUSED: ApplyOutcome = Object.freeze({ kind: "refused", version: 0, origin: "" });
+
+/**
+ * What the sender learns of a pushed record: "applied" when this node holds it now (a duplicate
+ * delivery included), "stale" with the newer version it holds, or "refused".
+ */
+function outcomeOf(rec: VersionedRecord, v: ApplyVerdict): ApplyOutcome {
+  if (v.kind === "applied") return { kind: "applied", version: rec.version, origin: rec.origin };
+  if (v.kind === "stale") return { kind: "stale", version: v.version, origin: v.origin };
+  return REFUSED;
+}
+
+function applyAll(applier: ReplicaApplier, records: readonly VersionedRecord[]): ApplyOutcome[] {
+  const verdicts = applier.applyPushed(records);
+  return records.map((r, i) => outcomeOf(r, verdicts[i] as ApplyVerdict));
 }
 
 export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
   const { applier, merkle } = deps;
   return {
     forward: (req) => deps.forwards.handle(req),
-    applySet: (_from, records: readonly VersionedRecord[]) => applier.applyPushed(records.map((r) => (r.tombstone ? { ...r, tombstone: false } : r))).map(outcomeOf),
-    applyRemove: (_from, tombstones: readonly VersionedRecord[]) =>
-      applier.applyPushed(tombstones.map((r) => ({ ...r, value: "", expiresAtMs: 0, tombstone: true }))).map(outcomeOf),
-    getRecords: (keys) => recordsForPeer(deps.store, keys),
-    keysPage: (cursor, limit, q) => deps.keys.page(cursor, limit, q),
+    applySet: (_from, records: readonly VersionedRecord[]) => applyAll(applier, records.map((r) => (r.tombstone ? { ...r, tombstone: false } : r))),
+    applyRemove: (_from, tombstones: readonly VersionedRecord[]) => applyAll(applier, tombstones.map((r) => ({ ...r, value: "", expiresAtMs: 0, tombstone: true }))),
+    getRecords: (keys) => {
+      deps.beforeAnswering();
+      return recordsForPeer(deps.store, keys);
+    },
+    keysPage: (cursor, limit, q) => {
+      deps.beforeAnswering();
+      return deps.keys.page(cursor, limit, q);
+    },
     health: () => ({ node: deps.selfId, draining: deps.lifecycle.draining, incarnation: deps.incarnation() }),
-    merkleRoot: (requester, leafCount) => merkle.root(requester, leafCount),
-    merkleLeaves: (requester, leafCount) => merkle.leaves(requester, leafCount),
-    merkleRange: (requester, leafCount, leaves, cursor) => merkle.range(requester, leafCount, leaves, cursor),
+    merkleRoot: (requester, leafCount) => {
+      deps.beforeAnswering();
+      return merkle.root(requester, leafCount);
+    },
+    merkleLeaves: (requester, leafCount) => {
+      deps.beforeAnswering();
+      return merkle.leaves(requester, leafCount);
+    },
+    merkleRange: (requester, leafCount, leaves, cursor) => {
+      deps.beforeAnswering();
+      return merkle.range(requester, leafCount, leaves, cursor);
+    },
     drain: () => void deps.lifecycle.drain("peer request"),
   };
 }

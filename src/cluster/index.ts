@@ -1,6 +1,7 @@
 export type { AdmittedWrites, CacheService, KeyListing, ReadResult, SetItem, WriteResult } from "./cache-service.js";
 export { createClusterView, type ClusterView, type MemberDirectory } from "./cluster-view.js";
 export { ClusterCache, type ClusterCacheDeps } from "./cluster-cache.js";
+export { ContactGuard } from "./contact-guard.js";
 export { createDataEndpoint, type DataEndpoint } from "./data-endpoint.js";
 export { KeyLister } from "./key-listing.js";
 export { Lifecycle } from "./lifecycle.js";

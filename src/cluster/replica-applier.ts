@@ -23,7 +23,7 @@ export type ApplyVerdict =
   /** This node holds a newer version (the record was older or a different origin lost the tie). */
   | { readonly kind: "stale"; readonly version: number; readonly origin: string }
   /** Not stored by rule: this node does not own the key, or it is at capacity and never held it. */
-  | { readonly kind: "refused"; readonly reason: "not-owner" | "at-capacity" }
+  | { readonly kind: "refused"; readonly reason: "not-owner" | "at-capacity" | "before-reset" }
   /** The record fails the input checks (bad key, origin, version or times). */
   | { readonly kind: "invalid"; readonly error: CacheError };
 
@@ -55,6 +55,7 @@ const STORED: ApplyVerdict = Object.freeze({ kind: "applied", changed: true });
 const DUPLICATE: ApplyVerdict = Object.freeze({ kind: "applied", changed: false });
 const NOT_OWNER: ApplyVerdict = Object.freeze({ kind: "refused", reason: "not-owner" });
 const AT_CAPACITY: ApplyVerdict = Object.freeze({ kind: "refused", reason: "at-capacity" });
+const BEFORE_RESET: ApplyVerdict = Object.freeze({ kind: "refused", reason: "before-reset" });
 
 export interface ReplicaApplierDeps {
   readonly selfId: string;
@@ -64,6 +65,11 @@ export interface ReplicaApplierDeps {
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly ring: () => HashRing;
+  /**
+   * Records stamped below this version are refused (ContactGuard: after dropping its data this
+   * node takes no record from before it lost contact); 0 = no floor.
+   */
+  readonly versionFloor: () => number;
 }
 
 export class ReplicaApplier {
@@ -108,6 +114,7 @@ export class ReplicaApplier {
       return NOT_OWNER;
     }
     if (rules.capacity && !rec.tombstone && store.items >= store.capacity && store.peek(rec.key) === undefined) return AT_CAPACITY;
+    if (rec.version < this.deps.versionFloor()) return BEFORE_RESET;
     this.deps.versions.observe(rec.version);
     const r = store.apply(rec);
     if (r.applied === Applied.Stored) return STORED;

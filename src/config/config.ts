@@ -62,6 +62,8 @@ export interface Config {
   readonly writeConsistency: ConsistencyLevel;
   readonly readConsistency: ConsistencyLevel;
   readonly tombstoneTtlMs: number;
+  /** SERVICE_TOMBSTONE_MAX_BYTES: the tombstone byte budget. */
+  readonly tombstoneBytesMax: number;
 
   readonly evictionAlgorithm: EvictionAlgorithm;
   readonly evictionShards: number;

@@ -88,6 +88,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     writeConsistency: v<ConsistencyLevel>("SERVICE_WRITE_CONSISTENCY"),
     readConsistency: v<ConsistencyLevel>("SERVICE_READ_CONSISTENCY"),
     tombstoneTtlMs: v<number>("SERVICE_TOMBSTONE_TTL"),
+    tombstoneBytesMax: v<number>("SERVICE_TOMBSTONE_MAX_BYTES"),
     evictionAlgorithm: v<EvictionAlgorithm>("SERVICE_EVICTION_ALGORITHM"),
     evictionShards: v<number>("SERVICE_EVICTION_SHARDS"),
     evictionIntervalMs: v<number>("SERVICE_EVICTION_INTERVAL"),

@@ -45,6 +45,12 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
   { name: "SERVICE_WRITE_CONSISTENCY", default: "quorum", parse: p.oneOf(["one", "quorum", "all"]), meaning: "default write consistency: one, quorum or all" },
   { name: "SERVICE_READ_CONSISTENCY", default: "one", parse: p.oneOf(["one", "quorum", "all"]), meaning: "default read consistency: one, quorum or all" },
   { name: "SERVICE_TOMBSTONE_TTL", default: "10m", parse: D(), meaning: "how long delete markers are kept before compaction" },
+  {
+    name: "SERVICE_TOMBSTONE_MAX_BYTES",
+    default: "64MiB",
+    parse: p.byteSize({ min: 1024 }),
+    meaning: "bytes of tombstones (delete markers) kept at most, apart from the item capacity; past it the oldest go first, counted in dist.tombstones.dropped",
+  },
   { name: "SERVICE_EVICTION_ALGORITHM", default: "lru", parse: p.oneOf(["lru", "lfu", "cawolfu"]), meaning: "lru, lfu or cawolfu" },
   { name: "SERVICE_EVICTION_SHARDS", default: "32", parse: p.integer({ min: 1, max: 1024 }), meaning: "store shards; capacity is honoured within plus or minus this count" },
   { name: "SERVICE_EVICTION_INTERVAL", default: "1s", parse: D(), meaning: "background eviction loop interval" },

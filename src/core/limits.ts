@@ -126,3 +126,9 @@ export const EXCHANGE_LIMITS = Object.freeze({ pendingFramesMax: 64, unsentBytes
 
 /** Client operations the /stats latency summaries cover (per operation). */
 export const LATENCY_WINDOW_OPS = 2048;
+
+/**
+ * Times a coordinator stamps a write again after an owner answered that it holds a newer version
+ * (then the write fails with QUORUM_FAILED if the quorum is still short).
+ */
+export const WRITE_RESTAMPS_MAX = 3;

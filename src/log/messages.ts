@@ -12,6 +12,7 @@ export const LOG = Object.freeze({
   authOpen: "authentication disabled: the client API is open to every caller",
   peerTokenMissing: "client authentication is on but the peer transport has no token",
   peerProtectedMode: "peer transport in protected mode: no peer token or peer mTLS, so only loopback callers are served",
+  contactLost: "out of contact with a majority for longer than the tombstone TTL: local data dropped, rejoining as a new node",
   peerInsecure: "peer transport open to every address without a credential (SERVICE_PEER_INSECURE)",
   authEnabled: "authentication enabled",
   authPolicyInvalid: "auth policy file invalid",

@@ -9,7 +9,7 @@ import { systemTimers, type Timers } from "../core/clock.js";
 import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
 import type { Metrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
-import type { ForwardRequest, PeerMember, PeerRef, PeerTransport } from "../transport/index.js";
+import type { ForwardRequest, PeerMember, PeerRef, PeerTransport, WriteOutcome } from "../transport/index.js";
 import {
   DrainRequestSchema,
   ForwardRequestSchema,
@@ -27,10 +27,11 @@ import {
   type ExchangeRequest,
   type ExchangeResponse,
   type GetResponse,
+  type WriteResult as WireWriteResult,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { CacheError } from "../core/errors.js";
 import {
-  fromEntry, fromWireMember, fromWireOutcome, fromWireResult, toConsistency, toDeletion, toEntry, toNumber, toWireMember, toWireWrite,
+  checkAnswerer, fromEntry, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toDeletion, toEntry, toNumber, toWireMember, toWireWrite,
 } from "./convert.js";
 import { fromConnectError } from "./errors.js";
 import { ExchangeChannel } from "./exchange-channel.js";
@@ -138,8 +139,8 @@ export class ConnectPeerTransport implements PeerTransport {
     return this.exchangeOr(
       to,
       { case: "forward", value: msg },
-      (r) => (r.result.case === "forward" ? r.result.value.results.map(fromWireResult) : undefined),
-      async (c) => (await c.forward(msg)).results.map(fromWireResult),
+      (r) => (r.result.case === "forward" ? forwardResults(r.result.value.results, to) : undefined),
+      async (c) => forwardResults((await c.forward(msg)).results, to),
     );
   }
   set(to: PeerRef, from: string, records: readonly VersionedRecord[]) {
@@ -147,8 +148,8 @@ export class ConnectPeerTransport implements PeerTransport {
     return this.exchangeOr(
       to,
       { case: "set", value: msg },
-      (r) => (r.result.case === "set" ? r.result.value.outcomes.map(fromWireOutcome) : undefined),
-      async (c) => (await c.set(msg)).outcomes.map(fromWireOutcome),
+      (r) => (r.result.case === "set" ? fromWirePushAnswer(r.result.value, to) : undefined),
+      async (c) => fromWirePushAnswer(await c.set(msg), to),
     );
   }
   remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[]) {
@@ -156,8 +157,8 @@ export class ConnectPeerTransport implements PeerTransport {
     return this.exchangeOr(
       to,
       { case: "remove", value: msg },
-      (r) => (r.result.case === "remove" ? r.result.value.outcomes.map(fromWireOutcome) : undefined),
-      async (c) => (await c.remove(msg)).outcomes.map(fromWireOutcome),
+      (r) => (r.result.case === "remove" ? fromWirePushAnswer(r.result.value, to) : undefined),
+      async (c) => fromWirePushAnswer(await c.remove(msg), to),
     );
   }
   get(to: PeerRef, keys: readonly string[]) {
@@ -222,4 +223,10 @@ export class ConnectPeerTransport implements PeerTransport {
     }
     this.clients.clear();
   }
+}
+
+/** The outcomes of a forward answered by `to` (each result names its coordinator). */
+function forwardResults(results: readonly WireWriteResult[], to: PeerRef): WriteOutcome[] {
+  for (const r of results) checkAnswerer(r.node, to);
+  return results.map(fromWireResult);
 }

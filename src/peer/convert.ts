@@ -6,9 +6,12 @@ import { create } from "@bufbuild/protobuf";
 import { fromBytes, toBuffer } from "../core/byte-string.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
-import type { ApplyOutcome, ClientWrite, PeerMember, PeerMemberState, WriteOutcome } from "../transport/index.js";
+import { CacheError } from "../core/errors.js";
+import type { ApplyOutcome, ClientWrite, PeerMember, PeerMemberState, PeerRef, WriteOutcome } from "../transport/index.js";
 import {
   ApplyOutcome as WireOutcome,
+  HeldVersionSchema,
+  type HeldVersion,
   ClientWriteSchema,
   Consistency,
   DeletionSchema,
@@ -60,18 +63,38 @@ export function fromDeletion(d: Deletion): VersionedRecord {
   return { key: d.key, value: "", version: toNumber(d.version), origin: d.origin, lastUpdatedMs: toNumber(d.deletedAtUnixMs), expiresAtMs: 0, tombstone: true };
 }
 
-const OUTCOME_TO_WIRE: Readonly<Record<ApplyOutcome, WireOutcome>> = Object.freeze({
+const OUTCOME_TO_WIRE: Readonly<Record<ApplyOutcome["kind"], WireOutcome>> = Object.freeze({
   applied: WireOutcome.APPLIED,
   stale: WireOutcome.STALE,
   refused: WireOutcome.REFUSED,
 });
 
-export function toWireOutcome(o: ApplyOutcome): WireOutcome {
-  return OUTCOME_TO_WIRE[o];
+/** The fields of a Set or Remove answer: one outcome and held version per record, and who answered. */
+export function toWirePushAnswer(outcomes: readonly ApplyOutcome[], node: string): { outcomes: WireOutcome[]; held: HeldVersion[]; node: string } {
+  return {
+    outcomes: outcomes.map((o) => OUTCOME_TO_WIRE[o.kind]),
+    held: outcomes.map((o) => create(HeldVersionSchema, { version: BigInt(o.version), origin: o.origin })),
+    node,
+  };
 }
 
-export function fromWireOutcome(o: WireOutcome): ApplyOutcome {
-  return o === WireOutcome.APPLIED ? "applied" : o === WireOutcome.REFUSED ? "refused" : "stale";
+/** The outcomes of a Set or Remove answer from `to`; UNAVAILABLE when another node answered. */
+export function fromWirePushAnswer(answer: { readonly outcomes: readonly WireOutcome[]; readonly held: readonly HeldVersion[]; readonly node: string }, to: PeerRef): ApplyOutcome[] {
+  checkAnswerer(answer.node, to);
+  return answer.outcomes.map((o, i) => {
+    const held = answer.held[i];
+    const kind = o === WireOutcome.APPLIED ? "applied" : o === WireOutcome.REFUSED ? "refused" : "stale";
+    return { kind, version: held ? toNumber(held.version) : 0, origin: held?.origin ?? "" };
+  });
+}
+
+/**
+ * An answer counts only from the node that was addressed: an advertised address that points to
+ * another node (or to the caller itself), or a reused address, is a failure of the call. Older
+ * nodes do not say who answered ("").
+ */
+export function checkAnswerer(node: string, to: PeerRef): void {
+  if (node !== "" && node !== to.id) throw new CacheError("UNAVAILABLE", `${to.address} answered as node ${node}, not ${to.id}`);
 }
 
 export function toConsistency(level: ConsistencyLevel | undefined): Consistency {

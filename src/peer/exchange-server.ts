@@ -17,7 +17,7 @@ import {
   type ExchangeRequest,
   type ExchangeResponse,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { fromConsistency, fromDeletion, fromEntry, fromWireWrite, toEntry, toWireOutcome, toWireResult } from "./convert.js";
+import { fromConsistency, fromDeletion, fromEntry, fromWireWrite, toEntry, toWirePushAnswer, toWireResult } from "./convert.js";
 
 async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<ExchangeResponse> {
   const id = req.id;
@@ -26,11 +26,11 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
     switch (call.case) {
       case "set": {
         const outcomes = endpoint.applySet(call.value.from, call.value.entries.map((e) => fromEntry({ ...e, tombstone: false })));
-        return create(ExchangeResponseSchema, { id, result: { case: "set", value: create(SetResponseSchema, { outcomes: outcomes.map(toWireOutcome) }) } });
+        return create(ExchangeResponseSchema, { id, result: { case: "set", value: create(SetResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node)) } });
       }
       case "remove": {
         const outcomes = endpoint.applyRemove(call.value.from, call.value.deletions.map(fromDeletion));
-        return create(ExchangeResponseSchema, { id, result: { case: "remove", value: create(RemoveResponseSchema, { outcomes: outcomes.map(toWireOutcome) }) } });
+        return create(ExchangeResponseSchema, { id, result: { case: "remove", value: create(RemoveResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node)) } });
       }
       case "get": {
         const records = endpoint.getRecords(call.value.keys);

@@ -21,7 +21,7 @@ import {
   SetResponseSchema,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import {
-  fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireWrite, toEntry, toWireMember, toWireOutcome, toWireResult,
+  fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireWrite, toEntry, toWireMember, toWirePushAnswer, toWireResult,
 } from "./convert.js";
 import { toConnectError } from "./errors.js";
 import { exchangeHandler } from "./exchange-server.js";
@@ -55,11 +55,11 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
     }),
     set: guarded((req) => {
       const outcomes = endpoint.applySet(req.from, req.entries.map((e) => fromEntry({ ...e, tombstone: false })));
-      return create(SetResponseSchema, { outcomes: outcomes.map(toWireOutcome) });
+      return create(SetResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node));
     }),
     remove: guarded((req) => {
       const outcomes = endpoint.applyRemove(req.from, req.deletions.map(fromDeletion));
-      return create(RemoveResponseSchema, { outcomes: outcomes.map(toWireOutcome) });
+      return create(RemoveResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node));
     }),
     get: guarded((req) => {
       // The records may answer only a prefix of the keys (size budget): the caller asks again.

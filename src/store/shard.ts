@@ -17,6 +17,13 @@ const EMPTY = 0;
 const LIVE = 1;
 const TOMB = 2;
 const INITIAL_SLOTS = 16;
+/** Bookkeeping bytes counted per tombstone on top of its key (slot arrays, index, order map). */
+const TOMBSTONE_OVERHEAD_BYTES = 64;
+
+/** Bytes one tombstone of `key` is charged against the tombstone budget. */
+export function tombstoneCost(key: string): number {
+  return 2 * key.length + TOMBSTONE_OVERHEAD_BYTES;
+}
 
 const STALE_DUPLICATE: ApplyResult = Object.freeze({ applied: Applied.Duplicate, previousLive: false, previousBytes: 0 });
 const STALE_OLDER: ApplyResult = Object.freeze({ applied: Applied.Older, previousLive: false, previousBytes: 0 });
@@ -41,19 +48,27 @@ export class Shard {
     (slot) => this.keys[slot],
     (slot) => this.hashes[slot] as number,
   );
-  /** Tombstone slots, oldest first (a Map keeps insertion order; re-inserting moves to the end). */
+  /**
+   * Tombstone slots, oldest first (a Map keeps insertion order; re-inserting moves to the end).
+   * A tombstone's slot keeps, in `expires`, the local time it became a tombstone: compaction
+   * counts SERVICE_TOMBSTONE_TTL from there.
+   */
   private readonly tombstoneOrder = new Map<number, true>();
 
   live = 0;
   bytes = 0;
+  /** Bytes charged for the tombstones held (tombstoneCost of each key). */
+  tombstoneBytes = 0;
 
   constructor(
     private readonly policy: EvictionPolicy,
     private readonly originTable: OriginTable,
-    /** The shard's share of the capacity (sizes the tombstone cap and the policy's aging). */
+    /** The shard's share of the capacity (sizes the policy's aging). */
     readonly capacityShare: number,
-    /** Tombstones this shard holds at most; the oldest is dropped first. */
-    readonly tombstoneCap: number,
+    /** Tombstone bytes this shard holds at most (its share of SERVICE_TOMBSTONE_MAX_BYTES); the oldest go first. */
+    readonly tombstoneBytesMax: number,
+    /** Called for each tombstone dropped before its TTL because the budget was full. */
+    private readonly onTombstoneDropped: () => void = () => undefined,
   ) {
     policy.resize(INITIAL_SLOTS);
   }
@@ -83,7 +98,7 @@ export class Shard {
   /** True when the slot's expiry has passed at `nowMs`. */
   isExpired(slot: number, nowMs: number): boolean {
     const e = this.expires[slot] as number;
-    return e !== 0 && e <= nowMs;
+    return this.state[slot] === LIVE && e !== 0 && e <= nowMs;
   }
 
   keyAt(slot: number): string {
@@ -102,7 +117,7 @@ export class Shard {
     return versionTimeMs(this.versions[slot] as number);
   }
   expiresAt(slot: number): number {
-    return this.expires[slot] as number;
+    return this.state[slot] === TOMB ? 0 : (this.expires[slot] as number);
   }
 
   /** The whole record in a slot. */
@@ -113,7 +128,7 @@ export class Shard {
       version: this.versions[slot] as number,
       origin: this.originAt(slot),
       lastUpdatedMs: this.updatedAt(slot),
-      expiresAtMs: this.expires[slot] as number,
+      expiresAtMs: this.state[slot] === TOMB ? 0 : (this.expires[slot] as number),
       tombstone: this.state[slot] === TOMB,
     };
   }
@@ -133,8 +148,8 @@ export class Shard {
     const slot = this.index.find(rec.key, hash);
     if (slot < 0) {
       if (rec.tombstone) {
-        this.makeRoomForTombstone();
-        this.addTombstone(this.allocate(rec, hash, originId));
+        this.makeRoomForTombstone(tombstoneCost(rec.key));
+        this.addTombstone(this.allocate(rec, hash, originId), nowMs);
       } else {
         makeRoom(this);
         const s = this.allocate(rec, hash, originId);
@@ -155,15 +170,18 @@ export class Shard {
         this.policy.remove(slot);
         this.live--;
         this.bytes -= (this.values[slot] as string).length;
-        this.makeRoomForTombstone();
+        this.makeRoomForTombstone(tombstoneCost(rec.key));
+      } else {
+        this.dropTombstone(slot);
       }
-      this.tombstoneOrder.delete(slot);
-      this.addTombstone(slot);
+      this.write(slot, rec, originId);
+      this.addTombstone(slot, nowMs);
+      return previousLive ? { applied: Applied.Stored, previousLive, previousBytes } : STORED_FRESH;
     } else if (wasLive) {
       this.bytes += rec.value.length - (this.values[slot] as string).length;
       this.policy.touchWrite(slot);
     } else {
-      this.tombstoneOrder.delete(slot);
+      this.dropTombstone(slot);
       makeRoom(this);
       this.state[slot] = LIVE;
       this.live++;
@@ -188,7 +206,7 @@ export class Shard {
       this.live--;
       this.bytes -= (this.values[slot] as string).length;
     } else {
-      this.tombstoneOrder.delete(slot);
+      this.dropTombstone(slot);
     }
     this.index.remove(slot, this.hashes[slot] as number);
     this.keys[slot] = undefined;
@@ -199,26 +217,40 @@ export class Shard {
     this.free.push(slot);
   }
 
-  /** Removes expired live records and tombstones older than `tombstoneTtlMs`. */
+  /**
+   * Turns expired live records into tombstones of their version, and removes tombstones older
+   * than `tombstoneTtlMs` (counted from when they became tombstones here).
+   */
   sweep(nowMs: number, tombstoneTtlMs: number, onExpire: (slot: number) => void): { expired: number; compacted: number } {
     let expired = 0;
     for (let slot = 0; slot < this.highWater; slot++) {
-      if (this.state[slot] === LIVE) {
-        const e = this.expires[slot] as number;
-        if (e !== 0 && e <= nowMs) {
-          onExpire(slot);
-          this.removeSlot(slot);
-          expired++;
-        }
+      if (this.state[slot] === LIVE && this.isExpired(slot, nowMs)) {
+        onExpire(slot);
+        this.expireSlot(slot, nowMs);
+        expired++;
       }
     }
     let compacted = 0;
     for (const slot of this.tombstoneOrder.keys()) {
-      if (this.updatedAt(slot) + tombstoneTtlMs > nowMs) break;
+      if ((this.expires[slot] as number) + tombstoneTtlMs > nowMs) break;
       this.removeSlot(slot);
       compacted++;
     }
     return { expired, compacted };
+  }
+
+  /**
+   * An expired live record becomes a tombstone of its own version: a replica that missed the
+   * write with the TTL cannot bring an older value back once it expires. Local: nothing is sent.
+   */
+  expireSlot(slot: number, nowMs: number): void {
+    if (this.state[slot] !== LIVE) return;
+    this.policy.remove(slot);
+    this.live--;
+    this.bytes -= (this.values[slot] as string).length;
+    this.values[slot] = "";
+    this.makeRoomForTombstone(tombstoneCost(this.keys[slot] as string));
+    this.addTombstone(slot, nowMs);
   }
 
   /** Removes every record; returns how many live records there were. */
@@ -235,7 +267,7 @@ export class Shard {
     this.highWater = 0;
     this.policy.clear();
     this.tombstoneOrder.clear();
-    this.live = this.bytes = 0;
+    this.live = this.bytes = this.tombstoneBytes = 0;
     return n;
   }
 
@@ -273,15 +305,26 @@ export class Shard {
     return true;
   }
 
-  private addTombstone(slot: number): void {
+  /** Marks `slot` a tombstone since `nowMs` (its value must already be gone). */
+  private addTombstone(slot: number, nowMs: number): void {
     this.state[slot] = TOMB;
+    this.values[slot] = "";
+    this.expires[slot] = nowMs;
     this.tombstoneOrder.set(slot, true);
+    this.tombstoneBytes += tombstoneCost(this.keys[slot] as string);
   }
 
-  private makeRoomForTombstone(): void {
-    if (this.tombstoneOrder.size >= this.tombstoneCap) {
-      const oldest = this.tombstoneOrder.keys().next();
-      if (!oldest.done) this.removeSlot(oldest.value);
+  /** Forgets that `slot` is a tombstone (it is being overwritten or removed). */
+  private dropTombstone(slot: number): void {
+    if (this.tombstoneOrder.delete(slot)) this.tombstoneBytes -= tombstoneCost(this.keys[slot] as string);
+  }
+
+  /** Drops the oldest tombstones until one costing `cost` bytes fits the budget. */
+  private makeRoomForTombstone(cost: number): void {
+    while (this.tombstoneBytes + cost > this.tombstoneBytesMax && this.tombstoneOrder.size > 0) {
+      const oldest = this.tombstoneOrder.keys().next().value as number;
+      this.removeSlot(oldest);
+      this.onTombstoneDropped();
     }
   }
 

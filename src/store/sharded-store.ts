@@ -20,6 +20,8 @@ export interface StoreOptions {
   readonly capacity: number;
   readonly algorithm: EvictionAlgorithm;
   readonly tombstoneTtlMs: number;
+  /** Bytes of tombstones the store holds at most (SERVICE_TOMBSTONE_MAX_BYTES); the oldest go first. */
+  readonly tombstoneBytesMax: number;
   readonly clock: Clock;
   readonly metrics: Metrics;
 }
@@ -66,9 +68,13 @@ export class ShardedStore {
     const base = Math.floor(opts.capacity / opts.shards);
     const remainder = opts.capacity % opts.shards;
     const origins = new OriginTable();
+    // Tombstones have a byte budget of their own, apart from the item capacity: deletes of many
+    // distinct keys never flush the tombstones that keep deleted keys from coming back.
+    const tombstoneShare = Math.floor(opts.tombstoneBytesMax / opts.shards);
+    const onTombstoneDropped = () => opts.metrics.inc("dist.tombstones.dropped");
     this.shards = Array.from({ length: opts.shards }, (_, i) => {
       const share = base + (i < remainder ? 1 : 0);
-      return new Shard(createPolicy(opts.algorithm, Math.max(1, share)), origins, share, Math.max(1, share));
+      return new Shard(createPolicy(opts.algorithm, Math.max(1, share)), origins, share, tombstoneShare, onTombstoneDropped);
     });
     this.mask = (opts.shards & (opts.shards - 1)) === 0 ? opts.shards - 1 : -1;
     this.onEvict = () => {
@@ -121,9 +127,10 @@ export class ShardedStore {
       this.counters.misses++;
       return undefined;
     }
-    if (shard.isExpired(slot, this.opts.clock.nowMs())) {
+    const now = this.opts.clock.nowMs();
+    if (shard.isExpired(slot, now)) {
       this.onExpire(slot);
-      shard.removeSlot(slot);
+      shard.expireSlot(slot, now);
       this.counters.misses++;
       return undefined;
     }
@@ -193,7 +200,7 @@ export class ShardedStore {
     return n;
   }
 
-  /** One expiration pass: removes expired values and compacts old tombstones. */
+  /** One expiration pass: turns expired values into tombstones and compacts old tombstones. */
   expirePass(): { expired: number; compacted: number } {
     const now = this.opts.clock.nowMs();
     let expired = 0;
@@ -223,6 +230,13 @@ export class ShardedStore {
   get tombstones(): number {
     let n = 0;
     for (const s of this.shards) n += s.tombstones;
+    return n;
+  }
+
+  /** Bytes charged for the tombstones held (see SERVICE_TOMBSTONE_MAX_BYTES). */
+  get tombstoneBytes(): number {
+    let n = 0;
+    for (const s of this.shards) n += s.tombstoneBytes;
     return n;
   }
 

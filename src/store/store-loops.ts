@@ -56,6 +56,7 @@ export class ExpirationLoop extends StoreLoop {
   /** One pass; returns the number of expired items. */
   runTick(): number {
     const { expired, compacted } = this.deps.store.expirePass();
+    this.deps.metrics.set("dist.tombstones.bytes", this.deps.store.tombstoneBytes);
     const fields = { expired, tombstones_compacted: compacted, items: this.deps.store.items };
     if (expired > 0 || compacted > 0) this.deps.logger.info(LOG.expirationTick, fields);
     else this.deps.logger.debug(LOG.expirationTick, fields);

@@ -44,14 +44,23 @@ class InMemoryTransport implements PeerTransport {
     return fn(this.network.endpointAt(to.address));
   }
 
+  /** A call whose answer counts only from the node addressed (a reused address answers as another). */
+  private callAddressed<T>(to: PeerRef, fn: (e: PeerEndpoint) => T | Promise<T>): Promise<T> {
+    return this.call(to, (e) => {
+      const node = e.health().node;
+      if (node !== to.id) throw new CacheError("UNAVAILABLE", `${to.address} answered as node ${node}, not ${to.id}`);
+      return fn(e);
+    });
+  }
+
   forward(to: PeerRef, req: ForwardRequest) {
-    return this.call(to, (e) => e.forward({ ...req, writes: req.writes.map((w) => ({ ...w })) }));
+    return this.callAddressed(to, (e) => e.forward({ ...req, writes: req.writes.map((w) => ({ ...w })) }));
   }
   set(to: PeerRef, from: string, records: readonly VersionedRecord[]) {
-    return this.call(to, (e) => e.applySet(from, copyRecords(records)));
+    return this.callAddressed(to, (e) => e.applySet(from, copyRecords(records)));
   }
   remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[]) {
-    return this.call(to, (e) => e.applyRemove(from, copyRecords(tombstones)));
+    return this.callAddressed(to, (e) => e.applyRemove(from, copyRecords(tombstones)));
   }
   get(to: PeerRef, keys: readonly string[]) {
     return this.call(to, (e) => e.getRecords([...keys]).map((r) => (r ? { ...r } : undefined)));

@@ -20,8 +20,19 @@ export interface PeerMember {
   readonly lastSeenMs: number;
 }
 
-/** What a receiver did with one pushed record. "refused" (ownership guard) counts as success. */
-export type ApplyOutcome = "applied" | "stale" | "refused";
+/**
+ * What a receiver did with one pushed record, and what it holds for the key afterwards.
+ * - "applied": it holds the record now (stored, or it already held exactly this version and
+ *   origin); the only outcome that acknowledges a write.
+ * - "stale": it holds a newer version (`version`, `origin`); the record was not stored.
+ * - "refused": it does not own the key in its ring view (ownership guard); nothing was stored.
+ */
+export interface ApplyOutcome {
+  readonly kind: "applied" | "stale" | "refused";
+  /** Version the receiver holds for the key; 0 when it holds none or did not say. */
+  readonly version: number;
+  readonly origin: string;
+}
 
 /** One client write forwarded to its primary. */
 export interface ClientWrite {

@@ -36,11 +36,11 @@ function recordingEndpoint() {
     applySet: (from, records) => {
       rec("applySet", from, records);
       maybeFail();
-      return records.map((_, i) => (["applied", "stale", "refused"] as const)[i % 3] as "applied");
+      return records.map((r, i) => ({ kind: (["applied", "stale", "refused"] as const)[i % 3] as "applied", version: i === 1 ? VERSION_MAX : i === 0 ? r.version : 0, origin: i === 1 ? "n9" : i === 0 ? r.origin : "" }));
     },
     applyRemove: (from, records) => {
       rec("applyRemove", from, records);
-      return records.map(() => "applied" as const);
+      return records.map((r) => ({ kind: "applied" as const, version: r.version, origin: r.origin }));
     },
     getRecords: (keys) => {
       rec("getRecords", keys);
@@ -155,9 +155,13 @@ for (const impl of IMPLEMENTATIONS) {
 
     it("set and remove: records arrive byte for byte with their versions and times, and each outcome comes back in order", async () => {
       const outcomes = await h.transport.set(h.peer, "n1", [value, value, value]);
-      expect(outcomes).to.deep.equal(["applied", "stale", "refused"]);
+      expect(outcomes).to.deep.equal([
+        { kind: "applied", version: value.version, origin: value.origin },
+        { kind: "stale", version: VERSION_MAX, origin: "n9" },
+        { kind: "refused", version: 0, origin: "" },
+      ]);
       expect(ep.calls[0]).to.deep.equal({ method: "applySet", args: ["n1", [value, value, value]] });
-      expect(await h.transport.remove(h.peer, "n1", [tomb])).to.deep.equal(["applied"]);
+      expect(await h.transport.remove(h.peer, "n1", [tomb])).to.deep.equal([{ kind: "applied", version: tomb.version, origin: tomb.origin }]);
       expect(ep.calls[1]).to.deep.equal({ method: "applyRemove", args: ["n1", [tomb]] });
     });
 
@@ -187,6 +191,13 @@ for (const impl of IMPLEMENTATIONS) {
       expect(await codeOf(h.transport.set(h.peer, "n1", [value]))).to.equal("BAD_REQUEST");
       ep.failWith(new CacheError("DRAINING", "node is draining"));
       expect(await codeOf(h.transport.forward(h.peer, { from: "n2", consistency: undefined, writes: [{ kind: "set", key: "a", value: "v", ttlMs: 0 }] }))).to.equal("DRAINING");
+    });
+
+    it("an answer from another node than the one addressed counts for nothing: set, remove and forward are UNAVAILABLE", async () => {
+      const impostor = { id: "someone-else", address: h.peer.address };
+      expect(await codeOf(h.transport.set(impostor, "n1", [value]))).to.equal("UNAVAILABLE");
+      expect(await codeOf(h.transport.remove(impostor, "n1", [tomb]))).to.equal("UNAVAILABLE");
+      expect(await codeOf(h.transport.forward(impostor, { from: "n2", consistency: "quorum", writes: [{ kind: "set", key: "a", value: "v", ttlMs: 0 }] }))).to.equal("UNAVAILABLE");
     });
 
     it("a peer nothing answers at is UNAVAILABLE", async () => {

@@ -29,7 +29,7 @@ export class RecordingTransport {
     const err = this.fail(call);
     if (err !== undefined) throw err;
     this.delivered.push(call);
-    return call.records.map(() => "applied");
+    return call.records.map((r) => ({ kind: "applied", version: r.version, origin: r.origin }));
   }
 
   /** Lets every held call go on. */

@@ -108,7 +108,10 @@ describe("peer listener answers Connect, gRPC and gRPC-Web clients generated fro
       body: JSON.stringify({ from: "curl", entries: [{ key: "fixed-path", value: Buffer.from("hi").toString("base64"), version: String(Date.now() * 1000), origin: "curl" }] }),
     });
     expect(set.status).to.equal(200);
-    expect(await set.json()).to.deep.equal({ outcomes: ["APPLY_OUTCOME_APPLIED"] });
+    const setAnswer = (await set.json()) as { outcomes: string[]; held: Array<{ origin: string }>; node: string };
+    expect(setAnswer.outcomes).to.deep.equal(["APPLY_OUTCOME_APPLIED"]);
+    expect(setAnswer.node, "the answer names the node that stored it").to.equal("pc1");
+    expect(setAnswer.held.map((h) => h.origin)).to.deep.equal(["curl"]);
     // One shard per page: follow next_cursor to the end.
     const found: string[] = [];
     let cursor = "";

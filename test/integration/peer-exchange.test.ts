@@ -60,7 +60,7 @@ describe("peer exchange stream", function () {
     const to = { id: "ex1", address: served.address };
     const base = Date.now() * 1000;
     const outcomes = await Promise.all(Array.from({ length: 200 }, (_, i) => transport.set(to, "peer-x", [record(`k${i}`, `v${i}`, base + i)])));
-    expect(outcomes.every((o) => o.length === 1 && o[0] === "applied")).to.equal(true);
+    expect(outcomes.every((o) => o.length === 1 && o[0]?.kind === "applied")).to.equal(true);
     const got = await Promise.all(Array.from({ length: 200 }, (_, i) => transport.get(to, [`k${i}`, "missing"])));
     got.forEach((g, i) => {
       expect(g[0]?.value).to.equal(`v${i}`);
@@ -117,7 +117,7 @@ describe("peer exchange stream", function () {
     const s1 = await serve(first.peerHandler);
     const port = Number(s1.address.split(":")[1]);
     const to = { id: "ex2", address: s1.address };
-    expect(await transport.set(to, "peer-x", [record("a", "1", Date.now() * 1000)])).to.deep.equal(["applied"]);
+    expect((await transport.set(to, "peer-x", [record("a", "1", Date.now() * 1000)])).map((o) => o.kind)).to.deep.equal(["applied"]);
     await s1.server.close();
     const failed = await transport.set(to, "peer-x", [record("a", "2", Date.now() * 1000 + 1)]).catch((e: unknown) => e);
     expect(failed).to.be.instanceOf(CacheError);
@@ -131,7 +131,7 @@ describe("peer exchange stream", function () {
       answer = await transport.set(to, "peer-x", [record("b", "3", Date.now() * 1000 + 2)]).catch((e: unknown) => e);
       if (!Array.isArray(answer)) await new Promise((r) => setTimeout(r, 100));
     }
-    expect(answer).to.deep.equal(["applied"]);
+    expect((answer as Array<{ kind: string }>).map((o) => o.kind)).to.deep.equal(["applied"]);
     expect(second.store.get("b")?.value).to.equal("3");
     await s2.close();
     await first.stop();
@@ -173,7 +173,7 @@ describe("peer exchange stream", function () {
     const t = new ConnectPeerTransport({ compressionThresholdBytes: 0 });
     const to = { id: "ex1", address: `127.0.0.1:${(h2.address() as net.AddressInfo).port}` };
     const out = await t.set(to, "peer-x", [record("fallback", "v", Date.now() * 1000 + 99)]);
-    expect(out).to.deep.equal(["applied"]);
+    expect(out.map((o) => o.kind)).to.deep.equal(["applied"]);
     expect((await t.get(to, ["fallback"]))[0]?.value).to.equal("v");
     await t.close();
     h2.close();

@@ -5,7 +5,10 @@ import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
 import { HashRing } from "../../src/ring/index.js";
 import { simClusters, withSeed } from "../helpers/sim-cluster.js";
-import { BASE_VERSION, keyWhere, nonOwnersOf, rec, text, tomb } from "./data-path-fixtures.js";
+import { BASE_VERSION, expectCacheError, keyWhere, nonOwnersOf, rec, text, tomb } from "./data-path-fixtures.js";
+
+/** The kinds of pushed-record outcomes, in order. */
+const kinds = (outcomes: ReadonlyArray<{ readonly kind: string }>): string[] => outcomes.map((o) => o.kind);
 
 describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
   const cluster = simClusters();
@@ -18,8 +21,8 @@ describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
       withSeed(71, async () => {
         const c = await cluster({ nodes: 3, seed: 71, startLoops: false });
         const e = c.node("n1").endpoint;
-        expect(e.applySet("n2", [rec("k", "v1", V + 10, "n3")])).to.deep.equal(["applied"]);
-        expect(e.applySet("n2", [rec("k", "v2", V + 11, "n9")])).to.deep.equal(["applied"]);
+        expect(kinds(e.applySet("n2", [rec("k", "v1", V + 10, "n3")]))).to.deep.equal(["applied"]);
+        expect(kinds(e.applySet("n2", [rec("k", "v2", V + 11, "n9")]))).to.deep.equal(["applied"]);
         const held = c.node("n1").store.peek("k");
         expect(text(held?.value)).to.equal("v2");
         expect(held).to.include({ version: V + 11, origin: "n9" });
@@ -34,7 +37,7 @@ describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
         const c = await cluster({ nodes: 3, seed: 72, startLoops: false });
         const e = c.node("n2").endpoint;
         e.applySet("n1", [rec("k", "new", V + 20, "n3")]);
-        expect(e.applySet("n1", [rec("k", "old", V + 19, "a")])).to.deep.equal(["stale"]);
+        expect(kinds(e.applySet("n1", [rec("k", "old", V + 19, "a")]))).to.deep.equal(["stale"]);
         expect(text(c.node("n2").store.peek("k")?.value)).to.equal("new");
         expect(c.node("n2").metrics.get("dist.version.conflicts")).to.equal(1);
       }),
@@ -47,10 +50,10 @@ describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
         const a = c.node("n1").endpoint;
         const b = c.node("n2").endpoint;
         // n1 receives the larger origin first, n2 the smaller origin first.
-        expect(a.applySet("x", [rec("tie", "from n3", V, "n3")])).to.deep.equal(["applied"]);
-        expect(a.applySet("x", [rec("tie", "from n2", V, "n2")])).to.deep.equal(["applied"]);
-        expect(b.applySet("x", [rec("tie", "from n2", V, "n2")])).to.deep.equal(["applied"]);
-        expect(b.applySet("x", [rec("tie", "from n3", V, "n3")])).to.deep.equal(["stale"]);
+        expect(kinds(a.applySet("x", [rec("tie", "from n3", V, "n3")]))).to.deep.equal(["applied"]);
+        expect(kinds(a.applySet("x", [rec("tie", "from n2", V, "n2")]))).to.deep.equal(["applied"]);
+        expect(kinds(b.applySet("x", [rec("tie", "from n2", V, "n2")]))).to.deep.equal(["applied"]);
+        expect(kinds(b.applySet("x", [rec("tie", "from n3", V, "n3")]))).to.deep.equal(["stale"]);
         for (const id of ["n1", "n2"]) {
           expect(text(c.node(id).store.peek("tie")?.value), id).to.equal("from n2");
           expect(c.node(id).store.peek("tie")?.origin, id).to.equal("n2");
@@ -61,14 +64,14 @@ describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
     );
 
     it(
-      "a duplicate delivery (same version and origin) is ignored and is not a conflict",
+      "a duplicate delivery (same version and origin) changes nothing and is not a conflict, and is answered applied: the owner holds exactly that write",
       withSeed(74, async () => {
         const c = await cluster({ nodes: 3, seed: 74, startLoops: false });
         const e = c.node("n3").endpoint;
-        expect(e.applySet("n1", [rec("dup", "once", V + 5, "n1")])).to.deep.equal(["applied"]);
-        expect(e.applySet("n1", [rec("dup", "once", V + 5, "n1")])).to.deep.equal(["stale"]);
-        expect(e.applyRemove("n1", [tomb("gone", V + 5, "n1")])).to.deep.equal(["applied"]);
-        expect(e.applyRemove("n1", [tomb("gone", V + 5, "n1")])).to.deep.equal(["stale"]);
+        expect(kinds(e.applySet("n1", [rec("dup", "once", V + 5, "n1")]))).to.deep.equal(["applied"]);
+        expect(kinds(e.applySet("n1", [rec("dup", "once", V + 5, "n1")]))).to.deep.equal(["applied"]);
+        expect(kinds(e.applyRemove("n1", [tomb("gone", V + 5, "n1")]))).to.deep.equal(["applied"]);
+        expect(kinds(e.applyRemove("n1", [tomb("gone", V + 5, "n1")]))).to.deep.equal(["applied"]);
         expect(text(c.node("n3").store.peek("dup")?.value)).to.equal("once");
         expect(c.node("n3").metrics.get("dist.version.conflicts")).to.equal(0);
       }),
@@ -80,7 +83,7 @@ describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
         const c = await cluster({ nodes: 3, seed: 75, startLoops: false });
         const e = c.node("n1").endpoint;
         e.applySet("n2", [rec("b", "b-new", V + 9, "n2")]);
-        const out = e.applySet("n2", [rec("a", "a1", V + 1, "n2"), rec("b", "b-old", V + 1, "n2"), rec("a", "a2", V + 2, "n2"), rec("a", "a0", V, "n2")]);
+        const out = kinds(e.applySet("n2", [rec("a", "a1", V + 1, "n2"), rec("b", "b-old", V + 1, "n2"), rec("a", "a2", V + 2, "n2"), rec("a", "a0", V, "n2")]));
         expect(out).to.deep.equal(["applied", "stale", "applied", "stale"]);
         expect(text(c.node("n1").store.peek("a")?.value)).to.equal("a2");
         expect(text(c.node("n1").store.peek("b")?.value)).to.equal("b-new");
@@ -94,12 +97,12 @@ describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
         const c = await cluster({ nodes: 3, seed: 76, startLoops: false });
         const e = c.node("n1").endpoint;
         e.applySet("n2", [rec("t", "alive", V + 10, "n2")]);
-        expect(e.applyRemove("n2", [tomb("t", V + 11, "n2")])).to.deep.equal(["applied"]);
+        expect(kinds(e.applyRemove("n2", [tomb("t", V + 11, "n2")]))).to.deep.equal(["applied"]);
         expect((await c.node("n1").cache.get("t")).item).to.equal(undefined);
         expect(c.node("n1").store.peek("t")?.tombstone).to.equal(true);
         // Older than the tombstone, whether older or newer than the set it replaced.
-        expect(e.applySet("n3", [rec("t", "stale hint", V + 10, "n1")])).to.deep.equal(["stale"]);
-        expect(e.applySet("n3", [rec("t", "stale repair", V + 5, "n3")])).to.deep.equal(["stale"]);
+        expect(kinds(e.applySet("n3", [rec("t", "stale hint", V + 10, "n1")]))).to.deep.equal(["stale"]);
+        expect(kinds(e.applySet("n3", [rec("t", "stale repair", V + 5, "n3")]))).to.deep.equal(["stale"]);
         expect((await c.node("n1").cache.get("t")).item).to.equal(undefined);
         expect(c.node("n1").store.peek("t")?.tombstone).to.equal(true);
         expect(c.node("n1").metrics.get("dist.version.conflicts")).to.equal(2);
@@ -113,7 +116,7 @@ describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
         const c = await cluster({ nodes: 3, seed: 77, startLoops: false });
         const e = c.node("n2").endpoint;
         e.applySet("n1", [rec("late", "newer write", V + 30, "n1")]);
-        expect(e.applyRemove("n1", [tomb("late", V + 29, "n1")])).to.deep.equal(["stale"]);
+        expect(kinds(e.applyRemove("n1", [tomb("late", V + 29, "n1")]))).to.deep.equal(["stale"]);
         expect(text((await c.node("n2").cache.get("late")).item?.value)).to.equal("newer write");
         expect(c.node("n2").metrics.get("dist.version.conflicts")).to.equal(1);
       }),
@@ -126,7 +129,7 @@ describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
         const e = c.node("n3").endpoint;
         e.applySet("n1", [rec("phoenix", "first", V + 1, "n1")]);
         e.applyRemove("n1", [tomb("phoenix", V + 2, "n1")]);
-        expect(e.applySet("n1", [rec("phoenix", "second life", V + 3, "n1")])).to.deep.equal(["applied"]);
+        expect(kinds(e.applySet("n1", [rec("phoenix", "second life", V + 3, "n1")]))).to.deep.equal(["applied"]);
         const got = await c.node("n3").cache.get("phoenix");
         expect(text(got.item?.value)).to.equal("second life");
         expect(got.item?.version).to.equal(V + 3);
@@ -141,7 +144,7 @@ describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
         const w = await c.node("n1").cache.admitWrite().set(key, fromUtf8("before"), 0, "all");
         await c.node("n2").cache.admitWrite().remove(key, "all");
         for (const n of c.nodes) {
-          expect(n.node.endpoint.applySet("late", [rec(key, "before", w.version, w.origin)]), n.id).to.deep.equal(["stale"]);
+          expect(kinds(n.node.endpoint.applySet("late", [rec(key, "before", w.version, w.origin)])), n.id).to.deep.equal(["stale"]);
         }
         for (const n of c.nodes) {
           for (const level of ["one", "quorum", "all"] as const) {
@@ -174,20 +177,20 @@ describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
         const key = keyWhere(c, () => true, "guard");
         const outsider = nonOwnersOf(c, key)[0]!;
         const owner = c.node("n1").cache.owners(key).primary;
-        expect(c.node(outsider).endpoint.applySet(owner, [rec(key, "intruder", V, owner)])).to.deep.equal(["refused"]);
+        expect(kinds(c.node(outsider).endpoint.applySet(owner, [rec(key, "intruder", V, owner)]))).to.deep.equal(["refused"]);
         expect(c.node(outsider).store.peek(key)).to.equal(undefined);
         expect(c.node(outsider).metrics.get("dist.write.apply_refused")).to.equal(1);
-        expect(c.node(outsider).endpoint.applyRemove(owner, [tomb(key, V + 1, owner)])).to.deep.equal(["refused"]);
+        expect(kinds(c.node(outsider).endpoint.applyRemove(owner, [tomb(key, V + 1, owner)]))).to.deep.equal(["refused"]);
         expect(c.node(outsider).store.peek(key)).to.equal(undefined);
         expect(c.node(outsider).metrics.get("dist.write.apply_refused")).to.equal(2);
         // The same push to an owner is applied and not refused.
-        expect(c.node(owner).endpoint.applySet("x", [rec(key, "welcome", V, "x")])).to.deep.equal(["applied"]);
+        expect(kinds(c.node(owner).endpoint.applySet("x", [rec(key, "welcome", V, "x")]))).to.deep.equal(["applied"]);
         expect(c.node(owner).metrics.get("dist.write.apply_refused")).to.equal(0);
       }),
     );
 
     it(
-      "the sender still sees success: a coordinator whose ring view differs pushes to a node that refuses, and the write succeeds without a copy there",
+      "a refusal is no acknowledgement: a coordinator whose ring view differs pushes to a node that refuses; ALL fails, QUORUM succeeds without a copy there, and the record stays hinted",
       withSeed(82, async () => {
         const c = await cluster({ nodes: 5, seed: 82, startLoops: false });
         const all = ["n1", "n2", "n3", "n4", "n5"];
@@ -208,12 +211,14 @@ describe("sim/data path: conflicts (LWW) and the ownership guard", () => {
         const { key, removed, refuser } = found!;
         c.node("n1").members.remove(removed);
         expect(c.node("n1").cache.owners(key).ids).to.include(refuser);
-        const r = await c.node("n1").cache.admitWrite().set(key, fromUtf8("guarded"), 0, "all");
+        // A refusal is no acknowledgement: ALL (3 of 3) fails, QUORUM (2 of 3) is met by n1 and the other owner.
+        await expectCacheError(c.node("n1").cache.admitWrite().set(key, fromUtf8("guarded"), 0, "all"), "QUORUM_FAILED");
+        const r = await c.node("n1").cache.admitWrite().set(key, fromUtf8("guarded"), 0, "quorum");
         expect(r.origin).to.equal("n1");
         await c.settle();
         expect(c.node(refuser).store.peek(key)).to.equal(undefined);
-        expect(c.node(refuser).metrics.get("dist.write.apply_refused")).to.equal(1);
-        expect(c.node("n1").hints.size(refuser), "a refusal is not a failure: no hint").to.equal(0);
+        expect(c.node(refuser).metrics.get("dist.write.apply_refused")).to.equal(2);
+        expect(c.node("n1").hints.size(refuser), "the refused record is kept as a hint (the views may converge)").to.equal(1);
       }),
     );
   });

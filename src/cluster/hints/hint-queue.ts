@@ -8,7 +8,7 @@ import { HINT_OVERHEAD_BYTES, PEER_BATCHING } from "../../core/limits.js";
 import { LOG, type Logger } from "../../log/index.js";
 import type { CounterName, GaugeName, Metrics } from "../../observability/index.js";
 import { compareVersions, type VersionedRecord } from "../../store/index.js";
-import type { PeerRef, PeerTransport } from "../../transport/index.js";
+import type { ApplyOutcome, PeerRef, PeerTransport } from "../../transport/index.js";
 
 
 export interface HintLimits {
@@ -24,6 +24,8 @@ export interface HintMetricNames {
   readonly expired: CounterName;
   readonly dropped: CounterName;
   readonly globalDropped: CounterName;
+  /** Replays the target refused (it did not own the key in its view): kept until their TTL. */
+  readonly refused: CounterName;
   readonly bytes?: GaugeName;
   readonly lastAgeNs?: GaugeName;
 }
@@ -34,6 +36,7 @@ export const HINTED_METRICS: HintMetricNames = Object.freeze({
   expired: "dist.hinted.expired",
   dropped: "dist.hinted.dropped",
   globalDropped: "dist.hinted.global_dropped",
+  refused: "dist.hinted.refused",
   bytes: "dist.hinted.bytes",
 });
 
@@ -43,6 +46,7 @@ export const MIGRATION_METRICS: HintMetricNames = Object.freeze({
   expired: "dist.migration.expired",
   dropped: "dist.migration.dropped",
   globalDropped: "dist.migration.dropped",
+  refused: "dist.migration.refused",
   lastAgeNs: "dist.migration.last_age_ns",
 });
 
@@ -177,17 +181,11 @@ export class HintQueue {
     const sets = batch.filter((h) => !h.record.tombstone);
     const removes = batch.filter((h) => h.record.tombstone);
     try {
-      if (sets.length > 0) await transport.set(t.peer, selfId, sets.map((h) => h.record));
-      if (removes.length > 0) await transport.remove(t.peer, selfId, removes.map((h) => h.record));
-      for (const h of batch) {
-        const current = t.hints.get(h.record.key);
-        if (current === h) {
-          t.hints.delete(h.record.key);
-          this.totalBytes -= h.bytes;
-          this.deps.metrics.inc(this.deps.names.replayed);
-          for (const l of this.replayedListeners) l(t.peer, h.record);
-        }
-      }
+      const outcomes = [
+        ...(sets.length > 0 ? await transport.set(t.peer, selfId, sets.map((h) => h.record)) : []),
+        ...(removes.length > 0 ? await transport.remove(t.peer, selfId, removes.map((h) => h.record)) : []),
+      ];
+      [...sets, ...removes].forEach((h, i) => this.settle(t, h, outcomes[i]));
     } catch {
       for (const h of batch) h.failures++;
     } finally {
@@ -195,6 +193,28 @@ export class HintQueue {
       if (t.hints.size === 0) this.targets.delete(t.peer.id);
       this.updateGauges();
     }
+  }
+
+  /**
+   * One replayed hint's answer. Delivered ("applied", or "stale": the target holds newer) leaves
+   * the queue, unless a newer hint replaced it meanwhile; "refused" stays for a later replay.
+   */
+  private settle(t: TargetQueue, h: Hint, outcome: ApplyOutcome | undefined): void {
+    if (outcome === undefined || outcome.kind === "refused") {
+      h.failures++;
+      this.deps.metrics.inc(this.deps.names.refused);
+      // To the back of the queue, so the hints behind it get their turn.
+      if (t.hints.get(h.record.key) === h) {
+        t.hints.delete(h.record.key);
+        t.hints.set(h.record.key, h);
+      }
+      return;
+    }
+    if (t.hints.get(h.record.key) !== h) return;
+    t.hints.delete(h.record.key);
+    this.totalBytes -= h.bytes;
+    this.deps.metrics.inc(this.deps.names.replayed);
+    for (const l of this.replayedListeners) l(t.peer, h.record);
   }
 
   private updateGauges(): void {

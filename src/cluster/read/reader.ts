@@ -102,27 +102,29 @@ export class Reader {
 
   /**
    * A local miss while data may still be moving (after a restart, a ring change or during a
-   * rebalance): ask the other owners, keep the newest answer, store it here (this node owns the
-   * key) and serve it.
+   * rebalance): ask the other owners and keep the newest answer, this node's own record (a
+   * tombstone, or an expired value) included, so a read never answers a value older than a
+   * tombstone held here. A newer answer is stored here (this node owns the key) and served.
    */
   private async readPastLocalMiss(key: string, owners: Owners): Promise<LiveItem | undefined> {
     const { selfId, view } = this.deps;
     const answers = await Promise.all(
       owners.ids
         .filter((id) => id !== selfId)
-        .map(async (id) => {
+        .map(async (id): Promise<Answer> => {
           const peer = view.peer(id);
-          if (!peer) return undefined;
+          if (!peer) return { id, rec: undefined };
           try {
-            return await this.gets.enqueue(peer, key);
+            return { id, rec: await this.gets.enqueue(peer, key) };
           } catch {
-            return undefined;
+            return { id, rec: undefined };
           }
         }),
     );
-    const best = newest(answers.map((rec, i) => ({ id: String(i), rec })));
+    const mine = this.deps.store.peek(key);
+    const best = newest([{ id: selfId, rec: mine }, ...answers]);
     if (!best) return undefined;
-    this.deps.applier.apply(best, "read-fallback");
+    if (best !== mine) this.deps.applier.apply(best, "read-fallback");
     return liveItemOf(best, this.deps.clock.nowMs());
   }
 

@@ -186,7 +186,7 @@ export class Rebalancer {
   }
 
   private async send(batch: Move[], scan: Scan): Promise<void> {
-    const { view, transport, selfId, metrics } = this.deps;
+    const { view, metrics } = this.deps;
     this.inFlight++;
     metrics.inc("dist.rebalance.batches");
     try {
@@ -201,10 +201,9 @@ export class Rebalancer {
             return;
           }
           try {
-            const values = moves.filter((m) => !m.record.tombstone).map((m) => m.record);
-            const tombstones = moves.filter((m) => m.record.tombstone).map((m) => m.record);
-            if (values.length > 0) await transport.set(peer, selfId, values);
-            if (tombstones.length > 0) await transport.remove(peer, selfId, tombstones);
+            // A record is delivered when the target stored it or holds a newer one; a refused
+            // record (the target does not own the key in its view yet) stays here and is retried.
+            for (const m of await this.deliver(peer, moves)) failed.add(m);
           } catch (err) {
             this.queue(peer, moves, err);
             for (const m of moves) failed.add(m);
@@ -217,6 +216,23 @@ export class Rebalancer {
     } finally {
       this.inFlight--;
     }
+  }
+
+  /** Sends `moves` to `peer`; returns the moves the target refused (queued for replay, counted). */
+  private async deliver(peer: PeerRef, moves: Move[]): Promise<Move[]> {
+    const { transport, selfId, metrics, migrations } = this.deps;
+    const values = moves.filter((m) => !m.record.tombstone);
+    const tombstones = moves.filter((m) => m.record.tombstone);
+    const outcomes = [
+      ...(values.length > 0 ? await transport.set(peer, selfId, values.map((m) => m.record)) : []),
+      ...(tombstones.length > 0 ? await transport.remove(peer, selfId, tombstones.map((m) => m.record)) : []),
+    ];
+    const refused = [...values, ...tombstones].filter((_, i) => outcomes[i]?.kind !== "applied" && outcomes[i]?.kind !== "stale");
+    for (const m of refused) {
+      metrics.inc("dist.migration.refused");
+      migrations.add(peer, m.record);
+    }
+    return refused;
   }
 
   private queue(peer: PeerRef, moves: Move[], err: unknown): void {

@@ -24,16 +24,18 @@ export class ReplicaPusher {
   }
 
   /**
-   * Sends `record` to `peer`. Resolves true on acknowledgement ("refused" by the ownership guard
-   * counts as acknowledged), false after a failure, which queues a hint.
+   * Sends `record` to `peer` and resolves with the receiver's outcome, or undefined when the call
+   * failed. A failed or refused record is queued as a hint (a receiver that does not own the key
+   * yet may own it once its view catches up); a stale one is not (the receiver holds newer).
    */
-  async push(peer: PeerRef, record: VersionedRecord): Promise<boolean> {
+  async push(peer: PeerRef, record: VersionedRecord): Promise<ApplyOutcome | undefined> {
+    let outcome: ApplyOutcome | undefined;
     try {
-      await (record.tombstone ? this.removes : this.sets).enqueue(peer, record);
-      return true;
+      outcome = await (record.tombstone ? this.removes : this.sets).enqueue(peer, record);
     } catch {
-      this.deps.hints.add(peer, record);
-      return false;
+      outcome = undefined;
     }
+    if (outcome === undefined || outcome.kind === "refused") this.deps.hints.add(peer, record);
+    return outcome;
   }
 }

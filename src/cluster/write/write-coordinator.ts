@@ -1,12 +1,20 @@
 // Coordinates a client write on an owner of the key (its primary, or a replica that promoted
 // itself): stamps the version, applies locally through the version gate, fans out to the other
 // owners in parallel and answers once the write consistency has its acknowledgements.
+//
+// An acknowledgement is an owner that stored the write or already held exactly that version and
+// origin. An owner that holds a newer version (a primary that restarted empty, a promoted replica
+// whose clock is behind) answers "stale" with what it holds: the coordinator stamps again above
+// it and pushes again, at most WRITE_RESTAMPS_MAX times, so a 200 means the write is the newest on
+// a quorum of owners. A stale answer that arrives after the answer went out gets the same
+// treatment in the background, as long as no newer write of the key has reached this node.
 import { CacheError } from "../../core/errors.js";
+import { WRITE_RESTAMPS_MAX } from "../../core/limits.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Metrics } from "../../observability/index.js";
 import type { Owners } from "../../ring/index.js";
 import { Applied, type ShardedStore, type VersionedRecord } from "../../store/index.js";
-import type { ClientWrite } from "../../transport/index.js";
+import type { ApplyOutcome, ClientWrite } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
 import { hasMajority, replicaCount, requiredAcks, waitForQuorum } from "./quorum.js";
@@ -23,6 +31,22 @@ export interface CoordinatorDeps {
   readonly replication: number;
 }
 
+/** An owner's answer to one push: its outcome, or undefined when the push failed (hinted). */
+type PushAnswer = ApplyOutcome | undefined;
+
+const ACK: PushAnswer = Object.freeze({ kind: "applied", version: 0, origin: "" });
+
+function isAck(a: PushAnswer): boolean {
+  return a?.kind === "applied";
+}
+
+/** The highest version among stale answers, or 0 when none is stale. */
+function newestHeld(answers: readonly PushAnswer[]): number {
+  let max = 0;
+  for (const a of answers) if (a?.kind === "stale" && a.version > max) max = a.version;
+  return max;
+}
+
 export class WriteCoordinator {
   constructor(private readonly deps: CoordinatorDeps) {}
 
@@ -32,60 +56,90 @@ export class WriteCoordinator {
    * acknowledgement (it answers its client only after applying).
    */
   async coordinate(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string): Promise<WriteResult> {
-    const { view, metrics, store, selfId } = this.deps;
-    const known = view.knownCount();
+    const { selfId } = this.deps;
+    const known = this.deps.view.knownCount();
     const need = requiredAcks(level, replicaCount(this.deps.replication, known));
-    if (level !== "one") {
-      const notDead = view.notDeadCount();
-      if (!hasMajority(notDead, known)) {
-        metrics.inc("dist.write.quorum_failures");
-        throw new CacheError("QUORUM_FAILED", `write needs ${level} but this node sees only ${notDead} of ${known} known nodes: it is on the minority side`, {
-          consistency: level,
-          visible_nodes: notDead,
-          known_nodes: known,
-        });
-      }
-    }
-    const rec = this.stamp(write);
-    const applied = store.apply(rec);
-    const result: WriteResult = {
-      key: write.key,
-      // A stamped version is above the key's, so the store always takes it; the check keeps the
-      // answer true to the store if that ever changes.
-      applied: applied.applied === Applied.Stored && (rec.tombstone ? applied.previousLive : true),
-      bytes: rec.tombstone ? applied.previousBytes : rec.value.length,
-      owners,
-      version: rec.version,
-      origin: rec.origin,
-      expiresAtMs: rec.expiresAtMs,
-    };
+    if (level !== "one") this.checkMajority(level, known);
     const sender = senderApplies !== undefined && senderApplies !== selfId && owners.ids.includes(senderApplies) ? senderApplies : undefined;
     const others = owners.ids.filter((id) => id !== selfId && id !== sender);
-    const inHand = sender === undefined ? [true] : [true, true];
-    const wait = await waitForQuorum(
-      others.map((id) => this.pushTo(id, rec)),
-      need,
-      inHand,
-      (ok) => ok,
-    );
-    if (wait.reached) return result;
-    const acks = wait.answers.filter((ok) => ok).length;
-    metrics.inc("dist.write.quorum_failures");
-    throw new CacheError("QUORUM_FAILED", `write reached ${acks} of the ${need} owners its ${level} consistency needs; it may be applied where it reached`, {
+    const inHand = sender === undefined ? [ACK] : [ACK, ACK];
+    let first: WriteResult | undefined;
+    let floor = 0;
+    for (let attempt = 0; ; attempt++) {
+      const rec = this.stamp(write, floor);
+      const local = this.deps.store.apply(rec);
+      // The first local apply says what the write replaced; later stamps only replace it.
+      first ??= {
+        key: write.key,
+        applied: local.applied === Applied.Stored && (rec.tombstone ? local.previousLive : true),
+        bytes: rec.tombstone ? local.previousBytes : rec.value.length,
+        owners,
+        version: 0,
+        origin: "",
+        expiresAtMs: 0,
+      };
+      const result: WriteResult = { ...first, version: rec.version, origin: rec.origin, expiresAtMs: rec.expiresAtMs };
+      const wait = await waitForQuorum(
+        others.map((id) => this.pushTo(id, rec)),
+        need,
+        inHand,
+        isAck,
+      );
+      const newer = newestHeld(wait.answers);
+      if (newer === 0 || attempt >= WRITE_RESTAMPS_MAX) {
+        if (wait.reached) {
+          void wait.late.then((late) => this.restampLate(write, owners, rec, newestHeld(late)));
+          return result;
+        }
+        this.deps.metrics.inc("dist.write.quorum_failures");
+        const acks = wait.answers.filter(isAck).length;
+        throw new CacheError("QUORUM_FAILED", `write reached ${acks} of the ${need} owners its ${level} consistency needs; it may be applied where it reached`, {
+          consistency: level,
+          acknowledged: acks,
+          required: need,
+        });
+      }
+      // An owner holds a newer version: stamp above it and push again.
+      this.deps.metrics.inc("dist.write.restamps");
+      floor = newer;
+    }
+  }
+
+  /** QUORUM and ALL writes need this node to see a strict majority of the known nodes. */
+  private checkMajority(level: ConsistencyLevel, known: number): void {
+    const notDead = this.deps.view.notDeadCount();
+    if (hasMajority(notDead, known)) return;
+    this.deps.metrics.inc("dist.write.quorum_failures");
+    throw new CacheError("QUORUM_FAILED", `write needs ${level} but this node sees only ${notDead} of ${known} known nodes: it is on the minority side`, {
       consistency: level,
-      acknowledged: acks,
-      required: need,
+      visible_nodes: notDead,
+      known_nodes: known,
     });
   }
 
-  private pushTo(id: string, rec: VersionedRecord): Promise<boolean> {
-    const peer = this.deps.view.peer(id);
-    return peer ? this.deps.pusher.push(peer, rec) : Promise.resolve(false);
+  /**
+   * A stale answer that came after the client got its answer: the acknowledged write is stamped
+   * above the newer version and pushed to every other owner (failures become hints), unless a
+   * newer write of the key has reached this node meanwhile.
+   */
+  private restampLate(write: ClientWrite, owners: Owners, acked: VersionedRecord, newer: number): void {
+    if (newer === 0) return;
+    const current = this.deps.store.peek(write.key);
+    if (!current || current.version !== acked.version || current.origin !== acked.origin) return;
+    this.deps.metrics.inc("dist.write.restamps");
+    const rec = this.stamp(write, newer);
+    this.deps.store.apply(rec);
+    for (const id of owners.ids) if (id !== this.deps.selfId) void this.pushTo(id, rec);
   }
 
-  /** The versioned record of a client write. */
-  private stamp(write: ClientWrite): VersionedRecord {
-    const version = this.deps.versions.next(this.deps.store.versionOf(write.key));
+  private pushTo(id: string, rec: VersionedRecord): Promise<PushAnswer> {
+    const peer = this.deps.view.peer(id);
+    return peer ? this.deps.pusher.push(peer, rec) : Promise.resolve(undefined);
+  }
+
+  /** The versioned record of a client write, above the key's version and above `floor`. */
+  private stamp(write: ClientWrite, floor: number): VersionedRecord {
+    const version = this.deps.versions.next(Math.max(this.deps.store.versionOf(write.key), floor));
     const tombstone = write.kind === "remove";
     // The write's time is its version's time (the hybrid clock runs a little ahead of the wall
     // clock after a burst of writes): last_updated shows it and the TTL counts from it, so

@@ -46,7 +46,7 @@ function overBudget(calls: ReadonlyArray<readonly VersionedRecord[]>): string[] 
 }
 
 function newStore(clock = new ManualClock(), shards = 4, capacity = 100_000): ShardedStore {
-  return new ShardedStore({ shards, capacity, algorithm: "lru", tombstoneTtlMs: 600_000, clock, metrics: new Metrics() });
+  return new ShardedStore({ shards, capacity, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 64 * 1024 * 1024, clock, metrics: new Metrics() });
 }
 
 describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", () => {
@@ -115,7 +115,7 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
       const logger = recordingLogger("error");
       const repairer = new ReadRepairer({ transport, selfId: "self", metrics, logger, timers: clock, batchSize: 0, intervalMs: 100 });
       const store = newStore(clock);
-      const applier = new ReplicaApplier({ selfId: "self", store, versions: new VersionClock(clock), clock, metrics, logger, ring: () => ring });
+      const applier = new ReplicaApplier({ selfId: "self", store, versions: new VersionClock(clock), clock, metrics, logger, ring: () => ring, versionFloor: () => 0 });
       const reader = new Reader({ selfId: "self", store, clock, timers: clock, view, transport, repairer, applier, replication: 1 });
       const results = await Promise.all(keys.map((k) => reader.read(k, "one")));
       expect(results.map((r) => r.item?.key)).to.deep.equal(keys);
@@ -232,7 +232,7 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
       const transport = {
         async set(_to: PeerRef, _from: string, records: readonly VersionedRecord[]): Promise<ApplyOutcome[]> {
           calls.push([...records]);
-          return records.map(() => "applied");
+          return records.map((r) => ({ kind: "applied", version: r.version, origin: r.origin }));
         },
       } as unknown as PeerTransport;
       for (let i = 0; i < 20 && q.size("a") > 0; i++) await q.replay(transport, "self");

@@ -148,7 +148,7 @@ describe("config/load-config", () => {
         readRepairBatchSize: 16,
         writeConsistency: "all",
         readConsistency: "quorum",
-        tombstoneTtlMs: 300_000,
+        tombstoneTtlMs: 300_000, tombstoneBytesMax: 64 * 1024 * 1024,
         evictionAlgorithm: "cawolfu",
         evictionShards: 8,
         maxValueBytes: 1024,

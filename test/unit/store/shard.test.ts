@@ -2,7 +2,7 @@
 import { expect } from "chai";
 import { Applied, LfuPolicy, LruPolicy, type EvictionPolicy, type VersionedRecord } from "../../../src/store/index.js";
 import { OriginTable } from "../../../src/store/origin-table.js";
-import { Shard, versionTimeMs } from "../../../src/store/shard.js";
+import { Shard, tombstoneCost, versionTimeMs } from "../../../src/store/shard.js";
 import { hash32 } from "../../../src/core/hash.js";
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -23,7 +23,9 @@ function tomb(key: string, version: number, origin = "n1"): VersionedRecord {
  * evicts the shard's victim once the shard holds `limit` live records (never, by default).
  */
 function harness(opts: { policy?: EvictionPolicy; share?: number; tombstoneCap?: number; limit?: number } = {}) {
-  const shard = new Shard(opts.policy ?? new LruPolicy(), new OriginTable(), opts.share ?? 100, opts.tombstoneCap ?? 100);
+  // The budget is in bytes: `tombstoneCap` tombstones of two-character keys fit it exactly.
+  const dropped: number[] = [];
+  const shard = new Shard(opts.policy ?? new LruPolicy(), new OriginTable(), opts.share ?? 100, (opts.tombstoneCap ?? 100) * tombstoneCost("t1"), () => dropped.push(1));
   const evicted: string[] = [];
   const onEvict = (slot: number) => void evicted.push(shard.keyAt(slot));
   const limit = opts.limit ?? Number.POSITIVE_INFINITY;
@@ -35,6 +37,7 @@ function harness(opts: { policy?: EvictionPolicy; share?: number; tombstoneCap?:
   };
   return {
     shard,
+    dropped,
     evicted,
     onEvict,
     makeRoomCalls,
@@ -309,7 +312,7 @@ describe("store/shard Shard", () => {
   });
 
   describe("sweep", () => {
-    it("removes expired live records and reports each through onExpire", () => {
+    it("turns expired live records into tombstones of their version and reports each through onExpire", () => {
       const { shard, put, find } = harness();
       put(rec("a", at(0), { value: "aa", expiresAtMs: T0 + 100 }));
       put(rec("b", at(0), { value: "bbb", expiresAtMs: T0 + 200 }));
@@ -318,14 +321,15 @@ describe("store/shard Shard", () => {
       const r = shard.sweep(T0 + 100, 60_000, (slot) => void expired.push(shard.keyAt(slot)));
       expect(r).to.deep.equal({ expired: 1, compacted: 0 });
       expect(expired).to.deep.equal(["a"]);
-      expect(find("a")).to.equal(-1);
-      expect([shard.live, shard.bytes]).to.deep.equal([2, 4]);
+      expect(shard.recordAt(find("a"))).to.include({ tombstone: true, value: "", version: at(0), expiresAtMs: 0 });
+      expect([shard.live, shard.bytes, shard.tombstones]).to.deep.equal([2, 4, 1]);
+      expect(put(rec("a", at(0) - 1, { value: "older copy" })).applied, "the tombstone of the expired version refuses an older copy").to.equal(Applied.Older);
     });
 
-    it("compacts a tombstone once its version time + ttl has passed, and not a millisecond before", () => {
+    it("compacts a tombstone once the time it became a tombstone here + ttl has passed, and not a millisecond before", () => {
       const { shard, put, find } = harness();
       put(tomb("t1", at(0)));
-      put(tomb("t2", at(50)));
+      put(tomb("t2", at(0)), T0 + 50);
       expect(shard.sweep(T0 + 999, 1000, () => undefined)).to.deep.equal({ expired: 0, compacted: 0 });
       expect(shard.sweep(T0 + 1000, 1000, () => undefined)).to.deep.equal({ expired: 0, compacted: 1 });
       expect(find("t1")).to.equal(-1);
@@ -336,7 +340,7 @@ describe("store/shard Shard", () => {
 
     it("compacts every old tombstone in one sweep", () => {
       const { shard, put } = harness();
-      for (let i = 0; i < 50; i++) put(tomb(`t${i}`, at(i)));
+      for (let i = 0; i < 50; i++) put(tomb(`t${i}`, at(i)), T0 + i);
       expect(shard.sweep(T0 + 1049, 1000, () => undefined).compacted).to.equal(50);
       expect([shard.tombstones, shard.size]).to.deep.equal([0, 0]);
     });

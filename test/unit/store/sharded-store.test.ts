@@ -2,6 +2,7 @@
 // tombstones, TTL, capacity-driven eviction, counters, byte accounting and key paging.
 import { expect } from "chai";
 import { Applied, ShardedStore, type VersionedRecord } from "../../../src/store/index.js";
+import { tombstoneCost } from "../../../src/store/shard.js";
 import type { EvictionAlgorithm } from "../../../src/config/index.js";
 import { CacheError } from "../../../src/core/errors.js";
 import { compileKeyFilter } from "../../../src/core/key-filter.js";
@@ -21,7 +22,7 @@ interface Fixture {
   now(counter?: number): number;
 }
 
-function fixture(over: { shards?: number; capacity?: number; algorithm?: EvictionAlgorithm; tombstoneTtlMs?: number } = {}): Fixture {
+function fixture(over: { shards?: number; capacity?: number; algorithm?: EvictionAlgorithm; tombstoneTtlMs?: number; tombstoneBytesMax?: number } = {}): Fixture {
   const clock = new ManualClock();
   const metrics = new Metrics();
   const store = new ShardedStore({
@@ -29,6 +30,7 @@ function fixture(over: { shards?: number; capacity?: number; algorithm?: Evictio
     capacity: over.capacity ?? 1000,
     algorithm: over.algorithm ?? "lru",
     tombstoneTtlMs: over.tombstoneTtlMs ?? TOMBSTONE_TTL_MS,
+    tombstoneBytesMax: over.tombstoneBytesMax ?? 64 * 1024 * 1024,
     clock,
     metrics,
   });
@@ -251,26 +253,37 @@ describe("store/sharded-store ShardedStore", () => {
       expect(store.expirePass().compacted).to.equal(1);
     });
 
-    it("the per-shard tombstone cap (the shard's capacity share) drops the oldest tombstone", () => {
-      const { store, clock, now } = fixture({ shards: 1, capacity: 3 });
+    it("the tombstone byte budget drops the oldest tombstones first, counted in dist.tombstones.dropped", () => {
+      const { store, clock, now, metrics } = fixture({ shards: 1, capacity: 1000, tombstoneBytesMax: 3 * tombstoneCost("t1") });
       for (const k of ["t1", "t2", "t3", "t4"]) {
         store.apply(tomb(k, now()));
         clock.advance(1);
       }
       expect(store.tombstones).to.equal(3);
+      expect(store.tombstoneBytes).to.equal(3 * tombstoneCost("t1"));
       expect(store.peek("t1")).to.equal(undefined);
       for (const k of ["t2", "t3", "t4"]) expect(store.peek(k)?.tombstone, k).to.equal(true);
+      expect(metrics.get("dist.tombstones.dropped")).to.equal(1);
     });
 
-    it("the tombstone cap applies per shard: one shard's deletes do not push out another's tombstones", () => {
-      const { store, now } = fixture({ shards: 2, capacity: 4 }); // share 2
-      const [a0, a1, a2] = keysInShard(store, 0, 3, "a");
-      const [b0] = keysInShard(store, 1, 1, "b");
-      store.apply(tomb(b0 as string, now(1)));
-      for (const k of [a0, a1, a2] as string[]) store.apply(tomb(k, now(2)));
+    it("tombstones are not limited by the item capacity: 2,000 deletes on a store of capacity 10 keep every tombstone", () => {
+      const { store, now, metrics } = fixture({ shards: 2, capacity: 10 });
+      for (let i = 0; i < 2000; i++) store.apply(tomb(`gone-${i}`, now(i)));
+      expect(store.tombstones).to.equal(2000);
+      expect(metrics.get("dist.tombstones.dropped")).to.equal(0);
+    });
+
+    it("the budget applies per shard (its share): one shard's deletes do not push out another's tombstones", () => {
+      const probe = fixture({ shards: 2 }).store;
+      const [a0, a1, a2] = keysInShard(probe, 0, 3, "a") as [string, string, string];
+      const [b0] = keysInShard(probe, 1, 1, "b") as [string];
+      const share = Math.max(tombstoneCost(a1) + tombstoneCost(a2), tombstoneCost(b0));
+      const { store, now } = fixture({ shards: 2, tombstoneBytesMax: 2 * share });
+      store.apply(tomb(b0, now(1)));
+      for (const k of [a0, a1, a2]) store.apply(tomb(k, now(2)));
       expect(store.tombstones).to.equal(3);
-      expect(store.peek(b0 as string)?.tombstone).to.equal(true);
-      expect(store.peek(a0 as string)).to.equal(undefined);
+      expect(store.peek(b0)?.tombstone).to.equal(true);
+      expect(store.peek(a0)).to.equal(undefined);
     });
 
     it("a delete of a live key counts one delete; a delete of an absent, expired or deleted key counts none", () => {
@@ -288,14 +301,15 @@ describe("store/sharded-store ShardedStore", () => {
   });
 
   describe("expiry", () => {
-    it("get() treats an expired item as a miss and removes it", () => {
+    it("get() treats an expired item as a miss and leaves a tombstone of its version", () => {
       const { store, clock, now } = fixture();
-      store.apply(rec("k", now(), { value: "abc", expiresAtMs: clock.nowMs() + 1000 }));
+      const version = now();
+      store.apply(rec("k", version, { value: "abc", expiresAtMs: clock.nowMs() + 1000 }));
       clock.advance(999);
       expect(store.get("k")?.value).to.equal("abc");
       clock.advance(1);
       expect(store.get("k")).to.equal(undefined);
-      expect(store.peek("k")).to.equal(undefined);
+      expect(store.peek("k")).to.include({ tombstone: true, version, value: "", expiresAtMs: 0 });
       expect([store.items, store.bytes]).to.deep.equal([0, 0]);
       expect(store.counters).to.include({ hits: 1, misses: 1, expirations: 1 });
     });
@@ -668,7 +682,7 @@ describe("store/sharded-store ShardedStore", () => {
       expect([store.items, store.counters.evictions]).to.deep.equal([3, 0]);
     });
 
-    it("eviction and expiration are local removals: no tombstone is left behind", () => {
+    it("eviction is a local removal: no tombstone is left behind; expiration leaves a local tombstone of the expired version", () => {
       const { store, clock, now } = fixture({ shards: 1, capacity: 1 });
       store.apply(rec("a", now(1), { expiresAtMs: clock.nowMs() + 10 }));
       store.apply(rec("b", now(1)));
@@ -679,7 +693,8 @@ describe("store/sharded-store ShardedStore", () => {
       store.apply(rec("c", now(1), { expiresAtMs: clock.nowMs() + 10 }));
       clock.advance(10);
       store.expirePass();
-      expect(store.tombstones).to.equal(0);
+      expect(store.peek("c")?.tombstone).to.equal(true);
+      expect(store.tombstones).to.equal(1);
     });
   });
 
@@ -720,20 +735,7 @@ describe("store/sharded-store ShardedStore", () => {
       expect(store.peek(k3 as string)).to.not.equal(undefined);
     });
 
-    it("the tombstone cap of a shard is its share, at least 1", () => {
-      const a = fixture({ shards: 4, capacity: 10 }); // shares 3, 3, 2, 2
-      const b = fixture({ shards: 8, capacity: 5 }); // shares 1, 1, 1, 1, 1, 0, 0, 0
-      const cap = (f: Fixture, shard: number) => {
-        const keys = keysInShard(f.store, shard, 6, `t${shard}-`);
-        for (const [i, k] of keys.entries()) f.store.apply(tomb(k, f.now(i)));
-        const kept = keys.filter((k) => f.store.peek(k)?.tombstone === true);
-        expect(kept, `shard ${shard} keeps its newest tombstones`).to.deep.equal(keys.slice(keys.length - kept.length));
-        return kept.length;
-      };
-      expect([0, 1, 2, 3].map((shard) => cap(a, shard))).to.deep.equal([3, 3, 2, 2]);
-      expect([0, 4, 5, 7].map((shard) => cap(b, shard))).to.deep.equal([1, 1, 1, 1]);
     });
-  });
 
   describe("counters and bytes", () => {
     it("counts hits and misses on get(): absent, deleted and expired keys are misses", () => {

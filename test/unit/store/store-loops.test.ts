@@ -17,7 +17,7 @@ class ScriptedEvictionStore extends ShardedStore {
   passMs = 0;
   passes = 0;
   constructor(private readonly manual: ManualClock, metrics: Metrics) {
-    super({ shards: 2, capacity: 100, algorithm: "lru", tombstoneTtlMs: 1000, clock: manual, metrics });
+    super({ shards: 2, capacity: 100, algorithm: "lru", tombstoneTtlMs: 1000, tombstoneBytesMax: 64 * 1024 * 1024, clock: manual, metrics });
   }
   override evictPass(): number {
     this.passes++;
@@ -34,7 +34,7 @@ function deps(store?: (clock: ManualClock, metrics: Metrics) => ShardedStore): S
   const clock = new ManualClock();
   const metrics = new Metrics();
   const logger = recordingLogger("debug");
-  const s = store ? store(clock, metrics) : new ShardedStore({ shards: 4, capacity: 100, algorithm: "lru", tombstoneTtlMs: 1000, clock, metrics });
+  const s = store ? store(clock, metrics) : new ShardedStore({ shards: 4, capacity: 100, algorithm: "lru", tombstoneTtlMs: 1000, tombstoneBytesMax: 64 * 1024 * 1024, clock, metrics });
   return { store: s, clock, timers: clock, metrics, logger };
 }
 
@@ -85,7 +85,7 @@ describe("store/store-loops", () => {
     it("with a real store, a scheduled tick trims the store back to its capacity from the shard above its share", () => {
       const clock = new ManualClock();
       const metrics = new Metrics();
-      const store = new ShardedStore({ shards: 2, capacity: 4, algorithm: "lru", tombstoneTtlMs: 1000, clock, metrics }); // shares 2, hard limit 6
+      const store = new ShardedStore({ shards: 2, capacity: 4, algorithm: "lru", tombstoneTtlMs: 1000, tombstoneBytesMax: 64 * 1024 * 1024, clock, metrics }); // shares 2, hard limit 6
       const logger = recordingLogger("info");
       const inShard0: string[] = [];
       for (let i = 0; inShard0.length < 5; i++) if (store.shardOf(`k${i}`) === 0) inShard0.push(`k${i}`);

@@ -23,7 +23,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hypercache/peer/v1/peer.proto.
  */
 export const file_hypercache_peer_v1_peer: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oeXBlcmNhY2hlL3BlZXIvdjEvcGVlci5wcm90bxISaHlwZXJjYWNoZS5wZWVyLnYxIpEBCgVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAwSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhEKCXRvbWJzdG9uZRgHIAEoCCJmCgtDbGllbnRXcml0ZRIrCgRraW5kGAEgASgOMh0uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlS2luZBILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAwSDgoGdHRsX21zGAQgASgDIp0BCg5Gb3J3YXJkUmVxdWVzdBIvCgZ3cml0ZXMYASADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuQ2xpZW50V3JpdGUSNAoLY29uc2lzdGVuY3kYAiABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuQ29uc2lzdGVuY3kSDAoEZnJvbRgDIAEoCRIWCg5zZW5kZXJfYXBwbGllcxgEIAEoCCLAAQoLV3JpdGVSZXN1bHQSCwoDa2V5GAEgASgJEg8KB2FwcGxpZWQYAiABKAgSDQoFYnl0ZXMYAyABKAMSDgoGb3duZXJzGAQgAygJEg8KB3ZlcnNpb24YBSABKAQSDgoGb3JpZ2luGAYgASgJEhIKCmVycm9yX2NvZGUYByABKAkSFQoNZXJyb3JfbWVzc2FnZRgIIAEoCRIMCgRub2RlGAkgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgKIAEoAyJDCg9Gb3J3YXJkUmVzcG9uc2USMAoHcmVzdWx0cxgBIAMoCzIfLmh5cGVyY2FjaGUucGVlci52MS5Xcml0ZVJlc3VsdCJGCgpTZXRSZXF1ZXN0EioKB2VudHJpZXMYASADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSDAoEZnJvbRgCIAEoCSJBCgtTZXRSZXNwb25zZRIyCghvdXRjb21lcxgBIAMoDjIgLmh5cGVyY2FjaGUucGVlci52MS5BcHBseU91dGNvbWUiVAoIRGVsZXRpb24SCwoDa2V5GAEgASgJEg8KB3ZlcnNpb24YAiABKAQSDgoGb3JpZ2luGAMgASgJEhoKEmRlbGV0ZWRfYXRfdW5peF9tcxgEIAEoAyJOCg1SZW1vdmVSZXF1ZXN0Ei8KCWRlbGV0aW9ucxgBIAMoCzIcLmh5cGVyY2FjaGUucGVlci52MS5EZWxldGlvbhIMCgRmcm9tGAIgASgJIkQKDlJlbW92ZVJlc3BvbnNlEjIKCG91dGNvbWVzGAEgAygOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkFwcGx5T3V0Y29tZSIaCgpHZXRSZXF1ZXN0EgwKBGtleXMYASADKAkiUQoJR2V0UmVzdWx0EgsKA2tleRgBIAEoCRINCgVmb3VuZBgCIAEoCBIoCgVlbnRyeRgDIAEoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeSJLCgtHZXRSZXNwb25zZRIuCgdyZXN1bHRzGAEgAygLMh0uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3VsdBIMCgRub2RlGAIgASgJIjcKC0tleXNSZXF1ZXN0Eg4KBmN1cnNvchgBIAEoCRINCgVsaW1pdBgCIAEoDRIJCgFxGAMgASgJIkQKDEtleXNSZXNwb25zZRIMCgRrZXlzGAEgAygJEhMKC25leHRfY3Vyc29yGAIgASgJEhEKCXRydW5jYXRlZBgDIAEoCCIeCgxQcm9iZVJlcXVlc3QSDgoGdGFyZ2V0GAEgASgJIjoKDVByb2JlUmVzcG9uc2USDgoGdGFyZ2V0GAEgASgJEgoKAm9rGAIgASgIEg0KBWVycm9yGAMgASgJIoUBCgZNZW1iZXISCgoCaWQYASABKAkSDwoHYWRkcmVzcxgCIAEoCRIuCgVzdGF0ZRgDIAEoDjIfLmh5cGVyY2FjaGUucGVlci52MS5NZW1iZXJTdGF0ZRITCgtpbmNhcm5hdGlvbhgEIAEoBBIZChFsYXN0X3NlZW5fdW5peF9tcxgFIAEoAyJKCg1Hb3NzaXBSZXF1ZXN0EgwKBGZyb20YASABKAkSKwoHbWVtYmVycxgCIAMoCzIaLmh5cGVyY2FjaGUucGVlci52MS5NZW1iZXIiPQoOR29zc2lwUmVzcG9uc2USKwoHbWVtYmVycxgBIAMoCzIaLmh5cGVyY2FjaGUucGVlci52MS5NZW1iZXIiOgoRTWVya2xlUm9vdFJlcXVlc3QSEQoJcmVxdWVzdGVyGAEgASgJEhIKCmxlYWZfY291bnQYAiABKA0iTAoSTWVya2xlUm9vdFJlc3BvbnNlEgwKBHJvb3QYASABKAwSEgoKbGVhZl9jb3VudBgCIAEoDRIUCgxyZWNvcmRfY291bnQYAyABKAQiPAoTTWVya2xlTGVhdmVzUmVxdWVzdBIRCglyZXF1ZXN0ZXIYASABKAkSEgoKbGVhZl9jb3VudBgCIAEoDSImChRNZXJrbGVMZWF2ZXNSZXNwb25zZRIOCgZsZWF2ZXMYASADKAwiWwoSTWVya2xlUmFuZ2VSZXF1ZXN0EhEKCXJlcXVlc3RlchgBIAEoCRISCgpsZWFmX2NvdW50GAIgASgNEg4KBmxlYXZlcxgDIAMoDRIOCgZjdXJzb3IYBCABKAkiVgoTTWVya2xlUmFuZ2VSZXNwb25zZRIqCgdlbnRyaWVzGAEgAygLMhkuaHlwZXJjYWNoZS5wZWVyLnYxLkVudHJ5EhMKC25leHRfY3Vyc29yGAIgASgJIu8BCg9FeGNoYW5nZVJlcXVlc3QSCgoCaWQYASABKAQSNQoHZm9yd2FyZBgCIAEoCzIiLmh5cGVyY2FjaGUucGVlci52MS5Gb3J3YXJkUmVxdWVzdEgAEi0KA3NldBgDIAEoCzIeLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXF1ZXN0SAASMwoGcmVtb3ZlGAQgASgLMiEuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlcXVlc3RIABItCgNnZXQYBSABKAsyHi5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVxdWVzdEgAQgYKBGNhbGwiLgoNRXhjaGFuZ2VFcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkiqgIKEEV4Y2hhbmdlUmVzcG9uc2USCgoCaWQYASABKAQSNgoHZm9yd2FyZBgCIAEoCzIjLmh5cGVyY2FjaGUucGVlci52MS5Gb3J3YXJkUmVzcG9uc2VIABIuCgNzZXQYAyABKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVzcG9uc2VIABI0CgZyZW1vdmUYBCABKAsyIi5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVzcG9uc2VIABIuCgNnZXQYBSABKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVzcG9uc2VIABIyCgVlcnJvchgGIAEoCzIhLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZUVycm9ySABCCAoGcmVzdWx0Ig4KDERyYWluUmVxdWVzdCIhCg1EcmFpblJlc3BvbnNlEhAKCGRyYWluaW5nGAEgASgIIjIKDUhlYWx0aFJlcXVlc3QSIQoZdW5hdmFpbGFibGVfd2hlbl9kcmFpbmluZxgBIAEoCCJFCg5IZWFsdGhSZXNwb25zZRIMCgRub2RlGAEgASgJEhAKCGRyYWluaW5nGAIgASgIEhMKC2luY2FybmF0aW9uGAMgASgEKmwKC0NvbnNpc3RlbmN5EhsKF0NPTlNJU1RFTkNZX1VOU1BFQ0lGSUVEEAASEwoPQ09OU0lTVEVOQ1lfT05FEAESFgoSQ09OU0lTVEVOQ1lfUVVPUlVNEAISEwoPQ09OU0lTVEVOQ1lfQUxMEAMqUgoJV3JpdGVLaW5kEhoKFldSSVRFX0tJTkRfVU5TUEVDSUZJRUQQABISCg5XUklURV9LSU5EX1NFVBABEhUKEVdSSVRFX0tJTkRfUkVNT1ZFEAIqfAoMQXBwbHlPdXRjb21lEh0KGUFQUExZX09VVENPTUVfVU5TUEVDSUZJRUQQABIZChVBUFBMWV9PVVRDT01FX0FQUExJRUQQARIXChNBUFBMWV9PVVRDT01FX1NUQUxFEAISGQoVQVBQTFlfT1VUQ09NRV9SRUZVU0VEEAMqdAoLTWVtYmVyU3RhdGUSHAoYTUVNQkVSX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSTUVNQkVSX1NUQVRFX0FMSVZFEAESGAoUTUVNQkVSX1NUQVRFX1NVU1BFQ1QQAhIVChFNRU1CRVJfU1RBVEVfREVBRBADMukICgtQZWVyU2VydmljZRJSCgdGb3J3YXJkEiIuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXF1ZXN0GiMuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXNwb25zZRJGCgNTZXQSHi5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVxdWVzdBofLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXNwb25zZRJPCgZSZW1vdmUSIS5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXNwb25zZRJLCgNHZXQSHi5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVxdWVzdBofLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXNwb25zZSIDkAIBEk4KBEtleXMSHy5oeXBlcmNhY2hlLnBlZXIudjEuS2V5c1JlcXVlc3QaIC5oeXBlcmNhY2hlLnBlZXIudjEuS2V5c1Jlc3BvbnNlIgOQAgESUQoFUHJvYmUSIC5oeXBlcmNhY2hlLnBlZXIudjEuUHJvYmVSZXF1ZXN0GiEuaHlwZXJjYWNoZS5wZWVyLnYxLlByb2JlUmVzcG9uc2UiA5ACARJPCgZHb3NzaXASIS5oeXBlcmNhY2hlLnBlZXIudjEuR29zc2lwUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5Hb3NzaXBSZXNwb25zZRJgCgpNZXJrbGVSb290EiUuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJvb3RSZXF1ZXN0GiYuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJvb3RSZXNwb25zZSIDkAIBEmYKDE1lcmtsZUxlYXZlcxInLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVMZWF2ZXNSZXF1ZXN0GiguaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZUxlYXZlc1Jlc3BvbnNlIgOQAgESYwoLTWVya2xlUmFuZ2USJi5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUmFuZ2VSZXF1ZXN0GicuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJhbmdlUmVzcG9uc2UiA5ACARJZCghFeGNoYW5nZRIjLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZVJlcXVlc3QaJC5oeXBlcmNhY2hlLnBlZXIudjEuRXhjaGFuZ2VSZXNwb25zZSgBMAESTAoFRHJhaW4SIC5oeXBlcmNhY2hlLnBlZXIudjEuRHJhaW5SZXF1ZXN0GiEuaHlwZXJjYWNoZS5wZWVyLnYxLkRyYWluUmVzcG9uc2USVAoGSGVhbHRoEiEuaHlwZXJjYWNoZS5wZWVyLnYxLkhlYWx0aFJlcXVlc3QaIi5oeXBlcmNhY2hlLnBlZXIudjEuSGVhbHRoUmVzcG9uc2UiA5ACAWIGcHJvdG8z");
+  fileDesc("Ch1oeXBlcmNhY2hlL3BlZXIvdjEvcGVlci5wcm90bxISaHlwZXJjYWNoZS5wZWVyLnYxIpEBCgVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAwSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhEKCXRvbWJzdG9uZRgHIAEoCCJmCgtDbGllbnRXcml0ZRIrCgRraW5kGAEgASgOMh0uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlS2luZBILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAwSDgoGdHRsX21zGAQgASgDIp0BCg5Gb3J3YXJkUmVxdWVzdBIvCgZ3cml0ZXMYASADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuQ2xpZW50V3JpdGUSNAoLY29uc2lzdGVuY3kYAiABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuQ29uc2lzdGVuY3kSDAoEZnJvbRgDIAEoCRIWCg5zZW5kZXJfYXBwbGllcxgEIAEoCCLAAQoLV3JpdGVSZXN1bHQSCwoDa2V5GAEgASgJEg8KB2FwcGxpZWQYAiABKAgSDQoFYnl0ZXMYAyABKAMSDgoGb3duZXJzGAQgAygJEg8KB3ZlcnNpb24YBSABKAQSDgoGb3JpZ2luGAYgASgJEhIKCmVycm9yX2NvZGUYByABKAkSFQoNZXJyb3JfbWVzc2FnZRgIIAEoCRIMCgRub2RlGAkgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgKIAEoAyJDCg9Gb3J3YXJkUmVzcG9uc2USMAoHcmVzdWx0cxgBIAMoCzIfLmh5cGVyY2FjaGUucGVlci52MS5Xcml0ZVJlc3VsdCJGCgpTZXRSZXF1ZXN0EioKB2VudHJpZXMYASADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSDAoEZnJvbRgCIAEoCSIuCgtIZWxkVmVyc2lvbhIPCgd2ZXJzaW9uGAEgASgEEg4KBm9yaWdpbhgCIAEoCSJ+CgtTZXRSZXNwb25zZRIyCghvdXRjb21lcxgBIAMoDjIgLmh5cGVyY2FjaGUucGVlci52MS5BcHBseU91dGNvbWUSLQoEaGVsZBgCIAMoCzIfLmh5cGVyY2FjaGUucGVlci52MS5IZWxkVmVyc2lvbhIMCgRub2RlGAMgASgJIlQKCERlbGV0aW9uEgsKA2tleRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEg4KBm9yaWdpbhgDIAEoCRIaChJkZWxldGVkX2F0X3VuaXhfbXMYBCABKAMiTgoNUmVtb3ZlUmVxdWVzdBIvCglkZWxldGlvbnMYASADKAsyHC5oeXBlcmNhY2hlLnBlZXIudjEuRGVsZXRpb24SDAoEZnJvbRgCIAEoCSKBAQoOUmVtb3ZlUmVzcG9uc2USMgoIb3V0Y29tZXMYASADKA4yIC5oeXBlcmNhY2hlLnBlZXIudjEuQXBwbHlPdXRjb21lEi0KBGhlbGQYAiADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuSGVsZFZlcnNpb24SDAoEbm9kZRgDIAEoCSIaCgpHZXRSZXF1ZXN0EgwKBGtleXMYASADKAkiUQoJR2V0UmVzdWx0EgsKA2tleRgBIAEoCRINCgVmb3VuZBgCIAEoCBIoCgVlbnRyeRgDIAEoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeSJLCgtHZXRSZXNwb25zZRIuCgdyZXN1bHRzGAEgAygLMh0uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3VsdBIMCgRub2RlGAIgASgJIjcKC0tleXNSZXF1ZXN0Eg4KBmN1cnNvchgBIAEoCRINCgVsaW1pdBgCIAEoDRIJCgFxGAMgASgJIkQKDEtleXNSZXNwb25zZRIMCgRrZXlzGAEgAygJEhMKC25leHRfY3Vyc29yGAIgASgJEhEKCXRydW5jYXRlZBgDIAEoCCIeCgxQcm9iZVJlcXVlc3QSDgoGdGFyZ2V0GAEgASgJIjoKDVByb2JlUmVzcG9uc2USDgoGdGFyZ2V0GAEgASgJEgoKAm9rGAIgASgIEg0KBWVycm9yGAMgASgJIoUBCgZNZW1iZXISCgoCaWQYASABKAkSDwoHYWRkcmVzcxgCIAEoCRIuCgVzdGF0ZRgDIAEoDjIfLmh5cGVyY2FjaGUucGVlci52MS5NZW1iZXJTdGF0ZRITCgtpbmNhcm5hdGlvbhgEIAEoBBIZChFsYXN0X3NlZW5fdW5peF9tcxgFIAEoAyJKCg1Hb3NzaXBSZXF1ZXN0EgwKBGZyb20YASABKAkSKwoHbWVtYmVycxgCIAMoCzIaLmh5cGVyY2FjaGUucGVlci52MS5NZW1iZXIiPQoOR29zc2lwUmVzcG9uc2USKwoHbWVtYmVycxgBIAMoCzIaLmh5cGVyY2FjaGUucGVlci52MS5NZW1iZXIiOgoRTWVya2xlUm9vdFJlcXVlc3QSEQoJcmVxdWVzdGVyGAEgASgJEhIKCmxlYWZfY291bnQYAiABKA0iTAoSTWVya2xlUm9vdFJlc3BvbnNlEgwKBHJvb3QYASABKAwSEgoKbGVhZl9jb3VudBgCIAEoDRIUCgxyZWNvcmRfY291bnQYAyABKAQiPAoTTWVya2xlTGVhdmVzUmVxdWVzdBIRCglyZXF1ZXN0ZXIYASABKAkSEgoKbGVhZl9jb3VudBgCIAEoDSImChRNZXJrbGVMZWF2ZXNSZXNwb25zZRIOCgZsZWF2ZXMYASADKAwiWwoSTWVya2xlUmFuZ2VSZXF1ZXN0EhEKCXJlcXVlc3RlchgBIAEoCRISCgpsZWFmX2NvdW50GAIgASgNEg4KBmxlYXZlcxgDIAMoDRIOCgZjdXJzb3IYBCABKAkiVgoTTWVya2xlUmFuZ2VSZXNwb25zZRIqCgdlbnRyaWVzGAEgAygLMhkuaHlwZXJjYWNoZS5wZWVyLnYxLkVudHJ5EhMKC25leHRfY3Vyc29yGAIgASgJIu8BCg9FeGNoYW5nZVJlcXVlc3QSCgoCaWQYASABKAQSNQoHZm9yd2FyZBgCIAEoCzIiLmh5cGVyY2FjaGUucGVlci52MS5Gb3J3YXJkUmVxdWVzdEgAEi0KA3NldBgDIAEoCzIeLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXF1ZXN0SAASMwoGcmVtb3ZlGAQgASgLMiEuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlcXVlc3RIABItCgNnZXQYBSABKAsyHi5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVxdWVzdEgAQgYKBGNhbGwiLgoNRXhjaGFuZ2VFcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkiqgIKEEV4Y2hhbmdlUmVzcG9uc2USCgoCaWQYASABKAQSNgoHZm9yd2FyZBgCIAEoCzIjLmh5cGVyY2FjaGUucGVlci52MS5Gb3J3YXJkUmVzcG9uc2VIABIuCgNzZXQYAyABKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVzcG9uc2VIABI0CgZyZW1vdmUYBCABKAsyIi5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVzcG9uc2VIABIuCgNnZXQYBSABKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVzcG9uc2VIABIyCgVlcnJvchgGIAEoCzIhLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZUVycm9ySABCCAoGcmVzdWx0Ig4KDERyYWluUmVxdWVzdCIhCg1EcmFpblJlc3BvbnNlEhAKCGRyYWluaW5nGAEgASgIIjIKDUhlYWx0aFJlcXVlc3QSIQoZdW5hdmFpbGFibGVfd2hlbl9kcmFpbmluZxgBIAEoCCJFCg5IZWFsdGhSZXNwb25zZRIMCgRub2RlGAEgASgJEhAKCGRyYWluaW5nGAIgASgIEhMKC2luY2FybmF0aW9uGAMgASgEKmwKC0NvbnNpc3RlbmN5EhsKF0NPTlNJU1RFTkNZX1VOU1BFQ0lGSUVEEAASEwoPQ09OU0lTVEVOQ1lfT05FEAESFgoSQ09OU0lTVEVOQ1lfUVVPUlVNEAISEwoPQ09OU0lTVEVOQ1lfQUxMEAMqUgoJV3JpdGVLaW5kEhoKFldSSVRFX0tJTkRfVU5TUEVDSUZJRUQQABISCg5XUklURV9LSU5EX1NFVBABEhUKEVdSSVRFX0tJTkRfUkVNT1ZFEAIqfAoMQXBwbHlPdXRjb21lEh0KGUFQUExZX09VVENPTUVfVU5TUEVDSUZJRUQQABIZChVBUFBMWV9PVVRDT01FX0FQUExJRUQQARIXChNBUFBMWV9PVVRDT01FX1NUQUxFEAISGQoVQVBQTFlfT1VUQ09NRV9SRUZVU0VEEAMqdAoLTWVtYmVyU3RhdGUSHAoYTUVNQkVSX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSTUVNQkVSX1NUQVRFX0FMSVZFEAESGAoUTUVNQkVSX1NUQVRFX1NVU1BFQ1QQAhIVChFNRU1CRVJfU1RBVEVfREVBRBADMukICgtQZWVyU2VydmljZRJSCgdGb3J3YXJkEiIuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXF1ZXN0GiMuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXNwb25zZRJGCgNTZXQSHi5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVxdWVzdBofLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXNwb25zZRJPCgZSZW1vdmUSIS5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXNwb25zZRJLCgNHZXQSHi5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVxdWVzdBofLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXNwb25zZSIDkAIBEk4KBEtleXMSHy5oeXBlcmNhY2hlLnBlZXIudjEuS2V5c1JlcXVlc3QaIC5oeXBlcmNhY2hlLnBlZXIudjEuS2V5c1Jlc3BvbnNlIgOQAgESUQoFUHJvYmUSIC5oeXBlcmNhY2hlLnBlZXIudjEuUHJvYmVSZXF1ZXN0GiEuaHlwZXJjYWNoZS5wZWVyLnYxLlByb2JlUmVzcG9uc2UiA5ACARJPCgZHb3NzaXASIS5oeXBlcmNhY2hlLnBlZXIudjEuR29zc2lwUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5Hb3NzaXBSZXNwb25zZRJgCgpNZXJrbGVSb290EiUuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJvb3RSZXF1ZXN0GiYuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJvb3RSZXNwb25zZSIDkAIBEmYKDE1lcmtsZUxlYXZlcxInLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVMZWF2ZXNSZXF1ZXN0GiguaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZUxlYXZlc1Jlc3BvbnNlIgOQAgESYwoLTWVya2xlUmFuZ2USJi5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUmFuZ2VSZXF1ZXN0GicuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJhbmdlUmVzcG9uc2UiA5ACARJZCghFeGNoYW5nZRIjLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZVJlcXVlc3QaJC5oeXBlcmNhY2hlLnBlZXIudjEuRXhjaGFuZ2VSZXNwb25zZSgBMAESTAoFRHJhaW4SIC5oeXBlcmNhY2hlLnBlZXIudjEuRHJhaW5SZXF1ZXN0GiEuaHlwZXJjYWNoZS5wZWVyLnYxLkRyYWluUmVzcG9uc2USVAoGSGVhbHRoEiEuaHlwZXJjYWNoZS5wZWVyLnYxLkhlYWx0aFJlcXVlc3QaIi5oeXBlcmNhY2hlLnBlZXIudjEuSGVhbHRoUmVzcG9uc2UiA5ACAWIGcHJvdG8z");
 
 /**
  * Entry is one versioned record as it travels between peers.
@@ -288,6 +288,30 @@ export const SetRequestSchema: GenMessage<SetRequest> = /*@__PURE__*/
   messageDesc(file_hypercache_peer_v1_peer, 5);
 
 /**
+ * HeldVersion is the version and origin a receiver holds for a key.
+ *
+ * @generated from message hypercache.peer.v1.HeldVersion
+ */
+export type HeldVersion = Message<"hypercache.peer.v1.HeldVersion"> & {
+  /**
+   * @generated from field: uint64 version = 1;
+   */
+  version: bigint;
+
+  /**
+   * @generated from field: string origin = 2;
+   */
+  origin: string;
+};
+
+/**
+ * Describes the message hypercache.peer.v1.HeldVersion.
+ * Use `create(HeldVersionSchema)` to create a new message.
+ */
+export const HeldVersionSchema: GenMessage<HeldVersion> = /*@__PURE__*/
+  messageDesc(file_hypercache_peer_v1_peer, 6);
+
+/**
  * SetResponse holds one outcome per entry, in request order.
  *
  * @generated from message hypercache.peer.v1.SetResponse
@@ -297,6 +321,21 @@ export type SetResponse = Message<"hypercache.peer.v1.SetResponse"> & {
    * @generated from field: repeated hypercache.peer.v1.ApplyOutcome outcomes = 1;
    */
   outcomes: ApplyOutcome[];
+
+  /**
+   * One per entry, in request order: what the receiver holds for the key after the apply (for a
+   * STALE outcome, the newer version that won). Empty from older nodes.
+   *
+   * @generated from field: repeated hypercache.peer.v1.HeldVersion held = 2;
+   */
+  held: HeldVersion[];
+
+  /**
+   * The receiver's node id: an answer from another node than the one addressed counts for nothing.
+   *
+   * @generated from field: string node = 3;
+   */
+  node: string;
 };
 
 /**
@@ -304,7 +343,7 @@ export type SetResponse = Message<"hypercache.peer.v1.SetResponse"> & {
  * Use `create(SetResponseSchema)` to create a new message.
  */
 export const SetResponseSchema: GenMessage<SetResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 6);
+  messageDesc(file_hypercache_peer_v1_peer, 7);
 
 /**
  * Deletion is a versioned delete of one key.
@@ -340,7 +379,7 @@ export type Deletion = Message<"hypercache.peer.v1.Deletion"> & {
  * Use `create(DeletionSchema)` to create a new message.
  */
 export const DeletionSchema: GenMessage<Deletion> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 7);
+  messageDesc(file_hypercache_peer_v1_peer, 8);
 
 /**
  * RemoveRequest carries versioned deletes.
@@ -364,7 +403,7 @@ export type RemoveRequest = Message<"hypercache.peer.v1.RemoveRequest"> & {
  * Use `create(RemoveRequestSchema)` to create a new message.
  */
 export const RemoveRequestSchema: GenMessage<RemoveRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 8);
+  messageDesc(file_hypercache_peer_v1_peer, 9);
 
 /**
  * RemoveResponse holds one outcome per deletion, in request order.
@@ -376,6 +415,20 @@ export type RemoveResponse = Message<"hypercache.peer.v1.RemoveResponse"> & {
    * @generated from field: repeated hypercache.peer.v1.ApplyOutcome outcomes = 1;
    */
   outcomes: ApplyOutcome[];
+
+  /**
+   * As in SetResponse.
+   *
+   * @generated from field: repeated hypercache.peer.v1.HeldVersion held = 2;
+   */
+  held: HeldVersion[];
+
+  /**
+   * As in SetResponse.
+   *
+   * @generated from field: string node = 3;
+   */
+  node: string;
 };
 
 /**
@@ -383,7 +436,7 @@ export type RemoveResponse = Message<"hypercache.peer.v1.RemoveResponse"> & {
  * Use `create(RemoveResponseSchema)` to create a new message.
  */
 export const RemoveResponseSchema: GenMessage<RemoveResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 9);
+  messageDesc(file_hypercache_peer_v1_peer, 10);
 
 /**
  * GetRequest names the keys to read from the receiver's local store.
@@ -402,7 +455,7 @@ export type GetRequest = Message<"hypercache.peer.v1.GetRequest"> & {
  * Use `create(GetRequestSchema)` to create a new message.
  */
 export const GetRequestSchema: GenMessage<GetRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 10);
+  messageDesc(file_hypercache_peer_v1_peer, 11);
 
 /**
  * GetResult is the local record of one key.
@@ -433,7 +486,7 @@ export type GetResult = Message<"hypercache.peer.v1.GetResult"> & {
  * Use `create(GetResultSchema)` to create a new message.
  */
 export const GetResultSchema: GenMessage<GetResult> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 11);
+  messageDesc(file_hypercache_peer_v1_peer, 12);
 
 /**
  * GetResponse holds one result per key, in request order. When the records would pass the
@@ -461,7 +514,7 @@ export type GetResponse = Message<"hypercache.peer.v1.GetResponse"> & {
  * Use `create(GetResponseSchema)` to create a new message.
  */
 export const GetResponseSchema: GenMessage<GetResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 12);
+  messageDesc(file_hypercache_peer_v1_peer, 13);
 
 /**
  * KeysRequest asks for one page of live keys.
@@ -496,7 +549,7 @@ export type KeysRequest = Message<"hypercache.peer.v1.KeysRequest"> & {
  * Use `create(KeysRequestSchema)` to create a new message.
  */
 export const KeysRequestSchema: GenMessage<KeysRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 13);
+  messageDesc(file_hypercache_peer_v1_peer, 14);
 
 /**
  * KeysResponse is one page: the keys of one shard (or part of it: a limit or the 8 MiB size budget
@@ -530,7 +583,7 @@ export type KeysResponse = Message<"hypercache.peer.v1.KeysResponse"> & {
  * Use `create(KeysResponseSchema)` to create a new message.
  */
 export const KeysResponseSchema: GenMessage<KeysResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 14);
+  messageDesc(file_hypercache_peer_v1_peer, 15);
 
 /**
  * ProbeRequest names the node to probe.
@@ -549,7 +602,7 @@ export type ProbeRequest = Message<"hypercache.peer.v1.ProbeRequest"> & {
  * Use `create(ProbeRequestSchema)` to create a new message.
  */
 export const ProbeRequestSchema: GenMessage<ProbeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 15);
+  messageDesc(file_hypercache_peer_v1_peer, 16);
 
 /**
  * ProbeResponse says whether the relay reached the target.
@@ -580,7 +633,7 @@ export type ProbeResponse = Message<"hypercache.peer.v1.ProbeResponse"> & {
  * Use `create(ProbeResponseSchema)` to create a new message.
  */
 export const ProbeResponseSchema: GenMessage<ProbeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 16);
+  messageDesc(file_hypercache_peer_v1_peer, 17);
 
 /**
  * Member is one entry of a membership list.
@@ -623,7 +676,7 @@ export type Member = Message<"hypercache.peer.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 17);
+  messageDesc(file_hypercache_peer_v1_peer, 18);
 
 /**
  * GossipRequest pushes the sender's member list.
@@ -647,7 +700,7 @@ export type GossipRequest = Message<"hypercache.peer.v1.GossipRequest"> & {
  * Use `create(GossipRequestSchema)` to create a new message.
  */
 export const GossipRequestSchema: GenMessage<GossipRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 18);
+  messageDesc(file_hypercache_peer_v1_peer, 19);
 
 /**
  * GossipResponse answers with the receiver's member list after the merge.
@@ -666,7 +719,7 @@ export type GossipResponse = Message<"hypercache.peer.v1.GossipResponse"> & {
  * Use `create(GossipResponseSchema)` to create a new message.
  */
 export const GossipResponseSchema: GenMessage<GossipResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 19);
+  messageDesc(file_hypercache_peer_v1_peer, 20);
 
 /**
  * MerkleRootRequest asks for the root over the keys the receiver and the requester both own.
@@ -694,7 +747,7 @@ export type MerkleRootRequest = Message<"hypercache.peer.v1.MerkleRootRequest"> 
  * Use `create(MerkleRootRequestSchema)` to create a new message.
  */
 export const MerkleRootRequestSchema: GenMessage<MerkleRootRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 20);
+  messageDesc(file_hypercache_peer_v1_peer, 21);
 
 /**
  * MerkleRootResponse is the root hash and the size of the compared key set.
@@ -723,7 +776,7 @@ export type MerkleRootResponse = Message<"hypercache.peer.v1.MerkleRootResponse"
  * Use `create(MerkleRootResponseSchema)` to create a new message.
  */
 export const MerkleRootResponseSchema: GenMessage<MerkleRootResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 21);
+  messageDesc(file_hypercache_peer_v1_peer, 22);
 
 /**
  * MerkleLeavesRequest asks for every leaf hash.
@@ -747,7 +800,7 @@ export type MerkleLeavesRequest = Message<"hypercache.peer.v1.MerkleLeavesReques
  * Use `create(MerkleLeavesRequestSchema)` to create a new message.
  */
 export const MerkleLeavesRequestSchema: GenMessage<MerkleLeavesRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 22);
+  messageDesc(file_hypercache_peer_v1_peer, 23);
 
 /**
  * MerkleLeavesResponse holds leaf_count hashes, leaf 0 first.
@@ -766,7 +819,7 @@ export type MerkleLeavesResponse = Message<"hypercache.peer.v1.MerkleLeavesRespo
  * Use `create(MerkleLeavesResponseSchema)` to create a new message.
  */
 export const MerkleLeavesResponseSchema: GenMessage<MerkleLeavesResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 23);
+  messageDesc(file_hypercache_peer_v1_peer, 24);
 
 /**
  * MerkleRangeRequest asks for the records in the given leaves.
@@ -802,7 +855,7 @@ export type MerkleRangeRequest = Message<"hypercache.peer.v1.MerkleRangeRequest"
  * Use `create(MerkleRangeRequestSchema)` to create a new message.
  */
 export const MerkleRangeRequestSchema: GenMessage<MerkleRangeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 24);
+  messageDesc(file_hypercache_peer_v1_peer, 25);
 
 /**
  * MerkleRangeResponse holds records (values and tombstones) of the requested leaves.
@@ -828,7 +881,7 @@ export type MerkleRangeResponse = Message<"hypercache.peer.v1.MerkleRangeRespons
  * Use `create(MerkleRangeResponseSchema)` to create a new message.
  */
 export const MerkleRangeResponseSchema: GenMessage<MerkleRangeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 25);
+  messageDesc(file_hypercache_peer_v1_peer, 26);
 
 /**
  * ExchangeRequest is one call on an Exchange stream.
@@ -878,7 +931,7 @@ export type ExchangeRequest = Message<"hypercache.peer.v1.ExchangeRequest"> & {
  * Use `create(ExchangeRequestSchema)` to create a new message.
  */
 export const ExchangeRequestSchema: GenMessage<ExchangeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 26);
+  messageDesc(file_hypercache_peer_v1_peer, 27);
 
 /**
  * ExchangeError is a failed call on an Exchange stream.
@@ -904,7 +957,7 @@ export type ExchangeError = Message<"hypercache.peer.v1.ExchangeError"> & {
  * Use `create(ExchangeErrorSchema)` to create a new message.
  */
 export const ExchangeErrorSchema: GenMessage<ExchangeError> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 27);
+  messageDesc(file_hypercache_peer_v1_peer, 28);
 
 /**
  * ExchangeResponse answers the call with the same id.
@@ -958,7 +1011,7 @@ export type ExchangeResponse = Message<"hypercache.peer.v1.ExchangeResponse"> & 
  * Use `create(ExchangeResponseSchema)` to create a new message.
  */
 export const ExchangeResponseSchema: GenMessage<ExchangeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 28);
+  messageDesc(file_hypercache_peer_v1_peer, 29);
 
 /**
  * DrainRequest has no fields.
@@ -973,7 +1026,7 @@ export type DrainRequest = Message<"hypercache.peer.v1.DrainRequest"> & {
  * Use `create(DrainRequestSchema)` to create a new message.
  */
 export const DrainRequestSchema: GenMessage<DrainRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 29);
+  messageDesc(file_hypercache_peer_v1_peer, 30);
 
 /**
  * DrainResponse confirms the draining state.
@@ -992,7 +1045,7 @@ export type DrainResponse = Message<"hypercache.peer.v1.DrainResponse"> & {
  * Use `create(DrainResponseSchema)` to create a new message.
  */
 export const DrainResponseSchema: GenMessage<DrainResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 30);
+  messageDesc(file_hypercache_peer_v1_peer, 31);
 
 /**
  * HealthRequest asks whether the receiver is up.
@@ -1015,7 +1068,7 @@ export type HealthRequest = Message<"hypercache.peer.v1.HealthRequest"> & {
  * Use `create(HealthRequestSchema)` to create a new message.
  */
 export const HealthRequestSchema: GenMessage<HealthRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 31);
+  messageDesc(file_hypercache_peer_v1_peer, 32);
 
 /**
  * HealthResponse identifies the answering node.
@@ -1044,7 +1097,7 @@ export type HealthResponse = Message<"hypercache.peer.v1.HealthResponse"> & {
  * Use `create(HealthResponseSchema)` to create a new message.
  */
 export const HealthResponseSchema: GenMessage<HealthResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 32);
+  messageDesc(file_hypercache_peer_v1_peer, 33);
 
 /**
  * Consistency is how many owners must acknowledge a write or answer a read.
@@ -1127,21 +1180,23 @@ export enum ApplyOutcome {
   UNSPECIFIED = 0,
 
   /**
-   * Stored: it was newer than the local copy.
+   * The receiver holds the record now: it was newer than the local copy, or the receiver already
+   * held exactly this version and origin.
    *
    * @generated from enum value: APPLY_OUTCOME_APPLIED = 1;
    */
   APPLIED = 1,
 
   /**
-   * Ignored: the local copy is as new or newer (counted in dist.version.conflicts when older).
+   * Ignored: the local copy is newer (counted in dist.version.conflicts); `held` says which.
    *
    * @generated from enum value: APPLY_OUTCOME_STALE = 2;
    */
   STALE = 2,
 
   /**
-   * Dropped by the ownership guard (counted in dist.write.apply_refused). Senders treat it as success.
+   * Dropped by the ownership guard: the receiver does not own the key in its ring view (counted in
+   * dist.write.apply_refused). It is no acknowledgement: a sender keeps the record.
    *
    * @generated from enum value: APPLY_OUTCOME_REFUSED = 3;
    */
