@@ -131,11 +131,11 @@ function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
   const hints = new HintQueue({ ...queueDeps, names: HINTED_METRICS });
   const migrations = new HintQueue({ ...queueDeps, names: MIGRATION_METRICS });
   const applier = new ReplicaApplier({ selfId, store, versions, clock, metrics, logger, ring: view.ring, versionFloor: () => f.contact.versionFloor });
-  const pusher = new ReplicaPusher({ transport, selfId, hints, timers });
+  const pusher = new ReplicaPusher({ transport, selfId, hints, timers, metrics });
   const repairer = new ReadRepairer({ transport, selfId, metrics, logger, timers, batchSize: config.readRepairBatchSize, intervalMs: config.readRepairIntervalMs });
   const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication });
-  const reader = new Reader({ selfId, store, clock, timers, view, transport, repairer, applier, replication: config.replication });
-  const forwarder = new Forwarder({ selfId, transport, timers });
+  const reader = new Reader({ selfId, store, clock, timers, view, transport, repairer, applier, metrics, replication: config.replication });
+  const forwarder = new Forwarder({ selfId, transport, timers, metrics });
   const writes = new WritePath({ selfId, view, coordinator, forwarder, applier, metrics, logger });
   const keys = new KeyLister({ store, view, transport, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop });
   const cache = new ClusterCache({

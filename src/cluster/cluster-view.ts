@@ -16,6 +16,8 @@ export interface ClusterView {
   alivePeers(): PeerRef[];
   /** Peers that hold ring positions (alive and suspect), the local node excluded. */
   ringPeers(): PeerRef[];
+  /** True when this node suspects member `id` (its probes fail): such owners are tried last. */
+  suspect(id: string): boolean;
   /** Nodes seen in the cluster, pruned ones included (only a manual removal lowers it). */
   knownCount(): number;
   /** Members not dead, the local node included. */
@@ -29,7 +31,7 @@ export interface ClusterView {
 
 /** What the view needs of the member table (membership/MemberTable provides it). */
 export interface MemberDirectory {
-  get(id: string): { readonly address: string } | undefined;
+  get(id: string): { readonly address: string; readonly state: "alive" | "suspect" | "dead" } | undefined;
   peers(...states: Array<"alive" | "suspect" | "dead">): ReadonlyArray<{ readonly id: string; readonly address: string }>;
   knownCount(): number;
   notDeadCount(): number;
@@ -47,6 +49,7 @@ export function createClusterView(deps: { selfId: string; members: MemberDirecto
     },
     alivePeers: () => refs(members.peers("alive")),
     ringPeers: () => refs(members.peers("alive", "suspect")),
+    suspect: (id) => members.get(id)?.state === "suspect",
     knownCount: () => members.knownCount(),
     notDeadCount: () => members.notDeadCount(),
     unsettled: () => deps.settle.unsettled(),

@@ -82,6 +82,11 @@ export interface PeerBatchLimits {
   readonly items: number;
   readonly bytes: number;
   readonly inFlight: number;
+  /**
+   * Items waiting for one peer at most; past it new items fail at once (a peer that stopped
+   * answering cannot make the node queue without bound: replica writes become hints).
+   */
+  readonly queued: number;
 }
 
 /**
@@ -90,15 +95,15 @@ export interface PeerBatchLimits {
  */
 export const PEER_BATCHING: Readonly<Record<"forward" | "push" | "get" | "repair" | "hintReplay", PeerBatchLimits>> = Object.freeze({
   /** Client writes forwarded to their primary. */
-  forward: Object.freeze({ items: 512, bytes: PEER_BATCH_BYTES, inFlight: 1 }),
+  forward: Object.freeze({ items: 512, bytes: PEER_BATCH_BYTES, inFlight: 1, queued: 4096 }),
   /** Replica sets and removes pushed by a coordinator. */
-  push: Object.freeze({ items: 512, bytes: PEER_BATCH_BYTES, inFlight: 1 }),
+  push: Object.freeze({ items: 512, bytes: PEER_BATCH_BYTES, inFlight: 1, queued: 4096 }),
   /** Reads of records from other owners. */
-  get: Object.freeze({ items: 512, bytes: PEER_BATCH_BYTES, inFlight: 1 }),
+  get: Object.freeze({ items: 512, bytes: PEER_BATCH_BYTES, inFlight: 1, queued: 4096 }),
   /** Read repairs sent to one owner. */
-  repair: Object.freeze({ items: 512, bytes: PEER_BATCH_BYTES, inFlight: 1 }),
+  repair: Object.freeze({ items: 512, bytes: PEER_BATCH_BYTES, inFlight: 1, queued: 4096 }),
   /** Hints (and queued migrations) replayed to one target per call. */
-  hintReplay: Object.freeze({ items: 256, bytes: PEER_BATCH_BYTES, inFlight: 1 }),
+  hintReplay: Object.freeze({ items: 256, bytes: PEER_BATCH_BYTES, inFlight: 1, queued: 4096 }),
 });
 
 /** Pages and scan budgets of the background paths. */

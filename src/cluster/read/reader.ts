@@ -4,6 +4,7 @@
 import type { Clock, Timers } from "../../core/clock.js";
 import { CacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";
+import type { Metrics } from "../../observability/index.js";
 import type { Owners } from "../../ring/index.js";
 import { compareVersions, type LiveItem, type ShardedStore, type VersionedRecord } from "../../store/index.js";
 import type { PeerRef, PeerTransport } from "../../transport/index.js";
@@ -24,6 +25,7 @@ export interface ReaderDeps {
   readonly transport: PeerTransport;
   readonly repairer: ReadRepairer;
   readonly applier: ReplicaApplier;
+  readonly metrics: Metrics;
   readonly replication: number;
 }
 
@@ -43,7 +45,10 @@ export class Reader {
 
   constructor(private readonly deps: ReaderDeps) {
     // Answers are cut by bytes on the answering side (a prefix), so keys count by their own size.
-    this.gets = new PeerBatcher((peer, keys) => this.getAll(peer, keys), batchOptions(PEER_BATCHING.get, (key: string) => key.length * 3, deps.timers));
+    this.gets = new PeerBatcher(
+      (peer, keys) => this.getAll(peer, keys),
+      batchOptions(PEER_BATCHING.get, (key: string) => key.length * 3, deps.timers, () => deps.metrics.inc("dist.peer.queue_overflow")),
+    );
   }
 
   get calls(): number {
@@ -80,7 +85,9 @@ export class Reader {
     // its copy yet): ask the next owners too and keep the newest record.
     const conclusive = !view.unsettled();
     let best: VersionedRecord | undefined;
-    for (const id of owners.ids) {
+    // Suspect owners are tried last (a stable sort keeps the ring order otherwise).
+    const order = [...owners.ids].sort((a, b) => Number(view.suspect(a)) - Number(view.suspect(b)));
+    for (const id of order) {
       const peer = view.peer(id);
       if (!peer) continue;
       try {

@@ -20,13 +20,17 @@ export interface BatcherOptions<Item> {
   readonly sizeOf: (item: Item) => number;
   /** Calls under way per peer and lane. */
   readonly maxInFlight: number;
+  /** Items waiting per peer and lane at most; past it an item fails at once with UNAVAILABLE. */
+  readonly maxQueued?: number;
+  /** Called for each item refused because its lane was full. */
+  readonly onOverflow?: () => void;
   /** Schedules the end-of-turn flush (Timers.defer). */
   readonly timers: Pick<Timers, "defer">;
 }
 
 /** Batcher options from a PEER_BATCHING entry. */
-export function batchOptions<Item>(limits: PeerBatchLimits, sizeOf: (item: Item) => number, timers: Pick<Timers, "defer">): BatcherOptions<Item> {
-  return { maxItems: limits.items, maxBytes: limits.bytes, maxInFlight: limits.inFlight, sizeOf, timers };
+export function batchOptions<Item>(limits: PeerBatchLimits, sizeOf: (item: Item) => number, timers: Pick<Timers, "defer">, onOverflow?: () => void): BatcherOptions<Item> {
+  return { maxItems: limits.items, maxBytes: limits.bytes, maxInFlight: limits.inFlight, maxQueued: limits.queued, onOverflow, sizeOf, timers };
 }
 
 interface Pending<Item, Result> {
@@ -61,6 +65,10 @@ export class PeerBatcher<Item, Result> {
       this.lanes.set(id, l);
     }
     const laneRef = l;
+    if (l.queue.length >= (this.opts.maxQueued ?? Number.POSITIVE_INFINITY)) {
+      this.opts.onOverflow?.();
+      return Promise.reject(new CacheError("UNAVAILABLE", `${l.queue.length} calls are already waiting for peer ${peer.id}`));
+    }
     return new Promise<Result>((resolve, reject) => {
       laneRef.queue.push({ item, resolve, reject });
       if (laneRef.inFlight < this.opts.maxInFlight) this.schedule(id, laneRef, lane);
@@ -111,6 +119,10 @@ export class PeerBatcher<Item, Result> {
         },
         (err: unknown) => {
           for (const p of batch) p.reject(err);
+          // The peer could not be reached: what waits behind this call fails now instead of
+          // waiting for another timeout of its own (replica writes become hints, reads and
+          // forwards move on to other owners).
+          if (err instanceof CacheError && err.code === "UNAVAILABLE") for (const p of l.queue.splice(0)) p.reject(err);
         },
       ).finally(() => {
         l.inFlight--;

@@ -3,6 +3,7 @@
 import type { Timers } from "../../core/clock.js";
 import { PEER_BATCHING } from "../../core/limits.js";
 import type { ConsistencyLevel } from "../../config/index.js";
+import type { Metrics } from "../../observability/index.js";
 import type { ClientWrite, PeerRef, PeerTransport, WriteOutcome } from "../../transport/index.js";
 import { batchOptions, PeerBatcher } from "./batcher.js";
 
@@ -10,6 +11,7 @@ export interface ForwarderDeps {
   readonly selfId: string;
   readonly transport: PeerTransport;
   readonly timers: Timers;
+  readonly metrics: Metrics;
 }
 
 /** Approximate wire size of a forwarded write. */
@@ -26,7 +28,7 @@ export class Forwarder {
         const [level, applies] = lane.split("|");
         return deps.transport.forward(peer, { from: deps.selfId, consistency: level as ConsistencyLevel, writes, senderApplies: applies === "1" });
       },
-      batchOptions(PEER_BATCHING.forward, writeBytes, deps.timers),
+      batchOptions(PEER_BATCHING.forward, writeBytes, deps.timers, () => deps.metrics.inc("dist.peer.queue_overflow")),
     );
   }
 

@@ -5,6 +5,7 @@ import { PEER_BATCHING } from "../../core/limits.js";
 import { byteSize } from "../record-size.js";
 import { batchOptions, PeerBatcher } from "./batcher.js";
 import type { HintQueue } from "../hints/hint-queue.js";
+import type { Metrics } from "../../observability/index.js";
 import type { VersionedRecord } from "../../store/index.js";
 import type { ApplyOutcome, PeerRef, PeerTransport } from "../../transport/index.js";
 
@@ -12,8 +13,8 @@ export class ReplicaPusher {
   private readonly sets: PeerBatcher<VersionedRecord, ApplyOutcome>;
   private readonly removes: PeerBatcher<VersionedRecord, ApplyOutcome>;
 
-  constructor(private readonly deps: { transport: PeerTransport; selfId: string; hints: HintQueue; timers: Timers }) {
-    const opts = batchOptions(PEER_BATCHING.push, byteSize, deps.timers);
+  constructor(private readonly deps: { transport: PeerTransport; selfId: string; hints: HintQueue; timers: Timers; metrics: Metrics }) {
+    const opts = batchOptions(PEER_BATCHING.push, byteSize, deps.timers, () => deps.metrics.inc("dist.peer.queue_overflow"));
     this.sets = new PeerBatcher((peer, recs) => deps.transport.set(peer, deps.selfId, recs), opts);
     this.removes = new PeerBatcher((peer, recs) => deps.transport.remove(peer, deps.selfId, recs), opts);
   }

@@ -41,23 +41,36 @@ export class WritePath {
     metrics.inc("dist.write.attempts");
     const owners = this.deps.view.ring().ownersOf(write.key);
     if (owners.primary === selfId) return this.deps.coordinator.coordinate(write, owners, level);
-    const forwarded = await this.forwardToPrimary(write, owners, level);
+    const ownsKey = owners.ids.includes(selfId);
+    // A suspect primary is tried last: an owner takes the write over at once, and another node
+    // forwards to the first owner that is not suspect (it coordinates as a promoted replica).
+    let target = owners.primary;
+    if (this.deps.view.suspect(owners.primary)) {
+      if (ownsKey) return this.promote(write, owners, level, new CacheError("UNAVAILABLE", `primary ${owners.primary} is suspect`));
+      target = owners.ids.find((id) => !this.deps.view.suspect(id)) ?? owners.primary;
+    }
+    const forwarded = await this.forwardTo(target, write, owners, level);
     if (!("failure" in forwarded)) return forwarded;
     const { failure, reached } = forwarded;
-    if (afterForwardFailure(failure, owners.ids.includes(selfId)) === "fail") {
+    if (afterForwardFailure(failure, ownsKey) === "fail") {
       // The primary's real outcome goes back as it is; a transport failure says which primary
       // could not be reached.
       if (failure.code !== "UNAVAILABLE" || reached) throw failure;
-      throw new CacheError("UNAVAILABLE", `primary ${owners.primary} of key ${JSON.stringify(write.key)} is unreachable: ${failure.message}`, { owners: [...owners.ids] }, { cause: failure });
+      throw new CacheError("UNAVAILABLE", `owner ${target} of key ${JSON.stringify(write.key)} is unreachable: ${failure.message}`, { owners: [...owners.ids] }, { cause: failure });
     }
-    metrics.inc("dist.write.forward_promotion");
-    this.deps.logger.debug("write promoted: primary unreachable", { key: write.key, primary: owners.primary, error: failure.message });
+    return this.promote(write, owners, level, failure);
+  }
+
+  /** This replica owner coordinates the write itself; the old primary gets its copy as a hint. */
+  private promote(write: ClientWrite, owners: Owners, level: ConsistencyLevel, why: CacheError): Promise<WriteResult> {
+    this.deps.metrics.inc("dist.write.forward_promotion");
+    this.deps.logger.debug("write promoted: primary unreachable", { key: write.key, primary: owners.primary, error: why.message });
     return this.deps.coordinator.coordinate(write, owners, level);
   }
 
-  private async forwardToPrimary(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult | ForwardFailure> {
-    const primary = this.deps.view.peer(owners.primary);
-    if (!primary) return { failure: new CacheError("UNAVAILABLE", `primary ${owners.primary} is not a member`), reached: false };
+  private async forwardTo(targetId: string, write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult | ForwardFailure> {
+    const primary = this.deps.view.peer(targetId);
+    if (!primary) return { failure: new CacheError("UNAVAILABLE", `owner ${targetId} is not a member`), reached: false };
     // An owner applies the primary's result itself instead of having it pushed back.
     const applies = owners.ids.includes(this.deps.selfId);
     let outcome: WriteOutcome;

@@ -107,6 +107,7 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
         peer: (id) => (id === "p" ? { id: "p", address: "p:7946" } : undefined),
         alivePeers: () => [{ id: "p", address: "p:7946" }],
         ringPeers: () => [{ id: "p", address: "p:7946" }],
+        suspect: () => false,
         knownCount: () => 2,
         notDeadCount: () => 2,
         unsettled: () => false,
@@ -116,7 +117,7 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
       const repairer = new ReadRepairer({ transport, selfId: "self", metrics, logger, timers: clock, batchSize: 0, intervalMs: 100 });
       const store = newStore(clock);
       const applier = new ReplicaApplier({ selfId: "self", store, versions: new VersionClock(clock), clock, metrics, logger, ring: () => ring, versionFloor: () => 0 });
-      const reader = new Reader({ selfId: "self", store, clock, timers: clock, view, transport, repairer, applier, replication: 1 });
+      const reader = new Reader({ selfId: "self", store, clock, timers: clock, view, transport, repairer, applier, metrics, replication: 1 });
       const results = await Promise.all(keys.map((k) => reader.read(k, "one")));
       expect(results.map((r) => r.item?.key)).to.deep.equal(keys);
       expect(results.map((r) => r.item?.version)).to.deep.equal(keys.map((k) => remote.get(k)?.version));
