@@ -18,7 +18,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/core/clock.ts", "test/**", "bench/**", "scripts/**", "packages/*/test/**", "packages/*/scripts/**", "packages/client/src/runtime.ts", "packages/cli/src/bin.ts"],
+    files: ["src/core/clock.ts", "test/**", "bench/**", "scripts/**", "packages/*/test/**", "packages/*/scripts/**", "packages/client/src/runtime.ts", "packages/cli/src/io.ts"],
     rules: { "no-restricted-syntax": "off" },
   },
   {

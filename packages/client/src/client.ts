@@ -229,6 +229,11 @@ export class HypercacheClient {
     return this.apiPool.status();
   }
 
+  /** The endpoint requests go to first: the last one that answered (or the starting one). */
+  currentEndpoint(): string | undefined {
+    return this.apiPool.currentUrl();
+  }
+
   /** Management endpoints known so far (from the options and from discovery). */
   managementEndpoints(): EndpointStatus[] {
     return this.mgmtPool.status();

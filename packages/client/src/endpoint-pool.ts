@@ -93,6 +93,11 @@ export class EndpointPool {
     return this.entries.map((e) => ({ url: e.url, node: e.node, seed: e.seed, discovered: e.discovered, consecutiveFailures: e.failures, coolingForMs: Math.max(0, e.coolUntilMs - now) }));
   }
 
+  /** The current endpoint: the last one that answered, or the starting one. */
+  currentUrl(): string | undefined {
+    return this.current;
+  }
+
   /** The current endpoint when it is usable: the first to try, without computing a whole order. */
   preferred(): string | undefined {
     const e = this.current === undefined ? undefined : this.find(this.current);

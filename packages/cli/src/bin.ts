@@ -1,0 +1,8 @@
+#!/usr/bin/env node
+// The hypercache command: runs main() on the process's streams and exits with its code.
+import { main } from "./main.js";
+import { processIo } from "./io.js";
+
+const code = await main(process.argv.slice(2), processIo());
+// Let stdout drain (a pipe may still hold output), then exit even if a socket lingers.
+process.stdout.write("", () => process.exit(code));
