@@ -109,7 +109,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     metrics,
   });
   const versions = new VersionClock(clock);
-  const members = new MemberTable({ selfId, selfAddress: formatAddress(config.distAddr), clock, metrics, logger });
+  const members = new MemberTable({ selfId, selfAddress: formatAddress(config.distAddr), selfApiUrl: config.apiAdvertiseUrl, selfMgmtUrl: config.mgmtAdvertiseUrl, clock, metrics, logger });
   logger.info(LOG.clusterJoin, { seeds: config.seeds.map((s) => `${s.id}@${s.address}`), replication: config.replication });
   for (const seed of config.seeds) {
     if (seed.id === "") logger.warn(LOG.bareSeed, { seed: seed.address });
@@ -303,7 +303,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     maxBodyBytes: config.maxBodyBytes,
     maxBatchItems: config.maxBatchItems,
   };
-  const clientApp = createClientApp({ cache, auth, clock, logger, latencies, openapiYaml: deps.documents.client, limits });
+  const clientApp = createClientApp({ cache, auth, clock, logger, latencies, members, openapiYaml: deps.documents.client, limits });
   const managementApp = createManagementApp({
     config,
     auth,
