@@ -77,7 +77,7 @@ export class HypercacheClient {
 
     const discoveryOn = options.discovery !== false;
     if (discoveryOn) {
-      this.discovery = new Discovery({ transport: new FailoverTransport({ ...common, pool: this.apiPool }), apiPool: this.apiPool, mgmtPool: this.mgmtPool, onEvent: options.onEvent });
+      this.discovery = new Discovery({ api: typedClient<apiPaths>(new FailoverTransport({ ...common, pool: this.apiPool })), apiPool: this.apiPool, mgmtPool: this.mgmtPool, onEvent: options.onEvent });
     }
     const rediscover = this.discovery ? () => (this.discovery as Discovery).refresh() : undefined;
     const apiTransport = new FailoverTransport({ ...common, pool: this.apiPool, rediscover });

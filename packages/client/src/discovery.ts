@@ -3,16 +3,16 @@
 // those URLs are adopted, never the peer (dist) addresses of the membership. One refresh runs at a
 // time; callers that ask meanwhile share it.
 import type { EndpointPool } from "./endpoint-pool.js";
-import { errorFromAnswer } from "./errors.js";
-import type { ClientEvent, FailoverTransport } from "./failover-transport.js";
+import type { Client } from "openapi-fetch";
+import type { ClientEvent } from "./failover-transport.js";
+import type { components, paths } from "./gen/client.js";
+import { buffered } from "./openapi-bridge.js";
+import { answerError } from "./values.js";
 
-export const DISCOVERY_PATH = "/v1/cluster/endpoints";
+export const DISCOVERY_PATH = "/v1/cluster/endpoints" as const;
 
 /** The answer of `GET /v1/cluster/endpoints`. */
-export interface ClusterEndpoints {
-  membership_version: number;
-  endpoints: { node: string; api_url: string; mgmt_url: string; state: string }[];
-}
+export type ClusterEndpoints = components["schemas"]["ClusterEndpoints"];
 
 /** The answer's endpoints, keeping only well-formed entries (an old or odd node must not break us). */
 export function parseEndpoints(body: unknown): ClusterEndpoints["endpoints"] {
@@ -20,7 +20,7 @@ export function parseEndpoints(body: unknown): ClusterEndpoints["endpoints"] {
   if (!Array.isArray(list)) return [];
   return list.filter((e): e is ClusterEndpoints["endpoints"][number] => {
     const x = e as Record<string, unknown> | null;
-    return x !== null && typeof x === "object" && typeof x.node === "string" && typeof x.api_url === "string" && typeof x.mgmt_url === "string" && typeof x.state === "string" && x.state !== "dead";
+    return x !== null && typeof x === "object" && typeof x.node === "string" && typeof x.api_url === "string" && typeof x.mgmt_url === "string" && (x.state === "alive" || x.state === "suspect");
   });
 }
 
@@ -31,8 +31,8 @@ export class Discovery {
 
   constructor(
     private readonly deps: {
-      /** Failover over the client pool, without discovery of its own. */
-      readonly transport: FailoverTransport;
+      /** Typed requests over a failover transport of the client pool, without discovery of its own. */
+      readonly api: Client<paths>;
       readonly apiPool: EndpointPool;
       readonly mgmtPool: EndpointPool;
       readonly onEvent?: ((e: ClientEvent) => void) | undefined;
@@ -49,10 +49,9 @@ export class Discovery {
 
   private async run(): Promise<boolean> {
     try {
-      const { response, endpoint } = await this.deps.transport.send({ method: "GET", path: DISCOVERY_PATH, headers: { accept: "application/json" } });
-      const text = await response.text();
-      if (response.status !== 200) throw errorFromAnswer(response.status, text, endpoint);
-      const body = JSON.parse(text) as Partial<ClusterEndpoints>;
+      const { data, response } = await this.deps.api.GET(DISCOVERY_PATH);
+      if (!data) throw answerError(buffered(response));
+      const body: Partial<ClusterEndpoints> = data;
       const found = parseEndpoints(body);
       const before = this.deps.apiPool.urls().join(" ");
       const adopted = this.deps.apiPool.adopt(found.map((e) => ({ url: e.api_url, node: e.node, state: e.state })));
