@@ -21,6 +21,8 @@ export interface Io {
   onInterrupt(fn: () => void): () => void;
   /** Reads a password without echo (only when stdin is a terminal). */
   promptPassword(prompt: string): Promise<string>;
+  /** Ends the process at once (a second Ctrl-C). */
+  exitNow(code: number): void;
 }
 
 /** Reads a line from the terminal with echo off. */
@@ -70,5 +72,6 @@ export function processIo(): Io {
       return () => process.off("SIGINT", fn);
     },
     promptPassword: (prompt) => readPassword(prompt, process.stderr),
+    exitNow: (code) => process.exit(code),
   };
 }

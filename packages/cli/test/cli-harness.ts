@@ -45,6 +45,9 @@ export async function cli(argv: string[], o: CliOptions = {}): Promise<CliRun> {
     promptPassword: async () => {
       throw new Error("no prompt in tests");
     },
+    exitNow: (code) => {
+      throw new Error(`the command asked to exit at once with ${code}`);
+    },
   };
   o.onStart?.(() => handlers.forEach((h) => h()));
   const code = await main(argv, io);

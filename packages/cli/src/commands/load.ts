@@ -59,7 +59,7 @@ export function registerLoadCommand(program: Command, run: Runner): void {
         let firstFailure: Error | undefined;
         let interrupted = false;
         const stopInterrupt = io.onInterrupt(() => {
-          if (interrupted) process.exit(EXIT.INTERRUPTED);
+          if (interrupted) io.exitNow(EXIT.INTERRUPTED);
           interrupted = true;
           progress.log("hypercache: interrupted: finishing the batches in flight (Ctrl-C again to quit now)");
         });
