@@ -23,7 +23,7 @@ import { HypercacheClient } from "../packages/client/src/node.js";
 import { clusterPorts, startMember, startNode, type NodeProcess } from "../test/helpers/node-process.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const CLI = join(ROOT, "packages/cli/dist/bin.js");
+const CLI = join(ROOT, "packages/cli/bin/hypercache.js");
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);

@@ -1,7 +1,5 @@
-#!/usr/bin/env -S node --max-semi-space-size=2 --max-old-space-size=128
-// The hypercache command: runs main() on the process's streams and exits with its code.
-// The V8 flags bound memory: a `load` of any size stays near 120 MB of RSS (bench/sdk.ts). Live
-// data is a few batches; without them V8's lazy collection lets the heap grow past 150 MB.
+// The hypercache command: runs main() on the process's streams and exits with its code. The
+// installed command is bin/hypercache.js, which loads this file with V8's memory flags.
 import { main } from "./main.js";
 import { processIo } from "./io.js";
 
