@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import bcrypt from "bcryptjs";
 import { expect } from "chai";
+import { makeTestCerts, type TestCerts } from "../../../test/helpers/certs.js";
 import { startNode, type NodeProcess } from "../../../test/helpers/node-process.js";
 import { cli, cliProcess } from "./cli-harness.js";
 
@@ -223,5 +224,37 @@ describe("hypercache CLI credentials (real node with a policy file)", function (
     const noPassword = await cli(["me", "--user", "alice", "--insecure-basic"], { env: { HYPERCACHE_ENDPOINTS: node.api } });
     expect(noPassword.code).to.equal(2);
     expect(noPassword.stderr).to.contain("HYPERCACHE_PASSWORD");
+  });
+});
+
+describe("hypercache CLI over TLS and mutual TLS (real node)", function () {
+  this.timeout(30_000);
+  let certs: TestCerts;
+  let node: NodeProcess;
+  let dir: string;
+
+  before(async () => {
+    certs = makeTestCerts(["ops-cli"]);
+    dir = mkdtempSync(join(tmpdir(), "hypercache-cli-tls-"));
+    const policy = join(dir, "policy.yaml");
+    writeFileSync(policy, "cert_identities:\n  - {subject_cn: ops-cli, scopes: [read, write]}\n");
+    node = await startNode({ id: "tls1", env: { SERVICE_AUTH_CONFIG: policy, SERVICE_API_TLS_CERT: certs.server.cert, SERVICE_API_TLS_KEY: certs.server.key, SERVICE_API_TLS_CLIENT_CA: certs.ca.cert } });
+  });
+  after(async () => {
+    await node?.stop();
+    certs?.cleanup();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("--ca verifies the nodes and --cert/--key present the client certificate", async () => {
+    const env = { HYPERCACHE_ENDPOINTS: `https://127.0.0.1:${node.apiPort}` };
+    const me = await cli(["me", "--ca", certs.ca.cert, "--cert", certs.clients["ops-cli"]?.cert as string, "--key", certs.clients["ops-cli"]?.key as string], { env });
+    expect(me.code, me.stderr).to.equal(0);
+    expect(me.json()).to.include({ id: "ops-cli" });
+    const noCert = await cli(["me", "--ca", certs.ca.cert, "--timeout", "2s"], { env });
+    expect(noCert.code, "the handshake fails: no endpoint answered").to.equal(5);
+    const halfPair = await cli(["me", "--ca", certs.ca.cert, "--cert", certs.clients["ops-cli"]?.cert as string], { env });
+    expect(halfPair.code).to.equal(2);
+    expect(halfPair.stderr).to.contain("--cert and --key go together");
   });
 });
