@@ -1,9 +1,9 @@
-// Lint: typescript-eslint's recommended rules on src/, test/, bench/ and scripts/.
+// Lint: typescript-eslint's recommended rules on src/, test/, bench/, scripts/ and packages/.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "gen/**", "node_modules/**", "coverage/**", ".tmp/**", "build/**", "tools/**"] },
+  { ignores: ["dist/**", "gen/**", "node_modules/**", "coverage/**", ".tmp/**", "build/**", "tools/**", "packages/*/dist/**", "packages/client/src/gen/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -22,8 +22,16 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/core/clock.ts", "test/**", "bench/**", "scripts/**"],
+    files: ["src/core/clock.ts", "test/**", "bench/**", "scripts/**", "packages/*/test/**", "packages/*/scripts/**", "packages/client/src/runtime.ts", "packages/client/src/fetch-types.ts", "packages/cli/src/io.ts"],
     rules: { "no-restricted-syntax": "off" },
+  },
+  {
+    // The client core also runs in browsers: Node built-ins and undici only in its Node entry.
+    files: ["packages/client/src/**"],
+    ignores: ["packages/client/src/node.ts"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ group: ["node:*", "undici", "fs", "http", "https", "net", "tls", "stream", "buffer"], message: "The core of @hypercache/client runs in browsers: Node-only code goes in src/node.ts." }] }],
+    },
   },
   {
     files: ["**/*.cjs"],

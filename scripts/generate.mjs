@@ -1,5 +1,5 @@
 // Generates gen/ from the contracts: proto/ (buf + the local protoc-gen-es plugin, no network)
-// and openapi/*.yaml (openapi-typescript). With --check it writes nothing and exits 1 when the
+// and openapi/*.yaml (openapi-typescript, also into packages/client/src/gen). With --check it writes nothing and exits 1 when the
 // committed gen/ differs from what the contracts produce.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -11,6 +11,9 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const bin = join(root, "node_modules", ".bin");
 const env = { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` };
 const openapiDocs = ["client", "management"];
+// Each OpenAPI document is turned into types for the server (gen/openapi) and, as a second copy,
+// for the @hypercache/client package, which must build and ship without the server's tree.
+const openapiOutDirs = ["gen/openapi", "packages/client/src/gen"];
 const check = process.argv.includes("--check");
 
 function run(cmd, args) {
@@ -45,7 +48,7 @@ function sameTree(expectedDir, actualDir) {
 if (!check) {
   run("buf", ["generate"]);
   for (const doc of openapiDocs) {
-    run("openapi-typescript", [`openapi/${doc}.yaml`, "-o", `gen/openapi/${doc}.ts`, "--silent"]);
+    for (const dir of openapiOutDirs) run("openapi-typescript", [`openapi/${doc}.yaml`, "-o", `${dir}/${doc}.ts`, "--silent"]);
   }
 } else {
   const tmp = mkdtempSync(join(tmpdir(), "hypercache-gen-"));
@@ -55,10 +58,12 @@ if (!check) {
     for (const p of problems) console.error(`gen/proto ${p}`);
     let stale = problems.length > 0;
     for (const doc of openapiDocs) {
-      const r = spawnSync(join(bin, "openapi-typescript"),
-        [`openapi/${doc}.yaml`, "-o", `gen/openapi/${doc}.ts`, "--check", "--silent"],
-        { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
-      if (r.status !== 0) { console.error(`gen/openapi/${doc}.ts is stale`); stale = true; }
+      for (const dir of openapiOutDirs) {
+        const r = spawnSync(join(bin, "openapi-typescript"),
+          [`openapi/${doc}.yaml`, "-o", `${dir}/${doc}.ts`, "--check", "--silent"],
+          { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+        if (r.status !== 0) { console.error(`${dir}/${doc}.ts is stale`); stale = true; }
+      }
     }
     if (stale) {
       console.error("generated code is stale: run `npm run generate` and commit gen/");

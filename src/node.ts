@@ -108,7 +108,7 @@ function buildFoundation(config: Config, deps: NodeDeps) {
     metrics,
   });
   const versions = new VersionClock(clock);
-  const members = new MemberTable({ selfId: config.nodeId, selfAddress: formatAddress(config.distAddr), clock, metrics, logger });
+  const members = new MemberTable({ selfId: config.nodeId, selfAddress: formatAddress(config.distAddr), selfApiUrl: config.apiAdvertiseUrl, selfMgmtUrl: config.mgmtAdvertiseUrl, clock, metrics, logger });
   addSeeds(members, config.seeds, config.replication, logger);
   const ring = new RingFollower({ members, replication: config.replication, clock });
   const settle = new SettleWindow({ clock, ring, windowMs: settleWindowMs(config.hintTtlMs, config.rebalanceIntervalMs) });
@@ -214,7 +214,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     sources: { members: () => JSON.stringify(membersBody(config, members)), heartbeat: () => JSON.stringify(metrics.snapshot()) },
   });
   const limits = { maxKeyBytes: config.maxKeyBytes, maxValueBytes: config.maxValueBytes, maxBodyBytes: config.maxBodyBytes, maxBatchItems: config.maxBatchItems };
-  const clientApp = createClientApp({ cache: d.cache, auth, clock, logger, latencies, openapiYaml: deps.documents.client, limits });
+  const clientApp = createClientApp({ cache: d.cache, auth, clock, logger, latencies, members, openapiYaml: deps.documents.client, limits });
   const managementApp = createManagementApp({
     config,
     auth,

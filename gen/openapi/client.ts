@@ -227,6 +227,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cluster/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The client and management base URLs of every member that is not dead
+         * @description Endpoint discovery for clients that fail over between nodes without a load balancer. Lists every member this node sees as alive or suspect, itself included, with the base URLs it advertises (`SERVICE_API_ADVERTISE_URL` and `SERVICE_MGMT_ADVERTISE_URL`, carried in gossip; by default the listener's scheme, the host of `SERVICE_DIST_ADDR` and the listener's port). Members whose URLs are not known yet (gossip has not delivered them, or the node advertises none because its dist host is unspecified) are left out. Peer (dist) addresses are never listed: clients must not dial them. Clients should keep their configured endpoints as a fallback and ignore an empty list.
+         */
+        get: operations["getClusterEndpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -372,6 +392,24 @@ export interface components {
         };
         BatchDeleteResponse: {
             results: components["schemas"]["BatchDeleteResult"][];
+        };
+        ClusterEndpoint: {
+            /** @description the member's node id */
+            node: string;
+            /** @description base URL of the member's client API, such as https://cache-1.example:8080 */
+            api_url: string;
+            /** @description base URL of the member's management listener */
+            mgmt_url: string;
+            /**
+             * @description the member's state as the answering node sees it
+             * @enum {string}
+             */
+            state: "alive" | "suspect";
+        };
+        ClusterEndpoints: {
+            /** @description the answering node's membership version (bumps on every change) */
+            membership_version: number;
+            endpoints: components["schemas"]["ClusterEndpoint"][];
         };
         KeyBrowserPage: {
             /** @description one page of sorted, deduplicated keys */
@@ -925,6 +963,28 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    getClusterEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the endpoints, sorted by node id */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterEndpoints"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
         };

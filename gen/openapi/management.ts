@@ -346,7 +346,12 @@ export interface components {
         };
         Member: {
             id: string;
+            /** @description the member's peer (dist) address, host:port; for peers only, never for clients */
             address: string;
+            /** @description base URL the member advertises for its client API (SERVICE_API_ADVERTISE_URL), carried in gossip; empty while not known */
+            api_url: string;
+            /** @description base URL the member advertises for its management listener; empty while not known */
+            mgmt_url: string;
             /** @enum {string} */
             state: "alive" | "suspect" | "dead";
             incarnation: number;

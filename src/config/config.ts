@@ -32,6 +32,12 @@ export interface Config {
   readonly apiAddr: Address;
   readonly mgmtAddr: Address;
   readonly distAddr: Address;
+  /**
+   * Base URLs advertised to clients (GET /v1/cluster/endpoints, gossiped to peers). Undefined when
+   * neither set nor derivable: the dist host is unspecified (a cluster of one on ":7946").
+   */
+  readonly apiAdvertiseUrl: string | undefined;
+  readonly mgmtAdvertiseUrl: string | undefined;
   readonly seeds: readonly Seed[];
   readonly replication: number;
   readonly capacity: number;

@@ -1,6 +1,7 @@
 // loadConfig(env): parses every SERVICE_* variable once, fills defaults, checks cross-field
 // rules and returns a frozen Config. A bad value throws a SettingError naming the variable.
 import { formatAddress, isUnspecifiedHost, type Address } from "../core/address.js";
+import { defaultBaseUrl } from "../core/base-url.js";
 import { isNodeId } from "../core/node-id.js";
 import type { Config, ConsistencyLevel, EvictionAlgorithm, LogLevel, OidcConfig, SettingView, TlsFiles } from "./config.js";
 import { InvalidValue, SettingError, type Seed } from "./parsers.js";
@@ -59,11 +60,17 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
   const deadAfterMs = v<number | undefined>("SERVICE_DEAD_AFTER") ?? 6 * heartbeatIntervalMs;
   if (deadView && deadView.value === "") views[views.indexOf(deadView)] = { ...deadView, value: `${deadAfterMs}ms` };
 
+  const apiTls = tlsFiles(opt, "SERVICE_API_TLS_CERT", "SERVICE_API_TLS_KEY", "SERVICE_API_TLS_CLIENT_CA");
+  const mgmtTls = tlsFiles(opt, "SERVICE_MGMT_TLS_CERT", "SERVICE_MGMT_TLS_KEY", undefined);
+  const advertise = advertisedUrls(opt, views, v<Address>("SERVICE_DIST_ADDR"), { api: v<Address>("SERVICE_API_ADDR"), mgmt: v<Address>("SERVICE_MGMT_ADDR") }, { api: apiTls !== undefined, mgmt: mgmtTls !== undefined });
+
   const config: Config = {
     nodeId,
     apiAddr: v<Address>("SERVICE_API_ADDR"),
     mgmtAddr: v<Address>("SERVICE_MGMT_ADDR"),
     distAddr: v<Address>("SERVICE_DIST_ADDR"),
+    apiAdvertiseUrl: advertise.api,
+    mgmtAdvertiseUrl: advertise.mgmt,
     seeds: Object.freeze((v<readonly Seed[] | undefined>("SERVICE_SEEDS") ?? []).filter((s) => s.id !== nodeId)),
     replication: v<number>("SERVICE_REPLICATION"),
     capacity: v<number>("SERVICE_CAPACITY"),
@@ -98,8 +105,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     maxKeyBytes: v<number>("SERVICE_MAX_KEY_BYTES"),
     maxBatchItems: v<number>("SERVICE_MAX_BATCH_ITEMS"),
     compressionThresholdBytes: v<number>("SERVICE_COMPRESSION_THRESHOLD"),
-    apiTls: tlsFiles(opt, "SERVICE_API_TLS_CERT", "SERVICE_API_TLS_KEY", "SERVICE_API_TLS_CLIENT_CA"),
-    mgmtTls: tlsFiles(opt, "SERVICE_MGMT_TLS_CERT", "SERVICE_MGMT_TLS_KEY", undefined),
+    apiTls,
+    mgmtTls,
     distTls: tlsFiles(opt, "SERVICE_DIST_TLS_CERT", "SERVICE_DIST_TLS_KEY", "SERVICE_DIST_TLS_CA", true),
     authToken: opt("SERVICE_AUTH_TOKEN"),
     authConfigPath: opt("SERVICE_AUTH_CONFIG"),
@@ -112,6 +119,29 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
   checkListeners(config);
   checkAdvertisedAddress(config);
   return Object.freeze(config);
+}
+
+/**
+ * The advertised client and management base URLs: as set, or the listener's scheme (https with
+ * TLS), the dist host (the address peers dial) and the listener's port. With an unspecified dist
+ * host (or an ephemeral port) there is nothing to advertise, so no default. /config shows the
+ * effective values.
+ */
+function advertisedUrls(
+  opt: (n: string) => string | undefined,
+  views: SettingView[],
+  dist: Address,
+  listeners: { api: Address; mgmt: Address },
+  tls: { api: boolean; mgmt: boolean },
+): { api: string | undefined; mgmt: string | undefined } {
+  const hostKnown = dist.host !== "" && dist.host !== "0.0.0.0" && dist.host !== "::";
+  const pick = (name: string, listener: Address, withTls: boolean): string | undefined => {
+    const url = opt(name) ?? (hostKnown && listener.port !== 0 ? defaultBaseUrl(withTls, dist.host, listener.port) : undefined);
+    const view = views.find((s) => s.name === name);
+    if (view && view.value === "" && url) views[views.indexOf(view)] = { ...view, value: url };
+    return url;
+  };
+  return { api: pick("SERVICE_API_ADVERTISE_URL", listeners.api, tls.api), mgmt: pick("SERVICE_MGMT_ADVERTISE_URL", listeners.mgmt, tls.mgmt) };
 }
 
 /** A listener's TLS files; `caRequired` makes the CA mandatory with the certificate (mutual TLS). */

@@ -1,6 +1,7 @@
 // Parsers for setting values. Each returns the parsed value or throws a SettingError whose
 // message completes the sentence "<VARIABLE>: ...".
 import { parseAddress, type Address } from "../core/address.js";
+import { parseBaseUrl } from "../core/base-url.js";
 import { parseDurationMs } from "../core/duration.js";
 import { isNodeId } from "../core/node-id.js";
 
@@ -83,6 +84,15 @@ export function address(): Parser<Address> {
     const a = parseAddress(raw.trim());
     if (!a) throw new InvalidValue(`expected host:port, :port or [v6]:port, got ${JSON.stringify(raw)}`);
     return a;
+  };
+}
+
+/** An advertised base URL: absolute http(s), no credentials, query or fragment. */
+export function baseUrl(): Parser<string> {
+  return (raw) => {
+    const url = parseBaseUrl(raw.trim());
+    if (url === undefined) throw new InvalidValue(`expected an absolute http(s) base URL such as https://cache-1.example:8080, got ${JSON.stringify(raw)}`);
+    return url;
   };
 }
 

@@ -6,8 +6,10 @@ import type { Clock } from "../core/clock.js";
 import type { Authenticator } from "../auth/index.js";
 import type { CacheService } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
+import type { MemberTable } from "../membership/index.js";
 import type { OperationLatencies } from "../observability/index.js";
 import { addBatchRoutes } from "./batch-routes.js";
+import { addEndpointRoutes } from "./endpoint-routes.js";
 import { addIdentityRoutes } from "./identity-routes.js";
 import { itemRoutes } from "./item-routes.js";
 import { addKeyRoutes } from "./key-routes.js";
@@ -21,6 +23,8 @@ export interface ClientAppDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly latencies: OperationLatencies;
+  /** Membership, for endpoint discovery (GET /v1/cluster/endpoints). */
+  readonly members: MemberTable;
   /** The OpenAPI document served at /v1/openapi.yaml. */
   readonly openapiYaml: string;
   readonly limits: {
@@ -48,6 +52,7 @@ export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
   addIdentityRoutes(router, deps.auth);
   addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, ...deps.limits });
   addKeyRoutes(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
+  addEndpointRoutes(router, { auth: deps.auth, members: deps.members });
   return router;
 }
 

@@ -17,6 +17,8 @@ export function membersBody(config: Config, members: MemberTable): components["s
       state: m.state,
       incarnation: m.incarnation,
       last_seen: new Date(m.lastSeenMs).toISOString(),
+      api_url: m.apiUrl ?? "",
+      mgmt_url: m.mgmtUrl ?? "",
     })),
   };
 }

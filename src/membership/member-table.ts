@@ -7,6 +7,7 @@
 import type { Clock } from "../core/clock.js";
 import { GOSSIP_ENTRIES_MAX, MEMBERS_MAX, PRUNED_REMEMBERED_MAX } from "../core/limits.js";
 import { isUnspecifiedHost, parseAddress } from "../core/address.js";
+import { parseBaseUrl } from "../core/base-url.js";
 import { isNodeId } from "../core/node-id.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
@@ -22,11 +23,17 @@ interface Entry {
   lastSeenMs: number;
   /** Last successful probe (or join), for the dead window. */
   lastProbeOkMs: number;
+  /** Advertised base URLs ("" while not known). */
+  apiUrl: string;
+  mgmtUrl: string;
 }
 
 export interface MemberTableDeps {
   readonly selfId: string;
   readonly selfAddress: string;
+  /** This node's advertised client and management base URLs, gossiped to peers. */
+  readonly selfApiUrl?: string | undefined;
+  readonly selfMgmtUrl?: string | undefined;
   readonly clock: Clock;
   readonly metrics: Metrics;
   readonly logger: Logger;
@@ -46,7 +53,7 @@ export class MemberTable {
 
   constructor(private readonly deps: MemberTableDeps) {
     const now = deps.clock.nowMs();
-    this.entries.set(deps.selfId, { id: deps.selfId, address: deps.selfAddress, state: "alive", incarnation: 1, lastSeenMs: now, lastProbeOkMs: now });
+    this.entries.set(deps.selfId, { id: deps.selfId, address: deps.selfAddress, state: "alive", incarnation: 1, lastSeenMs: now, lastProbeOkMs: now, apiUrl: deps.selfApiUrl ?? "", mgmtUrl: deps.selfMgmtUrl ?? "" });
     this.known.add(deps.selfId);
     this.updateGauges();
   }
@@ -139,7 +146,7 @@ export class MemberTable {
     // Nobody could dial a member known only by an unspecified host: wait for a real address.
     if (!dialable(address)) return false;
     const now = this.deps.clock.nowMs();
-    this.entries.set(id, { id, address, state, incarnation, lastSeenMs: now, lastProbeOkMs: now });
+    this.entries.set(id, { id, address, state, incarnation, lastSeenMs: now, lastProbeOkMs: now, apiUrl: "", mgmtUrl: "" });
     this.pruned.delete(id);
     this.removed.delete(id);
     if (reached) this.known.add(id);
@@ -222,6 +229,7 @@ export class MemberTable {
       const local = this.entries.get(claim.id);
       const blocked = this.pruned.has(claim.id) || this.removed.has(claim.id);
       const d = decideGossip(this.deps.selfId, this.selfIncarnation, from, claim, local ? freeze(local) : undefined, blocked);
+      const knownIncarnation = local?.incarnation ?? 0;
       switch (d.kind) {
         case "ignore":
           break;
@@ -258,8 +266,32 @@ export class MemberTable {
           break;
         }
       }
+      if (d.kind !== "ignore" && d.kind !== "refute") this.adoptUrls(claim, from, knownIncarnation);
     }
     return this.versionCounter !== before;
+  }
+
+  /**
+   * Takes the advertised URLs of a claim merge() accepted: always from the member's own claim, from
+   * hearsay only when it is newer (higher incarnation) or fills in URLs not known yet. A URL that
+   * is not a valid http(s) base URL is ignored. Changing a URL is a change (version bump).
+   */
+  private adoptUrls(claim: Member, from: string, knownIncarnation: number): void {
+    const e = claim.id === this.deps.selfId ? undefined : this.entries.get(claim.id);
+    if (!e) return;
+    const trusted = claim.id === from || claim.incarnation > knownIncarnation;
+    const api = claim.apiUrl ? parseBaseUrl(claim.apiUrl) : undefined;
+    const mgmt = claim.mgmtUrl ? parseBaseUrl(claim.mgmtUrl) : undefined;
+    let changed = false;
+    if (api !== undefined && api !== e.apiUrl && (trusted || e.apiUrl === "")) {
+      e.apiUrl = api;
+      changed = true;
+    }
+    if (mgmt !== undefined && mgmt !== e.mgmtUrl && (trusted || e.mgmtUrl === "")) {
+      e.mgmtUrl = mgmt;
+      changed = true;
+    }
+    if (changed) this.changed();
   }
 
   /**
@@ -300,7 +332,7 @@ export class MemberTable {
 }
 
 function freeze(e: Entry): Member {
-  return Object.freeze({ id: e.id, address: e.address, state: e.state, incarnation: e.incarnation, lastSeenMs: e.lastSeenMs });
+  return Object.freeze({ id: e.id, address: e.address, state: e.state, incarnation: e.incarnation, lastSeenMs: e.lastSeenMs, apiUrl: e.apiUrl, mgmtUrl: e.mgmtUrl });
 }
 
 /**

@@ -12,6 +12,9 @@ export interface Member {
   readonly incarnation: number;
   /** Last time this node heard from or about the member, Unix ms. */
   readonly lastSeenMs: number;
+  /** Advertised client and management base URLs; empty or absent while not known. */
+  readonly apiUrl?: string;
+  readonly mgmtUrl?: string;
 }
 
 /** What to do with one gossiped entry. */

@@ -18,6 +18,9 @@ export interface PeerMember {
   readonly state: PeerMemberState;
   readonly incarnation: number;
   readonly lastSeenMs: number;
+  /** Advertised client and management base URLs; empty or absent while not known. */
+  readonly apiUrl?: string;
+  readonly mgmtUrl?: string;
 }
 
 /**

@@ -17,7 +17,7 @@ const VERSION_MAX = Number.MAX_SAFE_INTEGER - 1;
 
 const value: VersionedRecord = { key: "k/ü", value: ALL_BYTES, version: VERSION_MAX, origin: "n1", lastUpdatedMs: Math.floor(VERSION_MAX / 1000), expiresAtMs: 1_900_000_000_000, tombstone: false };
 const tomb: VersionedRecord = { key: "gone", value: "", version: 1_767_225_600_000_001, origin: "n-2.b_c", lastUpdatedMs: 1_767_225_600_000, expiresAtMs: 0, tombstone: true };
-const member: PeerMember = { id: "n3", address: "127.0.0.1:7999", state: "suspect", incarnation: 7, lastSeenMs: 1_767_225_600_123 };
+const member: PeerMember = { id: "n3", address: "127.0.0.1:7999", state: "suspect", incarnation: 7, lastSeenMs: 1_767_225_600_123, apiUrl: "http://127.0.0.1:8080", mgmtUrl: "https://n3.example:8081" };
 
 /** An endpoint that records each call and answers with fixed data. */
 function recordingEndpoint() {
@@ -54,7 +54,7 @@ function recordingEndpoint() {
     probe: async (target) => ({ target, ok: false, error: "unreachable" }),
     gossip: (from, members) => {
       rec("gossip", from, members);
-      return [member, { ...member, id: "n4", state: "alive", incarnation: 0 }];
+      return [member, { ...member, id: "n4", state: "alive", incarnation: 0, apiUrl: "", mgmtUrl: "" }];
     },
     merkleRoot: async (requester, leafCount) => {
       rec("merkleRoot", requester, leafCount);
@@ -176,7 +176,7 @@ for (const impl of IMPLEMENTATIONS) {
       expect(await h.transport.health(h.peer)).to.deep.equal({ node: "peer", draining: true, incarnation: 9 });
       expect(await h.transport.probe(h.peer, "n3")).to.deep.equal({ target: "n3", ok: false, error: "unreachable" });
       const members = await h.transport.gossip(h.peer, "n1", [member]);
-      expect(members).to.deep.equal([member, { ...member, id: "n4", state: "alive", incarnation: 0 }]);
+      expect(members).to.deep.equal([member, { ...member, id: "n4", state: "alive", incarnation: 0, apiUrl: "", mgmtUrl: "" }]);
       expect(ep.calls.at(-1)).to.deep.equal({ method: "gossip", args: ["n1", [member]] });
       expect(await h.transport.merkleRoot(h.peer, "n1", 4)).to.deep.equal({ root: "ab".repeat(32), leafCount: 4, recordCount: 12 });
       expect(await h.transport.merkleLeaves(h.peer, "n1", 2)).to.deep.equal(["0000000000000000", "0000000000000001"]);

@@ -4,6 +4,7 @@
 // suspect owners are tried last, and no client request waits longer than the peer timeout plus
 // its own quorum wait. A side loop on /healthz watches the event loop; RSS is read from /proc.
 import net from "node:net";
+import { Worker } from "node:worker_threads";
 import { readFile } from "node:fs/promises";
 import { expect } from "chai";
 import { PEER_TIMEOUT_MS } from "../../src/core/limits.js";
@@ -15,22 +16,37 @@ async function rssMiB(pid: number): Promise<number> {
   return Number(m?.[1] ?? 0) / 1024;
 }
 
-/** Runs GET /healthz back to back until stopped; returns the worst latency in ms. */
+/**
+ * Runs GET /healthz back to back on its own keep-alive connection in a worker thread (so the
+ * test's own busy event loop does not count) until stopped; returns the worst latency in ms.
+ */
 function healthzLoop(url: string): { stop(): Promise<number> } {
-  let running = true;
-  let worst = 0;
-  const done = (async () => {
-    while (running) {
-      const t0 = performance.now();
-      await fetch(`${url}/healthz`).then((r) => r.arrayBuffer()).catch(() => undefined);
-      worst = Math.max(worst, performance.now() - t0);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  })();
+  const code = `
+    const http = require("node:http");
+    const { parentPort, workerData } = require("node:worker_threads");
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    let stop = false, worst = 0;
+    parentPort.on("message", () => (stop = true));
+    const once = () => new Promise((resolve) => {
+      const req = http.get(workerData.url + "/healthz", { agent }, (res) => { res.resume(); res.on("end", resolve); });
+      req.on("error", resolve);
+    });
+    (async () => {
+      while (!stop) {
+        const t0 = performance.now();
+        await once();
+        worst = Math.max(worst, performance.now() - t0);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      parentPort.postMessage(worst);
+    })();`;
+  const worker = new Worker(code, { eval: true, workerData: { url } });
+  const result = new Promise<number>((resolve) => worker.once("message", resolve));
   return {
     async stop() {
-      running = false;
-      await done;
+      worker.postMessage("stop");
+      const worst = await result;
+      await worker.terminate();
       return worst;
     },
   };

@@ -180,6 +180,9 @@ describe("management API: every route of one real node, with payloads and status
         } else if (spec.name === "SERVICE_DEAD_AFTER") {
           // Its default is derived: 6 x SERVICE_HEARTBEAT (1s).
           expect(shown, spec.name).to.deep.equal({ value: "6000ms", source: "default" });
+        } else if (spec.name === "SERVICE_API_ADVERTISE_URL" || spec.name === "SERVICE_MGMT_ADVERTISE_URL") {
+          // Derived too: the listener's scheme, the dist host and the listener's port.
+          expect(shown, spec.name).to.deep.equal({ value: spec.name === "SERVICE_API_ADVERTISE_URL" ? node.api : node.mgmt, source: "default" });
         } else {
           expect(shown, spec.name).to.deep.equal({ value: spec.default, source: "default" });
         }
@@ -273,8 +276,8 @@ describe("management API: every route of one real node, with payloads and status
       expect(Number.isInteger(body.membership_version) && body.membership_version >= 1, String(body.membership_version)).to.equal(true);
       expect(body.members).to.have.length(1);
       const self = body.members[0] as Json;
-      expect(Object.keys(self).sort()).to.deep.equal(["address", "id", "incarnation", "last_seen", "state"]);
-      expect(self).to.include({ id: "mgmt-api-1", address: `127.0.0.1:${node.distPort}`, state: "alive" });
+      expect(Object.keys(self).sort()).to.deep.equal(["address", "api_url", "id", "incarnation", "last_seen", "mgmt_url", "state"]);
+      expect(self).to.include({ id: "mgmt-api-1", address: `127.0.0.1:${node.distPort}`, state: "alive", api_url: node.api, mgmt_url: node.mgmt });
       expect(Number.isInteger(self.incarnation) && (self.incarnation as number) >= 1).to.equal(true);
       expect(self.last_seen).to.match(ISO);
     });

@@ -33,6 +33,9 @@ export function batchOptions<Item>(limits: PeerBatchLimits, sizeOf: (item: Item)
   return { maxItems: limits.items, maxBytes: limits.bytes, maxInFlight: limits.inFlight, maxQueued: limits.queued, onOverflow, sizeOf, timers };
 }
 
+/** Items whose failure is handed back per event-loop turn (see rejectInSlices). */
+const REJECT_SLICE = 64;
+
 interface Pending<Item, Result> {
   readonly item: Item;
   readonly resolve: (r: Result) => void;
@@ -92,6 +95,17 @@ export class PeerBatcher<Item, Result> {
     return n;
   }
 
+  /**
+   * Rejects `items` a slice per event-loop turn: what a caller does after a failure (promote the
+   * write, queue a hint, ask another owner) then runs in slices too, so thousands of items that
+   * waited for a dead peer do not hold the loop in one go.
+   */
+  private rejectInSlices(items: ReadonlyArray<Pending<Item, Result>>, err: unknown, from = 0): void {
+    const end = Math.min(items.length, from + REJECT_SLICE);
+    for (let i = from; i < end; i++) (items[i] as Pending<Item, Result>).reject(err);
+    if (end < items.length) this.opts.timers.defer(() => this.rejectInSlices(items, err, end));
+  }
+
   private pump(id: string, l: Lane<Item, Result>, lane: string): void {
     while (l.queue.length > 0 && l.inFlight < this.opts.maxInFlight) {
       const batch: Array<Pending<Item, Result>> = [];
@@ -118,11 +132,11 @@ export class PeerBatcher<Item, Result> {
           }
         },
         (err: unknown) => {
-          for (const p of batch) p.reject(err);
           // The peer could not be reached: what waits behind this call fails now instead of
           // waiting for another timeout of its own (replica writes become hints, reads and
           // forwards move on to other owners).
-          if (err instanceof CacheError && err.code === "UNAVAILABLE") for (const p of l.queue.splice(0)) p.reject(err);
+          const failed = err instanceof CacheError && err.code === "UNAVAILABLE" ? [...batch, ...l.queue.splice(0)] : batch;
+          this.rejectInSlices(failed, err);
         },
       ).finally(() => {
         l.inFlight--;

@@ -1,0 +1,167 @@
+// Key commands: get, set, del, keys, owners, me.
+import { readFile, writeFile } from "node:fs/promises";
+import type { Command } from "commander";
+import { NotFoundError, type CacheItem, type Consistency } from "@hypercache/client/node";
+import { EXIT, UsageError } from "../exit-codes.js";
+import type { Runner } from "../main.js";
+import type { Io } from "../io.js";
+
+const CONSISTENCY = ["one", "quorum", "all"];
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+function consistency(value: string | undefined): Consistency | undefined {
+  if (value === undefined) return undefined;
+  if (!CONSISTENCY.includes(value)) throw new UsageError(`--consistency: expected one, quorum or all, got ${JSON.stringify(value)}`);
+  return value as Consistency;
+}
+
+/** The value as text when it is UTF-8 without control characters, else undefined. */
+export function printableText(bytes: Uint8Array): string | undefined {
+  try {
+    const text = utf8.decode(bytes);
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if ((c < 0x20 && c !== 0x09 && c !== 0x0a) || c === 0x7f) return undefined;
+    }
+    return text;
+  } catch {
+    return undefined;
+  }
+}
+
+function itemJson(item: CacheItem) {
+  const text = printableText(item.value);
+  return {
+    key: item.key,
+    value: text ?? Buffer.from(item.value).toString("base64"),
+    value_encoding: text === undefined ? "base64" : "utf8",
+    bytes: item.value.length,
+    version: item.version,
+    origin: item.origin,
+    last_updated: item.lastUpdated,
+    ...(item.ttlMs !== undefined ? { ttl_ms: item.ttlMs } : {}),
+    ...(item.expiresAt !== undefined ? { expires_at: item.expiresAt } : {}),
+    node: item.node,
+    owners: item.owners,
+  };
+}
+
+/** The error of a missing key, naming the endpoint that answered. */
+function notFound(key: string, endpoint: string | undefined): NotFoundError {
+  return new NotFoundError({ status: 404, code: "NOT_FOUND", message: `no such key ${JSON.stringify(key)}`, endpoint: endpoint ?? "?" });
+}
+
+async function readAll(io: Io): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const c of io.stdin) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
+  return Buffer.concat(chunks);
+}
+
+export function registerDataCommands(program: Command, run: Runner): void {
+  program
+    .command("get <key>")
+    .description("read a value: its text on a terminal, the item as JSON otherwise; --out writes the exact bytes")
+    .option("-o, --out <file>", "write the value's bytes to a file ('-' for stdout)")
+    .option("--consistency <level>", "one, quorum or all")
+    .action(
+      run<{ out?: string; consistency?: string }>(async ({ client, out, io, opts }, key) => {
+        const c = consistency(opts.consistency);
+        if (opts.out !== undefined) {
+          const bytes = await client.get(key as string, { consistency: c });
+          if (!bytes) throw notFound(key as string, client.currentEndpoint());
+          if (opts.out === "-") io.stdout.write(bytes);
+          else {
+            await writeFile(opts.out, bytes);
+            out.note(`wrote ${bytes.length} bytes to ${opts.out}`);
+          }
+          return EXIT.OK;
+        }
+        const item = await client.getItem(key as string, { consistency: c });
+        if (!item) throw notFound(key as string, client.currentEndpoint());
+        out.result(itemJson(item), () => printableText(item.value) ?? out.color.dim(`(${item.value.length} bytes of binary data: use --out FILE)`));
+        return EXIT.OK;
+      }),
+    );
+
+  program
+    .command("set <key> [value]")
+    .description("store a value: the argument, --file, or standard input")
+    .option("-f, --file <file>", "store the file's bytes")
+    .option("--ttl <duration>", "time to live, such as 30s, 5m or 1h30m")
+    .option("--consistency <level>", "one, quorum or all")
+    .action(
+      run<{ file?: string; ttl?: string; consistency?: string }>(async ({ client, out, io, opts }, key, value) => {
+        if (value !== undefined && opts.file !== undefined) throw new UsageError("give the value or --file, not both");
+        let body: string | Uint8Array;
+        if (value !== undefined) body = value;
+        else if (opts.file !== undefined) body = await readFile(opts.file).catch((e: Error) => Promise.reject(new UsageError(`--file ${opts.file}: ${e.message}`)));
+        else if (!io.stdin.isTTY) body = await readAll(io);
+        else throw new UsageError("set needs a value, --file FILE, or data on standard input");
+        const r = await client.set(key as string, body, { ...(opts.ttl !== undefined ? { ttl: opts.ttl } : {}), consistency: consistency(opts.consistency) });
+        out.result(r, () => `${out.color.green("stored")} ${r.key} (${r.bytes} bytes) via ${r.node}, owners ${r.owners.join(", ")}`);
+        return EXIT.OK;
+      }),
+    );
+
+  program
+    .command("del <key>")
+    .alias("delete")
+    .description("delete a key (exit code 3 when it did not exist)")
+    .option("--consistency <level>", "one, quorum or all")
+    .action(
+      run<{ consistency?: string }>(async ({ client, out, opts }, key) => {
+        const r = await client.delete(key as string, { consistency: consistency(opts.consistency) });
+        out.result(r, () => (r.deleted ? `${out.color.green("deleted")} ${r.key} (${r.bytes} bytes)` : `${r.key} did not exist`));
+        if (r.deleted) return EXIT.OK;
+        out.note(`hypercache: key ${JSON.stringify(r.key)} did not exist (answered by ${r.node}); nothing deleted`);
+        return EXIT.NOT_FOUND;
+      }),
+    );
+
+  program
+    .command("keys [pattern]")
+    .description("list the keys of the whole cluster: a prefix, or a glob with * ? [..] (exit code 6 when some node did not answer)")
+    .option("--max <n>", "cap of the result set (server default 10000, ceiling 50000)")
+    .action(
+      run<{ max?: string }>(async ({ client, out, opts }, pattern) => {
+        const max = opts.max === undefined ? undefined : Number(opts.max);
+        if (max !== undefined && !(Number.isInteger(max) && max > 0)) throw new UsageError(`--max: expected a positive integer, got ${JSON.stringify(opts.max)}`);
+        const it = client.keys({ ...(pattern ? { q: pattern } : {}), ...(max ? { max } : {}) });
+        const keys: string[] = [];
+        for await (const k of it) {
+          if (out.json) keys.push(k);
+          else out.line(k);
+        }
+        const partial = it.partialNodes;
+        if (out.json) out.result({ keys, count: keys.length, truncated: it.truncated, partial_nodes: partial }, () => "");
+        else out.note(out.color.dim(`${it.totalMatched ?? 0} keys${it.truncated ? " (truncated by --max)" : ""}`));
+        if (partial.length > 0) {
+          out.note(`hypercache: partial result: no listing from ${partial.join(", ")} (hint: their keys may be missing; check \`hypercache members\`)`);
+          return EXIT.PARTIAL;
+        }
+        return EXIT.OK;
+      }),
+    );
+
+  program
+    .command("owners <key>")
+    .description("the key's owner nodes, primary first")
+    .action(
+      run(async ({ client, out }, key) => {
+        const owners = await client.owners(key as string);
+        out.result({ key, owners }, () => owners.map((o, i) => (i === 0 ? `${out.color.bold(o)} (primary)` : o)).join("\n"));
+        return EXIT.OK;
+      }),
+    );
+
+  program
+    .command("me")
+    .description("who the credentials identify: id, scopes, capabilities")
+    .action(
+      run(async ({ client, out }) => {
+        const me = await client.me();
+        out.result(me, () => `${out.color.bold(me.id)}\nscopes: ${me.scopes.join(" ") || "(none)"}\ncapabilities: ${me.capabilities.join(" ") || "(none)"}`);
+        return EXIT.OK;
+      }),
+    );
+}

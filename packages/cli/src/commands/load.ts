@@ -1,0 +1,146 @@
+// load <file.jsonl>: streams batch-put items to the cluster. Lines are read only as fast as the
+// batches are sent (at most --concurrency batches in flight), so memory stays flat for any file
+// size. Bad lines are reported by number and skipped; items the cluster refused are written,
+// line for line, to --errors-out, a file that can be loaded again. Ctrl-C stops reading, lets
+// the batches in flight finish and prints the summary (a second Ctrl-C exits at once).
+import { createReadStream, createWriteStream, statSync, type WriteStream } from "node:fs";
+import type { Command } from "commander";
+import { AllEndpointsFailedError, BATCH_CHUNK_ITEMS, type SetManyItem } from "@hypercache/client/node";
+import { EXIT, exitCodeFor, UsageError } from "../exit-codes.js";
+import type { Runner } from "../main.js";
+import { parseLoadLine, readLines } from "../load/load-line.js";
+import { startProgress, type LoadCounters } from "../load/progress.js";
+
+/** Batch calls in flight at once by default. */
+export const LOAD_CONCURRENCY = 4;
+/** Bad lines printed one by one; past this only the count is kept. */
+export const BAD_LINES_SHOWN_MAX = 100;
+
+function positiveInt(flag: string, text: string, max: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`${flag}: expected an integer from 1 to ${max}, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+interface LoadOptions {
+  errorsOut?: string;
+  batchSize: string;
+  concurrency: string;
+  ttl?: string;
+}
+
+export function registerLoadCommand(program: Command, run: Runner): void {
+  program
+    .command("load <file>")
+    .description("bulk-load a JSON-lines file ('-' for standard input) of {key, value, ttl_ms?, ttl?, value_encoding?} items")
+    .option("--errors-out <file>", "write the lines whose items failed to this file (it can be loaded again)")
+    .option("--batch-size <n>", "items per batch call (at most 1000)", String(BATCH_CHUNK_ITEMS))
+    .option("--concurrency <n>", "batch calls in flight at once", String(LOAD_CONCURRENCY))
+    .option("--ttl <duration>", "time to live of items that name none, such as 1h")
+    .action(
+      run<LoadOptions>(async ({ client, out, io, opts }, file) => {
+        const batchSize = positiveInt("--batch-size", opts.batchSize, BATCH_CHUNK_ITEMS);
+        const concurrency = positiveInt("--concurrency", opts.concurrency, 64);
+        const defaultTtl = opts.ttl;
+        let totalBytes: number | undefined;
+        if (file !== "-") {
+          try {
+            totalBytes = statSync(file as string).size;
+          } catch (err) {
+            throw new UsageError(`${file}: ${(err as Error).message}`);
+          }
+        }
+        const input = file === "-" ? io.stdin : createReadStream(file as string, { highWaterMark: 256 * 1024 });
+        const errorsOut: WriteStream | undefined = opts.errorsOut ? createWriteStream(opts.errorsOut) : undefined;
+        const started = io.now();
+        const c: LoadCounters = { bytes: 0, items: 0, stored: 0, failed: 0, badLines: 0 };
+        const progress = startProgress(io, c, totalBytes, started);
+        const failureCodes = new Set<number>();
+        let firstFailure: Error | undefined;
+        let interrupted = false;
+        const stopInterrupt = io.onInterrupt(() => {
+          if (interrupted) io.exitNow(EXIT.INTERRUPTED);
+          interrupted = true;
+          progress.log("hypercache: interrupted: finishing the batches in flight (Ctrl-C again to quit now)");
+        });
+
+        const inFlight = new Set<Promise<void>>();
+        const send = (items: SetManyItem[], raws: string[]) => {
+          const p = client.setMany(items, { concurrency: 1 }).then((results) => {
+            results.forEach((r, i) => {
+              if (r.stored) c.stored++;
+              else {
+                c.failed++;
+                const err = r.error ?? new Error("not stored");
+                firstFailure ??= err;
+                failureCodes.add(exitCodeFor(err));
+                errorsOut?.write(`${raws[i]}\n`);
+              }
+            });
+            progress.update();
+          });
+          const tracked = p.finally(() => inFlight.delete(tracked));
+          inFlight.add(tracked);
+        };
+
+        let lineNo = 0;
+        let items: SetManyItem[] = [];
+        let raws: string[] = [];
+        try {
+          for await (const line of readLines(input, c)) {
+            if (interrupted) break;
+            lineNo++;
+            const parsed = parseLoadLine(line);
+            if ("blank" in parsed) continue;
+            if ("error" in parsed) {
+              c.badLines++;
+              if (c.badLines <= BAD_LINES_SHOWN_MAX) progress.log(`hypercache: line ${lineNo}: ${parsed.error}`);
+              else if (c.badLines === BAD_LINES_SHOWN_MAX + 1) progress.log("hypercache: more bad lines: only their count is kept");
+              continue;
+            }
+            c.items++;
+            items.push(parsed.item.ttl === undefined && defaultTtl !== undefined ? { ...parsed.item, ttl: defaultTtl } : parsed.item);
+            raws.push(line);
+            if (items.length >= batchSize) {
+              send(items, raws);
+              items = [];
+              raws = [];
+              while (inFlight.size >= concurrency) await Promise.race(inFlight);
+            }
+          }
+          if (!interrupted && items.length > 0) send(items, raws);
+          else if (interrupted) c.items -= items.length;
+          while (inFlight.size > 0) await Promise.race(inFlight);
+        } finally {
+          stopInterrupt();
+          progress.stop();
+          if ("destroy" in input) input.destroy();
+          if (errorsOut) await new Promise<void>((r) => errorsOut.end(r));
+        }
+
+        const seconds = (io.now() - started) / 1000;
+        const summary = {
+          file,
+          items: c.items,
+          stored: c.stored,
+          failed: c.failed,
+          bad_lines: c.badLines,
+          seconds: Math.round(seconds * 1000) / 1000,
+          items_per_s: seconds > 0 ? Math.round(c.stored / seconds) : 0,
+          interrupted,
+          ...(opts.errorsOut ? { errors_out: opts.errorsOut } : {}),
+        };
+        out.result(summary, () => {
+          const head = interrupted ? out.color.yellow("interrupted") : c.failed + c.badLines > 0 ? out.color.yellow("done with problems") : out.color.green("done");
+          const tail = c.failed > 0 && opts.errorsOut ? ` (failed lines in ${opts.errorsOut})` : "";
+          return `${head}: ${c.stored} of ${c.items} items stored in ${summary.seconds} s (${summary.items_per_s} items/s), ${c.failed} failed, ${c.badLines} bad lines${tail}`;
+        });
+        if (firstFailure) out.note(`hypercache: first failure: ${firstFailure.message}`);
+        if (interrupted) return EXIT.INTERRUPTED;
+        if (c.failed === 0 && c.badLines === 0) return EXIT.OK;
+        // Nothing stored and every failure of one kind (all endpoints down, credentials refused): that kind's code.
+        if (c.stored === 0 && c.badLines === 0 && failureCodes.size === 1 && firstFailure && (firstFailure instanceof AllEndpointsFailedError || exitCodeFor(firstFailure) === EXIT.AUTH)) return exitCodeFor(firstFailure);
+        return EXIT.PARTIAL;
+      }),
+    );
+}

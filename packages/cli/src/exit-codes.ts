@@ -1,0 +1,64 @@
+// Exit codes of the hypercache command, and the one stderr line that explains a failure.
+import { AllEndpointsFailedError, ClientConfigError, HypercacheError, TokenRequestError, TransportError } from "@hypercache/client/node";
+
+export const EXIT = Object.freeze({
+  OK: 0,
+  /** The server refused or failed the request (any error answer other than below). */
+  SERVER_ERROR: 1,
+  /** Bad arguments, flags or configuration. */
+  USAGE: 2,
+  NOT_FOUND: 3,
+  /** 401 or 403, or no token from the OIDC issuer. */
+  AUTH: 4,
+  ALL_ENDPOINTS_FAILED: 5,
+  /** Part of the work failed: `load` with bad lines or failed items, `keys` with partial nodes. */
+  PARTIAL: 6,
+  INTERRUPTED: 130,
+});
+
+/** A usage error found by the CLI itself (not by commander). */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+export function exitCodeFor(err: unknown): number {
+  if (err instanceof HypercacheError) {
+    if (err.status === 401 || err.status === 403) return EXIT.AUTH;
+    if (err.status === 404) return EXIT.NOT_FOUND;
+    return EXIT.SERVER_ERROR;
+  }
+  if (err instanceof AllEndpointsFailedError) return EXIT.ALL_ENDPOINTS_FAILED;
+  if (err instanceof TokenRequestError) return EXIT.AUTH;
+  if (err instanceof UsageError || err instanceof ClientConfigError || err instanceof TypeError) return EXIT.USAGE;
+  return EXIT.SERVER_ERROR;
+}
+
+const HINTS: Readonly<Record<string, string>> = Object.freeze({
+  BAD_REQUEST: "check the key, --ttl and the other arguments",
+  UNAUTHORIZED: "check --token / HYPERCACHE_TOKEN, or --user with HYPERCACHE_PASSWORD",
+  FORBIDDEN: "the identity lacks the scope this command needs (see `hypercache me`)",
+  NOT_FOUND: "no such key",
+  PAYLOAD_TOO_LARGE: "the value or batch is over the server's size limit",
+  UNSUPPORTED_MEDIA_TYPE: "the server expected another content type",
+  NOT_IMPLEMENTED: "this node does not implement the route",
+  DRAINING: "the node is draining: list more --endpoints",
+  QUORUM_FAILED: "too few owners acknowledged: retry, or use --consistency one",
+  UNAVAILABLE: "no owner of the key could be reached: check the cluster with `hypercache members`",
+  INTERNAL: "the node failed: see its log",
+  UNKNOWN: "the answer was not from hypercache-server (a proxy?): check --endpoints",
+});
+
+/** One line: what failed, with status, code, endpoint and a hint. */
+export function errorLine(err: unknown): string {
+  if (err instanceof HypercacheError) {
+    return `hypercache: ${err.status} ${err.code} from ${err.endpoint}: ${err.message} (hint: ${HINTS[err.code] ?? "see the server's log"})`;
+  }
+  if (err instanceof AllEndpointsFailedError) {
+    const list = err.attempts.map((a) => `${a.endpoint} ${a.error instanceof HypercacheError ? `${a.error.status} ${a.error.code}` : a.error.message}`).join("; ");
+    return `hypercache: all endpoints failed: ${list || "no endpoint"} (hint: check --endpoints / HYPERCACHE_ENDPOINTS and that the nodes run)`;
+  }
+  if (err instanceof TransportError) return `hypercache: ${err.endpoint}: ${err.message}`;
+  if (err instanceof TokenRequestError) return `hypercache: ${err.message} (hint: check --oidc-issuer, --client-id and HYPERCACHE_CLIENT_SECRET)`;
+  if (err instanceof UsageError || err instanceof ClientConfigError || err instanceof TypeError) return `hypercache: ${err.message} (hint: see hypercache --help)`;
+  return `hypercache: ${(err as Error)?.message ?? String(err)}`;
+}

@@ -1,0 +1,77 @@
+// What the command reads and writes, passed in so tests run it in-process: the standard streams,
+// the environment, the clock, timers, interruption (Ctrl-C) and the password prompt.
+import { stdin as processStdin } from "node:process";
+import type { Readable, Writable } from "node:stream";
+
+export interface OutStream {
+  write(chunk: string | Uint8Array): boolean;
+  readonly isTTY?: boolean;
+}
+
+export interface Io {
+  readonly stdout: OutStream & Partial<Pick<Writable, "once">>;
+  readonly stderr: OutStream;
+  readonly stdin: Readable & { readonly isTTY?: boolean };
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Milliseconds, for rates and the summary. */
+  now(): number;
+  /** Calls `fn` every `ms` until the returned function is called. */
+  every(ms: number, fn: () => void): () => void;
+  /** Calls `fn` on Ctrl-C (SIGINT) until the returned function is called. */
+  onInterrupt(fn: () => void): () => void;
+  /** Reads a password without echo (only when stdin is a terminal). */
+  promptPassword(prompt: string): Promise<string>;
+  /** Ends the process at once (a second Ctrl-C). */
+  exitNow(code: number): void;
+}
+
+/** Reads a line from the terminal with echo off. */
+function readPassword(prompt: string, stderr: OutStream): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const input = processStdin;
+    if (!input.isTTY) return reject(new Error("no terminal to ask for the password on"));
+    stderr.write(prompt);
+    let value = "";
+    input.setRawMode(true);
+    input.resume();
+    input.setEncoding("utf8");
+    const done = (err?: Error) => {
+      input.setRawMode(false);
+      input.pause();
+      input.off("data", onData);
+      stderr.write("\n");
+      if (err) reject(err);
+      else resolve(value);
+    };
+    const onData = (chunk: string) => {
+      for (const ch of chunk) {
+        if (ch === "\r" || ch === "\n") return done();
+        if (ch === "\u0003") return done(new Error("interrupted"));
+        if (ch === "\u007f" || ch === "\b") value = value.slice(0, -1);
+        else value += ch;
+      }
+    };
+    input.on("data", onData);
+  });
+}
+
+export function processIo(): Io {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    now: () => Date.now(),
+    every(ms, fn) {
+      const t = setInterval(fn, ms);
+      t.unref();
+      return () => clearInterval(t);
+    },
+    onInterrupt(fn) {
+      process.on("SIGINT", fn);
+      return () => process.off("SIGINT", fn);
+    },
+    promptPassword: (prompt) => readPassword(prompt, process.stderr),
+    exitNow: (code) => process.exit(code),
+  };
+}

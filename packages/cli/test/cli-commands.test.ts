@@ -1,0 +1,260 @@
+// Every hypercache command against a real node: output (JSON when stdout is not a terminal, text
+// on one), exit codes, the one-line errors, credentials and global flags before or after the command.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import bcrypt from "bcryptjs";
+import { expect } from "chai";
+import { makeTestCerts, type TestCerts } from "../../../test/helpers/certs.js";
+import { startNode, type NodeProcess } from "../../../test/helpers/node-process.js";
+import { cli, cliProcess } from "./cli-harness.js";
+
+const DEAD = "http://127.0.0.1:1";
+
+describe("hypercache CLI commands (one real node)", function () {
+  this.timeout(30_000);
+  let node: NodeProcess;
+  let env: Record<string, string>;
+  let dir: string;
+
+  before(async () => {
+    node = await startNode({ id: "c1" });
+    env = { HYPERCACHE_ENDPOINTS: node.api, HYPERCACHE_MGMT_ENDPOINTS: node.mgmt };
+    dir = mkdtempSync(join(tmpdir(), "hypercache-cli-"));
+  });
+  after(async () => {
+    await node?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("set prints the put result as JSON and exits 0; get prints the item; a TTL is a duration", async () => {
+    const set = await cli(["set", "greeting", "héllo", "--ttl", "5m"], { env });
+    expect(set.code).to.equal(0);
+    expect(set.json()).to.include({ key: "greeting", stored: true, bytes: 6, node: "c1" });
+    const get = await cli(["get", "greeting"], { env });
+    expect(get.code).to.equal(0);
+    const item = get.json<{ value: string; value_encoding: string; ttl_ms: number; owners: string[] }>();
+    expect(item).to.include({ value: "héllo", value_encoding: "utf8" });
+    expect(item.ttl_ms).to.be.within(290_000, 300_000);
+  });
+
+  it("prints text on a terminal: the value for get, a sentence for set", async () => {
+    await cli(["set", "t", "plain text"], { env });
+    const get = await cli(["get", "t"], { env, tty: true });
+    expect(get.stdout).to.equal("plain text\n");
+    const set = await cli(["set", "t", "x"], { env, tty: true });
+    expect(set.stdout).to.match(/stored.* t \(1 bytes\) via c1/);
+    const me = await cli(["me"], { env, tty: true });
+    expect(me.stdout).to.match(/anonymous[\s\S]*scopes: read write admin/);
+  });
+
+  it("get of a missing key exits 3 with one stderr line naming status, code, endpoint and a hint", async () => {
+    const r = await cli(["get", "no-such-key"], { env });
+    expect(r.code).to.equal(3);
+    expect(r.stdout).to.equal("");
+    expect(r.stderr.trim().split("\n")).to.have.length(1);
+    expect(r.stderr).to.contain("404 NOT_FOUND").and.contain(node.api).and.contain("hint:");
+  });
+
+  it("del exits 0 when the key existed and 3 when it did not", async () => {
+    await cli(["set", "gone", "x"], { env });
+    const first = await cli(["del", "gone"], { env });
+    expect(first.code).to.equal(0);
+    expect(first.json()).to.include({ deleted: true, bytes: 1 });
+    const second = await cli(["del", "gone"], { env });
+    expect(second.code).to.equal(3);
+    expect(second.json()).to.include({ deleted: false });
+  });
+
+  it("set reads --file and standard input; get --out writes the exact bytes", async () => {
+    const bytes = Buffer.from(Array.from({ length: 512 }, (_, i) => (i * 37) % 256));
+    const src = join(dir, "in.bin");
+    writeFileSync(src, bytes);
+    expect((await cli(["set", "bin", "--file", src], { env })).code).to.equal(0);
+    const dst = join(dir, "out.bin");
+    const got = await cli(["get", "bin", "--out", dst], { env });
+    expect(got.code).to.equal(0);
+    expect(readFileSync(dst).equals(bytes)).to.equal(true);
+    expect((await cli(["get", "bin", "--out", "-"], { env })).stdoutBytes.equals(bytes)).to.equal(true);
+    expect((await cli(["set", "piped"], { env, stdin: bytes })).code).to.equal(0);
+    expect((await cli(["get", "piped", "--out", "-"], { env })).stdoutBytes.equals(bytes)).to.equal(true);
+    const asJson = (await cli(["get", "bin"], { env })).json<{ value: string; value_encoding: string }>();
+    expect(asJson.value_encoding).to.equal("base64");
+    expect(Buffer.from(asJson.value, "base64").equals(bytes)).to.equal(true);
+  });
+
+  it("keys lists every matching key as JSON (a prefix or a glob), one per line on a terminal", async () => {
+    for (const k of ["user:1", "user:2", "user:10", "other"]) await cli(["set", k, "v"], { env });
+    const r = await cli(["keys", "user:"], { env });
+    expect(r.code).to.equal(0);
+    expect(r.json()).to.deep.equal({ keys: ["user:1", "user:10", "user:2"], count: 3, truncated: false, partial_nodes: [] });
+    const glob = await cli(["keys", "user:?", "--max", "1"], { env });
+    expect(glob.json()).to.include({ count: 1, truncated: true });
+    const tty = await cli(["keys", "user:1"], { env, tty: true });
+    expect(tty.stdout).to.equal("user:1\nuser:10\n");
+  });
+
+  it("owners, me and members print the answers as JSON", async () => {
+    expect((await cli(["owners", "user:1"], { env })).json()).to.deep.equal({ key: "user:1", owners: ["c1"] });
+    expect((await cli(["me"], { env })).json()).to.include({ id: "anonymous" });
+    const m = await cli(["members"], { env });
+    expect(m.code).to.equal(0);
+    expect(m.json<{ members: { id: string }[] }>().members.map((x) => x.id)).to.deep.equal(["c1"]);
+    const table = await cli(["members"], { env, tty: true });
+    expect(table.stdout).to.match(/NODE\s+ADDRESS\s+STATE/).and.match(/c1\*\s+127\.0\.0\.1:\d+\s+.*alive/);
+  });
+
+  it("watch prints one JSON event per line and stops after --count", async () => {
+    const r = await cli(["watch", "--count", "2"], { env });
+    expect(r.code).to.equal(0);
+    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; endpoint: string });
+    expect(events.map((e) => e.type)).to.deep.equal(["members", "heartbeat"]);
+    expect(events[0]?.endpoint).to.equal(node.mgmt);
+  });
+
+  it("watch ends with exit code 130 on Ctrl-C", async () => {
+    const r = await cli(["watch", "--events", "members"], { env, onStart: (interrupt) => setTimeout(interrupt, 1500) });
+    expect(r.code).to.equal(130);
+    expect(r.stdout.trim().split("\n")).to.have.length(1);
+  });
+
+  it("takes global flags before or after the command, and --endpoints over the environment", async () => {
+    const before = await cli(["--endpoints", node.api, "get", "greeting"], { env: {} });
+    const after = await cli(["get", "greeting", "--endpoints", node.api], { env: { HYPERCACHE_ENDPOINTS: DEAD } });
+    expect(before.code).to.equal(0);
+    expect(after.code).to.equal(0);
+  });
+
+  it("tries every listed endpoint in turn before discovery: a dead first endpoint costs one attempt, shown by -v", async () => {
+    const r = await cli(["-v", "get", "greeting"], { env: { HYPERCACHE_ENDPOINTS: `${DEAD},${node.api}` } });
+    expect(r.code).to.equal(0);
+    const lines = r.stderr.trim().split("\n");
+    expect(lines).to.deep.equal([`hypercache: failover: ${DEAD} failed (connect ECONNREFUSED 127.0.0.1:1), trying ${node.api}`]);
+  });
+
+  it("exits 5 with the attempts on one line when no endpoint answers", async () => {
+    const r = await cli(["get", "k"], { env: { HYPERCACHE_ENDPOINTS: `${DEAD},http://127.0.0.1:2` } });
+    expect(r.code).to.equal(5);
+    expect(r.stderr.trim().split("\n")).to.have.length(1);
+    expect(r.stderr).to.match(/all endpoints failed: http:\/\/127\.0\.0\.1:1 .*ECONNREFUSED.*; http:\/\/127\.0\.0\.1:2 .*hint:/);
+  });
+
+  it("exits 2 on usage errors: missing argument, unknown flag, bad duration, bad consistency", async () => {
+    for (const argv of [["get"], ["get", "k", "--nope"], ["set", "k", "v", "--ttl", "5"], ["get", "k", "--consistency", "most"], ["frobnicate"], []]) {
+      const r = await cli(argv, { env });
+      expect(r.code, argv.join(" ")).to.equal(2);
+      expect(r.stderr, argv.join(" ")).to.not.equal("");
+    }
+    expect((await cli(["--help"], { env })).code).to.equal(0);
+  });
+
+  it("exits 6 from keys when a node's listing was missing (partial result)", async () => {
+    const stub = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ keys: ["a"], next_cursor: "", total_matched: 1, truncated: false, node: "s1", partial_nodes: ["s3"] }));
+    });
+    await new Promise<void>((r) => stub.listen(0, "127.0.0.1", r));
+    try {
+      const r = await cli(["keys"], { env: { HYPERCACHE_ENDPOINTS: `http://127.0.0.1:${(stub.address() as AddressInfo).port}` } });
+      expect(r.code).to.equal(6);
+      expect(r.json()).to.deep.include({ partial_nodes: ["s3"] });
+      expect(r.stderr).to.contain("partial result").and.contain("s3");
+    } finally {
+      stub.close();
+    }
+  });
+
+  it("the installed binary exits with the command's code and writes exact bytes to a pipe", async () => {
+    const bytes = Buffer.from([0, 1, 2, 254, 255, 10, 13, 0]);
+    const set = await cliProcess(["set", "raw"], { env, stdin: bytes });
+    expect(set.code).to.equal(0);
+    const get = await cliProcess(["get", "raw", "--out", "-"], { env });
+    expect(get.code).to.equal(0);
+    expect(get.stdout.equals(bytes)).to.equal(true);
+    expect((await cliProcess(["get", "nope"], { env })).code).to.equal(3);
+  });
+});
+
+describe("hypercache CLI credentials (real node with a policy file)", function () {
+  this.timeout(30_000);
+  let node: NodeProcess;
+  let dir: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "hypercache-cli-auth-"));
+    const policy = join(dir, "policy.yaml");
+    writeFileSync(policy, [
+      "tokens:",
+      "  - {id: reader, token: tok-reader, scopes: [read]}",
+      "  - {id: full, token: tok-full, scopes: [read, write, admin]}",
+      "users:",
+      `  - {username: alice, password_hash: "${bcrypt.hashSync("alice-pw", 4)}", scopes: [read, write]}`,
+      "allow_basic_without_tls: true",
+    ].join("\n"));
+    node = await startNode({ id: "a1", env: { SERVICE_AUTH_CONFIG: policy } });
+  });
+  after(async () => {
+    await node?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("uses --token or HYPERCACHE_TOKEN", async () => {
+    expect((await cli(["me", "--token", "tok-full"], { env: { HYPERCACHE_ENDPOINTS: node.api } })).json()).to.include({ id: "full" });
+    expect((await cli(["me"], { env: { HYPERCACHE_ENDPOINTS: node.api, HYPERCACHE_TOKEN: "tok-reader" } })).json()).to.include({ id: "reader" });
+  });
+
+  it("exits 4 on 401 and 403 with the status and code on stderr", async () => {
+    const none = await cli(["get", "k"], { env: { HYPERCACHE_ENDPOINTS: node.api } });
+    expect(none.code).to.equal(4);
+    expect(none.stderr).to.contain("401 UNAUTHORIZED");
+    const reader = await cli(["set", "k", "v"], { env: { HYPERCACHE_ENDPOINTS: node.api, HYPERCACHE_TOKEN: "tok-reader" } });
+    expect(reader.code).to.equal(4);
+    expect(reader.stderr).to.contain("403 FORBIDDEN").and.contain("hint:");
+  });
+
+  it("--user takes the password from HYPERCACHE_PASSWORD, never from argv, and refuses plain http without --insecure-basic", async () => {
+    const refused = await cli(["me", "--user", "alice"], { env: { HYPERCACHE_ENDPOINTS: node.api, HYPERCACHE_PASSWORD: "alice-pw" } });
+    expect(refused.code).to.equal(2);
+    expect(refused.stderr).to.contain("plain http");
+    const ok = await cli(["me", "--user", "alice", "--insecure-basic"], { env: { HYPERCACHE_ENDPOINTS: node.api, HYPERCACHE_PASSWORD: "alice-pw" } });
+    expect(ok.code).to.equal(0);
+    expect(ok.json()).to.include({ id: "alice" });
+    const noPassword = await cli(["me", "--user", "alice", "--insecure-basic"], { env: { HYPERCACHE_ENDPOINTS: node.api } });
+    expect(noPassword.code).to.equal(2);
+    expect(noPassword.stderr).to.contain("HYPERCACHE_PASSWORD");
+  });
+});
+
+describe("hypercache CLI over TLS and mutual TLS (real node)", function () {
+  this.timeout(30_000);
+  let certs: TestCerts;
+  let node: NodeProcess;
+  let dir: string;
+
+  before(async () => {
+    certs = makeTestCerts(["ops-cli"]);
+    dir = mkdtempSync(join(tmpdir(), "hypercache-cli-tls-"));
+    const policy = join(dir, "policy.yaml");
+    writeFileSync(policy, "cert_identities:\n  - {subject_cn: ops-cli, scopes: [read, write]}\n");
+    node = await startNode({ id: "tls1", env: { SERVICE_AUTH_CONFIG: policy, SERVICE_API_TLS_CERT: certs.server.cert, SERVICE_API_TLS_KEY: certs.server.key, SERVICE_API_TLS_CLIENT_CA: certs.ca.cert } });
+  });
+  after(async () => {
+    await node?.stop();
+    certs?.cleanup();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("--ca verifies the nodes and --cert/--key present the client certificate", async () => {
+    const env = { HYPERCACHE_ENDPOINTS: `https://127.0.0.1:${node.apiPort}` };
+    const me = await cli(["me", "--ca", certs.ca.cert, "--cert", certs.clients["ops-cli"]?.cert as string, "--key", certs.clients["ops-cli"]?.key as string], { env });
+    expect(me.code, me.stderr).to.equal(0);
+    expect(me.json()).to.include({ id: "ops-cli" });
+    const noCert = await cli(["me", "--ca", certs.ca.cert, "--timeout", "2s"], { env });
+    expect(noCert.code, "the handshake fails: no endpoint answered").to.equal(5);
+    const halfPair = await cli(["me", "--ca", certs.ca.cert, "--cert", certs.clients["ops-cli"]?.cert as string], { env });
+    expect(halfPair.code).to.equal(2);
+    expect(halfPair.stderr).to.contain("--cert and --key go together");
+  });
+});

@@ -1,0 +1,147 @@
+// hypercache load against a real node: streaming batches, bad lines by number, --errors-out that
+// loads again, exit codes, Ctrl-C; and the terminal progress bar and summary under tmux.
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+import { HypercacheClient } from "@hypercache/client/node";
+import { startNode, type NodeProcess } from "../../../test/helpers/node-process.js";
+import { CLI_BIN, cli } from "./cli-harness.js";
+
+const line = (i: number) => JSON.stringify({ key: `item:${i}`, value: `value-${i}-${"x".repeat(80)}` });
+
+function writeItems(path: string, n: number, extra: (i: number) => string | undefined = () => undefined): void {
+  const lines: string[] = [];
+  for (let i = 0; i < n; i++) lines.push(extra(i) ?? line(i));
+  writeFileSync(path, `${lines.join("\n")}\n`);
+}
+
+describe("hypercache load (one real node)", function () {
+  this.timeout(60_000);
+  let node: NodeProcess;
+  let dir: string;
+  let env: Record<string, string>;
+  let client: HypercacheClient;
+
+  before(async () => {
+    node = await startNode({ id: "l1" });
+    dir = mkdtempSync(join(tmpdir(), "hypercache-load-"));
+    env = { HYPERCACHE_ENDPOINTS: node.api };
+    client = new HypercacheClient({ endpoints: [node.api], discovery: false });
+  });
+  after(async () => {
+    await client?.close();
+    await node?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("loads every item in batches and prints a JSON summary, exit code 0", async () => {
+    const file = join(dir, "ok.jsonl");
+    writeFileSync(file, [line(0), JSON.stringify({ key: "j", value: { nested: [1, 2] }, ttl: "1h" }), JSON.stringify({ key: "b64", value: Buffer.from([0, 255]).toString("base64"), value_encoding: "base64", ttl_ms: 60000 }), "", line(3)].join("\r\n"));
+    const r = await cli(["load", file, "--batch-size", "2"], { env });
+    expect(r.code).to.equal(0);
+    expect(r.json()).to.include({ items: 4, stored: 4, failed: 0, bad_lines: 0, interrupted: false });
+    expect(await client.getText("j")).to.equal('{"nested":[1,2]}');
+    expect(await client.get("b64")).to.deep.equal(new Uint8Array([0, 255]));
+    expect((await client.getItem("b64"))?.ttlMs).to.be.within(50_000, 60_000);
+    expect(await client.getText("item:3")).to.equal(`value-3-${"x".repeat(80)}`);
+  });
+
+  it("reports bad lines by number, stores the rest, writes refused items to --errors-out, and exits 6", async () => {
+    const file = join(dir, "mixed.jsonl");
+    const tooLongKey = JSON.stringify({ key: "k".repeat(5000), value: "v" });
+    writeItems(file, 2500, (i) => (i === 10 ? "{not json" : i === 20 ? '{"key": 5, "value": "x"}' : i === 30 ? '{"key":"a"}' : i === 1500 ? tooLongKey : undefined));
+    const errorsOut = join(dir, "errors.jsonl");
+    const r = await cli(["load", file, "--errors-out", errorsOut], { env });
+    expect(r.code).to.equal(6);
+    expect(r.json()).to.include({ items: 2497, stored: 2496, failed: 1, bad_lines: 3, errors_out: errorsOut });
+    expect(r.stderr).to.contain("line 11: not JSON").and.contain("line 21: `key` must be a non-empty string").and.contain("line 31: `value` is missing");
+    expect(r.stderr).to.match(/first failure: key is longer than/i);
+    expect(readFileSync(errorsOut, "utf8")).to.equal(`${tooLongKey}\n`);
+    const again = await cli(["load", errorsOut], { env });
+    expect(again.json(), "the errors file is valid input").to.include({ items: 1, bad_lines: 0, failed: 1 });
+    expect((await client.getMany(["item:0", "item:2499", "item:1500"])).map((x) => x.found)).to.deep.equal([true, true, false]);
+  });
+
+  it("reads standard input with '-'", async () => {
+    const r = await cli(["load", "-"], { env, stdin: `${line(9000)}\n${line(9001)}\n` });
+    expect(r.json()).to.include({ items: 2, stored: 2 });
+  });
+
+  it("exits 5 when no endpoint answers, every item counted as failed", async () => {
+    const file = join(dir, "few.jsonl");
+    writeItems(file, 5);
+    const r = await cli(["load", file], { env: { HYPERCACHE_ENDPOINTS: "http://127.0.0.1:1" } });
+    expect(r.code).to.equal(5);
+    expect(r.json()).to.include({ items: 5, stored: 0, failed: 5 });
+  });
+
+  it("on Ctrl-C stops reading, finishes the batches in flight, prints the summary and exits 130", async () => {
+    const file = join(dir, "big.jsonl");
+    writeItems(file, 200_000);
+    const r = await cli(["load", file, "--batch-size", "500"], { env, onStart: (interrupt) => setTimeout(interrupt, 700) });
+    expect(r.code).to.equal(130);
+    const s = r.json<{ items: number; stored: number; failed: number; interrupted: boolean }>();
+    expect(s.interrupted).to.equal(true);
+    expect(s.items).to.be.greaterThan(0).and.below(200_000);
+    expect(s.stored + s.failed, "every item sent was accounted for").to.equal(s.items);
+    expect(s.items % 500, "only whole batches were sent").to.equal(0);
+  });
+});
+
+describe("hypercache load on a terminal (tmux)", function () {
+  this.timeout(90_000);
+  const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+  let node: NodeProcess;
+  let dir: string;
+  const session = `hc-load-${process.pid}`;
+
+  before(async function () {
+    if (!hasTmux) throw new Error("tmux is missing: apt-get install -y tmux");
+    node = await startNode({ id: "t1" });
+    dir = mkdtempSync(join(tmpdir(), "hypercache-tmux-"));
+  });
+  after(async () => {
+    spawnSync("tmux", ["kill-session", "-t", session]);
+    await node?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const pane = () => execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" });
+  async function until(what: string, ok: (text: string) => boolean, ms = 60_000): Promise<string> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const text = pane();
+      if (ok(text)) return text;
+      if (Date.now() > end) throw new Error(`pane never showed ${what}:\n${text}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  it("leaves the bar at 100% and the summary on the terminal when a load completes", async () => {
+    const file = join(dir, "small.jsonl");
+    writeItems(file, 20_000);
+    const cmd = `HYPERCACHE_ENDPOINTS=${node.api} ${process.execPath} ${CLI_BIN} load ${file}; echo "EXIT=$?"; sleep 60`;
+    execFileSync("tmux", ["new-session", "-d", "-s", session, "-x", "160", "-y", "20", cmd]);
+    const end = await until("the summary", (t) => t.includes("EXIT="));
+    spawnSync("tmux", ["kill-session", "-t", session]);
+    expect(end).to.match(/load .*100% \| 20000 items \| \d+ items\/s \| 0 failed \| 0 bad lines \| ETA 0s/);
+    expect(end).to.match(/done: 20000 of 20000 items stored in [\d.]+ s/);
+    expect(end).to.contain("EXIT=0");
+  });
+
+  it("shows the progress bar (items/s, ETA, failures) and the summary; Ctrl-C ends with the summary and exit 130", async () => {
+    const file = join(dir, "items.jsonl");
+    writeItems(file, 300_000, (i) => (i === 5 ? "oops" : undefined));
+    const cmd = `HYPERCACHE_ENDPOINTS=${node.api} ${process.execPath} ${CLI_BIN} load ${file} --batch-size 200 --concurrency 1; echo "EXIT=$?"`;
+    execFileSync("tmux", ["new-session", "-d", "-s", session, "-x", "160", "-y", "20", cmd]);
+    execFileSync("tmux", ["set-option", "-t", session, "remain-on-exit", "on"]);
+    const during = await until("the bar", (t) => /load .*\d+% \| \d+ items \| \d+ items\/s \| 0 failed \| 1 bad lines \| ETA/.test(t));
+    expect(during).to.contain("line 6: not JSON");
+    execFileSync("tmux", ["send-keys", "-t", session, "C-c"]);
+    const end = await until("the summary", (t) => t.includes("EXIT="));
+    expect(end).to.match(/interrupted: \d+ of \d+ items stored in [\d.]+ s \(\d+ items\/s\), 0 failed, 1 bad lines/);
+    expect(end).to.contain("EXIT=130");
+  });
+});

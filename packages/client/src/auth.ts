@@ -1,0 +1,61 @@
+// Credentials: a bearer token (a string or an async provider), HTTP Basic (refused over http:
+// unless allowed), or OIDC client credentials (oidc-client-credentials.ts). Client certificates
+// (mTLS) live in the transport of `@hypercache/client/node`, not here.
+import { ClientConfigError } from "./errors.js";
+import { encodeBase64 } from "./base64.js";
+
+/** Supplies the Authorization header of each attempt. */
+export interface AuthProvider {
+  /** The header value for a request to `endpoint`, or undefined to send none. */
+  authorization(endpoint: string): string | undefined | Promise<string | undefined>;
+  /**
+   * Called once after a 401 with the header value that was refused; resolves true when a fresh
+   * credential is ready and the request is worth one more try on the same endpoint.
+   */
+  refreshAfterUnauthorized?(refused: string | undefined): Promise<boolean>;
+}
+
+/** A bearer token, or a function that returns the current one (called for every attempt). */
+export type BearerToken = string | (() => string | Promise<string>);
+
+export interface BasicCredentials {
+  readonly username: string;
+  readonly password: string;
+}
+
+export const noAuth: AuthProvider = Object.freeze({ authorization: () => undefined });
+
+export function bearerAuth(token: BearerToken): AuthProvider {
+  if (typeof token === "string") {
+    if (token === "") throw new ClientConfigError("the bearer token is empty");
+    const header = `Bearer ${token}`;
+    return { authorization: () => header };
+  }
+  return {
+    async authorization() {
+      return `Bearer ${await token()}`;
+    },
+  };
+}
+
+/** True when credentials sent to `url` would cross the network in clear text. */
+export function isPlaintext(url: string): boolean {
+  return url.startsWith("http:");
+}
+
+/**
+ * HTTP Basic. Over `http:` the password would travel in clear text, so every such endpoint is
+ * refused (a ClientConfigError for a seed, never adopted from discovery) unless `allowInsecure`.
+ */
+export function basicAuth(creds: BasicCredentials, allowInsecure: boolean): AuthProvider {
+  if (creds.username.includes(":")) throw new ClientConfigError("a Basic user name cannot contain ':'");
+  const header = `Basic ${encodeBase64(new TextEncoder().encode(`${creds.username}:${creds.password}`))}`;
+  return {
+    authorization(endpoint) {
+      if (!allowInsecure && isPlaintext(endpoint)) {
+        throw new ClientConfigError(`refusing to send Basic credentials over plain http to ${endpoint} (set allowInsecureBasic to allow it)`);
+      }
+      return header;
+    },
+  };
+}

@@ -1,0 +1,159 @@
+// getMany, setMany and deleteMany: the input is cut into chunks of 1000 (the server's batch limit),
+// a bounded number of chunks are in flight at once, and the results come back in input order. A
+// failed item, or a chunk that failed as a whole, is reported in the results and never thrown.
+import type { Client } from "openapi-fetch";
+import { encodeBase64 } from "./base64.js";
+import { ttlToMs, type Ttl } from "./duration.js";
+import { errorFromAnswer } from "./errors.js";
+import type { components, paths } from "./gen/client.js";
+import { buffered } from "./openapi-bridge.js";
+import type { Consistency } from "./options.js";
+import { answerError, itemFromEnvelope, valueBody, type CacheItem, type CacheValue } from "./values.js";
+
+export interface BatchOptions {
+  readonly consistency?: Consistency;
+  readonly signal?: AbortSignal;
+  /** Batch calls in flight at once; default the client's `batchConcurrency`. */
+  readonly concurrency?: number;
+}
+
+export interface SetManyItem {
+  readonly key: string;
+  readonly value: CacheValue;
+  readonly ttl?: Ttl;
+  /** `base64`: the string value is already base64 text of the bytes to store. */
+  readonly encoding?: "base64";
+}
+
+/** `found` false without `error`: the key does not exist. */
+export interface GetManyResult {
+  readonly key: string;
+  readonly found: boolean;
+  readonly item?: CacheItem;
+  readonly error?: Error;
+}
+
+export interface SetManyResult {
+  readonly key: string;
+  readonly stored: boolean;
+  readonly bytes?: number;
+  readonly owners?: readonly string[];
+  readonly error?: Error;
+}
+
+export interface DeleteManyResult {
+  readonly key: string;
+  readonly deleted: boolean;
+  readonly bytes?: number;
+  readonly error?: Error;
+}
+
+/** Runs `fn` over `items` with at most `limit` calls in flight; results in input order. */
+export async function mapConcurrent<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return results;
+}
+
+export function chunk<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+type ItemResult = { status: number; error?: string | undefined; code?: string | undefined };
+
+/** The typed error of a failed batch item, or undefined when it succeeded (or is simply missing). */
+function itemError(r: ItemResult, endpoint: string): Error | undefined {
+  if (r.status === 200 || (r.status === 404 && r.code === "NOT_FOUND")) return undefined;
+  return errorFromAnswer(r.status, JSON.stringify({ error: r.error ?? `status ${r.status}`, code: r.code }), endpoint);
+}
+
+export class BatchOps {
+  constructor(
+    private readonly api: Client<paths>,
+    private readonly deps: { chunkItems: number; concurrency: number },
+  ) {}
+
+  getMany(keys: readonly string[], o: BatchOptions = {}): Promise<GetManyResult[]> {
+    return this.run(keys, o, async (part) => {
+      const { data, response } = await this.api.POST("/v1/cache/batch/get", { body: { keys: part }, params: { query: { consistency: o.consistency } }, signal: o.signal });
+      if (!data) throw answerError(buffered(response));
+      const endpoint = buffered(response).endpoint;
+      return data.results.map((r): GetManyResult => {
+        const error = itemError(r, endpoint);
+        if (error) return { key: r.key, found: false, error };
+        return r.found ? { key: r.key, found: true, item: itemFromEnvelope(r as Parameters<typeof itemFromEnvelope>[0]) } : { key: r.key, found: false };
+      });
+    }, (key, error) => ({ key, found: false, error }));
+  }
+
+  async setMany(items: readonly SetManyItem[], o: BatchOptions = {}): Promise<SetManyResult[]> {
+    return this.run(items, o, async (part) => {
+      const body: components["schemas"]["BatchPutItem"][] = [];
+      for (const it of part) body.push(typeof Blob !== "undefined" && it.value instanceof Blob ? await wireItem(it) : wireItemSync(it));
+      const { data, response } = await this.api.POST("/v1/cache/batch/put", { body: { items: body }, params: { query: { consistency: o.consistency } }, signal: o.signal });
+      if (!data) throw answerError(buffered(response));
+      const endpoint = buffered(response).endpoint;
+      return data.results.map((r): SetManyResult => {
+        const error = itemError(r, endpoint);
+        return error ? { key: r.key, stored: false, error } : { key: r.key, stored: r.stored, ...(r.bytes !== undefined ? { bytes: r.bytes } : {}), owners: r.owners };
+      });
+    }, (it, error) => ({ key: it.key, stored: false, error }));
+  }
+
+  deleteMany(keys: readonly string[], o: BatchOptions = {}): Promise<DeleteManyResult[]> {
+    return this.run(keys, o, async (part) => {
+      const { data, response } = await this.api.POST("/v1/cache/batch/delete", { body: { keys: part }, params: { query: { consistency: o.consistency } }, signal: o.signal });
+      if (!data) throw answerError(buffered(response));
+      const endpoint = buffered(response).endpoint;
+      return data.results.map((r): DeleteManyResult => {
+        const error = itemError(r, endpoint);
+        return error ? { key: r.key, deleted: false, error } : { key: r.key, deleted: r.deleted, ...(r.bytes !== undefined ? { bytes: r.bytes } : {}) };
+      });
+    }, (key, error) => ({ key, deleted: false, error }));
+  }
+
+  /** Chunks, runs with bounded concurrency, and turns a chunk's failure into per-item results. */
+  private async run<I, R>(input: readonly I[], o: BatchOptions, call: (part: I[]) => Promise<R[]>, failed: (item: I, error: Error) => R): Promise<R[]> {
+    const parts = chunk(input, this.deps.chunkItems);
+    const done = await mapConcurrent(parts, o.concurrency ?? this.deps.concurrency, async (part) => {
+      try {
+        const results = await call(part);
+        if (results.length !== part.length) throw new Error(`the server answered ${results.length} results for ${part.length} items`);
+        return results;
+      } catch (err) {
+        if (o.signal?.aborted) throw err;
+        return part.map((item) => failed(item, err as Error));
+      }
+    });
+    return done.flat();
+  }
+}
+
+/** The wire form of an item whose value is text or bytes (no Blob). */
+function wireItemSync(it: SetManyItem): components["schemas"]["BatchPutItem"] {
+  const out: components["schemas"]["BatchPutItem"] = { key: it.key, value: "" };
+  const v = it.value;
+  if (typeof v === "string") {
+    out.value = v;
+    if (it.encoding === "base64") out.value_encoding = "base64";
+  } else {
+    const bytes = v instanceof Uint8Array ? v : v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array((v as ArrayBufferView).buffer, (v as ArrayBufferView).byteOffset, (v as ArrayBufferView).byteLength);
+    out.value = encodeBase64(bytes);
+    out.value_encoding = "base64";
+  }
+  if (it.ttl !== undefined) out.ttl_ms = ttlToMs(it.ttl);
+  return out;
+}
+
+async function wireItem(it: SetManyItem): Promise<components["schemas"]["BatchPutItem"]> {
+  return wireItemSync({ ...it, value: (await valueBody(it.value)) as Uint8Array });
+}

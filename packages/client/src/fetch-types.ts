@@ -1,0 +1,81 @@
+// The small slice of the Fetch API the client needs. The browser's fetch, Node's global fetch and
+// the undici dispatcher bridge of `@hypercache/client/node` all satisfy it, so the core never
+// names a platform type beyond these.
+
+/** Headers of an answer, read by name (case-insensitive). */
+export interface HeadersLike {
+  get(name: string): string | null;
+}
+
+/** An HTTP answer whose body is read once. */
+export interface ResponseLike {
+  readonly status: number;
+  readonly ok: boolean;
+  readonly headers: HeadersLike;
+  /** The body as a stream (Server-Sent Events); null when there is none. */
+  readonly body: ReadableStream<Uint8Array> | null;
+  text(): Promise<string>;
+  json(): Promise<unknown>;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
+/** One attempt's request: an absolute URL, a replayable body, a signal and a time limit. */
+export interface RequestInitLike {
+  method: string;
+  headers: Record<string, string>;
+  body?: string | Uint8Array | undefined;
+  /** The caller's signal: aborting it ends the request. */
+  signal?: AbortSignal | undefined;
+  /**
+   * Time limit (ms) for the headers and, unless `stream`, the body. When it passes the promise
+   * (or the body read) rejects with an error whose `name` is "TimeoutError".
+   */
+  timeoutMs?: number | undefined;
+  /** The body is a long-lived stream: the time limit covers the headers only. */
+  stream?: boolean | undefined;
+}
+
+/**
+ * Sends one HTTP request to one endpoint and honours `timeoutMs`. Rejects on transport errors
+ * only, never because of a status. Implementations: {@link globalFetch}, and the undici Agent of
+ * `@hypercache/client/node`.
+ */
+export type FetchLike = (url: string, init: RequestInitLike) => Promise<ResponseLike>;
+
+function timeoutError(ms: number): Error {
+  const e = new Error(`no answer within ${ms} ms`);
+  e.name = "TimeoutError";
+  return e;
+}
+
+/** The platform's `fetch` (browser, Node's bundled undici, Deno, Bun) as a {@link FetchLike}. */
+export function globalFetch(): FetchLike {
+  const f = globalThis.fetch;
+  if (typeof f !== "function") throw new TypeError("no global fetch: pass the `fetch` option");
+  return async (url, init) => {
+    const ms = init.timeoutMs;
+    const body = init.body as RequestInit["body"];
+    if (!ms) return (await f(url, { method: init.method, headers: init.headers, body, signal: init.signal ?? null })) as ResponseLike;
+    if (!init.stream) {
+      const limit = AbortSignal.timeout(ms);
+      const signal = init.signal ? AbortSignal.any([init.signal, limit]) : limit;
+      return (await f(url, { method: init.method, headers: init.headers, body, signal })) as ResponseLike;
+    }
+    // A stream: the limit covers the headers, then only the caller's signal can end it.
+    const ctrl = new AbortController();
+    const onAbort = () => ctrl.abort(init.signal?.reason);
+    init.signal?.addEventListener("abort", onAbort, { once: true });
+    const timer = setTimeout(() => ctrl.abort(timeoutError(ms)), ms);
+    try {
+      return (await f(url, { method: init.method, headers: init.headers, body, signal: ctrl.signal })) as ResponseLike;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
+/** True for the rejection of a request whose time limit passed. */
+export function isTimeout(err: unknown): boolean {
+  const e = err as { name?: string; code?: string } | null;
+  return e?.name === "TimeoutError" || e?.code === "UND_ERR_HEADERS_TIMEOUT" || e?.code === "UND_ERR_BODY_TIMEOUT" || e?.code === "UND_ERR_CONNECT_TIMEOUT";
+}

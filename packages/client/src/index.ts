@@ -1,0 +1,39 @@
+// @hypercache/client: the platform-neutral core (browsers, Node, any runtime with fetch). Client
+// certificates and the undici connection pool are in `@hypercache/client/node`.
+export { HypercacheClient, type ReadOptions, type SetOptions, type WriteOptions } from "./client.js";
+export type { ClientOptions, Consistency } from "./options.js";
+export { BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT } from "./options.js";
+export type { AuthProvider, BasicCredentials, BearerToken } from "./auth.js";
+export { OidcClientCredentials, TokenRequestError, OIDC_REFRESH_FRACTION, type OidcClientCredentialsOptions } from "./oidc-client-credentials.js";
+export type { BatchOptions, DeleteManyResult, GetManyResult, SetManyItem, SetManyResult } from "./batch-ops.js";
+export { KeyIterator, type KeysOptions } from "./key-iterator.js";
+export { ClusterWatch, WATCH_RETRY_MS, type ClusterEvent, type DistMetrics, type MembersView, type WatchOptions } from "./cluster-watch.js";
+export type { ClusterEndpoints } from "./discovery.js";
+export { COOLDOWN_BASE_MS, COOLDOWN_MAX_MS, cooldownMs, type EndpointStatus } from "./endpoint-pool.js";
+export { ATTEMPT_TIMEOUT_MS, type ClientEvent } from "./failover-transport.js";
+export type { FetchLike, HeadersLike, RequestInitLike, ResponseLike } from "./fetch-types.js";
+export type { Clock, Random, Runtime, TimerHandle, Timers } from "./runtime.js";
+export { parseDurationMs, ttlToMs, TTL_MAX_MS, type Ttl } from "./duration.js";
+export type { CacheItem, CacheValue, Capability, DeleteResult, Identity, ItemMeta, PutResult } from "./values.js";
+export {
+  AllEndpointsFailedError,
+  BadRequestError,
+  ClientConfigError,
+  DrainingError,
+  ERROR_BODY_CHARS_MAX,
+  ERROR_CLASSES,
+  ForbiddenError,
+  HypercacheError,
+  InternalError,
+  NotFoundError,
+  NotImplementedError,
+  PayloadTooLargeError,
+  QuorumFailedError,
+  TimeoutError,
+  TransportError,
+  UnauthorizedError,
+  UnavailableError,
+  UnsupportedMediaTypeError,
+  type ErrorCode,
+  type FailedAttempt,
+} from "./errors.js";

@@ -1,0 +1,81 @@
+// The client's options, their defaults and the checks made before anything is sent.
+import { basicAuth, bearerAuth, isPlaintext, noAuth, type AuthProvider, type BasicCredentials, type BearerToken } from "./auth.js";
+import { ClientConfigError } from "./errors.js";
+import type { FetchLike } from "./fetch-types.js";
+import type { ClientEvent } from "./failover-transport.js";
+import { OidcClientCredentials, type OidcClientCredentialsOptions } from "./oidc-client-credentials.js";
+import type { Runtime } from "./runtime.js";
+
+/** How often discovery refreshes the endpoints (ms). */
+export const DISCOVERY_INTERVAL_MS = 30_000;
+/** Keys or items per batch call (the server's limit). */
+export const BATCH_CHUNK_ITEMS = 1000;
+/** Batch calls in flight at once for getMany, setMany and deleteMany. */
+export const BATCH_CONCURRENCY = 4;
+/** Keys per key-browser page requested by `keys()` (the server's ceiling). */
+export const KEY_PAGE_LIMIT = 500;
+
+export type Consistency = "one" | "quorum" | "all";
+
+export interface ClientOptions {
+  /** Base URLs of client listeners (seeds), for example `https://cache-1:8080`. At least one. */
+  readonly endpoints: string | readonly string[];
+  /** Base URLs of management listeners; discovery adds the cluster's own. */
+  readonly managementEndpoints?: readonly string[];
+  /** Bearer token, or a function returning the current one. */
+  readonly token?: BearerToken;
+  /** HTTP Basic user; refused over `http:` unless `allowInsecureBasic`. */
+  readonly basic?: BasicCredentials;
+  readonly allowInsecureBasic?: boolean;
+  /** OAuth 2.0 client credentials from an OIDC issuer. */
+  readonly oidc?: OidcClientCredentialsOptions;
+  /** Any other credential scheme. */
+  readonly auth?: AuthProvider;
+  /** Sends requests; default the platform's fetch (`@hypercache/client/node` passes an undici Agent). */
+  readonly fetch?: FetchLike;
+  /** Time limit of one attempt on one endpoint (ms); default 10000. */
+  readonly timeoutMs?: number;
+  /**
+   * Endpoint discovery (`GET /v1/cluster/endpoints`): at start (default true), every `intervalMs`
+   * (default 30000; 0 disables), and always after every endpoint failed. `false` turns all off.
+   */
+  readonly discovery?: false | { readonly atStart?: boolean; readonly intervalMs?: number };
+  /** Start on a random endpoint (default) or on the first one listed. */
+  readonly randomStart?: boolean;
+  /** Seed of the random start, for reproducible runs. */
+  readonly seed?: number;
+  /** Batch calls in flight at once (default 4). */
+  readonly batchConcurrency?: number;
+  /** Called on failovers and discovery results. Must return quickly and not throw. */
+  readonly onEvent?: (event: ClientEvent) => void;
+  /** Clock, timers and random source (tests). */
+  readonly runtime?: Partial<Runtime>;
+}
+
+/** The seed endpoints as a list; a ClientConfigError when there is none. */
+export function seedList(endpoints: string | readonly string[]): string[] {
+  const list = (typeof endpoints === "string" ? endpoints.split(",") : [...endpoints]).map((s) => s.trim()).filter((s) => s !== "");
+  if (list.length === 0) throw new ClientConfigError("no endpoint given: pass at least one base URL of a client listener");
+  return list;
+}
+
+/** The credential provider the options describe (at most one kind). */
+export function authFromOptions(o: ClientOptions, deps: { fetch: FetchLike; runtime: Runtime }, seeds: readonly string[]): AuthProvider {
+  const kinds = [o.token !== undefined, o.basic !== undefined, o.oidc !== undefined, o.auth !== undefined].filter(Boolean).length;
+  if (kinds > 1) throw new ClientConfigError("give one of token, basic, oidc or auth");
+  if (o.token !== undefined) return bearerAuth(o.token);
+  if (o.basic !== undefined) {
+    const insecure = seeds.find(isPlaintext);
+    if (insecure && !o.allowInsecureBasic) {
+      throw new ClientConfigError(`refusing Basic credentials over plain http (${insecure}): use https, or set allowInsecureBasic`);
+    }
+    return basicAuth(o.basic, o.allowInsecureBasic === true);
+  }
+  if (o.oidc !== undefined) return new OidcClientCredentials(o.oidc, { fetch: deps.fetch, clock: deps.runtime.clock, timers: deps.runtime.timers });
+  return o.auth ?? noAuth;
+}
+
+/** Endpoints that may be adopted from discovery: with Basic over TLS only, https ones only. */
+export function acceptEndpoint(o: ClientOptions): (url: string) => boolean {
+  return o.basic !== undefined && !o.allowInsecureBasic ? (url) => !isPlaintext(url) : () => true;
+}

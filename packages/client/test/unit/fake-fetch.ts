@@ -1,0 +1,81 @@
+// A scripted FetchLike for unit tests: each endpoint (origin + base path) has a handler that
+// answers, throws a transport error, or times out; every call is recorded.
+import type { FetchLike, RequestInitLike, ResponseLike } from "../../src/fetch-types.js";
+
+export interface Call {
+  readonly url: string;
+  readonly endpoint: string;
+  readonly init: RequestInitLike;
+  /** The body as sent, as bytes (strings UTF-8 encoded). */
+  readonly bodyBytes: Uint8Array | undefined;
+}
+
+export type Handler = (call: Call) => ResponseLike | Promise<ResponseLike>;
+
+/** An answer with a JSON (object) or text (string) body. */
+export function answer(status: number, body: unknown = "", headers: Record<string, string> = {}): ResponseLike {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  const bytes = new TextEncoder().encode(text);
+  const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+  return {
+    status,
+    ok: status >= 200 && status < 300,
+    headers: { get: (n: string) => lower[n.toLowerCase()] ?? null },
+    body: null,
+    text: async () => text,
+    json: async () => JSON.parse(text) as unknown,
+    arrayBuffer: async () => bytes.slice().buffer,
+  };
+}
+
+/** An answer carrying raw bytes. */
+export function bytesAnswer(status: number, bytes: Uint8Array, headers: Record<string, string> = {}): ResponseLike {
+  const r = answer(status, "", headers);
+  return { ...r, arrayBuffer: async () => bytes.slice().buffer, text: async () => new TextDecoder().decode(bytes) };
+}
+
+/** The error envelope answer of a code. */
+export function envelope(status: number, code: string, message = code.toLowerCase(), details?: Record<string, unknown>): ResponseLike {
+  return answer(status, { error: message, code, ...(details ? { details } : {}) });
+}
+
+/** A connection failure as undici reports it. */
+export function refused(): never {
+  throw Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNREFUSED" } });
+}
+
+/** A time-limit failure as FetchLike implementations report it. */
+export function timedOut(): never {
+  throw Object.assign(new Error("no answer"), { name: "TimeoutError" });
+}
+
+export class FakeFetch {
+  readonly calls: Call[] = [];
+  private readonly handlers = new Map<string, Handler>();
+
+  /** `endpoint` is a base URL such as http://a:1; unknown endpoints refuse connections. */
+  on(endpoint: string, handler: Handler): this {
+    this.handlers.set(endpoint, handler);
+    return this;
+  }
+
+  readonly fetch: FetchLike = async (url, init) => {
+    const endpoint = [...this.handlers.keys()].find((e) => url.startsWith(`${e}/`)) ?? new URL(url).origin;
+    const body = init.body;
+    const call: Call = { url, endpoint, init, bodyBytes: body === undefined ? undefined : typeof body === "string" ? new TextEncoder().encode(body) : body.slice() };
+    this.calls.push(call);
+    const h = this.handlers.get(endpoint);
+    if (!h) refused();
+    return h(call);
+  };
+
+  /** Calls made to `endpoint`. */
+  to(endpoint: string): Call[] {
+    return this.calls.filter((c) => c.endpoint === endpoint);
+  }
+
+  /** Endpoints in call order. */
+  get order(): string[] {
+    return this.calls.map((c) => c.endpoint);
+  }
+}
