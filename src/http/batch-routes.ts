@@ -6,6 +6,7 @@ import { base64DecodedLength, fromBase64, fromUtf8 } from "../core/byte-string.j
 import { MAX_DURATION_MS } from "../core/duration.js";
 import type { Clock } from "../core/clock.js";
 import { CacheError, badRequest, toCacheError } from "../core/errors.js";
+import { BATCH_BODY_LIMITS } from "../core/limits.js";
 import type { Authenticator } from "../auth/index.js";
 import type { AdmittedWrites, CacheService, ReadResult, SetItem, WriteResult } from "../cluster/index.js";
 import { readJsonBody } from "./body.js";
@@ -36,7 +37,14 @@ export function addBatchRoutes(router: Router<AppState>, deps: BatchRouteDeps): 
 
 /** The array field of the body, checked against the batch limit. */
 async function listOf(ctx: AppContext, field: "items" | "keys", deps: BatchRouteDeps): Promise<unknown[]> {
-  const body = await readJsonBody(ctx.req, deps.maxBodyBytes);
+  // Counted while the bytes arrive: a body past the item limit (or nested too deep, or holding
+  // far more JSON than a full batch) is refused before it is parsed.
+  const body = await readJsonBody(ctx.req, deps.maxBodyBytes, {
+    field,
+    itemsMax: deps.maxBatchItems,
+    depthMax: BATCH_BODY_LIMITS.depthMax,
+    structureMax: deps.maxBatchItems * BATCH_BODY_LIMITS.structurePerItem + BATCH_BODY_LIMITS.structureSlack,
+  });
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest(`request body must be an object with a "${field}" array`);
   const list = (body as Record<string, unknown>)[field];
   if (!Array.isArray(list)) throw badRequest(`"${field}" must be an array`);

@@ -8,8 +8,9 @@ import bcrypt from "bcryptjs";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bearer, call, type Reply } from "../helpers/http-call.js";
+import { basic, bearer, call, type Reply } from "../helpers/http-call.js";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
+import { RawConnection } from "../helpers/raw-http.js";
 import { loadKeys, loadedKey } from "./load-keys.js";
 import { expectNoStall } from "./measure.js";
 
@@ -17,7 +18,16 @@ const KEYS = 200_000;
 const TOKEN = "hostile-suite-token";
 const USER = "alice";
 const PASSWORD = "correct horse battery staple";
+const BODY_LIMIT = 16 * 1024 * 1024;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A batch body of `{}` elements, `bytes` long: `{"items":[{},{},...,{}]}`. */
+function emptyObjectsBody(field: string, bytes: number): Buffer {
+  const head = `{"${field}":[`;
+  const tail = "{}]}";
+  const count = Math.floor((bytes - head.length - tail.length) / 3);
+  return Buffer.from(head + "{},".repeat(count) + tail);
+}
 
 describe("hostile input: one request cannot stall a node holding 200,000 keys", function () {
   this.timeout(300_000);
@@ -59,6 +69,49 @@ describe("hostile input: one request cannot stall a node holding 200,000 keys", 
     // The class is honoured, not skipped: a glob whose large class does match finds the keys.
     const some = await call(`${node.api}/v1/cache/keys?q=${encodeURIComponent(`user:00000[${"~".repeat(3000)}0-4]:profile`)}`, { headers: auth });
     expect(some.json<{ keys: string[] }>().keys).to.deep.equal([0, 1, 2, 3, 4].map(loadedKey));
+  });
+
+  it("four concurrent 16 MiB batch bodies of {} elements are refused 400 while they arrive and /healthz stays within 100 ms", async () => {
+    const body = emptyObjectsBody("items", BODY_LIMIT);
+    expect(body.length).to.be.at.most(BODY_LIMIT);
+    const send = () => call(`${node.api}/v1/cache/batch/put`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body });
+    const f = await expectNoStall(node, "4 x 16 MiB batch body of {}", () => Promise.all([send(), send(), send(), send()]), { timeoutMs: 60_000 });
+    for (const r of f.result as Reply[]) {
+      expect(r.status, r.body.toString().slice(0, 200)).to.equal(400);
+      expect(r.json()).to.deep.include({ code: "BAD_REQUEST", details: { max_items: 1000 } });
+    }
+  });
+
+  describe("authentication comes before the body", () => {
+    it("an unauthenticated batch put with invalid JSON is 401, not 400", async () => {
+      const r = await call(`${node.api}/v1/cache/batch/put`, { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
+      expect(r.status, r.body.toString()).to.equal(401);
+    });
+
+    it("an unauthenticated batch put declaring a 20 MiB Content-Length is 401 at once, not 413, with nothing sent", async () => {
+      const conn = await RawConnection.open(node.apiPort);
+      try {
+        await conn.write(`POST /v1/cache/batch/put HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${20 * 1024 * 1024}\r\n\r\n`);
+        const r = await conn.read({ timeoutMs: 5_000 });
+        expect(r.status).to.equal(401);
+        expect(r.json()).to.include({ code: "UNAUTHORIZED" });
+      } finally {
+        conn.socket.destroy();
+      }
+    });
+
+    it("a wrong Basic password on a batch route with a 16 MiB body is 401 within a second (bcrypt only, no parsing)", async () => {
+      const body = emptyObjectsBody("keys", BODY_LIMIT);
+      const started = performance.now();
+      const r = await call(`${node.api}/v1/cache/batch/get`, { method: "POST", headers: { ...basic(USER, "not it"), "content-type": "application/json" }, body });
+      expect([401, 429], r.body.toString()).to.include(r.status);
+      expect(performance.now() - started).to.be.below(1000);
+    });
+
+    it("the management listener answers an unauthenticated request 401 whatever its body", async () => {
+      const r = await call(`${node.mgmt}/evict`, { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
+      expect(r.status).to.equal(401);
+    });
   });
 });
 
