@@ -232,7 +232,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /** @enum {string} */
-        ErrorCode: "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "NOT_IMPLEMENTED" | "DRAINING" | "QUORUM_FAILED" | "UNAVAILABLE" | "INTERNAL";
+        ErrorCode: "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "TOO_MANY_REQUESTS" | "NOT_IMPLEMENTED" | "DRAINING" | "QUORUM_FAILED" | "UNAVAILABLE" | "INTERNAL";
         ErrorEnvelope: {
             /** @description human-readable message */
             error: string;
@@ -388,6 +388,28 @@ export interface components {
         };
     };
     responses: {
+        /** @description Too many failed authentications from this client address (TOO_MANY_REQUESTS): more than SERVICE_AUTH_FAIL_LIMIT in one second. Retry after the number of seconds in Retry-After. */
+        TooManyRequests: {
+            headers: {
+                /** @description seconds to wait before retrying */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The password checks (bcrypt) of HTTP Basic are all busy and their queue is full (UNAVAILABLE); retry after the number of seconds in Retry-After. */
+        AuthBusy: {
+            headers: {
+                /** @description seconds to wait before retrying */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description malformed request (BAD_REQUEST) */
         BadRequest: {
             headers: {
@@ -443,7 +465,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description no owner of the key could be reached (UNAVAILABLE) */
+        /** @description No owner of the key could be reached (UNAVAILABLE), or the password checks of HTTP Basic are all busy and their queue is full (UNAVAILABLE, with Retry-After). */
         Unavailable: {
             headers: {
                 [name: string]: unknown;
@@ -452,7 +474,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The node is draining (DRAINING), the write could not reach its consistency (QUORUM_FAILED), or no owner could be reached (UNAVAILABLE). */
+        /** @description The node is draining (DRAINING), the write could not reach its consistency (QUORUM_FAILED), no owner could be reached (UNAVAILABLE), or the password checks of HTTP Basic are all busy and their queue is full (UNAVAILABLE, with Retry-After). */
         WriteUnavailable: {
             headers: {
                 [name: string]: unknown;
@@ -571,6 +593,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     getCapability: {
@@ -596,6 +620,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     getItem: {
@@ -631,6 +657,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -672,6 +699,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["WriteUnavailable"];
         };
     };
@@ -702,6 +730,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["WriteUnavailable"];
         };
     };
@@ -766,6 +795,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description too many failed authentications from this address (no body on HEAD; Retry-After set) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description no owner of the key could be reached (no body on HEAD) */
             503: {
                 headers: {
@@ -799,6 +835,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     batchPut: {
@@ -831,6 +869,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     batchGet: {
@@ -863,6 +903,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     batchDelete: {
@@ -895,6 +937,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     browseKeys: {
@@ -927,6 +971,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
 }

@@ -395,6 +395,28 @@ export interface components {
         };
     };
     responses: {
+        /** @description Too many failed authentications from this client address (TOO_MANY_REQUESTS): more than SERVICE_AUTH_FAIL_LIMIT in one second. Retry after the number of seconds in Retry-After. */
+        TooManyRequests: {
+            headers: {
+                /** @description seconds to wait before retrying */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The password checks (bcrypt) of HTTP Basic are all busy and their queue is full (UNAVAILABLE); retry after the number of seconds in Retry-After. */
+        AuthBusy: {
+            headers: {
+                /** @description seconds to wait before retrying */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description malformed request (BAD_REQUEST) */
         BadRequest: {
             headers: {
@@ -509,6 +531,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     getConfig: {
@@ -531,6 +555,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     getDistMetrics: {
@@ -553,6 +579,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     getPrometheusMetrics: {
@@ -575,6 +603,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     getMembers: {
@@ -597,6 +627,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     removeMember: {
@@ -623,6 +655,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     streamClusterEvents: {
@@ -645,7 +679,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description the stream already has 256 subscribers (UNAVAILABLE); retry after `Retry-After` seconds */
+            429: components["responses"]["TooManyRequests"];
+            /** @description the stream already has 256 subscribers, or the password checks of HTTP Basic are all busy (UNAVAILABLE); retry after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After"?: number;
@@ -677,6 +712,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     getManagementCapability: {
@@ -701,6 +738,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     drainNode: {
@@ -723,6 +762,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     evictNow: {
@@ -745,6 +786,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     clearNode: {
@@ -767,6 +810,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     expireNow: {
@@ -789,6 +834,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
 }

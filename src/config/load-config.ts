@@ -102,6 +102,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     distTls: tlsFiles(opt, "SERVICE_DIST_TLS_CERT", "SERVICE_DIST_TLS_KEY", "SERVICE_DIST_TLS_CA", true),
     authToken: opt("SERVICE_AUTH_TOKEN"),
     authConfigPath: opt("SERVICE_AUTH_CONFIG"),
+    authFailLimitPerS: v<number>("SERVICE_AUTH_FAIL_LIMIT"),
     peerToken: opt("SERVICE_PEER_TOKEN") ?? opt("SERVICE_AUTH_TOKEN"),
     oidc: oidcConfig(opt),
     settings: Object.freeze(views.map((s) => Object.freeze(s))),

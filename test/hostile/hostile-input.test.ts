@@ -82,6 +82,33 @@ describe("hostile input: one request cannot stall a node holding 200,000 keys", 
     }
   });
 
+  it("Basic authentication with wrong passwords at 50 requests/s: failures past 10 per second are 429 with Retry-After, /healthz stays within 100 ms", async () => {
+    const wrong = basic(USER, "wrong password");
+    const attack = async () => {
+      const answers: Array<Promise<Reply>> = [];
+      for (let i = 0; i < 150; i++) {
+        answers.push(call(`${node.api}/v1/cache/${loadedKey(i)}`, { headers: wrong }));
+        await sleep(20);
+      }
+      return Promise.all(answers);
+    };
+    const f = await expectNoStall(node, "Basic, wrong password, 50/s for 3 s", attack, { timeoutMs: 60_000 });
+    const replies = f.result as Reply[];
+    const statuses = replies.map((r) => r.status);
+    console.log(`[hostile] Basic answers: ${statuses.filter((s) => s === 401).length} x 401, ${statuses.filter((s) => s === 429).length} x 429, ${statuses.filter((s) => s !== 401 && s !== 429).length} other`);
+    expect(statuses.filter((s) => s !== 401 && s !== 429), "only 401 and 429 answers").to.deep.equal([]);
+    expect(statuses.filter((s) => s === 401).length, "at most 10 failures per second (and one window of slack) are 401").to.be.at.most(10 * 4 + 10);
+    const limited = replies.filter((r) => r.status === 429);
+    expect(limited.length, "failures past the limit are 429").to.be.at.least(50);
+    for (const r of limited) {
+      expect(r.json()).to.include({ code: "TOO_MANY_REQUESTS" });
+      expect(Number(r.headers["retry-after"]), "Retry-After in whole seconds").to.be.within(1, 60);
+    }
+    // Once the window has passed, the right password is served again.
+    await sleep(1100);
+    expect((await call(`${node.api}/v1/cache/${loadedKey(1)}`, { headers: basic(USER, PASSWORD) })).status).to.equal(200);
+  });
+
   describe("authentication comes before the body", () => {
     it("an unauthenticated batch put with invalid JSON is 401, not 400", async () => {
       const r = await call(`${node.api}/v1/cache/batch/put`, { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
