@@ -109,6 +109,14 @@ describe("hostile input: one request cannot stall a node holding 200,000 keys", 
     expect((await call(`${node.api}/v1/cache/${loadedKey(1)}`, { headers: basic(USER, PASSWORD) })).status).to.equal(200);
   });
 
+  it("failed authentications on the management listener count as well: of 12 wrong tokens at once, 10 are 401 and the rest 429", async () => {
+    const replies = await Promise.all(Array.from({ length: 12 }, () => call(`${node.mgmt}/stats`, { headers: bearer("not-the-token") })));
+    const statuses = replies.map((r) => r.status).sort();
+    expect(statuses).to.deep.equal([...Array.from({ length: 10 }, () => 401), 429, 429]);
+    for (const r of replies.filter((x) => x.status === 429)) expect(r.headers["retry-after"]).to.equal("1");
+    await sleep(1100); // a fresh window for the cases below
+  });
+
   describe("authentication comes before the body", () => {
     it("an unauthenticated batch put with invalid JSON is 401, not 400", async () => {
       const r = await call(`${node.api}/v1/cache/batch/put`, { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });

@@ -23,6 +23,9 @@ export interface LoopFigures {
   readonly worstMs: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
+  /** How long the loop ran, and its longest pause between two requests (the worker's own scheduling). */
+  readonly durationMs: number;
+  readonly worstGapMs: number;
   readonly rssStartBytes: number;
   readonly rssPeakBytes: number;
   readonly peakFromKernel: boolean;
@@ -33,14 +36,18 @@ export interface SideLoop {
   stop(): Promise<LoopFigures>;
 }
 
-export function startSideLoop(node: NodeProcess, rssEveryMs = 5): SideLoop {
+/** Starts the loop; resolves once its first /healthz has answered (a worker takes a while to start). */
+export async function startSideLoop(node: NodeProcess, rssEveryMs = 5): Promise<SideLoop> {
   const worker = new Worker(new URL("./side-loop.mjs", import.meta.url), {
     workerData: { url: `${node.api}/healthz`, pid: node.child.pid, rssEveryMs },
   });
+  let ready: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (ready = resolve));
   const figures = new Promise<LoopFigures>((resolve, reject) => {
-    worker.once("message", (m: LoopFigures) => resolve(m));
+    worker.on("message", (m: LoopFigures | "ready") => (m === "ready" ? ready() : resolve(m)));
     worker.once("error", reject);
   });
+  await Promise.race([started, figures]);
   return {
     async stop() {
       worker.postMessage("stop");
@@ -72,10 +79,10 @@ export interface CaseOptions {
 
 /** Runs `hostile` once under the side loop, after a baseline run of the loop alone. */
 export async function runCase<T>(node: NodeProcess, hostile: () => Promise<T>, opts: CaseOptions): Promise<CaseFigures<T>> {
-  const idle = startSideLoop(node);
+  const idle = await startSideLoop(node);
   await sleep(500);
   const baseline = await idle.stop();
-  const loop = startSideLoop(node);
+  const loop = await startSideLoop(node);
   await sleep(100);
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
@@ -102,7 +109,7 @@ export function describeFigures(name: string, f: CaseFigures<unknown>): string {
   const r = f.result instanceof Error ? `error: ${f.result.message}` : "answered";
   return (
     `[hostile] ${name}: request ${f.requestMs.toFixed(0)} ms (${r}); healthz worst ${f.loop.worstMs.toFixed(1)} ms ` +
-    `(p99 ${f.loop.p99Ms.toFixed(1)}, ${f.loop.requests} requests, ${f.loop.errors} errors; budget ${f.healthzBudgetMs.toFixed(0)} ms, ` +
+    `(p99 ${f.loop.p99Ms.toFixed(1)}, ${f.loop.requests} requests in ${f.loop.durationMs.toFixed(0)} ms, longest pause between requests ${f.loop.worstGapMs.toFixed(1)} ms, ${f.loop.errors} errors; budget ${f.healthzBudgetMs.toFixed(0)} ms, ` +
     `idle baseline worst ${f.baseline.worstMs.toFixed(1)} ms); RSS ${(f.loop.rssStartBytes / MB).toFixed(0)} MB -> peak ` +
     `${(f.loop.rssPeakBytes / MB).toFixed(0)} MB (+${(f.rssGrowthBytes / MB).toFixed(1)} MB${f.loop.peakFromKernel ? ", kernel VmHWM" : ", sampled"})`
   );

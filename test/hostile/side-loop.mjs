@@ -1,7 +1,8 @@
 // Worker thread of the hostile suite: GETs /healthz back to back on its own keep-alive
 // connection and samples the node's RSS from /proc/<pid>/status, so what it measures does not
 // depend on the test's own event loop (which sends the hostile request and reads its answer).
-// Messages in: "stop". Message out (after "stop"): the figures of the run.
+// Messages in: "stop". Messages out: "ready" once the first /healthz has answered, then (after
+// "stop") the figures of the run.
 import http from "node:http";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
@@ -47,6 +48,9 @@ const peakReset = resetPeak();
 const rssStart = rssBytes();
 let rssPeak = rssStart;
 let lastRss = performance.now();
+const loopStarted = performance.now();
+let lastDone = loopStarted;
+let worstGapMs = 0;
 
 parentPort.on("message", (msg) => {
   if (msg === "stop") {
@@ -57,6 +61,7 @@ parentPort.on("message", (msg) => {
 
 while (!stopping) {
   started = performance.now();
+  worstGapMs = Math.max(worstGapMs, started - lastDone);
   try {
     // A request still waiting when the run stops counts with the time it has waited so far.
     const status = await Promise.race([healthz(), stopped]);
@@ -65,6 +70,8 @@ while (!stopping) {
     errors++;
   }
   const done = performance.now();
+  if (latencies.length === 0) parentPort.postMessage("ready");
+  lastDone = done;
   latencies.push(done - started);
   if (done - lastRss >= rssEveryMs) {
     rssPeak = Math.max(rssPeak, rssBytes());
@@ -80,6 +87,8 @@ parentPort.postMessage({
   worstMs: latencies.at(-1) ?? 0,
   p50Ms: latencies[Math.floor(latencies.length / 2)] ?? 0,
   p99Ms: latencies[Math.floor(latencies.length * 0.99)] ?? 0,
+  durationMs: performance.now() - loopStarted,
+  worstGapMs,
   rssStartBytes: rssStart,
   rssPeakBytes: rssPeak,
   peakFromKernel: peakReset,
