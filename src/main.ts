@@ -195,7 +195,7 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
 }
 
 /** SIGTERM and SIGINT stop the node cleanly (exit 0); a second signal exits 130 at once. */
-function installShutdown(node: HypercacheNode, listeners: Listeners, logger: Logger): void {
+function installShutdown(node: HypercacheNode, listeners: Listeners, auth: Authenticator, logger: Logger): void {
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) {
@@ -213,6 +213,8 @@ function installShutdown(node: HypercacheNode, listeners: Listeners, logger: Log
     listeners.mgmt.close();
     listeners.mgmt.closeAllConnections();
     await listeners.peer.close();
+    // 4. The bcrypt workers of HTTP Basic.
+    await auth.close();
     logger.info(LOG.stoppedCleanly, { signal });
     process.exitCode = 0;
     // Let the logger flush its last record before the process ends.
@@ -256,7 +258,7 @@ async function main(): Promise<void> {
     peerTls: tls.dist,
   });
   const listeners = await startListeners(config, node, tls, logger);
-  installShutdown(node, listeners, logger);
+  installShutdown(node, listeners, auth, logger);
 }
 
 main().catch((err: unknown) => {

@@ -252,7 +252,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /** @enum {string} */
-        ErrorCode: "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "NOT_IMPLEMENTED" | "DRAINING" | "QUORUM_FAILED" | "UNAVAILABLE" | "INTERNAL";
+        ErrorCode: "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "TOO_MANY_REQUESTS" | "NOT_IMPLEMENTED" | "DRAINING" | "QUORUM_FAILED" | "UNAVAILABLE" | "INTERNAL";
         ErrorEnvelope: {
             /** @description human-readable message */
             error: string;
@@ -426,6 +426,28 @@ export interface components {
         };
     };
     responses: {
+        /** @description Too many failed authentications from this client address (TOO_MANY_REQUESTS): more than SERVICE_AUTH_FAIL_LIMIT in one second. Retry after the number of seconds in Retry-After. */
+        TooManyRequests: {
+            headers: {
+                /** @description seconds to wait before retrying */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The password checks (bcrypt) of HTTP Basic are all busy and their queue is full (UNAVAILABLE); retry after the number of seconds in Retry-After. */
+        AuthBusy: {
+            headers: {
+                /** @description seconds to wait before retrying */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description malformed request (BAD_REQUEST) */
         BadRequest: {
             headers: {
@@ -481,7 +503,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description no owner of the key could be reached (UNAVAILABLE) */
+        /** @description No owner of the key could be reached (UNAVAILABLE), or the password checks of HTTP Basic are all busy and their queue is full (UNAVAILABLE, with Retry-After). */
         Unavailable: {
             headers: {
                 [name: string]: unknown;
@@ -490,7 +512,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The node is draining (DRAINING), the write could not reach its consistency (QUORUM_FAILED), or no owner could be reached (UNAVAILABLE). */
+        /** @description The node is draining (DRAINING), the write could not reach its consistency (QUORUM_FAILED), no owner could be reached (UNAVAILABLE), or the password checks of HTTP Basic are all busy and their queue is full (UNAVAILABLE, with Retry-After). */
         WriteUnavailable: {
             headers: {
                 [name: string]: unknown;
@@ -609,6 +631,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     getCapability: {
@@ -634,6 +658,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     getItem: {
@@ -669,6 +695,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -710,6 +737,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["WriteUnavailable"];
         };
     };
@@ -740,6 +768,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["WriteUnavailable"];
         };
     };
@@ -804,6 +833,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description too many failed authentications from this address (no body on HEAD; Retry-After set) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description no owner of the key could be reached (no body on HEAD) */
             503: {
                 headers: {
@@ -837,6 +873,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     batchPut: {
@@ -869,6 +907,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     batchGet: {
@@ -901,6 +941,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     batchDelete: {
@@ -933,6 +975,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     browseKeys: {
@@ -965,6 +1009,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
     getClusterEndpoints: {
@@ -987,6 +1033,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
         };
     };
 }

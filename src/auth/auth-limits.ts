@@ -17,6 +17,22 @@ export const BASIC_CACHE_TTL_MS = 30_000;
 /** Cached Basic verifications at most; the oldest entry is dropped first. */
 export const BASIC_CACHE_ENTRIES_MAX = 1024;
 
+/** Failed authentications are counted per client address in windows of this length. */
+export const AUTH_FAIL_WINDOW_MS = 1_000;
+
+/** Client addresses whose failures are tracked at most; the least recently failed is dropped first. */
+export const AUTH_FAIL_ADDRESSES_MAX = 100_000;
+
+/**
+ * bcrypt checks waiting for a worker, per worker of the pool (which has one worker per core);
+ * one more is refused with 503 UNAVAILABLE and Retry-After. At about 120 ms a check, a full
+ * queue is two seconds of work.
+ */
+export const BCRYPT_QUEUE_PER_WORKER = 16;
+
+/** Retry-After, in seconds, of a check refused because the bcrypt queue is full. */
+export const BCRYPT_RETRY_AFTER_S = 1;
+
 /** OIDC: the key set is refetched on an unknown `kid` at most once per this window. */
 export const JWKS_REFETCH_COOLDOWN_MS = 30_000;
 

@@ -18,10 +18,12 @@ export interface Authenticator {
   authenticate(req: IncomingMessage): Identity | Promise<Identity>;
   /** Value of the WWW-Authenticate header sent with 401 answers. */
   readonly challenge: string;
+  /** Releases the authenticator's resources (the bcrypt worker pool); call once at stop. */
+  close(): Promise<void>;
 }
 
 /** No authentication: every caller is `anonymous` with every scope. */
 export function openAuthenticator(): Authenticator {
   const anonymous = anonymousIdentity();
-  return { enabled: false, methods: [], authenticate: () => anonymous, challenge: "" };
+  return { enabled: false, methods: [], authenticate: () => anonymous, challenge: "", close: () => Promise.resolve() };
 }

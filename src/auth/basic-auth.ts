@@ -1,9 +1,11 @@
 // HTTP Basic users of the policy file, with bcrypt password hashes. bcryptjs costs about 120 ms
-// of CPU per check, so successful verifications are cached for a short time, keyed by an HMAC of
-// the credential under a per-instance random key (the cache never holds a password or a plain
-// hash of one). Concurrent checks of the same credential share one bcrypt run. Whether Basic is
-// allowed on a plaintext connection is decided by the chain, not here.
+// of CPU per check (run in a worker pool, bcrypt-pool.ts), so successful verifications are cached
+// for a short time, keyed by an HMAC of the credential under a per-instance random key (the cache
+// never holds a password or a plain hash of one). Concurrent checks of the same credential share
+// one bcrypt run. Whether Basic is allowed on a plaintext connection, and how many checks a client
+// address may start, is decided by the chain, not here.
 import { createHmac, randomBytes } from "node:crypto";
+import { CacheError } from "../core/errors.js";
 import bcrypt from "bcryptjs";
 import type { Clock } from "../core/clock.js";
 import { BASIC_CACHE_ENTRIES_MAX, BASIC_CACHE_TTL_MS } from "./auth-limits.js";
@@ -15,7 +17,10 @@ export interface BasicUser {
   readonly scopes: readonly Scope[];
 }
 
-/** Checks a password against a bcrypt hash; injectable so tests can count the checks. */
+/**
+ * Checks a password against a bcrypt hash; injectable so tests can count the checks. May reject
+ * with a CacheError (503 when the check cannot run now), which the caller gets as it is.
+ */
 export type PasswordCompare = (password: string, hash: string) => Promise<boolean>;
 
 export interface BasicVerifierDeps {
@@ -66,8 +71,11 @@ export class BasicVerifier {
   /**
    * The user's identity, or undefined for a wrong user or password. A cached success comes back
    * as a plain value; anything else needs a bcrypt check and comes back as a promise.
+   * `beforeCheck` runs before a new bcrypt check starts (not for a cached success, nor when the
+   * same credential's check is already under way) and may refuse it by throwing; the returned
+   * `end` runs when that check is over.
    */
-  verify(username: string, password: string): Identity | undefined | Promise<Identity | undefined> {
+  verify(username: string, password: string, beforeCheck?: () => () => void): Identity | undefined | Promise<Identity | undefined> {
     const key = this.cacheKey(username, password);
     const now = this.deps.clock.monotonicMs();
     const hit = this.cache.get(key);
@@ -77,7 +85,11 @@ export class BasicVerifier {
     }
     const running = this.inFlight.get(key);
     if (running !== undefined) return running;
-    const check = this.check(key, username, password).finally(() => this.inFlight.delete(key));
+    const end = beforeCheck?.();
+    const check = this.check(key, username, password).finally(() => {
+      this.inFlight.delete(key);
+      end?.();
+    });
     this.inFlight.set(key, check);
     return check;
   }
@@ -87,7 +99,9 @@ export class BasicVerifier {
     let ok = false;
     try {
       ok = await this.compare(password, user?.hash ?? UNKNOWN_USER_HASH);
-    } catch {
+    } catch (err) {
+      // The check could not run (queue full, node stopping): that answer, not a 401.
+      if (err instanceof CacheError) throw err;
       ok = false;
     }
     if (!ok || user === undefined) return undefined;

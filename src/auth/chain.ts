@@ -2,7 +2,10 @@
 // CN, then the OIDC verifier. The first match wins; a bearer token that matches no static token
 // falls through to OIDC, so static and OIDC credentials coexist. A request carrying no
 // credential at all gets the anonymous identity only when the policy allows it; a credential
-// that matches nothing is always 401. Nothing here logs: auth failures are not logged per request.
+// that matches nothing is always 401. Failed authentications are counted per client address
+// (fail-limiter.ts): past the limit they are 429, and a Basic request that would start a new
+// password check from an address with no failure left is refused 429 before bcrypt runs.
+// Nothing here logs: auth failures are not logged per request.
 import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
 import { CacheError } from "../core/errors.js";
@@ -10,6 +13,7 @@ import type { Authenticator, AuthMethod } from "./authenticator.js";
 import { parseAuthorization, type Credential } from "./authorization-header.js";
 import type { BasicVerifier } from "./basic-auth.js";
 import type { CertIdentityTable, PeerCertificate } from "./client-cert.js";
+import type { AuthFailLimiter } from "./fail-limiter.js";
 import { anonymousIdentity, type Identity } from "./identity.js";
 import type { StaticTokenTable } from "./static-tokens.js";
 
@@ -25,6 +29,10 @@ export interface ChainParts {
   readonly oidc: BearerVerifier | undefined;
   readonly allowAnonymous: boolean;
   readonly allowBasicWithoutTls: boolean;
+  /** Counts failures per client address; without it failures are not limited. */
+  readonly limiter?: AuthFailLimiter;
+  /** Releases what the parts hold (the bcrypt workers); called by Authenticator.close. */
+  readonly close?: () => Promise<void>;
 }
 
 /** Authentication realm named in WWW-Authenticate challenges. */
@@ -56,7 +64,12 @@ export function buildChain(parts: ChainParts): Authenticator {
     throw unauthorized(refusal(cred, cert));
   };
 
-  const authenticate = (req: IncomingMessage): Identity | Promise<Identity> => {
+  const limiter = parts.limiter;
+  /** A failure counted against its address: the 401 itself, or 429 past the limit. */
+  const counted = (address: string, err: unknown): unknown =>
+    limiter !== undefined && err instanceof CacheError && err.code === "UNAUTHORIZED" ? limiter.fail(address, err) : err;
+
+  const resolve = (req: IncomingMessage, address: string): Identity | Promise<Identity> => {
     const cred = parseAuthorization(req.headers.authorization);
     if (cred.kind === "invalid") throw unauthorized(cred.reason);
     const cert = certs.peerCertificate(req.socket);
@@ -68,14 +81,29 @@ export function buildChain(parts: ChainParts): Authenticator {
       if (!parts.allowBasicWithoutTls && (req.socket as TLSSocket).encrypted !== true) {
         throw unauthorized("Basic authentication over plaintext HTTP is refused; use HTTPS");
       }
-      const r = basic.verify(cred.username, cred.password);
+      const admit = limiter && (() => (limiter.beginCheck(address), () => limiter.endCheck(address)));
+      const r = basic.verify(cred.username, cred.password, admit);
       if (r instanceof Promise) return r.then((identity) => identity ?? afterBasic(cred, cert));
       if (r) return r;
     }
     return afterBasic(cred, cert);
   };
 
-  return { enabled: true, methods: Object.freeze(methods), challenge, authenticate };
+  const authenticate = (req: IncomingMessage): Identity | Promise<Identity> => {
+    const address = req.socket.remoteAddress ?? "";
+    try {
+      const r = resolve(req, address);
+      return r instanceof Promise
+        ? r.catch((err: unknown) => {
+            throw counted(address, err);
+          })
+        : r;
+    } catch (err) {
+      throw counted(address, err);
+    }
+  };
+
+  return { enabled: true, methods: Object.freeze(methods), challenge, authenticate, close: parts.close ?? (() => Promise.resolve()) };
 }
 
 /** WWW-Authenticate: the HTTP schemes a client can use. With neither (mTLS only) Bearer is named. */

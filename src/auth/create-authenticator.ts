@@ -4,14 +4,18 @@
 // the client and management listeners and SERVICE_AUTH_TOKEN is only the peer transport's
 // token; without one, SERVICE_AUTH_TOKEN is a single identity `token` holding every scope.
 // Async because the OIDC verifier fetches the issuer's discovery document and keys at boot.
+import { availableParallelism } from "node:os";
 import type { Clock } from "../core/clock.js";
 import type { OidcConfig } from "../config/index.js";
 import { openAuthenticator, type Authenticator } from "./authenticator.js";
+import { BCRYPT_QUEUE_PER_WORKER, BCRYPT_RETRY_AFTER_S } from "./auth-limits.js";
 import { BasicVerifier, type PasswordCompare } from "./basic-auth.js";
+import { BcryptPool } from "./bcrypt-pool.js";
 import { buildChain } from "./chain.js";
 import { CertIdentityTable } from "./client-cert.js";
 import type { FetchJson } from "./fetch-json.js";
 import { SCOPES } from "./identity.js";
+import { AuthFailLimiter } from "./fail-limiter.js";
 import { createOidcVerifier } from "./oidc-verifier.js";
 import { loadPolicyFile, type Policy } from "./policy-file.js";
 import { StaticTokenTable } from "./static-tokens.js";
@@ -21,6 +25,8 @@ export interface AuthSettings {
   readonly authToken: string | undefined;
   readonly authConfigPath: string | undefined;
   readonly oidc: OidcConfig | undefined;
+  /** Failed authentications per client address per second before 429; 0 = no limit. */
+  readonly authFailLimitPerS: number;
 }
 
 export interface AuthDeps {
@@ -29,8 +35,10 @@ export interface AuthDeps {
   readonly readFile?: (path: string) => Buffer;
   /** Fetches the OIDC discovery document and key set; default the global fetch. */
   readonly fetchJson?: FetchJson;
-  /** bcrypt check; default bcryptjs. */
+  /** bcrypt check; default bcryptjs in a pool of worker threads, one per core. */
   readonly compare?: PasswordCompare;
+  /** Worker threads of the bcrypt pool; default os.availableParallelism(). */
+  readonly bcryptWorkers?: number;
 }
 
 /** Identity id of SERVICE_AUTH_TOKEN when it is the only static credential. */
@@ -48,12 +56,17 @@ export async function createAuthenticator(settings: AuthSettings, deps: AuthDeps
   const oidc = settings.oidc
     ? await createOidcVerifier({ ...settings.oidc, clock: deps.clock, fetchJson: deps.fetchJson })
     : undefined;
+  // The bcrypt workers exist only with Basic users and no injected check; close() ends them.
+  const workers = deps.bcryptWorkers ?? availableParallelism();
+  const pool = policy.users.length > 0 && !deps.compare ? new BcryptPool({ size: workers, queueMax: workers * BCRYPT_QUEUE_PER_WORKER, retryAfterS: BCRYPT_RETRY_AFTER_S }) : undefined;
   return buildChain({
     tokens: new StaticTokenTable(policy.tokens),
-    basic: new BasicVerifier(policy.users, { clock: deps.clock, compare: deps.compare }),
+    basic: new BasicVerifier(policy.users, { clock: deps.clock, compare: deps.compare ?? (pool && ((password, hash) => pool.compare(password, hash))) }),
     certs: new CertIdentityTable(policy.certIdentities),
     oidc,
     allowAnonymous: policy.allowAnonymous,
     allowBasicWithoutTls: policy.allowBasicWithoutTls,
+    limiter: new AuthFailLimiter({ clock: deps.clock, limitPerS: settings.authFailLimitPerS }),
+    close: () => pool?.close() ?? Promise.resolve(),
   });
 }

@@ -89,6 +89,8 @@ export interface Config {
 
   readonly authToken: string | undefined;
   readonly authConfigPath: string | undefined;
+  /** Failed authentications per client address per second before 429 (SERVICE_AUTH_FAIL_LIMIT); 0 = no limit. */
+  readonly authFailLimitPerS: number;
   /** Token of the peer transport: SERVICE_PEER_TOKEN, else SERVICE_AUTH_TOKEN. */
   readonly peerToken: string | undefined;
   /** SERVICE_PEER_INSECURE: no protected mode without a peer credential. */

@@ -39,26 +39,33 @@ function parseSettings(env: Readonly<Record<string, string | undefined>>): { val
   return { values, views, unknownVariables };
 }
 
+/**
+ * The values derived from others: the node id (the host name when unset) and the dead window
+ * (6 x the heartbeat when unset). /config shows the effective values.
+ */
+function derivedValues(v: <T>(name: string) => T, views: SettingView[], defaults: ConfigDefaults): { nodeId: string; deadAfterMs: number } {
+  const nodeId = v<string | undefined>("SERVICE_NODE_ID")?.trim() || defaults.hostname;
+  if (!isNodeId(nodeId)) {
+    throw new SettingError("SERVICE_NODE_ID", `node id ${JSON.stringify(nodeId)} must be 1 to 128 of letters, digits, ".", "_" and "-"`);
+  }
+  const idView = views.find((s) => s.name === "SERVICE_NODE_ID");
+  if (idView && idView.value === "") views[views.indexOf(idView)] = { ...idView, value: nodeId };
+  const deadView = views.find((s) => s.name === "SERVICE_DEAD_AFTER");
+  const deadAfterMs = v<number | undefined>("SERVICE_DEAD_AFTER") ?? 6 * v<number>("SERVICE_HEARTBEAT");
+  if (deadView && deadView.value === "") views[views.indexOf(deadView)] = { ...deadView, value: `${deadAfterMs}ms` };
+  return { nodeId, deadAfterMs };
+}
+
 /** Parses the environment into a frozen Config, or throws SettingError. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>, defaults: ConfigDefaults): Config {
   const { values, views, unknownVariables } = parseSettings(env);
   const v = <T>(name: string): T => values.get(name) as T;
   const opt = (name: string): string | undefined => v<string | undefined>(name);
 
-  const nodeId = opt("SERVICE_NODE_ID")?.trim() || defaults.hostname;
-  if (!isNodeId(nodeId)) {
-    throw new SettingError("SERVICE_NODE_ID", `node id ${JSON.stringify(nodeId)} must be 1 to 128 of letters, digits, ".", "_" and "-"`);
-  }
+  const { nodeId, deadAfterMs } = derivedValues(v, views, defaults);
   const heartbeatIntervalMs = v<number>("SERVICE_HEARTBEAT");
   const maxValueBytes = v<number>("SERVICE_MAX_VALUE_BYTES");
   const maxBodyBytes = v<number>("SERVICE_MAX_BODY_BYTES");
-
-  // The effective node id is shown even when it came from the host name.
-  const idView = views.find((s) => s.name === "SERVICE_NODE_ID");
-  if (idView && idView.value === "") views[views.indexOf(idView)] = { ...idView, value: nodeId };
-  const deadView = views.find((s) => s.name === "SERVICE_DEAD_AFTER");
-  const deadAfterMs = v<number | undefined>("SERVICE_DEAD_AFTER") ?? 6 * heartbeatIntervalMs;
-  if (deadView && deadView.value === "") views[views.indexOf(deadView)] = { ...deadView, value: `${deadAfterMs}ms` };
 
   const apiTls = tlsFiles(opt, "SERVICE_API_TLS_CERT", "SERVICE_API_TLS_KEY", "SERVICE_API_TLS_CLIENT_CA");
   const mgmtTls = tlsFiles(opt, "SERVICE_MGMT_TLS_CERT", "SERVICE_MGMT_TLS_KEY", undefined);
@@ -110,6 +117,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     distTls: tlsFiles(opt, "SERVICE_DIST_TLS_CERT", "SERVICE_DIST_TLS_KEY", "SERVICE_DIST_TLS_CA", true),
     authToken: opt("SERVICE_AUTH_TOKEN"),
     authConfigPath: opt("SERVICE_AUTH_CONFIG"),
+    authFailLimitPerS: v<number>("SERVICE_AUTH_FAIL_LIMIT"),
     peerToken: opt("SERVICE_PEER_TOKEN") ?? opt("SERVICE_AUTH_TOKEN"),
     peerInsecure: v<boolean>("SERVICE_PEER_INSECURE"),
     oidc: oidcConfig(opt),

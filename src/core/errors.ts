@@ -9,6 +9,7 @@ export type ErrorCode =
   | "NOT_FOUND"
   | "PAYLOAD_TOO_LARGE"
   | "UNSUPPORTED_MEDIA_TYPE"
+  | "TOO_MANY_REQUESTS"
   | "NOT_IMPLEMENTED"
   | "DRAINING"
   | "QUORUM_FAILED"
@@ -22,6 +23,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   NOT_FOUND: 404,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  TOO_MANY_REQUESTS: 429,
   INTERNAL: 500,
   NOT_IMPLEMENTED: 501,
   DRAINING: 503,
@@ -42,13 +44,16 @@ export function isErrorCode(value: string): value is ErrorCode {
 /** An error the service reports to its caller. */
 export class CacheError extends Error {
   override readonly name = "CacheError";
+  /** Seconds the caller should wait before retrying, sent as `Retry-After` (429 and some 503s). */
+  readonly retryAfterS: number | undefined;
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterS?: number },
   ) {
     super(message, options);
+    this.retryAfterS = options?.retryAfterS;
   }
 
   get status(): number {

@@ -57,6 +57,13 @@ export const SSE_SUBSCRIBERS_MAX = 256;
 /** Client listener: time in-flight requests get to finish at shutdown. */
 export const API_SHUTDOWN_GRACE_MS = 30_000;
 
+/**
+ * Batch request bodies, checked while the bytes arrive (before JSON.parse): nesting depth of
+ * arrays and objects, and the JSON structure (arrays and objects opened, commas) allowed per
+ * batch item, plus a little slack for the envelope around the list.
+ */
+export const BATCH_BODY_LIMITS = Object.freeze({ depthMax: 64, structurePerItem: 16, structureSlack: 64 });
+
 /** Longest query string the listeners parse (room for a 4096-byte key filter, percent-encoded). */
 export const QUERY_STRING_BYTES_MAX = 16 * 1024;
 

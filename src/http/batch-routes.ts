@@ -4,13 +4,16 @@ import type Router from "@koa/router";
 import type { components } from "../../gen/openapi/client.js";
 import { base64DecodedLength, fromBase64, fromUtf8 } from "../core/byte-string.js";
 import { MAX_DURATION_MS } from "../core/duration.js";
-import type { Clock } from "../core/clock.js";
+import type { Clock, YieldToLoop } from "../core/clock.js";
 import { CacheError, badRequest, toCacheError } from "../core/errors.js";
+import { BATCH_BODY_LIMITS } from "../core/limits.js";
 import type { Authenticator } from "../auth/index.js";
-import type { AdmittedWrites, CacheService, ReadResult, SetItem, WriteResult } from "../cluster/index.js";
+import type { AdmittedWrites, CacheService, SetItem, WriteResult } from "../cluster/index.js";
+import { BATCH_READ_PACING, readWithinBudget } from "./batch-read.js";
 import { readJsonBody } from "./body.js";
 import { authenticated, type AppContext, type AppState } from "./koa-middleware.js";
-import { itemEnvelope } from "./item-view.js";
+import { itemFields } from "./item-view.js";
+import { answerObject, answerStream, answerValueBytes, STREAMED_ANSWER_VALUE_BYTES, type AnswerResult } from "./batch-get-answer.js";
 import { envelopeOf } from "./respond.js";
 import { queryOne } from "./query.js";
 import { checkKey } from "../core/key-check.js";
@@ -26,6 +29,8 @@ export interface BatchRouteDeps {
   readonly maxValueBytes: number;
   readonly maxBodyBytes: number;
   readonly maxBatchItems: number;
+  /** Lets queued I/O run between the chunks of a streamed answer. */
+  readonly yieldToLoop: YieldToLoop;
 }
 
 export function addBatchRoutes(router: Router<AppState>, deps: BatchRouteDeps): void {
@@ -36,7 +41,14 @@ export function addBatchRoutes(router: Router<AppState>, deps: BatchRouteDeps): 
 
 /** The array field of the body, checked against the batch limit. */
 async function listOf(ctx: AppContext, field: "items" | "keys", deps: BatchRouteDeps): Promise<unknown[]> {
-  const body = await readJsonBody(ctx.req, deps.maxBodyBytes);
+  // Counted while the bytes arrive: a body past the item limit (or nested too deep, or holding
+  // far more JSON than a full batch) is refused before it is parsed.
+  const body = await readJsonBody(ctx.req, deps.maxBodyBytes, {
+    field,
+    itemsMax: deps.maxBatchItems,
+    depthMax: BATCH_BODY_LIMITS.depthMax,
+    structureMax: deps.maxBatchItems * BATCH_BODY_LIMITS.structurePerItem + BATCH_BODY_LIMITS.structureSlack,
+  });
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest(`request body must be an object with a "${field}" array`);
   const list = (body as Record<string, unknown>)[field];
   if (!Array.isArray(list)) throw badRequest(`"${field}" must be an array`);
@@ -91,29 +103,33 @@ async function batchGet(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
   const consistency = parseConsistency(queryOne(ctx, "consistency"));
   const parsed = (await listOf(ctx, "keys", deps)).map((k) => parseKey(k, deps.maxKeyBytes));
   const valid = parsed.filter((p): p is string => typeof p === "string");
-  const read = await deps.cache.getMany(valid, consistency);
-  let next = 0;
+  // Each distinct key is read once, and reading stops once the values read pass the budget.
+  const read = await readWithinBudget(valid, (key) => deps.cache.get(key, consistency), { budgetBytes: deps.maxBodyBytes, ...BATCH_READ_PACING });
   const now = deps.clock.nowMs();
   // The answer carries at most maxBodyBytes of values: items past that budget are reported
   // 413 in place (ask for them in another call) instead of building an unbounded response.
+  const overBudget = new CacheError("PAYLOAD_TOO_LARGE", `the answer reached its limit of ${deps.maxBodyBytes} value bytes; read this key in another call`, {
+    limit_bytes: deps.maxBodyBytes,
+  });
   let valueBytes = 0;
-  const results: Schemas["BatchGetResult"][] = parsed.map((p) => {
+  const results: AnswerResult[] = parsed.map((p) => {
     if (p instanceof BatchItemError) return { ...failure(p.key, p.error, deps), found: false };
-    const r = read[next++] as ReadResult | CacheError;
+    const r = read.get(p);
+    if (r === undefined) return { ...failure(p, overBudget, deps), found: false };
     if (r instanceof CacheError) return { ...failure(p, r, deps), found: false };
     const owners = r.owners.ids as string[];
     if (r.item === undefined) return { ...failure(p, new CacheError("NOT_FOUND", `key ${JSON.stringify(p)} not found`), deps), owners, found: false };
     valueBytes += r.item.value.length;
-    if (valueBytes > deps.maxBodyBytes && valueBytes !== r.item.value.length) {
-      const over = new CacheError("PAYLOAD_TOO_LARGE", `the answer reached its limit of ${deps.maxBodyBytes} value bytes; read this key in another call`, {
-        limit_bytes: deps.maxBodyBytes,
-      });
-      return { ...failure(p, over, deps), owners, found: false };
-    }
-    return { ...itemEnvelope(r.item, r.owners, deps.cache.nodeId, now), key: p, status: 200, found: true };
+    if (valueBytes > deps.maxBodyBytes && valueBytes !== r.item.value.length) return { ...failure(p, overBudget, deps), owners, found: false };
+    return { key: p, value: r.item.value, rest: { ...itemFields(r.item, r.owners, deps.cache.nodeId, now), status: 200, found: true } };
   });
-  const out: Schemas["BatchGetResponse"] = { results };
-  ctx.body = out;
+  // A large answer is streamed (values encoded piece by piece as the socket takes them).
+  if (answerValueBytes(results) > STREAMED_ANSWER_VALUE_BYTES) {
+    ctx.body = answerStream(results, deps.yieldToLoop);
+    ctx.type = "application/json";
+  } else {
+    ctx.body = answerObject(results);
+  }
 }
 
 async function batchDelete(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {

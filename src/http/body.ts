@@ -1,8 +1,11 @@
-// Reading request bodies with a size limit: raw bytes for PUT, JSON for the batch routes.
+// Reading request bodies with a size limit: raw bytes for PUT, JSON for the batch routes. A JSON
+// body can be scanned while it arrives (json-body-scanner.ts), so a batch body is refused at the
+// first element past the batch limit instead of after parsing all of it.
 import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import getRawBody from "raw-body";
 import { CacheError, badRequest } from "../core/errors.js";
+import { JsonBodyScanner, type JsonScanLimits } from "./json-body-scanner.js";
 
 /**
  * A refused oversized body. `closeConnection` is set when the rest of the body is not read: the
@@ -28,23 +31,28 @@ function discardRest(req: IncomingMessage, alreadyRead: number, capBytes: number
   req.resume();
 }
 
-/** Reads the whole body; 413 PAYLOAD_TOO_LARGE past `limitBytes`. */
-export async function readRawBody(req: IncomingMessage, limitBytes: number, what = "body"): Promise<Buffer> {
+/** Refuses a declared Content-Length past the limit before reading anything (413). */
+function refuseDeclared(req: IncomingMessage, limitBytes: number, what: string): void {
   const declared = req.headers["content-length"];
-  const discardCap = 2 * limitBytes;
   if (declared !== undefined && Number(declared) > limitBytes) {
     // A declared length past the discard cap is not read at all: answer and close.
-    const drain = Number(declared) <= discardCap;
-    if (drain) discardRest(req, 0, discardCap);
+    const drain = Number(declared) <= 2 * limitBytes;
+    if (drain) discardRest(req, 0, 2 * limitBytes);
     throw new BodyTooLarge(what, limitBytes, !drain);
   }
+}
+
+/** Reads the whole body; 413 PAYLOAD_TOO_LARGE past `limitBytes`. */
+export async function readRawBody(req: IncomingMessage, limitBytes: number, what = "body"): Promise<Buffer> {
+  refuseDeclared(req, limitBytes, what);
+  const declared = req.headers["content-length"];
   try {
     return await getRawBody(req, { limit: limitBytes, length: declared });
   } catch (err) {
     const type = (err as { type?: string }).type;
     if (type === "entity.too.large") {
       const received = (err as { received?: number }).received ?? limitBytes;
-      discardRest(req, received, discardCap);
+      discardRest(req, received, 2 * limitBytes);
       throw new BodyTooLarge(what, limitBytes, false);
     }
     if (type === "request.size.invalid") throw badRequest("request body is shorter or longer than its Content-Length");
@@ -53,13 +61,63 @@ export async function readRawBody(req: IncomingMessage, limitBytes: number, what
   }
 }
 
-/** Reads and parses a JSON body; 415 unless the content type is JSON, 400 when malformed. */
-export async function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+/**
+ * Reads the whole body, handing every chunk to `inspect` as it arrives. When `inspect` throws,
+ * reading stops and that error is the answer; the rest of the body is then discarded like an
+ * oversized one (read while within twice the limit, else the connection closes).
+ */
+function readInspectedBody(req: IncomingMessage, limitBytes: number, what: string, inspect: (chunk: Buffer) => void): Promise<Buffer> {
+  refuseDeclared(req, limitBytes, what);
+  const declared = req.headers["content-length"];
+  return new Promise<Buffer>((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let received = 0;
+    let settled = false;
+    const settle = (err: unknown, body?: Buffer, discard = false) => {
+      if (settled) return;
+      settled = true;
+      req.off("data", onData).off("end", onEnd).off("aborted", onAborted).off("error", onAborted).off("close", onClose);
+      if (discard) discardRest(req, received, 2 * limitBytes);
+      if (body !== undefined) resolve(body);
+      else reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limitBytes) return settle(new BodyTooLarge(what, limitBytes, false), undefined, true);
+      try {
+        inspect(chunk);
+      } catch (err) {
+        return settle(err, undefined, true);
+      }
+      parts.push(chunk);
+    };
+    const onEnd = () => {
+      if (declared !== undefined && received !== Number(declared)) settle(badRequest("request body is shorter or longer than its Content-Length"));
+      else settle(undefined, Buffer.concat(parts, received));
+    };
+    const onAborted = () => settle(new CacheError("BAD_REQUEST", "request aborted by the client"));
+    const onClose = () => {
+      if (!req.complete) onAborted();
+    };
+    req.on("data", onData).on("end", onEnd).on("aborted", onAborted).on("error", onAborted).on("close", onClose);
+  });
+}
+
+/** How a JSON body is scanned while it arrives (see JsonBodyScanner); omitted: not scanned. */
+export type JsonBodyScan = JsonScanLimits;
+
+/**
+ * Reads and parses a JSON body; 415 unless the content type is JSON, 400 when malformed, and
+ * 400 as soon as the scanned shape passes one of `scan`'s limits (before anything is parsed).
+ */
+export async function readJsonBody(req: IncomingMessage, limitBytes: number, scan?: JsonBodyScan): Promise<unknown> {
   const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
   if (type !== "application/json" && !(type.startsWith("application/") && type.endsWith("+json"))) {
     throw new CacheError("UNSUPPORTED_MEDIA_TYPE", `request body must be application/json; got ${JSON.stringify(type || "none")}`);
   }
-  const raw = await readRawBody(req, limitBytes, "request body");
+  const raw = scan
+    ? await readInspectedBody(req, limitBytes, "request body", scannerFor(scan))
+    : await readRawBody(req, limitBytes, "request body");
   // Invalid UTF-8 is refused, not silently turned into U+FFFD inside keys and values.
   if (!isUtf8(raw)) throw badRequest("request body is not valid UTF-8");
   try {
@@ -67,4 +125,9 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
   } catch (err) {
     throw badRequest(`request body is not valid JSON: ${(err as Error).message}`);
   }
+}
+
+function scannerFor(limits: JsonScanLimits): (chunk: Buffer) => void {
+  const scanner = new JsonBodyScanner(limits);
+  return (chunk) => scanner.push(chunk);
 }

@@ -2,7 +2,7 @@
 import Router from "@koa/router";
 import Koa from "koa";
 import type { components } from "../../gen/openapi/client.js";
-import type { Clock } from "../core/clock.js";
+import { yieldToEventLoop, type Clock, type YieldToLoop } from "../core/clock.js";
 import type { Authenticator } from "../auth/index.js";
 import type { CacheService } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
@@ -25,6 +25,8 @@ export interface ClientAppDeps {
   readonly latencies: OperationLatencies;
   /** Membership, for endpoint discovery (GET /v1/cluster/endpoints). */
   readonly members: MemberTable;
+  /** Lets queued I/O run between the chunks of long answers; setImmediate when omitted. */
+  readonly yieldToLoop?: YieldToLoop;
   /** The OpenAPI document served at /v1/openapi.yaml. */
   readonly openapiYaml: string;
   readonly limits: {
@@ -50,7 +52,7 @@ export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
     ctx.body = deps.openapiYaml;
   });
   addIdentityRoutes(router, deps.auth);
-  addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, ...deps.limits });
+  addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, ...deps.limits });
   addKeyRoutes(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
   addEndpointRoutes(router, { auth: deps.auth, members: deps.members });
   return router;

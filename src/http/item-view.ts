@@ -9,9 +9,12 @@ type Schemas = components["schemas"];
 
 /** The item envelope: value in base64; ttl_ms and expires_at only when the item has a TTL. */
 export function itemEnvelope(item: LiveItem, owners: Owners, nodeId: string, nowMs: number): Schemas["ItemEnvelope"] {
-  const env: Schemas["ItemEnvelope"] = {
-    key: item.key,
-    value: toBase64(item.value),
+  return { key: item.key, value: toBase64(item.value), ...itemFields(item, owners, nodeId, nowMs) };
+}
+
+/** The envelope's fields other than key and value (for answers that encode the value later). */
+export function itemFields(item: LiveItem, owners: Owners, nodeId: string, nowMs: number): Omit<Schemas["ItemEnvelope"], "key" | "value"> {
+  const env: Omit<Schemas["ItemEnvelope"], "key" | "value"> = {
     value_encoding: "base64",
     version: item.version,
     origin: item.origin,

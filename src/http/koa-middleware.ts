@@ -34,6 +34,7 @@ export function errorEnvelope(logger: Logger, challenge: () => string): Koa.Midd
       ctx.status = e.status;
       ctx.body = envelopeOf(e);
       if (e.code === "UNAUTHORIZED" && challenge()) ctx.set("WWW-Authenticate", challenge());
+      if (e.retryAfterS !== undefined) ctx.set("Retry-After", String(e.retryAfterS));
       if (closesConnection(e)) ctx.set("Connection", "close");
     }
   };

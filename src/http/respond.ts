@@ -31,6 +31,7 @@ export function writeError(res: ServerResponse, err: CacheError, opts: { headOnl
     return;
   }
   if (err.code === "UNAUTHORIZED" && opts.challenge) res.setHeader("WWW-Authenticate", opts.challenge);
+  if (err.retryAfterS !== undefined) res.setHeader("Retry-After", String(err.retryAfterS));
   if (closesConnection(err)) res.setHeader("Connection", "close");
   writeJson(res, err.status, JSON.stringify(envelopeOf(err)), opts.headOnly);
 }

@@ -8,6 +8,7 @@ const TO_CONNECT: Readonly<Record<ErrorCode, Code>> = Object.freeze({
   FORBIDDEN: Code.PermissionDenied,
   NOT_FOUND: Code.NotFound,
   PAYLOAD_TOO_LARGE: Code.ResourceExhausted,
+  TOO_MANY_REQUESTS: Code.ResourceExhausted,
   UNSUPPORTED_MEDIA_TYPE: Code.InvalidArgument,
   NOT_IMPLEMENTED: Code.Unimplemented,
   DRAINING: Code.Unavailable,

@@ -8,6 +8,10 @@ import { bearer, call } from "../helpers/http-call.js";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
 import { startOidcIssuer, type MintOptions, type OidcIssuer } from "../helpers/oidc-issuer.js";
 
+// These nodes get hundreds of failed authentications from 127.0.0.1: SERVICE_AUTH_FAIL_LIMIT=0
+// keeps every one a 401 here (the limit has its own tests: unit/auth, test/hostile).
+const NO_FAIL_LIMIT = { SERVICE_AUTH_FAIL_LIMIT: "0" };
+
 const AUDIENCE = "hypercache";
 const STATIC = "static-and-peer-token";
 const now = () => Math.floor(Date.now() / 1000);
@@ -23,8 +27,8 @@ describe("auth: OIDC on real nodes", () => {
     issuer = await startOidcIssuer({ audience: AUDIENCE });
     const oidc = { SERVICE_OIDC_ISSUER: issuer.url, SERVICE_OIDC_AUDIENCE: AUDIENCE };
     [node, custom] = await Promise.all([
-      startNode({ id: "auth-oidc", env: { ...oidc, SERVICE_AUTH_TOKEN: STATIC } }),
-      startNode({ id: "auth-oidc-custom", env: { ...oidc, SERVICE_OIDC_IDENTITY_CLAIM: "email", SERVICE_OIDC_SCOPE_CLAIM: "roles" } }),
+      startNode({ id: "auth-oidc", env: { ...oidc, SERVICE_AUTH_TOKEN: STATIC, ...NO_FAIL_LIMIT } }),
+      startNode({ id: "auth-oidc-custom", env: { ...oidc, SERVICE_OIDC_IDENTITY_CLAIM: "email", SERVICE_OIDC_SCOPE_CLAIM: "roles", ...NO_FAIL_LIMIT } }),
     ]);
   });
   after(async () => {
@@ -151,7 +155,7 @@ describe("auth: OIDC on real nodes", () => {
     let n: NodeProcess;
     before(async () => {
       rotating = await startOidcIssuer({ audience: AUDIENCE });
-      n = await startNode({ id: "auth-oidc-rotation", env: { SERVICE_OIDC_ISSUER: rotating.url, SERVICE_OIDC_AUDIENCE: AUDIENCE } });
+      n = await startNode({ id: "auth-oidc-rotation", env: { SERVICE_OIDC_ISSUER: rotating.url, SERVICE_OIDC_AUDIENCE: AUDIENCE, ...NO_FAIL_LIMIT } });
     });
     after(async () => {
       await n?.stop("SIGKILL");

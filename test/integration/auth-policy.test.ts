@@ -12,6 +12,10 @@ import { expectAllowed, expectForbidden, expectUnauthorized } from "../helpers/a
 import { basic, bearer, call } from "../helpers/http-call.js";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
 
+// These nodes get hundreds of failed authentications from 127.0.0.1: SERVICE_AUTH_FAIL_LIMIT=0
+// keeps every one a 401 here (the limit has its own tests: unit/auth, test/hostile).
+const NO_FAIL_LIMIT = { SERVICE_AUTH_FAIL_LIMIT: "0" };
+
 const PEER_TOKEN = "peer-only-secret";
 const ALICE_HASH = bcrypt.hashSync("alice-password", 4);
 
@@ -80,8 +84,8 @@ describe("auth: policy file on real nodes", () => {
     writeFileSync(join(dir, "strict.yaml"), STRICT_POLICY);
     writeFileSync(join(dir, "relaxed.json"), RELAXED_POLICY);
     [strict, relaxed] = await Promise.all([
-      startNode({ id: "auth-strict", env: { SERVICE_AUTH_CONFIG: join(dir, "strict.yaml"), SERVICE_AUTH_TOKEN: PEER_TOKEN } }),
-      startNode({ id: "auth-relaxed", env: { SERVICE_AUTH_CONFIG: join(dir, "relaxed.json") } }),
+      startNode({ id: "auth-strict", env: { SERVICE_AUTH_CONFIG: join(dir, "strict.yaml"), SERVICE_AUTH_TOKEN: PEER_TOKEN, ...NO_FAIL_LIMIT } }),
+      startNode({ id: "auth-relaxed", env: { SERVICE_AUTH_CONFIG: join(dir, "relaxed.json"), ...NO_FAIL_LIMIT } }),
     ]);
   });
   after(async () => {

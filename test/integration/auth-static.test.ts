@@ -6,13 +6,17 @@ import { expectAllowed, expectUnauthorized } from "../helpers/auth-expect.js";
 import { bearer, basic, call } from "../helpers/http-call.js";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
 
+// These nodes get hundreds of failed authentications from 127.0.0.1: SERVICE_AUTH_FAIL_LIMIT=0
+// keeps every one a 401 here (the limit has its own tests: unit/auth, test/hostile).
+const NO_FAIL_LIMIT = { SERVICE_AUTH_FAIL_LIMIT: "0" };
+
 const TOKEN = "shared-secret-token";
 const ALL = { id: "token", scopes: ["read", "write", "admin"], capabilities: ["cache.read", "cache.write", "cache.admin"] };
 
 describe("auth: SERVICE_AUTH_TOKEN (static bearer) on a real node", () => {
   let node: NodeProcess;
   before(async () => {
-    node = await startNode({ id: "auth-static", env: { SERVICE_AUTH_TOKEN: TOKEN } });
+    node = await startNode({ id: "auth-static", env: { SERVICE_AUTH_TOKEN: TOKEN, ...NO_FAIL_LIMIT } });
   });
   after(async () => {
     await node?.stop("SIGKILL");

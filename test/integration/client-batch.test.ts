@@ -208,6 +208,19 @@ describe("client API: batch put, get and delete on one real node", function () {
     it("1001 keys are 400 BAD_REQUEST", async () => {
       expectEnvelope(await batch("get", { keys: Array.from({ length: 1001 }, (_, i) => `k${i}`) }), 400, "BAD_REQUEST");
     });
+
+    it("an answer of more than 1 MiB of values (streamed in pieces) carries the same envelope fields and every byte of the values, a key named twice answered twice", async () => {
+      const big = Buffer.from(Array.from({ length: 3 * MIB + 5 }, (_, i) => (i * 31) & 0xff));
+      await results("put", { items: [{ key: "bg:big", value: big.toString("base64"), value_encoding: "base64" }, { key: "bg:small", value: "s" }] });
+      const res = await results("get", { keys: ["bg:big", "bg:missing", "bg:small", "bg:big"] });
+      expect(res.map((r) => `${String(r.key)}:${String(r.status)}`)).to.deep.equal(["bg:big:200", "bg:missing:404", "bg:small:200", "bg:big:200"]);
+      for (const r of [res[0], res[3]] as Json[]) {
+        expect(Buffer.from(r.value as string, "base64").equals(big)).to.equal(true);
+        expect(r).to.include({ found: true, value_encoding: "base64", origin: node.id, node: node.id });
+        expect(r.last_updated).to.match(ISO);
+      }
+      expect(res[2]).to.include({ value: Buffer.from("s").toString("base64") });
+    });
   });
 
   describe("POST /v1/cache/batch/delete", () => {

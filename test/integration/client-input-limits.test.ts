@@ -247,6 +247,36 @@ describe("client listener input limits on a real node (4 KiB values, 16 KiB JSON
       });
     }
 
+    it("a batch body with 1001 keys (within the byte limit) is 400 with details.max_items, and the same connection then serves a request", async () => {
+      const c = await connect();
+      const keys = Array.from({ length: 1001 }, (_, i) => String(i % 10));
+      await c.write(withBody("POST", "/v1/cache/batch/get", JSON.stringify({ keys }), { "Content-Type": "application/json" }));
+      const first = await c.read();
+      const body = expectEnvelope(first, 400, "BAD_REQUEST", "at most 1000 keys per batch call; got more");
+      expect(body.details).to.deep.equal({ max_items: 1000 });
+      await c.write(head("GET", "/v1/cache/body:never-stored"));
+      expect((await c.read()).status, "a GET on the same connection after the 400").to.equal(404);
+    });
+
+    it("a chunked batch body is refused 400 at its 1001st item, before the client has sent the rest", async () => {
+      const c = await connect();
+      await c.write(head("POST", "/v1/cache/batch/put", { "Content-Type": "application/json", "Transfer-Encoding": "chunked" }));
+      const part = Buffer.from(`{"items":[${'{"key":"a"},'.repeat(1001)}`);
+      await c.write(Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from("\r\n")]));
+      // The body is not finished (no last chunk): the answer comes anyway.
+      expectEnvelope(await c.read({ timeoutMs: 5_000 }), 400, "BAD_REQUEST", "at most 1000 items per batch call; got more");
+    });
+
+    it("a batch body nesting arrays 65 deep is 400 with details.max_depth 64; 64 deep reaches the item checks", async () => {
+      const deep = (n: number) => `{"keys":[${"[".repeat(n - 2)}${"]".repeat(n - 2)}]}`;
+      const refused = await call(`${node.api}/v1/cache/batch/get`, { method: "POST", headers: { "Content-Type": "application/json" }, body: deep(65) });
+      expect(refused.status, refused.body.toString()).to.equal(400);
+      expect(refused.json()).to.deep.include({ code: "BAD_REQUEST", details: { max_depth: 64 } });
+      const accepted = await call(`${node.api}/v1/cache/batch/get`, { method: "POST", headers: { "Content-Type": "application/json" }, body: deep(64) });
+      expect(accepted.status, accepted.body.toString()).to.equal(200);
+      expect(accepted.json<{ results: Json[] }>().results[0]).to.include({ status: 400 });
+    });
+
     it("nothing of a refused invalid-UTF-8 batch put is stored, while the same body with valid multi-byte UTF-8 is stored as its UTF-8 bytes", async () => {
       for (const key of ["utf8:b", "utf8:c", "utf8:d"]) expect((await getValue(key)).status, key).to.equal(404);
       const c = await connect();

@@ -38,6 +38,8 @@ export class ForbiddenError extends HypercacheError { override readonly name = "
 export class NotFoundError extends HypercacheError { override readonly name = "NotFoundError"; }
 export class PayloadTooLargeError extends HypercacheError { override readonly name = "PayloadTooLargeError"; }
 export class UnsupportedMediaTypeError extends HypercacheError { override readonly name = "UnsupportedMediaTypeError"; }
+/** 429: too many failed authentications from this address (or a rate limit); see `retryAfterMs`-style Retry-After. */
+export class TooManyRequestsError extends HypercacheError { override readonly name = "TooManyRequestsError"; }
 export class NotImplementedError extends HypercacheError { override readonly name = "NotImplementedError"; }
 export class DrainingError extends HypercacheError { override readonly name = "DrainingError"; }
 export class QuorumFailedError extends HypercacheError { override readonly name = "QuorumFailedError"; }
@@ -54,6 +56,7 @@ export const ERROR_CLASSES: Readonly<Record<ErrorCode, ErrorClass>> = Object.fre
   NOT_FOUND: NotFoundError,
   PAYLOAD_TOO_LARGE: PayloadTooLargeError,
   UNSUPPORTED_MEDIA_TYPE: UnsupportedMediaTypeError,
+  TOO_MANY_REQUESTS: TooManyRequestsError,
   NOT_IMPLEMENTED: NotImplementedError,
   DRAINING: DrainingError,
   QUORUM_FAILED: QuorumFailedError,
@@ -64,7 +67,7 @@ export const ERROR_CLASSES: Readonly<Record<ErrorCode, ErrorClass>> = Object.fre
 /** HEAD answers carry no body: their class comes from the status alone. */
 const CODE_OF_BODYLESS_STATUS: Readonly<Record<number, ErrorCode>> = Object.freeze({
   400: "BAD_REQUEST", 401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 413: "PAYLOAD_TOO_LARGE",
-  415: "UNSUPPORTED_MEDIA_TYPE", 500: "INTERNAL", 501: "NOT_IMPLEMENTED", 503: "UNAVAILABLE",
+  415: "UNSUPPORTED_MEDIA_TYPE", 429: "TOO_MANY_REQUESTS", 500: "INTERNAL", 501: "NOT_IMPLEMENTED", 503: "UNAVAILABLE",
 });
 
 function isErrorCode(code: unknown): code is ErrorCode {

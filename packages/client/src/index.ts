@@ -34,6 +34,7 @@ export {
   UnauthorizedError,
   UnavailableError,
   UnsupportedMediaTypeError,
+  TooManyRequestsError,
   type ErrorCode,
   type FailedAttempt,
 } from "./errors.js";

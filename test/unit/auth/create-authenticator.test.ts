@@ -10,7 +10,7 @@ import { basicHeader, request, tlsNoCert } from "./chain-helpers.js";
 const HASH = bcrypt.hashSync("pw", 4);
 const POLICY = `tokens:\n  - {id: policy-reader, token: policy-token, scopes: [read]}\nusers:\n  - {username: u, password_hash: "${HASH}", scopes: [admin]}\n`;
 
-const settings = (s: Partial<AuthSettings>): AuthSettings => ({ authToken: undefined, authConfigPath: undefined, oidc: undefined, ...s });
+const settings = (s: Partial<AuthSettings>): AuthSettings => ({ authToken: undefined, authConfigPath: undefined, oidc: undefined, authFailLimitPerS: 10, ...s });
 const deps = { clock: new ManualClock(), readFile: () => Buffer.from(POLICY) };
 
 /** The value, or the CacheError code (or other error) thrown synchronously or asynchronously. */

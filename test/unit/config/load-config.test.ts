@@ -73,6 +73,7 @@ describe("config/load-config", () => {
       ["distTls", undefined],
       ["authToken", undefined],
       ["authConfigPath", undefined],
+      ["authFailLimitPerS", 10],
       ["peerToken", undefined],
       ["oidc", undefined],
       ["unknownVariables", []],
@@ -128,6 +129,7 @@ describe("config/load-config", () => {
         SERVICE_MAX_KEY_BYTES: "100",
         SERVICE_MAX_BATCH_ITEMS: "10",
         SERVICE_COMPRESSION_THRESHOLD: "4 KiB",
+        SERVICE_AUTH_FAIL_LIMIT: "0",
       });
       expect(c).to.include({
         nodeId: "n1",
@@ -147,6 +149,7 @@ describe("config/load-config", () => {
         autoSyncMaxFactor: 1,
         readRepairBatchSize: 16,
         writeConsistency: "all",
+        authFailLimitPerS: 0,
         readConsistency: "quorum",
         tombstoneTtlMs: 300_000, tombstoneBytesMax: 64 * 1024 * 1024,
         evictionAlgorithm: "cawolfu",
@@ -300,6 +303,8 @@ describe("config/load-config", () => {
       ["SERVICE_MAX_KEY_BYTES", "65537", "above 65536"],
       ["SERVICE_MAX_BATCH_ITEMS", "0", "below 1"],
       ["SERVICE_MAX_BATCH_ITEMS", "100001", "above 100000"],
+      ["SERVICE_AUTH_FAIL_LIMIT", "-1", "negative"],
+      ["SERVICE_AUTH_FAIL_LIMIT", "ten", "not an integer"],
       // sizes
       ["SERVICE_MAX_VALUE_BYTES", "16MiB", "above 15 MiB"],
       ["SERVICE_MAX_VALUE_BYTES", "0", "below 1"],

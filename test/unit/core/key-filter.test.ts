@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { compileKeyFilter, GlobError, globMatches, isGlob, KEY_FILTER_MAX_CHARS } from "../../../src/core/key-filter.js";
+import { classAccepts, compileClass, compileKeyFilter, GLOB_STEPS_PER_UNIT, GlobError, globMatches, isGlob, KEY_FILTER_MAX_CHARS } from "../../../src/core/key-filter.js";
 
 /** Expects `glob` to match every key of `yes` and none of `no`. */
 function check(glob: string, yes: string[], no: string[]): void {
@@ -261,12 +261,55 @@ describe("core/key-filter", () => {
       expect(performance.now() - started).to.be.lessThan(500);
     });
   });
-  it("cost: one unit for a prefix or no filter, and one per 4096 token-characters for a glob", () => {
+  it("cost: one unit for a prefix or no filter, and one per GLOB_STEPS_PER_UNIT matcher steps for a glob", () => {
     expect(compileKeyFilter("").cost("x".repeat(4000))).to.equal(1);
     expect(compileKeyFilter("user:").cost("x".repeat(4000))).to.equal(1);
     expect(compileKeyFilter("a*").cost("abc")).to.equal(1);
-    const long = compileKeyFilter(`*${"?".repeat(2047)}`); // 2048 tokens
-    expect(long.cost("x".repeat(4096))).to.equal(1 + 2048);
-    expect(long.cost("x".repeat(2))).to.equal(2);
+    const long = compileKeyFilter(`*${"?".repeat(2047)}`); // 2048 tokens of one step each
+    expect(long.cost("x".repeat(4096))).to.equal(1 + (2048 * 4096) / GLOB_STEPS_PER_UNIT);
+    expect(long.cost("x".repeat(2))).to.equal(1 + Math.floor((2048 * 2) / GLOB_STEPS_PER_UNIT));
+  });
+
+  describe("character classes (compiled: Latin-1 bitmap, merged ranges with binary search)", () => {
+    it("a class weighs its search steps in the cost: 2 for one merged range, more for many disjoint ones", () => {
+      const key = "k".repeat(4096);
+      // "*[~~~...]": 4000 written characters merge into one range: star 1 + class (1 + 1).
+      expect(compileKeyFilter(`*[${"~".repeat(4000)}]`).cost(key)).to.equal(1 + Math.floor((3 * 4096) / GLOB_STEPS_PER_UNIT));
+      // 2000 disjoint code points: 1 + ceil(log2(2001)) = 12 steps per test.
+      const wide = Array.from({ length: 2000 }, (_, i) => String.fromCodePoint(0x4e00 + 2 * i)).join("");
+      expect(compileKeyFilter(`*[${wide}]`).cost(key)).to.equal(1 + Math.floor((13 * 4096) / GLOB_STEPS_PER_UNIT));
+    });
+
+    it("sorts and merges overlapping and adjacent ranges", () => {
+      expect(Array.from(compileClass(false, [[100, 120], [10, 20], [21, 30], [115, 200], [300, 300]]).ranges)).to.deep.equal([10, 30, 100, 200, 300, 300]);
+    });
+
+    it("answers like a linear scan of the written ranges for every code point around the edges (bitmap and binary search)", () => {
+      const written: Array<[number, number]> = [[0x41, 0x5a], [0xff, 0x101], [0x3b1, 0x3c9], [0x1f600, 0x1f64f], [0x30, 0x30]];
+      for (const negate of [false, true]) {
+        const cls = compileClass(negate, written);
+        for (const cp of [0, 0x2f, 0x30, 0x31, 0x40, 0x41, 0x5a, 0x5b, 0xfe, 0xff, 0x100, 0x101, 0x102, 0x3b0, 0x3b1, 0x3c9, 0x3ca, 0x1f5ff, 0x1f600, 0x1f64f, 0x1f650]) {
+          const inside = written.some(([lo, hi]) => cp >= lo && cp <= hi);
+          expect(classAccepts(cls, cp), `cp ${cp.toString(16)} negate ${negate}`).to.equal(inside !== negate);
+        }
+      }
+    });
+
+    it("a 4,000-character class against 200,000 keys takes well under a second (one lookup per character)", () => {
+      const f = compileKeyFilter(`*[${"~".repeat(4000)}]`);
+      const started = performance.now();
+      let matched = 0;
+      for (let i = 0; i < 200_000; i++) if (f.matches(`user:${String(i).padStart(6, "0")}:profile`)) matched++;
+      expect(matched).to.equal(0);
+      expect(performance.now() - started).to.be.lessThan(1000);
+      expect(f.matches("user:~")).to.equal(true);
+    });
+
+    it("a class of astral code points matches by code point (surrogate pairs are one character)", () => {
+      expect(globMatches("a[😀-😂]b", "a😁b")).to.equal(true);
+      expect(globMatches("a[!😀-😂]b", "a😁b")).to.equal(false);
+      expect(globMatches("*[😀]", "xx😀")).to.equal(true);
+      expect(globMatches("?", "😀")).to.equal(true);
+    });
   });
 });

@@ -9,6 +9,7 @@ const SPEC_NOTES_CODES: [string, number, string][] = [
   ["NOT_FOUND", 404, "NotFoundError"],
   ["PAYLOAD_TOO_LARGE", 413, "PayloadTooLargeError"],
   ["UNSUPPORTED_MEDIA_TYPE", 415, "UnsupportedMediaTypeError"],
+  ["TOO_MANY_REQUESTS", 429, "TooManyRequestsError"],
   ["NOT_IMPLEMENTED", 501, "NotImplementedError"],
   ["DRAINING", 503, "DrainingError"],
   ["QUORUM_FAILED", 503, "QuorumFailedError"],

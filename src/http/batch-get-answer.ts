@@ -1,0 +1,96 @@
+// The batch get answer. A small one is an object the error middleware serializes; a large one
+// (more than STREAMED_ANSWER_VALUE_BYTES of values) is streamed: the JSON is written item by item
+// and each value is base64-encoded in pieces as the socket takes them, so a 16 MiB answer never
+// exists whole in memory (as base64, as a JSON string and as a Buffer at once) and no event-loop
+// turn spends more than a piece's encoding on it.
+import { Readable } from "node:stream";
+import type { components } from "../../gen/openapi/client.js";
+import { toBase64, type ByteString } from "../core/byte-string.js";
+import type { YieldToLoop } from "../core/clock.js";
+
+type Schemas = components["schemas"];
+
+/** Answers carrying more value bytes than this are streamed. */
+export const STREAMED_ANSWER_VALUE_BYTES = 1024 * 1024;
+
+/**
+ * Value bytes encoded per piece: a multiple of 3, so the pieces' base64 joins without padding,
+ * and small enough (64 KiB of base64) that a piece's strings stay out of V8's large-object space
+ * and are reclaimed by the next scavenge instead of piling up until a full collection.
+ */
+export const VALUE_PIECE_BYTES = 3 * 16 * 1024;
+
+/** Small parts are gathered into chunks of about this many characters before they are written. */
+const CHUNK_CHARS = 64 * 1024;
+
+/** A found item whose value is encoded only when it is written. */
+export interface FoundResult {
+  readonly key: string;
+  readonly value: ByteString;
+  /** Every other field of the result (status, found, the envelope fields but value). */
+  readonly rest: Omit<Schemas["BatchGetResult"], "key" | "value">;
+}
+
+export type AnswerResult = Schemas["BatchGetResult"] | FoundResult;
+
+function isFound(r: AnswerResult): r is FoundResult {
+  return "rest" in r;
+}
+
+/** The value bytes of an answer. */
+export function answerValueBytes(results: readonly AnswerResult[]): number {
+  let n = 0;
+  for (const r of results) if (isFound(r)) n += r.value.length;
+  return n;
+}
+
+/** The answer as one object (values encoded now). */
+export function answerObject(results: readonly AnswerResult[]): Schemas["BatchGetResponse"] {
+  return { results: results.map((r) => (isFound(r) ? { key: r.key, value: toBase64(r.value), ...r.rest } : r)) };
+}
+
+/**
+ * The answer as a stream of JSON text, one piece of work per chunk pulled, with a turn of the
+ * event loop between chunks: on loopback the socket takes every write at once, and without the
+ * pause the whole answer would be written in one run of callbacks, holding other requests back.
+ */
+export function answerStream(results: readonly AnswerResult[], pause: YieldToLoop): Readable {
+  // One chunk buffered ahead: the next piece is encoded only once the socket has taken the last.
+  return Readable.from(paced(answerChunks(results), pause), { objectMode: true, highWaterMark: 1 });
+}
+
+async function* paced(chunks: Iterable<string>, pause: YieldToLoop): AsyncGenerator<string> {
+  for (const chunk of chunks) {
+    yield chunk;
+    await pause();
+  }
+}
+
+/** The JSON text of the answer in chunks (exported for tests). */
+export function* answerChunks(results: readonly AnswerResult[]): Generator<string> {
+  // One buffer per answer, reused for every piece: the value's bytes are copied into it and
+  // encoded from there.
+  const scratch = Buffer.allocUnsafe(VALUE_PIECE_BYTES);
+  let pending = '{"results":[';
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i] as AnswerResult;
+    if (i > 0) pending += ",";
+    if (!isFound(r)) {
+      pending += JSON.stringify(r);
+    } else {
+      yield `${pending}{"key":${JSON.stringify(r.key)},"value":"`;
+      for (let at = 0; at < r.value.length; at += VALUE_PIECE_BYTES) {
+        const n = scratch.write(r.value.slice(at, at + VALUE_PIECE_BYTES), "latin1");
+        yield scratch.toString("base64", 0, n);
+      }
+      // Placed after the value, the other fields keep their JSON from the same serializer.
+      const rest = JSON.stringify(r.rest);
+      pending = rest === "{}" ? '"}' : `",${rest.slice(1)}`;
+    }
+    if (pending.length >= CHUNK_CHARS) {
+      yield pending;
+      pending = "";
+    }
+  }
+  yield `${pending}]}`;
+}

@@ -1,0 +1,95 @@
+// The chain with its failure limiter: failed authentications per client address past the limit
+// are 429, and Basic requests that would start a bcrypt check from an address with no failure
+// left are refused before the check runs.
+import { expect } from "chai";
+import type { IncomingMessage } from "node:http";
+import { BasicVerifier, type PasswordCompare } from "../../../src/auth/basic-auth.js";
+import { buildChain } from "../../../src/auth/chain.js";
+import { CertIdentityTable } from "../../../src/auth/client-cert.js";
+import { AuthFailLimiter } from "../../../src/auth/fail-limiter.js";
+import { StaticTokenTable } from "../../../src/auth/static-tokens.js";
+import { CacheError } from "../../../src/core/errors.js";
+import { ManualClock } from "../../helpers/manual-clock.js";
+import { basicHeader, resolve } from "./chain-helpers.js";
+
+const LIMIT = 3;
+
+function setup(compare?: PasswordCompare) {
+  const clock = new ManualClock();
+  const checks: string[] = [];
+  const counting: PasswordCompare =
+    compare ??
+    (async (password) => {
+      checks.push(password);
+      return password === "right";
+    });
+  const auth = buildChain({
+    tokens: new StaticTokenTable([{ id: "t", token: "good-token", scopes: ["read"] }]),
+    basic: new BasicVerifier([{ username: "alice", passwordHash: "$2b$04$unused", scopes: ["read"] }], { clock, compare: counting }),
+    certs: new CertIdentityTable([]),
+    oidc: undefined,
+    allowAnonymous: false,
+    allowBasicWithoutTls: true,
+    limiter: new AuthFailLimiter({ clock, limitPerS: LIMIT }),
+  });
+  return { auth, clock, checks };
+}
+
+const from = (address: string, authorization?: string) =>
+  ({ headers: authorization === undefined ? {} : { authorization }, socket: { remoteAddress: address } }) as unknown as IncomingMessage;
+
+describe("auth/chain with the failure limiter", () => {
+  it("wrong Basic passwords: the first LIMIT of a second are 401 after a check, the rest 429 without one", async () => {
+    const { auth, checks } = setup();
+    const codes = [];
+    for (let i = 0; i < 6; i++) codes.push(await resolve(auth, from("10.0.0.1", basicHeader("alice", `wrong-${i}`))));
+    expect(codes).to.deep.equal(["UNAUTHORIZED", "UNAUTHORIZED", "UNAUTHORIZED", "TOO_MANY_REQUESTS", "TOO_MANY_REQUESTS", "TOO_MANY_REQUESTS"]);
+    expect(checks).to.deep.equal(["wrong-0", "wrong-1", "wrong-2"]);
+  });
+
+  it("concurrent wrong passwords start at most LIMIT checks: checks under way count against the limit", async () => {
+    const { auth, checks } = setup();
+    const codes = await Promise.all(Array.from({ length: 8 }, (_, i) => resolve(auth, from("10.0.0.1", basicHeader("alice", `w${i}`)))));
+    expect(checks).to.have.length(LIMIT);
+    expect(codes.filter((c) => c === "UNAUTHORIZED")).to.have.length(LIMIT);
+    expect(codes.filter((c) => c === "TOO_MANY_REQUESTS")).to.have.length(8 - LIMIT);
+  });
+
+  it("the 429 carries Retry-After in seconds until the window ends; a second later the right password is checked and served", async () => {
+    const { auth, clock } = setup();
+    for (let i = 0; i < LIMIT; i++) await resolve(auth, from("10.0.0.1", basicHeader("alice", "wrong")));
+    const refused = await Promise.resolve()
+      .then(() => auth.authenticate(from("10.0.0.1", basicHeader("alice", "right"))))
+      .catch((err: unknown) => err);
+    expect(refused).to.be.instanceOf(CacheError).and.include({ code: "TOO_MANY_REQUESTS", retryAfterS: 1 });
+    clock.advance(1000);
+    expect(await resolve(auth, from("10.0.0.1", basicHeader("alice", "right")))).to.include({ id: "alice" });
+  });
+
+  it("a cached Basic success, a valid token and other addresses still pass while an address is limited", async () => {
+    const { auth, checks } = setup();
+    expect(await resolve(auth, from("10.0.0.1", basicHeader("alice", "right")))).to.include({ id: "alice" });
+    for (let i = 0; i < LIMIT + 2; i++) await resolve(auth, from("10.0.0.1", basicHeader("alice", "wrong")));
+    const before = checks.length;
+    expect(await resolve(auth, from("10.0.0.1", basicHeader("alice", "right"))), "cached success").to.include({ id: "alice" });
+    expect(checks.length, "no new check for the cached credential").to.equal(before);
+    expect(await resolve(auth, from("10.0.0.1", "Bearer good-token"))).to.include({ id: "t" });
+    expect(await resolve(auth, from("10.0.0.2", basicHeader("alice", "wrong")))).to.equal("UNAUTHORIZED");
+  });
+
+  it("wrong bearer tokens and missing credentials count as failures too", async () => {
+    const { auth } = setup();
+    const codes = [];
+    for (let i = 0; i < LIMIT; i++) codes.push(await resolve(auth, from("10.0.0.9", "Bearer nope")));
+    codes.push(await resolve(auth, from("10.0.0.9")));
+    expect(codes).to.deep.equal(["UNAUTHORIZED", "UNAUTHORIZED", "UNAUTHORIZED", "TOO_MANY_REQUESTS"]);
+  });
+
+  it("a check refused by a full bcrypt queue is 503 UNAVAILABLE as it is, and not counted as a failure", async () => {
+    const busy: PasswordCompare = () => Promise.reject(new CacheError("UNAVAILABLE", "password checks are all busy; retry later", undefined, { retryAfterS: 1 }));
+    const { auth } = setup(busy);
+    const codes = [];
+    for (let i = 0; i < LIMIT + 2; i++) codes.push(await resolve(auth, from("10.0.0.1", basicHeader("alice", "any"))));
+    expect(codes).to.deep.equal(Array.from({ length: LIMIT + 2 }, () => "UNAVAILABLE"));
+  });
+});
