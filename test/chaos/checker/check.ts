@@ -106,7 +106,7 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
         ran.length === 0
           ? "no phase ran"
           : notConverged.length === 0
-            ? `every phase converged within ${CONVERGENCE_DEADLINE_MS / 1000} s of its heal (slowest ${Math.max(...ran.map((p) => p.convergence.after_heal_ms ?? 0))} ms)`
+            ? `every phase converged within ${CONVERGENCE_DEADLINE_MS / 1000} s of its heal (slowest ${Math.round(Math.max(...ran.map((p) => p.convergence.after_heal_ms ?? 0)))} ms)`
             : `not converged within ${CONVERGENCE_DEADLINE_MS / 1000} s: ${notConverged.map((p) => p.phase).join(", ")}`,
     },
     {
