@@ -3,7 +3,7 @@
 //   3. convergence after every heal, within 60 s     4. no crash
 // Stale reads, availability and clock skew are reported, not gated.
 import { phaseAvailability, type Availability } from "./availability.js";
-import { estimateClockSkew, type SkewEstimate } from "./clock-skew.js";
+import { largestOffset, nodeClockOffsets, versionOffsets, type OffsetEstimate } from "./clock-skew.js";
 import { phaseConvergence, CONVERGENCE_DEADLINE_MS, type PhaseConvergence } from "./convergence.js";
 import { findCrashes, type Crash } from "./crashes.js";
 import type { PhaseRecord, RunRecord } from "./history.js";
@@ -23,6 +23,9 @@ export interface PhaseRow {
   stale_one: number;
   convergence: PhaseConvergence;
   crashes: number;
+  /** The node clock furthest off during the phase, and the origin whose versions were furthest off. */
+  clock_offset?: OffsetEstimate;
+  version_offset?: OffsetEstimate;
 }
 
 export interface Gate {
@@ -38,7 +41,8 @@ export interface Verdict {
   lost: LostWrite[];
   anomalies: ReadAnomaly[];
   crashes: Crash[];
-  clock_skew: SkewEstimate[];
+  clock_offsets: OffsetEstimate[];
+  version_offsets: OffsetEstimate[];
 }
 
 export interface CheckOptions {
@@ -69,6 +73,8 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
   const lost = [...findLostWrites(record.keys, record.ops), ...missingCheckpoints(record)];
   const anomalies = findReadAnomalies(record.ops);
   const crashes = findCrashes(record.processes, record.liveness, record.logs, record.ops);
+  const clockOffsets = nodeClockOffsets(record.clock, record.phases);
+  const versionOffsetList = versionOffsets(record.ops);
   const phases: PhaseRow[] = record.phases.map((phase) => {
     const mineAnomalies = anomalies.filter((a) => a.phase === phase.name);
     return {
@@ -82,6 +88,8 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
       stale_one: mineAnomalies.filter((a) => a.consistency === "one" && a.kind !== "unknown").length,
       convergence: phaseConvergence(phase, record.convergence),
       crashes: crashes.filter((c) => within(phase, c.t_ms)).length,
+      clock_offset: largestOffset(clockOffsets, phase.name),
+      version_offset: largestOffset(versionOffsetList, phase.name),
     };
   });
   const ran = phases.filter((p) => !p.skipped);
@@ -129,7 +137,8 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
     lost,
     anomalies,
     crashes,
-    clock_skew: estimateClockSkew(record.ops),
+    clock_offsets: clockOffsets,
+    version_offsets: versionOffsetList,
   };
 }
 

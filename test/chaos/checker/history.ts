@@ -102,12 +102,20 @@ export interface LivenessFinding {
   error: string;
 }
 
+/** A node's wall clock against the driver's, from the Date header of one answer (±1 s). */
+export interface ClockSample {
+  node: string;
+  t_ms: number;
+  offset_ms: number;
+}
+
 export type RunEvent =
   | ({ type: "phase" } & PhaseRecord)
   | ({ type: "process" } & ProcessEvent)
   | ({ type: "convergence" } & ConvergenceRound)
   | ({ type: "log" } & LogFinding)
-  | ({ type: "liveness" } & LivenessFinding);
+  | ({ type: "liveness" } & LivenessFinding)
+  | ({ type: "clock" } & ClockSample);
 
 /** Everything the checker looks at. */
 export interface RunRecord {
@@ -118,11 +126,12 @@ export interface RunRecord {
   processes: ProcessEvent[];
   logs: LogFinding[];
   liveness: LivenessFinding[];
+  clock: ClockSample[];
 }
 
 /** Splits the event stream into the parts of a RunRecord. */
 export function recordFrom(ops: Op[], keys: KeyPlan[], events: RunEvent[]): RunRecord {
-  const record: RunRecord = { ops, keys, phases: [], convergence: [], processes: [], logs: [], liveness: [] };
+  const record: RunRecord = { ops, keys, phases: [], convergence: [], processes: [], logs: [], liveness: [], clock: [] };
   for (const e of events) {
     const { type, ...rest } = e;
     if (type === "phase") record.phases.push(rest as PhaseRecord);
@@ -130,6 +139,7 @@ export function recordFrom(ops: Op[], keys: KeyPlan[], events: RunEvent[]): RunR
     else if (type === "convergence") record.convergence.push(rest as ConvergenceRound);
     else if (type === "log") record.logs.push(rest as LogFinding);
     else if (type === "liveness") record.liveness.push(rest as LivenessFinding);
+    else if (type === "clock") record.clock.push(rest as ClockSample);
   }
   return record;
 }

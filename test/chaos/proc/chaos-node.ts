@@ -42,6 +42,8 @@ export class ChaosNode {
   private exitPromise: Promise<{ code: number | null; signal: string | null }> | undefined;
   private readonly stdoutLog: WriteStream;
   private readonly stderrLog: WriteStream;
+  /** True once the process was started (clients learn of a node only then). */
+  everStarted = false;
   /** The skew the running process was started with. */
   clockOffset: string | undefined;
 
@@ -88,6 +90,7 @@ export class ChaosNode {
     const [cmd, args] = spec.netns ? ["ip", ["netns", "exec", spec.netns, process.execPath, this.deps.bin]] : [process.execPath, [this.deps.bin]];
     const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
     this.child = child;
+    this.everStarted = true;
     this.exitExpected = false;
     this.stdoutLog.write(`{"harness":"start","t_ms":${nowMs()},"clock_offset":${JSON.stringify(opts.clockOffset ?? null)}}\n`);
     this.deps.onProcess({ node: spec.id, t_ms: nowMs(), action: "start", expected: true });

@@ -3,6 +3,7 @@
 import { nodeAddress } from "../net/addresses.js";
 import type { NetLab } from "../net/netns.js";
 import { nodeNamespace } from "../net/netns.js";
+import type { ClockSample } from "../checker/history.js";
 import type { HttpClient } from "../workload/http-client.js";
 import { ChaosNode, type NodeDeps, type NodeSpec } from "./chaos-node.js";
 
@@ -127,4 +128,29 @@ export class Cluster {
     await Promise.all(this.nodes.map((n) => n.kill()));
     for (const n of this.nodes) await n.closeLogs();
   }
+}
+
+/**
+ * Each running node's wall clock against ours, from the Date header of GET /healthz (whole
+ * seconds: the offset is known within about a second; enough to see a 30 s skew).
+ */
+export async function sampleClocks(cluster: Cluster, http: HttpClient): Promise<ClockSample[]> {
+  const out: ClockSample[] = [];
+  await Promise.all(
+    cluster.nodes
+      .filter((n) => n.running)
+      .map(async (n) => {
+        const before = performance.timeOrigin + performance.now();
+        try {
+          const a = await http.request({ host: n.spec.host, port: n.spec.apiPort, method: "GET", path: "/healthz", timeoutMs: 1_000 });
+          const after = performance.timeOrigin + performance.now();
+          const date = Date.parse(String(a.headers.date ?? ""));
+          // the header truncates to the second: add half a second to centre the estimate
+          if (Number.isFinite(date)) out.push({ node: n.id, t_ms: after, offset_ms: Math.round(date + 500 - (before + after) / 2) });
+        } catch {
+          // a node that does not answer now has no sample
+        }
+      }),
+  );
+  return out;
 }

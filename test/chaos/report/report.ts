@@ -1,6 +1,13 @@
 // The report of a run: a table per phase and the gates (text), and report.json with everything
 // the checker found.
 import type { Verdict } from "../checker/check.js";
+import type { OffsetEstimate } from "../checker/clock-skew.js";
+
+function offset(e: OffsetEstimate | undefined): string {
+  if (!e) return "-";
+  const s = e.median_ms / 1000;
+  return `${e.node} ${s >= 0 ? "+" : ""}${s.toFixed(1)} s`;
+}
 
 function pct(r: number | null): string {
   return r === null ? "-" : `${Math.round(r * 100)}%`;
@@ -12,9 +19,9 @@ function secs(ms: number | null): string {
 
 /** A Markdown table, one row per phase, then one line per gate. */
 export function renderTable(v: Verdict): string {
-  const head = ["phase", "nemesis", "ok/fail/info", "writes ok", "reads ok", "acked", "lost", "resurrected", "stale (Q/ONE)", "converged after heal (quiet)", "longest write outage", "crashes"];
+  const head = ["phase", "nemesis", "ok/fail/info", "writes ok", "reads ok", "acked", "lost", "resurrected", "stale (Q/ONE)", "converged after heal (quiet)", "longest write outage", "crashes", "clock (versions)"];
   const rows = v.phases.map((p) => {
-    if (p.skipped) return [p.phase, p.nemesis, `SKIPPED: ${p.skipped}`, "", "", "", "", "", "", "", "", ""];
+    if (p.skipped) return [p.phase, p.nemesis, p.skipped, "", "", "", "", "", "", "", "", "", ""];
     const a = p.availability;
     const c = p.convergence;
     return [
@@ -30,12 +37,12 @@ export function renderTable(v: Verdict): string {
       c.converged ? `${secs(c.after_heal_ms)} (${secs(c.after_quiesce_ms)})` : "NOT CONVERGED",
       secs(a.longest_write_outage_ms),
       String(p.crashes),
+      `${offset(p.clock_offset)} (${offset(p.version_offset)})`,
     ];
   });
   const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
   const out = [line(head), line(head.map(() => "---")), ...rows.map(line), ""];
   for (const g of v.gates) out.push(`${g.passed ? "PASS" : "FAIL"}  ${g.name}: ${g.detail}`);
-  if (v.clock_skew.length > 0) out.push(`clock offset by origin (median of stamped versions): ${v.clock_skew.map((s) => `${s.origin} ${s.median_ms} ms`).join(", ")}`);
   return out.join("\n");
 }
 
@@ -56,7 +63,8 @@ export function reportJson(v: Verdict, meta: ReportMeta): Record<string, unknown
     passed: v.passed,
     gates: v.gates,
     phases: v.phases,
-    clock_skew: v.clock_skew,
+    clock_offsets: v.clock_offsets,
+    version_offsets: v.version_offsets,
     lost: v.lost.slice(0, LIMIT),
     lost_total: v.lost.length,
     read_anomalies: v.anomalies.slice(0, LIMIT),

@@ -14,7 +14,7 @@ import { runCommand } from "../net/commands.js";
 import { cleanupLeftovers, NetLab } from "../net/netns.js";
 import { createNemeses } from "../nemesis/index.js";
 import type { NemesisContext } from "../nemesis/nemesis.js";
-import { Cluster } from "../proc/cluster.js";
+import { Cluster, sampleClocks } from "../proc/cluster.js";
 import { renderTable, reportJson } from "../report/report.js";
 import { CacheClient } from "../workload/cache-client.js";
 import { JsonLinesFile } from "../workload/history-log.js";
@@ -30,6 +30,7 @@ import { FILES, loadRun } from "./saved-run.js";
 export const BIN = fileURLToPath(new URL("../../../dist/src/main.js", import.meta.url));
 const PROXY_PORT_BASE = 17_000;
 const SETTLE_TIMEOUT_MS = 60_000;
+const CLOCK_SAMPLE_MS = 2_000;
 
 /**
  * Settings every chaos node gets. The peer token keeps the cluster working once protected mode
@@ -101,9 +102,10 @@ export async function runChaos(o: ChaosOptions, print: (line: string) => void): 
   let phase = "setup";
   const workload = new Workload(
     { workers: o.workers, opsPerSecond: o.rate, timeoutMs: o.timeoutMs, keys },
-    { client, endpoints: () => cluster.nodes.map((n) => n.spec), phase: () => phase, record: (op) => history.append(op), random: random.fork("workload") },
+    { client, endpoints: () => cluster.nodes.filter((n) => n.everStarted).map((n) => n.spec), phase: () => phase, record: (op) => history.append(op), random: random.fork("workload") },
   );
   let harnessError: Error | undefined;
+  let clockSampler: NodeJS.Timeout | undefined;
   try {
     await lab?.create();
     for (let i = 1; i <= o.nodes; i++) await cluster.add(`n${i}`);
@@ -113,6 +115,7 @@ export async function runChaos(o: ChaosOptions, print: (line: string) => void): 
     log(`${o.nodes} nodes up; workload: ${o.workers} workers, ≤ ${o.rate} ops/s, ${keys.length} keys`);
     phase = "00-baseline";
     workload.start();
+    clockSampler = setInterval(() => void sampleClocks(cluster, http).then((samples) => samples.forEach((c) => events.append({ type: "clock", ...c }))), CLOCK_SAMPLE_MS);
     const ctx = (faultMs: number, name: string): NemesisContext => ({ cluster, random: random.fork(name), faultMs, proxyPortBase: PROXY_PORT_BASE, log });
     const deps = { cluster, client, workload, keys, random, healMs: o.healSeconds * 1000, event: (e: RunEvent) => events.append(e), record: (op: Op) => history.append(op), setPhase: (p: string) => (phase = p), log };
     await runPhase(deps, "00-baseline", undefined, ctx(o.baselineSeconds * 1000, "baseline"));
@@ -127,6 +130,7 @@ export async function runChaos(o: ChaosOptions, print: (line: string) => void): 
     harnessError = err as Error;
     log(`harness error: ${harnessError.stack ?? harnessError.message}`);
   } finally {
+    clearInterval(clockSampler);
     await workload.stop();
     await cluster.stopAll().catch(() => cluster.killAll());
     await lab?.destroy();

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { longestGap } from "../../chaos/checker/availability.js";
 import { check } from "../../chaos/checker/check.js";
-import { estimateClockSkew } from "../../chaos/checker/clock-skew.js";
+import { largestOffset, nodeClockOffsets, versionOffsets } from "../../chaos/checker/clock-skew.js";
 import { findCrashes } from "../../chaos/checker/crashes.js";
 import type { ConvergenceRound, RunRecord } from "../../chaos/checker/history.js";
 import { checkpoint, del, emptyRecord, phase, read, write } from "./history-builder.js";
@@ -88,11 +88,26 @@ describe("chaos checker: the verdict", () => {
     expect(longestGap([500], 0, 100)).to.equal(100);
   });
 
-  it("estimates a node's clock offset from the versions it stamped", () => {
+  it("estimates an origin's version offset per phase from the versions it stamped", () => {
     const ops = [
       write("a", { at: [1_000_000, 1_000_010] }),
       read("a", { worker: 1, at: [1_000_100, 1_000_110], version: 1_030_005 * 1000 + 3, origin: "n3" }),
     ];
-    expect(estimateClockSkew(ops)).to.deep.equal([{ origin: "n3", samples: 1, median_ms: 30_000, max_ms: 30_000 }]);
+    expect(versionOffsets(ops)).to.deep.equal([{ phase: "p1", node: "n3", samples: 1, median_ms: 30_000 }]);
+  });
+
+  it("reports each node's clock offset per phase from the Date samples, and the largest in the row", () => {
+    const phases = [phase("p1", 0, 100, 200, 300)];
+    const samples = [
+      { node: "n1", t_ms: 10, offset_ms: 200 },
+      { node: "n2", t_ms: 10, offset_ms: 30_100 },
+      { node: "n2", t_ms: 20, offset_ms: 29_900 },
+      { node: "n2", t_ms: 30, offset_ms: 30_000 },
+      { node: "n2", t_ms: 400, offset_ms: 0 },
+    ];
+    const offsets = nodeClockOffsets(samples, phases);
+    expect(largestOffset(offsets, "p1")).to.deep.equal({ phase: "p1", node: "n2", samples: 3, median_ms: 30_000 });
+    const v = check(healthyRun({ clock: samples }));
+    expect(v.phases[0]?.clock_offset?.node).to.equal("n2");
   });
 });

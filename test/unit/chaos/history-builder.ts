@@ -45,5 +45,5 @@ export function phase(name: string, start: number, heal: number, quiesce: number
 }
 
 export function emptyRecord(over: Partial<RunRecord> = {}): RunRecord {
-  return { ops: [], keys: [{ key: "k", kind: "single", writer: 0 }], phases: [], convergence: [], processes: [], logs: [], liveness: [], ...over };
+  return { ops: [], keys: [{ key: "k", kind: "single", writer: 0 }], phases: [], convergence: [], processes: [], logs: [], liveness: [], clock: [], ...over };
 }
