@@ -12,8 +12,10 @@ export interface LostWrite {
   kind: KeyKind;
   /** The checkpoint (phase) whose read found the problem. */
   phase: string;
-  /** What the checkpoint read found (null: absent). */
+  /** What the checkpoint read found (null: absent), with its version and origin when present. */
   found: string | null;
+  found_version?: number | null;
+  found_origin?: string | null;
   /** The last acknowledged mutation's result (null: absent or none). */
   expected: string | null;
   /** The phase in which the lost acknowledged mutation was invoked. */
@@ -38,10 +40,11 @@ export function checkKeyAtCheckpoint(plan: KeyPlan, mutations: readonly Op[], re
   };
   if (read.outcome !== "ok") return { ...base, found: null, reason: "unverified" };
   const found = read.value;
+  const stamp = { found_version: read.version, found_origin: read.origin };
   const producers = producersOf(found, mutations);
   if (producers.length === 0) {
     const reason = found !== null && writtenByFailedOp(found, mutations) ? "failed-write" : "unknown-value";
-    return { ...base, found, reason };
+    return { ...base, ...stamp, found, reason };
   }
   let firstSuperseder: Op | undefined;
   for (const p of producers) {
@@ -52,6 +55,7 @@ export function checkKeyAtCheckpoint(plan: KeyPlan, mutations: readonly Op[], re
   const by = firstSuperseder as Op;
   return {
     ...base,
+    ...stamp,
     found,
     reason: "superseded",
     superseded_by: { value: resultOf(by), f: by.f, invoke_ms: by.invoke_ms, complete_ms: by.complete_ms },
