@@ -29,7 +29,7 @@ describe("fuzz corpus replay", function () {
     it(`${file}: ${entry.problems[0]?.slice(0, 100)} — no longer happens`, async () => {
       // some failures are races (a reset that loses the answer): a few attempts make them show
       for (let attempt = 0; attempt < REPLAYS; attempt++) {
-        const problems = await runCase(judge, entry.case, entry.family === "bomb" ? 60_000 : undefined);
+        const { problems } = await runCase(judge, entry.case, entry.family === "bomb" ? 60_000 : undefined);
         expect(problems, `attempt ${attempt + 1}`).to.deep.equal([]);
       }
     });

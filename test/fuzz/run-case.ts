@@ -15,7 +15,13 @@ export interface CaseJudge {
   allDocumented: readonly number[];
 }
 
-export async function runCase(j: CaseJudge, c: FuzzCase, timeoutMs = ANSWER_TIMEOUT_MS): Promise<string[]> {
+export interface CaseResult {
+  problems: string[];
+  /** The answer's status, if one came. */
+  status?: number;
+}
+
+export async function runCase(j: CaseJudge, c: FuzzCase, timeoutMs = ANSWER_TIMEOUT_MS): Promise<CaseResult> {
   await j.target.ensureUp();
   const port = j.target.port(c.listener);
   const sent =
@@ -28,5 +34,5 @@ export async function runCase(j: CaseJudge, c: FuzzCase, timeoutMs = ANSWER_TIME
   // give an asynchronous crash a moment to surface before looking at the process
   await new Promise((r) => setImmediate(r));
   if (!j.target.alive) problems.push(`the node exited (${j.target.node.child.exitCode ?? j.target.node.child.signalCode})`);
-  return problems;
+  return { problems, ...(x.answer ? { status: x.answer.status } : {}) };
 }

@@ -103,6 +103,13 @@ export class FuzzTarget {
     return changed;
   }
 
+  /** Items and value bytes the node holds (management /stats). */
+  async stats(): Promise<{ items: number; bytes: number }> {
+    const res = await fetch(`${this.node.mgmt}/stats`, { headers: { authorization: `Bearer ${TOKENS.readOnly}` } });
+    const body = (await res.json()) as { items: number; bytes: number };
+    return { items: body.items, bytes: body.bytes };
+  }
+
   /** undefined when GET /healthz answers 200 within the time limit, else what went wrong. */
   async healthz(timeoutMs = 2_000): Promise<string | undefined> {
     try {
