@@ -4,7 +4,7 @@
 import { CONVERGENCE_DEADLINE_MS } from "../checker/convergence.js";
 import type { KeyPlan, LivenessFinding, Op, PhaseRecord, RunEvent } from "../checker/history.js";
 import type { SeededRandom } from "../lib/random.js";
-import { sleep, type Nemesis, type NemesisContext } from "../nemesis/nemesis.js";
+import { CATCH_UP_TIMEOUT_MS, sleep, type Nemesis, type NemesisContext } from "../nemesis/nemesis.js";
 import type { Cluster } from "../proc/cluster.js";
 import { nowMs, type CacheClient } from "../workload/cache-client.js";
 import type { Workload } from "../workload/workload.js";
@@ -56,6 +56,7 @@ export async function runPhase(deps: PhaseDeps, name: string, nemesis: Nemesis |
   await deps.workload.pause();
   const quiesce_ms = nowMs();
   await checkLiveness(deps, name, detail);
+  await restartCrashed(deps);
   const converged = await pollConvergence(deps.cluster, deps.client, deps.keys, name, healDeadline, (r) => deps.event({ type: "convergence", ...r }));
   await checkpointReads(deps.cluster, deps.client, deps.keys, name, deps.random.fork(`checkpoint-${name}`), deps.record);
   const end_ms = nowMs();
@@ -63,6 +64,20 @@ export async function runPhase(deps: PhaseDeps, name: string, nemesis: Nemesis |
   deps.event({ type: "phase", ...rec });
   deps.log(`${name}: ${converged ? `converged ${Math.round(end_ms - heal_ms)} ms after the heal (checkpoint included)` : "did NOT converge"}`);
   return rec;
+}
+
+/** A node that crashed is started again (its crash is already recorded), so one crash does not spill into the next phases. */
+async function restartCrashed(deps: PhaseDeps): Promise<void> {
+  for (const node of deps.cluster.nodes) {
+    if (node.running || !node.everStarted) continue;
+    deps.log(`${node.id} is down after the heal (a crash): starting it again`);
+    try {
+      await deps.cluster.start(node);
+      await deps.cluster.waitCaughtUp(node, CATCH_UP_TIMEOUT_MS);
+    } catch (err) {
+      deps.log(`${node.id} did not come back: ${(err as Error).message}`);
+    }
+  }
 }
 
 /** Every node should be up after a heal: one that is not running or does not answer is a finding. */

@@ -26,12 +26,12 @@ function keyPath(key: string, consistency: Consistency): string {
   return `/v1/cache/${encodeURIComponent(key)}?consistency=${consistency}`;
 }
 
-function errorCode(answer: HttpAnswer): string | null {
+function envelope(answer: HttpAnswer): { code: string | null; error?: string } {
   try {
-    const parsed = JSON.parse(answer.body.toString("utf8")) as { code?: unknown };
-    return typeof parsed.code === "string" ? parsed.code : null;
+    const parsed = JSON.parse(answer.body.toString("utf8")) as { code?: unknown; error?: unknown };
+    return { code: typeof parsed.code === "string" ? parsed.code : null, ...(typeof parsed.error === "string" ? { error: parsed.error.slice(0, 200) } : {}) };
   } catch {
-    return null;
+    return { code: null };
   }
 }
 
@@ -80,7 +80,7 @@ export class CacheClient {
         const value = Buffer.from(item.value, "base64").toString("utf8");
         return { ...this.finish(base, answer, "ok"), value, version: item.version, origin: item.origin };
       }
-      if (answer.status === 404 && errorCode(answer) === "NOT_FOUND") return this.finish(base, answer, "ok");
+      if (answer.status === 404 && envelope(answer).code === "NOT_FOUND") return this.finish(base, answer, "ok");
       return this.finish(base, answer, undefined);
     } catch (err) {
       return this.failed(base, err);
@@ -136,7 +136,9 @@ export class CacheClient {
   /** An answer: `ok` as decided by the caller, else 4xx fail and 5xx (or anything else) info. */
   private finish(base: Op, answer: HttpAnswer, ok: "ok" | undefined): Op {
     const outcome = ok ?? (answer.status >= 400 && answer.status < 500 ? "fail" : "info");
-    return { ...base, complete_ms: nowMs(), outcome, status: answer.status, code: ok ? null : errorCode(answer) };
+    if (ok) return { ...base, complete_ms: nowMs(), outcome, status: answer.status, code: null };
+    // the envelope's message says why (a minority refusal and a partial write share QUORUM_FAILED)
+    return { ...base, complete_ms: nowMs(), outcome, status: answer.status, ...envelope(answer) };
   }
 
   private failed(base: Op, err: unknown): Op {
