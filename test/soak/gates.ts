@@ -18,6 +18,12 @@ export const LIMITS = {
   loopP99Ms: 50,
   /** The reference sample is taken this far into the run (minute 2 of 10). */
   referenceFraction: 0.2,
+  /**
+   * RSS swings by tens of MB between garbage collections, so "RSS at minute 2" and "final RSS" are
+   * each the median of the samples within this many seconds (before and after minute 2; the last
+   * ones of the run).
+   */
+  windowS: 30,
 } as const;
 
 export interface NodeMemoryVerdict {
@@ -44,21 +50,32 @@ export function slope(points: readonly [number, number][]): number {
   return den === 0 ? 0 : num / den;
 }
 
-/** The memory verdict of one node: reference at `referenceFraction` of the run, slope after it. */
+function medianRss(samples: readonly RssSample[]): number {
+  return percentile(samples.map((s) => s.rss_bytes), 50);
+}
+
+/**
+ * The memory verdict of one node: the reference is the median RSS around `referenceFraction` of
+ * the run, the final one the median of the last `windowS` seconds, the slope a least-squares fit
+ * over every sample from the reference on.
+ */
 export function memoryVerdict(samples: readonly RssSample[], durationS: number): NodeMemoryVerdict {
   const sorted = [...samples].sort((a, b) => a.t_s - b.t_s);
-  if (sorted.length === 0) throw new Error("no samples");
+  const last = sorted[sorted.length - 1];
+  if (!last) throw new Error("no samples");
   const refT = durationS * LIMITS.referenceFraction;
-  const reference = sorted.find((s) => s.t_s >= refT) ?? (sorted[sorted.length - 1] as RssSample);
-  const final = sorted[sorted.length - 1] as RssSample;
-  const window = sorted.filter((s) => s.t_s >= reference.t_s).map((s): [number, number] => [s.t_s / 60, s.rss_bytes]);
+  const around = sorted.filter((s) => Math.abs(s.t_s - refT) <= LIMITS.windowS);
+  const referenceSamples = around.length > 0 ? around : [sorted.find((s) => s.t_s >= refT) ?? last];
+  const reference_bytes = medianRss(referenceSamples);
+  const final_bytes = medianRss(sorted.filter((s) => s.t_s >= last.t_s - LIMITS.windowS));
+  const window = sorted.filter((s) => s.t_s >= refT).map((s): [number, number] => [s.t_s / 60, s.rss_bytes]);
   return {
-    node: final.node,
-    reference_s: reference.t_s,
-    reference_bytes: reference.rss_bytes,
-    final_bytes: final.rss_bytes,
-    final_ratio: final.rss_bytes / reference.rss_bytes,
-    slope_pct_per_min: (slope(window) / reference.rss_bytes) * 100,
+    node: last.node,
+    reference_s: refT,
+    reference_bytes,
+    final_bytes,
+    final_ratio: final_bytes / reference_bytes,
+    slope_pct_per_min: (slope(window) / reference_bytes) * 100,
   };
 }
 
@@ -82,7 +99,7 @@ export function soakGates(memory: readonly NodeMemoryVerdict[], loopDelaysMs: Re
     gates.push({
       name: `${m.node} final RSS ≤ ${LIMITS.finalRssRatio} × reference`,
       passed: m.final_ratio <= LIMITS.finalRssRatio,
-      detail: `${mib(m.final_bytes)} / ${mib(m.reference_bytes)} at ${m.reference_s.toFixed(0)} s = ${m.final_ratio.toFixed(3)}`,
+      detail: `median of the last ${LIMITS.windowS} s ${mib(m.final_bytes)} / median around ${m.reference_s.toFixed(0)} s ${mib(m.reference_bytes)} = ${m.final_ratio.toFixed(3)}`,
     });
     gates.push({
       name: `${m.node} RSS slope < ${LIMITS.slopePctPerMinute}%/min`,

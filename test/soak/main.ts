@@ -1,6 +1,6 @@
 // npm run soak: three nodes on loopback under steady traffic for 10 minutes (--seconds to change),
 // sampled every 10 s: RSS of each process (/proc/<pid>/status), items, and the event-loop delay
-// probe. Gates: final RSS ≤ 1.10 × RSS at 20% of the run (minute 2 of 10); RSS slope after that
+// probe. Gates: final RSS ≤ 1.10 × RSS at 20% of the run (minute 2 of 10; medians over ±30 s and the last 30 s, since GC swings RSS by tens of MB); RSS slope after that
 // < 1%/min; event-loop probe p99 ≤ 50 ms; no 500; no crash. Report in soak-out/.
 //
 // The node exposes neither heap size nor event-loop delay (not in /stats, /dist/metrics or
