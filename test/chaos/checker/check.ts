@@ -1,0 +1,149 @@
+// The checker: a pure function from a saved run to a verdict with four gates and one row per phase.
+//   1. no lost write        2. no resurrection (nor a read of a value never written)
+//   3. convergence after every heal, within 60 s     4. no crash
+// Stale reads, availability and clock skew are reported, not gated.
+import { phaseAvailability, type Availability } from "./availability.js";
+import { largestOffset, nodeClockOffsets, versionOffsets, type OffsetEstimate } from "./clock-skew.js";
+import { phaseConvergence, CONVERGENCE_DEADLINE_MS, type PhaseConvergence } from "./convergence.js";
+import { findCrashes, type Crash } from "./crashes.js";
+import type { PhaseRecord, RunRecord } from "./history.js";
+import { checkpointReads, findLostWrites, type LostWrite } from "./lost-writes.js";
+import { findReadAnomalies, isGatedResurrection, type ReadAnomaly } from "./reads.js";
+
+export interface PhaseRow {
+  phase: string;
+  nemesis: string;
+  skipped?: string;
+  availability: Availability;
+  lost: number;
+  resurrected: number;
+  /** Stale QUORUM reads (reported). */
+  stale: number;
+  /** ONE reads that were stale or returned a deleted value (reported). */
+  stale_one: number;
+  convergence: PhaseConvergence;
+  crashes: number;
+  /** The node clock furthest off during the phase, and the origin whose versions were furthest off. */
+  clock_offset?: OffsetEstimate;
+  version_offset?: OffsetEstimate;
+}
+
+export interface Gate {
+  name: string;
+  passed: boolean;
+  detail: string;
+}
+
+export interface Verdict {
+  passed: boolean;
+  gates: Gate[];
+  phases: PhaseRow[];
+  lost: LostWrite[];
+  anomalies: ReadAnomaly[];
+  crashes: Crash[];
+  clock_offsets: OffsetEstimate[];
+  version_offsets: OffsetEstimate[];
+}
+
+export interface CheckOptions {
+  /** Skipped nemeses do not fail the run (--allow-skip). */
+  allowSkip?: boolean;
+}
+
+function within(phase: PhaseRecord, t: number): boolean {
+  return t >= phase.start_ms && t <= phase.end_ms;
+}
+
+/** Keys without any checkpoint read in a phase that ran: the run cannot vouch for them. */
+function missingCheckpoints(record: RunRecord): LostWrite[] {
+  const out: LostWrite[] = [];
+  const seen = new Set(checkpointReads(record.ops).map((r) => `${r.phase}\u0000${r.key}`));
+  for (const phase of record.phases) {
+    if (phase.skipped) continue;
+    for (const k of record.keys) {
+      if (!seen.has(`${phase.name}\u0000${k.key}`)) {
+        out.push({ key: k.key, kind: k.kind, phase: phase.name, found: null, expected: null, lost_phase: null, reason: "unverified" });
+      }
+    }
+  }
+  return out;
+}
+
+export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
+  const lost = [...findLostWrites(record.keys, record.ops), ...missingCheckpoints(record)];
+  const anomalies = findReadAnomalies(record.ops);
+  const crashes = findCrashes(record.processes, record.liveness, record.logs, record.ops);
+  const clockOffsets = nodeClockOffsets(record.clock, record.phases);
+  const versionOffsetList = versionOffsets(record.ops);
+  const phases: PhaseRow[] = record.phases.map((phase) => {
+    const mineAnomalies = anomalies.filter((a) => a.phase === phase.name);
+    return {
+      phase: phase.name,
+      nemesis: phase.nemesis,
+      ...(phase.skipped ? { skipped: phase.skipped } : {}),
+      availability: phaseAvailability(phase, record.ops),
+      lost: lost.filter((l) => l.phase === phase.name).length,
+      resurrected: mineAnomalies.filter((a) => isGatedResurrection(a) || (a.kind === "unknown")).length,
+      stale: mineAnomalies.filter((a) => a.kind === "stale" && a.consistency !== "one" && !a.checkpoint).length,
+      stale_one: mineAnomalies.filter((a) => a.consistency === "one" && a.kind !== "unknown").length,
+      convergence: phaseConvergence(phase, record.convergence),
+      crashes: crashes.filter((c) => within(phase, c.t_ms)).length,
+      clock_offset: largestOffset(clockOffsets, phase.name),
+      version_offset: largestOffset(versionOffsetList, phase.name),
+    };
+  });
+  const ran = phases.filter((p) => !p.skipped);
+  const gatedReads = anomalies.filter((a) => isGatedResurrection(a) || a.kind === "unknown");
+  const notConverged = ran.filter((p) => !p.convergence.within_deadline);
+  const skipped = phases.filter((p) => p.skipped);
+  const gates: Gate[] = [
+    {
+      name: "no lost write",
+      passed: lost.length === 0,
+      detail: lost.length === 0 ? `every key held an allowed value at ${ran.length} checkpoints` : `${lost.length} key checks failed (${summarize(lost.map((l) => l.reason))})`,
+    },
+    {
+      name: "no resurrection",
+      passed: gatedReads.length === 0,
+      detail: gatedReads.length === 0 ? "no QUORUM or checkpoint read returned a deleted value or a value never written" : `${gatedReads.length} reads (${summarize(gatedReads.map((a) => a.kind))})`,
+    },
+    {
+      name: "convergence",
+      passed: notConverged.length === 0 && ran.length > 0,
+      detail:
+        ran.length === 0
+          ? "no phase ran"
+          : notConverged.length === 0
+            ? `every phase converged within ${CONVERGENCE_DEADLINE_MS / 1000} s of its heal (slowest ${Math.round(Math.max(...ran.map((p) => p.convergence.after_heal_ms ?? 0)))} ms)`
+            : `not converged within ${CONVERGENCE_DEADLINE_MS / 1000} s: ${notConverged.map((p) => p.phase).join(", ")}`,
+    },
+    {
+      name: "no crash",
+      passed: crashes.length === 0,
+      detail: crashes.length === 0 ? "only stopped processes went down; no 500; no error in the logs" : `${crashes.length} (${summarize(crashes.map((c) => c.kind))})`,
+    },
+  ];
+  if (!options.allowSkip) {
+    gates.push({
+      name: "no skipped nemesis",
+      passed: skipped.length === 0,
+      detail: skipped.length === 0 ? "every nemesis ran" : skipped.map((p) => `${p.nemesis}: ${p.skipped}`).join("; "),
+    });
+  }
+  return {
+    passed: gates.every((g) => g.passed),
+    gates,
+    phases,
+    lost,
+    anomalies,
+    crashes,
+    clock_offsets: clockOffsets,
+    version_offsets: versionOffsetList,
+  };
+}
+
+function summarize(items: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const i of items) counts.set(i, (counts.get(i) ?? 0) + 1);
+  return [...counts.entries()].map(([k, n]) => `${k}: ${n}`).join(", ");
+}

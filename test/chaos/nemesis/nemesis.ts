@@ -1,0 +1,30 @@
+// What a nemesis is: a fault applied to real processes or to the lab network for one phase, and
+// its heal. `run` applies the fault and keeps it until it is time to heal (some faults are
+// sequences: a rolling restart, a flapping link); `heal` undoes whatever is left and must be safe
+// to call at any moment, also when `run` failed half-way.
+import type { SeededRandom } from "../lib/random.js";
+import type { Cluster } from "../proc/cluster.js";
+
+export interface NemesisContext {
+  cluster: Cluster;
+  random: SeededRandom;
+  /** How long a timed fault lasts. */
+  faultMs: number;
+  /** First port of the slow-link proxy on the driver's address (one port per node). */
+  proxyPortBase: number;
+  log(message: string): void;
+}
+
+export interface Nemesis {
+  readonly name: string;
+  /** Needs the lab network (namespaces, nftables); skipped on loopback. */
+  readonly needsNetwork: boolean;
+  readonly description: string;
+  run(ctx: NemesisContext): Promise<Record<string, unknown>>;
+  heal(ctx: NemesisContext): Promise<void>;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** How long a restarted or joining node may take to catch up before the run gives up. */
+export const CATCH_UP_TIMEOUT_MS = 60_000;

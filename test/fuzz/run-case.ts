@@ -1,0 +1,38 @@
+// Sends one case to the target and judges it: the oracle's verdict on the answer, plus the
+// process: it must still be running afterwards.
+import { serialize, type FuzzCase } from "./fuzz-case.js";
+import type { Operation } from "./openapi-model.js";
+import { judge, type OracleContext } from "./oracle.js";
+import { exchange } from "./raw-exchange.js";
+import type { FuzzTarget } from "./target-node.js";
+
+/** Longer than any server-side wait a well-formed case can cause; bombs get more. */
+export const ANSWER_TIMEOUT_MS = 10_000;
+
+export interface CaseJudge {
+  target: FuzzTarget;
+  operations: ReadonlyMap<string, Operation>;
+  allDocumented: readonly number[];
+}
+
+export interface CaseResult {
+  problems: string[];
+  /** The answer's status, if one came. */
+  status?: number;
+}
+
+export async function runCase(j: CaseJudge, c: FuzzCase, timeoutMs = ANSWER_TIMEOUT_MS): Promise<CaseResult> {
+  await j.target.ensureUp();
+  const port = j.target.port(c.listener);
+  const sent =
+    c.kind === "bytes"
+      ? { bytes: Buffer.from(c.bytes, "base64"), halfClose: true }
+      : serialize(c, `127.0.0.1:${port}`);
+  const x = await exchange(port, sent.bytes, { halfClose: sent.halfClose, headOnly: c.kind === "http" && c.method === "HEAD", timeoutMs });
+  const ctx: OracleContext = { allDocumented: j.allDocumented, ...(c.kind === "http" && c.operation ? { documented: j.operations.get(c.operation)?.statuses } : {}) };
+  const problems = judge(c, x, ctx);
+  // give an asynchronous crash a moment to surface before looking at the process
+  await new Promise((r) => setImmediate(r));
+  if (!j.target.alive) problems.push(`the node exited (${j.target.node.child.exitCode ?? j.target.node.child.signalCode})`);
+  return { problems, ...(x.answer ? { status: x.answer.status } : {}) };
+}

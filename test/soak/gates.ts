@@ -1,0 +1,118 @@
+// The soak's gates, pure: memory must level off, the event loop must stay responsive, and no
+// request may get a 500. The reference point and windows scale with the run: for the 10-minute
+// soak they are "RSS at minute 2" and "the last 8 minutes".
+
+/** One memory sample of one node. */
+export interface RssSample {
+  node: string;
+  t_s: number;
+  rss_bytes: number;
+}
+
+export const LIMITS = {
+  /** Final RSS at most this multiple of the reference RSS. */
+  finalRssRatio: 1.1,
+  /** RSS growth over the slope window, % of the reference per minute, below this. */
+  slopePctPerMinute: 1,
+  /** p99 of the event-loop delay probe, ms. */
+  loopP99Ms: 50,
+  /** The reference sample is taken this far into the run (minute 2 of 10). */
+  referenceFraction: 0.2,
+  /**
+   * RSS swings by tens of MB between garbage collections, so "RSS at minute 2" and "final RSS" are
+   * each the median of the samples within this many seconds (before and after minute 2; the last
+   * ones of the run).
+   */
+  windowS: 30,
+} as const;
+
+export interface NodeMemoryVerdict {
+  node: string;
+  reference_s: number;
+  reference_bytes: number;
+  final_bytes: number;
+  final_ratio: number;
+  slope_pct_per_min: number;
+}
+
+/** Least-squares slope of y over x. */
+export function slope(points: readonly [number, number][]): number {
+  const n = points.length;
+  if (n < 2) return 0;
+  const mx = points.reduce((s, [x]) => s + x, 0) / n;
+  const my = points.reduce((s, [, y]) => s + y, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x - mx) * (y - my);
+    den += (x - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+function medianRss(samples: readonly RssSample[]): number {
+  return percentile(samples.map((s) => s.rss_bytes), 50);
+}
+
+/**
+ * The memory verdict of one node: the reference is the median RSS around `referenceFraction` of
+ * the run, the final one the median of the last `windowS` seconds, the slope a least-squares fit
+ * over every sample from the reference on.
+ */
+export function memoryVerdict(samples: readonly RssSample[], durationS: number): NodeMemoryVerdict {
+  const sorted = [...samples].sort((a, b) => a.t_s - b.t_s);
+  const last = sorted[sorted.length - 1];
+  if (!last) throw new Error("no samples");
+  const refT = durationS * LIMITS.referenceFraction;
+  const around = sorted.filter((s) => Math.abs(s.t_s - refT) <= LIMITS.windowS);
+  const referenceSamples = around.length > 0 ? around : [sorted.find((s) => s.t_s >= refT) ?? last];
+  const reference_bytes = medianRss(referenceSamples);
+  const final_bytes = medianRss(sorted.filter((s) => s.t_s >= last.t_s - LIMITS.windowS));
+  const window = sorted.filter((s) => s.t_s >= refT).map((s): [number, number] => [s.t_s / 60, s.rss_bytes]);
+  return {
+    node: last.node,
+    reference_s: refT,
+    reference_bytes,
+    final_bytes,
+    final_ratio: final_bytes / reference_bytes,
+    slope_pct_per_min: (slope(window) / reference_bytes) * 100,
+  };
+}
+
+/** The p-th percentile (0-100) by nearest rank. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
+}
+
+export interface Gate {
+  name: string;
+  passed: boolean;
+  detail: string;
+}
+
+export function soakGates(memory: readonly NodeMemoryVerdict[], loopDelaysMs: ReadonlyMap<string, number[]>, statuses: ReadonlyMap<number, number>, crashes: readonly string[]): Gate[] {
+  const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
+  const gates: Gate[] = [];
+  for (const m of memory) {
+    gates.push({
+      name: `${m.node} final RSS ≤ ${LIMITS.finalRssRatio} × reference`,
+      passed: m.final_ratio <= LIMITS.finalRssRatio,
+      detail: `median of the last ${LIMITS.windowS} s ${mib(m.final_bytes)} / median around ${m.reference_s.toFixed(0)} s ${mib(m.reference_bytes)} = ${m.final_ratio.toFixed(3)}`,
+    });
+    gates.push({
+      name: `${m.node} RSS slope < ${LIMITS.slopePctPerMinute}%/min`,
+      passed: m.slope_pct_per_min < LIMITS.slopePctPerMinute,
+      detail: `${m.slope_pct_per_min.toFixed(2)}%/min after ${m.reference_s.toFixed(0)} s`,
+    });
+  }
+  for (const [node, delays] of loopDelaysMs) {
+    const p99 = percentile(delays, 99);
+    gates.push({ name: `${node} event-loop p99 ≤ ${LIMITS.loopP99Ms} ms`, passed: p99 <= LIMITS.loopP99Ms, detail: `p99 ${p99.toFixed(1)} ms, max ${Math.max(...delays).toFixed(1)} ms over ${delays.length} probes` });
+  }
+  const fiveHundreds = statuses.get(500) ?? 0;
+  gates.push({ name: "no 500", passed: fiveHundreds === 0, detail: `${fiveHundreds} answers were 500` });
+  gates.push({ name: "no crash", passed: crashes.length === 0, detail: crashes.length === 0 ? "every node ran to the end; no error in the logs" : crashes.slice(0, 5).join("; ") });
+  return gates;
+}

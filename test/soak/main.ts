@@ -1,0 +1,134 @@
+// npm run soak: three nodes on loopback under steady traffic for 10 minutes (--seconds to change),
+// sampled every 10 s: RSS of each process (/proc/<pid>/status), items, and the event-loop delay
+// probe. Gates: final RSS ≤ 1.10 × RSS at 20% of the run (minute 2 of 10; medians over ±30 s and the last 30 s, since GC swings RSS by tens of MB); RSS slope after that
+// < 1%/min; event-loop probe p99 ≤ 50 ms; no 500; no crash. Report in soak-out/.
+//
+// The node exposes neither heap size nor event-loop delay (not in /stats, /dist/metrics or
+// /metrics), so heap is not sampled and the event-loop delay is measured from outside.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { Worker } from "node:worker_threads";
+import { startCluster, type NodeProcess } from "../helpers/node-process.js";
+import { memoryVerdict, percentile, soakGates, type RssSample } from "./gates.js";
+import { Traffic } from "./traffic.js";
+
+const SAMPLE_EVERY_MS = 10_000;
+const PROBE_EVERY_MS = 100;
+const CAPACITY = 100_000;
+const KEY_SPACE = 200_000;
+
+const print = (line: string) => process.stdout.write(`${line}\n`);
+
+function rssBytes(n: NodeProcess): number {
+  const status = readFileSync(`/proc/${n.child.pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN) * 1024;
+}
+
+async function items(n: NodeProcess): Promise<number | null> {
+  try {
+    const r = await fetch(`${n.mgmt}/stats`, { signal: AbortSignal.timeout(5_000) });
+    return ((await r.json()) as { items: number }).items;
+  } catch {
+    return null;
+  }
+}
+
+/** Names of runtime metrics the node exposes (heap, event loop), if any: the soak would use them. */
+async function runtimeMetrics(n: NodeProcess): Promise<string[]> {
+  const texts = await Promise.all(["/metrics", "/dist/metrics", "/stats"].map((p) => fetch(`${n.mgmt}${p}`).then((r) => r.text(), () => "")));
+  return [...new Set(texts.join("\n").match(/[a-z_.]*(heap|event_?loop|eventloop|gc_)[a-z_.]*/gi) ?? [])];
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({ options: { seconds: { type: "string" }, rate: { type: "string" }, seed: { type: "string" }, out: { type: "string" } } });
+  const durationS = Number(values.seconds ?? 600);
+  const rate = Number(values.rate ?? 500);
+  const seed = Number(values.seed ?? 1);
+  const out = values.out ?? "soak-out";
+  mkdirSync(out, { recursive: true });
+
+  const { nodes } = await startCluster(3, { SERVICE_CAPACITY: String(CAPACITY), SERVICE_PEER_TOKEN: "soak-peer-token" });
+  const crashes: string[] = [];
+  for (const n of nodes) void n.exited.then((code) => !stopping && crashes.push(`${n.id} exited (${code})`));
+  let stopping = false;
+  const targets = nodes.map((n) => ({ id: n.id, api: n.api, mgmt: n.mgmt }));
+  const traffic = new Traffic(targets, { opsPerSecond: rate, maxInFlight: 64, keySpace: KEY_SPACE, seed });
+  const exposed = await runtimeMetrics(nodes[0] as NodeProcess);
+  print(`soak: 3 nodes, capacity ${CAPACITY}, ${KEY_SPACE} keys, ≤ ${rate} ops/s for ${durationS} s (seed ${seed}); runtime metrics exposed by the node: ${exposed.length ? exposed.join(", ") : "none"}`);
+  const t0 = performance.now();
+  await traffic.preload(Math.round(CAPACITY * 1.2), [900, 1800]);
+  print(`preloaded ${Math.round(CAPACITY * 1.2)} items in ${((performance.now() - t0) / 1000).toFixed(0)} s; items per node: ${(await Promise.all(nodes.map(items))).join(", ")}`);
+
+  const delays = new Map<string, number[]>(nodes.map((n) => [n.id, []]));
+  const probe = new Worker(new URL("./loop-probe.mjs", import.meta.url), { workerData: { targets, intervalMs: PROBE_EVERY_MS } });
+  let probeNoise = { own_p99_ms: NaN, own_max_ms: NaN };
+  const probeDone = new Promise<void>((resolve) => probe.once("exit", () => resolve()));
+  probe.on("message", (m: { node?: string; ms?: number; own_p99_ms?: number; own_max_ms?: number }) => {
+    if (m.node !== undefined && m.ms !== undefined) delays.get(m.node)?.push(m.ms);
+    else probeNoise = { own_p99_ms: m.own_p99_ms ?? NaN, own_max_ms: m.own_max_ms ?? NaN };
+  });
+
+  const start = performance.now();
+  traffic.start();
+  const samples: (RssSample & { items: number | null })[] = [];
+  const sample = async () => {
+    const t_s = (performance.now() - start) / 1000;
+    for (const n of nodes) if (n.child.exitCode === null) samples.push({ node: n.id, t_s, rss_bytes: rssBytes(n), items: await items(n) });
+    const line = nodes.map((n) => {
+      const s = samples.filter((x) => x.node === n.id).at(-1);
+      const d = delays.get(n.id) ?? [];
+      return `${n.id} ${s ? (s.rss_bytes / 2 ** 20).toFixed(0) : "?"} MiB ${s?.items ?? "?"} items p99 ${percentile(d.slice(-100), 99).toFixed(0)} ms`;
+    });
+    print(`[soak ${t_s.toFixed(0)} s] ops ${traffic.ops}; ${line.join(" | ")}`);
+  };
+  await sample();
+  while ((performance.now() - start) / 1000 < durationS) {
+    await new Promise((r) => setTimeout(r, SAMPLE_EVERY_MS));
+    await sample();
+  }
+  stopping = true;
+  await traffic.stop();
+  probe.postMessage("stop");
+  await probeDone;
+  for (const n of nodes) {
+    for (const r of n.logs) if (r.level === "error") crashes.push(`${n.id} logged an error: ${JSON.stringify(r).slice(0, 200)}`);
+    if (n.stderr.join("").trim()) crashes.push(`${n.id} wrote to stderr: ${n.stderr.join("").slice(0, 200)}`);
+  }
+  await Promise.all(nodes.map((n) => n.stop("SIGTERM")));
+
+  const memory = nodes.map((n) => memoryVerdict(samples.filter((s) => s.node === n.id), durationS));
+  const gates = soakGates(memory, delays, traffic.statuses, crashes);
+  const passed = gates.every((g) => g.passed);
+  const report = {
+    passed,
+    seed,
+    duration_s: durationS,
+    rate,
+    ops: traffic.ops,
+    statuses: Object.fromEntries(traffic.statuses),
+    transport_errors: Object.fromEntries(traffic.errors),
+    unexpected_answers: traffic.unexpected,
+    sse: { opened: traffic.sseOpened, frames: traffic.sseFrames },
+    key_browser_pages: traffic.browserPages,
+    probe_noise: probeNoise,
+    runtime_metrics_exposed: exposed,
+    gates,
+    memory,
+    loop_probe: Object.fromEntries([...delays].map(([k, d]) => [k, { probes: d.length, p50: percentile(d, 50), p99: percentile(d, 99), max: Math.max(...d) }])),
+    samples,
+  };
+  writeFileSync(path.join(out, "report.json"), JSON.stringify(report, null, 1));
+  print(`ops ${traffic.ops} (${(traffic.ops / durationS).toFixed(0)}/s); statuses ${JSON.stringify(report.statuses)}; transport errors ${JSON.stringify(report.transport_errors)}; SSE ${traffic.sseOpened} streams, ${traffic.sseFrames} frames; key browser ${traffic.browserPages} pages; probe thread's own loop p99 ${probeNoise.own_p99_ms.toFixed(1)} ms`);
+  for (const g of gates) print(`${g.passed ? "PASS" : "FAIL"}  ${g.name}: ${g.detail}`);
+  print(passed ? `soak passed (seed ${seed}); report in ${out}/report.json` : `soak FAILED (seed ${seed}); replay: npm run soak -- --seconds ${durationS} --rate ${rate} --seed ${seed}`);
+  return passed ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`soak: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,77 @@
+import { expect } from "chai";
+import { encodeSegment } from "../../fuzz/case-arbitraries.js";
+import { serialize, type HttpCase } from "../../fuzz/fuzz-case.js";
+import { failureSignature, judge, type OracleContext } from "../../fuzz/oracle.js";
+import { parseAnswer, type Exchange } from "../../fuzz/raw-exchange.js";
+
+const ctx: OracleContext = { documented: [200, 400, 401, 403, 404, 503], allDocumented: [200, 400, 401, 403, 404, 413, 415, 501, 503] };
+
+function httpCase(over: Partial<HttpCase> = {}): HttpCase {
+  return { kind: "http", listener: "client", operation: "client GET /v1/cache/{key}", method: "GET", target: "/v1/cache/k0", headers: [], body: "", framing: "length", mutations: [], ...over };
+}
+
+function answered(status: number, body: unknown, contentType = "application/json; charset=utf-8"): Exchange {
+  return { answer: { status, headers: { "content-type": contentType }, body: Buffer.from(typeof body === "string" ? body : JSON.stringify(body)) }, closedWithoutAnswer: false, timedOut: false, elapsedMs: 3 };
+}
+
+describe("fuzz oracle", () => {
+  it("accepts a documented error with the envelope", () => {
+    expect(judge(httpCase(), answered(404, { error: "no such key", code: "NOT_FOUND" }), ctx)).to.deep.equal([]);
+  });
+
+  it("rejects a 500, a hang, and a connection closed without an answer", () => {
+    expect(judge(httpCase(), answered(500, { error: "x", code: "INTERNAL" }), ctx).join()).to.match(/500/);
+    expect(judge(httpCase(), { closedWithoutAnswer: false, timedOut: true, elapsedMs: 10_000 }, ctx).join()).to.match(/hang/);
+    expect(judge(httpCase(), { closedWithoutAnswer: true, timedOut: false, elapsedMs: 1 }, ctx).join()).to.match(/closed without an answer/);
+  });
+
+  it("lets junk bytes and a half-closed truncated body be answered by a close", () => {
+    const closed: Exchange = { closedWithoutAnswer: true, timedOut: false, elapsedMs: 1 };
+    expect(judge({ kind: "bytes", listener: "dist", bytes: "", mutations: ["junk"] }, closed, ctx)).to.deep.equal([]);
+    expect(judge(httpCase({ framing: "truncated" }), closed, ctx)).to.deep.equal([]);
+  });
+
+  it("rejects an error without the envelope, with an unknown code, or with a code that does not match the status", () => {
+    expect(judge(httpCase(), answered(400, "Bad Request", "text/plain"), ctx).join()).to.match(/JSON content type/);
+    expect(judge(httpCase(), answered(400, { error: "x", code: "OOPS" }), ctx).join()).to.match(/unknown code/);
+    expect(judge(httpCase(), answered(400, { error: "x", code: "NOT_FOUND" }), ctx).join()).to.match(/does not match/);
+    expect(judge(httpCase(), answered(400, { code: "BAD_REQUEST" }), ctx).join()).to.match(/string "error"/);
+  });
+
+  it("accepts 417 with BAD_REQUEST (the Expect answer)", () => {
+    expect(judge(httpCase(), answered(417, { error: "x", code: "BAD_REQUEST" }), ctx)).to.deep.equal([]);
+  });
+
+  it("rejects a status the operation does not document, unless the route itself was mutated", () => {
+    const reply = answered(415, { error: "x", code: "UNSUPPORTED_MEDIA_TYPE" });
+    expect(judge(httpCase(), answered(501, { error: "x", code: "NOT_IMPLEMENTED" }), ctx).join()).to.match(/not documented/);
+    expect(judge(httpCase({ mutations: ["method:PATCH"] }), reply, ctx)).to.deep.equal([]);
+  });
+
+  it("names a failure by listener, mutation and problem class", () => {
+    expect(failureSignature(httpCase({ mutations: ["body:nested"] }), ["the connection closed without an answer"])).to.equal("client|body:nested|closed");
+    expect(failureSignature(httpCase(), ['500 Internal Server Error: "x"'])).to.equal("client|none|500");
+  });
+});
+
+describe("fuzz wire helpers", () => {
+  it("parses a Content-Length answer after a 100 Continue, and a chunked one", () => {
+    const buf = Buffer.from("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\n{}");
+    expect(parseAnswer(buf, false, false)).to.deep.include({ status: 404 });
+    const chunked = Buffer.from("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+    expect(parseAnswer(chunked, false, false)?.body.toString()).to.equal("abc");
+    expect(parseAnswer(Buffer.from("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab"), false, false)).to.equal(undefined);
+  });
+
+  it("serializes the framing a case asks for", () => {
+    const c = httpCase({ method: "POST", body: Buffer.from("abc").toString("base64") });
+    expect(serialize({ ...c, framing: "duplicate-length" }, "h").bytes.toString()).to.contain("Content-Length: 3\r\nContent-Length: 4\r\n");
+    expect(serialize({ ...c, framing: "chunked" }, "h").bytes.toString()).to.match(/Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n$/);
+    expect(serialize({ ...c, framing: "truncated" }, "h")).to.include({ halfClose: true });
+  });
+
+  it("percent-encodes every byte outside the unreserved set", () => {
+    expect(encodeSegment("a/b c")).to.equal("a%2Fb%20c");
+    expect(encodeSegment("é")).to.equal("%C3%A9");
+  });
+});

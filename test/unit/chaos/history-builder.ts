@@ -1,0 +1,49 @@
+// Hand-made histories for the checker's unit tests: ops written as [invoke, complete] intervals.
+import type { Consistency, Op, Outcome, PhaseRecord, RunRecord } from "../../chaos/checker/history.js";
+
+interface OpSpec {
+  worker?: number | "checkpoint";
+  key?: string;
+  at: [number, number];
+  outcome?: Outcome;
+  node?: string;
+  consistency?: Consistency;
+  phase?: string;
+  version?: number | null;
+  origin?: string | null;
+  status?: number | null;
+}
+
+function op(f: Op["f"], value: string | null, s: OpSpec): Op {
+  const outcome = s.outcome ?? "ok";
+  return {
+    worker: s.worker ?? 0,
+    f,
+    key: s.key ?? "k",
+    value,
+    invoke_ms: s.at[0],
+    complete_ms: s.at[1],
+    outcome,
+    node: s.node ?? "n1",
+    version: s.version ?? null,
+    origin: s.origin ?? null,
+    consistency: s.consistency ?? "quorum",
+    phase: s.phase ?? "p1",
+    status: s.status === undefined ? (outcome === "ok" ? 200 : outcome === "fail" ? 400 : null) : s.status,
+    code: null,
+  };
+}
+
+export const write = (value: string, s: OpSpec): Op => op("write", value, s);
+export const del = (s: OpSpec): Op => op("delete", null, s);
+export const read = (value: string | null, s: OpSpec): Op => op("read", value, s);
+/** The read a checkpoint takes of one key after the phase (workload paused). */
+export const checkpoint = (value: string | null, s: Omit<OpSpec, "worker">): Op => op("read", value, { ...s, worker: "checkpoint" });
+
+export function phase(name: string, start: number, heal: number, quiesce: number, end: number, extra: Partial<PhaseRecord> = {}): PhaseRecord {
+  return { name, nemesis: extra.nemesis ?? name, start_ms: start, heal_ms: heal, quiesce_ms: quiesce, end_ms: end, ...extra };
+}
+
+export function emptyRecord(over: Partial<RunRecord> = {}): RunRecord {
+  return { ops: [], keys: [{ key: "k", kind: "single", writer: 0 }], phases: [], convergence: [], processes: [], logs: [], liveness: [], clock: [], ...over };
+}

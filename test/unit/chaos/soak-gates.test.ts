@@ -1,0 +1,34 @@
+import { expect } from "chai";
+import { memoryVerdict, percentile, slope, soakGates, type RssSample } from "../../soak/gates.js";
+
+const MiB = 2 ** 20;
+const series = (f: (t: number) => number, durationS = 600): RssSample[] => Array.from({ length: durationS / 10 + 1 }, (_, i) => ({ node: "n1", t_s: i * 10, rss_bytes: f(i * 10) }));
+
+describe("soak gates", () => {
+  it("slope is the least-squares slope", () => {
+    expect(slope([[0, 1], [1, 3], [2, 5]])).to.equal(2);
+    expect(slope([[0, 1]])).to.equal(0);
+  });
+
+  it("a flat RSS after minute 2 passes both memory gates", () => {
+    const m = memoryVerdict(series((t) => (t < 120 ? 200 * MiB + t * MiB : 320 * MiB)), 600);
+    expect(m.reference_s).to.equal(120);
+    expect(m.final_ratio).to.equal(1);
+    expect(Math.abs(m.slope_pct_per_min)).to.be.below(0.001);
+    expect(soakGates([m], new Map(), new Map(), []).every((g) => g.passed)).to.equal(true);
+  });
+
+  it("an RSS growing 2%/min after minute 2 fails the slope gate and, by the end, the final-ratio gate", () => {
+    const m = memoryVerdict(series((t) => 300 * MiB * (1 + (0.02 * Math.max(0, t - 120)) / 60)), 600);
+    expect(m.slope_pct_per_min).to.be.closeTo(2, 0.01);
+    const gates = soakGates([m], new Map(), new Map(), []);
+    expect(gates.filter((g) => !g.passed).map((g) => g.name)).to.deep.equal(["n1 final RSS ≤ 1.1 × reference", "n1 RSS slope < 1%/min"]);
+  });
+
+  it("fails on an event-loop probe p99 above 50 ms, on any 500, and on a crash", () => {
+    const delays = new Map([["n1", [...Array(98).fill(1), 80, 90]]]);
+    const names = (g: ReturnType<typeof soakGates>) => g.filter((x) => !x.passed).map((x) => x.name);
+    expect(names(soakGates([], delays, new Map([[500, 1]]), ["n2 exited (1)"]))).to.deep.equal(["n1 event-loop p99 ≤ 50 ms", "no 500", "no crash"]);
+    expect(percentile([1, 2, 3, 4], 50)).to.equal(2);
+  });
+});
