@@ -4,7 +4,7 @@
 import type Koa from "koa";
 import { yieldToEventLoop, type Clock, type Timers, type YieldToLoop } from "./core/clock.js";
 import { formatAddress } from "./core/address.js";
-import { SSE_BUFFER_FRAMES } from "./core/limits.js";
+import { PEER_TIMEOUT_MS, SSE_BUFFER_FRAMES } from "./core/limits.js";
 import type { Random } from "./core/random.js";
 import type { Config } from "./config/index.js";
 import { openAuthenticator, type Authenticator } from "./auth/index.js";
@@ -135,7 +135,7 @@ function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
   const repairer = new ReadRepairer({ transport, selfId, metrics, logger, timers, batchSize: config.readRepairBatchSize, intervalMs: config.readRepairIntervalMs });
   const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication });
   const reader = new Reader({ selfId, store, clock, timers, view, transport, repairer, applier, metrics, replication: config.replication });
-  const forwarder = new Forwarder({ selfId, transport, timers, metrics });
+  const forwarder = new Forwarder({ selfId, transport, timers, clock, metrics });
   const writes = new WritePath({ selfId, view, coordinator, forwarder, applier, metrics, logger });
   const keys = new KeyLister({ store, view, transport, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop });
   const cache = new ClusterCache({
@@ -148,7 +148,7 @@ function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
     writeConsistency: config.writeConsistency,
     readConsistency: config.readConsistency,
   });
-  const forwards = new ForwardReceiver({ selfId, lifecycle: f.lifecycle, view, coordinator, writeConsistency: config.writeConsistency });
+  const forwards = new ForwardReceiver({ selfId, clock, deadlineMs: PEER_TIMEOUT_MS, lifecycle: f.lifecycle, view, coordinator, writeConsistency: config.writeConsistency });
   const peerCalls = () => forwarder.calls + pusher.calls + reader.calls;
   return { hints, migrations, applier, repairer, cache, keys, forwards, peerCalls };
 }

@@ -2,8 +2,8 @@
 // one multiplexed HTTP/2 session, the peer bearer token on every call, gzip for request bodies
 // above the compression threshold, 5 s call timeout, 16 MiB body cap both ways.
 import { create } from "@bufbuild/protobuf";
-import { createClient, type Client, type Interceptor } from "@connectrpc/connect";
-import { compressionGzip, createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { compressionGzip, createConnectTransport } from "@connectrpc/connect-node";
 import type { SecureClientSessionOptions } from "node:http2";
 import { systemTimers, type Timers } from "../core/clock.js";
 import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
@@ -36,6 +36,7 @@ import {
 import { fromConnectError } from "./errors.js";
 import { ExchangeChannel } from "./exchange-channel.js";
 import { peerTokenSigner } from "./peer-auth.js";
+import { PeerSession } from "./peer-session.js";
 
 export interface ConnectPeerTransportOptions {
   /** Bearer token sent on every call. */
@@ -53,7 +54,7 @@ export interface ConnectPeerTransportOptions {
 
 interface PeerClient {
   readonly client: Client<typeof PeerService>;
-  readonly session: Http2SessionManager;
+  readonly session: PeerSession;
   readonly channel: ExchangeChannel;
 }
 
@@ -73,11 +74,14 @@ export class ConnectPeerTransport implements PeerTransport {
       const scheme = this.opts.tls ? "https" : "http";
       const baseUrl = `${scheme}://${to.address}/internal`;
       // noDelay: small HTTP/2 frames must not wait for Nagle's algorithm (40 ms with delayed ACKs).
-      const session = new Http2SessionManager(
-        baseUrl,
-        { idleConnectionTimeoutMs: PEER_IDLE_TIMEOUT_MS, pingIntervalMs: 15_000, pingTimeoutMs: PEER_TIMEOUT_MS },
-        { ...this.opts.tls, noDelay: true } as SecureClientSessionOptions,
-      );
+      const timers = this.opts.timers ?? systemTimers;
+      const timeoutMs = this.opts.timeoutMs ?? PEER_TIMEOUT_MS;
+      const session = new PeerSession(baseUrl, {
+        timers,
+        connectTimeoutMs: timeoutMs,
+        idleTimeoutMs: PEER_IDLE_TIMEOUT_MS,
+        connect: { ...this.opts.tls, noDelay: true } as SecureClientSessionOptions,
+      });
       const transport = createConnectTransport({
         httpVersion: "2",
         baseUrl,
@@ -91,7 +95,13 @@ export class ConnectPeerTransport implements PeerTransport {
         defaultTimeoutMs: this.opts.timeoutMs ?? PEER_TIMEOUT_MS,
       });
       const client = createClient(PeerService, transport);
-      c = { client, session, channel: new ExchangeChannel(client, this.opts.timers ?? systemTimers, this.opts.timeoutMs ?? PEER_TIMEOUT_MS) };
+      // A call that times out means the connection may be dead (after a partition its TCP
+      // retransmissions back off for minutes): drop the session and the stream, start afresh.
+      const channel: ExchangeChannel = new ExchangeChannel(client, timers, timeoutMs, () => {
+        session.reset();
+        channel.close();
+      });
+      c = { client, session, channel };
       this.clients.set(to.address, c);
     }
     return c;
@@ -121,10 +131,12 @@ export class ConnectPeerTransport implements PeerTransport {
   private async call<T>(to: PeerRef, fn: (c: Client<typeof PeerService>) => Promise<T>): Promise<T> {
     this.calls++;
     this.opts.metrics?.inc("dist.peer.calls");
+    const peer = this.peer(to);
     try {
-      return await fn(this.peer(to).client);
+      return await fn(peer.client);
     } catch (err) {
       this.opts.metrics?.inc("dist.peer.call_failures");
+      if (err instanceof ConnectError && (err.code === Code.DeadlineExceeded || err.code === Code.Unavailable)) peer.session.reset();
       throw fromConnectError(err);
     }
   }
@@ -135,6 +147,7 @@ export class ConnectPeerTransport implements PeerTransport {
       consistency: toConsistency(req.consistency),
       writes: req.writes.map(toWireWrite),
       senderApplies: req.senderApplies ?? false,
+      sentAtUnixMs: BigInt(req.sentAtMs ?? 0),
     });
     return this.exchangeOr(
       to,
@@ -219,7 +232,7 @@ export class ConnectPeerTransport implements PeerTransport {
   async close(): Promise<void> {
     for (const c of this.clients.values()) {
       c.channel.close();
-      c.session.abort();
+      c.session.close();
     }
     this.clients.clear();
   }

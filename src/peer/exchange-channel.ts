@@ -36,6 +36,8 @@ export class ExchangeChannel {
     private readonly client: Client<typeof PeerService>,
     private readonly timers: Timers,
     private readonly timeoutMs: number,
+    /** Called when a call times out: the connection under the stream may be dead. */
+    private readonly onStall: () => void = () => undefined,
   ) {}
 
   /** Sends one call and resolves with its answer frame (an error frame becomes a CacheError). */
@@ -44,7 +46,9 @@ export class ExchangeChannel {
     const requests = this.open();
     return new Promise<ExchangeResponse>((resolve, reject) => {
       const timer = this.timers.after(this.timeoutMs, () => {
-        if (this.pending.delete(id)) reject(new CacheError("UNAVAILABLE", `peer call timed out after ${this.timeoutMs} ms`));
+        if (!this.pending.delete(id)) return;
+        reject(new CacheError("UNAVAILABLE", `peer call timed out after ${this.timeoutMs} ms`));
+        this.onStall();
       });
       this.pending.set(id, {
         resolve: (r) => {

@@ -46,7 +46,7 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
           if (!cw) throw badRequest(`write ${i} has no kind (set or remove)`);
           return cw;
         }) as ClientWrite[];
-        const results = await endpoint.forward({ from: call.value.from, consistency: fromConsistency(call.value.consistency), writes, senderApplies: call.value.senderApplies });
+        const results = await endpoint.forward({ from: call.value.from, consistency: fromConsistency(call.value.consistency), writes, senderApplies: call.value.senderApplies, sentAtMs: Number(call.value.sentAtUnixMs) });
         const node = endpoint.health().node;
         return create(ExchangeResponseSchema, { id, result: { case: "forward", value: create(ForwardResponseSchema, { results: results.map((r) => toWireResult(r, node)) }) } });
       }

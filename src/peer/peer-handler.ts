@@ -7,6 +7,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { PEER_BODY_BYTES_MAX, PEER_TIMEOUT_MS } from "../core/limits.js";
 import type { PeerEndpoint } from "../transport/index.js";
 import { rewriteFixedPath } from "./fixed-paths.js";
+import { correctParseErrors } from "./parse-errors.js";
 import { peerRequestRefusal, refusePeerRequest, type PeerGateOptions } from "./peer-gate.js";
 import { createPeerRoutes } from "./peer-service.js";
 
@@ -29,6 +30,7 @@ export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions)
       return;
     }
     rewriteFixedPath(req);
+    correctParseErrors(res);
     connect(req, res);
   };
 }

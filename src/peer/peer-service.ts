@@ -49,7 +49,7 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
         if (!cw) throw badRequest(`write ${i} has no kind (set or remove)`);
         return cw;
       }) as ClientWrite[];
-      const results = await endpoint.forward({ from: req.from, consistency: fromConsistency(req.consistency), writes, senderApplies: req.senderApplies });
+      const results = await endpoint.forward({ from: req.from, consistency: fromConsistency(req.consistency), writes, senderApplies: req.senderApplies, sentAtMs: Number(req.sentAtUnixMs) });
       const node = endpoint.health().node;
       return create(ForwardResponseSchema, { results: results.map((r) => toWireResult(r, node)) });
     }),

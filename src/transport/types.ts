@@ -68,6 +68,8 @@ export interface ForwardRequest {
   readonly writes: readonly ClientWrite[];
   /** The sender owns the keys and applies each successful result itself (no push back to it). */
   readonly senderApplies?: boolean;
+  /** When the sender sent it, Unix ms (its clock); 0 or absent: no deadline. */
+  readonly sentAtMs?: number;
 }
 
 export interface KeysPage {

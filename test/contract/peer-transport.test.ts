@@ -139,6 +139,7 @@ for (const impl of IMPLEMENTATIONS) {
         from: "n2",
         consistency: "all",
         senderApplies: true,
+        sentAtMs: 1_767_225_600_500,
         writes: [
           { kind: "set", key: "a", value: ALL_BYTES, ttlMs: 60_000 },
           { kind: "remove", key: "b", value: "", ttlMs: 0 },

@@ -70,6 +70,14 @@ describe("dist listener: authentication comes before the body", function () {
     expect(members.members.map((m) => m.id)).to.deep.equal(["af1"]);
   });
 
+  it("with the token, a body that is not valid protobuf answers 400 invalid_argument, never 500 (fuzz corpus dist-2a4de39495a4)", async () => {
+    for (const body of [Buffer.from("IiAi", "base64"), Buffer.from("ZmFsc2U=", "base64"), Buffer.from([0xff, 0xff, 0xff])]) {
+      const r = await call(`${base}${SERVICE}/Forward`, { method: "POST", body, headers: { "content-type": "application/proto", authorization: `Bearer ${TOKEN}` } });
+      expect(r.status, r.body.toString()).to.equal(400);
+      expect(r.json<{ code: string }>().code).to.equal("invalid_argument");
+    }
+  });
+
   it("with the token, the same paths still work (Health over Connect JSON, /health)", async () => {
     const h = await call(`${base}${SERVICE}/Health`, { method: "POST", body: "{}", headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` } });
     expect(h.status, h.body.toString()).to.equal(200);

@@ -89,3 +89,25 @@ function refuseEverything(network: { register(address: string, e: PeerEndpoint):
   network.register(address, refusing);
   return () => network.register(address, real);
 }
+
+describe("sim/acknowledged writes: a forward that arrives after its deadline is not applied", () => {
+  const cluster = simClusters();
+
+  it(
+    "a forward held up longer than the peer timeout (a partition) is refused unapplied, so it cannot overwrite writes acknowledged since; one in time is applied",
+    withSeed(504, async () => {
+      const c = await cluster({ nodes: 3, seed: 504 });
+      await c.advance(1_000);
+      const key = keyWhere(c, (o) => o.primary === "n2", "late-fwd");
+      const acked = await c.node("n2").cache.admitWrite().set(key, fromUtf8("acknowledged later"), 0, "all");
+      const now = c.clock.nowMs();
+      const late = await c.node("n2").endpoint.forward({ from: "n1", consistency: "quorum", writes: [{ kind: "set", key, value: "sent earlier", ttlMs: 0 }], sentAtMs: now - 5_001 });
+      expect(late[0]).to.include({ errorCode: "UNAVAILABLE", applied: false });
+      await c.settle();
+      expect(storedEverywhere(c, key), "the late forward changed nothing").to.deep.equal({ n1: "acknowledged later", n2: "acknowledged later", n3: "acknowledged later" });
+      expect(c.node("n2").store.peek(key)?.version).to.equal(acked.version);
+      const inTime = await c.node("n2").endpoint.forward({ from: "n1", consistency: "quorum", writes: [{ kind: "set", key, value: "in time", ttlMs: 0 }], sentAtMs: now - 4_000 });
+      expect(inTime[0]).to.include({ errorCode: "", applied: true });
+    }),
+  );
+});

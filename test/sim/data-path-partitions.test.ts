@@ -199,4 +199,17 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
       }),
     );
   });
+
+  it(
+    "QUORUM and ALL reads on the minority side are refused like writes (it may have re-owned keys it never held, or missed deletes); ONE reads stay available",
+    withSeed(134, async () => {
+      const c = await cluster({ nodes: 5, seed: 134, startLoops: false });
+      const key = keyWhere(c, (o) => o.ids.includes("n1") && o.ids.includes("n2"), "minority-read");
+      await c.node("n3").cache.admitWrite().set(key, fromUtf8("before"), 0, "all");
+      c.chaos.partition(MINORITY, MAJORITY);
+      prune(c, MINORITY, MAJORITY);
+      for (const level of ["quorum", "all"] as const) await expectCacheError(c.node("n1").cache.get(key, level), "QUORUM_FAILED");
+      expect(text((await c.node("n1").cache.get(key, "one")).item?.value)).to.equal("before");
+    }),
+  );
 });

@@ -12,7 +12,7 @@ import { batchOptions, PeerBatcher } from "../write/batcher.js";
 import { PEER_BATCHING } from "../../core/limits.js";
 import type { ReadResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
-import { replicaCount, requiredAcks, waitForQuorum } from "../write/quorum.js";
+import { hasMajority, replicaCount, requiredAcks, waitForQuorum } from "../write/quorum.js";
 import type { ReadRepairer } from "./read-repair.js";
 import type { ReplicaApplier } from "../replica-applier.js";
 
@@ -137,7 +137,18 @@ export class Reader {
 
   private async readQuorum(key: string, owners: Owners, level: ConsistencyLevel): Promise<LiveItem | undefined> {
     const { store, selfId, view } = this.deps;
-    const need = requiredAcks(level, replicaCount(this.deps.replication, view.knownCount()));
+    const known = view.knownCount();
+    const need = requiredAcks(level, replicaCount(this.deps.replication, known));
+    // Like QUORUM writes: the minority side of a partition may have re-owned keys it never held,
+    // or missed deletes whose tombstones are gone; its quorum answer is no better than ONE.
+    const notDead = view.notDeadCount();
+    if (!hasMajority(notDead, known)) {
+      throw new CacheError("QUORUM_FAILED", `read needs ${level} but this node sees only ${notDead} of ${known} known nodes: it is on the minority side`, {
+        consistency: level,
+        visible_nodes: notDead,
+        known_nodes: known,
+      });
+    }
     const inHand: Answer[] = [];
     const calls: Array<Promise<Answer>> = [];
     for (const id of owners.ids) {

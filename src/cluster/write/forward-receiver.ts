@@ -2,6 +2,7 @@
 // normally its primary, and coordinates the write. Writes are started in request order, so
 // later writes of the same key get later versions. Each write is admitted on arrival like a
 // client write (DRAINING once the node drains).
+import type { Clock } from "../../core/clock.js";
 import { CacheError, toCacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { ClientWrite, ForwardRequest, WriteOutcome } from "../../transport/index.js";
@@ -12,6 +13,9 @@ import type { WriteCoordinator } from "./write-coordinator.js";
 
 export interface ForwardReceiverDeps {
   readonly selfId: string;
+  readonly clock: Clock;
+  /** The sender gives up on a forward after this long (the peer timeout). */
+  readonly deadlineMs: number;
   readonly lifecycle: Lifecycle;
   readonly view: ClusterView;
   readonly coordinator: WriteCoordinator;
@@ -23,13 +27,17 @@ export class ForwardReceiver {
 
   handle(req: ForwardRequest): Promise<WriteOutcome[]> {
     const level = req.consistency ?? this.deps.writeConsistency;
-    return Promise.all(req.writes.map((w) => this.coordinate(w, level, req.senderApplies ? req.from : undefined)));
+    const late = lateBy(req.sentAtMs ?? 0, this.deps.clock.nowMs(), this.deps.deadlineMs);
+    return Promise.all(req.writes.map((w) => this.coordinate(w, level, req.senderApplies ? req.from : undefined, late)));
   }
 
-  private async coordinate(w: ClientWrite, level: ConsistencyLevel, senderApplies: string | undefined): Promise<WriteOutcome> {
+  private async coordinate(w: ClientWrite, level: ConsistencyLevel, senderApplies: string | undefined, lateMs: number): Promise<WriteOutcome> {
     const { selfId } = this.deps;
     const owners = this.deps.view.ring().ownersOf(w.key);
     try {
+      // The sender has given up on it (and may have promoted itself): applying it now, with a
+      // fresh version, would overwrite writes acknowledged since.
+      if (lateMs > 0) throw new CacheError("UNAVAILABLE", `forward arrived ${lateMs} ms after its deadline; not applied`);
       this.deps.lifecycle.admitWrite();
       checkForwardedWrite(w);
       if (!owners.ids.includes(selfId)) {
@@ -42,4 +50,14 @@ export class ForwardReceiver {
       return { key: w.key, applied: false, bytes: 0, owners: owners.ids, version: 0, origin: "", errorCode: e.code, errorMessage: e.message, expiresAtMs: 0 };
     }
   }
+}
+
+/**
+ * How far past its deadline a forward sent at `sentAtMs` (the sender's clock) arrives at `nowMs`
+ * (this node's clock); 0 when in time or when the sender gave no time. Clock skew between the
+ * nodes shifts the deadline by the skew.
+ */
+export function lateBy(sentAtMs: number, nowMs: number, deadlineMs: number): number {
+  if (sentAtMs <= 0) return 0;
+  return Math.max(0, nowMs - sentAtMs - deadlineMs);
 }

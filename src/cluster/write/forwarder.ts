@@ -1,6 +1,6 @@
 // Sends client writes to their primary. Writes for the same primary, consistency level and
 // "sender applies" flag that are pending together travel in one Forward call (PEER_BATCHING).
-import type { Timers } from "../../core/clock.js";
+import type { Clock, Timers } from "../../core/clock.js";
 import { PEER_BATCHING } from "../../core/limits.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Metrics } from "../../observability/index.js";
@@ -11,6 +11,7 @@ export interface ForwarderDeps {
   readonly selfId: string;
   readonly transport: PeerTransport;
   readonly timers: Timers;
+  readonly clock: Clock;
   readonly metrics: Metrics;
 }
 
@@ -26,7 +27,7 @@ export class Forwarder {
     this.batcher = new PeerBatcher(
       (peer, writes, lane) => {
         const [level, applies] = lane.split("|");
-        return deps.transport.forward(peer, { from: deps.selfId, consistency: level as ConsistencyLevel, writes, senderApplies: applies === "1" });
+        return deps.transport.forward(peer, { from: deps.selfId, consistency: level as ConsistencyLevel, writes, senderApplies: applies === "1", sentAtMs: deps.clock.nowMs() });
       },
       batchOptions(PEER_BATCHING.forward, writeBytes, deps.timers, () => deps.metrics.inc("dist.peer.queue_overflow")),
     );

@@ -1,0 +1,38 @@
+// connect-es answers a request body that is not valid protobuf with 500 "internal" ("parse
+// binary: ..."), while a malformed JSON body gets 400 "invalid_argument". A body the caller got
+// wrong is the caller's error: this turns that one answer into 400 invalid_argument, so the
+// peer port never answers 500 for bad input (found by the route fuzzer).
+import type { ServerResponse } from "node:http";
+import type { Http2ServerResponse } from "node:http2";
+
+type AnyResponse = ServerResponse | Http2ServerResponse;
+type Headers = Record<string, string | string[] | number>;
+
+/** Watches `res`: a 500 whose first chunk is a Connect "parse binary" error leaves as a 400. */
+export function correctParseErrors(res: AnyResponse): void {
+  const r = res as ServerResponse;
+  const writeHead = r.writeHead.bind(r) as (status: number, headers?: Headers) => ServerResponse;
+  const write = r.write.bind(r) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  let held: { headers: Headers | undefined } | undefined;
+  r.writeHead = ((status: number, headers?: Headers) => {
+    if (status !== 500) return writeHead(status, headers);
+    held = { headers };
+    return r;
+  }) as typeof r.writeHead;
+  r.write = ((chunk: unknown, ...rest: unknown[]) => {
+    if (held) {
+      const h = held;
+      held = undefined;
+      const text = Buffer.from(chunk as Uint8Array).toString("utf8");
+      if (/"code":"internal","message":"parse binary: /.test(text)) {
+        const body = text.replace('"code":"internal"', '"code":"invalid_argument"');
+        const headers = { ...h.headers };
+        for (const k of Object.keys(headers)) if (k.toLowerCase() === "content-length") headers[k] = Buffer.byteLength(body);
+        writeHead(400, headers);
+        return write(body, ...rest);
+      }
+      writeHead(500, h.headers);
+    }
+    return write(chunk, ...rest);
+  }) as typeof r.write;
+}

@@ -1,0 +1,111 @@
+// The HTTP/2 session to one peer, as Connect's transport asks for it (a session manager). It
+// replaces connect-node's Http2SessionManager for two reasons found by the chaos suite:
+// - that manager removes its 'error' listener when it leaves a state, and its keepalive PING
+//   timer can still destroy the session with an error afterwards: an unhandled 'error' event
+//   that ended the process (connectrpc/connect-es#1795 is the same family);
+// - after a partition, a TCP connection whose packets were dropped can stay "established" for
+//   minutes while its retransmissions back off, and every call on it times out. Here a call
+//   that times out resets the session, so the next call opens a new connection at once.
+// Every session keeps an 'error' listener for its whole life; dead peers are found by the
+// per-call timeouts and by the membership probes, so there is no keepalive PING.
+import http2 from "node:http2";
+import type { Timers } from "../core/clock.js";
+import { CacheError } from "../core/errors.js";
+
+export interface PeerSessionOptions {
+  readonly timers: Timers;
+  /** Time to establish a connection; past it the attempt fails with UNAVAILABLE. */
+  readonly connectTimeoutMs: number;
+  /** An idle session (no stream open) closes after this long. */
+  readonly idleTimeoutMs: number;
+  /** Options of http2.connect (TLS material for peer mTLS). */
+  readonly connect: http2.SecureClientSessionOptions;
+}
+
+export class PeerSession {
+  readonly authority: string;
+  private conn: http2.ClientHttp2Session | undefined;
+  private connecting: Promise<http2.ClientHttp2Session> | undefined;
+  private closed = false;
+
+  constructor(
+    url: string,
+    private readonly opts: PeerSessionOptions,
+  ) {
+    this.authority = new URL(url).origin;
+  }
+
+  async request(method: string, path: string, headers: http2.OutgoingHttpHeaders, options: Omit<http2.ClientSessionRequestOptions, "signal">): Promise<http2.ClientHttp2Stream> {
+    for (let attempt = 0; ; attempt++) {
+      const conn = await this.connection();
+      try {
+        return conn.request({ ...headers, ":method": method, ":path": path }, options);
+      } catch (err) {
+        // The session closed between connecting and this request: open another once.
+        if ((conn.closed || conn.destroyed) && attempt === 0) {
+          this.forget(conn);
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  /** Part of Connect's session-manager interface (it drives keepalive pings, which this has none of). */
+  notifyResponseByteRead(): void {}
+
+  /** Drops the current session (a call on it timed out): the next call opens a new connection. */
+  reset(): void {
+    const conn = this.conn;
+    this.conn = undefined;
+    this.connecting = undefined;
+    if (conn && !conn.destroyed) conn.destroy();
+  }
+
+  /** Closes the session for good. */
+  close(): void {
+    this.closed = true;
+    this.reset();
+  }
+
+  private connection(): Promise<http2.ClientHttp2Session> {
+    if (this.closed) return Promise.reject(new CacheError("UNAVAILABLE", `session to ${this.authority} is closed`));
+    if (this.conn && !this.conn.closed && !this.conn.destroyed) return Promise.resolve(this.conn);
+    this.connecting ??= this.open();
+    return this.connecting;
+  }
+
+  private open(): Promise<http2.ClientHttp2Session> {
+    return new Promise((resolve, reject) => {
+      const conn = http2.connect(this.authority, this.opts.connect);
+      let settled = false;
+      const fail = (err: unknown) => {
+        if (settled) return;
+        settled = true;
+        if (this.connecting) this.connecting = undefined;
+        if (!conn.destroyed) conn.destroy();
+        reject(new CacheError("UNAVAILABLE", `cannot connect to peer ${this.authority}: ${err instanceof Error ? err.message : String(err)}`));
+      };
+      const timer = this.opts.timers.after(this.opts.connectTimeoutMs, () => fail(new Error(`no connection within ${this.opts.connectTimeoutMs} ms`)));
+      // For the whole life of the session: an error ends it (its streams fail on their own).
+      conn.on("error", (err) => fail(err));
+      conn.on("close", () => this.forget(conn));
+      conn.on("goaway", () => this.forget(conn));
+      conn.setTimeout(this.opts.idleTimeoutMs, () => {
+        if (!conn.destroyed) conn.close();
+      });
+      conn.once("connect", () => {
+        timer.cancel();
+        if (settled) return;
+        settled = true;
+        this.conn = conn;
+        this.connecting = undefined;
+        resolve(conn);
+      });
+    });
+  }
+
+  private forget(conn: http2.ClientHttp2Session): void {
+    if (this.conn === conn) this.conn = undefined;
+  }
+}

@@ -1,0 +1,86 @@
+// The HTTP/2 session to one peer: failures become rejected calls, never an unhandled 'error'
+// event; a reset opens a new connection; a peer that never completes a connection fails within
+// the connect timeout.
+import http2 from "node:http2";
+import net from "node:net";
+import { expect } from "chai";
+import { systemTimers } from "../../../src/core/clock.js";
+import { CacheError } from "../../../src/core/errors.js";
+import { PeerSession } from "../../../src/peer/peer-session.js";
+
+const opts = { timers: systemTimers, connectTimeoutMs: 300, idleTimeoutMs: 60_000, connect: {} };
+
+async function listen(server: net.Server): Promise<number> {
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return (server.address() as net.AddressInfo).port;
+}
+
+/** Records uncaught exceptions while `body` runs (an unhandled 'error' event would be one). */
+async function noUncaught(body: () => Promise<void>): Promise<void> {
+  const seen: unknown[] = [];
+  const onErr = (e: unknown) => seen.push(e);
+  process.prependListener("uncaughtException", onErr);
+  try {
+    await body();
+    await new Promise((r) => setTimeout(r, 50));
+  } finally {
+    process.off("uncaughtException", onErr);
+  }
+  expect(seen.map(String)).to.deep.equal([]);
+}
+
+describe("peer/peer-session", () => {
+  it("a peer that resets every connection makes the call fail, with no unhandled error event", async () => {
+    const server = net.createServer((s) => s.resetAndDestroy());
+    const port = await listen(server);
+    const session = new PeerSession(`http://127.0.0.1:${port}/internal`, opts);
+    await noUncaught(async () => {
+      const err = await session.request("POST", "/x", {}, {}).then(
+        (stream) => new Promise((resolve) => stream.on("error", resolve).on("close", () => resolve(new Error("closed")))),
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(Error);
+    });
+    session.close();
+    server.close();
+  });
+
+  it("a stream to a peer that accepts and never answers ends when the session is reset (what a timed-out call does), with no unhandled error", async () => {
+    const sockets: net.Socket[] = [];
+    const server = net.createServer((s) => void sockets.push(s));
+    const port = await listen(server);
+    const session = new PeerSession(`http://127.0.0.1:${port}/internal`, opts);
+    await noUncaught(async () => {
+      const stream = await session.request("POST", "/x", {}, {});
+      stream.on("error", () => undefined);
+      const ended = new Promise((r) => stream.on("close", r));
+      session.reset();
+      await ended;
+      expect(stream.destroyed).to.equal(true);
+    });
+    session.close();
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+
+  it("reset() drops the connection: the next request opens a new one", async () => {
+    const server = http2.createServer((_req, res) => res.end("ok"));
+    let connections = 0;
+    server.on("connection", () => connections++);
+    const port = await listen(server as unknown as net.Server);
+    const session = new PeerSession(`http://127.0.0.1:${port}/internal`, opts);
+    const get = async () => {
+      const stream = await session.request("GET", "/", {}, {});
+      stream.resume();
+      await new Promise((r) => stream.on("close", r));
+    };
+    await get();
+    await get();
+    expect(connections, "two requests share one connection").to.equal(1);
+    session.reset();
+    await get();
+    expect(connections, "a reset opens a new connection").to.equal(2);
+    session.close();
+    await new Promise((r) => server.close(r));
+  });
+});
