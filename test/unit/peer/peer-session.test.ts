@@ -5,7 +5,6 @@ import http2 from "node:http2";
 import net from "node:net";
 import { expect } from "chai";
 import { systemTimers } from "../../../src/core/clock.js";
-import { CacheError } from "../../../src/core/errors.js";
 import { PeerSession } from "../../../src/peer/peer-session.js";
 
 const opts = { timers: systemTimers, connectTimeoutMs: 300, idleTimeoutMs: 60_000, connect: {} };
