@@ -45,3 +45,6 @@ export const OIDC_FETCH_BYTES_MAX = 1024 * 1024;
 
 /** OIDC: tolerated clock skew on `exp`, `nbf` and `iat`, in seconds. */
 export const OIDC_CLOCK_SKEW_S = 30;
+
+/** A bcrypt worker idle this long ends, returning its memory; the next Basic check starts one (a few ms). */
+export const BCRYPT_WORKER_IDLE_MS = 5_000;

@@ -6,6 +6,7 @@
 // nothing here is shared between two pools.
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
+import type { TimerHandle, Timers } from "../core/clock.js";
 import { CacheError } from "../core/errors.js";
 
 export interface BcryptPoolOptions {
@@ -15,6 +16,9 @@ export interface BcryptPoolOptions {
   readonly queueMax: number;
   /** Retry-After of a refused check, in seconds. */
   readonly retryAfterS: number;
+  /** A worker idle this long ends (its memory goes back to the system); the next check starts one. */
+  readonly idleExitMs: number;
+  readonly timers: Timers;
 }
 
 /**
@@ -43,6 +47,8 @@ interface Task {
 interface PoolWorker {
   readonly worker: Worker;
   task: Task | undefined;
+  /** Ends the worker once it has been idle for idleExitMs. */
+  idleTimer: TimerHandle | undefined;
 }
 
 export class BcryptPool {
@@ -85,8 +91,20 @@ export class BcryptPool {
     const stopping = new CacheError("UNAVAILABLE", "the node is stopping");
     for (const t of this.queue.splice(0)) t.reject(stopping);
     const workers = this.workers.splice(0);
-    for (const w of workers) w.task?.reject(stopping);
+    for (const w of workers) {
+      w.idleTimer?.cancel();
+      w.task?.reject(stopping);
+    }
     await Promise.all(workers.map((w) => w.worker.terminate()));
+  }
+
+  /** Ends a worker that stayed idle; a later check starts a new one. */
+  private retire(w: PoolWorker): void {
+    if (w.task !== undefined) return;
+    const i = this.workers.indexOf(w);
+    if (i < 0) return;
+    this.workers.splice(i, 1);
+    void w.worker.terminate();
   }
 
   /** Hands queued checks to idle workers, starting workers up to the pool size. */
@@ -98,6 +116,8 @@ export class BcryptPool {
         w = this.startWorker();
       }
       const task = this.queue.shift() as Task;
+      w.idleTimer?.cancel();
+      w.idleTimer = undefined;
       w.task = task;
       w.worker.postMessage({ id: task.id, password: task.password, hash: task.hash });
     }
@@ -106,13 +126,14 @@ export class BcryptPool {
   private startWorker(): PoolWorker {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { bcryptPath: this.bcryptPath } });
     worker.unref();
-    const w: PoolWorker = { worker, task: undefined };
+    const w: PoolWorker = { worker, task: undefined, idleTimer: undefined };
     worker.on("message", (m: { id: number; ok: boolean }) => {
       const task = w.task;
       if (task === undefined || task.id !== m.id) return;
       w.task = undefined;
       task.resolve(m.ok === true);
       this.dispatch();
+      if (w.task === undefined) w.idleTimer = this.opts.timers.after(this.opts.idleExitMs, () => this.retire(w));
     });
     // A worker that dies fails its check (503) and leaves the pool; the next check starts another.
     const gone = (err: unknown) => {

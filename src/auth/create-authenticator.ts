@@ -5,10 +5,10 @@
 // token; without one, SERVICE_AUTH_TOKEN is a single identity `token` holding every scope.
 // Async because the OIDC verifier fetches the issuer's discovery document and keys at boot.
 import { availableParallelism } from "node:os";
-import type { Clock } from "../core/clock.js";
+import { systemTimers, type Clock, type Timers } from "../core/clock.js";
 import type { OidcConfig } from "../config/index.js";
 import { openAuthenticator, type Authenticator } from "./authenticator.js";
-import { BCRYPT_QUEUE_PER_WORKER, BCRYPT_RETRY_AFTER_S } from "./auth-limits.js";
+import { BCRYPT_QUEUE_PER_WORKER, BCRYPT_RETRY_AFTER_S, BCRYPT_WORKER_IDLE_MS } from "./auth-limits.js";
 import { BasicVerifier, type PasswordCompare } from "./basic-auth.js";
 import { BcryptPool } from "./bcrypt-pool.js";
 import { buildChain } from "./chain.js";
@@ -31,6 +31,8 @@ export interface AuthSettings {
 
 export interface AuthDeps {
   readonly clock: Clock;
+  /** Schedules the bcrypt workers' idle exit; the process timers when omitted. */
+  readonly timers?: Timers;
   /** Reads the policy file; default fs.readFileSync. */
   readonly readFile?: (path: string) => Buffer;
   /** Fetches the OIDC discovery document and key set; default the global fetch. */
@@ -58,7 +60,7 @@ export async function createAuthenticator(settings: AuthSettings, deps: AuthDeps
     : undefined;
   // The bcrypt workers exist only with Basic users and no injected check; close() ends them.
   const workers = deps.bcryptWorkers ?? availableParallelism();
-  const pool = policy.users.length > 0 && !deps.compare ? new BcryptPool({ size: workers, queueMax: workers * BCRYPT_QUEUE_PER_WORKER, retryAfterS: BCRYPT_RETRY_AFTER_S }) : undefined;
+  const pool = policy.users.length > 0 && !deps.compare ? new BcryptPool({ size: workers, queueMax: workers * BCRYPT_QUEUE_PER_WORKER, retryAfterS: BCRYPT_RETRY_AFTER_S, idleExitMs: BCRYPT_WORKER_IDLE_MS, timers: deps.timers ?? systemTimers }) : undefined;
   return buildChain({
     tokens: new StaticTokenTable(policy.tokens),
     basic: new BasicVerifier(policy.users, { clock: deps.clock, compare: deps.compare ?? (pool && ((password, hash) => pool.compare(password, hash))) }),

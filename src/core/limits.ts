@@ -41,6 +41,12 @@ export const MGMT_IDLE_TIMEOUT_MS = 60_000;
 /** Client and management listeners: idle keep-alive timeout, time to receive a request's headers. */
 export const HTTP_IDLE_TIMEOUT_MS = 60_000;
 export const HTTP_HEADERS_TIMEOUT_MS = 60_000;
+/**
+ * Lingering close: after the last answer on a connection, the rest of an unread request body is
+ * read and dropped (the connection half-closed) for at most this long, this long without bytes,
+ * or this many bytes, so the client reads the answer instead of a reset that discards it.
+ */
+export const HTTP_LINGER = Object.freeze({ totalMs: 5_000, idleMs: 2_000, bytes: 16 * 1024 * 1024 });
 /** Client listener: time to receive a whole request (headers and body). */
 export const API_REQUEST_TIMEOUT_MS = 300_000;
 /** Request line and headers at most, on every listener. */

@@ -1,5 +1,6 @@
-// connect-es answers a request body that is not valid protobuf with 500 "internal" ("parse
-// binary: ..."), while a malformed JSON body gets 400 "invalid_argument". A body the caller got
+// connect-es answers a request body that is not valid protobuf ("parse binary: ...") or not valid
+// gzip ("decompression failed") with 500 "internal", while a malformed JSON body gets 400
+// "invalid_argument". A body the caller got
 // wrong is the caller's error: this turns that one answer into 400 invalid_argument, so the
 // peer port never answers 500 for bad input (found by the route fuzzer).
 import type { ServerResponse } from "node:http";
@@ -8,7 +9,7 @@ import type { Http2ServerResponse } from "node:http2";
 type AnyResponse = ServerResponse | Http2ServerResponse;
 type Headers = Record<string, string | string[] | number>;
 
-/** Watches `res`: a 500 whose first chunk is a Connect "parse binary" error leaves as a 400. */
+/** Watches `res`: a 500 whose first chunk is such a Connect error leaves as a 400. */
 export function correctParseErrors(res: AnyResponse): void {
   const r = res as ServerResponse;
   const writeHead = r.writeHead.bind(r) as (status: number, headers?: Headers) => ServerResponse;
@@ -24,7 +25,7 @@ export function correctParseErrors(res: AnyResponse): void {
       const h = held;
       held = undefined;
       const text = Buffer.from(chunk as Uint8Array).toString("utf8");
-      if (/"code":"internal","message":"parse binary: /.test(text)) {
+      if (/"code":"internal","message":"(parse binary: |decompression failed)/.test(text)) {
         const body = text.replace('"code":"internal"', '"code":"invalid_argument"');
         const headers = { ...h.headers };
         for (const k of Object.keys(headers)) if (k.toLowerCase() === "content-length") headers[k] = Buffer.byteLength(body);

@@ -1,8 +1,7 @@
 // Regression tests from the fuzz corpus: each saved failing case, replayed against a fresh node,
-// must now get an acceptable answer. Not part of `npm test` while the defects they record are
-// open; run with
+// must now get an acceptable answer. Part of `npm test`; alone, after `npm run build`:
 //   npx mocha --no-config -n import=tsx/esm --extension ts --timeout 60000 --exit test/fuzz/corpus-replay.test.ts
-// (after `npm run build`). Move an entry's file into the suite once its defect is fixed.
+// `npm run fuzz` adds a file here for each new failure; fix the defect before committing it.
 import { expect } from "chai";
 import { fileURLToPath } from "node:url";
 import { loadCorpus } from "./corpus.js";

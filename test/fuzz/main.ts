@@ -45,8 +45,10 @@ async function settleRss(target: FuzzTarget, baseline: Baseline): Promise<{ rss:
     return { rss, stored, growth: rss - baseline.rss - stored };
   };
   let m = await measure();
-  for (let i = 0; i < 20 && m.growth > RSS_ALLOWANCE_BYTES; i++) {
-    await new Promise((r) => setTimeout(r, 500));
+  // V8 gives memory back to the system once allocation stays low for a while (its memory
+  // reducer, tens of seconds here): the run waits up to a minute for RSS to come back.
+  for (let i = 0; i < 30 && m.growth > RSS_ALLOWANCE_BYTES; i++) {
+    await new Promise((r) => setTimeout(r, 2000));
     m = await measure();
   }
   return m;

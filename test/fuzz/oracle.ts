@@ -12,6 +12,7 @@ export const CODE_STATUS: Readonly<Record<string, readonly number[]>> = {
   NOT_FOUND: [404],
   PAYLOAD_TOO_LARGE: [413],
   UNSUPPORTED_MEDIA_TYPE: [415],
+  TOO_MANY_REQUESTS: [429],
   NOT_IMPLEMENTED: [501],
   DRAINING: [503],
   QUORUM_FAILED: [503],

@@ -78,6 +78,13 @@ describe("hostile: a peer that accepts connections and never answers", function 
       `      ${latencies.length} writes in ${seconds.toFixed(1)} s; worst write ${worstWrite.toFixed(0)} ms; ` +
         `hints queued ${metrics["dist.hinted.queued"]}, queue overflow ${metrics["dist.peer.queue_overflow"]}, promotions ${metrics["dist.write.forward_promotion"]}`,
     );
+    if (failures.length > 0) {
+      // What the nodes saw, so a failure on a CI machine can be understood afterwards.
+      const m2 = (await (await fetch(`${n2.mgmt}/dist/metrics`)).json()) as Record<string, number>;
+      const peerMetrics = (m: Record<string, number>) => Object.fromEntries(Object.entries(m).filter(([k]) => /peer|quorum|forward|refused|suspect|dead/.test(k)));
+      const warnings = (n: NodeProcess) => n.logs.filter((r) => r.level !== "info" && r.level !== "debug").slice(-10);
+      console.log(JSON.stringify({ n1: { metrics: peerMetrics(metrics), warnings: warnings(n1) }, n2: { metrics: peerMetrics(m2), warnings: warnings(n2) } }, null, 1));
+    }
     expect(failures.slice(0, 5), `${failures.length} failed writes`).to.deep.equal([]);
     expect(worstWrite, "worst write latency (ms): the peer timeout plus a quorum wait").to.be.below(2 * PEER_TIMEOUT_MS + 1000);
     expect(metrics["dist.hinted.queued"], "writes for the dead owner became hints").to.be.greaterThan(0);

@@ -98,7 +98,7 @@ async function main(): Promise<number> {
   await Promise.all(nodes.map((n) => n.stop("SIGTERM")));
 
   const memory = nodes.map((n) => memoryVerdict(samples.filter((s) => s.node === n.id), durationS));
-  const gates = soakGates(memory, delays, traffic.statuses, crashes);
+  const gates = soakGates(memory, delays, traffic.statuses, crashes, durationS);
   const passed = gates.every((g) => g.passed);
   const report = {
     passed,

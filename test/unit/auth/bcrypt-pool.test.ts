@@ -1,14 +1,16 @@
 import { expect } from "chai";
 import bcrypt from "bcryptjs";
 import { BcryptPool } from "../../../src/auth/bcrypt-pool.js";
+import { systemTimers, type Timers } from "../../../src/core/clock.js";
 import { CacheError } from "../../../src/core/errors.js";
+import { ManualClock } from "../../helpers/manual-clock.js";
 
 describe("auth/bcrypt-pool", function () {
   this.timeout(20_000);
   const hash = bcrypt.hashSync("right", 8);
   const pools: BcryptPool[] = [];
-  const pool = (size: number, queueMax: number) => {
-    const p = new BcryptPool({ size, queueMax, retryAfterS: 1 });
+  const pool = (size: number, queueMax: number, timers: Timers = systemTimers) => {
+    const p = new BcryptPool({ size, queueMax, retryAfterS: 1, idleExitMs: 5_000, timers });
     pools.push(p);
     return p;
   };
@@ -62,5 +64,18 @@ describe("auth/bcrypt-pool", function () {
     expect(await a.compare("right", hash)).to.equal(true);
     await a.close();
     expect(await b.compare("right", hash)).to.equal(true);
+  });
+
+  it("a worker idle for idleExitMs ends (its memory returns to the system); the next check starts a new one", async () => {
+    const clock = new ManualClock();
+    const p = pool(1, 4, clock);
+    expect(await p.compare("right", hash)).to.equal(true);
+    expect(p.started).to.equal(1);
+    clock.advance(4_999);
+    expect(p.started, "still within the idle window").to.equal(1);
+    clock.advance(1);
+    expect(p.started, "retired after 5 s idle").to.equal(0);
+    expect(await p.compare("wrong", hash)).to.equal(false);
+    expect(p.started).to.equal(1);
   });
 });

@@ -31,4 +31,13 @@ describe("soak gates", () => {
     expect(names(soakGates([], delays, new Map([[500, 1]]), ["n2 exited (1)"]))).to.deep.equal(["n1 event-loop p99 ≤ 50 ms", "no 500", "no crash"]);
     expect(percentile([1, 2, 3, 4], 50)).to.equal(2);
   });
+
+  it("a run shorter than 5 minutes reports the memory gates without gating on them (its reference falls in the warm-up)", () => {
+    const rising: RssSample[] = Array.from({ length: 10 }, (_, i) => ({ node: "n1", t_s: 10 * i, rss_bytes: (300 + 30 * i) * 2 ** 20 }));
+    const m = memoryVerdict(rising, 90);
+    const short = soakGates([m], new Map(), new Map(), [], 90);
+    expect(short.every((g) => g.passed)).to.equal(true);
+    expect(short.filter((g) => g.name.includes("reported only"))).to.have.length(2);
+    expect(soakGates([m], new Map(), new Map(), [], 600).some((g) => !g.passed), "the same samples fail a full-length run").to.equal(true);
+  });
 });
