@@ -45,3 +45,10 @@ export const OIDC_FETCH_BYTES_MAX = 1024 * 1024;
 
 /** OIDC: tolerated clock skew on `exp`, `nbf` and `iat`, in seconds. */
 export const OIDC_CLOCK_SKEW_S = 30;
+
+/**
+ * Static bearer tokens that matched are remembered by the SHA-256 of the token for this long
+ * (at most this many), so a repeat request skips the digest object and the walk over every
+ * configured token.
+ */
+export const TOKEN_CACHE_LIMITS = Object.freeze({ ttlMs: 60_000, entriesMax: 1024 });
