@@ -178,7 +178,7 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
 
   // With SERVICE_API_TLS_CERT/KEY: HTTPS; with SERVICE_API_TLS_CLIENT_CA also mutual TLS.
   const api = createListenerServer(
-    node.clientApp.callback(),
+    node.clientHandler,
     { keepAliveTimeout: HTTP_IDLE_TIMEOUT_MS, headersTimeout: HTTP_HEADERS_TIMEOUT_MS, requestTimeout: API_REQUEST_TIMEOUT_MS, maxHeaderSize: HTTP_HEADER_BYTES_MAX },
     tls.api,
     { maxConnections: API_CONNECTIONS_MAX },

@@ -2,6 +2,7 @@
 // the observers between them in one explicit step. It holds no rule of its own (the rules live in
 // the modules of their areas), does not bind ports (main.ts does) and reads no environment.
 import type Koa from "koa";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { yieldToEventLoop, type Clock, type Timers, type YieldToLoop } from "./core/clock.js";
 import { formatAddress } from "./core/address.js";
 import { PEER_TIMEOUT_MS, SSE_BUFFER_FRAMES } from "./core/limits.js";
@@ -13,7 +14,7 @@ import {
   MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
   SettleWindow, SyncLoop, VersionClock, WriteCoordinator, WritePath, type ClusterView,
 } from "./cluster/index.js";
-import { ClusterEventsPublisher, createClientApp, createManagementApp, membersBody } from "./http/index.js";
+import { ClusterEventsPublisher, createClientListener, createManagementApp, membersBody } from "./http/index.js";
 import type { AppState } from "./http/koa-middleware.js";
 import type { Logger } from "./log/index.js";
 import { addSeeds, createMembershipEndpoint, Gossiper, MemberTable, Prober } from "./membership/index.js";
@@ -65,6 +66,8 @@ export interface HypercacheNode {
   /** Queued failed migrations. */
   readonly migrations: HintQueue;
   readonly clientApp: Koa<AppState>;
+  /** Request handler of the client listener: the item routes before Koa, the rest through clientApp. */
+  readonly clientHandler: (req: IncomingMessage, res: ServerResponse) => void;
   readonly managementApp: Koa<AppState>;
   /** What this node answers to peers (registered on in-memory networks by tests). */
   readonly endpoint: PeerEndpoint;
@@ -214,7 +217,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     sources: { members: () => JSON.stringify(membersBody(config, members)), heartbeat: () => JSON.stringify(metrics.snapshot()) },
   });
   const limits = { maxKeyBytes: config.maxKeyBytes, maxValueBytes: config.maxValueBytes, maxBodyBytes: config.maxBodyBytes, maxBatchItems: config.maxBatchItems };
-  const clientApp = createClientApp({ cache: d.cache, auth, clock, logger, latencies, members, openapiYaml: deps.documents.client, limits });
+  const client = createClientListener({ cache: d.cache, auth, clock, logger, latencies, members, openapiYaml: deps.documents.client, limits });
   const managementApp = createManagementApp({
     config,
     auth,
@@ -248,7 +251,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     ...createMembershipEndpoint({ selfId: config.nodeId, members, transport: f.transport }),
   };
   const peerHandler = createPeerHandler(endpoint, { token: config.peerToken, mutualTls: config.distTls !== undefined, insecure: config.peerInsecure });
-  return { clientApp, managementApp, endpoint, peerHandler, publisher, otel };
+  return { clientApp: client.app, clientHandler: client.handler, managementApp, endpoint, peerHandler, publisher, otel };
 }
 
 export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
@@ -278,6 +281,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     hints: d.hints,
     migrations: d.migrations,
     clientApp: s.clientApp,
+    clientHandler: s.clientHandler,
     managementApp: s.managementApp,
     endpoint: s.endpoint,
     peerHandler: s.peerHandler,

@@ -48,3 +48,10 @@ export const OIDC_CLOCK_SKEW_S = 30;
 
 /** A bcrypt worker idle this long ends, returning its memory; the next Basic check starts one (a few ms). */
 export const BCRYPT_WORKER_IDLE_MS = 5_000;
+
+/**
+ * Static bearer tokens that matched are remembered by the SHA-256 of the token for this long
+ * (at most this many), so a repeat request skips the digest object and the walk over every
+ * configured token.
+ */
+export const TOKEN_CACHE_LIMITS = Object.freeze({ ttlMs: 60_000, entriesMax: 1024 });

@@ -16,6 +16,7 @@ import type { CertIdentityTable, PeerCertificate } from "./client-cert.js";
 import type { AuthFailLimiter } from "./fail-limiter.js";
 import { anonymousIdentity, type Identity } from "./identity.js";
 import type { StaticTokenTable } from "./static-tokens.js";
+import { tokenKey, type TokenCache } from "./token-cache.js";
 
 /** Verifies bearer tokens the static table does not know (the OIDC verifier). */
 export interface BearerVerifier {
@@ -29,6 +30,8 @@ export interface ChainParts {
   readonly oidc: BearerVerifier | undefined;
   readonly allowAnonymous: boolean;
   readonly allowBasicWithoutTls: boolean;
+  /** Static-token matches remembered by token digest; without it every request walks the table. */
+  readonly tokenCache?: TokenCache;
   /** Counts failures per client address; without it failures are not limited. */
   readonly limiter?: AuthFailLimiter;
   /** Releases what the parts hold (the bcrypt workers); called by Authenticator.close. */
@@ -64,6 +67,18 @@ export function buildChain(parts: ChainParts): Authenticator {
     throw unauthorized(refusal(cred, cert));
   };
 
+  const cache = parts.tokenCache;
+  /** The static table's identity of a bearer token, remembered by digest after a match. */
+  const matchToken = (token: string): Identity | undefined => {
+    if (cache === undefined) return tokens.match(token);
+    const key = tokenKey(token);
+    const hit = cache.get(key);
+    if (hit !== undefined) return hit;
+    const found = tokens.matchDigest(Buffer.from(key, "base64"));
+    if (found !== undefined) cache.set(key, found);
+    return found;
+  };
+
   const limiter = parts.limiter;
   /** A failure counted against its address: the 401 itself, or 429 past the limit. */
   const counted = (address: string, err: unknown): unknown =>
@@ -72,11 +87,11 @@ export function buildChain(parts: ChainParts): Authenticator {
   const resolve = (req: IncomingMessage, address: string): Identity | Promise<Identity> => {
     const cred = parseAuthorization(req.headers.authorization);
     if (cred.kind === "invalid") throw unauthorized(cred.reason);
-    const cert = certs.peerCertificate(req.socket);
-    if (cred.kind === "bearer") {
-      const byToken = tokens.match(cred.token);
+    if (cred.kind === "bearer" && tokens.size > 0) {
+      const byToken = matchToken(cred.token);
       if (byToken) return byToken;
     }
+    const cert = certs.peerCertificate(req.socket);
     if (cred.kind === "basic" && basic.size > 0) {
       if (!parts.allowBasicWithoutTls && (req.socket as TLSSocket).encrypted !== true) {
         throw unauthorized("Basic authentication over plaintext HTTP is refused; use HTTPS");

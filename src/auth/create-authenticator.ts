@@ -8,10 +8,11 @@ import { availableParallelism } from "node:os";
 import { systemTimers, type Clock, type Timers } from "../core/clock.js";
 import type { OidcConfig } from "../config/index.js";
 import { openAuthenticator, type Authenticator } from "./authenticator.js";
-import { BCRYPT_QUEUE_PER_WORKER, BCRYPT_RETRY_AFTER_S, BCRYPT_WORKER_IDLE_MS } from "./auth-limits.js";
+import { BCRYPT_QUEUE_PER_WORKER, BCRYPT_RETRY_AFTER_S, BCRYPT_WORKER_IDLE_MS, TOKEN_CACHE_LIMITS } from "./auth-limits.js";
 import { BasicVerifier, type PasswordCompare } from "./basic-auth.js";
 import { BcryptPool } from "./bcrypt-pool.js";
 import { buildChain } from "./chain.js";
+import { TokenCache } from "./token-cache.js";
 import { CertIdentityTable } from "./client-cert.js";
 import type { FetchJson } from "./fetch-json.js";
 import { SCOPES } from "./identity.js";
@@ -68,6 +69,7 @@ export async function createAuthenticator(settings: AuthSettings, deps: AuthDeps
     oidc,
     allowAnonymous: policy.allowAnonymous,
     allowBasicWithoutTls: policy.allowBasicWithoutTls,
+    tokenCache: new TokenCache({ clock: deps.clock, limits: TOKEN_CACHE_LIMITS }),
     limiter: new AuthFailLimiter({ clock: deps.clock, limitPerS: settings.authFailLimitPerS }),
     close: () => pool?.close() ?? Promise.resolve(),
   });

@@ -31,7 +31,11 @@ export class StaticTokenTable {
 
   /** The identity of `token`, or undefined. Visits every entry whatever the outcome. */
   match(token: string): Identity | undefined {
-    const given = digest(token);
+    return this.matchDigest(digest(token));
+  }
+
+  /** As match, given the token's SHA-256 digest. */
+  matchDigest(given: Buffer): Identity | undefined {
     let found: Identity | undefined;
     for (const e of this.entries) {
       const hit = this.equal(given, e.digest);

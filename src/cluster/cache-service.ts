@@ -57,6 +57,8 @@ export interface CacheService {
   readonly nodeId: string;
   owners(key: string): Owners;
   get(key: string, consistency?: ConsistencyLevel): Promise<ReadResult>;
+  /** As get, but a read this node answers from its own settled copy returns without a promise. */
+  read(key: string, consistency?: ConsistencyLevel): ReadResult | Promise<ReadResult>;
   getMany(keys: readonly string[], consistency?: ConsistencyLevel): Promise<Array<ReadResult | CacheError>>;
   /**
    * The one admission step of client writes: throws 503 DRAINING once the node drains. Call it

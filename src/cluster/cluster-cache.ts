@@ -48,6 +48,10 @@ export class ClusterCache implements CacheService {
     return this.deps.reader.read(key, consistency ?? this.deps.readConsistency);
   }
 
+  read(key: string, consistency?: ConsistencyLevel): ReadResult | Promise<ReadResult> {
+    return this.deps.reader.readNow(key, consistency ?? this.deps.readConsistency);
+  }
+
   getMany(keys: readonly string[], consistency?: ConsistencyLevel): Promise<Array<ReadResult | CacheError>> {
     return Promise.all(keys.map((k) => this.get(k, consistency).catch(toCacheError)));
   }

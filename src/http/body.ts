@@ -3,7 +3,6 @@
 // first element past the batch limit instead of after parsing all of it.
 import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
-import getRawBody from "raw-body";
 import { CacheError, badRequest } from "../core/errors.js";
 import { JsonBodyScanner, type JsonScanLimits } from "./json-body-scanner.js";
 
@@ -32,8 +31,7 @@ function discardRest(req: IncomingMessage, alreadyRead: number, capBytes: number
 }
 
 /** Refuses a declared Content-Length past the limit before reading anything (413). */
-function refuseDeclared(req: IncomingMessage, limitBytes: number, what: string): void {
-  const declared = req.headers["content-length"];
+function refuseDeclared(declared: string | undefined, req: IncomingMessage, limitBytes: number, what: string): void {
   if (declared !== undefined && Number(declared) > limitBytes) {
     // A declared length past the discard cap is not read at all: answer and close.
     const drain = Number(declared) <= 2 * limitBytes;
@@ -43,32 +41,20 @@ function refuseDeclared(req: IncomingMessage, limitBytes: number, what: string):
 }
 
 /** Reads the whole body; 413 PAYLOAD_TOO_LARGE past `limitBytes`. */
-export async function readRawBody(req: IncomingMessage, limitBytes: number, what = "body"): Promise<Buffer> {
-  refuseDeclared(req, limitBytes, what);
-  const declared = req.headers["content-length"];
-  try {
-    return await getRawBody(req, { limit: limitBytes, length: declared });
-  } catch (err) {
-    const type = (err as { type?: string }).type;
-    if (type === "entity.too.large") {
-      const received = (err as { received?: number }).received ?? limitBytes;
-      discardRest(req, received, 2 * limitBytes);
-      throw new BodyTooLarge(what, limitBytes, false);
-    }
-    if (type === "request.size.invalid") throw badRequest("request body is shorter or longer than its Content-Length");
-    if (type === "request.aborted") throw new CacheError("BAD_REQUEST", "request aborted by the client");
-    throw err;
-  }
+export function readRawBody(req: IncomingMessage, limitBytes: number, what = "body"): Promise<Buffer> {
+  return readInspectedBody(req, limitBytes, what, undefined);
 }
 
 /**
- * Reads the whole body, handing every chunk to `inspect` as it arrives. When `inspect` throws,
- * reading stops and that error is the answer; the rest of the body is then discarded like an
- * oversized one (read while within twice the limit, else the connection closes).
+ * Reads the whole body, handing every chunk to `inspect` (when given) as it arrives. When
+ * `inspect` throws, reading stops and that error is the answer; the rest of the body is then
+ * discarded like an oversized one (read while within twice the limit, else the connection
+ * closes). Three listeners per body: a client that goes away shows as `close` before the end
+ * (node:http emits `error` on a request only when it has an error listener).
  */
-function readInspectedBody(req: IncomingMessage, limitBytes: number, what: string, inspect: (chunk: Buffer) => void): Promise<Buffer> {
-  refuseDeclared(req, limitBytes, what);
+function readInspectedBody(req: IncomingMessage, limitBytes: number, what: string, inspect: ((chunk: Buffer) => void) | undefined): Promise<Buffer> {
   const declared = req.headers["content-length"];
+  refuseDeclared(declared, req, limitBytes, what);
   return new Promise<Buffer>((resolve, reject) => {
     const parts: Buffer[] = [];
     let received = 0;
@@ -76,30 +62,35 @@ function readInspectedBody(req: IncomingMessage, limitBytes: number, what: strin
     const settle = (err: unknown, body?: Buffer, discard = false) => {
       if (settled) return;
       settled = true;
-      req.off("data", onData).off("end", onEnd).off("aborted", onAborted).off("error", onAborted).off("close", onClose);
-      if (discard) discardRest(req, received, 2 * limitBytes);
+      if (discard) {
+        req.off("data", onData);
+        discardRest(req, received, 2 * limitBytes);
+      }
       if (body !== undefined) resolve(body);
       else reject(err);
     };
     const onData = (chunk: Buffer) => {
+      if (settled) return;
       received += chunk.length;
       if (received > limitBytes) return settle(new BodyTooLarge(what, limitBytes, false), undefined, true);
-      try {
-        inspect(chunk);
-      } catch (err) {
-        return settle(err, undefined, true);
+      if (inspect !== undefined) {
+        try {
+          inspect(chunk);
+        } catch (err) {
+          return settle(err, undefined, true);
+        }
       }
       parts.push(chunk);
     };
     const onEnd = () => {
       if (declared !== undefined && received !== Number(declared)) settle(badRequest("request body is shorter or longer than its Content-Length"));
-      else settle(undefined, Buffer.concat(parts, received));
+      // One chunk (a small body) is the body itself: no copy.
+      else settle(undefined, parts.length === 1 ? parts[0] : Buffer.concat(parts, received));
     };
-    const onAborted = () => settle(new CacheError("BAD_REQUEST", "request aborted by the client"));
     const onClose = () => {
-      if (!req.complete) onAborted();
+      if (!req.complete) settle(new CacheError("BAD_REQUEST", "request aborted by the client"));
     };
-    req.on("data", onData).on("end", onEnd).on("aborted", onAborted).on("error", onAborted).on("close", onClose);
+    req.on("data", onData).on("end", onEnd).on("close", onClose);
   });
 }
 

@@ -1,4 +1,6 @@
-// The client API listener's Koa app: the hot item routes first, then the router.
+// The client API listener: the hot item routes on the raw node:http request, then the Koa app
+// (which serves them too, as its first middleware, when it is called directly) and its router.
+import type { IncomingMessage, ServerResponse } from "node:http";
 import Router from "@koa/router";
 import Koa from "koa";
 import type { components } from "../../gen/openapi/client.js";
@@ -11,7 +13,7 @@ import type { OperationLatencies } from "../observability/index.js";
 import { addBatchRoutes } from "./batch-routes.js";
 import { addEndpointRoutes } from "./endpoint-routes.js";
 import { addIdentityRoutes } from "./identity-routes.js";
-import { itemRoutes } from "./item-routes.js";
+import { createItemHandler, itemRoutes, type ItemHandler, type ItemRouteDeps } from "./item-routes.js";
 import { addKeyRoutes } from "./key-routes.js";
 import { errorEnvelope, quietAppErrors, unknownRoute, type AppState } from "./koa-middleware.js";
 
@@ -58,13 +60,39 @@ export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
   return router;
 }
 
-export function createClientApp(deps: ClientAppDeps): Koa<AppState> {
+export function createClientApp(deps: ClientAppDeps, items: ItemHandler = createItemHandler(itemDeps(deps))): Koa<AppState> {
   const app = new Koa<AppState>();
   quietAppErrors(app, deps.logger);
-  app.use(itemRoutes({ cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, latencies: deps.latencies, ...deps.limits }));
+  app.use(itemRoutes(items));
   app.use(errorEnvelope(deps.logger, () => deps.auth.challenge));
   const router = createClientRouter(deps);
   app.use(router.routes());
   app.use(unknownRoute());
   return app;
+}
+
+/** The client listener: its Koa app, and the request handler that serves it. */
+export interface ClientListener {
+  readonly app: Koa<AppState>;
+  /**
+   * The listener's request handler: the item routes on the raw node:http request, everything
+   * else through the Koa app.
+   */
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+export function createClientListener(deps: ClientAppDeps): ClientListener {
+  const items = createItemHandler(itemDeps(deps));
+  const app = createClientApp(deps, items);
+  const koa = app.callback();
+  return {
+    app,
+    handler: (req, res) => {
+      if (!items.serve(req, res)) void koa(req, res);
+    },
+  };
+}
+
+function itemDeps(deps: ClientAppDeps): ItemRouteDeps {
+  return { cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, latencies: deps.latencies, ...deps.limits };
 }

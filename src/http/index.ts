@@ -1,4 +1,4 @@
-export { createClientApp, createClientRouter, type ClientAppDeps } from "./client-app.js";
+export { createClientApp, createClientListener, createClientRouter, type ClientAppDeps, type ClientListener } from "./client-app.js";
 export { createManagementApp, createManagementRouter, type ManagementAppDeps } from "./management-app.js";
 export { ITEM_ROUTES } from "./item-routes.js";
 export { writeError } from "./respond.js";

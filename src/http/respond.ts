@@ -15,11 +15,11 @@ export function envelopeOf(err: CacheError): ErrorEnvelope {
   return err.details === undefined ? { error: err.message, code: err.code } : { error: err.message, code: err.code, details: err.details };
 }
 
-/** Writes a JSON body (or only its headers for HEAD). */
+/** Writes a JSON body (or only its headers for HEAD), head and body in one write. */
 export function writeJson(res: ServerResponse, status: number, json: string, headOnly = false): void {
-  res.statusCode = status;
-  res.setHeader("Content-Type", "application/json; charset=utf-8");
-  res.setHeader("Content-Length", Buffer.byteLength(json));
+  // A flat header list goes to writeHead as it is (no per-header setHeader bookkeeping); headers
+  // set before (an error's Retry-After, a miss's owners) are kept.
+  res.writeHead(status, ["Content-Type", "application/json; charset=utf-8", "Content-Length", String(Buffer.byteLength(json))]);
   if (headOnly) res.end();
   else res.end(json);
 }

@@ -14,8 +14,8 @@ export class KeyIndex {
   private count = 0;
 
   constructor(
-    /** The key stored in a slot. */
-    private readonly keyAt: (slot: number) => string | undefined,
+    /** True when the key stored in a slot is `key`. */
+    private readonly keyIs: (slot: number, key: string) => boolean,
     /** The hash stored for a slot. */
     private readonly hashAt: (slot: number) => number,
   ) {}
@@ -32,7 +32,7 @@ export class KeyIndex {
       const e = table[i] as number;
       if (e === EMPTY) return -1;
       const slot = e - 1;
-      if (this.hashAt(slot) === hash && this.keyAt(slot) === key) return slot;
+      if (this.hashAt(slot) === hash && this.keyIs(slot, key)) return slot;
     }
   }
 

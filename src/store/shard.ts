@@ -1,13 +1,15 @@
 // One store shard: records in parallel arrays indexed by slot ("struct of arrays"), a key index
 // over typed arrays, an eviction policy over the live slots and the tombstones in age order.
-// Numbers live in typed arrays, so a record costs no per-item JS object and the GC has almost
-// nothing to trace: about 50 bytes per record besides the key and value strings.
+// Numbers live in typed arrays and the key and value bytes in one Buffer per shard
+// (record-bytes.ts), so a record is no JS object at all and the GC has nothing to trace: see
+// docs/design.md ("Memory per item") for what one record costs.
 //
 // A record's last-updated time is the wall-clock part of its version (versions are hybrid
 // clock readings, wall ms x 1000 + counter), so it is not stored separately and every replica
 // reports the same time for the same version.
 import type { ByteString } from "../core/byte-string.js";
 import { KeyIndex } from "./key-index.js";
+import { RecordBytes } from "./record-bytes.js";
 import { compareVersions } from "./lww.js";
 import type { OriginTable } from "./origin-table.js";
 import type { EvictionPolicy } from "./policies/index.js";
@@ -35,8 +37,7 @@ export function versionTimeMs(version: number): number {
 }
 
 export class Shard {
-  private keys: (string | undefined)[] = new Array<string | undefined>(INITIAL_SLOTS).fill(undefined);
-  private values: ByteString[] = new Array<ByteString>(INITIAL_SLOTS).fill("");
+  private readonly records = new RecordBytes(INITIAL_SLOTS);
   private origins = new Uint16Array(INITIAL_SLOTS);
   private hashes = new Uint32Array(INITIAL_SLOTS);
   private versions = new Float64Array(INITIAL_SLOTS);
@@ -45,7 +46,7 @@ export class Shard {
   private readonly free: number[] = [];
   private highWater = 0;
   private readonly index = new KeyIndex(
-    (slot) => this.keys[slot],
+    (slot, key) => this.records.keyEquals(slot, key),
     (slot) => this.hashes[slot] as number,
   );
   /**
@@ -102,10 +103,10 @@ export class Shard {
   }
 
   keyAt(slot: number): string {
-    return this.keys[slot] as string;
+    return this.records.keyAt(slot);
   }
   valueAt(slot: number): ByteString {
-    return this.values[slot] as ByteString;
+    return this.records.valueAt(slot);
   }
   versionAt(slot: number): number {
     return this.versions[slot] as number;
@@ -123,8 +124,8 @@ export class Shard {
   /** The whole record in a slot. */
   recordAt(slot: number): VersionedRecord {
     return {
-      key: this.keys[slot] as string,
-      value: this.values[slot] as ByteString,
+      key: this.records.keyAt(slot),
+      value: this.records.valueAt(slot),
       version: this.versions[slot] as number,
       origin: this.originAt(slot),
       lastUpdatedMs: this.updatedAt(slot),
@@ -164,12 +165,12 @@ export class Shard {
     if (cmp <= 0) return cmp === 0 ? STALE_DUPLICATE : STALE_OLDER;
     const wasLive = this.state[slot] === LIVE;
     const previousLive = wasLive && !this.isExpired(slot, nowMs);
-    const previousBytes = previousLive ? (this.values[slot] as string).length : 0;
+    const previousBytes = previousLive ? this.records.valueLength(slot) : 0;
     if (rec.tombstone) {
       if (wasLive) {
         this.policy.remove(slot);
         this.live--;
-        this.bytes -= (this.values[slot] as string).length;
+        this.bytes -= this.records.valueLength(slot);
         this.makeRoomForTombstone(tombstoneCost(rec.key));
       } else {
         this.dropTombstone(slot);
@@ -178,7 +179,7 @@ export class Shard {
       this.addTombstone(slot, nowMs);
       return previousLive ? { applied: Applied.Stored, previousLive, previousBytes } : STORED_FRESH;
     } else if (wasLive) {
-      this.bytes += rec.value.length - (this.values[slot] as string).length;
+      this.bytes += rec.value.length - this.records.valueLength(slot);
       this.policy.touchWrite(slot);
     } else {
       this.dropTombstone(slot);
@@ -204,13 +205,12 @@ export class Shard {
     if (s === LIVE) {
       this.policy.remove(slot);
       this.live--;
-      this.bytes -= (this.values[slot] as string).length;
+      this.bytes -= this.records.valueLength(slot);
     } else {
       this.dropTombstone(slot);
     }
     this.index.remove(slot, this.hashes[slot] as number);
-    this.keys[slot] = undefined;
-    this.values[slot] = "";
+    this.records.remove(slot);
     this.origins[slot] = 0;
     this.expires[slot] = 0;
     this.state[slot] = EMPTY;
@@ -247,9 +247,9 @@ export class Shard {
     if (this.state[slot] !== LIVE) return;
     this.policy.remove(slot);
     this.live--;
-    this.bytes -= (this.values[slot] as string).length;
-    this.values[slot] = "";
-    this.makeRoomForTombstone(tombstoneCost(this.keys[slot] as string));
+    this.bytes -= this.records.valueLength(slot);
+    this.records.setValue(slot, "");
+    this.makeRoomForTombstone(tombstoneCost(this.records.keyAt(slot)));
     this.addTombstone(slot, nowMs);
   }
 
@@ -257,8 +257,7 @@ export class Shard {
   clear(): number {
     const n = this.live;
     this.index.clear();
-    this.keys.fill(undefined);
-    this.values.fill("");
+    this.records.clear();
     this.origins.fill(0);
     this.versions.fill(0);
     this.expires.fill(0);
@@ -280,7 +279,7 @@ export class Shard {
       if (this.state[slot] !== LIVE) continue;
       const e = this.expires[slot] as number;
       if (e !== 0 && e <= nowMs) continue;
-      if (!visit(this.keys[slot] as string, slot)) return slot + 1;
+      if (!visit(this.records.keyAt(slot), slot)) return slot + 1;
     }
     return -1;
   }
@@ -308,15 +307,15 @@ export class Shard {
   /** Marks `slot` a tombstone since `nowMs` (its value must already be gone). */
   private addTombstone(slot: number, nowMs: number): void {
     this.state[slot] = TOMB;
-    this.values[slot] = "";
+    if (this.records.valueLength(slot) > 0) this.records.setValue(slot, "");
     this.expires[slot] = nowMs;
     this.tombstoneOrder.set(slot, true);
-    this.tombstoneBytes += tombstoneCost(this.keys[slot] as string);
+    this.tombstoneBytes += tombstoneCost(this.records.keyAt(slot));
   }
 
   /** Forgets that `slot` is a tombstone (it is being overwritten or removed). */
   private dropTombstone(slot: number): void {
-    if (this.tombstoneOrder.delete(slot)) this.tombstoneBytes -= tombstoneCost(this.keys[slot] as string);
+    if (this.tombstoneOrder.delete(slot)) this.tombstoneBytes -= tombstoneCost(this.records.keyAt(slot));
   }
 
   /** Drops the oldest tombstones until one costing `cost` bytes fits the budget. */
@@ -334,15 +333,20 @@ export class Shard {
       if (this.highWater === this.state.length) this.grow();
       slot = this.highWater++;
     }
-    this.keys[slot] = rec.key;
+    this.records.add(slot, rec.key, rec.value);
     this.hashes[slot] = hash;
     this.index.insert(slot, hash);
-    this.write(slot, rec, originId);
+    this.writeFields(slot, rec, originId);
     return slot;
   }
 
   private write(slot: number, rec: VersionedRecord, originId: number): void {
-    this.values[slot] = rec.value;
+    this.records.setValue(slot, rec.value);
+    this.writeFields(slot, rec, originId);
+  }
+
+  /** The record's numbers (its bytes are written by the caller). */
+  private writeFields(slot: number, rec: VersionedRecord, originId: number): void {
     this.origins[slot] = originId;
     this.versions[slot] = rec.version;
     this.expires[slot] = rec.tombstone ? 0 : rec.expiresAtMs;
@@ -360,10 +364,7 @@ export class Shard {
     this.hashes = grown(this.hashes, (k) => new Uint32Array(k));
     this.origins = grown(this.origins, (k) => new Uint16Array(k));
     this.state = grown(this.state, (k) => new Uint8Array(k));
-    for (let i = this.keys.length; i < n; i++) {
-      this.keys.push(undefined);
-      this.values.push("");
-    }
+    this.records.resize(n);
     this.policy.resize(n);
   }
 }

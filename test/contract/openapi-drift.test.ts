@@ -60,6 +60,7 @@ const fakeCache: CacheService = {
   nodeId: "drift-node",
   owners: unused,
   get: unused,
+  read: unused,
   getMany: unused,
   admitWrite: unused,
   listKeys: unused,

@@ -67,18 +67,28 @@ export class Reader {
   }
 
   async read(key: string, level: ConsistencyLevel): Promise<ReadResult> {
-    const owners = this.deps.view.ring().ownersOf(key);
-    if (level === "one") return { item: await this.readOne(key, owners), owners };
-    return { item: await this.readQuorum(key, owners, level), owners };
+    return this.readNow(key, level);
   }
 
-  private async readOne(key: string, owners: Owners): Promise<LiveItem | undefined> {
+  /**
+   * Like read, but a ONE read that this node answers from its own settled copy returns the
+   * result itself, without a promise (the client hot path); every other read returns a promise.
+   */
+  readNow(key: string, level: ConsistencyLevel): ReadResult | Promise<ReadResult> {
     const { store, selfId, view } = this.deps;
+    const owners = view.ring().ownersOf(key);
+    if (level !== "one") return this.readQuorum(key, owners, level).then((item) => ({ item, owners }));
     if (owners.ids.includes(selfId)) {
       const local = store.get(key);
-      if (local !== undefined || !view.unsettled()) return local;
-      return this.readPastLocalMiss(key, owners);
+      if (local !== undefined || !view.unsettled()) return { item: local, owners };
+      return this.readPastLocalMiss(key, owners).then((item) => ({ item, owners }));
     }
+    return this.readRemote(key, owners).then((item) => ({ item, owners }));
+  }
+
+  /** A ONE read of a key this node does not own: the first reachable owner answers. */
+  private async readRemote(key: string, owners: Owners): Promise<LiveItem | undefined> {
+    const { view } = this.deps;
     let lastError: unknown;
     let reached = false;
     // While data may be moving, an owner's "absent" is not conclusive (a new owner may not have

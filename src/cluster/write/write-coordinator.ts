@@ -79,6 +79,8 @@ export class WriteCoordinator {
         expiresAtMs: 0,
       };
       const result: WriteResult = { ...first, version: rec.version, origin: rec.origin, expiresAtMs: rec.expiresAtMs };
+      // No other owner to push to (one node, or replication 1): the local apply is the answer.
+      if (others.length === 0 && inHand.length >= need) return result;
       const wait = await waitForQuorum(
         others.map((id) => this.pushTo(id, rec)),
         need,

@@ -11,7 +11,7 @@ function harness(hashOf: (key: string) => number = (k) => hash32(k)) {
   const hashes: number[] = [];
   const free: number[] = [];
   const index = new KeyIndex(
-    (slot) => keys[slot],
+    (slot, key) => keys[slot] === key,
     (slot) => hashes[slot] as number,
   );
   return {

@@ -1,0 +1,54 @@
+// Bearer tokens already matched against the static table, keyed by the SHA-256 of the token,
+// so a client that sends the same token on every request pays one hash and one map lookup
+// instead of a digest object and the constant-time walk over every configured token. Only a
+// successful match is cached (failures keep going through the chain and the failure limiter);
+// entries live TOKEN_CACHE_TTL_MS and at most TOKEN_CACHE_ENTRIES_MAX are held, the oldest
+// dropped first. The key is a digest, so a lookup's timing says nothing about a configured token.
+import { hash } from "node:crypto";
+import type { Clock } from "../core/clock.js";
+import type { Identity } from "./identity.js";
+
+export interface TokenCacheLimits {
+  /** How long a matched token is remembered, ms. */
+  readonly ttlMs: number;
+  /** Tokens remembered at most. */
+  readonly entriesMax: number;
+}
+
+interface Entry {
+  readonly identity: Identity;
+  readonly untilMs: number;
+}
+
+/** The cache key of a token: its SHA-256 digest in base64. */
+export function tokenKey(token: string): string {
+  return hash("sha256", token, "base64");
+}
+
+export class TokenCache {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly deps: { readonly clock: Clock; readonly limits: TokenCacheLimits }) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The identity remembered for `key`, or undefined (never seen, or expired). */
+  get(key: string): Identity | undefined {
+    const e = this.entries.get(key);
+    if (e === undefined) return undefined;
+    if (e.untilMs > this.deps.clock.monotonicMs()) return e.identity;
+    this.entries.delete(key);
+    return undefined;
+  }
+
+  /** Remembers a successful match. */
+  set(key: string, identity: Identity): void {
+    if (this.entries.size >= this.deps.limits.entriesMax && !this.entries.has(key)) {
+      this.entries.delete(this.entries.keys().next().value as string);
+    }
+    this.entries.delete(key);
+    this.entries.set(key, { identity, untilMs: this.deps.clock.monotonicMs() + this.deps.limits.ttlMs });
+  }
+}
