@@ -15,6 +15,7 @@ import {
   ForwardRequestSchema,
   GetRequestSchema,
   GossipRequestSchema,
+  HandOffHintsRequestSchema,
   HealthRequestSchema,
   KeysRequestSchema,
   MerkleLeavesRequestSchema,
@@ -213,6 +214,13 @@ export class ConnectPeerTransport implements PeerTransport {
   drain(to: PeerRef) {
     return this.call(to, async (c) => {
       await c.drain(create(DrainRequestSchema, {}));
+    });
+  }
+  handOffHints(to: PeerRef, from: string, target: PeerRef, records: readonly VersionedRecord[]) {
+    return this.call(to, async (c) => {
+      const res = await c.handOffHints(create(HandOffHintsRequestSchema, { from, target: target.id, targetAddress: target.address, entries: records.map(toEntry) }));
+      checkAnswerer(res.node, to);
+      return records.map((_, i) => res.accepted[i] === true);
     });
   }
 

@@ -10,6 +10,7 @@ import {
   GetResponseSchema,
   GetResultSchema,
   GossipResponseSchema,
+  HandOffHintsResponseSchema,
   HealthResponseSchema,
   KeysResponseSchema,
   MerkleLeavesResponseSchema,
@@ -101,6 +102,11 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
     drain: guarded(() => {
       endpoint.drain();
       return create(DrainResponseSchema, { draining: true });
+    }),
+    handOffHints: guarded((req) => {
+      if (req.target === "") throw badRequest("target is required");
+      const accepted = endpoint.acceptHandOff(req.from, { id: req.target, address: req.targetAddress }, req.entries.map(fromEntry));
+      return create(HandOffHintsResponseSchema, { accepted, node: endpoint.health().node });
     }),
     health: guarded((req) => {
       const h = endpoint.health();

@@ -21,6 +21,10 @@ export interface PeerMember {
   /** Advertised client and management base URLs; empty or absent while not known. */
   readonly apiUrl?: string;
   readonly mgmtUrl?: string;
+  /** The member is draining: it holds no ring position (absent means false). */
+  readonly draining?: boolean;
+  /** The member left for good (only in its own claim); receivers remove it. */
+  readonly left?: boolean;
 }
 
 /**

@@ -276,7 +276,7 @@ describe("management API: every route of one real node, with payloads and status
       expect(Number.isInteger(body.membership_version) && body.membership_version >= 1, String(body.membership_version)).to.equal(true);
       expect(body.members).to.have.length(1);
       const self = body.members[0] as Json;
-      expect(Object.keys(self).sort()).to.deep.equal(["address", "api_url", "id", "incarnation", "last_seen", "mgmt_url", "state"]);
+      expect(Object.keys(self).sort()).to.deep.equal(["address", "api_url", "draining", "id", "incarnation", "last_seen", "mgmt_url", "state"]);
       expect(self).to.include({ id: "mgmt-api-1", address: `127.0.0.1:${node.distPort}`, state: "alive", api_url: node.api, mgmt_url: node.mgmt });
       expect(Number.isInteger(self.incarnation) && (self.incarnation as number) >= 1).to.equal(true);
       expect(self.last_seen).to.match(ISO);
