@@ -26,6 +26,7 @@ import {
 } from "./convert.js";
 import { toConnectError } from "./errors.js";
 import { exchangeHandler } from "./exchange-server.js";
+import { addReflectionRoutes, ReflectionAnswers } from "./reflection.js";
 
 /** Wraps a handler so that every thrown error leaves as a ConnectError carrying our code. */
 function guarded<A extends unknown[], R>(fn: (...args: A) => R | Promise<R>): (...args: A) => Promise<R> {
@@ -116,9 +117,11 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
   };
 }
 
-/** The Connect routes of the peer service. */
+/** The Connect routes of the peer port: the peer service and gRPC server reflection. */
 export function createPeerRoutes(endpoint: PeerEndpoint): (router: ConnectRouter) => void {
+  const reflection = new ReflectionAnswers();
   return (router) => {
     router.service(PeerService, peerServiceImpl(endpoint));
+    addReflectionRoutes(router, reflection);
   };
 }
