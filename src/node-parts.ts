@@ -9,13 +9,13 @@ import type { Authenticator } from "./auth/index.js";
 import {
   CatchUp, ClusterCache, ContactGuard, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
   MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
-  SettleWindow, SyncLoop, VersionClock, WriteCoordinator, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart,
+  SettleWindow, SyncLoop, VersionClock, WriteCoordinator, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
 } from "./cluster/index.js";
 import { DRAIN_LIMITS } from "./core/limits.js";
 import { LOG } from "./log/index.js";
 import type { Logger } from "./log/index.js";
 import { addSeeds, Gossiper, MemberTable, Prober } from "./membership/index.js";
-import { Metrics, type OtlpExporterFactory } from "./observability/index.js";
+import { createOtelMirror, HttpServerDurations, Metrics, PeerCallMetrics, RuntimeMetrics, type CacheFigures, type OtlpExporterFactory } from "./observability/index.js";
 import { ConnectPeerTransport, type PeerTlsOptions } from "./peer/index.js";
 import { EvictionLoop, ExpirationLoop, ShardedStore } from "./store/index.js";
 import type { PeerTransport } from "./transport/index.js";
@@ -54,6 +54,7 @@ export interface NodeDeps {
 export function buildFoundation(config: Config, deps: NodeDeps) {
   const { logger, clock } = deps;
   const metrics = deps.metrics ?? new Metrics();
+  const peerCallMetrics = new PeerCallMetrics();
   const lifecycle = new Lifecycle({ metrics, logger, nowMs: () => clock.nowMs() });
   const store = new ShardedStore({
     shards: config.evictionShards,
@@ -71,9 +72,16 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
   const settle = new SettleWindow({ clock, ring, windowMs: settleWindowMs(config.hintTtlMs, config.rebalanceIntervalMs) });
   const view = createClusterView({ selfId: config.nodeId, members, ring, settle });
   const transport: PeerTransport =
-    deps.transport ?? new ConnectPeerTransport({ token: config.peerToken, compressionThresholdBytes: config.compressionThresholdBytes, tls: deps.peerTls, metrics });
+    deps.transport ?? new ConnectPeerTransport({
+      token: config.peerToken,
+      compressionThresholdBytes: config.compressionThresholdBytes,
+      tls: deps.peerTls,
+      metrics,
+      callMetrics: peerCallMetrics,
+      monotonicMs: () => clock.monotonicMs(),
+    });
   const contact = new ContactGuard({ clock, timers: deps.timers, view, store, metrics, logger, tombstoneTtlMs: config.tombstoneTtlMs, intervalMs: config.heartbeatIntervalMs });
-  return { metrics, lifecycle, store, versions, members, ring, settle, view, transport, contact };
+  return { metrics, peerCallMetrics, lifecycle, store, versions, members, ring, settle, view, transport, contact };
 }
 
 export type Foundation = ReturnType<typeof buildFoundation>;
@@ -107,7 +115,7 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
   });
   const forwards = new ForwardReceiver({ selfId, lifecycle: f.lifecycle, view, coordinator, writeConsistency: config.writeConsistency });
   const peerCalls = () => forwarder.calls + pusher.calls + reader.calls;
-  return { hints, migrations, applier, repairer, cache, keys, forwards, peerCalls };
+  return { hints, migrations, applier, repairer, reader, cache, keys, forwards, peerCalls };
 }
 
 export type DataPath = ReturnType<typeof buildDataPath>;
@@ -220,4 +228,47 @@ export function buildDrain(config: Config, deps: NodeDeps, f: Foundation, d: Dat
 }
 
 export type Drain = ReturnType<typeof buildDrain>;
+
+/** The operator metrics: request and runtime figures, the ownership census, the OpenTelemetry export. */
+export function buildObservability(config: Config, deps: NodeDeps, f: Foundation, d: DataPath) {
+  const { clock, timers } = deps;
+  const { store } = f;
+  const http = new HttpServerDurations();
+  const runtime = new RuntimeMetrics();
+  const census = new OwnershipCensus({ selfId: config.nodeId, store, view: f.view, clock, timers, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop });
+  const cache = (): CacheFigures => {
+    const c = store.counters;
+    return {
+      hits: d.reader.hits,
+      misses: d.reader.misses,
+      sets: c.sets,
+      deletes: c.deletes,
+      evictions: c.evictions,
+      expirations: c.expirations,
+      items: store.items,
+      bytes: store.bytes,
+      capacity: store.capacity,
+      tombstones: store.tombstones,
+      byRole: census.last,
+    };
+  };
+  const otel = createOtelMirror(
+    { metrics: f.metrics, http, peers: f.peerCallMetrics, runtime, cache },
+    { nodeId: config.nodeId, serviceVersion: deps.serviceVersion, nowMs: () => clock.nowMs(), otlpEndpoint: deps.otlpEndpoint, otlpIntervalMs: deps.otlpIntervalMs, otlpExporter: deps.otlpExporter },
+  );
+  return {
+    http,
+    otel,
+    start: () => {
+      runtime.start(timers);
+      census.start();
+    },
+    stop: () => {
+      runtime.stop();
+      census.stop();
+    },
+  };
+}
+
+export type Observability = ReturnType<typeof buildObservability>;
 

@@ -14,11 +14,13 @@ import type { AppState } from "./http/koa-middleware.js";
 import type { Gossiper, MemberTable, Prober } from "./membership/index.js";
 import { createMembershipEndpoint } from "./membership/index.js";
 import type { Metrics } from "./observability/index.js";
-import { createOtelMirror, OperationLatencies, SseHub, type OtelMirror } from "./observability/index.js";
+import { OperationLatencies, SseHub, type OtelMirror } from "./observability/index.js";
 import { createPeerHandler, type PeerRequestHandler } from "./peer/index.js";
 import type { EvictionLoop, ExpirationLoop, ShardedStore } from "./store/index.js";
 import type { PeerEndpoint, PeerRef } from "./transport/index.js";
-import { buildDataPath, buildDrain, buildFoundation, buildLoops, type DataPath, type Drain, type Foundation, type Loops, type NodeDeps } from "./node-parts.js";
+import {
+  buildDataPath, buildDrain, buildFoundation, buildLoops, buildObservability, type DataPath, type Drain, type Foundation, type Loops, type NodeDeps, type Observability,
+} from "./node-parts.js";
 
 export type { NodeDeps };
 
@@ -77,12 +79,12 @@ export interface HypercacheNode {
 }
 
 /** What the node serves: the client and management apps, and what it answers to peers. */
-function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath, l: Loops, drain: Drain) {
+function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath, l: Loops, drain: Drain, o: Observability) {
   const { logger, clock, timers } = deps;
   const { metrics, store, members, lifecycle } = f;
   const auth: Authenticator = deps.auth ?? openAuthenticator();
   const latencies = new OperationLatencies();
-  const otel: OtelMirror = createOtelMirror(metrics, { nodeId: config.nodeId, serviceVersion: deps.serviceVersion, otlpEndpoint: deps.otlpEndpoint, otlpIntervalMs: deps.otlpIntervalMs, otlpExporter: deps.otlpExporter });
+  const otel: OtelMirror = o.otel;
   const events = new SseHub({ metrics, bufferFrames: SSE_BUFFER_FRAMES });
   const publisher = new ClusterEventsPublisher({
     hub: events,
@@ -91,7 +93,8 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     sources: { members: () => JSON.stringify(membersBody(config, members)), heartbeat: () => JSON.stringify(metrics.snapshot()) },
   });
   const limits = { maxKeyBytes: config.maxKeyBytes, maxValueBytes: config.maxValueBytes, maxBodyBytes: config.maxBodyBytes, maxBatchItems: config.maxBatchItems };
-  const clientApp = createClientApp({ cache: d.cache, auth, clock, logger, latencies, members, openapiYaml: deps.documents.client, limits });
+  const scheme = (tls: unknown) => (tls ? "https" : "http");
+  const clientApp = createClientApp({ cache: d.cache, auth, clock, logger, latencies, members, openapiYaml: deps.documents.client, limits, durations: o.http.listener(scheme(config.apiTls), config.apiAddr.port) });
   const managementApp = createManagementApp({
     config,
     auth,
@@ -111,6 +114,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     catchingUp: () => !l.catchUp.caughtUp,
     readiness: drain.readiness,
     drainStatus: () => drain.handoff.status(),
+    durations: o.http.listener(scheme(config.mgmtTls), config.mgmtAddr.port),
   });
   const endpoint: PeerEndpoint = {
     ...createDataEndpoint({
@@ -138,7 +142,8 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
   const d = buildDataPath(config, deps, f);
   const l = buildLoops(config, deps, f, d);
   const drain = buildDrain(config, deps, f, d, l);
-  const s = buildServing(config, deps, f, d, l, drain);
+  const o = buildObservability(config, deps, f, d);
+  const s = buildServing(config, deps, f, d, l, drain, o);
 
   // Wiring: the observers between the parts, all in one place.
   // New ownership: pull what this node now owns from its co-owners.
@@ -187,6 +192,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
       l.expiration.start();
       f.contact.start();
       s.publisher.start();
+      o.start();
     },
     drain: (reason) => f.lifecycle.drain(reason),
     drainStatus: () => drain.handoff.status(),
@@ -195,7 +201,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     markBound: () => drain.readiness.markBound(),
     depart: drain.depart,
     async stop() {
-      for (const loop of [l.prober, l.gossiper, l.rebalancer, l.antiEntropy, l.catchUp, l.hints, l.eviction, l.expiration, f.contact, s.publisher, drain.handoff]) loop.stop();
+      for (const loop of [l.prober, l.gossiper, l.rebalancer, l.antiEntropy, l.catchUp, l.hints, l.eviction, l.expiration, f.contact, s.publisher, drain.handoff, o]) loop.stop();
       await d.repairer.drain();
       await f.transport.close();
       await s.otel.shutdown();

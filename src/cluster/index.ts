@@ -31,3 +31,4 @@ export { depart, progressFields, type DepartureOutcome } from "./drain/departure
 export { HintHandoff } from "./drain/hint-handoff.js";
 export { KeyHandoff } from "./drain/key-handoff.js";
 export { Readiness, type ReadinessCheck, type ReadinessChecks } from "./readiness.js";
+export { OwnershipCensus, CENSUS_INTERVAL_MS, type Census, type RoleCount } from "./ownership-census.js";

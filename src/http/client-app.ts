@@ -7,13 +7,16 @@ import type { Authenticator } from "../auth/index.js";
 import type { CacheService } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
-import type { OperationLatencies } from "../observability/index.js";
+import type { ListenerDurations, OperationLatencies } from "../observability/index.js";
 import { addBatchRoutes } from "./batch-routes.js";
 import { addEndpointRoutes } from "./endpoint-routes.js";
 import { addIdentityRoutes } from "./identity-routes.js";
-import { itemRoutes } from "./item-routes.js";
+import { ITEM_ROUTES, itemRoutes } from "./item-routes.js";
 import { addKeyRoutes } from "./key-routes.js";
-import { errorEnvelope, quietAppErrors, unknownRoute, type AppState } from "./koa-middleware.js";
+import { errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
+
+/** The route template of the item routes. */
+const ITEM_ROUTE = (ITEM_ROUTES[0] as { path: string }).path;
 
 type Schemas = components["schemas"];
 
@@ -23,6 +26,8 @@ export interface ClientAppDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly latencies: OperationLatencies;
+  /** http.server.request.duration of this listener. */
+  readonly durations: ListenerDurations;
   /** Membership, for endpoint discovery (GET /v1/cluster/endpoints). */
   readonly members: MemberTable;
   /** Lets queued I/O run between the chunks of long answers; setImmediate when omitted. */
@@ -61,7 +66,8 @@ export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
 export function createClientApp(deps: ClientAppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   quietAppErrors(app, deps.logger);
-  app.use(itemRoutes({ cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, latencies: deps.latencies, ...deps.limits }));
+  app.use(itemRoutes({ cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, latencies: deps.latencies, durations: deps.durations.route(ITEM_ROUTE), ...deps.limits }));
+  app.use(requestDurations(deps.durations, deps.clock));
   app.use(errorEnvelope(deps.logger, () => deps.auth.challenge));
   const router = createClientRouter(deps);
   app.use(router.routes());

@@ -11,7 +11,7 @@ import { CacheError, toCacheError } from "../core/errors.js";
 import { requireScope, type Authenticator, type Identity } from "../auth/index.js";
 import type { CacheService } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
-import type { LatencyWindow, OperationLatencies } from "../observability/index.js";
+import type { LatencyWindow, OperationLatencies, RouteDurations } from "../observability/index.js";
 import { readRawBody } from "./body.js";
 import { itemEnvelope, itemHeaders } from "./item-view.js";
 import { writeError, writeJson } from "./respond.js";
@@ -29,6 +29,8 @@ export interface ItemRouteDeps {
   readonly maxValueBytes: number;
   /** Where the latency of each GET, PUT and DELETE is recorded (for /stats). */
   readonly latencies: OperationLatencies;
+  /** http.server.request.duration of the route /v1/cache/{key}. */
+  readonly durations: RouteDurations;
 }
 
 /** Path prefix of the item routes. */
@@ -146,7 +148,9 @@ export function itemRoutes(deps: ItemRouteDeps): Koa.Middleware {
       writeError(res, e, { headOnly: method === "HEAD", challenge: auth.challenge });
     } finally {
       // Every client operation counts, misses and errors included.
-      window.record(deps.clock.monotonicMs() - started);
+      const ms = deps.clock.monotonicMs() - started;
+      window.record(ms);
+      deps.durations.record(method, res.statusCode, ms / 1000);
     }
   };
 }

@@ -12,11 +12,11 @@ import type { Authenticator } from "../auth/index.js";
 import type { DrainStatus, Lifecycle, Readiness } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
-import type { Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";
+import type { ListenerDurations, Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";
 import type { ShardedStore } from "../store/index.js";
 import { SSE_RETRY_MS, subscribeEvents } from "./cluster-events.js";
 import { addIdentityRoutes } from "./identity-routes.js";
-import { authenticated, errorEnvelope, quietAppErrors, unknownRoute, type AppState } from "./koa-middleware.js";
+import { authenticated, errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 import { membersBody } from "./members-body.js";
 
 type Schemas = components["schemas"];
@@ -46,6 +46,8 @@ export interface ManagementAppDeps {
   readonly readiness: Readiness;
   /** The drain hand-off status (GET /dist/drain). */
   readonly drainStatus: () => DrainStatus;
+  /** http.server.request.duration of this listener. */
+  readonly durations: ListenerDurations;
 }
 
 export function createManagementRouter(deps: ManagementAppDeps): Router<AppState> {
@@ -199,6 +201,7 @@ function addControlRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
 export function createManagementApp(deps: ManagementAppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   quietAppErrors(app, deps.logger);
+  app.use(requestDurations(deps.durations, deps.clock));
   app.use(errorEnvelope(deps.logger, () => deps.auth.challenge));
   app.use(createManagementRouter(deps).routes());
   app.use(unknownRoute());

@@ -66,10 +66,16 @@ export class Reader {
     return out;
   }
 
+  /** Client reads answered: found (anywhere in the cluster), and not found. */
+  hits = 0;
+  misses = 0;
+
   async read(key: string, level: ConsistencyLevel): Promise<ReadResult> {
     const owners = this.deps.view.ring().ownersOf(key);
-    if (level === "one") return { item: await this.readOne(key, owners), owners };
-    return { item: await this.readQuorum(key, owners, level), owners };
+    const item = level === "one" ? await this.readOne(key, owners) : await this.readQuorum(key, owners, level);
+    if (item === undefined) this.misses++;
+    else this.hits++;
+    return { item, owners };
   }
 
   private async readOne(key: string, owners: Owners): Promise<LiveItem | undefined> {
