@@ -4,7 +4,7 @@
 import type Koa from "koa";
 import type { Config } from "./config/index.js";
 import { SSE_BUFFER_FRAMES } from "./core/limits.js";
-import { openAuthenticator, type Authenticator } from "./auth/index.js";
+import { openAuthenticator, rateLimited, RateLimiter, type Authenticator } from "./auth/index.js";
 import type {
   CatchUp, ClusterCache, DepartureOutcome, DrainHandoff, DrainStatus, HintQueue, HintReplayLoop, Lifecycle, MerkleAnswers, MerkleSyncer, Readiness, Rebalancer, SyncLoop,
 } from "./cluster/index.js";
@@ -82,7 +82,8 @@ export interface HypercacheNode {
 function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath, l: Loops, drain: Drain, o: Observability) {
   const { logger, clock, timers } = deps;
   const { metrics, store, members, lifecycle } = f;
-  const auth: Authenticator = deps.auth ?? openAuthenticator();
+  const rateLimiter = new RateLimiter({ clock, settings: config.rateLimit, aliveMembers: () => metrics.get("dist.members.alive") });
+  const auth: Authenticator = rateLimited(deps.auth ?? openAuthenticator(), rateLimiter);
   const latencies = new OperationLatencies();
   const otel: OtelMirror = o.otel;
   const events = new SseHub({ metrics, bufferFrames: SSE_BUFFER_FRAMES });
@@ -94,7 +95,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
   });
   const limits = { maxKeyBytes: config.maxKeyBytes, maxValueBytes: config.maxValueBytes, maxBodyBytes: config.maxBodyBytes, maxBatchItems: config.maxBatchItems };
   const scheme = (tls: unknown) => (tls ? "https" : "http");
-  const clientApp = createClientApp({ cache: d.cache, auth, clock, logger, latencies, members, openapiYaml: deps.documents.client, limits, durations: o.http.listener(scheme(config.apiTls), config.apiAddr.port) });
+  const clientApp = createClientApp({ cache: d.cache, auth, clock, logger, latencies, members, openapiYaml: deps.documents.client, limits, rateLimiter, durations: o.http.listener(scheme(config.apiTls), config.apiAddr.port) });
   const managementApp = createManagementApp({
     config,
     auth,

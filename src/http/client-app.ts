@@ -3,7 +3,7 @@ import Router from "@koa/router";
 import Koa from "koa";
 import type { components } from "../../gen/openapi/client.js";
 import { yieldToEventLoop, type Clock, type YieldToLoop } from "../core/clock.js";
-import type { Authenticator } from "../auth/index.js";
+import type { Authenticator, RateLimiter } from "../auth/index.js";
 import type { CacheService } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
@@ -28,6 +28,8 @@ export interface ClientAppDeps {
   readonly latencies: OperationLatencies;
   /** http.server.request.duration of this listener. */
   readonly durations: ListenerDurations;
+  /** The rate limiter behind `auth` (batches pay the rest of their cost once read). */
+  readonly rateLimiter?: Pick<RateLimiter, "chargeMore">;
   /** Membership, for endpoint discovery (GET /v1/cluster/endpoints). */
   readonly members: MemberTable;
   /** Lets queued I/O run between the chunks of long answers; setImmediate when omitted. */
@@ -57,7 +59,7 @@ export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
     ctx.body = deps.openapiYaml;
   });
   addIdentityRoutes(router, deps.auth);
-  addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, ...deps.limits });
+  addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, rateLimiter: deps.rateLimiter, ...deps.limits });
   addKeyRoutes(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
   addEndpointRoutes(router, { auth: deps.auth, members: deps.members });
   return router;

@@ -37,6 +37,7 @@ export function errorEnvelope(logger: Logger, challenge: () => string): Koa.Midd
       ctx.body = envelopeOf(e);
       if (e.code === "UNAUTHORIZED" && challenge()) ctx.set("WWW-Authenticate", challenge());
       if (e.retryAfterS !== undefined) ctx.set("Retry-After", String(e.retryAfterS));
+      if (e.headers !== undefined) ctx.set(e.headers);
       if (closesConnection(e)) ctx.set("Connection", "close");
     }
   };
