@@ -169,11 +169,11 @@ export function buildDrain(config: Config, deps: NodeDeps, f: Foundation, d: Dat
   const { logger, clock, timers } = deps;
   const { metrics, store, view, transport, members } = f;
   const selfId = config.nodeId;
-  const keys = new KeyHandoff({ selfId, store, view, transport, migrations: d.migrations, metrics, clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop });
   const reachable = (id: string) => {
     const m = members.get(id);
     return m !== undefined && m.state === "alive" && m.draining !== true;
   };
+  const keys = new KeyHandoff({ selfId, store, view, transport, migrations: d.migrations, metrics, clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, reachable });
   const hintHandoff = new HintHandoff({
     selfId,
     view,

@@ -26,7 +26,7 @@ export { MerkleSyncer } from "./anti-entropy/syncer.js";
 export { SyncLoop } from "./anti-entropy/sync-loop.js";
 export { compareKeys } from "./top-keys.js";
 export { DrainHandoff, type DrainMembership } from "./drain/drain-handoff.js";
-export { drainStatus, type DrainBlocker, type DrainStatus } from "./drain/drain-status.js";
+export { drainStatus, type DrainBlocker, type DrainFacts, type DrainStatus } from "./drain/drain-status.js";
 export { depart, progressFields, type DepartureOutcome } from "./drain/departure.js";
 export { HintHandoff } from "./drain/hint-handoff.js";
 export { KeyHandoff } from "./drain/key-handoff.js";

@@ -4,7 +4,7 @@
 // record, or a newer one, answers so without storing anything; an owner that lacks it stores it.
 // Records an owner refused (it does not see itself as an owner yet) or could not receive go to
 // the migration queue, which replays them (or, for an unreachable owner, hands them to a live
-// one). Records are sent in batches per owner, several batches at once, while the scan pauses
+// one); records for an owner already known to be unreachable go there without a call. Records are sent in batches per owner, several batches at once, while the scan pauses
 // between slices so requests keep being served.
 import type { Clock, YieldToLoop } from "../../core/clock.js";
 import { PEER_BATCH_BYTES, SCAN_LIMITS } from "../../core/limits.js";
@@ -28,6 +28,11 @@ export interface KeyHandoffDeps {
   readonly metrics: Metrics;
   readonly clock: Clock;
   readonly yieldToLoop: YieldToLoop;
+  /**
+   * True when member `id` is alive and not draining. Records for other owners skip the network
+   * and wait in the migration queue, from which the hint hand-off gives them to a live owner.
+   */
+  readonly reachable: (id: string) => boolean;
 }
 
 interface Batch {
@@ -123,6 +128,10 @@ export class KeyHandoff {
       for (const id of owners) {
         const peer = view.peer(id);
         if (!peer) continue;
+        if (!this.deps.reachable(id)) {
+          this.deps.migrations.add(peer, rec);
+          continue;
+        }
         let b = batches.get(id);
         if (b && (b.records.length >= KEY_HANDOFF_LIMITS.items || b.bytes + size > KEY_HANDOFF_LIMITS.bytes)) {
           full.push(b);
