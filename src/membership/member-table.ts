@@ -79,9 +79,15 @@ export class MemberTable {
     return this.list().filter((m) => m.id !== this.deps.selfId && (states.length === 0 || states.includes(m.state)));
   }
 
-  /** Members that hold ring positions: alive and suspect ones that are not draining. */
+  /**
+   * Members that hold ring positions: alive and suspect ones that are not draining. When every
+   * such member drains (a cluster of one draining), they keep their positions, so the writes
+   * admitted before the drain still have owners.
+   */
   ringMembers(): string[] {
-    return [...this.entries.values()].filter((e) => e.state !== "dead" && !e.draining).map((e) => e.id);
+    const live = [...this.entries.values()].filter((e) => e.state !== "dead");
+    const serving = live.filter((e) => !e.draining);
+    return (serving.length > 0 ? serving : live).map((e) => e.id);
   }
 
   /** True while this node drains (its own entry says so). */

@@ -235,7 +235,9 @@ describe("management API: every route of one real node, with payloads and status
       const prom = parsePrometheus(r.body.toString("utf8"));
       expect(prom.samples.length).to.be.at.least(METRIC_NAMES.length);
       for (const s of prom.samples) expect(Number.isFinite(s.value), `${s.name} = ${s.value}`).to.equal(true);
-      for (const s of prom.samples) expect(prom.families.get(s.name)?.type, `# TYPE of ${s.name}`).to.be.a("string");
+      // A histogram's samples (_bucket, _sum, _count) belong to the family of its base name.
+      const familyOf = (name: string) => prom.families.get(name) ?? prom.families.get(name.replace(/_(bucket|sum|count)$/, ""));
+      for (const s of prom.samples) expect(familyOf(s.name)?.type, `# TYPE of ${s.name}`).to.be.a("string");
     });
 
     it("shows every counter as dist_..._total (TYPE counter) and every gauge by its underscored name (TYPE gauge)", async () => {
@@ -449,9 +451,10 @@ describe("management API: OTLP metrics export of a real process", function () {
       expect(p.method).to.equal("POST");
       expect(p.body.length).to.be.greaterThan(0);
     }
-    // Protobuf keeps strings as UTF-8 bytes: the instrument names and the node id are in there.
+    // Protobuf keeps strings as UTF-8 bytes: the OpenTelemetry names and the node id are in there.
     const payload = posts[0]!.body.toString("latin1");
-    expect(payload).to.include("dist_write_attempts");
+    expect(payload).to.include("dist.write.attempts");
+    expect(payload).to.include("http.server.request.duration");
     expect(payload).to.include("mgmt-otlp-1");
     expect(collector.posts.every((p) => p.path === "/v1/metrics"), JSON.stringify(collector.posts.map((p) => p.path))).to.equal(true);
   });

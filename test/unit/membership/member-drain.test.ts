@@ -109,3 +109,15 @@ describe("membership/member-table: drain and leave", () => {
     expect(n.contacted).to.equal(true);
   });
 });
+
+describe("membership/member-table: a ring of draining members only", () => {
+  it("when every live member drains they keep their ring positions (writes admitted before the drain still have owners)", () => {
+    const m = table("me", []);
+    m.startDraining();
+    expect(m.ringMembers()).to.deep.equal(["me"]);
+    const n = table("me", ["a"]);
+    n.startDraining();
+    n.merge("a", [claim("a", 2, { draining: true })]);
+    expect(n.ringMembers().sort()).to.deep.equal(["a", "me"]);
+  });
+});
