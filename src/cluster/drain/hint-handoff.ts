@@ -47,23 +47,33 @@ export class HintHandoff {
     return !this.deps.reachable(target) || queue.replayFailed(target);
   }
 
-  /** One pass: hands one batch per unreachable target and queue to live nodes. */
+  /**
+   * One pass: for every unreachable target of every queue (at once), hands its hints to live
+   * nodes batch after batch until none is left or a batch makes no progress (nobody can take it,
+   * or a call failed: the next pass tries again).
+   */
   async runPass(): Promise<void> {
     const live = this.deps.view.alivePeers().filter((p) => this.deps.reachable(p.id));
-    let ownerless = 0;
-    const calls: Array<Promise<void>> = [];
+    const work: Array<Promise<number>> = [];
     for (const queue of this.deps.queues) {
-      for (const target of queue.targetPeers()) {
-        if (!this.unreachable(queue, target.id)) continue;
-        const records = queue.peek(target.id, HINT_HANDOFF_LIMITS.items, HINT_HANDOFF_LIMITS.bytes);
-        const byReceiver = this.receivers(records, target.id, live);
-        ownerless += byReceiver.get("")?.length ?? 0;
-        byReceiver.delete("");
-        for (const [id, recs] of byReceiver) calls.push(this.handOff(queue, live.find((p) => p.id === id) as PeerRef, target, recs));
-      }
+      for (const target of queue.targetPeers()) if (this.unreachable(queue, target.id)) work.push(this.drainTarget(queue, target, live));
     }
-    this.ownerless = ownerless;
-    await Promise.all(calls);
+    const ownerless = await Promise.all(work);
+    this.ownerless = ownerless.reduce((a, b) => a + b, 0);
+  }
+
+  /** Hands the hints of one target off, batch by batch; returns how many nobody could take. */
+  private async drainTarget(queue: HintQueue, target: PeerRef, live: readonly PeerRef[]): Promise<number> {
+    for (;;) {
+      const records = queue.peek(target.id, HINT_HANDOFF_LIMITS.items, HINT_HANDOFF_LIMITS.bytes);
+      if (records.length === 0) return 0;
+      const byReceiver = this.receivers(records, target.id, live);
+      const ownerless = byReceiver.get("")?.length ?? 0;
+      byReceiver.delete("");
+      const handed = await Promise.all([...byReceiver].map(([id, recs]) => this.handOff(queue, live.find((p) => p.id === id) as PeerRef, target, recs)));
+      // No progress (nobody to take them, a cap, or a failed call): stop until the next pass.
+      if (handed.reduce((a, b) => a + b, 0) === 0) return ownerless > 0 ? queue.size(target.id) : 0;
+    }
   }
 
   /** Groups records by the live node that takes them ("" for records nobody can take). */
@@ -81,16 +91,18 @@ export class HintHandoff {
     return out;
   }
 
-  private async handOff(queue: HintQueue, receiver: PeerRef, target: PeerRef, records: VersionedRecord[]): Promise<void> {
+  /** One hand-off call; returns how many records left the queue. */
+  private async handOff(queue: HintQueue, receiver: PeerRef, target: PeerRef, records: VersionedRecord[]): Promise<number> {
     this.sending++;
     try {
       const accepted = await this.deps.transport.handOffHints(receiver, this.deps.selfId, target, records);
-      queue.handedOff(
+      return queue.handedOff(
         target.id,
         records.filter((_, i) => accepted[i] === true),
       );
     } catch (err) {
       this.deps.onError(receiver.id, target.id, err);
+      return 0;
     } finally {
       this.sending--;
     }
