@@ -7,14 +7,14 @@ import { parseOptions, USAGE, type Part } from "./options.js";
 import { clusterPart } from "./parts/cluster.js";
 import { memoryPart } from "./parts/memory.js";
 import { p99Part } from "./parts/p99.js";
-import { getPart, putPart } from "./parts/single.js";
+import { getLimitsPart, getPart, putPart } from "./parts/single.js";
 import { clockTicksPerSecond, missingTools, TOOL_PACKAGES } from "./proc.js";
 import { Report } from "./report.js";
 
 const KEYS = 10_000;
 const VALUE_BYTES = 100;
 const WARMUP_SECONDS = 2;
-const PINNED_PARTS: readonly Part[] = ["get", "get-auth", "put", "p99", "memory", "browser"];
+const PINNED_PARTS: readonly Part[] = ["get", "get-auth", "get-limits", "put", "p99", "memory", "browser"];
 
 function fail(line: string): never {
   console.error(line);
@@ -44,6 +44,7 @@ async function main(): Promise<void> {
   report.line(`parts: ${[...opts.only].join(",")}; ${s.rounds} rounds of ${s.seconds} s, ${s.connections} connections`);
 
   const nodeGet = has("get") || has("get-auth") ? await getPart({ get: has("get"), auth: has("get-auth") }, s, report) : undefined;
+  if (has("get-limits")) await getLimitsPart(s, report);
   if (has("put")) await putPart(s, report);
   if (has("p99")) await p99Part(nodeGet, s, report);
   if (has("cluster-put")) await clusterPart("PUT", s, report);

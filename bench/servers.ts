@@ -75,7 +75,7 @@ interface Members {
  * and waits until every node answers and, in a cluster, sees every member alive. `placements[i]`
  * places node i; the load goes to the first node.
  */
-export async function startNodes(count: number, placements: readonly Placement[], env: Record<string, string>, token?: string): Promise<Target> {
+export async function startNodes(count: number, placements: readonly Placement[], env: Record<string, string>, token?: string, bin = NODE_BIN): Promise<Target> {
   const ports = await freePorts(3 * count);
   const layout: NodePorts[] = Array.from({ length: count }, (_, i) => ({
     id: `bench-${i + 1}`,
@@ -85,7 +85,7 @@ export async function startNodes(count: number, placements: readonly Placement[]
   }));
   const procs = layout.map((p, i) => {
     const seeds = layout.filter((o) => o !== p).map((o) => `${o.id}@127.0.0.1:${o.dist}`).join(",");
-    return startNodeProcess(placements[i] ?? "unpinned", [NODE_BIN], nodeEnv(p, { ...(seeds ? { SERVICE_SEEDS: seeds } : {}), ...env }));
+    return startNodeProcess(placements[i] ?? "unpinned", [bin], nodeEnv(p, { ...(seeds ? { SERVICE_SEEDS: seeds } : {}), ...env }));
   });
   const stop = async () => {
     await Promise.all(procs.map((p) => p.stop()));

@@ -27,6 +27,7 @@ import { createLogger, LOG, type Logger } from "./log/index.js";
 import { createListenerServer, type ListenerServer } from "./http/listener-server.js";
 import type { OtlpExporterFactory } from "./observability/index.js";
 import { createPeerServer, createSecurePeerServer, peerTlsOptions, type PeerServer, type PeerTlsOptions } from "./peer/index.js";
+import { progressFields } from "./cluster/index.js";
 import { createNode, type HypercacheNode } from "./node.js";
 
 function readConfig(): Config {
@@ -191,10 +192,16 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
     return fail(LOG.listenerBindFailed, { listener: "client", api_addr: formatAddress(config.apiAddr), error: String(err) });
   }
   logger.info(LOG.apiListening, { api_addr: formatAddress(config.apiAddr) });
+  node.markBound();
   return { api, mgmt, peer };
 }
 
-/** SIGTERM and SIGINT stop the node cleanly (exit 0); a second signal exits 130 at once. */
+/**
+ * SIGTERM and SIGINT stop the node: it drains and hands its data off until it is safe to stop or
+ * SERVICE_DRAIN_TIMEOUT passes, announces that it left (when safe), then shuts down as SPEC.md
+ * describes. Exit 0 when it was safe to stop, 3 when the drain timed out; a second signal exits
+ * 130 at once.
+ */
 function installShutdown(node: HypercacheNode, listeners: Listeners, auth: Authenticator, logger: Logger): void {
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -204,8 +211,9 @@ function installShutdown(node: HypercacheNode, listeners: Listeners, auth: Authe
     }
     stopping = true;
     logger.info(LOG.shutdownSignal, { signal });
-    // 1. Drain: writes are refused from now on, reads keep serving.
-    node.drain(`signal ${signal}`);
+    // 1. Drain: writes are refused from now on, reads keep serving; the node hands its hints and
+    //    keys off until safe to stop (or the drain timeout), then gossips that it left.
+    const departure = await node.depart(`signal ${signal}`);
     // 2. The client listener stops accepting; in-flight requests get up to 30 s.
     await closeGracefully(listeners.api, API_SHUTDOWN_GRACE_MS);
     // 3. Stop the cache: background loops, queued work, then the management and dist listeners.
@@ -215,10 +223,12 @@ function installShutdown(node: HypercacheNode, listeners: Listeners, auth: Authe
     await listeners.peer.close();
     // 4. The bcrypt workers of HTTP Basic.
     await auth.close();
-    logger.info(LOG.stoppedCleanly, { signal });
-    process.exitCode = 0;
+    const code = departure.safe ? 0 : 3;
+    if (departure.safe) logger.info(LOG.stoppedCleanly, { signal });
+    else logger.error(LOG.stoppedDrainTimedOut, { signal, exit_code: code, ...progressFields(departure.status) });
+    process.exitCode = code;
     // Let the logger flush its last record before the process ends.
-    systemTimers.defer(() => process.exit(0));
+    systemTimers.defer(() => process.exit(code));
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));

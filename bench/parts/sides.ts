@@ -19,3 +19,14 @@ export function nodeWithToken(): Side {
   const token = randomBytes(24).toString("base64url");
   return { name: "node+bearer", start: () => startNodes(1, [SERVER_CORE], { SERVICE_AUTH_TOKEN: token }, token), generator: GENERATOR_CORE, token };
 }
+
+/** One node with rate limits on (SERVICE_RATE_LIMIT) at a rate the load never reaches. */
+export const nodeWithLimits: Side = { name: "node+limits", start: () => startNodes(1, [SERVER_CORE], { SERVICE_RATE_LIMIT: "1000000000" }), generator: GENERATOR_CORE };
+
+/**
+ * The same node from another build (BENCH_BASE_BIN: the dist/src/main.js of, say, the commit
+ * before the operator metrics), to measure what a change costs within one run.
+ */
+export function baseNode(bin: string): Side {
+  return { name: "node@base", start: () => startNodes(1, [SERVER_CORE], {}, undefined, bin), generator: GENERATOR_CORE };
+}

@@ -2,7 +2,7 @@
 // server on core 0 and wrk on core 1, rounds alternating between the sides.
 import { alternate, type RoundResult, type Settings } from "../measure.js";
 import { ratioFigure, type Report } from "../report.js";
-import { ceiling, node, nodeWithToken } from "./sides.js";
+import { baseNode, ceiling, node, nodeWithLimits, nodeWithToken } from "./sides.js";
 
 const ops = (r: RoundResult) => r.opsPerSec;
 const cpu = (r: RoundResult) => r.cpuUsPerRequest;
@@ -41,4 +41,19 @@ export async function putPart(s: Settings, report: Report): Promise<void> {
   const base = rounds.get(ceiling.name) ?? [];
   report.figure(ratioFigure("put.ops", "PUT, one node / ceiling (ops/s)", n, base, ops, "≥ 0.65"));
   report.figure(ratioFigure("put.cpu", "PUT, one node / ceiling (CPU per request)", n, base, cpu, "≤ 1.5"));
+}
+
+/**
+ * GET with rate limits on but never hit, against the same node with limits off; with
+ * BENCH_BASE_BIN set, also against another build of the node (the cost of a change, such as the
+ * request metrics, within one run).
+ */
+export async function getLimitsPart(s: Settings, report: Report): Promise<void> {
+  const baseBin = process.env.BENCH_BASE_BIN;
+  const sides = [node, nodeWithLimits, ...(baseBin ? [baseNode(baseBin)] : [])];
+  report.section(`GET: ${sides.map((x) => x.name).join(" / ")}`, describe(s));
+  const rounds = await alternate(sides, "GET", s, (r) => report.round(r));
+  const off = rounds.get(node.name) ?? [];
+  report.figure(ratioFigure("get-limits.ops", "GET with limits on, not hit / limits off (ops/s)", rounds.get(nodeWithLimits.name) ?? [], off, ops, "≥ 0.95"));
+  if (baseBin) report.figure(ratioFigure("get-base.ops", "GET, this build / base build (ops/s)", off, rounds.get("node@base") ?? [], ops, "≥ 0.95"));
 }

@@ -426,11 +426,17 @@ export interface components {
         };
     };
     responses: {
-        /** @description Too many failed authentications from this client address (TOO_MANY_REQUESTS): more than SERVICE_AUTH_FAIL_LIMIT in one second. Retry after the number of seconds in Retry-After. */
+        /** @description TOO_MANY_REQUESTS: too many failed authentications from this client address (more than SERVICE_AUTH_FAIL_LIMIT in one second), or the identity's rate limit is used up (see Rate limits above). Retry after the number of seconds in Retry-After. Rate-limit answers also carry RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, and `details` {limit_per_second, burst, retry_after_ms}. */
         TooManyRequests: {
             headers: {
                 /** @description seconds to wait before retrying */
                 "Retry-After"?: number;
+                /** @description the bucket size (burst) of the identity's rate limit (rate-limit answers only) */
+                "RateLimit-Limit"?: number;
+                /** @description requests left in the bucket, 0 (rate-limit answers only) */
+                "RateLimit-Remaining"?: number;
+                /** @description seconds until one request is allowed again (rate-limit answers only) */
+                "RateLimit-Reset"?: number;
                 [name: string]: unknown;
             };
             content: {

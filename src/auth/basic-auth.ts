@@ -9,12 +9,14 @@ import { CacheError } from "../core/errors.js";
 import bcrypt from "bcryptjs";
 import type { Clock } from "../core/clock.js";
 import { BASIC_CACHE_ENTRIES_MAX, BASIC_CACHE_TTL_MS } from "./auth-limits.js";
-import { makeIdentity, type Identity, type Scope } from "./identity.js";
+import { makeIdentity, type Identity, type RateLimitOverride, type Scope } from "./identity.js";
 
 export interface BasicUser {
   readonly username: string;
   readonly passwordHash: string;
   readonly scopes: readonly Scope[];
+  /** The identity's own rate limit (policy file). */
+  readonly rateLimit?: RateLimitOverride;
 }
 
 /**
@@ -53,7 +55,7 @@ export class BasicVerifier {
   private readonly entriesMax: number;
 
   constructor(users: readonly BasicUser[], private readonly deps: BasicVerifierDeps) {
-    this.users = new Map(users.map((u) => [u.username, { hash: u.passwordHash, identity: makeIdentity(u.username, u.scopes) }]));
+    this.users = new Map(users.map((u) => [u.username, { hash: u.passwordHash, identity: makeIdentity(u.username, u.scopes, u.rateLimit) }]));
     this.compare = deps.compare ?? ((password, hash) => bcrypt.compare(password, hash));
     this.ttlMs = deps.cacheTtlMs ?? BASIC_CACHE_TTL_MS;
     this.entriesMax = deps.cacheEntriesMax ?? BASIC_CACHE_ENTRIES_MAX;

@@ -4,11 +4,13 @@
 // unverifiable certificates when SERVICE_API_TLS_CLIENT_CA is set.
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
-import { makeIdentity, type Identity, type Scope } from "./identity.js";
+import { makeIdentity, type Identity, type RateLimitOverride, type Scope } from "./identity.js";
 
 export interface CertIdentity {
   readonly subjectCn: string;
   readonly scopes: readonly Scope[];
+  /** The identity's own rate limit (policy file). */
+  readonly rateLimit?: RateLimitOverride;
 }
 
 /** What the connection presented: no certificate, or one with its CN (undefined when not a single CN). */
@@ -22,7 +24,7 @@ export class CertIdentityTable {
   private readonly seen = new WeakMap<object, PeerCertificate>();
 
   constructor(entries: readonly CertIdentity[]) {
-    this.byCn = new Map(entries.map((e) => [e.subjectCn, makeIdentity(e.subjectCn, e.scopes)]));
+    this.byCn = new Map(entries.map((e) => [e.subjectCn, makeIdentity(e.subjectCn, e.scopes, e.rateLimit)]));
   }
 
   get size(): number {

@@ -13,10 +13,20 @@ const CAPABILITY_OF: Readonly<Record<Scope, Capability>> = Object.freeze({
   admin: "cache.admin",
 });
 
+/** An identity's own rate limit (a policy-file entry's `rate_limit` and `rate_burst`). */
+export interface RateLimitOverride {
+  /** Requests per second; 0 means unlimited for this identity. */
+  readonly ratePerS: number;
+  /** Bucket size; twice the rate (at least 1) when absent. */
+  readonly burst?: number;
+}
+
 /** A resolved caller. */
 export interface Identity {
   readonly id: string;
   readonly scopes: readonly Scope[];
+  /** Its own rate limit, overriding SERVICE_RATE_LIMIT; absent: the node-wide limit applies. */
+  readonly rateLimit?: RateLimitOverride;
 }
 
 export function isScope(value: unknown): value is Scope {
@@ -37,9 +47,10 @@ export function hasCapability(identity: Identity, capability: Capability): boole
 }
 
 /** Builds an identity with its scopes in canonical order and without duplicates. */
-export function makeIdentity(id: string, scopes: Iterable<Scope>): Identity {
+export function makeIdentity(id: string, scopes: Iterable<Scope>, rateLimit?: RateLimitOverride): Identity {
   const set = new Set(scopes);
-  return Object.freeze({ id, scopes: Object.freeze(SCOPES.filter((s) => set.has(s))) });
+  const base = { id, scopes: Object.freeze(SCOPES.filter((s) => set.has(s))) };
+  return Object.freeze(rateLimit ? { ...base, rateLimit: Object.freeze({ ...rateLimit }) } : base);
 }
 
 /** The identity of callers when authentication is off, or of anonymous callers when allowed. */

@@ -6,3 +6,5 @@ export { openAuthenticator, type Authenticator, type AuthMethod } from "./authen
 export { createAuthenticator, SHARED_TOKEN_ID, type AuthDeps, type AuthSettings } from "./create-authenticator.js";
 export { PolicyFileError } from "./policy-file.js";
 export { OidcSetupError } from "./oidc-verifier.js";
+export { RateLimiter, rateLimited, RATE_LIMIT_BUCKETS_MAX, type RateLimitSettings } from "./rate-limiter.js";
+export type { RateLimitOverride } from "./identity.js";

@@ -4,19 +4,23 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { POLICY_FILE_BYTES_MAX } from "./auth-limits.js";
-import { SCOPES, isScope, type Scope } from "./identity.js";
+import { SCOPES, isScope, type RateLimitOverride, type Scope } from "./identity.js";
 
 /** A static bearer token of the policy file. */
 export interface PolicyToken {
   readonly id: string;
   readonly token: string;
   readonly scopes: readonly Scope[];
+  /** The entry's own rate limit (`rate_limit`, `rate_burst`). */
+  readonly rateLimit?: RateLimitOverride;
 }
 
 /** A client-certificate identity, matched on the verified subject CN. */
 export interface PolicyCertIdentity {
   readonly subjectCn: string;
   readonly scopes: readonly Scope[];
+  /** The entry's own rate limit (`rate_limit`, `rate_burst`). */
+  readonly rateLimit?: RateLimitOverride;
 }
 
 /** An HTTP Basic user with a bcrypt password hash. */
@@ -24,6 +28,8 @@ export interface PolicyUser {
   readonly username: string;
   readonly passwordHash: string;
   readonly scopes: readonly Scope[];
+  /** The entry's own rate limit (`rate_limit`, `rate_burst`). */
+  readonly rateLimit?: RateLimitOverride;
 }
 
 export interface Policy {
@@ -134,16 +140,16 @@ function scopes(v: unknown, where: string, fail: Fail): Scope[] {
 
 function token(v: unknown, where: string, fail: Fail): PolicyToken {
   const e = record(v, where, fail);
-  checkKeys(e, ["id", "token", "scopes"], where, fail);
+  checkKeys(e, ["id", "token", "scopes", ...RATE_KEYS], where, fail);
   const value = text(e.token, `${where}.token`, fail);
   if (!TOKEN_TEXT.test(value)) fail(`${where}.token`, "must be visible ASCII without spaces (it travels as Authorization: Bearer <token>)");
-  return Object.freeze({ id: text(e.id, `${where}.id`, fail), token: value, scopes: Object.freeze(scopes(e.scopes, `${where}.scopes`, fail)) });
+  return Object.freeze({ id: text(e.id, `${where}.id`, fail), token: value, scopes: Object.freeze(scopes(e.scopes, `${where}.scopes`, fail)), ...rateLimit(e, where, fail) });
 }
 
 function certIdentity(v: unknown, where: string, fail: Fail): PolicyCertIdentity {
   const e = record(v, where, fail);
-  checkKeys(e, ["subject_cn", "scopes"], where, fail);
-  return Object.freeze({ subjectCn: text(e.subject_cn, `${where}.subject_cn`, fail), scopes: Object.freeze(scopes(e.scopes, `${where}.scopes`, fail)) });
+  checkKeys(e, ["subject_cn", "scopes", ...RATE_KEYS], where, fail);
+  return Object.freeze({ subjectCn: text(e.subject_cn, `${where}.subject_cn`, fail), scopes: Object.freeze(scopes(e.scopes, `${where}.scopes`, fail)), ...rateLimit(e, where, fail) });
 }
 
 /** Users as a list `[{username, password_hash, scopes}]` or a map `{name: {password_hash, scopes}}`. */
@@ -153,7 +159,7 @@ function users(v: unknown, fail: Fail): PolicyUser[] {
     return v.map((raw, i) => {
       const where = `users[${i}]`;
       const e = record(raw, where, fail);
-      checkKeys(e, ["username", "password_hash", "scopes"], where, fail);
+      checkKeys(e, ["username", "password_hash", "scopes", ...RATE_KEYS], where, fail);
       return user(text(e.username, `${where}.username`, fail), e, where, fail);
     });
   }
@@ -161,7 +167,7 @@ function users(v: unknown, fail: Fail): PolicyUser[] {
   return Object.entries(map).map(([name, raw]) => {
     const where = `users.${name}`;
     const e = record(raw, where, fail);
-    checkKeys(e, ["password_hash", "scopes"], where, fail);
+    checkKeys(e, ["password_hash", "scopes", ...RATE_KEYS], where, fail);
     return user(name, e, where, fail);
   });
 }
@@ -170,7 +176,27 @@ function user(username: string, e: Fields, where: string, fail: Fail): PolicyUse
   if (username.includes(":") || CONTROL.test(username)) fail(`${where}.username`, "must not contain a colon or control characters (RFC 7617)");
   const hash = text(e.password_hash, `${where}.password_hash`, fail);
   if (!BCRYPT_HASH.test(hash)) fail(`${where}.password_hash`, "is not a bcrypt hash ($2a$, $2b$ or $2y$, cost 04-31, 53 characters)");
-  return Object.freeze({ username, passwordHash: hash, scopes: Object.freeze(scopes(e.scopes, `${where}.scopes`, fail)) });
+  return Object.freeze({ username, passwordHash: hash, scopes: Object.freeze(scopes(e.scopes, `${where}.scopes`, fail)), ...rateLimit(e, where, fail) });
+}
+
+/** The rate-limit keys every identity entry may carry. */
+const RATE_KEYS = ["rate_limit", "rate_burst"];
+
+/**
+ * An entry's own rate limit: `rate_limit` requests per second (0: unlimited for this identity)
+ * and optionally `rate_burst` (at least 1; default twice the rate). Absent: the node-wide limit.
+ */
+function rateLimit(e: Fields, where: string, fail: Fail): { rateLimit?: RateLimitOverride } {
+  if (e.rate_limit === undefined || e.rate_limit === null) {
+    if (e.rate_burst !== undefined && e.rate_burst !== null) fail(`${where}.rate_burst`, "needs rate_limit");
+    return {};
+  }
+  const rate = e.rate_limit;
+  if (typeof rate !== "number" || !Number.isFinite(rate) || rate < 0 || rate > 1e9) return fail(`${where}.rate_limit`, `expected requests per second, a number from 0 to 1e9, got ${typeof rate === "number" ? rate : kind(rate)}`);
+  const burst = e.rate_burst;
+  if (burst === undefined || burst === null) return { rateLimit: Object.freeze({ ratePerS: rate }) };
+  if (typeof burst !== "number" || !Number.isFinite(burst) || burst < 1 || burst > 1e9) return fail(`${where}.rate_burst`, `expected a number from 1 to 1e9, got ${typeof burst === "number" ? burst : kind(burst)}`);
+  return { rateLimit: Object.freeze({ ratePerS: rate, burst }) };
 }
 
 function unique(values: readonly string[], where: string, field: string, fail: Fail, secret = false): void {

@@ -2,12 +2,14 @@
 // compared with EVERY configured token, always, in constant time (SHA-256 digests compared with
 // timingSafeEqual), so neither the position of a match nor a shared prefix shows in the timing.
 import { createHash, timingSafeEqual } from "node:crypto";
-import { makeIdentity, type Identity, type Scope } from "./identity.js";
+import { makeIdentity, type Identity, type RateLimitOverride, type Scope } from "./identity.js";
 
 export interface StaticToken {
   readonly id: string;
   readonly token: string;
   readonly scopes: readonly Scope[];
+  /** The identity's own rate limit (policy file). */
+  readonly rateLimit?: RateLimitOverride;
 }
 
 /** Compares two equal-length digests; injectable so tests can count the comparisons. */
@@ -22,7 +24,7 @@ export class StaticTokenTable {
   private readonly entries: readonly Entry[];
 
   constructor(tokens: readonly StaticToken[], private readonly equal: DigestEqual = timingSafeEqual) {
-    this.entries = tokens.map((t) => ({ digest: digest(t.token), identity: makeIdentity(t.id, t.scopes) }));
+    this.entries = tokens.map((t) => ({ digest: digest(t.token), identity: makeIdentity(t.id, t.scopes, t.rateLimit) }));
   }
 
   get size(): number {

@@ -30,7 +30,7 @@ export class ClusterCache implements CacheService {
   constructor(private readonly deps: ClusterCacheDeps) {
     this.nodeId = deps.nodeId;
     const write = (key: string, kind: "set" | "remove", value: ByteString, ttlMs: number, consistency?: ConsistencyLevel): Promise<WriteResult> =>
-      deps.writes.write({ kind, key, value, ttlMs }, consistency ?? deps.writeConsistency);
+      deps.lifecycle.track(deps.writes.write({ kind, key, value, ttlMs }, consistency ?? deps.writeConsistency));
     const each = <T>(items: readonly T[], one: (item: T) => Promise<WriteResult>) => Promise.all(items.map((it) => one(it).catch(toCacheError)));
     this.admitted = Object.freeze({
       set: (key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel) => write(key, "set", value, ttlMs, consistency),

@@ -9,6 +9,9 @@ import type { KeyLister } from "./key-listing.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { recordsForPeer } from "./read/record-answers.js";
 import type { ApplyVerdict, ReplicaApplier } from "./replica-applier.js";
+import { acceptHandOff } from "./hints/hand-off-receiver.js";
+import type { HintQueue } from "./hints/hint-queue.js";
+import type { Clock } from "../core/clock.js";
 import type { ForwardReceiver } from "./write/forward-receiver.js";
 
 export type DataEndpoint = Omit<PeerEndpoint, "gossip" | "probe">;
@@ -28,6 +31,11 @@ export interface DataEndpointDeps {
    * resumed after a long pause drops stale data first (ContactGuard.check).
    */
   readonly beforeAnswering: () => void;
+  /** The replica hint queue: hints handed off by draining peers join it. */
+  readonly hints: HintQueue;
+  readonly clock: Clock;
+  /** The dist address membership knows for a member. */
+  readonly addressOf: (id: string) => string | undefined;
 }
 
 const REFUSED: ApplyOutcome = Object.freeze({ kind: "refused", version: 0, origin: "" });
@@ -61,7 +69,7 @@ export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
       deps.beforeAnswering();
       return deps.keys.page(cursor, limit, q);
     },
-    health: () => ({ node: deps.selfId, draining: deps.lifecycle.draining, incarnation: deps.incarnation() }),
+    health: () => ({ node: deps.selfId, draining: deps.lifecycle.draining, incarnation: deps.incarnation(), unixMs: deps.clock.nowMs() }),
     merkleRoot: (requester, leafCount) => {
       deps.beforeAnswering();
       return merkle.root(requester, leafCount);
@@ -75,5 +83,19 @@ export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
       return merkle.range(requester, leafCount, leaves, cursor);
     },
     drain: () => void deps.lifecycle.drain("peer request"),
+    acceptHandOff: (_from, target, records) =>
+      acceptHandOff(
+        {
+          selfId: deps.selfId,
+          hints: deps.hints,
+          clock: deps.clock,
+          addressOf: deps.addressOf,
+          applyHere: (recs) => {
+            applier.applyPushed(recs);
+          },
+        },
+        target,
+        records,
+      ),
   };
 }

@@ -2,12 +2,15 @@
 // decided in one place, when a write is admitted: admitWrite() throws DRAINING once the node
 // drains, and a write admitted earlier completes even if draining starts while it runs (its
 // body still arriving, its replicas still answering), so shutdown lets in-flight writes finish.
+// The writes under way are counted (track()), so a drain knows when none is left.
 import { CacheError } from "../core/errors.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
 
 export class Lifecycle {
   private drainingSince: number | undefined;
+  private writesInFlight = 0;
+  private readonly drainListeners: Array<() => void> = [];
 
   constructor(private readonly deps: { metrics: Metrics; logger: Logger; nowMs: () => number }) {}
 
@@ -15,9 +18,37 @@ export class Lifecycle {
     return this.drainingSince !== undefined;
   }
 
+  /** When draining started, Unix ms; undefined while serving. */
+  get drainingSinceMs(): number | undefined {
+    return this.drainingSince;
+  }
+
+  /** Admitted writes (client and forwarded) that have not completed yet. */
+  get inFlightWrites(): number {
+    return this.writesInFlight;
+  }
+
   /** Admits a client write arriving now; throws 503 DRAINING once the node drains. */
   admitWrite(): void {
     if (this.drainingSince !== undefined) throw new CacheError("DRAINING", "node is draining: writes go to another node");
+  }
+
+  /** Counts an admitted write as in flight until `write` settles; returns it unchanged. */
+  async track<T>(write: Promise<T>): Promise<T> {
+    this.writesInFlight++;
+    try {
+      return await write;
+    } finally {
+      this.writesInFlight--;
+    }
+  }
+
+  /**
+   * Registers an observer of the transition into draining. It runs after the state changed, must
+   * not call drain() again, and must return quickly.
+   */
+  onDrain(listener: () => void): void {
+    this.drainListeners.push(listener);
   }
 
   /** Enters draining; idempotent. Returns true on the transition, false when already draining. */
@@ -26,6 +57,7 @@ export class Lifecycle {
     this.drainingSince = this.deps.nowMs();
     this.deps.metrics.inc("dist.drains");
     this.deps.logger.info(LOG.draining, { reason });
+    for (const l of this.drainListeners) l();
     return true;
   }
 }

@@ -27,6 +27,16 @@ export interface SettingView {
   readonly source: "env" | "default";
 }
 
+/** SERVICE_RATE_LIMIT, SERVICE_RATE_BURST and SERVICE_RATE_LIMIT_SCOPE. */
+export interface RateLimitConfig {
+  /** Requests per second per identity. */
+  readonly ratePerS: number;
+  /** Bucket size (requests at once). */
+  readonly burst: number;
+  /** "cluster" divides the rate by the alive members. */
+  readonly scope: "node" | "cluster";
+}
+
 export interface Config {
   readonly nodeId: string;
   readonly apiAddr: Address;
@@ -91,6 +101,12 @@ export interface Config {
   readonly authConfigPath: string | undefined;
   /** Failed authentications per client address per second before 429 (SERVICE_AUTH_FAIL_LIMIT); 0 = no limit. */
   readonly authFailLimitPerS: number;
+  /** SIGTERM: longest hand-off before the node stops anyway (exit 3), ms. */
+  readonly drainTimeoutMs: number;
+  /** /readyz stops waiting for the start-up catch-up this long after start, ms. */
+  readonly readyCatchupTimeoutMs: number;
+  /** Rate limits per identity; undefined when off (SERVICE_RATE_LIMIT=0). */
+  readonly rateLimit: RateLimitConfig | undefined;
   /** Token of the peer transport: SERVICE_PEER_TOKEN, else SERVICE_AUTH_TOKEN. */
   readonly peerToken: string | undefined;
   /** SERVICE_PEER_INSECURE: no protected mode without a peer credential. */

@@ -1,4 +1,4 @@
-export type { Config, ConsistencyLevel, EvictionAlgorithm, LogLevel, OidcConfig, SettingView, TlsFiles } from "./config.js";
+export type { Config, ConsistencyLevel, EvictionAlgorithm, LogLevel, OidcConfig, RateLimitConfig, SettingView, TlsFiles } from "./config.js";
 export { loadConfig, type ConfigDefaults } from "./load-config.js";
 export { SettingError, type Seed } from "./parsers.js";
 export { SETTINGS, type SettingSpec } from "./settings.js";

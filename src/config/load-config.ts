@@ -3,7 +3,7 @@
 import { formatAddress, isUnspecifiedHost, type Address } from "../core/address.js";
 import { defaultBaseUrl } from "../core/base-url.js";
 import { isNodeId } from "../core/node-id.js";
-import type { Config, ConsistencyLevel, EvictionAlgorithm, LogLevel, OidcConfig, SettingView, TlsFiles } from "./config.js";
+import type { Config, ConsistencyLevel, EvictionAlgorithm, LogLevel, OidcConfig, RateLimitConfig, SettingView, TlsFiles } from "./config.js";
 import { InvalidValue, SettingError, type Seed } from "./parsers.js";
 import { SETTINGS } from "./settings.js";
 
@@ -118,6 +118,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     authToken: opt("SERVICE_AUTH_TOKEN"),
     authConfigPath: opt("SERVICE_AUTH_CONFIG"),
     authFailLimitPerS: v<number>("SERVICE_AUTH_FAIL_LIMIT"),
+    drainTimeoutMs: v<number>("SERVICE_DRAIN_TIMEOUT"),
+    readyCatchupTimeoutMs: v<number>("SERVICE_READY_CATCHUP_TIMEOUT"),
+    rateLimit: rateLimitConfig(v, views),
     peerToken: opt("SERVICE_PEER_TOKEN") ?? opt("SERVICE_AUTH_TOKEN"),
     peerInsecure: v<boolean>("SERVICE_PEER_INSECURE"),
     oidc: oidcConfig(opt),
@@ -162,6 +165,16 @@ function tlsFiles(opt: (n: string) => string | undefined, certVar: string, keyVa
   if (caFile && !certFile) throw new SettingError(caVar as string, `needs ${certVar} and ${keyVar}: client certificates are only verified over TLS`);
   if (certFile && caRequired && caVar && !caFile) throw new SettingError(caVar, `must be set together with ${certVar}: every node verifies every peer (mutual TLS)`);
   return certFile && keyFile ? Object.freeze({ certFile, keyFile, caFile }) : undefined;
+}
+
+/** The rate limit settings: off at 0; the burst defaults to twice the rate (at least 1). */
+function rateLimitConfig(v: <T>(name: string) => T, views: SettingView[]): RateLimitConfig | undefined {
+  const ratePerS = v<number>("SERVICE_RATE_LIMIT");
+  if (ratePerS <= 0) return undefined;
+  const burst = v<number | undefined>("SERVICE_RATE_BURST") ?? Math.max(1, 2 * ratePerS);
+  const view = views.find((s) => s.name === "SERVICE_RATE_BURST");
+  if (view && view.value === "") views[views.indexOf(view)] = { ...view, value: String(burst) };
+  return Object.freeze({ ratePerS, burst, scope: v<"node" | "cluster">("SERVICE_RATE_LIMIT_SCOPE") });
 }
 
 function oidcConfig(opt: (n: string) => string | undefined): OidcConfig | undefined {

@@ -41,6 +41,16 @@ export function integer(opts: { min: number; max?: number }): Parser<number> {
   };
 }
 
+/** A decimal number (such as 0.5, 20 or 1500) within [min, max]. */
+export function decimal(opts: { min: number; max: number }): Parser<number> {
+  return (raw) => {
+    const t = raw.trim();
+    const n = /^\d+(\.\d+)?$/.test(t) ? Number(t) : Number.NaN;
+    if (!Number.isFinite(n) || n < opts.min || n > opts.max) throw new InvalidValue(`must be a number between ${opts.min} and ${opts.max}, got ${JSON.stringify(raw)}`);
+    return n;
+  };
+}
+
 const SIZE_UNITS: Readonly<Record<string, number>> = Object.freeze({
   "": 1, B: 1, KB: 1000, MB: 1_000_000, GB: 1_000_000_000, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3,
 });

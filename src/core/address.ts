@@ -29,3 +29,12 @@ export function dialHost(a: Address): string {
 export function isUnspecifiedHost(host: string): boolean {
   return host === "" || host === "0.0.0.0" || host === "::" || /^[0:]+$/.test(host);
 }
+
+/**
+ * True for a host:port peers can dial: an address with an unspecified host (":7946",
+ * "0.0.0.0:7946", "[::]:7946") names no host anyone could reach.
+ */
+export function isDialable(address: string): boolean {
+  const a = parseAddress(address);
+  return a !== undefined && !isUnspecifiedHost(a.host);
+}

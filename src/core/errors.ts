@@ -46,14 +46,17 @@ export class CacheError extends Error {
   override readonly name = "CacheError";
   /** Seconds the caller should wait before retrying, sent as `Retry-After` (429 and some 503s). */
   readonly retryAfterS: number | undefined;
+  /** More response headers the answer carries (the RateLimit-* headers of a rate-limit 429). */
+  readonly headers: Readonly<Record<string, string>> | undefined;
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
-    options?: { cause?: unknown; retryAfterS?: number },
+    options?: { cause?: unknown; retryAfterS?: number; headers?: Readonly<Record<string, string>> },
   ) {
     super(message, options);
     this.retryAfterS = options?.retryAfterS;
+    this.headers = options?.headers;
   }
 
   get status(): number {

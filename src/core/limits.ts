@@ -150,3 +150,15 @@ export const LATENCY_WINDOW_OPS = 2048;
  * (then the write fails with QUORUM_FAILED if the quorum is still short).
  */
 export const WRITE_RESTAMPS_MAX = 3;
+
+/**
+ * The drain hand-off: its tick (confirmations, hint hand-off, key pass start), how often the
+ * shutdown logs progress while it waits for safe_to_stop, and how often it checks.
+ */
+export const DRAIN_LIMITS = Object.freeze({ tickMs: 200, progressEveryMs: 5000, pollMs: 100 });
+
+/**
+ * Clock offset guard (cluster/write/clock-offsets.ts): a node further than `offsetMaxMs` from the
+ * cluster's median wall clock stamps no writes; probe samples older than `sampleTtlMs` are ignored.
+ */
+export const CLOCK_LIMITS = Object.freeze({ offsetMaxMs: 1_000, sampleTtlMs: 30_000 });

@@ -7,7 +7,7 @@ import { MAX_DURATION_MS } from "../core/duration.js";
 import type { Clock, YieldToLoop } from "../core/clock.js";
 import { CacheError, badRequest, toCacheError } from "../core/errors.js";
 import { BATCH_BODY_LIMITS } from "../core/limits.js";
-import type { Authenticator } from "../auth/index.js";
+import type { Authenticator, RateLimiter } from "../auth/index.js";
 import type { AdmittedWrites, CacheService, SetItem, WriteResult } from "../cluster/index.js";
 import { BATCH_READ_PACING, readWithinBudget } from "./batch-read.js";
 import { readJsonBody } from "./body.js";
@@ -31,12 +31,19 @@ export interface BatchRouteDeps {
   readonly maxBatchItems: number;
   /** Lets queued I/O run between the chunks of a streamed answer. */
   readonly yieldToLoop: YieldToLoop;
+  /** The rate limiter: a batch costs ceil(items / 10); authentication already took 1. */
+  readonly rateLimiter?: Pick<RateLimiter, "chargeMore">;
 }
 
 export function addBatchRoutes(router: Router<AppState>, deps: BatchRouteDeps): void {
   router.post("/v1/cache/batch/put", authenticated(deps.auth, "write"), (ctx) => batchPut(ctx, deps));
   router.post("/v1/cache/batch/get", authenticated(deps.auth, "read"), (ctx) => batchGet(ctx, deps));
   router.post("/v1/cache/batch/delete", authenticated(deps.auth, "write"), (ctx) => batchDelete(ctx, deps));
+}
+
+/** What a batch of `items` items or keys costs in rate-limit tokens: ceil(items / 10), at least 1. */
+export function batchCost(items: number): number {
+  return Math.max(1, Math.ceil(items / 10));
 }
 
 /** The array field of the body, checked against the batch limit. */
@@ -55,6 +62,9 @@ async function listOf(ctx: AppContext, field: "items" | "keys", deps: BatchRoute
   if (list.length > deps.maxBatchItems) {
     throw badRequest(`at most ${deps.maxBatchItems} ${field} per batch call; got ${list.length}`, { max_items: deps.maxBatchItems });
   }
+  // The rest of the batch's cost, known now that the body is read (it may leave the bucket in debt).
+  const identity = ctx.state.identity;
+  if (identity && deps.rateLimiter) deps.rateLimiter.chargeMore(identity, ctx.req.socket.remoteAddress, batchCost(list.length) - 1);
   return list;
 }
 

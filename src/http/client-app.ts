@@ -5,17 +5,20 @@ import Router from "@koa/router";
 import Koa from "koa";
 import type { components } from "../../gen/openapi/client.js";
 import { yieldToEventLoop, type Clock, type YieldToLoop } from "../core/clock.js";
-import type { Authenticator } from "../auth/index.js";
+import type { Authenticator, RateLimiter } from "../auth/index.js";
 import type { CacheService } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
-import type { OperationLatencies } from "../observability/index.js";
+import type { ListenerDurations, OperationLatencies } from "../observability/index.js";
 import { addBatchRoutes } from "./batch-routes.js";
 import { addEndpointRoutes } from "./endpoint-routes.js";
 import { addIdentityRoutes } from "./identity-routes.js";
-import { createItemHandler, itemRoutes, type ItemHandler, type ItemRouteDeps } from "./item-routes.js";
+import { createItemHandler, ITEM_ROUTES, itemRoutes, type ItemHandler, type ItemRouteDeps } from "./item-routes.js";
 import { addKeyRoutes } from "./key-routes.js";
-import { errorEnvelope, quietAppErrors, unknownRoute, type AppState } from "./koa-middleware.js";
+import { errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
+
+/** The route template of the item routes. */
+const ITEM_ROUTE = (ITEM_ROUTES[0] as { path: string }).path;
 
 type Schemas = components["schemas"];
 
@@ -25,6 +28,10 @@ export interface ClientAppDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly latencies: OperationLatencies;
+  /** http.server.request.duration of this listener. */
+  readonly durations: ListenerDurations;
+  /** The rate limiter behind `auth` (batches pay the rest of their cost once read). */
+  readonly rateLimiter?: Pick<RateLimiter, "chargeMore">;
   /** Membership, for endpoint discovery (GET /v1/cluster/endpoints). */
   readonly members: MemberTable;
   /** Lets queued I/O run between the chunks of long answers; setImmediate when omitted. */
@@ -54,7 +61,7 @@ export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
     ctx.body = deps.openapiYaml;
   });
   addIdentityRoutes(router, deps.auth);
-  addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, ...deps.limits });
+  addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, rateLimiter: deps.rateLimiter, ...deps.limits });
   addKeyRoutes(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
   addEndpointRoutes(router, { auth: deps.auth, members: deps.members });
   return router;
@@ -64,6 +71,7 @@ export function createClientApp(deps: ClientAppDeps, items: ItemHandler = create
   const app = new Koa<AppState>();
   quietAppErrors(app, deps.logger);
   app.use(itemRoutes(items));
+  app.use(requestDurations(deps.durations, deps.clock));
   app.use(errorEnvelope(deps.logger, () => deps.auth.challenge));
   const router = createClientRouter(deps);
   app.use(router.routes());
@@ -94,5 +102,5 @@ export function createClientListener(deps: ClientAppDeps): ClientListener {
 }
 
 function itemDeps(deps: ClientAppDeps): ItemRouteDeps {
-  return { cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, latencies: deps.latencies, ...deps.limits };
+  return { cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, latencies: deps.latencies, durations: deps.durations.route(ITEM_ROUTE), ...deps.limits };
 }

@@ -13,7 +13,7 @@ import { CacheError, toCacheError } from "../core/errors.js";
 import { requireScope, type Authenticator, type Identity } from "../auth/index.js";
 import type { CacheService, ReadResult } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
-import type { LatencyWindow, OperationLatencies } from "../observability/index.js";
+import type { LatencyWindow, OperationLatencies, RouteDurations } from "../observability/index.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import { readRawBody } from "./body.js";
 import { itemEnvelope, itemHeaders } from "./item-view.js";
@@ -32,6 +32,8 @@ export interface ItemRouteDeps {
   readonly maxValueBytes: number;
   /** Where the latency of each GET, PUT and DELETE is recorded (for /stats). */
   readonly latencies: OperationLatencies;
+  /** http.server.request.duration of the route /v1/cache/{key}. */
+  readonly durations: RouteDurations;
 }
 
 /** Path prefix of the item routes. */
@@ -131,15 +133,17 @@ class ItemRoutes implements ItemHandler {
       this.fail(res, method, err);
     }
     // Every client operation counts, misses and errors included.
-    if (pending === undefined) window.record(clock.monotonicMs() - started);
+    const done = () => {
+      const ms = clock.monotonicMs() - started;
+      window.record(ms);
+      this.deps.durations.record(method, res.statusCode, ms / 1000);
+    };
+    if (pending === undefined) done();
     else {
-      pending.then(
-        () => window.record(clock.monotonicMs() - started),
-        (err: unknown) => {
-          this.fail(res, method, err);
-          window.record(clock.monotonicMs() - started);
-        },
-      );
+      pending.then(done, (err: unknown) => {
+        this.fail(res, method, err);
+        done();
+      });
     }
     return true;
   }

@@ -3,6 +3,8 @@ import type Koa from "koa";
 import { CacheError, toCacheError } from "../core/errors.js";
 import { requireScope, type Authenticator, type Identity, type Scope } from "../auth/index.js";
 import type { Logger } from "../log/index.js";
+import type { Clock } from "../core/clock.js";
+import type { ListenerDurations } from "../observability/index.js";
 import { checkQueryLength } from "./query.js";
 import { closesConnection, envelopeOf } from "./respond.js";
 
@@ -35,6 +37,7 @@ export function errorEnvelope(logger: Logger, challenge: () => string): Koa.Midd
       ctx.body = envelopeOf(e);
       if (e.code === "UNAUTHORIZED" && challenge()) ctx.set("WWW-Authenticate", challenge());
       if (e.retryAfterS !== undefined) ctx.set("Retry-After", String(e.retryAfterS));
+      if (e.headers !== undefined) ctx.set(e.headers);
       if (closesConnection(e)) ctx.set("Connection", "close");
     }
   };
@@ -48,6 +51,24 @@ export function authenticated(auth: Authenticator, ...anyOf: Scope[]): Koa.Middl
     if (anyOf.length > 0) requireScope(identity, ...anyOf);
     ctx.state.identity = identity;
     await next();
+  };
+}
+
+/**
+ * Records http.server.request.duration for every request that goes through the Koa stack: the
+ * route template @koa/router matched ("" when none did), the method and the final status (of
+ * the raw response when a route answers it directly).
+ */
+export function requestDurations(durations: ListenerDurations, clock: Clock): Koa.Middleware<AppState> {
+  return async (ctx, next) => {
+    const started = clock.monotonicMs();
+    try {
+      await next();
+    } finally {
+      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+      const status = ctx.respond === false ? ctx.res.statusCode : ctx.status;
+      durations.route(typeof matched === "string" ? matched : "").record(ctx.method, status, (clock.monotonicMs() - started) / 1000);
+    }
   };
 }
 

@@ -9,14 +9,14 @@ import { CacheError, badRequest } from "../core/errors.js";
 import { SSE_SUBSCRIBERS_MAX } from "../core/limits.js";
 import type { Config } from "../config/index.js";
 import type { Authenticator } from "../auth/index.js";
-import type { Lifecycle } from "../cluster/index.js";
+import type { DrainStatus, Lifecycle, Readiness } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
-import type { Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";
+import type { ListenerDurations, Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";
 import type { ShardedStore } from "../store/index.js";
 import { SSE_RETRY_MS, subscribeEvents } from "./cluster-events.js";
 import { addIdentityRoutes } from "./identity-routes.js";
-import { authenticated, errorEnvelope, quietAppErrors, unknownRoute, type AppState } from "./koa-middleware.js";
+import { authenticated, errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 import { membersBody } from "./members-body.js";
 
 type Schemas = components["schemas"];
@@ -42,6 +42,12 @@ export interface ManagementAppDeps {
   readonly startedAtMonotonicMs: number;
   /** True while the node is still pulling its data from its peers. */
   readonly catchingUp: () => boolean;
+  /** The checks of /readyz. */
+  readonly readiness: Readiness;
+  /** The drain hand-off status (GET /dist/drain). */
+  readonly drainStatus: () => DrainStatus;
+  /** http.server.request.duration of this listener. */
+  readonly durations: ListenerDurations;
 }
 
 export function createManagementRouter(deps: ManagementAppDeps): Router<AppState> {
@@ -57,9 +63,20 @@ export function createManagementRouter(deps: ManagementAppDeps): Router<AppState
 const readOrBetter = (auth: Authenticator) => authenticated(auth, "read", "admin");
 const admin = (auth: Authenticator) => authenticated(auth, "admin");
 
-/** Health, the OpenAPI document and who-am-I: no scope needed. */
+/** Health, the probes, the OpenAPI document and who-am-I: no scope needed. */
 function addOpenRoutes(router: Router<AppState>, deps: ManagementAppDeps): void {
   const { config } = deps;
+  router.get("/livez", (ctx) => {
+    const out: Schemas["Liveness"] = { status: "ok", node: config.nodeId };
+    ctx.body = out;
+  });
+  router.get("/readyz", (ctx) => {
+    const checks = deps.readiness.checks();
+    const ready = Object.values(checks).every((c: { ok: boolean }) => c.ok);
+    const out: Schemas["Readiness"] = { status: ready ? "ready" : "not_ready", node: config.nodeId, checks };
+    ctx.status = ready ? 200 : 503;
+    ctx.body = out;
+  });
   router.get("/health", (ctx) => {
     const draining = deps.lifecycle.draining;
     const out: Schemas["Health"] = { status: draining ? "draining" : "ok", node: config.nodeId, draining, catching_up: deps.catchingUp() };
@@ -154,6 +171,11 @@ function addClusterRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
 /** Drain (read or better) and the admin passes over this node's data. */
 function addControlRoutes(router: Router<AppState>, deps: ManagementAppDeps): void {
   const { auth, store } = deps;
+  router.get("/dist/drain", readOrBetter(auth), (ctx) => {
+    const out: Schemas["DrainStatus"] = deps.drainStatus();
+    ctx.body = out;
+  });
+
   router.post("/dist/drain", readOrBetter(auth), (ctx) => {
     deps.lifecycle.drain("management request");
     const out: Schemas["DrainAnswer"] = { draining: true };
@@ -179,6 +201,7 @@ function addControlRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
 export function createManagementApp(deps: ManagementAppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   quietAppErrors(app, deps.logger);
+  app.use(requestDurations(deps.durations, deps.clock));
   app.use(errorEnvelope(deps.logger, () => deps.auth.challenge));
   app.use(createManagementRouter(deps).routes());
   app.use(unknownRoute());

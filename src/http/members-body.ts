@@ -19,6 +19,7 @@ export function membersBody(config: Config, members: MemberTable): components["s
       last_seen: new Date(m.lastSeenMs).toISOString(),
       api_url: m.apiUrl ?? "",
       mgmt_url: m.mgmtUrl ?? "",
+      draining: m.draining === true,
     })),
   };
 }

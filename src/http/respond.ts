@@ -32,6 +32,7 @@ export function writeError(res: ServerResponse, err: CacheError, opts: { headOnl
   }
   if (err.code === "UNAUTHORIZED" && opts.challenge) res.setHeader("WWW-Authenticate", opts.challenge);
   if (err.retryAfterS !== undefined) res.setHeader("Retry-After", String(err.retryAfterS));
+  if (err.headers !== undefined) for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
   if (closesConnection(err)) res.setHeader("Connection", "close");
   writeJson(res, err.status, JSON.stringify(envelopeOf(err)), opts.headOnly);
 }

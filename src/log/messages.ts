@@ -40,6 +40,12 @@ export const LOG = Object.freeze({
   gossipPushFailed: "gossip push failed",
   backoffFactorChanged: "merkle auto-sync backoff factor changed",
   draining: "dist node draining",
+  drainProgress: "drain progress",
+  drainSafe: "drain complete: data handed off, leaving the cluster",
+  drainTimedOut: "drain timed out: stopping with data not handed off",
+  drainHandoffFailed: "drain hand-off call failed; retried",
+  leftCluster: "left the cluster",
+  stoppedDrainTimedOut: "hypercache-server stopped after a drain timeout: data not handed off",
   caughtUp: "caught up with peers",
   requestFailed: "request failed",
 });

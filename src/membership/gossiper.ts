@@ -74,14 +74,24 @@ export class Gossiper {
     }
   }
 
+  /**
+   * Push-pull with one chosen peer now (a draining node asks each peer this way whether it saw
+   * the drain, and a leaving node announces that it left). True when the peer answered.
+   */
+  pushTo(peer: PeerRef): Promise<boolean> {
+    return this.exchange(peer, false);
+  }
+
   /** Push-pull with one peer; answers are merged as gossip from that peer. */
-  private async exchange(peer: PeerRef, logFailure: boolean): Promise<void> {
+  private async exchange(peer: PeerRef, logFailure: boolean): Promise<boolean> {
     const { members, transport, timers } = this.deps;
     try {
       const theirs = await withTimeout(timers, this.deps.timeoutMs, transport.gossip(peer, members.selfId, members.list() as PeerMember[]), `gossip to ${peer.id}`);
       members.merge(peer.id, theirs);
+      return true;
     } catch (err) {
       if (logFailure) this.deps.logger.warn(LOG.gossipPushFailed, { peer: peer.id, error: err instanceof Error ? err.message : String(err) });
+      return false;
     }
   }
 

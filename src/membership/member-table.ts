@@ -6,27 +6,14 @@
 // must not call back into the table; must return quickly.
 import type { Clock } from "../core/clock.js";
 import { GOSSIP_ENTRIES_MAX, MEMBERS_MAX, PRUNED_REMEMBERED_MAX } from "../core/limits.js";
-import { isUnspecifiedHost, parseAddress } from "../core/address.js";
-import { parseBaseUrl } from "../core/base-url.js";
+import { isDialable as dialable } from "../core/address.js";
 import { isNodeId } from "../core/node-id.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
+import { adoptClaimFields, freeze, type Entry } from "./member-entry.js";
 import { decideGossip, isDeadBy, type Member, type MemberState } from "./transitions.js";
 
 export type MembershipObserver = (members: readonly Member[]) => void;
-
-interface Entry {
-  id: string;
-  address: string;
-  state: MemberState;
-  incarnation: number;
-  lastSeenMs: number;
-  /** Last successful probe (or join), for the dead window. */
-  lastProbeOkMs: number;
-  /** Advertised base URLs ("" while not known). */
-  apiUrl: string;
-  mgmtUrl: string;
-}
 
 export interface MemberTableDeps {
   readonly selfId: string;
@@ -50,10 +37,16 @@ export class MemberTable {
   private readonly known = new Set<string>();
   private readonly observers = new Set<MembershipObserver>();
   private versionCounter = 1;
+  /** Peers whose gossip showed this node as draining (while it drains). */
+  private readonly drainSeenBy = new Set<string>();
+  /** This node announced that it leaves (its claims carry `left`). */
+  private selfLeft = false;
+  /** A peer answered a probe or gossiped its own claim at least once. */
+  private contactedPeer = false;
 
   constructor(private readonly deps: MemberTableDeps) {
     const now = deps.clock.nowMs();
-    this.entries.set(deps.selfId, { id: deps.selfId, address: deps.selfAddress, state: "alive", incarnation: 1, lastSeenMs: now, lastProbeOkMs: now, apiUrl: deps.selfApiUrl ?? "", mgmtUrl: deps.selfMgmtUrl ?? "" });
+    this.entries.set(deps.selfId, { id: deps.selfId, address: deps.selfAddress, state: "alive", incarnation: 1, lastSeenMs: now, lastProbeOkMs: now, apiUrl: deps.selfApiUrl ?? "", mgmtUrl: deps.selfMgmtUrl ?? "", draining: false });
     this.known.add(deps.selfId);
     this.updateGauges();
   }
@@ -76,9 +69,9 @@ export class MemberTable {
     return e ? freeze(e) : undefined;
   }
 
-  /** Every member, the local node included, sorted by id. */
+  /** Every member, the local node included, sorted by id (this node's entry carries `left` once it leaves). */
   list(): Member[] {
-    return [...this.entries.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map(freeze);
+    return [...this.entries.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map((e) => (this.selfLeft && e.id === this.deps.selfId ? { ...freeze(e), left: true } : freeze(e)));
   }
 
   /** Peers (not the local node) in a state. */
@@ -86,9 +79,59 @@ export class MemberTable {
     return this.list().filter((m) => m.id !== this.deps.selfId && (states.length === 0 || states.includes(m.state)));
   }
 
-  /** Members that hold ring positions: alive and suspect ones. */
+  /**
+   * Members that hold ring positions: alive and suspect ones that are not draining. When every
+   * such member drains (a cluster of one draining), they keep their positions, so the writes
+   * admitted before the drain still have owners.
+   */
   ringMembers(): string[] {
-    return [...this.entries.values()].filter((e) => e.state !== "dead").map((e) => e.id);
+    const live = [...this.entries.values()].filter((e) => e.state !== "dead");
+    const serving = live.filter((e) => !e.draining);
+    return (serving.length > 0 ? serving : live).map((e) => e.id);
+  }
+
+  /** True while this node drains (its own entry says so). */
+  get selfDraining(): boolean {
+    return (this.entries.get(this.deps.selfId) as Entry).draining;
+  }
+
+  /** True once this node announced that it left (leave()). */
+  get hasLeft(): boolean {
+    return this.selfLeft;
+  }
+
+  /** True once a peer answered a probe or sent its own claim (the node joined its cluster). */
+  get contacted(): boolean {
+    return this.contactedPeer;
+  }
+
+  /**
+   * This node starts draining: its entry says so at a higher incarnation (gossip carries it), and
+   * it leaves its own ring. One-way; false when already draining.
+   */
+  startDraining(): boolean {
+    const self = this.entries.get(this.deps.selfId) as Entry;
+    if (self.draining) return false;
+    self.draining = true;
+    self.incarnation++;
+    this.drainSeenBy.clear();
+    this.changed();
+    return true;
+  }
+
+  /** True when peer `id` has shown this draining node as draining in its gossip. */
+  seesSelfDraining(id: string): boolean {
+    return this.drainSeenBy.has(id);
+  }
+
+  /**
+   * This node leaves for good: from now on its own claim carries `left` (at a higher incarnation),
+   * which peers take as a manual removal. Call after the drain, right before stopping.
+   */
+  leave(): void {
+    if (this.selfLeft) return;
+    this.selfLeft = true;
+    (this.entries.get(this.deps.selfId) as Entry).incarnation++;
   }
 
   /** Nodes seen in the cluster, pruned ones included (only a manual removal lowers it). */
@@ -108,7 +151,6 @@ export class MemberTable {
     return () => this.observers.delete(observer);
   }
 
-  /** Adds a peer learned from a seed or a join; true when it was new. */
   /** Adds a peer learned from a seed or from its own claim (it counts towards quorum sizes). */
   addPeer(id: string, address: string, incarnation = 1): boolean {
     return this.insert(id, address, "alive", incarnation, true);
@@ -146,7 +188,7 @@ export class MemberTable {
     // Nobody could dial a member known only by an unspecified host: wait for a real address.
     if (!dialable(address)) return false;
     const now = this.deps.clock.nowMs();
-    this.entries.set(id, { id, address, state, incarnation, lastSeenMs: now, lastProbeOkMs: now, apiUrl: "", mgmtUrl: "" });
+    this.entries.set(id, { id, address, state, incarnation, lastSeenMs: now, lastProbeOkMs: now, apiUrl: "", mgmtUrl: "", draining: false });
     this.pruned.delete(id);
     this.removed.delete(id);
     if (reached) this.known.add(id);
@@ -163,6 +205,7 @@ export class MemberTable {
     e.lastSeenMs = now;
     e.lastProbeOkMs = now;
     this.known.add(id);
+    this.contactedPeer = true;
     // Same state: last-seen only (incarnation and version untouched). A real change may take the
     // incarnation the peer reported.
     if (e.state !== "alive") this.transition(e, "alive", incarnation);
@@ -226,9 +269,11 @@ export class MemberTable {
     const before = this.versionCounter;
     const now = this.deps.clock.nowMs();
     for (const claim of claims.slice(0, GOSSIP_ENTRIES_MAX)) {
+      if (claim.id === from && claim.id !== this.deps.selfId) this.contactedPeer = true;
+      if (this.takeLeaveOrDrainNotice(from, claim)) continue;
       const local = this.entries.get(claim.id);
       const blocked = this.pruned.has(claim.id) || this.removed.has(claim.id);
-      const d = decideGossip(this.deps.selfId, this.selfIncarnation, from, claim, local ? freeze(local) : undefined, blocked);
+      const d = decideGossip(this.deps.selfId, this.selfIncarnation, from, claim, local ? freeze(local) : undefined, blocked, this.selfDraining);
       const knownIncarnation = local?.incarnation ?? 0;
       switch (d.kind) {
         case "ignore":
@@ -266,32 +311,27 @@ export class MemberTable {
           break;
         }
       }
-      if (d.kind !== "ignore" && d.kind !== "refute") this.adoptUrls(claim, from, knownIncarnation);
+      const e = claim.id === this.deps.selfId ? undefined : this.entries.get(claim.id);
+      // Changing a URL or the draining flag is a change (version bump, observers).
+      if (e && d.kind !== "ignore" && d.kind !== "refute" && adoptClaimFields(e, claim, claim.id === from, knownIncarnation)) this.changed();
     }
     return this.versionCounter !== before;
   }
 
   /**
-   * Takes the advertised URLs of a claim merge() accepted: always from the member's own claim, from
-   * hearsay only when it is newer (higher incarnation) or fills in URLs not known yet. A URL that
-   * is not a valid http(s) base URL is ignored. Changing a URL is a change (version bump).
+   * Handles what merge() must see before the SWIM decision: a member's own claim that it left (a
+   * manual removal: it stops counting towards quorum sizes), and a peer's view of this draining
+   * node (recorded as that peer's confirmation). Returns true when the claim is consumed.
    */
-  private adoptUrls(claim: Member, from: string, knownIncarnation: number): void {
-    const e = claim.id === this.deps.selfId ? undefined : this.entries.get(claim.id);
-    if (!e) return;
-    const trusted = claim.id === from || claim.incarnation > knownIncarnation;
-    const api = claim.apiUrl ? parseBaseUrl(claim.apiUrl) : undefined;
-    const mgmt = claim.mgmtUrl ? parseBaseUrl(claim.mgmtUrl) : undefined;
-    let changed = false;
-    if (api !== undefined && api !== e.apiUrl && (trusted || e.apiUrl === "")) {
-      e.apiUrl = api;
-      changed = true;
+  private takeLeaveOrDrainNotice(from: string, claim: Member): boolean {
+    if (claim.id === this.deps.selfId) {
+      if (claim.draining === true && this.selfDraining && from !== this.deps.selfId) this.drainSeenBy.add(from);
+      return false;
     }
-    if (mgmt !== undefined && mgmt !== e.mgmtUrl && (trusted || e.mgmtUrl === "")) {
-      e.mgmtUrl = mgmt;
-      changed = true;
-    }
-    if (changed) this.changed();
+    if (claim.left !== true) return false;
+    // Only a member's own claim says it left; hearsay of it is ignored.
+    if (claim.id === from) this.remove(claim.id);
+    return true;
   }
 
   /**
@@ -329,18 +369,4 @@ export class MemberTable {
     this.deps.metrics.set("dist.nodes.suspect", suspect);
     this.deps.metrics.set("dist.membership.version", this.versionCounter);
   }
-}
-
-function freeze(e: Entry): Member {
-  return Object.freeze({ id: e.id, address: e.address, state: e.state, incarnation: e.incarnation, lastSeenMs: e.lastSeenMs, apiUrl: e.apiUrl, mgmtUrl: e.mgmtUrl });
-}
-
-/**
- * True for an address peers can dial: a gossiped self-claim of a node bound to ":7946",
- * "0.0.0.0:7946" or "[::]:7946" names no host, and never replaces the address this node reached
- * the peer at (SPEC-NOTES: a node without seeds keeps the default address).
- */
-function dialable(address: string): boolean {
-  const a = parseAddress(address);
-  return a !== undefined && !isUnspecifiedHost(a.host);
 }

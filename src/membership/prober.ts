@@ -3,7 +3,7 @@
 // direct probe asks up to K random alive relays to probe the peer (indirect probe); if one
 // reaches it the suspicion is refuted, otherwise the peer is marked suspect. A suspect that
 // goes SERVICE_DEAD_AFTER without a successful probe is declared dead and pruned.
-import type { TimerHandle, Timers } from "../core/clock.js";
+import type { Clock, TimerHandle, Timers } from "../core/clock.js";
 import { CacheError } from "../core/errors.js";
 import { withTimeout } from "../core/timeout.js";
 import { sample, shuffle, type Random } from "../core/random.js";
@@ -22,6 +22,9 @@ export interface ProberDeps {
   readonly heartbeatMs: number;
   readonly indirectProbeK: number;
   readonly deadAfterMs: number;
+  /** Wall clock for the offset samples; with `offsets`, every direct probe answer is one. */
+  readonly clock?: Clock;
+  readonly offsets?: { sample(peerId: string, sentMs: number, answeredMs: number, peerUnixMs: number): void };
 }
 
 export class Prober {
@@ -63,8 +66,10 @@ export class Prober {
   async probe(peer: PeerRef): Promise<void> {
     const { members, transport, timers, metrics } = this.deps;
     try {
+      const sentMs = this.deps.clock?.nowMs() ?? 0;
       const h = await withTimeout(timers, this.probeTimeoutMs, transport.health(peer), `probe of ${peer.id}`);
       if (h.node !== "" && h.node !== peer.id) throw new CacheError("UNAVAILABLE", `${peer.address} answered as ${h.node}, not ${peer.id}`);
+      if (this.deps.clock && this.deps.offsets) this.deps.offsets.sample(peer.id, sentMs, this.deps.clock.nowMs(), h.unixMs ?? 0);
       members.probeSucceeded(peer.id, h.incarnation);
       return;
     } catch {

@@ -15,6 +15,10 @@ export interface Member {
   /** Advertised client and management base URLs; empty or absent while not known. */
   readonly apiUrl?: string;
   readonly mgmtUrl?: string;
+  /** The member is draining: it holds no ring position. Absent means false. */
+  readonly draining?: boolean;
+  /** The member left for good (only in its own last claim). Absent means false. */
+  readonly left?: boolean;
 }
 
 /** What to do with one gossiped entry. */
@@ -31,8 +35,9 @@ export type GossipDecision =
  * Decides one gossip entry `claim`, sent by node `from`, against the local view `local`
  * (undefined when unknown). `pruned` tells whether the member was pruned as dead earlier.
  *
- * Rules: a claim about the local node that it is suspect or dead at an incarnation at or above
- * its own is refuted with a strictly higher incarnation. A node's own claim about itself is
+ * Rules: a claim about the local node that it is suspect or dead, or that contradicts its draining
+ * state (`selfDraining`) or says it left, at an incarnation at or above its own is refuted with a
+ * strictly higher incarnation (so a restarted node is not taken for its draining predecessor). A node's own claim about itself is
  * accepted (that is how a restarted or pruned node rejoins). Third-party claims never add a
  * dead member nor resurrect a pruned one; a third-party "dead" is taken as "suspect" so that
  * local probes, not hearsay, decide a death. Otherwise the higher incarnation wins, and at
@@ -45,10 +50,12 @@ export function decideGossip(
   claim: Member,
   local: Member | undefined,
   pruned: boolean,
+  selfDraining = false,
 ): GossipDecision {
   if (!Number.isSafeInteger(claim.incarnation) || claim.incarnation < 0 || claim.incarnation >= Number.MAX_SAFE_INTEGER) return { kind: "ignore" };
   if (claim.id === selfId) {
-    if (claim.state !== "alive" && claim.incarnation >= selfIncarnation) return { kind: "refute", incarnation: claim.incarnation + 1 };
+    const wrong = claim.state !== "alive" || (claim.draining ?? false) !== selfDraining || claim.left === true;
+    if (wrong && claim.incarnation >= selfIncarnation) return { kind: "refute", incarnation: claim.incarnation + 1 };
     return { kind: "ignore" };
   }
   const ownClaim = from === claim.id;

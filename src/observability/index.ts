@@ -1,5 +1,10 @@
 export { Metrics } from "./metrics.js";
 export { COUNTERS, GAUGES, METRIC_HELP, type CounterName, type GaugeName, type MetricName } from "./metric-names.js";
 export { createOtelMirror, prometheusName, type OtelMirror, type OtelMirrorOptions, type OtlpExporterFactory } from "./otel-mirror.js";
+export { collectMetrics, type CacheFigures, type MetricSources, type RoleFigures } from "./catalog.js";
+export { Histogram, HistogramSeries, DURATION_BUCKETS_S, type Attributes } from "./histogram.js";
+export { HttpServerDurations, ListenerDurations, RouteDurations } from "./http-durations.js";
+export { PeerCallMetrics } from "./peer-call-metrics.js";
+export { RuntimeMetrics } from "./runtime-metrics.js";
 export { LatencyWindow, OperationLatencies, type LatencySummary } from "./latency.js";
 export { SseHub, formatFrame, type SseSink } from "./sse-hub.js";

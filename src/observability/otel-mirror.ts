@@ -1,13 +1,20 @@
-// Mirrors the node's Metrics registry through the OpenTelemetry metrics API: one MeterProvider
-// per node (never the global one), observable instruments that read the registry at collection
-// time, a Prometheus reader whose request handler serves /metrics, and an OTLP/HTTP exporter
-// when an endpoint is configured (OTEL_EXPORTER_OTLP_ENDPOINT, read by main.ts).
+// Exports the node's metrics through OpenTelemetry: a MetricProducer turns the catalog (the dist.*
+// registry, cache figures, request and peer-call histograms, runtime) into OpenTelemetry metric
+// data at collection time, and the SDK's readers export it: a Prometheus reader whose request
+// handler serves /metrics (Prometheus names: base units, _total on counters), and an OTLP/HTTP
+// exporter when an endpoint is configured (OTEL_EXPORTER_OTLP_ENDPOINT, read by main.ts), with the
+// OpenTelemetry names and units. One MeterProvider per reader and node, never the global one.
+// Nothing is recorded through the SDK's instruments, so the hot path pays no attribute hashing.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { ValueType, type HrTime } from "@opentelemetry/api";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import { MeterProvider, PeriodicExportingMetricReader, type MetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
-import { COUNTERS, GAUGES, METRIC_HELP, type MetricName } from "./metric-names.js";
-import type { Metrics } from "./metrics.js";
+import { resourceFromAttributes, type Resource } from "@opentelemetry/resources";
+import {
+  AggregationTemporality, DataPointType, MeterProvider, PeriodicExportingMetricReader, type CollectionResult, type MetricData, type MetricProducer, type PushMetricExporter,
+} from "@opentelemetry/sdk-metrics";
+import { collectMetrics, type Collected, type MetricSources } from "./catalog.js";
+
+export { prometheusName } from "./catalog.js";
 
 /** Builds the OTLP exporter for a metrics URL. main.ts loads the exporter module only when an
  * endpoint is configured, which keeps it (and its memory) out of nodes that do not export. */
@@ -16,6 +23,8 @@ export type OtlpExporterFactory = (url: string) => PushMetricExporter;
 export interface OtelMirrorOptions {
   readonly nodeId: string;
   readonly serviceVersion: string;
+  /** Wall-clock Unix ms (the start and end times of the points). */
+  readonly nowMs: () => number;
   /** OTLP/HTTP base endpoint (http://collector:4318); metrics go to <endpoint>/v1/metrics. */
   readonly otlpEndpoint?: string;
   /** OTLP export interval, ms. */
@@ -25,36 +34,68 @@ export interface OtelMirrorOptions {
 }
 
 export interface OtelMirror {
-  /** Writes the Prometheus text exposition of every instrument. */
+  /** Writes the Prometheus text exposition of every metric. */
   servePrometheus(req: IncomingMessage, res: ServerResponse): void;
   shutdown(): Promise<void>;
 }
 
-/** Prometheus names cannot hold dots: "dist.write.attempts" becomes "dist_write_attempts". */
-export function prometheusName(name: MetricName): string {
-  return name.replace(/\./g, "_");
+type Naming = "prometheus" | "otel";
+
+function hrTime(ms: number): HrTime {
+  const s = Math.floor(ms / 1000);
+  return [s, Math.round((ms - s * 1000) * 1e6)];
 }
 
-export function createOtelMirror(metrics: Metrics, opts: OtelMirrorOptions): OtelMirror {
-  const prometheus = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true });
-  const readers: MetricReader[] = [prometheus];
+/** One catalog entry as OpenTelemetry metric data, under the names of `naming`. */
+function toMetricData(c: Collected, naming: Naming, startTime: HrTime, endTime: HrTime): MetricData {
+  const prom = naming === "prometheus";
+  const scale = prom ? (c.promScale ?? 1) : 1;
+  const descriptor = { name: prom ? c.prom : c.otel, description: c.description, unit: prom ? (c.promScale ? "s" : c.unit) : c.unit, valueType: ValueType.DOUBLE };
+  const base = { descriptor, aggregationTemporality: AggregationTemporality.CUMULATIVE };
+  if (c.kind === "histogram") {
+    const boundaries = c.histogram.boundaries;
+    const dataPoints = c.histogram.series.map((s) => ({
+      startTime,
+      endTime,
+      attributes: { ...s.attributes },
+      value: { buckets: { boundaries: [...boundaries], counts: [...s.counts] }, sum: s.sum, count: s.count, ...(s.count > 0 ? { min: s.min, max: s.max } : {}) },
+    }));
+    return { ...base, dataPointType: DataPointType.HISTOGRAM, dataPoints };
+  }
+  const dataPoints = c.points.map((p) => ({ startTime, endTime, attributes: { ...p.attributes }, value: p.value * scale }));
+  if (c.kind === "counter") return { ...base, dataPointType: DataPointType.SUM, isMonotonic: true, dataPoints };
+  return { ...base, dataPointType: DataPointType.GAUGE, dataPoints };
+}
+
+function producer(sources: MetricSources, naming: Naming, resource: Resource, opts: OtelMirrorOptions, startMs: number): MetricProducer {
+  return {
+    collect: async (): Promise<CollectionResult> => {
+      const startTime = hrTime(startMs);
+      const endTime = hrTime(opts.nowMs());
+      const metrics = collectMetrics(sources).map((c) => toMetricData(c, naming, startTime, endTime));
+      return { resourceMetrics: { resource, scopeMetrics: [{ scope: { name: "hypercache-server", version: opts.serviceVersion }, metrics }] }, errors: [] };
+    },
+  };
+}
+
+export function createOtelMirror(sources: MetricSources, opts: OtelMirrorOptions): OtelMirror {
+  const resource = resourceFromAttributes({ "service.name": "hypercache-server", "service.version": opts.serviceVersion, "service.instance.id": opts.nodeId });
+  const startMs = opts.nowMs();
+  const prometheus = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true, metricProducers: [producer(sources, "prometheus", resource, opts, startMs)] });
+  const providers = [new MeterProvider({ resource, readers: [prometheus] })];
   if (opts.otlpEndpoint && opts.otlpExporter) {
     const url = `${opts.otlpEndpoint.replace(/\/+$/, "")}/v1/metrics`;
-    readers.push(new PeriodicExportingMetricReader({ exporter: opts.otlpExporter(url), exportIntervalMillis: opts.otlpIntervalMs ?? 15_000 }));
-  }
-  const provider = new MeterProvider({
-    resource: resourceFromAttributes({ "service.name": "hypercache-server", "service.version": opts.serviceVersion, "service.instance.id": opts.nodeId }),
-    readers,
-  });
-  const meter = provider.getMeter("hypercache-server");
-  for (const name of COUNTERS) {
-    meter.createObservableCounter(prometheusName(name), { description: METRIC_HELP[name] }).addCallback((r) => r.observe(metrics.get(name)));
-  }
-  for (const name of GAUGES) {
-    meter.createObservableGauge(prometheusName(name), { description: METRIC_HELP[name] }).addCallback((r) => r.observe(metrics.get(name)));
+    const reader = new PeriodicExportingMetricReader({
+      exporter: opts.otlpExporter(url),
+      exportIntervalMillis: opts.otlpIntervalMs ?? 15_000,
+      metricProducers: [producer(sources, "otel", resource, opts, startMs)],
+    });
+    providers.push(new MeterProvider({ resource, readers: [reader] }));
   }
   return {
     servePrometheus: (req, res) => prometheus.getMetricsRequestHandler(req, res),
-    shutdown: () => provider.shutdown(),
+    shutdown: async () => {
+      await Promise.all(providers.map((p) => p.shutdown()));
+    },
   };
 }

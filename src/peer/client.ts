@@ -5,9 +5,9 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { compressionGzip, createConnectTransport } from "@connectrpc/connect-node";
 import type { SecureClientSessionOptions } from "node:http2";
-import { systemTimers, type Timers } from "../core/clock.js";
+import { systemClock, systemTimers, type Timers } from "../core/clock.js";
 import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
-import type { Metrics } from "../observability/index.js";
+import type { Metrics, PeerCallMetrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import type { ForwardRequest, PeerMember, PeerRef, PeerTransport, WriteOutcome } from "../transport/index.js";
 import {
@@ -15,6 +15,7 @@ import {
   ForwardRequestSchema,
   GetRequestSchema,
   GossipRequestSchema,
+  HandOffHintsRequestSchema,
   HealthRequestSchema,
   KeysRequestSchema,
   MerkleLeavesRequestSchema,
@@ -48,6 +49,10 @@ export interface ConnectPeerTransportOptions {
   readonly timeoutMs?: number;
   /** Counts dist.peer.calls and dist.peer.call_failures. */
   readonly metrics?: Metrics;
+  /** Records each call's duration and outcome per method and peer. */
+  readonly callMetrics?: PeerCallMetrics;
+  /** Monotonic ms, for call durations (the system clock by default). */
+  readonly monotonicMs?: () => number;
   /** Timers for per-call timeouts on exchange streams (the process timers by default). */
   readonly timers?: Timers;
 }
@@ -111,32 +116,54 @@ export class ConnectPeerTransport implements PeerTransport {
    * A data-path call: a frame on the peer's exchange stream, or a unary call for a peer without
    * Exchange (detected on the first try, which is then repeated as a unary call).
    */
-  private async exchangeOr<T>(to: PeerRef, call: ExchangeRequest["call"], pick: (r: ExchangeResponse) => T | undefined, unary: (c: Client<typeof PeerService>) => Promise<T>): Promise<T> {
+  private async exchangeOr<T>(
+    to: PeerRef,
+    method: string,
+    call: ExchangeRequest["call"],
+    pick: (r: ExchangeResponse) => T | undefined,
+    unary: (c: Client<typeof PeerService>) => Promise<T>,
+  ): Promise<T> {
     const peer = this.peer(to);
-    if (!peer.channel.supported) return this.call(to, unary);
+    if (!peer.channel.supported) return this.call(to, method, unary);
     this.calls++;
     this.opts.metrics?.inc("dist.peer.calls");
+    const started = this.now();
     try {
       const r = await peer.channel.call(call);
       const out = pick(r);
       if (out === undefined) throw new CacheError("INTERNAL", `peer ${to.id} answered ${r.result.case ?? "nothing"} to ${call.case ?? "a call"}`);
+      this.opts.callMetrics?.record(method, to.id, (this.now() - started) / 1000, true);
       return out;
     } catch (err) {
-      if (!peer.channel.supported) return this.call(to, unary);
+      if (!peer.channel.supported) return this.call(to, method, unary);
       this.opts.metrics?.inc("dist.peer.call_failures");
+      this.opts.callMetrics?.record(method, to.id, (this.now() - started) / 1000, false);
       throw err;
     }
   }
 
-  private async call<T>(to: PeerRef, fn: (c: Client<typeof PeerService>) => Promise<T>): Promise<T> {
+  private now(): number {
+    return (this.opts.monotonicMs ?? systemClock.monotonicMs)();
+  }
+
+  private async call<T>(to: PeerRef, method: string, fn: (c: Client<typeof PeerService>) => Promise<T>): Promise<T> {
     this.calls++;
     this.opts.metrics?.inc("dist.peer.calls");
     const peer = this.peer(to);
+    const started = this.now();
+    const answeredBefore = peer.channel.answered;
     try {
-      return await fn(peer.client);
+      const out = await fn(peer.client);
+      this.opts.callMetrics?.record(method, to.id, (this.now() - started) / 1000, true);
+      return out;
     } catch (err) {
       this.opts.metrics?.inc("dist.peer.call_failures");
-      if (err instanceof ConnectError && (err.code === Code.DeadlineExceeded || err.code === Code.Unavailable)) peer.session.reset();
+      this.opts.callMetrics?.record(method, to.id, (this.now() - started) / 1000, false);
+      // A call that timed out or failed on a connection that answered nothing meanwhile: the
+      // connection may be dead. One that still carries answers (a slow Merkle call beside a busy
+      // exchange stream) is kept, with the calls on it.
+      const silent = peer.channel.answered === answeredBefore;
+      if (silent && err instanceof ConnectError && (err.code === Code.DeadlineExceeded || err.code === Code.Unavailable)) peer.session.reset();
       throw fromConnectError(err);
     }
   }
@@ -151,6 +178,7 @@ export class ConnectPeerTransport implements PeerTransport {
     });
     return this.exchangeOr(
       to,
+      "Forward",
       { case: "forward", value: msg },
       (r) => (r.result.case === "forward" ? forwardResults(r.result.value.results, to) : undefined),
       async (c) => forwardResults((await c.forward(msg)).results, to),
@@ -160,6 +188,7 @@ export class ConnectPeerTransport implements PeerTransport {
     const msg = create(SetRequestSchema, { from, entries: records.map(toEntry) });
     return this.exchangeOr(
       to,
+      "Set",
       { case: "set", value: msg },
       (r) => (r.result.case === "set" ? fromWirePushAnswer(r.result.value, to) : undefined),
       async (c) => fromWirePushAnswer(await c.set(msg), to),
@@ -169,6 +198,7 @@ export class ConnectPeerTransport implements PeerTransport {
     const msg = create(RemoveRequestSchema, { from, deletions: tombstones.map(toDeletion) });
     return this.exchangeOr(
       to,
+      "Remove",
       { case: "remove", value: msg },
       (r) => (r.result.case === "remove" ? fromWirePushAnswer(r.result.value, to) : undefined),
       async (c) => fromWirePushAnswer(await c.remove(msg), to),
@@ -179,53 +209,61 @@ export class ConnectPeerTransport implements PeerTransport {
     const records = (res: GetResponse) => res.results.map((r) => (r.found && r.entry ? fromEntry(r.entry) : undefined));
     return this.exchangeOr(
       to,
+      "Get",
       { case: "get", value: msg },
       (r) => (r.result.case === "get" ? records(r.result.value) : undefined),
       async (c) => records(await c.get(msg)),
     );
   }
   keys(to: PeerRef, cursor: string, limit: number, q: string) {
-    return this.call(to, async (c) => {
+    return this.call(to, "Keys", async (c) => {
       const res = await c.keys(create(KeysRequestSchema, { cursor, limit, q }));
       return { keys: res.keys, nextCursor: res.nextCursor, truncated: res.truncated };
     });
   }
   health(to: PeerRef) {
-    return this.call(to, async (c) => {
+    return this.call(to, "Health", async (c) => {
       const res = await c.health(create(HealthRequestSchema, {}));
-      return { node: res.node, draining: res.draining, incarnation: toNumber(res.incarnation) };
+      return { node: res.node, draining: res.draining, incarnation: toNumber(res.incarnation), unixMs: toNumber(res.unixMs) };
     });
   }
   probe(relay: PeerRef, targetId: string) {
-    return this.call(relay, async (c) => {
+    return this.call(relay, "Probe", async (c) => {
       const res = await c.probe(create(ProbeRequestSchema, { target: targetId }));
       return { target: res.target, ok: res.ok, error: res.error };
     });
   }
   gossip(to: PeerRef, from: string, members: readonly PeerMember[]) {
-    return this.call(to, async (c) => {
+    return this.call(to, "Gossip", async (c) => {
       const res = await c.gossip(create(GossipRequestSchema, { from, members: members.map(toWireMember) }));
       return res.members.map(fromWireMember).filter((m): m is PeerMember => m !== undefined);
     });
   }
   merkleRoot(to: PeerRef, requester: string, leafCount: number) {
-    return this.call(to, async (c) => {
+    return this.call(to, "MerkleRoot", async (c) => {
       const res = await c.merkleRoot(create(MerkleRootRequestSchema, { requester, leafCount }));
       return { root: Buffer.from(res.root).toString("hex"), leafCount: res.leafCount, recordCount: toNumber(res.recordCount) };
     });
   }
   merkleLeaves(to: PeerRef, requester: string, leafCount: number) {
-    return this.call(to, async (c) => (await c.merkleLeaves(create(MerkleLeavesRequestSchema, { requester, leafCount }))).leaves.map((l) => Buffer.from(l).toString("hex")));
+    return this.call(to, "MerkleLeaves", async (c) => (await c.merkleLeaves(create(MerkleLeavesRequestSchema, { requester, leafCount }))).leaves.map((l) => Buffer.from(l).toString("hex")));
   }
   merkleRange(to: PeerRef, requester: string, leafCount: number, leaves: readonly number[], cursor: string) {
-    return this.call(to, async (c) => {
+    return this.call(to, "MerkleRange", async (c) => {
       const res = await c.merkleRange(create(MerkleRangeRequestSchema, { requester, leafCount, leaves: [...leaves], cursor }));
       return { records: res.entries.map(fromEntry), nextCursor: res.nextCursor };
     });
   }
   drain(to: PeerRef) {
-    return this.call(to, async (c) => {
+    return this.call(to, "Drain", async (c) => {
       await c.drain(create(DrainRequestSchema, {}));
+    });
+  }
+  handOffHints(to: PeerRef, from: string, target: PeerRef, records: readonly VersionedRecord[]) {
+    return this.call(to, "HandOffHints", async (c) => {
+      const res = await c.handOffHints(create(HandOffHintsRequestSchema, { from, target: target.id, targetAddress: target.address, entries: records.map(toEntry) }));
+      checkAnswerer(res.node, to);
+      return records.map((_, i) => res.accepted[i] === true);
     });
   }
 

@@ -156,7 +156,7 @@ const STATE_TO_WIRE: Readonly<Record<PeerMemberState, MemberState>> = Object.fre
 });
 
 export function toWireMember(m: PeerMember): Member {
-  return create(MemberSchema, { id: m.id, address: m.address, state: STATE_TO_WIRE[m.state], incarnation: BigInt(m.incarnation), lastSeenUnixMs: BigInt(m.lastSeenMs), apiUrl: m.apiUrl ?? "", mgmtUrl: m.mgmtUrl ?? "" });
+  return create(MemberSchema, { id: m.id, address: m.address, state: STATE_TO_WIRE[m.state], incarnation: BigInt(m.incarnation), lastSeenUnixMs: BigInt(m.lastSeenMs), apiUrl: m.apiUrl ?? "", mgmtUrl: m.mgmtUrl ?? "", draining: m.draining ?? false, left: m.left ?? false });
 }
 
 /** Largest incarnation accepted from a peer: refuting it must stay a safe integer. */
@@ -167,5 +167,5 @@ export function fromWireMember(m: Member): PeerMember | undefined {
   const state: PeerMemberState | undefined =
     m.state === MemberState.ALIVE ? "alive" : m.state === MemberState.SUSPECT ? "suspect" : m.state === MemberState.DEAD ? "dead" : undefined;
   if (!state || m.id === "" || m.incarnation > INCARNATION_MAX || m.incarnation < 0n) return undefined;
-  return { id: m.id, address: m.address, state, incarnation: toNumber(m.incarnation), lastSeenMs: toNumber(m.lastSeenUnixMs), apiUrl: m.apiUrl, mgmtUrl: m.mgmtUrl };
+  return { id: m.id, address: m.address, state, incarnation: toNumber(m.incarnation), lastSeenMs: toNumber(m.lastSeenUnixMs), apiUrl: m.apiUrl, mgmtUrl: m.mgmtUrl, ...(m.draining ? { draining: true } : {}), ...(m.left ? { left: true } : {}) };
 }

@@ -29,6 +29,8 @@ export class ExchangeChannel {
   private requests: AsyncQueue<ExchangeRequest> | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
+  /** Answer frames received so far, on any stream. */
+  private answers = 0;
   /** False once the peer answered Unimplemented: use unary calls instead. */
   supported = true;
 
@@ -36,7 +38,11 @@ export class ExchangeChannel {
     private readonly client: Client<typeof PeerService>,
     private readonly timers: Timers,
     private readonly timeoutMs: number,
-    /** Called when a call times out: the connection under the stream may be dead. */
+    /**
+     * Called when a call times out and nothing came back on the channel since it was sent: the
+     * connection under the stream may be dead. A slow call on a stream that still answers others
+     * (a forward waiting for its quorum) fails alone and leaves the stream and the calls on it be.
+     */
     private readonly onStall: () => void = () => undefined,
   ) {}
 
@@ -44,11 +50,12 @@ export class ExchangeChannel {
   call(call: Call): Promise<ExchangeResponse> {
     const id = this.nextId++;
     const requests = this.open();
+    const answersAtSend = this.answers;
     return new Promise<ExchangeResponse>((resolve, reject) => {
       const timer = this.timers.after(this.timeoutMs, () => {
         if (!this.pending.delete(id)) return;
         reject(new CacheError("UNAVAILABLE", `peer call timed out after ${this.timeoutMs} ms`));
-        this.onStall();
+        if (this.answers === answersAtSend) this.onStall();
       });
       this.pending.set(id, {
         resolve: (r) => {
@@ -65,6 +72,11 @@ export class ExchangeChannel {
       });
       requests.push(create(ExchangeRequestSchema, { id: BigInt(id), call }));
     });
+  }
+
+  /** Answer frames received so far: a sign of life of the connection under the stream. */
+  get answered(): number {
+    return this.answers;
   }
 
   /** Ends the stream; pending calls fail. */
@@ -89,6 +101,7 @@ export class ExchangeChannel {
     let failure: unknown = new CacheError("UNAVAILABLE", "peer ended the exchange stream");
     try {
       for await (const r of responses) {
+        this.answers++;
         const id = Number(r.id);
         const p = this.pending.get(id);
         if (!p) continue;

@@ -4,6 +4,7 @@
 // the NO_SIDE_EFFECTS methods accept.
 import type { IncomingMessage } from "node:http";
 import type { Http2ServerRequest } from "node:http2";
+import { REFLECTION_PATHS } from "./reflection.js";
 
 export const SERVICE_PATH = "/internal/hypercache.peer.v1.PeerService";
 const BARE_SERVICE_PATH = "/hypercache.peer.v1.PeerService/";
@@ -41,7 +42,7 @@ function hasNoBody(req: IncomingMessage | Http2ServerRequest): boolean {
 export function rewriteFixedPath(req: IncomingMessage | Http2ServerRequest): boolean {
   const url = req.url ?? "";
   // Standard gRPC clients call /<package>.<Service>/<Method> and cannot add a prefix.
-  if (url.startsWith(BARE_SERVICE_PATH)) {
+  if (url.startsWith(BARE_SERVICE_PATH) || REFLECTION_PATHS.some((p) => url.startsWith(p))) {
     req.url = `/internal${url}`;
     return true;
   }

@@ -10,6 +10,7 @@ import {
   GetResponseSchema,
   GetResultSchema,
   GossipResponseSchema,
+  HandOffHintsResponseSchema,
   HealthResponseSchema,
   KeysResponseSchema,
   MerkleLeavesResponseSchema,
@@ -25,6 +26,7 @@ import {
 } from "./convert.js";
 import { toConnectError } from "./errors.js";
 import { exchangeHandler } from "./exchange-server.js";
+import { addReflectionRoutes, ReflectionAnswers } from "./reflection.js";
 
 /** Wraps a handler so that every thrown error leaves as a ConnectError carrying our code. */
 function guarded<A extends unknown[], R>(fn: (...args: A) => R | Promise<R>): (...args: A) => Promise<R> {
@@ -102,17 +104,24 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       endpoint.drain();
       return create(DrainResponseSchema, { draining: true });
     }),
+    handOffHints: guarded((req) => {
+      if (req.target === "") throw badRequest("target is required");
+      const accepted = endpoint.acceptHandOff(req.from, { id: req.target, address: req.targetAddress }, req.entries.map(fromEntry));
+      return create(HandOffHintsResponseSchema, { accepted, node: endpoint.health().node });
+    }),
     health: guarded((req) => {
       const h = endpoint.health();
       if (h.draining && req.unavailableWhenDraining) throw new CacheError("DRAINING", "node is draining");
-      return create(HealthResponseSchema, { node: h.node, draining: h.draining, incarnation: BigInt(h.incarnation) });
+      return create(HealthResponseSchema, { node: h.node, draining: h.draining, incarnation: BigInt(h.incarnation), unixMs: BigInt(Math.max(0, Math.floor(h.unixMs ?? 0))) });
     }),
   };
 }
 
-/** The Connect routes of the peer service. */
+/** The Connect routes of the peer port: the peer service and gRPC server reflection. */
 export function createPeerRoutes(endpoint: PeerEndpoint): (router: ConnectRouter) => void {
+  const reflection = new ReflectionAnswers();
   return (router) => {
     router.service(PeerService, peerServiceImpl(endpoint));
+    addReflectionRoutes(router, reflection);
   };
 }

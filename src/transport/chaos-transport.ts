@@ -109,6 +109,9 @@ export class ChaosTransport implements PeerTransport {
   drain(to: PeerRef) {
     return this.gate(to, () => this.inner.drain(to));
   }
+  handOffHints(to: PeerRef, from: string, target: PeerRef, records: readonly VersionedRecord[]) {
+    return this.gate(to, () => this.inner.handOffHints(to, from, target, records));
+  }
   close(): Promise<void> {
     return this.inner.close();
   }

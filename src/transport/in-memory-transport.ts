@@ -89,5 +89,8 @@ class InMemoryTransport implements PeerTransport {
   drain(to: PeerRef) {
     return this.call(to, (e) => e.drain());
   }
+  handOffHints(to: PeerRef, from: string, target: PeerRef, records: readonly VersionedRecord[]) {
+    return this.call(to, (e) => e.acceptHandOff(from, { ...target }, copyRecords(records)));
+  }
   async close(): Promise<void> {}
 }

@@ -26,6 +26,11 @@ export interface PeerTransport {
   merkleLeaves(to: PeerRef, requester: string, leafCount: number): Promise<string[]>;
   merkleRange(to: PeerRef, requester: string, leafCount: number, leaves: readonly number[], cursor: string): Promise<MerkleRangePage>;
   drain(to: PeerRef): Promise<void>;
+  /**
+   * Hands hints for `target` to `to`, which queues them as its own hints for the target.
+   * Returns, per record, whether the receiver queued it (false: a cap of its queue dropped it).
+   */
+  handOffHints(to: PeerRef, from: string, target: PeerRef, records: readonly VersionedRecord[]): Promise<boolean[]>;
   /** Releases connections. */
   close(): Promise<void>;
 }
@@ -44,6 +49,8 @@ export interface PeerEndpoint {
   merkleLeaves(requester: string, leafCount: number): Promise<string[]>;
   merkleRange(requester: string, leafCount: number, leaves: readonly number[], cursor: string): Promise<MerkleRangePage>;
   drain(): void;
+  /** Queues hints handed off by a draining peer (HandOffHints). */
+  acceptHandOff(from: string, target: PeerRef, records: readonly VersionedRecord[]): boolean[];
 }
 
 export type { ConsistencyLevel };

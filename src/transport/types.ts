@@ -21,6 +21,10 @@ export interface PeerMember {
   /** Advertised client and management base URLs; empty or absent while not known. */
   readonly apiUrl?: string;
   readonly mgmtUrl?: string;
+  /** The member is draining: it holds no ring position (absent means false). */
+  readonly draining?: boolean;
+  /** The member left for good (only in its own claim); receivers remove it. */
+  readonly left?: boolean;
 }
 
 /**
@@ -82,6 +86,8 @@ export interface HealthInfo {
   readonly node: string;
   readonly draining: boolean;
   readonly incarnation: number;
+  /** The node's wall clock when it answered, ms since the epoch (0 when not sent). */
+  readonly unixMs?: number;
 }
 
 export interface ProbeResult {

@@ -17,7 +17,7 @@ const VERSION_MAX = Number.MAX_SAFE_INTEGER - 1;
 
 const value: VersionedRecord = { key: "k/ü", value: ALL_BYTES, version: VERSION_MAX, origin: "n1", lastUpdatedMs: Math.floor(VERSION_MAX / 1000), expiresAtMs: 1_900_000_000_000, tombstone: false };
 const tomb: VersionedRecord = { key: "gone", value: "", version: 1_767_225_600_000_001, origin: "n-2.b_c", lastUpdatedMs: 1_767_225_600_000, expiresAtMs: 0, tombstone: true };
-const member: PeerMember = { id: "n3", address: "127.0.0.1:7999", state: "suspect", incarnation: 7, lastSeenMs: 1_767_225_600_123, apiUrl: "http://127.0.0.1:8080", mgmtUrl: "https://n3.example:8081" };
+const member: PeerMember = { id: "n3", address: "127.0.0.1:7999", state: "suspect", incarnation: 7, lastSeenMs: 1_767_225_600_123, apiUrl: "http://127.0.0.1:8080", mgmtUrl: "https://n3.example:8081", draining: true };
 
 /** An endpoint that records each call and answers with fixed data. */
 function recordingEndpoint() {
@@ -66,6 +66,11 @@ function recordingEndpoint() {
       return { records: [value, tomb], nextCursor: "" };
     },
     drain: () => void rec("drain"),
+    acceptHandOff: (from, target, records) => {
+      rec("acceptHandOff", from, target, records);
+      maybeFail();
+      return records.map((_, i) => i === 0);
+    },
   };
   return { endpoint, calls, failWith: (e: CacheError | undefined) => (fail = e) };
 }
@@ -185,6 +190,18 @@ for (const impl of IMPLEMENTATIONS) {
       expect(ep.calls.at(-1)).to.deep.equal({ method: "merkleRange", args: ["n1", 4, [1, 3], ""] });
       await h.transport.drain(h.peer);
       expect(ep.calls.at(-1)).to.deep.equal({ method: "drain", args: [] });
+    });
+
+    it("handOffHints carries the target and the records (values and tombstones) and answers one flag per record", async () => {
+      const target = { id: "n7", address: "127.0.0.1:7977" };
+      expect(await h.transport.handOffHints(h.peer, "n1", target, [value, tomb])).to.deep.equal([true, false]);
+      expect(ep.calls.at(-1)).to.deep.equal({ method: "acceptHandOff", args: ["n1", target, [value, tomb]] });
+    });
+
+    it("a left member's own claim round-trips its left flag", async () => {
+      const leaving: PeerMember = { ...member, id: "n5", state: "alive", left: true };
+      await h.transport.gossip(h.peer, "n5", [leaving]);
+      expect(ep.calls.at(-1)).to.deep.equal({ method: "gossip", args: ["n5", [leaving]] });
     });
 
     it("a receiver's error arrives with its code (BAD_REQUEST stays BAD_REQUEST, DRAINING stays DRAINING)", async () => {

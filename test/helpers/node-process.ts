@@ -79,8 +79,10 @@ export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
     stderr.push(chunk);
     waiters.notify();
   });
+  // 'close', not 'exit': it comes once stdout and stderr are drained too, so every record the
+  // process wrote before exiting is in `logs` when `exited` resolves.
   const exited = new Promise<number | string>((resolve) => {
-    child.once("exit", (code, signal) => {
+    child.once("close", (code, signal) => {
       resolve(code ?? signal ?? -1);
       waiters.notify();
     });

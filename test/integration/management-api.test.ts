@@ -235,7 +235,9 @@ describe("management API: every route of one real node, with payloads and status
       const prom = parsePrometheus(r.body.toString("utf8"));
       expect(prom.samples.length).to.be.at.least(METRIC_NAMES.length);
       for (const s of prom.samples) expect(Number.isFinite(s.value), `${s.name} = ${s.value}`).to.equal(true);
-      for (const s of prom.samples) expect(prom.families.get(s.name)?.type, `# TYPE of ${s.name}`).to.be.a("string");
+      // A histogram's samples (_bucket, _sum, _count) belong to the family of its base name.
+      const familyOf = (name: string) => prom.families.get(name) ?? prom.families.get(name.replace(/_(bucket|sum|count)$/, ""));
+      for (const s of prom.samples) expect(familyOf(s.name)?.type, `# TYPE of ${s.name}`).to.be.a("string");
     });
 
     it("shows every counter as dist_..._total (TYPE counter) and every gauge by its underscored name (TYPE gauge)", async () => {
@@ -276,7 +278,7 @@ describe("management API: every route of one real node, with payloads and status
       expect(Number.isInteger(body.membership_version) && body.membership_version >= 1, String(body.membership_version)).to.equal(true);
       expect(body.members).to.have.length(1);
       const self = body.members[0] as Json;
-      expect(Object.keys(self).sort()).to.deep.equal(["address", "api_url", "id", "incarnation", "last_seen", "mgmt_url", "state"]);
+      expect(Object.keys(self).sort()).to.deep.equal(["address", "api_url", "draining", "id", "incarnation", "last_seen", "mgmt_url", "state"]);
       expect(self).to.include({ id: "mgmt-api-1", address: `127.0.0.1:${node.distPort}`, state: "alive", api_url: node.api, mgmt_url: node.mgmt });
       expect(Number.isInteger(self.incarnation) && (self.incarnation as number) >= 1).to.equal(true);
       expect(self.last_seen).to.match(ISO);
@@ -449,9 +451,10 @@ describe("management API: OTLP metrics export of a real process", function () {
       expect(p.method).to.equal("POST");
       expect(p.body.length).to.be.greaterThan(0);
     }
-    // Protobuf keeps strings as UTF-8 bytes: the instrument names and the node id are in there.
+    // Protobuf keeps strings as UTF-8 bytes: the OpenTelemetry names and the node id are in there.
     const payload = posts[0]!.body.toString("latin1");
-    expect(payload).to.include("dist_write_attempts");
+    expect(payload).to.include("dist.write.attempts");
+    expect(payload).to.include("http.server.request.duration");
     expect(payload).to.include("mgmt-otlp-1");
     expect(collector.posts.every((p) => p.path === "/v1/metrics"), JSON.stringify(collector.posts.map((p) => p.path))).to.equal(true);
   });

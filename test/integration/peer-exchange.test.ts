@@ -17,6 +17,7 @@ import { ConnectPeerTransport, createPeerServer, peerServiceImpl, type PeerServe
 import { ExchangeChannel } from "../../src/peer/exchange-channel.js";
 import {
   ExchangeRequestSchema,
+  ApplyOutcome as WireOutcome,
   ExchangeResponseSchema,
   GetRequestSchema,
   PeerService,
@@ -161,6 +162,46 @@ describe("peer exchange stream", function () {
     expect((err as CacheError).code).to.equal("UNAVAILABLE");
     expect(Date.now() - started).to.be.within(250, 3000);
     await slow.close();
+    h2.close();
+  });
+
+  it("a call that times out while the stream keeps answering others fails alone: the stream and its other pending calls live on", async () => {
+    // A peer that never answers key "slow", answers "late" after 150 ms and the rest at once.
+    const h2 = http2.createServer(
+      connectNodeAdapter({
+        requestPathPrefix: "/internal",
+        routes: (router) =>
+          router.service(PeerService, {
+            exchange: async function* (requests) {
+              const out = new AsyncQueue<ExchangeResponse>();
+              void (async () => {
+                for await (const r of requests) {
+                  const key = r.call.case === "set" ? r.call.value.entries[0]?.key : "";
+                  const answer = create(ExchangeResponseSchema, { id: r.id, result: { case: "set", value: { outcomes: [WireOutcome.APPLIED], node: "busy" } } });
+                  if (key === "late") setTimeout(() => out.push(answer), 150);
+                  else if (key !== "slow") out.push(answer);
+                }
+              })();
+              yield* out;
+            },
+          }),
+      }),
+    );
+    await new Promise<void>((r) => h2.listen(0, "127.0.0.1", r));
+    const busy = new ConnectPeerTransport({ compressionThresholdBytes: 0, timeoutMs: 300 });
+    const to = { id: "busy", address: `127.0.0.1:${(h2.address() as net.AddressInfo).port}` };
+    await busy.set(to, "x", [record("warm", "1", 1)]);
+    const slow = busy.set(to, "x", [record("slow", "1", 1)]).catch((e: unknown) => e);
+    // answers keep coming on the stream while "slow" waits
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 40));
+      await busy.set(to, "x", [record(`fast${i}`, "1", 1)]);
+    }
+    const late = busy.set(to, "x", [record("late", "1", 1)]); // pending when "slow" times out
+    expect(((await slow) as CacheError).code).to.equal("UNAVAILABLE");
+    const outcomes = await late;
+    expect(outcomes.map((o) => o.kind)).to.deep.equal(["applied"]);
+    await busy.close();
     h2.close();
   });
 

@@ -28,6 +28,8 @@ export interface HintMetricNames {
   readonly refused: CounterName;
   readonly bytes?: GaugeName;
   readonly lastAgeNs?: GaugeName;
+  /** Hints a draining node handed to a live owner because their target was unreachable. */
+  readonly handedOff: CounterName;
 }
 
 export const HINTED_METRICS: HintMetricNames = Object.freeze({
@@ -38,6 +40,7 @@ export const HINTED_METRICS: HintMetricNames = Object.freeze({
   globalDropped: "dist.hinted.global_dropped",
   refused: "dist.hinted.refused",
   bytes: "dist.hinted.bytes",
+  handedOff: "dist.hinted.handed_off",
 });
 
 export const MIGRATION_METRICS: HintMetricNames = Object.freeze({
@@ -48,6 +51,7 @@ export const MIGRATION_METRICS: HintMetricNames = Object.freeze({
   globalDropped: "dist.migration.dropped",
   refused: "dist.migration.refused",
   lastAgeNs: "dist.migration.last_age_ns",
+  handedOff: "dist.migration.handed_off",
 });
 
 interface Hint {
@@ -61,6 +65,8 @@ interface TargetQueue {
   peer: PeerRef;
   hints: Map<string, Hint>;
   replaying: boolean;
+  /** The last replay call to the target failed (unreachable, timeout or an error answer). */
+  lastReplayFailed: boolean;
 }
 
 export class HintQueue {
@@ -104,7 +110,7 @@ export class HintQueue {
     const { metrics, limits, names, clock } = this.deps;
     let t = this.targets.get(peer.id);
     if (!t) {
-      t = { peer, hints: new Map(), replaying: false };
+      t = { peer, hints: new Map(), replaying: false, lastReplayFailed: false };
       this.targets.set(peer.id, t);
     }
     t.peer = peer;
@@ -133,6 +139,53 @@ export class HintQueue {
     metrics.inc(names.queued);
     this.updateGauges();
     return true;
+  }
+
+  /** The targets that have hints queued. */
+  targetPeers(): PeerRef[] {
+    return [...this.targets.values()].filter((t) => t.hints.size > 0).map((t) => t.peer);
+  }
+
+  /** True when the last replay call to `targetId` failed or the target refused hints of it. */
+  replayFailed(targetId: string): boolean {
+    return this.targets.get(targetId)?.lastReplayFailed ?? false;
+  }
+
+  /**
+   * Up to `maxItems` queued records for `targetId`, oldest first, within `maxBytes` (at least
+   * one); they stay queued until handedOff() removes them. Hints under replay are included: the
+   * version gate makes a double delivery harmless.
+   */
+  peek(targetId: string, maxItems: number, maxBytes: number): VersionedRecord[] {
+    const out: VersionedRecord[] = [];
+    let bytes = 0;
+    for (const h of this.targets.get(targetId)?.hints.values() ?? []) {
+      if (out.length > 0 && (out.length >= maxItems || bytes + h.bytes > maxBytes)) break;
+      out.push(h.record);
+      bytes += h.bytes;
+    }
+    return out;
+  }
+
+  /**
+   * Removes hints another node took over (a hand-off), each only while it is still the queued
+   * hint (a newer one queued meanwhile stays). Returns how many left the queue.
+   */
+  handedOff(targetId: string, records: readonly VersionedRecord[]): number {
+    const t = this.targets.get(targetId);
+    if (!t) return 0;
+    let n = 0;
+    for (const rec of records) {
+      const h = t.hints.get(rec.key);
+      if (h === undefined || h.record !== rec) continue;
+      t.hints.delete(rec.key);
+      this.totalBytes -= h.bytes;
+      n++;
+    }
+    this.deps.metrics.inc(this.deps.names.handedOff, n);
+    if (t.hints.size === 0 && !t.replaying) this.targets.delete(targetId);
+    this.updateGauges();
+    return n;
   }
 
   /** Drops hints older than the TTL; returns how many. */
@@ -185,8 +238,14 @@ export class HintQueue {
         ...(sets.length > 0 ? await transport.set(t.peer, selfId, sets.map((h) => h.record)) : []),
         ...(removes.length > 0 ? await transport.remove(t.peer, selfId, removes.map((h) => h.record)) : []),
       ];
-      [...sets, ...removes].forEach((h, i) => this.settle(t, h, outcomes[i]));
+      // A refused hint counts as a failed replay too: the target does not take it from here.
+      let refused = false;
+      [...sets, ...removes].forEach((h, i) => {
+        if (!this.settle(t, h, outcomes[i])) refused = true;
+      });
+      t.lastReplayFailed = refused;
     } catch {
+      t.lastReplayFailed = true;
       for (const h of batch) h.failures++;
     } finally {
       t.replaying = false;
@@ -199,7 +258,7 @@ export class HintQueue {
    * One replayed hint's answer. Delivered ("applied", or "stale": the target holds newer) leaves
    * the queue, unless a newer hint replaced it meanwhile; "refused" stays for a later replay.
    */
-  private settle(t: TargetQueue, h: Hint, outcome: ApplyOutcome | undefined): void {
+  private settle(t: TargetQueue, h: Hint, outcome: ApplyOutcome | undefined): boolean {
     if (outcome === undefined || outcome.kind === "refused") {
       h.failures++;
       this.deps.metrics.inc(this.deps.names.refused);
@@ -208,13 +267,14 @@ export class HintQueue {
         t.hints.delete(h.record.key);
         t.hints.set(h.record.key, h);
       }
-      return;
+      return false;
     }
-    if (t.hints.get(h.record.key) !== h) return;
+    if (t.hints.get(h.record.key) !== h) return true;
     t.hints.delete(h.record.key);
     this.totalBytes -= h.bytes;
     this.deps.metrics.inc(this.deps.names.replayed);
     for (const l of this.replayedListeners) l(t.peer, h.record);
+    return true;
   }
 
   private updateGauges(): void {

@@ -66,6 +66,10 @@ export class Reader {
     return out;
   }
 
+  /** Client reads answered: found (anywhere in the cluster), and not found. */
+  hits = 0;
+  misses = 0;
+
   async read(key: string, level: ConsistencyLevel): Promise<ReadResult> {
     return this.readNow(key, level);
   }
@@ -77,13 +81,18 @@ export class Reader {
   readNow(key: string, level: ConsistencyLevel): ReadResult | Promise<ReadResult> {
     const { store, selfId, view } = this.deps;
     const owners = view.ring().ownersOf(key);
-    if (level !== "one") return this.readQuorum(key, owners, level).then((item) => ({ item, owners }));
+    const answer = (item: LiveItem | undefined): ReadResult => {
+      if (item === undefined) this.misses++;
+      else this.hits++;
+      return { item, owners };
+    };
+    if (level !== "one") return this.readQuorum(key, owners, level).then(answer);
     if (owners.ids.includes(selfId)) {
       const local = store.get(key);
-      if (local !== undefined || !view.unsettled()) return { item: local, owners };
-      return this.readPastLocalMiss(key, owners).then((item) => ({ item, owners }));
+      if (local !== undefined || !view.unsettled()) return answer(local);
+      return this.readPastLocalMiss(key, owners).then(answer);
     }
-    return this.readRemote(key, owners).then((item) => ({ item, owners }));
+    return this.readRemote(key, owners).then(answer);
   }
 
   /** A ONE read of a key this node does not own: the first reachable owner answers. */

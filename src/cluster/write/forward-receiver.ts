@@ -43,7 +43,7 @@ export class ForwardReceiver {
       if (!owners.ids.includes(selfId)) {
         throw new CacheError("UNAVAILABLE", `node ${selfId} does not own key ${JSON.stringify(w.key)} in its ring view`);
       }
-      const r = await this.deps.coordinator.coordinate(w, owners, level, senderApplies);
+      const r = await this.deps.lifecycle.track(this.deps.coordinator.coordinate(w, owners, level, senderApplies));
       return { key: w.key, applied: r.applied, bytes: r.bytes, owners: r.owners.ids, version: r.version, origin: r.origin, errorCode: "", errorMessage: "", expiresAtMs: r.expiresAtMs };
     } catch (err) {
       const e = toCacheError(err);

@@ -29,6 +29,8 @@ export interface CoordinatorDeps {
   readonly view: ClusterView;
   readonly pusher: ReplicaPusher;
   readonly replication: number;
+  /** Refuses (throws) while this node's clock is too far from the cluster's (clock-offsets.ts). */
+  readonly clockGuard?: { checkCanStamp(): void };
 }
 
 /** An owner's answer to one push: its outcome, or undefined when the push failed (hinted). */
@@ -57,6 +59,7 @@ export class WriteCoordinator {
    */
   async coordinate(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string): Promise<WriteResult> {
     const { selfId } = this.deps;
+    this.deps.clockGuard?.checkCanStamp();
     const known = this.deps.view.knownCount();
     const need = requiredAcks(level, replicaCount(this.deps.replication, known));
     if (level !== "one") this.checkMajority(level, known);

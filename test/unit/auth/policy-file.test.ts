@@ -109,3 +109,25 @@ describe("auth/policy-file", () => {
     it("a flag that is not a boolean", () => expectPolicyError('allow_anonymous: "yes"\n', "allow_anonymous", "true or false"));
   });
 });
+
+describe("auth/policy-file: rate limits", () => {
+  it("tokens, users and certificate identities may carry rate_limit and rate_burst", () => {
+    const p = parsePolicy(
+      `tokens: [{id: a, token: tok-a, scopes: [read], rate_limit: 5, rate_burst: 9}, {id: b, token: tok-b, scopes: [read], rate_limit: 0}]\n` +
+        `cert_identities: [{subject_cn: svc, scopes: [read], rate_limit: 2.5}]\n` +
+        `users: [{username: u, password_hash: "${HASH}", scopes: [read], rate_limit: 1}]\n`,
+      "auth.yaml",
+    );
+    expect(p.tokens[0]?.rateLimit).to.deep.equal({ ratePerS: 5, burst: 9 });
+    expect(p.tokens[1]?.rateLimit).to.deep.equal({ ratePerS: 0 });
+    expect(p.certIdentities[0]?.rateLimit).to.deep.equal({ ratePerS: 2.5 });
+    expect(p.users[0]?.rateLimit).to.deep.equal({ ratePerS: 1 });
+  });
+
+  it("refuses a negative or non-numeric rate_limit, a rate_burst below 1, and a rate_burst without rate_limit", () => {
+    expectPolicyError("tokens: [{id: a, token: t, scopes: [read], rate_limit: -1}]", "tokens[0].rate_limit", "-1");
+    expectPolicyError("tokens: [{id: a, token: t, scopes: [read], rate_limit: fast}]", "tokens[0].rate_limit");
+    expectPolicyError("tokens: [{id: a, token: t, scopes: [read], rate_limit: 1, rate_burst: 0}]", "tokens[0].rate_burst");
+    expectPolicyError("tokens: [{id: a, token: t, scopes: [read], rate_burst: 3}]", "tokens[0].rate_burst", "needs rate_limit");
+  });
+});

@@ -6,7 +6,9 @@ import http from "node:http";
 import type net from "node:net";
 import { expect } from "chai";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
-import { COUNTERS, GAUGES, METRIC_HELP, Metrics, createOtelMirror, prometheusName, type OtelMirror } from "../../../src/observability/index.js";
+import {
+  COUNTERS, GAUGES, METRIC_HELP, Metrics, createOtelMirror, prometheusName, HttpServerDurations, PeerCallMetrics, RuntimeMetrics, type CacheFigures, type MetricSources, type OtelMirror,
+} from "../../../src/observability/index.js";
 import { parsePrometheus, startCollector, type Collector } from "../../integration/observability-helpers.js";
 
 /** Serves the mirror's Prometheus handler on 127.0.0.1 and returns a scrape function. */
@@ -28,15 +30,29 @@ async function serve(mirror: OtelMirror): Promise<{ scrape: () => Promise<{ stat
 }
 
 
+const CACHE: CacheFigures = {
+  hits: 7, misses: 3, sets: 11, deletes: 2, evictions: 5, expirations: 4, items: 9, bytes: 900, capacity: 100, tombstones: 1,
+  byRole: { primary: { items: 4, bytes: 400 }, replica: { items: 3, bytes: 300 }, none: { items: 2, bytes: 200 } },
+};
+
+/** Sources around a registry, with fixed cache figures and empty histograms. */
+function sourcesOf(metrics: Metrics, extra: Partial<MetricSources> = {}): MetricSources {
+  return { metrics, http: new HttpServerDurations(), peers: new PeerCallMetrics(), runtime: new RuntimeMetrics(), cache: () => CACHE, ...extra };
+}
+
+const OPTS = { nowMs: () => Date.now() };
+
 /** The exporter main.ts loads when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
 const otlpExporter = (url: string) => new OTLPMetricExporter({ url });
 
 describe("observability/otel-mirror", function () {
   this.timeout(10_000);
 
-  it("prometheusName replaces every dot with an underscore", () => {
+  it("prometheusName replaces every dot with an underscore, and names nanosecond gauges in seconds", () => {
     expect(prometheusName("dist.heartbeat.indirect_probe.success")).to.equal("dist_heartbeat_indirect_probe_success");
     expect(prometheusName("eviction_loop_count")).to.equal("eviction_loop_count");
+    expect(prometheusName("dist.rebalance.last_ns")).to.equal("dist_rebalance_last_seconds");
+    expect(prometheusName("eviction_loop_duration")).to.equal("eviction_loop_duration_seconds");
   });
 
   describe("Prometheus text from servePrometheus", () => {
@@ -49,7 +65,7 @@ describe("observability/otel-mirror", function () {
       // A distinct value per metric, so a value shown under the wrong name is caught.
       COUNTERS.forEach((name, i) => metrics.inc(name, 1000 + i));
       GAUGES.forEach((name, i) => metrics.set(name, 5000 + i));
-      mirror = createOtelMirror(metrics, { nodeId: "unit-node", serviceVersion: "9.9.9" });
+      mirror = createOtelMirror(sourcesOf(metrics), { ...OPTS, nodeId: "unit-node", serviceVersion: "9.9.9" });
       server = await serve(mirror);
     });
 
@@ -77,11 +93,12 @@ describe("observability/otel-mirror", function () {
       });
     });
 
-    it("shows every gauge as <name with underscores> of TYPE gauge with the registry's value", async () => {
+    it("shows every gauge as <name with underscores> of TYPE gauge with the registry's value (nanosecond gauges in seconds)", async () => {
       const prom = parsePrometheus((await server.scrape()).text);
       GAUGES.forEach((name, i) => {
         const prom_name = prometheusName(name);
-        expect(prom.value(prom_name), prom_name).to.equal(5000 + i);
+        const seconds = prom_name.endsWith("_seconds");
+        expect(prom.value(prom_name), prom_name).to.be.closeTo(seconds ? (5000 + i) / 1e9 : 5000 + i, 1e-15);
         expect(prom.families.get(prom_name)?.type, `# TYPE ${prom_name}`).to.equal("gauge");
       });
     });
@@ -99,6 +116,76 @@ describe("observability/otel-mirror", function () {
       const prom = parsePrometheus((await server.scrape()).text);
       expect(prom.value("dist_write_attempts_total")).to.equal(metrics.get("dist.write.attempts"));
       expect(prom.value("dist_members_alive")).to.equal(42);
+    });
+  });
+
+  describe("operator metrics in Prometheus text", () => {
+    it("cache figures: cache_gets_total by result, items and bytes by role, evictions, expirations, tombstones", async () => {
+      const mirror = createOtelMirror(sourcesOf(new Metrics()), { ...OPTS, nodeId: "n", serviceVersion: "1" });
+      const server = await serve(mirror);
+      try {
+        const prom = parsePrometheus((await server.scrape()).text);
+        const v = (name: string, labels: Record<string, string> = {}) => prom.samples.find((s) => s.name === name && Object.entries(labels).every(([k, x]) => s.labels[k] === x))?.value;
+        expect(v("cache_gets_total", { result: "hit" })).to.equal(7);
+        expect(v("cache_gets_total", { result: "miss" })).to.equal(3);
+        expect(prom.families.get("cache_gets_total")?.type).to.equal("counter");
+        expect(v("cache_items", { role: "primary" })).to.equal(4);
+        expect(v("cache_items", { role: "replica" })).to.equal(3);
+        expect(v("cache_bytes", { role: "none" })).to.equal(200);
+        expect(v("cache_evictions_total")).to.equal(5);
+        expect(v("cache_expirations_total")).to.equal(4);
+        expect(v("cache_tombstones")).to.equal(1);
+        expect(v("cache_items_held")).to.equal(9);
+      } finally {
+        await server.close();
+        await mirror.shutdown();
+      }
+    });
+
+    it("http_server_request_duration_seconds is a histogram with the semantic-convention labels and cumulative buckets", async () => {
+      const http = new HttpServerDurations();
+      const route = http.listener("http", 8080).route("/v1/cache/{key}");
+      route.record("GET", 200, 0.0003);
+      route.record("GET", 200, 0.002);
+      route.record("GET", 404, 0.0001);
+      http.listener("http", 8081).route("/cluster/members/:id").record("DELETE", 404, 0.001);
+      const mirror = createOtelMirror(sourcesOf(new Metrics(), { http }), { ...OPTS, nodeId: "n", serviceVersion: "1" });
+      const server = await serve(mirror);
+      try {
+        const prom = parsePrometheus((await server.scrape()).text);
+        expect(prom.families.get("http_server_request_duration_seconds")?.type).to.equal("histogram");
+        const ok = { http_route: "/v1/cache/{key}", http_request_method: "GET", http_response_status_code: "200", url_scheme: "http", server_port: "8080" };
+        const of = (name: string, labels: Record<string, string>) => prom.samples.find((s) => s.name === name && Object.entries(labels).every(([k, x]) => s.labels[k] === x))?.value;
+        expect(of("http_server_request_duration_seconds_count", ok)).to.equal(2);
+        expect(of("http_server_request_duration_seconds_sum", ok)).to.be.closeTo(0.0023, 1e-9);
+        expect(of("http_server_request_duration_seconds_bucket", { ...ok, le: "0.0005" })).to.equal(1);
+        expect(of("http_server_request_duration_seconds_bucket", { ...ok, le: "+Inf" })).to.equal(2);
+        expect(of("http_server_request_duration_seconds_count", { http_route: "/cluster/members/{id}", http_request_method: "DELETE" })).to.equal(1);
+      } finally {
+        await server.close();
+        await mirror.shutdown();
+      }
+    });
+
+    it("peer calls: dist_peer_call_duration_seconds and dist_peer_failures_total by method and peer; runtime gauges in seconds and bytes", async () => {
+      const peers = new PeerCallMetrics();
+      peers.record("Set", "n2", 0.004, true);
+      peers.record("Set", "n2", 5, false);
+      const mirror = createOtelMirror(sourcesOf(new Metrics(), { peers }), { ...OPTS, nodeId: "n", serviceVersion: "1" });
+      const server = await serve(mirror);
+      try {
+        const prom = parsePrometheus((await server.scrape()).text);
+        const of = (name: string, labels: Record<string, string> = {}) => prom.samples.find((s) => s.name === name && Object.entries(labels).every(([k, x]) => s.labels[k] === x))?.value;
+        expect(of("dist_peer_call_duration_seconds_count", { method: "Set", peer: "n2" })).to.equal(2);
+        expect(of("dist_peer_failures_total", { method: "Set", peer: "n2" })).to.equal(1);
+        expect(of("process_memory_usage_bytes")).to.be.greaterThan(0);
+        expect(of("v8js_memory_heap_used_bytes")).to.be.greaterThan(0);
+        expect(of("process_cpu_time_seconds_total", { cpu_mode: "user" })).to.be.greaterThan(0);
+        expect(prom.families.has("nodejs_eventloop_delay_p99_seconds")).to.equal(true);
+      } finally {
+        await server.close();
+        await mirror.shutdown();
+      }
     });
   });
 
@@ -120,7 +207,7 @@ describe("observability/otel-mirror", function () {
       const metrics = new Metrics();
       metrics.inc("dist.drains", 3);
       const started = Date.now();
-      mirror = createOtelMirror(metrics, { nodeId: "otlp-node", serviceVersion: "1.0.0", otlpEndpoint: collector.endpoint, otlpIntervalMs: 200, otlpExporter });
+      mirror = createOtelMirror(sourcesOf(metrics), { ...OPTS, nodeId: "otlp-node", serviceVersion: "1.0.0", otlpEndpoint: collector.endpoint, otlpIntervalMs: 200, otlpExporter });
       // Two exports within ~2 intervals plus slack; the 15 s default would send none in this time.
       const posts = await collector.waitForPosts("/v1/metrics", 2, 3000);
       expect(posts[0]?.at as number - started, "first export after about one interval").to.be.lessThan(2000);
@@ -129,14 +216,16 @@ describe("observability/otel-mirror", function () {
         expect(p.contentType).to.match(/^application\/(x-protobuf|json)/);
         expect(p.body.length).to.be.greaterThan(0);
       }
-      // The payload names the instruments (protobuf keeps strings as UTF-8 bytes).
+      // The payload names the instruments by their OpenTelemetry names (protobuf keeps strings as UTF-8 bytes).
       const payload = posts[0]?.body.toString("latin1") ?? "";
-      expect(payload).to.include("dist_drains");
+      expect(payload).to.include("dist.drains");
+      expect(payload).to.include("http.server.request.duration");
+      expect(payload).to.include("cache.gets");
       expect(payload).to.include("otlp-node");
     });
 
     it("a trailing slash on the endpoint still gives /v1/metrics", async () => {
-      mirror = createOtelMirror(new Metrics(), { nodeId: "otlp-node", serviceVersion: "1.0.0", otlpEndpoint: `${collector.endpoint}/`, otlpIntervalMs: 200, otlpExporter });
+      mirror = createOtelMirror(sourcesOf(new Metrics()), { ...OPTS, nodeId: "otlp-node", serviceVersion: "1.0.0", otlpEndpoint: `${collector.endpoint}/`, otlpIntervalMs: 200, otlpExporter });
       const posts = await collector.waitForPosts("/v1/metrics", 1, 3000);
       expect(posts[0]?.path).to.equal("/v1/metrics");
       expect(collector.posts.every((p) => p.path === "/v1/metrics"), JSON.stringify(collector.posts.map((p) => p.path))).to.equal(true);

@@ -24,6 +24,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/livez": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness of the process
+         * @description 200 while the event loop runs (the answer itself is the proof). Never authenticated.
+         */
+        get: operations["getLiveness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the node should receive traffic
+         * @description 200 when every check holds: the listeners are bound; the node is not draining; it has joined (a seed or peer answered it, or it has no seeds); it has caught up with its peers after start-up, or SERVICE_READY_CATCHUP_TIMEOUT (default 60 s) has passed since start. Otherwise 503 with the same body. Once caught up, later catch-ups (after ring changes) do not make the node unready. A node whose seeds are unreachable stays up and not ready. Never authenticated.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/openapi.yaml": {
         parameters: {
             query?: never;
@@ -219,7 +259,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Progress of the drain hand-off, and whether the node is safe to stop
+         * @description A draining node acts as a non-owner (peers drop it from their rings), replays its hints at once, hands the hints and queued migrations of unreachable targets to live owners, and pushes every key it holds to the owners that lack it. `safe_to_stop` is true when nothing is pending and every alive peer has shown the node as draining in its gossip; `blockers` lists what holds it back. A node that never knew another node is safe at once. While serving, `state` is `serving` and the blocker is `not_draining`.
+         */
+        get: operations["getDrainStatus"];
         put?: never;
         /**
          * Put the node into the draining state (one-way, idempotent)
@@ -294,6 +338,49 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        Liveness: {
+            /** @enum {string} */
+            status: "ok";
+            node: string;
+        };
+        ReadinessCheck: {
+            ok: boolean;
+            detail: string;
+        };
+        Readiness: {
+            /** @enum {string} */
+            status: "ready" | "not_ready";
+            node: string;
+            checks: {
+                bound: components["schemas"]["ReadinessCheck"];
+                not_draining: components["schemas"]["ReadinessCheck"];
+                joined: components["schemas"]["ReadinessCheck"];
+                caught_up: components["schemas"]["ReadinessCheck"];
+            };
+        };
+        DrainBlocker: {
+            /**
+             * @description peers_unconfirmed: alive peers that have not shown this node as draining yet (`peers`); keys_unsent: keys the hand-off pass has not pushed to their owners yet (or the pass has not started: it starts once every alive peer confirmed); no_live_owner: keys or hints no live node can take (every other node is down or draining).
+             * @enum {string}
+             */
+            reason: "not_draining" | "peers_unconfirmed" | "hints_pending" | "migrations_pending" | "keys_unsent" | "no_live_owner" | "repairs_queued" | "in_flight";
+            count?: number;
+            peers?: string[];
+        };
+        DrainStatus: {
+            /** @enum {string} */
+            state: "serving" | "draining" | "left";
+            /** @description replica hints queued on this node */
+            hints_pending: number;
+            /** @description queued migrations plus keys the hand-off has not pushed to their owners yet */
+            migrations_pending: number;
+            /** @description read repairs queued for batching */
+            repairs_queued: number;
+            /** @description admitted writes and hand-off calls under way */
+            in_flight: number;
+            safe_to_stop: boolean;
+            blockers: components["schemas"]["DrainBlocker"][];
+        };
         Health: {
             /** @enum {string} */
             status: "ok" | "draining";
@@ -354,6 +441,8 @@ export interface components {
             mgmt_url: string;
             /** @enum {string} */
             state: "alive" | "suspect" | "dead";
+            /** @description the member drains: it holds no ring position (its keys are owned by the others) and hands its data off before it stops */
+            draining: boolean;
             incarnation: number;
             /** Format: date-time */
             last_seen: string;
@@ -400,11 +489,17 @@ export interface components {
         };
     };
     responses: {
-        /** @description Too many failed authentications from this client address (TOO_MANY_REQUESTS): more than SERVICE_AUTH_FAIL_LIMIT in one second. Retry after the number of seconds in Retry-After. */
+        /** @description TOO_MANY_REQUESTS: too many failed authentications from this client address (more than SERVICE_AUTH_FAIL_LIMIT in one second), or the identity's rate limit (SERVICE_RATE_LIMIT or its policy-file `rate_limit`) is used up. Retry after the number of seconds in Retry-After. Rate-limit answers also carry RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, and `details` {limit_per_second, burst, retry_after_ms}. */
         TooManyRequests: {
             headers: {
                 /** @description seconds to wait before retrying */
                 "Retry-After"?: number;
+                /** @description the bucket size (burst) of the identity's rate limit (rate-limit answers only) */
+                "RateLimit-Limit"?: number;
+                /** @description requests left in the bucket, 0 (rate-limit answers only) */
+                "RateLimit-Remaining"?: number;
+                /** @description seconds until one request is allowed again (rate-limit answers only) */
+                "RateLimit-Reset"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -492,6 +587,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    getLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the process is alive */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Liveness"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ready */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description not ready; `checks` says why */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
         };
@@ -743,6 +887,30 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
+        };
+    };
+    getDrainStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the drain status */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DrainStatus"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["AuthBusy"];
         };

@@ -22,8 +22,15 @@ describe("client discovery on real clusters", function () {
     await waitAllAlive(nodes, ["n1", "n2", "n3"]);
     const client = new HypercacheClient({ endpoints: [(nodes[1] as NodeProcess).api], discovery: { intervalMs: 300 } });
     try {
-      await client.refreshEndpoints();
-      const urls = client.endpoints().map((e) => e.url);
+      // A member's advertised URLs travel by gossip: "alive" can come a moment before them.
+      const urls = await eventually(
+        async () => {
+          await client.refreshEndpoints();
+          return client.endpoints().map((e) => e.url);
+        },
+        (u) => u.length === 3,
+        10_000,
+      );
       expect(urls).to.deep.equal(nodes.map((n) => n.api));
       expect(client.endpoints().map((e) => e.node)).to.deep.equal(["n1", "n2", "n3"]);
       expect(client.managementEndpoints().map((e) => e.url)).to.deep.equal(nodes.map((n) => n.mgmt));

@@ -1,0 +1,108 @@
+// The drain hand-off: what a draining node does until it is safe to stop. Every tick it
+//   1. replays its hints and queued migrations at once (the replay loop's tick, not awaited);
+//   2. pushes its member list to every alive peer that has not yet shown it as draining (their
+//      answers carry their view of this node: that is the confirmation);
+//   3. hands the hints and migrations of unreachable targets to live owners (HintHandoff);
+//   4. once every alive peer confirmed (so owners no longer refuse keys because they still see
+//      this node on their ring), runs the key hand-off pass (KeyHandoff), again whenever the
+//      ring changed after a pass that found keys without an owner.
+// status() is what GET /dist/drain answers and what the shutdown waits for.
+import type { TimerHandle, Timers } from "../../core/clock.js";
+import type { HashRing } from "../../ring/index.js";
+import type { PeerRef } from "../../transport/index.js";
+import type { ClusterView } from "../cluster-view.js";
+import type { HintQueue } from "../hints/hint-queue.js";
+import type { Lifecycle } from "../lifecycle.js";
+import { drainStatus, type DrainStatus } from "./drain-status.js";
+import type { HintHandoff } from "./hint-handoff.js";
+import type { KeyHandoff } from "./key-handoff.js";
+
+/** What the hand-off needs of membership about this node. */
+export interface DrainMembership {
+  /** True when peer `id` has shown this node as draining in its gossip. */
+  seesSelfDraining(id: string): boolean;
+  /** True once this node announced that it left. */
+  readonly left: boolean;
+}
+
+export interface DrainHandoffDeps {
+  readonly view: Pick<ClusterView, "alivePeers" | "knownCount" | "ring">;
+  readonly lifecycle: Pick<Lifecycle, "draining" | "inFlightWrites">;
+  readonly membership: DrainMembership;
+  /** Push-pull gossip with one peer (the Gossiper's pushTo). */
+  readonly announce: (peer: PeerRef) => Promise<boolean>;
+  readonly hints: HintQueue;
+  readonly migrations: HintQueue;
+  readonly keys: KeyHandoff;
+  readonly hintHandoff: HintHandoff;
+  /** One tick of the hint replay loop (both queues). */
+  readonly replay: () => Promise<void>;
+  /** Read repairs queued for batching. */
+  readonly repairsQueued: () => number;
+  readonly timers: Timers;
+  readonly intervalMs: number;
+}
+
+export class DrainHandoff {
+  private timer: TimerHandle | undefined;
+  private ticking = false;
+  /** The ring the last key pass ran against. */
+  private passRing: HashRing | undefined;
+
+  constructor(private readonly deps: DrainHandoffDeps) {}
+
+  /** Starts the hand-off ticks (call when the node starts draining); the first tick runs now. */
+  start(): void {
+    if (this.timer) return;
+    this.timer = this.deps.timers.every(this.deps.intervalMs, () => void this.runDrainTick());
+    void this.runDrainTick();
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  /** One tick (never overlapping the previous one). */
+  async runDrainTick(): Promise<void> {
+    if (!this.deps.lifecycle.draining || this.ticking) return;
+    this.ticking = true;
+    try {
+      void this.deps.replay();
+      await Promise.all([...this.unconfirmedPeers().map((p) => this.deps.announce(p)), this.deps.hintHandoff.runPass()]);
+      const { keys } = this.deps;
+      const ring = this.deps.view.ring();
+      if (this.unconfirmedPeers().length === 0 && !keys.running && !keys.done && ring !== this.passRing) {
+        this.passRing = ring;
+        void keys.run();
+      }
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /** Alive peers that have not shown this node as draining yet. */
+  private unconfirmedPeers(): PeerRef[] {
+    return this.deps.view.alivePeers().filter((p) => !this.deps.membership.seesSelfDraining(p.id));
+  }
+
+  /** The answer of GET /dist/drain. */
+  status(): DrainStatus {
+    const { lifecycle, keys, hintHandoff } = this.deps;
+    const draining = lifecycle.draining;
+    return drainStatus({
+      draining,
+      left: this.deps.membership.left,
+      alone: this.deps.view.knownCount() <= 1,
+      hintsQueued: this.deps.hints.size(),
+      migrationsQueued: this.deps.migrations.size(),
+      keysUnsent: keys.remaining,
+      keysPassDone: keys.done,
+      noLiveOwner: keys.noOwner + hintHandoff.noLiveOwner,
+      repairsQueued: this.deps.repairsQueued(),
+      writesInFlight: lifecycle.inFlightWrites,
+      callsInFlight: keys.callsInFlight + hintHandoff.callsInFlight,
+      unconfirmedPeers: draining ? this.unconfirmedPeers().map((p) => p.id) : [],
+    });
+  }
+}

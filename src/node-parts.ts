@@ -1,0 +1,275 @@
+// The parts of a node that createNode (node.ts) builds first, in dependency order: the foundation
+// (state, membership, the ring, the view of the cluster), the data path and the background loops.
+// Like node.ts it holds no rule of its own and only builds and connects.
+import { yieldToEventLoop, type Clock, type Timers, type YieldToLoop } from "./core/clock.js";
+import { formatAddress } from "./core/address.js";
+import type { Random } from "./core/random.js";
+import type { Config } from "./config/index.js";
+import type { Authenticator } from "./auth/index.js";
+import {
+  CatchUp, ClusterCache, ContactGuard, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
+  MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
+  SettleWindow, SyncLoop, VersionClock, WriteCoordinator, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
+} from "./cluster/index.js";
+import { DRAIN_LIMITS, PEER_TIMEOUT_MS } from "./core/limits.js";
+import { LOG } from "./log/index.js";
+import type { Logger } from "./log/index.js";
+import { addSeeds, Gossiper, MemberTable, Prober } from "./membership/index.js";
+import { createOtelMirror, HttpServerDurations, Metrics, PeerCallMetrics, RuntimeMetrics, type CacheFigures, type OtlpExporterFactory } from "./observability/index.js";
+import { ConnectPeerTransport, type PeerTlsOptions } from "./peer/index.js";
+import { EvictionLoop, ExpirationLoop, ShardedStore } from "./store/index.js";
+import type { PeerTransport } from "./transport/index.js";
+
+/** What createNode needs besides the configuration. */
+export interface NodeDeps {
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly random: Random;
+  /** The OpenAPI documents served by the listeners. */
+  readonly documents: { readonly client: string; readonly management: string };
+  /** OTLP/HTTP endpoint for metrics export (OTEL_EXPORTER_OTLP_ENDPOINT), when set. */
+  readonly otlpEndpoint?: string;
+  /** OTLP export interval in ms (OTEL_METRIC_EXPORT_INTERVAL); 15 s when omitted. */
+  readonly otlpIntervalMs?: number;
+  /** Builds the OTLP exporter; required with otlpEndpoint (main.ts loads it on demand). */
+  readonly otlpExporter?: OtlpExporterFactory;
+  readonly serviceVersion: string;
+  /** The peer transport; a ConnectPeerTransport when omitted (tests inject an in-memory one). */
+  readonly transport?: PeerTransport;
+  /** The node's metrics registry; a new one when omitted (simulations share it with their chaos transport). */
+  readonly metrics?: Metrics;
+  /**
+   * The authenticator both the client and the management listener use (createAuthenticator,
+   * built by main.ts before the node). Omitted only by in-process tests: the API is then open.
+   */
+  readonly auth?: Authenticator;
+  /** Mutual-TLS options of the peer transport (peerTlsOptions(config.distTls)), when SERVICE_DIST_TLS_* are set. */
+  readonly peerTls?: PeerTlsOptions;
+  /** How long store scans pause between slices; setImmediate when omitted. */
+  readonly yieldToLoop?: YieldToLoop;
+}
+
+/** The parts every layer builds on: state, membership, the ring and the view of the cluster. */
+export function buildFoundation(config: Config, deps: NodeDeps) {
+  const { logger, clock } = deps;
+  const metrics = deps.metrics ?? new Metrics();
+  const peerCallMetrics = new PeerCallMetrics();
+  const lifecycle = new Lifecycle({ metrics, logger, nowMs: () => clock.nowMs() });
+  const store = new ShardedStore({
+    shards: config.evictionShards,
+    capacity: config.capacity,
+    algorithm: config.evictionAlgorithm,
+    tombstoneTtlMs: config.tombstoneTtlMs,
+    tombstoneBytesMax: config.tombstoneBytesMax,
+    clock,
+    metrics,
+  });
+  const versions = new VersionClock(clock);
+  const clockOffsets = new ClockOffsets({ clock, metrics });
+  const members = new MemberTable({ selfId: config.nodeId, selfAddress: formatAddress(config.distAddr), selfApiUrl: config.apiAdvertiseUrl, selfMgmtUrl: config.mgmtAdvertiseUrl, clock, metrics, logger });
+  addSeeds(members, config.seeds, config.replication, logger);
+  const ring = new RingFollower({ members, replication: config.replication, clock });
+  const settle = new SettleWindow({ clock, ring, windowMs: settleWindowMs(config.hintTtlMs, config.rebalanceIntervalMs) });
+  const view = createClusterView({ selfId: config.nodeId, members, ring, settle });
+  const transport: PeerTransport =
+    deps.transport ?? new ConnectPeerTransport({
+      token: config.peerToken,
+      compressionThresholdBytes: config.compressionThresholdBytes,
+      tls: deps.peerTls,
+      metrics,
+      callMetrics: peerCallMetrics,
+      monotonicMs: () => clock.monotonicMs(),
+    });
+  const contact = new ContactGuard({ clock, timers: deps.timers, view, store, metrics, logger, tombstoneTtlMs: config.tombstoneTtlMs, intervalMs: config.heartbeatIntervalMs });
+  return { metrics, peerCallMetrics, lifecycle, store, versions, clockOffsets, members, ring, settle, view, transport, contact };
+}
+
+export type Foundation = ReturnType<typeof buildFoundation>;
+
+/** The data path: the apply path, writes (coordinate, forward, push, hint), reads and listings. */
+export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
+  const { logger, clock, timers } = deps;
+  const { metrics, store, versions, view, transport } = f;
+  const selfId = config.nodeId;
+  // Failed migrations queue like hints, with the same caps and TTL.
+  const queueDeps = { clock, metrics, logger, limits: { ttlMs: config.hintTtlMs, maxPerNode: config.hintMaxPerNode, maxBytes: config.hintMaxBytes } };
+  const hints = new HintQueue({ ...queueDeps, names: HINTED_METRICS });
+  const migrations = new HintQueue({ ...queueDeps, names: MIGRATION_METRICS });
+  const applier = new ReplicaApplier({ selfId, store, versions, clock, metrics, logger, ring: view.ring, versionFloor: () => f.contact.versionFloor });
+  const pusher = new ReplicaPusher({ transport, selfId, hints, timers, metrics });
+  const repairer = new ReadRepairer({ transport, selfId, metrics, logger, timers, batchSize: config.readRepairBatchSize, intervalMs: config.readRepairIntervalMs });
+  const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication, clockGuard: f.clockOffsets });
+  const reader = new Reader({ selfId, store, clock, timers, view, transport, repairer, applier, metrics, replication: config.replication });
+  const forwarder = new Forwarder({ selfId, transport, timers, clock, metrics });
+  const writes = new WritePath({ selfId, view, coordinator, forwarder, applier, metrics, logger });
+  const keys = new KeyLister({ store, view, transport, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop });
+  const cache = new ClusterCache({
+    nodeId: selfId,
+    lifecycle: f.lifecycle,
+    view,
+    reader,
+    writes,
+    keys,
+    writeConsistency: config.writeConsistency,
+    readConsistency: config.readConsistency,
+  });
+  const forwards = new ForwardReceiver({ selfId, clock, deadlineMs: PEER_TIMEOUT_MS, lifecycle: f.lifecycle, view, coordinator, writeConsistency: config.writeConsistency });
+  const peerCalls = () => forwarder.calls + pusher.calls + reader.calls;
+  return { hints, migrations, applier, repairer, reader, cache, keys, forwards, peerCalls };
+}
+
+export type DataPath = ReturnType<typeof buildDataPath>;
+
+/** The background loops: hint replay, rebalance, anti-entropy and catch-up, store loops, membership. */
+export function buildLoops(config: Config, deps: NodeDeps, f: Foundation, d: DataPath) {
+  const { logger, clock, timers, random } = deps;
+  const { metrics, store, view, transport, members } = f;
+  const selfId = config.nodeId;
+  const hints = new HintReplayLoop({ queues: [d.hints, d.migrations], transport, selfId, timers, intervalMs: config.hintReplayMs, logger });
+  const rebalancer = new Rebalancer({
+    selfId,
+    store,
+    view,
+    transport,
+    migrations: d.migrations,
+    metrics,
+    logger,
+    clock,
+    timers,
+    intervalMs: config.rebalanceIntervalMs,
+    batchSize: config.rebalanceBatchSize,
+    maxConcurrent: config.rebalanceMaxConcurrent,
+    removalGraceMs: config.removalGraceMs,
+  });
+  const scan = new MerkleScan({ selfId, store, clock, ring: view.ring, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, chunkSize: config.merkleChunkSize });
+  const syncer = new MerkleSyncer({ selfId, scan, transport, applier: d.applier, metrics, logger, clock });
+  const antiEntropy = new SyncLoop({ view, syncer, metrics, logger, clock, timers, intervalMs: config.autoSyncIntervalMs, maxFactor: config.autoSyncMaxFactor });
+  const catchUp = new CatchUp({ view, syncer, logger, timers, retryMs: config.heartbeatIntervalMs });
+  const storeLoopDeps = { store, clock, timers, metrics, logger };
+  const eviction = new EvictionLoop(storeLoopDeps, config.evictionIntervalMs);
+  const expiration = new ExpirationLoop(storeLoopDeps, config.expirationIntervalMs);
+  const prober = new Prober({ members, transport, timers, random, metrics, logger, heartbeatMs: config.heartbeatIntervalMs, indirectProbeK: config.indirectProbeK, deadAfterMs: config.deadAfterMs, clock, offsets: f.clockOffsets });
+  const gossiper = new Gossiper({
+    members,
+    transport,
+    timers,
+    random,
+    logger,
+    intervalMs: config.gossipIntervalMs,
+    seeds: config.seeds,
+    timeoutMs: Math.max(1000, config.heartbeatIntervalMs),
+  });
+  return { hints, rebalancer, antiEntropy, catchUp, eviction, expiration, prober, gossiper, merkle: { syncer, answers: new MerkleAnswers(scan) } };
+}
+
+export type Loops = ReturnType<typeof buildLoops>;
+
+/** The drain hand-off (what a draining node does until it is safe to stop) and leaving. */
+export function buildDrain(config: Config, deps: NodeDeps, f: Foundation, d: DataPath, l: Loops) {
+  const { logger, clock, timers } = deps;
+  const { metrics, store, view, transport, members } = f;
+  const selfId = config.nodeId;
+  const reachable = (id: string) => {
+    const m = members.get(id);
+    return m !== undefined && m.state === "alive" && m.draining !== true;
+  };
+  const keys = new KeyHandoff({ selfId, store, view, transport, migrations: d.migrations, metrics, clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, reachable });
+  const hintHandoff = new HintHandoff({
+    selfId,
+    view,
+    transport,
+    queues: [d.hints, d.migrations],
+    reachable,
+    onError: (receiver, target, err) => logger.warn(LOG.drainHandoffFailed, { receiver, target, error: err instanceof Error ? err.message : String(err) }),
+  });
+  const handoff = new DrainHandoff({
+    view,
+    lifecycle: f.lifecycle,
+    membership: { seesSelfDraining: (id) => members.seesSelfDraining(id), get left() { return members.hasLeft; } },
+    announce: (peer) => l.gossiper.pushTo(peer),
+    hints: d.hints,
+    migrations: d.migrations,
+    keys,
+    hintHandoff,
+    replay: () => l.hints.runReplayTick(),
+    repairsQueued: () => d.repairer.queued,
+    timers,
+    intervalMs: DRAIN_LIMITS.tickMs,
+  });
+  /** Announces to every alive peer that this node left (their removal lowers quorum sizes). */
+  const leave = async (): Promise<void> => {
+    members.leave();
+    await Promise.all(view.alivePeers().map((p) => l.gossiper.pushTo(p)));
+  };
+  const readiness = new Readiness({
+    clock,
+    catchupTimeoutMs: config.readyCatchupTimeoutMs,
+    draining: () => f.lifecycle.draining,
+    contacted: () => members.contacted,
+    hasSeeds: config.seeds.length > 0,
+    catchingUp: () => !l.catchUp.caughtUp,
+  });
+  const departure = (reason: string) =>
+    depart(
+      {
+        drain: (r) => f.lifecycle.drain(r),
+        status: () => handoff.status(),
+        leave,
+        clock,
+        timers,
+        logger,
+        timeoutMs: config.drainTimeoutMs,
+        progressEveryMs: DRAIN_LIMITS.progressEveryMs,
+        pollMs: DRAIN_LIMITS.pollMs,
+      },
+      reason,
+    );
+  return { handoff, leave, readiness, depart: departure };
+}
+
+export type Drain = ReturnType<typeof buildDrain>;
+
+/** The operator metrics: request and runtime figures, the ownership census, the OpenTelemetry export. */
+export function buildObservability(config: Config, deps: NodeDeps, f: Foundation, d: DataPath) {
+  const { clock, timers } = deps;
+  const { store } = f;
+  const http = new HttpServerDurations();
+  const runtime = new RuntimeMetrics();
+  const census = new OwnershipCensus({ selfId: config.nodeId, store, view: f.view, clock, timers, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop });
+  const cache = (): CacheFigures => {
+    const c = store.counters;
+    return {
+      hits: d.reader.hits,
+      misses: d.reader.misses,
+      sets: c.sets,
+      deletes: c.deletes,
+      evictions: c.evictions,
+      expirations: c.expirations,
+      items: store.items,
+      bytes: store.bytes,
+      capacity: store.capacity,
+      tombstones: store.tombstones,
+      byRole: census.last,
+    };
+  };
+  const otel = createOtelMirror(
+    { metrics: f.metrics, http, peers: f.peerCallMetrics, runtime, cache },
+    { nodeId: config.nodeId, serviceVersion: deps.serviceVersion, nowMs: () => clock.nowMs(), otlpEndpoint: deps.otlpEndpoint, otlpIntervalMs: deps.otlpIntervalMs, otlpExporter: deps.otlpExporter },
+  );
+  return {
+    http,
+    otel,
+    start: () => {
+      runtime.start(timers);
+      census.start();
+    },
+    stop: () => {
+      runtime.stop();
+      census.stop();
+    },
+  };
+}
+
+export type Observability = ReturnType<typeof buildObservability>;
+

@@ -1,0 +1,105 @@
+// Runtime figures of the process, from node:perf_hooks and node:v8: event-loop delay over the
+// last window (percentiles, seconds), event-loop utilization, heap and memory, CPU time, and
+// garbage collections (v8js.gc.duration by kind). Sampling starts with the node and stops with
+// it; nothing runs at import time.
+import { constants, monitorEventLoopDelay, performance, PerformanceObserver, type IntervalHistogram } from "node:perf_hooks";
+import { getHeapStatistics } from "node:v8";
+import type { TimerHandle, Timers } from "../core/clock.js";
+import { Histogram, type HistogramSeries } from "./histogram.js";
+
+/** The window over which event-loop delay percentiles are reported, ms. */
+export const EVENT_LOOP_WINDOW_MS = 10_000;
+/** Sampling resolution of the event-loop delay monitor, ms. */
+const EVENT_LOOP_RESOLUTION_MS = 10;
+/** GC pause boundaries, seconds. */
+const GC_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+
+/** Event-loop delay of the last complete window, seconds. */
+export interface EventLoopDelay {
+  readonly min: number;
+  readonly max: number;
+  readonly mean: number;
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+}
+
+const GC_KINDS: ReadonlyArray<[number, string]> = [
+  [constants.NODE_PERFORMANCE_GC_MINOR, "minor"],
+  [constants.NODE_PERFORMANCE_GC_MAJOR, "major"],
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL, "incremental"],
+  [constants.NODE_PERFORMANCE_GC_WEAKCB, "weakcb"],
+];
+
+export class RuntimeMetrics {
+  readonly gc = new Histogram(GC_BUCKETS_S);
+  private readonly gcByKind = new Map<number, HistogramSeries>();
+  private monitor: IntervalHistogram | undefined;
+  private observer: PerformanceObserver | undefined;
+  private timer: TimerHandle | undefined;
+  private lastDelay: EventLoopDelay = { min: 0, max: 0, mean: 0, p50: 0, p90: 0, p99: 0 };
+  private lastUtilization = performance.eventLoopUtilization();
+
+  start(timers: Timers): void {
+    if (this.monitor) return;
+    this.monitor = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS });
+    this.monitor.enable();
+    this.timer = timers.every(EVENT_LOOP_WINDOW_MS, () => this.rotate());
+    this.observer = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) this.gcSeries(((e as { detail?: { kind?: number } }).detail)?.kind ?? 0).record(e.duration / 1000);
+    });
+    this.observer.observe({ entryTypes: ["gc"] });
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+    this.monitor?.disable();
+    this.monitor = undefined;
+    this.observer?.disconnect();
+    this.observer = undefined;
+  }
+
+  /** Event-loop delay percentiles of the last window (zero before the first window ends). */
+  get eventLoopDelay(): EventLoopDelay {
+    return this.lastDelay;
+  }
+
+  /** Share of time the event loop was busy since the previous call (0 to 1). */
+  eventLoopUtilization(): number {
+    const now = performance.eventLoopUtilization();
+    const u = performance.eventLoopUtilization(now, this.lastUtilization).utilization;
+    this.lastUtilization = now;
+    return Number.isFinite(u) ? u : 0;
+  }
+
+  /** Heap and memory figures, bytes. */
+  memory(): { heapUsed: number; heapTotal: number; heapLimit: number; external: number; rss: number } {
+    const h = getHeapStatistics();
+    const m = process.memoryUsage();
+    return { heapUsed: h.used_heap_size, heapTotal: h.total_heap_size, heapLimit: h.heap_size_limit, external: m.external, rss: m.rss };
+  }
+
+  /** CPU time used by the process, seconds. */
+  cpu(): { user: number; system: number } {
+    const c = process.cpuUsage();
+    return { user: c.user / 1e6, system: c.system / 1e6 };
+  }
+
+  private rotate(): void {
+    const m = this.monitor;
+    if (!m) return;
+    const s = (ns: number) => (Number.isFinite(ns) ? ns / 1e9 : 0);
+    this.lastDelay = { min: s(m.min), max: s(m.max), mean: s(m.mean), p50: s(m.percentile(50)), p90: s(m.percentile(90)), p99: s(m.percentile(99)) };
+    m.reset();
+  }
+
+  private gcSeries(kind: number): HistogramSeries {
+    let series = this.gcByKind.get(kind);
+    if (!series) {
+      series = this.gc.add({ "v8js.gc.type": GC_KINDS.find(([k]) => k === kind)?.[1] ?? "other" });
+      this.gcByKind.set(kind, series);
+    }
+    return series;
+  }
+}

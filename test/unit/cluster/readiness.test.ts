@@ -1,0 +1,58 @@
+// Readiness (/readyz) by its checks, on a ManualClock: not bound until main.ts says so; not ready
+// while draining; not joined until a peer answered (a node without seeds is joined); caught up
+// once the start-up catch-up ended or SERVICE_READY_CATCHUP_TIMEOUT passed, and latched (later
+// catch-ups after ring changes never make a ready node unready).
+import { expect } from "chai";
+import { Readiness } from "../../../src/cluster/index.js";
+import { ManualClock } from "../../helpers/manual-clock.js";
+
+function fixture(hasSeeds = true) {
+  const clock = new ManualClock();
+  const state = { draining: false, contacted: false, catchingUp: true };
+  const r = new Readiness({ clock, catchupTimeoutMs: 60_000, hasSeeds, draining: () => state.draining, contacted: () => state.contacted, catchingUp: () => state.catchingUp });
+  const failing = () => Object.entries(r.checks()).filter(([, c]) => !c.ok).map(([name]) => name);
+  return { clock, state, r, failing };
+}
+
+describe("cluster/readiness", () => {
+  it("a fresh node with seeds fails bound, joined and caught_up; each turns ok in turn", () => {
+    const { state, r, failing } = fixture();
+    expect(failing()).to.deep.equal(["bound", "joined", "caught_up"]);
+    r.markBound();
+    expect(failing()).to.deep.equal(["joined", "caught_up"]);
+    state.contacted = true;
+    expect(failing()).to.deep.equal(["caught_up"]);
+    state.catchingUp = false;
+    expect(failing()).to.deep.equal([]);
+    expect(r.ready()).to.equal(true);
+  });
+
+  it("caught up is latched: a later catch-up (after a ring change) keeps the node ready", () => {
+    const { state, r } = fixture();
+    r.markBound();
+    state.contacted = true;
+    state.catchingUp = false;
+    expect(r.ready()).to.equal(true);
+    state.catchingUp = true;
+    expect(r.ready()).to.equal(true);
+  });
+
+  it("SERVICE_READY_CATCHUP_TIMEOUT after start, caught_up is ok without the catch-up", () => {
+    const { clock, r, state } = fixture();
+    r.markBound();
+    state.contacted = true;
+    clock.advance(59_999);
+    expect(r.checks().caught_up.ok).to.equal(false);
+    clock.advance(1);
+    expect(r.checks().caught_up).to.deep.equal({ ok: true, detail: "catch-up not finished, ready after SERVICE_READY_CATCHUP_TIMEOUT" });
+  });
+
+  it("draining makes the node unready; a node without seeds is joined at once", () => {
+    const { state, r, failing } = fixture(false);
+    r.markBound();
+    state.catchingUp = false;
+    expect(failing()).to.deep.equal([]);
+    state.draining = true;
+    expect(failing()).to.deep.equal(["not_draining"]);
+  });
+});
