@@ -50,7 +50,7 @@ function recordingEndpoint() {
       rec("keysPage", cursor, limit, q);
       return { keys: ["a", "b/ü"], nextCursor: "next-cursor", truncated: true };
     },
-    health: () => ({ node: "peer", draining: true, incarnation: 9 }),
+    health: () => ({ node: "peer", draining: true, incarnation: 9, unixMs: 1_790_000_000_123 }),
     probe: async (target) => ({ target, ok: false, error: "unreachable" }),
     gossip: (from, members) => {
       rec("gossip", from, members);
@@ -179,7 +179,7 @@ for (const impl of IMPLEMENTATIONS) {
     it("keys, health, probe, gossip, Merkle and drain round-trip their fields", async () => {
       expect(await h.transport.keys(h.peer, "c1", 50, "user:*")).to.deep.equal({ keys: ["a", "b/ü"], nextCursor: "next-cursor", truncated: true });
       expect(ep.calls.at(-1)).to.deep.equal({ method: "keysPage", args: ["c1", 50, "user:*"] });
-      expect(await h.transport.health(h.peer)).to.deep.equal({ node: "peer", draining: true, incarnation: 9 });
+      expect(await h.transport.health(h.peer)).to.deep.equal({ node: "peer", draining: true, incarnation: 9, unixMs: 1_790_000_000_123 });
       expect(await h.transport.probe(h.peer, "n3")).to.deep.equal({ target: "n3", ok: false, error: "unreachable" });
       const members = await h.transport.gossip(h.peer, "n1", [member]);
       expect(members).to.deep.equal([member, { ...member, id: "n4", state: "alive", incarnation: 0, apiUrl: "", mgmtUrl: "" }]);
