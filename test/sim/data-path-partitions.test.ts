@@ -212,4 +212,17 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
       expect(text((await c.node("n1").cache.get(key, "one")).item?.value)).to.equal("before");
     }),
   );
+
+  it(
+    "QUORUM reads are refused as soon as the majority is suspect, before it is declared dead (chaos seed 1001: the minority side read deleted values while its peers were only suspect)",
+    withSeed(135, async () => {
+      const c = await cluster({ nodes: 5, seed: 135, startLoops: false });
+      const key = keyWhere(c, (o) => o.ids.includes("n1") && o.ids.includes("n2"), "suspect-read");
+      await c.node("n3").cache.admitWrite().set(key, fromUtf8("before"), 0, "all");
+      c.chaos.partition(MINORITY, MAJORITY);
+      for (const at of MINORITY) for (const id of MAJORITY) c.node(at).members.markSuspect(id);
+      await expectCacheError(c.node("n1").cache.get(key, "quorum"), "QUORUM_FAILED");
+      expect(text((await c.node("n1").cache.get(key, "one")).item?.value)).to.equal("before");
+    }),
+  );
 });

@@ -29,6 +29,7 @@ describe("sim/deletes stay deleted", () => {
       for (let i = 0; i < 2000; i++) await c.node("n1").cache.admitWrite().remove(`absent-${i}`, "one");
       await c.advance(3_000); // the hints for n2 expire
       c.revive("n2");
+      await c.advance(2_000); // a probe finds n2 alive again (QUORUM and ALL reads need a majority alive)
       await syncAll(c);
       expect(c.node("n1").store.peek("victim")?.tombstone, "n1 still holds the tombstone").to.equal(true);
       expect((await c.node("n1").cache.get("victim", "all")).item).to.equal(undefined);
@@ -49,6 +50,7 @@ describe("sim/deletes stay deleted", () => {
       await c.advance(5_000); // the newer value expires on n1; the hint for n2 expires too
       expect(c.node("n1").store.peek("ttl-key"), "n1 keeps a tombstone of the expired version").to.deep.include({ tombstone: true, version: w.version });
       c.revive("n2");
+      await c.advance(2_000); // a probe finds n2 alive again (QUORUM and ALL reads need a majority alive)
       await syncAll(c);
       expect((await c.node("n1").cache.get("ttl-key", "all")).item).to.equal(undefined);
       expect(c.node("n2").store.peek("ttl-key")?.tombstone, "n2's older value was replaced by the tombstone").to.equal(true);

@@ -158,13 +158,15 @@ export class Reader {
     const { store, selfId, view } = this.deps;
     const known = view.knownCount();
     const need = requiredAcks(level, replicaCount(this.deps.replication, known));
-    // Like QUORUM writes: the minority side of a partition may have re-owned keys it never held,
-    // or missed deletes whose tombstones are gone; its quorum answer is no better than ONE.
-    const notDead = view.notDeadCount();
-    if (!hasMajority(notDead, known)) {
-      throw new CacheError("QUORUM_FAILED", `read needs ${level} but this node sees only ${notDead} of ${known} known nodes: it is on the minority side`, {
+    // The minority side of a partition may have re-owned keys it never held, or missed deletes
+    // (the majority acknowledged them on owners it cannot see): its quorum answer is no better
+    // than ONE. Only alive members count: suspect ones are already unreachable, and waiting until
+    // they are declared dead left a window in which the minority answered deleted values.
+    const alive = view.alivePeers().length + 1;
+    if (!hasMajority(alive, known)) {
+      throw new CacheError("QUORUM_FAILED", `read needs ${level} but this node sees only ${alive} of ${known} known nodes alive: it may be on the minority side`, {
         consistency: level,
-        visible_nodes: notDead,
+        visible_nodes: alive,
         known_nodes: known,
       });
     }
