@@ -2,7 +2,9 @@
 // rejects (a request line or headers past the size cap, a malformed request, headers or body
 // not received in time), CONNECT requests, and Expect headers other than 100-continue.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { lingerAfterEnd } from "./lingering-close.js";
 
 const REASON: Readonly<Record<string, string>> = Object.freeze({
   HPE_HEADER_OVERFLOW: "request line and headers are larger than the 64 KiB limit",
@@ -10,13 +12,25 @@ const REASON: Readonly<Record<string, string>> = Object.freeze({
   ERR_HTTP_REQUEST_TIMEOUT: "request headers or body not received in time",
 });
 
+/** Set on a socket once its envelope is written: later parser errors on it are not answered. */
+const ANSWERED = Symbol("hypercache.answered");
+type Marked = Duplex & { [ANSWERED]?: true };
+
+/**
+ * Writes the envelope, ends the socket and lingers (lingering-close.ts): a client still sending
+ * its body reads the answer instead of a reset. Node's parser keeps failing on the bytes that
+ * follow; those later errors find the socket marked and are left to the lingering close.
+ */
 function closeWithEnvelope(socket: Duplex, status: string, error: string, code: string): void {
   const body = JSON.stringify({ error, code });
+  (socket as Marked)[ANSWERED] = true;
   socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  if (socket instanceof Socket) lingerAfterEnd(socket);
 }
 
 /** A `clientError` listener for node:http servers. */
 export function answerClientError(err: NodeJS.ErrnoException & { code?: string }, socket: Duplex): void {
+  if ((socket as Marked)[ANSWERED]) return;
   if (!socket.writable || (err.code === "ECONNRESET" && !socket.readable)) {
     socket.destroy();
     return;

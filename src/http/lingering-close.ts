@@ -27,6 +27,15 @@ function linger(socket: Socket, now: () => number): void {
   socket.resume();
 }
 
+/**
+ * After an answer written straight to the socket and ended (a request Node's parser refused):
+ * once the answer is flushed, reads and drops what the client still sends, within HTTP_LINGER.
+ */
+export function lingerAfterEnd(socket: Socket, now: () => number = () => performance.now()): void {
+  if (socket.writableFinished) linger(socket, now);
+  else socket.once("finish", () => linger(socket, now));
+}
+
 /** Replaces the socket's `destroySoon` with a half-close that lingers on unread request bytes. */
 export function lingerOnClose(socket: Socket, now: () => number = () => performance.now()): void {
   const s = socket as Lingering;

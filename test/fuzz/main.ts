@@ -38,6 +38,20 @@ interface Family {
  * RSS growth over the baseline, less the value bytes the cases stored (legitimate data, not a
  * leak), after waiting up to 10 s for it to come down within the allowance.
  */
+/** Where the node's memory sits (its /metrics runtime gauges), to tell heap from Buffers from malloc. */
+async function memoryBreakdown(target: FuzzTarget): Promise<string> {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${target.port("mgmt")}/metrics`, { headers: { Authorization: `Bearer ${TOKENS.admin}` } })).text();
+    const pick = (name: string) => {
+      const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, "m").exec(text);
+      return m ? `${(Number(m[1]) / 1048576).toFixed(0)} MiB` : "?";
+    };
+    return `heap used ${pick("v8js_memory_heap_used_bytes")}, heap committed ${pick("v8js_memory_heap_committed_bytes")}, external ${pick("nodejs_memory_external_bytes")}`;
+  } catch (err) {
+    return `unavailable (${String(err)})`;
+  }
+}
+
 async function settleRss(target: FuzzTarget, baseline: Baseline): Promise<{ rss: number; stored: number; growth: number }> {
   const measure = async () => {
     const rss = target.rssBytes();
@@ -203,6 +217,7 @@ async function main(): Promise<number> {
     const m = await settleRss(target, baseline);
     const stats = await target.stats();
     print(`RSS ${mib(m.rss)} after the run (baseline ${mib(baseline.rss)}); the cases stored ${mib(m.stored)} of values (${stats.items} items): growth beyond them ${mib(m.growth)} (allowance 50 MB)`);
+    print(`node memory: ${await memoryBreakdown(target)}`);
     if (m.growth > RSS_ALLOWANCE_BYTES) failures.push(`RSS did not return within 50 MB of the baseline: ${mib(m.rss)}, ${mib(m.stored)} of it stored values`);
     const logs = target.errorLogs();
     if (logs.length > 0) failures.push(`${logs.length} error log records or stderr lines, first: ${logs[0]?.slice(0, 300)}`);

@@ -50,4 +50,14 @@ describe("lingering close: an answer given before the body is read is not lost t
       expect(answer).to.match(/^HTTP\/1\.1 (200|400|413) /);
     });
   }
+
+  it("a request Node's parser refuses (a NUL in a header) with a 4 MiB body still gets its 400 envelope", async () => {
+    const url = new URL(node.api);
+    const bytes = 4 * 1024 * 1024;
+    const head = `POST /v1/cache/batch/put HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer \x00\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\n\r\n`;
+    const { answer, error } = await uploadThenRead(Number(url.port), head, bytes);
+    expect(error, "the client saw a reset").to.equal(undefined);
+    expect(answer).to.match(/^HTTP\/1\.1 400 /);
+    expect(answer).to.contain('"code":"BAD_REQUEST"');
+  });
 });
