@@ -94,6 +94,9 @@ export class ConnectPeerTransport implements PeerTransport {
         useBinaryFormat: true,
         interceptors: this.interceptors,
         sendCompression: this.opts.compressionThresholdBytes > 0 ? compressionGzip : undefined,
+        // Connect's default accepts gzip and brotli, so the peer gzipped every answer over 1 KiB
+        // even with compression off (zlib in the replicas' profiles): answers follow the setting.
+        acceptCompression: this.opts.compressionThresholdBytes > 0 ? [compressionGzip] : [],
         compressMinBytes: this.opts.compressionThresholdBytes > 0 ? this.opts.compressionThresholdBytes : undefined,
         readMaxBytes: PEER_BODY_BYTES_MAX,
         writeMaxBytes: PEER_BODY_BYTES_MAX,

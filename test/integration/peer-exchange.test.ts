@@ -205,6 +205,25 @@ describe("peer exchange stream", function () {
     h2.close();
   });
 
+  for (const threshold of [0, 1024]) {
+    it(`with SERVICE_COMPRESSION_THRESHOLD=${threshold} the caller ${threshold ? "accepts" : "does not accept"} compressed answers`, async () => {
+      const seen: string[] = [];
+      const recorded = await serve((req, res) => {
+        seen.push(String(req.headers["connect-accept-encoding"] ?? req.headers["accept-encoding"] ?? ""));
+        node.peerHandler(req, res);
+      });
+      const t = new ConnectPeerTransport({ compressionThresholdBytes: threshold });
+      await t.set({ id: "ex1", address: recorded.address }, "x", [record("enc", "1", 1)]);
+      await t.close();
+      await recorded.server.close();
+      expect(seen.length).to.be.greaterThan(0);
+      for (const accepted of seen) {
+        if (threshold) expect(accepted).to.contain("gzip");
+        else expect(accepted).to.not.match(/gzip|br/);
+      }
+    });
+  }
+
   it("falls back to unary calls for a peer that does not implement Exchange", async () => {
     const impl = peerServiceImpl(node.endpoint);
     const { exchange: _omit, ...unaryOnly } = impl;
