@@ -321,8 +321,6 @@ export interface components {
             expires_at?: string;
             version: number;
             origin: string;
-            /** @description the item's ETag, as in the ETag header */
-            etag?: string;
             /** Format: date-time */
             last_updated: string;
             /** @description id of the node that served the response */
@@ -336,8 +334,6 @@ export interface components {
             bytes: number;
             node: string;
             owners: string[];
-            /** @description ETag of the version written, as in the ETag header */
-            etag?: string;
         };
         /** @description exactly one of the three members */
         TouchRequest: {
@@ -359,8 +355,6 @@ export interface components {
             bytes: number;
             node: string;
             owners: string[];
-            /** @description ETag of the new version */
-            etag?: string;
             /**
              * Format: date-time
              * @description the new absolute expiry; absent after `persist`
@@ -398,10 +392,11 @@ export interface components {
              */
             if_none_match?: "*";
         };
+        /** @description a conditional delete; an object entry without `if_match` is 400 (send plain keys as strings) */
         BatchDeleteItem: {
             key: string;
             /** @description as the If-Match header of DELETE */
-            if_match?: string;
+            if_match: string;
         };
         BatchDeleteRequest: {
             /** @description keys, or objects carrying a key and its If-Match condition */
@@ -420,8 +415,6 @@ export interface components {
             status: components["schemas"]["BatchItemStatus"];
             stored: boolean;
             bytes?: number;
-            /** @description ETag of the version written (successful items) */
-            etag?: string;
             /** @description a failed item's envelope details (`current_etag` of a 412) */
             details?: {
                 [key: string]: unknown;
@@ -447,7 +440,6 @@ export interface components {
             expires_at?: string;
             version?: number;
             origin?: string;
-            etag?: string;
             /** Format: date-time */
             last_updated?: string;
             node?: string;
