@@ -9,9 +9,10 @@ import type { Authenticator } from "./auth/index.js";
 import {
   CatchUp, ClusterCache, ContactGuard, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
   MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
-  SettleWindow, SyncLoop, VersionClock, WriteCoordinator, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
+  SettleWindow, SyncLoop, VersionClock, WriteCoordinator, ConditionalWriter, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
 } from "./cluster/index.js";
-import { DRAIN_LIMITS, PEER_TIMEOUT_MS } from "./core/limits.js";
+import { CONDITIONAL_LIMITS, DRAIN_LIMITS, PEER_TIMEOUT_MS } from "./core/limits.js";
+import { KeyLock } from "./core/key-lock.js";
 import { LOG } from "./log/index.js";
 import type { Logger } from "./log/index.js";
 import { addSeeds, Gossiper, MemberTable, Prober } from "./membership/index.js";
@@ -102,7 +103,16 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
   const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication, clockGuard: f.clockOffsets });
   const reader = new Reader({ selfId, store, clock, timers, view, transport, repairer, applier, metrics, replication: config.replication });
   const forwarder = new Forwarder({ selfId, transport, timers, clock, metrics });
-  const writes = new WritePath({ selfId, view, coordinator, forwarder, applier, metrics, logger });
+  const conditional = new ConditionalWriter({
+    store,
+    clock,
+    view,
+    coordinator,
+    newestRecord: (key, owners, level) => reader.newestRecord(key, owners, level),
+    locks: new KeyLock(CONDITIONAL_LIMITS),
+    metrics,
+  });
+  const writes = new WritePath({ selfId, view, coordinator, conditional, forwarder, applier, metrics, logger });
   const keys = new KeyLister({ store, view, transport, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop });
   const cache = new ClusterCache({
     nodeId: selfId,
@@ -114,7 +124,7 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
     writeConsistency: config.writeConsistency,
     readConsistency: config.readConsistency,
   });
-  const forwards = new ForwardReceiver({ selfId, clock, deadlineMs: PEER_TIMEOUT_MS, lifecycle: f.lifecycle, view, coordinator, writeConsistency: config.writeConsistency });
+  const forwards = new ForwardReceiver({ selfId, clock, deadlineMs: PEER_TIMEOUT_MS, lifecycle: f.lifecycle, view, coordinator, conditional, writeConsistency: config.writeConsistency });
   const peerCalls = () => forwarder.calls + pusher.calls + reader.calls;
   return { hints, migrations, applier, repairer, reader, cache, keys, forwards, peerCalls };
 }

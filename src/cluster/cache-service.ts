@@ -5,6 +5,7 @@ import type { CacheError } from "../core/errors.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { Owners } from "../ring/index.js";
 import type { LiveItem } from "../store/index.js";
+import type { WriteCondition } from "../transport/index.js";
 
 /** The outcome of one client write. */
 export interface WriteResult {
@@ -26,7 +27,18 @@ export interface SetItem {
   readonly value: ByteString;
   /** 0 = no expiry. */
   readonly ttlMs: number;
+  /** If-Match / If-None-Match of the item: it is then a conditional write. */
+  readonly condition?: WriteCondition;
 }
+
+/** One item of a batch delete that carries a condition. */
+export interface RemoveItem {
+  readonly key: string;
+  readonly condition?: WriteCondition;
+}
+
+/** The new expiry of a touch: a TTL from the new version's time, or none. */
+export type TouchExpiry = { readonly ttlMs: number } | { readonly persist: true };
 
 /** A read: the item (undefined when absent) and the owners consulted. */
 export interface ReadResult {
@@ -45,12 +57,20 @@ export interface KeyListing {
 }
 
 /** Writes admitted while the node was serving (CacheService.admitWrite). */
+/**
+ * Writes admitted while the node was serving (CacheService.admitWrite). A write with a
+ * `condition`, and every touch, is a conditional write: evaluated by the key's primary alone,
+ * QUORUM or ALL only (ONE is 400; without a consistency the default, QUORUM when the default is
+ * ONE), 412 PRECONDITION_FAILED when the condition fails, never promoted.
+ */
 export interface AdmittedWrites {
-  set(key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel): Promise<WriteResult>;
-  remove(key: string, consistency?: ConsistencyLevel): Promise<WriteResult>;
+  set(key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel, condition?: WriteCondition): Promise<WriteResult>;
+  remove(key: string, consistency?: ConsistencyLevel, condition?: WriteCondition): Promise<WriteResult>;
+  /** A new version of the live item with a new expiry; 404 NOT_FOUND when there is no live item. */
+  touch(key: string, expiry: TouchExpiry, consistency?: ConsistencyLevel, condition?: WriteCondition): Promise<WriteResult>;
   /** One result per item, in order; a failing item is a CacheError in its place. */
   setMany(items: readonly SetItem[], consistency?: ConsistencyLevel): Promise<Array<WriteResult | CacheError>>;
-  removeMany(keys: readonly string[], consistency?: ConsistencyLevel): Promise<Array<WriteResult | CacheError>>;
+  removeMany(keys: ReadonlyArray<string | RemoveItem>, consistency?: ConsistencyLevel): Promise<Array<WriteResult | CacheError>>;
 }
 
 export interface CacheService {

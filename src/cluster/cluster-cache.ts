@@ -2,10 +2,11 @@
 // writes through the WritePath once admitted, owners from the ring, and the cluster-wide key
 // listing.
 import type { ByteString } from "../core/byte-string.js";
-import { toCacheError, type CacheError } from "../core/errors.js";
+import { badRequest, toCacheError, type CacheError } from "../core/errors.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { Owners } from "../ring/index.js";
-import type { AdmittedWrites, CacheService, KeyListing, ReadResult, SetItem, WriteResult } from "./cache-service.js";
+import { isConditional, type ClientWrite, type WriteCondition } from "../transport/index.js";
+import type { AdmittedWrites, CacheService, KeyListing, ReadResult, RemoveItem, SetItem, TouchExpiry, WriteResult } from "./cache-service.js";
 import type { ClusterView } from "./cluster-view.js";
 import type { KeyLister } from "./key-listing.js";
 import type { Lifecycle } from "./lifecycle.js";
@@ -29,14 +30,26 @@ export class ClusterCache implements CacheService {
 
   constructor(private readonly deps: ClusterCacheDeps) {
     this.nodeId = deps.nodeId;
-    const write = (key: string, kind: "set" | "remove", value: ByteString, ttlMs: number, consistency?: ConsistencyLevel): Promise<WriteResult> =>
-      deps.lifecycle.track(deps.writes.write({ kind, key, value, ttlMs }, consistency ?? deps.writeConsistency));
+    const write = (w: ClientWrite, consistency?: ConsistencyLevel): Promise<WriteResult> => {
+      try {
+        return deps.lifecycle.track(deps.writes.write(w, writeLevel(isConditional(w), consistency, deps.writeConsistency)));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    };
     const each = <T>(items: readonly T[], one: (item: T) => Promise<WriteResult>) => Promise.all(items.map((it) => one(it).catch(toCacheError)));
+    const cond = (condition: WriteCondition | undefined) => (condition === undefined ? {} : { condition });
+    const set = (key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel, condition?: WriteCondition) =>
+      write({ kind: "set", key, value, ttlMs, ...cond(condition) }, consistency);
+    const remove = (key: string, consistency?: ConsistencyLevel, condition?: WriteCondition) => write({ kind: "remove", key, value: "", ttlMs: 0, ...cond(condition) }, consistency);
     this.admitted = Object.freeze({
-      set: (key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel) => write(key, "set", value, ttlMs, consistency),
-      remove: (key: string, consistency?: ConsistencyLevel) => write(key, "remove", "", 0, consistency),
-      setMany: (items: readonly SetItem[], consistency?: ConsistencyLevel) => each(items, (it) => write(it.key, "set", it.value, it.ttlMs, consistency)),
-      removeMany: (keys: readonly string[], consistency?: ConsistencyLevel) => each(keys, (k) => write(k, "remove", "", 0, consistency)),
+      set,
+      remove,
+      touch: (key: string, expiry: TouchExpiry, consistency?: ConsistencyLevel, condition?: WriteCondition) =>
+        write({ kind: "touch", key, value: "", ...("persist" in expiry ? { ttlMs: 0, persist: true } : { ttlMs: expiry.ttlMs }), ...cond(condition) }, consistency),
+      setMany: (items: readonly SetItem[], consistency?: ConsistencyLevel) => each(items, (it) => set(it.key, it.value, it.ttlMs, consistency, it.condition)),
+      removeMany: (keys: ReadonlyArray<string | RemoveItem>, consistency?: ConsistencyLevel) =>
+        each(keys, (k) => (typeof k === "string" ? remove(k, consistency) : remove(k.key, consistency, k.condition))),
     });
   }
 
@@ -64,4 +77,15 @@ export class ClusterCache implements CacheService {
   listKeys(q: string, max: number): Promise<KeyListing> {
     return this.deps.keys.list(q, max);
   }
+}
+
+/**
+ * The consistency of a write: the request's, else the default. Conditional writes and touches
+ * need QUORUM or ALL: an explicit ONE is 400, and a default of ONE becomes QUORUM for them.
+ */
+export function writeLevel(conditional: boolean, requested: ConsistencyLevel | undefined, fallback: ConsistencyLevel): ConsistencyLevel {
+  if (!conditional) return requested ?? fallback;
+  if (requested === "one") throw badRequest("conditional writes and touches need consistency quorum or all, not one", { consistency: "one" });
+  const level = requested ?? fallback;
+  return level === "one" ? "quorum" : level;
 }

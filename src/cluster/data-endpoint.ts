@@ -50,8 +50,8 @@ function outcomeOf(rec: VersionedRecord, v: ApplyVerdict): ApplyOutcome {
   return REFUSED;
 }
 
-function applyAll(applier: ReplicaApplier, records: readonly VersionedRecord[]): ApplyOutcome[] {
-  const verdicts = applier.applyPushed(records);
+function applyAll(applier: ReplicaApplier, records: readonly VersionedRecord[], expectedOwners?: readonly string[]): ApplyOutcome[] {
+  const verdicts = applier.applyPushed(records, expectedOwners);
   return records.map((r, i) => outcomeOf(r, verdicts[i] as ApplyVerdict));
 }
 
@@ -59,8 +59,10 @@ export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
   const { applier, merkle } = deps;
   return {
     forward: (req) => deps.forwards.handle(req),
-    applySet: (_from, records: readonly VersionedRecord[]) => applyAll(applier, records.map((r) => (r.tombstone ? { ...r, tombstone: false } : r))),
-    applyRemove: (_from, tombstones: readonly VersionedRecord[]) => applyAll(applier, tombstones.map((r) => ({ ...r, value: "", expiresAtMs: 0, tombstone: true }))),
+    applySet: (_from, records: readonly VersionedRecord[], expectedOwners?: readonly string[]) =>
+      applyAll(applier, records.map((r) => (r.tombstone ? { ...r, tombstone: false } : r)), expectedOwners),
+    applyRemove: (_from, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]) =>
+      applyAll(applier, tombstones.map((r) => ({ ...r, value: "", expiresAtMs: 0, tombstone: true })), expectedOwners),
     getRecords: (keys) => {
       deps.beforeAnswering();
       return recordsForPeer(deps.store, keys);

@@ -63,4 +63,7 @@ export function checkForwardedWrite(w: ClientWrite): void {
   if (!Number.isSafeInteger(w.ttlMs) || w.ttlMs < 0 || w.ttlMs > MAX_DURATION_MS) {
     throw badRequest(`a forwarded write's ttl ${w.ttlMs} ms is out of range (0 to ${MAX_DURATION_MS})`);
   }
+  if (w.kind === "touch" && (w.persist === true) === (w.ttlMs > 0)) {
+    throw badRequest("a forwarded touch needs exactly one of a positive ttl and persist");
+  }
 }

@@ -23,7 +23,7 @@ export type ApplyVerdict =
   /** This node holds a newer version (the record was older or a different origin lost the tie). */
   | { readonly kind: "stale"; readonly version: number; readonly origin: string }
   /** Not stored by rule: this node does not own the key, or it is at capacity and never held it. */
-  | { readonly kind: "refused"; readonly reason: "not-owner" | "at-capacity" | "before-reset" }
+  | { readonly kind: "refused"; readonly reason: "not-owner" | "owners-differ" | "at-capacity" | "before-reset" }
   /** The record fails the input checks (bad key, origin, version or times). */
   | { readonly kind: "invalid"; readonly error: CacheError };
 
@@ -54,6 +54,7 @@ const RULES: Readonly<Record<ApplySource, SourceRules>> = Object.freeze({
 const STORED: ApplyVerdict = Object.freeze({ kind: "applied", changed: true });
 const DUPLICATE: ApplyVerdict = Object.freeze({ kind: "applied", changed: false });
 const NOT_OWNER: ApplyVerdict = Object.freeze({ kind: "refused", reason: "not-owner" });
+const OWNERS_DIFFER: ApplyVerdict = Object.freeze({ kind: "refused", reason: "owners-differ" });
 const AT_CAPACITY: ApplyVerdict = Object.freeze({ kind: "refused", reason: "at-capacity" });
 const BEFORE_RESET: ApplyVerdict = Object.freeze({ kind: "refused", reason: "before-reset" });
 
@@ -90,15 +91,24 @@ export class ReplicaApplier {
    * Applies a pushed batch (replica sets and removes, hint replays, remote repairs, migrations).
    * A batch with an invalid record is refused as a whole with that record's 400, before anything
    * is stored: a peer sending such records is broken, and its batch is not half-applied.
+   * `expectedOwners` (a primary's conditional write): a record whose owner list in this node's
+   * ring is not that list, in that order, is refused ("owners-differ") and stored nowhere.
    */
-  applyPushed(records: readonly VersionedRecord[]): ApplyVerdict[] {
+  applyPushed(records: readonly VersionedRecord[], expectedOwners?: readonly string[]): ApplyVerdict[] {
     const rules = RULES.push;
     for (const rec of records) {
       const problem = this.problemOf(rec, rules);
       if (problem !== undefined) throw problem;
     }
     const ring = this.deps.ring();
-    return records.map((rec) => this.gateAndStore(rec, rules, ring));
+    const checkOwners = expectedOwners !== undefined && expectedOwners.length > 0;
+    return records.map((rec) => {
+      if (checkOwners && !sameOwners(ring.ownersOf(rec.key).ids, expectedOwners)) {
+        this.deps.metrics.inc("dist.write.apply_refused");
+        return OWNERS_DIFFER;
+      }
+      return this.gateAndStore(rec, rules, ring);
+    });
   }
 
   private problemOf(rec: VersionedRecord, rules: SourceRules): CacheError | undefined {
@@ -123,4 +133,9 @@ export class ReplicaApplier {
     const held = store.peek(rec.key);
     return { kind: "stale", version: held?.version ?? 0, origin: held?.origin ?? "" };
   }
+}
+
+/** The same owner ids in the same order (primary first). */
+function sameOwners(mine: readonly string[], expected: readonly string[]): boolean {
+  return mine.length === expected.length && mine.every((id, i) => id === expected[i]);
 }

@@ -16,6 +16,19 @@ export const TIME_MS_MAX = 8_640_000_000_000_000;
 /** How far ahead of this node's clock a peer's version may be (bounds clock skew's reach). */
 export const PEER_VERSION_AHEAD_MAX_MS = 24 * 3_600_000;
 
+/** If-Match / If-None-Match: entity tags per header and header length at most (400 past them). */
+export const ETAG_LIMITS = Object.freeze({ tagsMax: 64, headerCharsMax: 8192 });
+
+/**
+ * Conditional writes and touches on a primary: one at a time per key. At most `waitersPerKey`
+ * wait behind the running one, and at most `keysMax` keys have writes running or waiting; past
+ * either the write is 503 UNAVAILABLE with Retry-After 1, so a hot key cannot queue without bound.
+ */
+export const CONDITIONAL_LIMITS = Object.freeze({ waitersPerKey: 1024, keysMax: 65_536 });
+
+/** Touch request body (JSON) at most. */
+export const TOUCH_BODY_BYTES_MAX = 4096;
+
 /** Key browser page size: default and ceiling (larger values are clamped). */
 export const KEY_PAGE_LIMIT_DEFAULT = 100;
 export const KEY_PAGE_LIMIT_MAX = 500;

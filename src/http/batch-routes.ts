@@ -8,7 +8,8 @@ import type { Clock, YieldToLoop } from "../core/clock.js";
 import { CacheError, badRequest, toCacheError } from "../core/errors.js";
 import { BATCH_BODY_LIMITS } from "../core/limits.js";
 import type { Authenticator, RateLimiter } from "../auth/index.js";
-import type { AdmittedWrites, CacheService, SetItem, WriteResult } from "../cluster/index.js";
+import type { AdmittedWrites, CacheService, RemoveItem, SetItem, WriteResult } from "../cluster/index.js";
+import { itemConditionOf } from "./conditions.js";
 import { BATCH_READ_PACING, readWithinBudget } from "./batch-read.js";
 import { readJsonBody } from "./body.js";
 import { authenticated, type AppContext, type AppState } from "./koa-middleware.js";
@@ -145,14 +146,14 @@ async function batchGet(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
 async function batchDelete(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
   const writes = admit(deps.cache);
   const consistency = parseConsistency(queryOne(ctx, "consistency"));
-  const parsed = (await listOf(ctx, "keys", deps)).map((k) => parseKey(k, deps.maxKeyBytes));
-  const valid = parsed.filter((p): p is string => typeof p === "string");
+  const parsed = (await listOf(ctx, "keys", deps)).map((k) => parseDeleteEntry(k, deps.maxKeyBytes));
+  const valid = parsed.filter((p): p is string | RemoveItem => !(p instanceof BatchItemError));
   const removed = writes instanceof CacheError ? valid.map(() => writes) : await writes.removeMany(valid, consistency);
   let next = 0;
   const results: Schemas["BatchDeleteResult"][] = parsed.map((p) => {
     if (p instanceof BatchItemError) return { ...failure(p.key, p.error, deps), deleted: false };
     const r = removed[next++] as WriteResult | CacheError;
-    if (r instanceof CacheError) return { ...failure(p, r, deps), deleted: false };
+    if (r instanceof CacheError) return { ...failure(typeof p === "string" ? p : p.key, r, deps), deleted: false };
     return { key: r.key, status: 200, deleted: r.applied, bytes: r.bytes, node: deps.cache.nodeId, owners: r.owners.ids as string[] };
   });
   const out: Schemas["BatchDeleteResponse"] = { results };
@@ -169,6 +170,26 @@ function parseKey(raw: unknown, maxKeyBytes: number): string | BatchItemError {
     return checkKey(raw, maxKeyBytes);
   } catch (err) {
     return new BatchItemError(typeof raw === "string" ? raw : "", toCacheError(err));
+  }
+}
+
+/**
+ * A batch delete entry: a key, or `{key, if_match}` (a conditional delete). An object entry
+ * exists only to carry the condition: without `if_match`, or with another member, it is 400.
+ */
+function parseDeleteEntry(raw: unknown, maxKeyBytes: number): string | RemoveItem | BatchItemError {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return parseKey(raw, maxKeyBytes);
+  const entry = raw as Record<string, unknown>;
+  const key = parseKey(entry.key, maxKeyBytes);
+  if (key instanceof BatchItemError) return key;
+  const extra = Object.keys(entry).find((k) => k !== "key" && k !== "if_match");
+  if (extra !== undefined) return new BatchItemError(key, badRequest(`unknown member ${JSON.stringify(extra)} in a batch delete entry; expected key and if_match`));
+  if (entry.if_match === undefined) return new BatchItemError(key, badRequest("a batch delete entry that is an object needs if_match; send an unconditional key as a string"));
+  try {
+    const condition = itemConditionOf(entry, "delete");
+    return condition === undefined ? key : { key, condition };
+  } catch (err) {
+    return new BatchItemError(key, toCacheError(err));
   }
 }
 
@@ -199,6 +220,12 @@ function parsePutItem(raw: unknown, deps: BatchRouteDeps): SetItem | BatchItemEr
   if (size > deps.maxValueBytes) {
     return fail(new CacheError("PAYLOAD_TOO_LARGE", `value is larger than ${deps.maxValueBytes} bytes`, { limit_bytes: deps.maxValueBytes }));
   }
+  let condition;
+  try {
+    condition = itemConditionOf(item, "put");
+  } catch (err) {
+    return fail(toCacheError(err));
+  }
   const value = base64 ? fromBase64(item.value) : fromUtf8(item.value);
-  return { key, value, ttlMs };
+  return condition === undefined ? { key, value, ttlMs } : { key, value, ttlMs, condition };
 }

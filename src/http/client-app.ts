@@ -15,6 +15,7 @@ import { addEndpointRoutes } from "./endpoint-routes.js";
 import { addIdentityRoutes } from "./identity-routes.js";
 import { createItemHandler, ITEM_ROUTES, itemRoutes, type ItemHandler, type ItemRouteDeps } from "./item-routes.js";
 import { addKeyRoutes } from "./key-routes.js";
+import { addTouchRoute } from "./touch-route.js";
 import { errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 
 /** The route template of the item routes. */
@@ -63,6 +64,7 @@ export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
   addIdentityRoutes(router, deps.auth);
   addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, rateLimiter: deps.rateLimiter, ...deps.limits });
   addKeyRoutes(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
+  addTouchRoute(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
   addEndpointRoutes(router, { auth: deps.auth, members: deps.members });
   return router;
 }

@@ -10,13 +10,15 @@ import type Koa from "koa";
 import type { components } from "../../gen/openapi/client.js";
 import type { Clock } from "../core/clock.js";
 import { CacheError, toCacheError } from "../core/errors.js";
+import { etagOf, type EtagCondition } from "../core/etag.js";
 import { requireScope, type Authenticator, type Identity } from "../auth/index.js";
 import type { CacheService, ReadResult } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { LatencyWindow, OperationLatencies, RouteDurations } from "../observability/index.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import { readRawBody } from "./body.js";
-import { itemEnvelope, itemHeaders } from "./item-view.js";
+import { notModified, readConditionOf, writeConditionOf } from "./conditions.js";
+import { itemEnvelope, itemHeaders, notModifiedHeaders } from "./item-view.js";
 import { writeError, writeJson } from "./respond.js";
 import { oneParam, parseQuery } from "./query.js";
 import { decodeKeySegment, parseConsistency, parseTtlQuery } from "./validate.js";
@@ -161,13 +163,14 @@ class ItemRoutes implements ItemHandler {
     const key = decodeKeySegment(segment, this.deps.maxKeyBytes);
     const consistency = parseConsistency(oneParam(params, "consistency"));
     if (!reading) return this.write(req, res, method, key, consistency, params);
+    const unless = readConditionOf(req.headers);
     const r = this.deps.cache.read(key, consistency);
-    if (r instanceof Promise) return r.then((read) => this.answerRead(req, res, method, key, read));
-    this.answerRead(req, res, method, key, r);
+    if (r instanceof Promise) return r.then((read) => this.answerRead(req, res, method, key, read, unless));
+    this.answerRead(req, res, method, key, r, unless);
     return undefined;
   }
 
-  private answerRead(req: IncomingMessage, res: ServerResponse, method: string, key: string, read: ReadResult): void {
+  private answerRead(req: IncomingMessage, res: ServerResponse, method: string, key: string, read: ReadResult, unless: EtagCondition | undefined): void {
     const { item, owners } = read;
     const nodeId = this.nodeId;
     if (item === undefined) {
@@ -175,14 +178,19 @@ class ItemRoutes implements ItemHandler {
       res.setHeader("X-Cache-Owners", owners.header);
       throw new CacheError("NOT_FOUND", `key ${JSON.stringify(key)} not found`);
     }
-    if (method === "HEAD") {
-      res.writeHead(200, itemHeaders(item, owners, nodeId, this.deps.clock.nowMs(), true));
+    const etag = etagOf(item.version, item.origin);
+    if (notModified(unless, etag)) {
+      res.writeHead(304, notModifiedHeaders(item, owners, nodeId, etag));
+      res.end();
+    } else if (method === "HEAD") {
+      res.writeHead(200, itemHeaders(item, owners, nodeId, this.deps.clock.nowMs(), true, etag));
       res.end();
     } else if (prefersJson(req.headers.accept)) {
+      res.setHeader("ETag", etag);
       writeJson(res, 200, JSON.stringify(itemEnvelope(item, owners, nodeId, this.deps.clock.nowMs())));
     } else {
       // Head and body leave in one write: node:http joins a string body to the header block.
-      res.writeHead(200, itemHeaders(item, owners, nodeId, 0, false));
+      res.writeHead(200, itemHeaders(item, owners, nodeId, 0, false, etag));
       res.end(item.value, "latin1");
     }
   }
@@ -194,12 +202,14 @@ class ItemRoutes implements ItemHandler {
     const nodeId = this.nodeId;
     if (method === "PUT") {
       const ttlMs = parseTtlQuery(oneParam(params, "ttl"));
+      const condition = writeConditionOf(req.headers, "put");
       const body = await readRawBody(req, this.deps.maxValueBytes, "value");
-      const r = await writes.set(key, body.toString("latin1"), ttlMs, consistency);
+      const r = await writes.set(key, body.toString("latin1"), ttlMs, consistency, condition);
       const out: Schemas["PutResponse"] = { key, stored: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
+      res.setHeader("ETag", etagOf(r.version, r.origin));
       writeJson(res, 200, JSON.stringify(out));
     } else {
-      const r = await writes.remove(key, consistency);
+      const r = await writes.remove(key, consistency, writeConditionOf(req.headers, "delete"));
       const out: Schemas["DeleteResponse"] = { key, deleted: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
       writeJson(res, 200, JSON.stringify(out));
     }

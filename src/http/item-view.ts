@@ -2,6 +2,7 @@
 // JSON, batch get results) and the response headers (raw GET and HEAD).
 import type { components } from "../../gen/openapi/client.js";
 import { toBase64 } from "../core/byte-string.js";
+import { etagOf } from "../core/etag.js";
 import type { Owners } from "../ring/index.js";
 import type { LiveItem } from "../store/index.js";
 
@@ -30,14 +31,15 @@ export function itemFields(item: LiveItem, owners: Owners, nodeId: string, nowMs
 }
 
 /**
- * Headers of an item answer, as a flat [name, value, ...] list. A raw GET carries the version,
- * origin, node and owners; HEAD (`full`) adds the last-updated time and, for an item with a TTL,
- * the TTL left and the expiry.
+ * Headers of an item answer, as a flat [name, value, ...] list. A raw GET carries the ETag,
+ * version, origin, node and owners; HEAD (`full`) adds the last-updated time and, for an item
+ * with a TTL, the TTL left and the expiry.
  */
-export function itemHeaders(item: LiveItem, owners: Owners, nodeId: string, nowMs: number, full: boolean): string[] {
+export function itemHeaders(item: LiveItem, owners: Owners, nodeId: string, nowMs: number, full: boolean, etag = etagOf(item.version, item.origin)): string[] {
   const headers = [
     "Content-Type", "application/octet-stream",
     "Content-Length", String(item.value.length),
+    "ETag", etag,
     "X-Cache-Version", String(item.version),
     "X-Cache-Origin", item.origin,
     "X-Cache-Node", nodeId,
@@ -50,4 +52,9 @@ export function itemHeaders(item: LiveItem, owners: Owners, nodeId: string, nowM
     headers.push("X-Cache-Expires-At", new Date(item.expiresAtMs).toISOString());
   }
   return headers;
+}
+
+/** Headers of a 304 Not Modified answer: the ETag, version, origin, node and owners. */
+export function notModifiedHeaders(item: LiveItem, owners: Owners, nodeId: string, etag: string): string[] {
+  return ["ETag", etag, "X-Cache-Version", String(item.version), "X-Cache-Origin", item.origin, "X-Cache-Node", nodeId, "X-Cache-Owners", owners.header];
 }

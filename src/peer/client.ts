@@ -187,8 +187,8 @@ export class ConnectPeerTransport implements PeerTransport {
       async (c) => forwardResults((await c.forward(msg)).results, to),
     );
   }
-  set(to: PeerRef, from: string, records: readonly VersionedRecord[]) {
-    const msg = create(SetRequestSchema, { from, entries: records.map(toEntry) });
+  set(to: PeerRef, from: string, records: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
+    const msg = create(SetRequestSchema, { from, entries: records.map(toEntry), expectedOwners: expectedOwners ? [...expectedOwners] : [] });
     return this.exchangeOr(
       to,
       "Set",
@@ -197,8 +197,8 @@ export class ConnectPeerTransport implements PeerTransport {
       async (c) => fromWirePushAnswer(await c.set(msg), to),
     );
   }
-  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[]) {
-    const msg = create(RemoveRequestSchema, { from, deletions: tombstones.map(toDeletion) });
+  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
+    const msg = create(RemoveRequestSchema, { from, deletions: tombstones.map(toDeletion), expectedOwners: expectedOwners ? [...expectedOwners] : [] });
     return this.exchangeOr(
       to,
       "Remove",

@@ -7,13 +7,15 @@ import { fromBytes, toBuffer } from "../core/byte-string.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { CacheError } from "../core/errors.js";
-import type { ApplyOutcome, ClientWrite, PeerMember, PeerMemberState, PeerRef, WriteOutcome } from "../transport/index.js";
+import type { ApplyOutcome, ClientWrite, WriteCondition, PeerMember, PeerMemberState, PeerRef, WriteOutcome } from "../transport/index.js";
 import {
   ApplyOutcome as WireOutcome,
   HeldVersionSchema,
   type HeldVersion,
   ClientWriteSchema,
   Consistency,
+  PreconditionSchema,
+  type Precondition,
   DeletionSchema,
   EntrySchema,
   MemberSchema,
@@ -105,19 +107,50 @@ export function fromConsistency(c: Consistency): ConsistencyLevel | undefined {
   return c === Consistency.ONE ? "one" : c === Consistency.QUORUM ? "quorum" : c === Consistency.ALL ? "all" : undefined;
 }
 
+const KIND_TO_WIRE: Readonly<Record<ClientWrite["kind"], WriteKind>> = Object.freeze({ set: WriteKind.SET, remove: WriteKind.REMOVE, touch: WriteKind.TOUCH });
+
+function toWireCondition(c: WriteCondition | undefined): Precondition | undefined {
+  if (c === undefined) return undefined;
+  return create(PreconditionSchema, {
+    ifMatch: c.ifMatch === undefined || c.ifMatch === "*" ? [] : [...c.ifMatch],
+    ifMatchAny: c.ifMatch === "*",
+    ifNoneMatchAny: c.ifNoneMatch === "*",
+  });
+}
+
+/** A wire precondition as a condition; undefined when it asks for nothing. */
+function fromWireCondition(p: Precondition | undefined): WriteCondition | undefined {
+  if (p === undefined) return undefined;
+  const ifMatch = p.ifMatchAny ? "*" : p.ifMatch.length > 0 ? [...p.ifMatch] : undefined;
+  const ifNoneMatch = p.ifNoneMatchAny ? "*" : undefined;
+  if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
+  return { ...(ifMatch !== undefined ? { ifMatch } : {}), ...(ifNoneMatch !== undefined ? { ifNoneMatch } : {}) };
+}
+
 export function toWireWrite(w: ClientWrite): WireClientWrite {
   return create(ClientWriteSchema, {
-    kind: w.kind === "set" ? WriteKind.SET : WriteKind.REMOVE,
+    kind: KIND_TO_WIRE[w.kind],
     key: w.key,
     value: w.kind === "set" ? toBuffer(w.value) : new Uint8Array(0),
     ttlMs: BigInt(w.ttlMs),
+    precondition: toWireCondition(w.condition),
+    persist: w.persist === true,
   });
 }
 
 /** A wire write, or undefined when its kind is unknown. */
 export function fromWireWrite(w: WireClientWrite): ClientWrite | undefined {
-  if (w.kind !== WriteKind.SET && w.kind !== WriteKind.REMOVE) return undefined;
-  return { kind: w.kind === WriteKind.SET ? "set" : "remove", key: w.key, value: w.kind === WriteKind.SET ? fromBytes(w.value) : "", ttlMs: Math.max(0, toNumber(w.ttlMs)) };
+  const kind = w.kind === WriteKind.SET ? "set" : w.kind === WriteKind.REMOVE ? "remove" : w.kind === WriteKind.TOUCH ? "touch" : undefined;
+  if (kind === undefined) return undefined;
+  const condition = fromWireCondition(w.precondition);
+  return {
+    kind,
+    key: w.key,
+    value: kind === "set" ? fromBytes(w.value) : "",
+    ttlMs: Math.max(0, toNumber(w.ttlMs)),
+    ...(condition !== undefined ? { condition } : {}),
+    ...(kind === "touch" && w.persist ? { persist: true } : {}),
+  };
 }
 
 export function toWireResult(r: WriteOutcome, node: string): WireWriteResult {
@@ -132,6 +165,7 @@ export function toWireResult(r: WriteOutcome, node: string): WireWriteResult {
     errorMessage: r.errorMessage,
     node,
     expiresAtUnixMs: BigInt(r.expiresAtMs),
+    currentEtag: r.currentEtag ?? "",
   });
 }
 
@@ -146,6 +180,7 @@ export function fromWireResult(r: WireWriteResult): WriteOutcome {
     errorCode: r.errorCode,
     errorMessage: r.errorMessage,
     expiresAtMs: toNumber(r.expiresAtUnixMs),
+    ...(r.currentEtag !== "" ? { currentEtag: r.currentEtag } : {}),
   };
 }
 

@@ -7,6 +7,8 @@ const TO_CONNECT: Readonly<Record<ErrorCode, Code>> = Object.freeze({
   UNAUTHORIZED: Code.Unauthenticated,
   FORBIDDEN: Code.PermissionDenied,
   NOT_FOUND: Code.NotFound,
+  CONFLICT: Code.Aborted,
+  PRECONDITION_FAILED: Code.FailedPrecondition,
   PAYLOAD_TOO_LARGE: Code.ResourceExhausted,
   TOO_MANY_REQUESTS: Code.ResourceExhausted,
   UNSUPPORTED_MEDIA_TYPE: Code.InvalidArgument,

@@ -25,11 +25,11 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
     const call = req.call;
     switch (call.case) {
       case "set": {
-        const outcomes = endpoint.applySet(call.value.from, call.value.entries.map((e) => fromEntry({ ...e, tombstone: false })));
+        const outcomes = endpoint.applySet(call.value.from, call.value.entries.map((e) => fromEntry({ ...e, tombstone: false })), call.value.expectedOwners);
         return create(ExchangeResponseSchema, { id, result: { case: "set", value: create(SetResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node)) } });
       }
       case "remove": {
-        const outcomes = endpoint.applyRemove(call.value.from, call.value.deletions.map(fromDeletion));
+        const outcomes = endpoint.applyRemove(call.value.from, call.value.deletions.map(fromDeletion), call.value.expectedOwners);
         return create(ExchangeResponseSchema, { id, result: { case: "remove", value: create(RemoveResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node)) } });
       }
       case "get": {
@@ -43,7 +43,7 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
       case "forward": {
         const writes = call.value.writes.map((w, i) => {
           const cw = fromWireWrite(w);
-          if (!cw) throw badRequest(`write ${i} has no kind (set or remove)`);
+          if (!cw) throw badRequest(`write ${i} has no known kind (set, remove or touch)`);
           return cw;
         }) as ClientWrite[];
         const results = await endpoint.forward({ from: call.value.from, consistency: fromConsistency(call.value.consistency), writes, senderApplies: call.value.senderApplies, sentAtMs: Number(call.value.sentAtUnixMs) });

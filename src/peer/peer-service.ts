@@ -48,7 +48,7 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
     forward: guarded(async (req) => {
       const writes = req.writes.map((w, i) => {
         const cw = fromWireWrite(w);
-        if (!cw) throw badRequest(`write ${i} has no kind (set or remove)`);
+        if (!cw) throw badRequest(`write ${i} has no known kind (set, remove or touch)`);
         return cw;
       }) as ClientWrite[];
       const results = await endpoint.forward({ from: req.from, consistency: fromConsistency(req.consistency), writes, senderApplies: req.senderApplies, sentAtMs: Number(req.sentAtUnixMs) });
@@ -56,11 +56,11 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       return create(ForwardResponseSchema, { results: results.map((r) => toWireResult(r, node)) });
     }),
     set: guarded((req) => {
-      const outcomes = endpoint.applySet(req.from, req.entries.map((e) => fromEntry({ ...e, tombstone: false })));
+      const outcomes = endpoint.applySet(req.from, req.entries.map((e) => fromEntry({ ...e, tombstone: false })), req.expectedOwners);
       return create(SetResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node));
     }),
     remove: guarded((req) => {
-      const outcomes = endpoint.applyRemove(req.from, req.deletions.map(fromDeletion));
+      const outcomes = endpoint.applyRemove(req.from, req.deletions.map(fromDeletion), req.expectedOwners);
       return create(RemoveResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node));
     }),
     get: guarded((req) => {

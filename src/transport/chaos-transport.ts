@@ -76,11 +76,11 @@ export class ChaosTransport implements PeerTransport {
   forward(to: PeerRef, req: ForwardRequest) {
     return this.gate(to, () => this.inner.forward(to, req));
   }
-  set(to: PeerRef, from: string, records: readonly VersionedRecord[]) {
-    return this.gate(to, () => this.inner.set(to, from, records));
+  set(to: PeerRef, from: string, records: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
+    return this.gate(to, () => this.inner.set(to, from, records, expectedOwners));
   }
-  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[]) {
-    return this.gate(to, () => this.inner.remove(to, from, tombstones));
+  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
+    return this.gate(to, () => this.inner.remove(to, from, tombstones, expectedOwners));
   }
   get(to: PeerRef, keys: readonly string[]) {
     return this.gate(to, () => this.inner.get(to, keys));

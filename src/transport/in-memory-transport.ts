@@ -56,11 +56,11 @@ class InMemoryTransport implements PeerTransport {
   forward(to: PeerRef, req: ForwardRequest) {
     return this.callAddressed(to, (e) => e.forward({ ...req, writes: req.writes.map((w) => ({ ...w })) }));
   }
-  set(to: PeerRef, from: string, records: readonly VersionedRecord[]) {
-    return this.callAddressed(to, (e) => e.applySet(from, copyRecords(records)));
+  set(to: PeerRef, from: string, records: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
+    return this.callAddressed(to, (e) => e.applySet(from, copyRecords(records), expectedOwners && [...expectedOwners]));
   }
-  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[]) {
-    return this.callAddressed(to, (e) => e.applyRemove(from, copyRecords(tombstones)));
+  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
+    return this.callAddressed(to, (e) => e.applyRemove(from, copyRecords(tombstones), expectedOwners && [...expectedOwners]));
   }
   get(to: PeerRef, keys: readonly string[]) {
     return this.call(to, (e) => e.getRecords([...keys]).map((r) => (r ? { ...r } : undefined)));

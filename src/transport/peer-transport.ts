@@ -12,10 +12,13 @@ import type {
 /** The calling side. */
 export interface PeerTransport {
   forward(to: PeerRef, req: ForwardRequest): Promise<WriteOutcome[]>;
-  /** Pushes versioned values. */
-  set(to: PeerRef, from: string, records: readonly VersionedRecord[]): Promise<ApplyOutcome[]>;
-  /** Pushes versioned tombstones. */
-  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[]): Promise<ApplyOutcome[]>;
+  /**
+   * Pushes versioned values. `expectedOwners` (conditional writes): the sender's owner list of
+   * the keys; the receiver refuses records whose owner list differs in its own ring.
+   */
+  set(to: PeerRef, from: string, records: readonly VersionedRecord[], expectedOwners?: readonly string[]): Promise<ApplyOutcome[]>;
+  /** Pushes versioned tombstones (`expectedOwners` as for set). */
+  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]): Promise<ApplyOutcome[]>;
   get(to: PeerRef, keys: readonly string[]): Promise<Array<VersionedRecord | undefined>>;
   keys(to: PeerRef, cursor: string, limit: number, q: string): Promise<KeysPage>;
   health(to: PeerRef): Promise<HealthInfo>;
@@ -38,8 +41,8 @@ export interface PeerTransport {
 /** The receiving side: what a node answers. Composed by node.ts from dist and membership. */
 export interface PeerEndpoint {
   forward(req: ForwardRequest): Promise<WriteOutcome[]>;
-  applySet(from: string, records: readonly VersionedRecord[]): ApplyOutcome[];
-  applyRemove(from: string, tombstones: readonly VersionedRecord[]): ApplyOutcome[];
+  applySet(from: string, records: readonly VersionedRecord[], expectedOwners?: readonly string[]): ApplyOutcome[];
+  applyRemove(from: string, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]): ApplyOutcome[];
   getRecords(keys: readonly string[]): Array<VersionedRecord | undefined>;
   keysPage(cursor: string, limit: number, q: string): KeysPage;
   health(): HealthInfo;

@@ -41,14 +41,37 @@ export interface ApplyOutcome {
   readonly origin: string;
 }
 
+/**
+ * A client's If-Match / If-None-Match on a write: "*" or entity tags as sent (core/etag.ts).
+ * Only the key's primary evaluates it (cluster/write/conditional-writer.ts).
+ */
+export interface WriteCondition {
+  readonly ifMatch?: "*" | readonly string[];
+  /** Only "*": the write applies only when no live item exists. */
+  readonly ifNoneMatch?: "*";
+}
+
 /** One client write forwarded to its primary. */
 export interface ClientWrite {
-  readonly kind: "set" | "remove";
+  /** "touch": a new version of the live item with the same value and a new expiry. */
+  readonly kind: "set" | "remove" | "touch";
   readonly key: string;
-  /** Value bytes of a set (a byte string). */
+  /** Value bytes of a set (a byte string); empty for remove and touch. */
   readonly value: string;
-  /** Time to live of a set, ms; 0 = none. */
+  /** Time to live of a set (or the new one of a touch), ms; 0 = none. */
   readonly ttlMs: number;
+  /** The client's condition, when the write is conditional. */
+  readonly condition?: WriteCondition;
+  /** Touch only: remove the expiry. */
+  readonly persist?: boolean;
+}
+
+/**
+ * True for writes only the key's primary may apply, serialised per key: conditional writes and
+ * touches (read-modify-write). They are never promoted to another owner.
+ */
+export function isConditional(w: ClientWrite): boolean {
+  return w.condition !== undefined || w.kind === "touch";
 }
 
 /** The coordinator's outcome for one forwarded write. */
@@ -64,6 +87,8 @@ export interface WriteOutcome {
   readonly errorMessage: string;
   /** Expiry the coordinator stamped, Unix ms; 0 = never. */
   readonly expiresAtMs: number;
+  /** With errorCode PRECONDITION_FAILED: the current item's ETag; absent when there is no live item. */
+  readonly currentEtag?: string;
 }
 
 export interface ForwardRequest {

@@ -36,6 +36,10 @@ export class BadRequestError extends HypercacheError { override readonly name = 
 export class UnauthorizedError extends HypercacheError { override readonly name = "UnauthorizedError"; }
 export class ForbiddenError extends HypercacheError { override readonly name = "ForbiddenError"; }
 export class NotFoundError extends HypercacheError { override readonly name = "NotFoundError"; }
+/** 409: the write conflicts with the key's state (counters and leases; see the OpenAPI document). */
+export class ConflictError extends HypercacheError { override readonly name = "ConflictError"; }
+/** 412: an If-Match / If-None-Match condition did not hold; `details.current_etag` names the current ETag (absent when there is no item). Nothing was changed. */
+export class PreconditionFailedError extends HypercacheError { override readonly name = "PreconditionFailedError"; }
 export class PayloadTooLargeError extends HypercacheError { override readonly name = "PayloadTooLargeError"; }
 export class UnsupportedMediaTypeError extends HypercacheError { override readonly name = "UnsupportedMediaTypeError"; }
 /** 429: too many failed authentications from this address (or a rate limit); see `retryAfterMs`-style Retry-After. */
@@ -54,6 +58,8 @@ export const ERROR_CLASSES: Readonly<Record<ErrorCode, ErrorClass>> = Object.fre
   UNAUTHORIZED: UnauthorizedError,
   FORBIDDEN: ForbiddenError,
   NOT_FOUND: NotFoundError,
+  CONFLICT: ConflictError,
+  PRECONDITION_FAILED: PreconditionFailedError,
   PAYLOAD_TOO_LARGE: PayloadTooLargeError,
   UNSUPPORTED_MEDIA_TYPE: UnsupportedMediaTypeError,
   TOO_MANY_REQUESTS: TooManyRequestsError,
@@ -66,7 +72,7 @@ export const ERROR_CLASSES: Readonly<Record<ErrorCode, ErrorClass>> = Object.fre
 
 /** HEAD answers carry no body: their class comes from the status alone. */
 const CODE_OF_BODYLESS_STATUS: Readonly<Record<number, ErrorCode>> = Object.freeze({
-  400: "BAD_REQUEST", 401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 413: "PAYLOAD_TOO_LARGE",
+  400: "BAD_REQUEST", 401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 409: "CONFLICT", 412: "PRECONDITION_FAILED", 413: "PAYLOAD_TOO_LARGE",
   415: "UNSUPPORTED_MEDIA_TYPE", 429: "TOO_MANY_REQUESTS", 500: "INTERNAL", 501: "NOT_IMPLEMENTED", 503: "UNAVAILABLE",
 });
 

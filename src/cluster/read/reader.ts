@@ -155,6 +155,19 @@ export class Reader {
   }
 
   private async readQuorum(key: string, owners: Owners, level: ConsistencyLevel): Promise<LiveItem | undefined> {
+    const chosen = await this.newestRecord(key, owners, level);
+    const item = liveItemOf(chosen, this.deps.clock.nowMs());
+    this.count(item !== undefined);
+    return item;
+  }
+
+  /**
+   * The newest record of `key` (tombstones and expired values included) among `level` owners,
+   * this node's own copy among them when it owns the key; owners that answered with an older copy
+   * or none are repaired, this node included. The primary of a conditional write reads this way
+   * when it is unsure its own copy is the newest. QUORUM_FAILED when too few owners answer.
+   */
+  async newestRecord(key: string, owners: Owners, level: ConsistencyLevel): Promise<VersionedRecord | undefined> {
     const { store, selfId, view } = this.deps;
     const known = view.knownCount();
     const need = requiredAcks(level, replicaCount(this.deps.replication, known));
@@ -194,9 +207,7 @@ export class Reader {
     void wait.late.then((late) => {
       for (const a of late) this.repairIfStale(a, chosen);
     });
-    const item = liveItemOf(chosen, this.deps.clock.nowMs());
-    this.count(item !== undefined);
-    return item;
+    return chosen;
   }
 
   /** Sends `chosen` to an owner whose answer was older or empty. */

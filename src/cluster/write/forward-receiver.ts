@@ -1,14 +1,16 @@
 // The receiving side of Forward: this node is (in its ring view) an owner of each write's key,
 // normally its primary, and coordinates the write. Writes are started in request order, so
 // later writes of the same key get later versions. Each write is admitted on arrival like a
-// client write (DRAINING once the node drains).
+// client write (DRAINING once the node drains). Conditional writes and touches are taken only
+// by the key's primary in this node's ring view (conditional-writer.ts), else UNAVAILABLE.
 import type { Clock } from "../../core/clock.js";
 import { CacheError, toCacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";
-import type { ClientWrite, ForwardRequest, WriteOutcome } from "../../transport/index.js";
+import { isConditional, type ClientWrite, type ForwardRequest, type WriteOutcome } from "../../transport/index.js";
 import type { ClusterView } from "../cluster-view.js";
 import type { Lifecycle } from "../lifecycle.js";
 import { checkForwardedWrite } from "../peer-input.js";
+import type { ConditionalWriter } from "./conditional-writer.js";
 import type { WriteCoordinator } from "./write-coordinator.js";
 
 export interface ForwardReceiverDeps {
@@ -19,6 +21,7 @@ export interface ForwardReceiverDeps {
   readonly lifecycle: Lifecycle;
   readonly view: ClusterView;
   readonly coordinator: WriteCoordinator;
+  readonly conditional: ConditionalWriter;
   readonly writeConsistency: ConsistencyLevel;
 }
 
@@ -43,11 +46,20 @@ export class ForwardReceiver {
       if (!owners.ids.includes(selfId)) {
         throw new CacheError("UNAVAILABLE", `node ${selfId} does not own key ${JSON.stringify(w.key)} in its ring view`);
       }
-      const r = await this.deps.lifecycle.track(this.deps.coordinator.coordinate(w, owners, level, senderApplies));
+      const conditional = isConditional(w);
+      if (conditional && owners.primary !== selfId) {
+        throw new CacheError("UNAVAILABLE", `node ${selfId} is not the primary of key ${JSON.stringify(w.key)} in its ring view (${owners.primary} is); conditional writes are applied by the primary only`);
+      }
+      const coordinated = conditional ? this.deps.conditional.coordinate(w, owners, level) : this.deps.coordinator.coordinate(w, owners, level, senderApplies);
+      const r = await this.deps.lifecycle.track(coordinated);
       return { key: w.key, applied: r.applied, bytes: r.bytes, owners: r.owners.ids, version: r.version, origin: r.origin, errorCode: "", errorMessage: "", expiresAtMs: r.expiresAtMs };
     } catch (err) {
       const e = toCacheError(err);
-      return { key: w.key, applied: false, bytes: 0, owners: owners.ids, version: 0, origin: "", errorCode: e.code, errorMessage: e.message, expiresAtMs: 0 };
+      const etag = e.code === "PRECONDITION_FAILED" ? e.details?.current_etag : undefined;
+      return {
+        key: w.key, applied: false, bytes: 0, owners: owners.ids, version: 0, origin: "", errorCode: e.code, errorMessage: e.message, expiresAtMs: 0,
+        ...(typeof etag === "string" ? { currentEtag: etag } : {}),
+      };
     }
   }
 }

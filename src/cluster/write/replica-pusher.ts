@@ -15,8 +15,11 @@ export class ReplicaPusher {
 
   constructor(private readonly deps: { transport: PeerTransport; selfId: string; hints: HintQueue; timers: Timers; metrics: Metrics }) {
     const opts = batchOptions(PEER_BATCHING.push, byteSize, deps.timers, () => deps.metrics.inc("dist.peer.queue_overflow"));
-    this.sets = new PeerBatcher((peer, recs) => deps.transport.set(peer, deps.selfId, recs), opts);
-    this.removes = new PeerBatcher((peer, recs) => deps.transport.remove(peer, deps.selfId, recs), opts);
+    // The lane of a conditional write's push is the primary's owner list (node ids hold no
+    // comma); plain pushes travel in the "" lane, without the check.
+    const owners = (lane: string) => (lane === "" ? undefined : lane.split(","));
+    this.sets = new PeerBatcher((peer, recs, lane) => deps.transport.set(peer, deps.selfId, recs, owners(lane)), opts);
+    this.removes = new PeerBatcher((peer, recs, lane) => deps.transport.remove(peer, deps.selfId, recs, owners(lane)), opts);
   }
 
   /** Peer calls made so far. */
@@ -28,11 +31,13 @@ export class ReplicaPusher {
    * Sends `record` to `peer` and resolves with the receiver's outcome, or undefined when the call
    * failed. A failed or refused record is queued as a hint (a receiver that does not own the key
    * yet may own it once its view catches up); a stale one is not (the receiver holds newer).
+   * `expectedOwners` (conditional writes): the receiver refuses the record unless its owner list
+   * of the key is this one.
    */
-  async push(peer: PeerRef, record: VersionedRecord): Promise<ApplyOutcome | undefined> {
+  async push(peer: PeerRef, record: VersionedRecord, expectedOwners?: readonly string[]): Promise<ApplyOutcome | undefined> {
     let outcome: ApplyOutcome | undefined;
     try {
-      outcome = await (record.tombstone ? this.removes : this.sets).enqueue(peer, record);
+      outcome = await (record.tombstone ? this.removes : this.sets).enqueue(peer, record, expectedOwners ? expectedOwners.join(",") : "");
     } catch {
       outcome = undefined;
     }

@@ -8,6 +8,11 @@
 // it and pushes again, at most WRITE_RESTAMPS_MAX times, so a 200 means the write is the newest on
 // a quorum of owners. A stale answer that arrives after the answer went out gets the same
 // treatment in the background, as long as no newer write of the key has reached this node.
+//
+// A conditional write (the primary evaluated its condition under the key's lock) is pushed with
+// the primary's owner list, so an owner that sees another ring refuses it, and is never stamped
+// again: a stale answer means the condition was evaluated against a copy that was not the newest,
+// so the write only counts the acknowledgements it got, and `onStale` tells the caller.
 import { CacheError } from "../../core/errors.js";
 import { WRITE_RESTAMPS_MAX } from "../../core/limits.js";
 import type { ConsistencyLevel } from "../../config/index.js";
@@ -31,6 +36,12 @@ export interface CoordinatorDeps {
   readonly replication: number;
   /** Refuses (throws) while this node's clock is too far from the cluster's (clock-offsets.ts). */
   readonly clockGuard?: { checkCanStamp(): void };
+}
+
+/** How a conditional write is coordinated (see the file comment). */
+export interface ConditionalCoordination {
+  /** Called when an owner answered that it holds a newer version, during or after the wait. */
+  readonly onStale: () => void;
 }
 
 /** An owner's answer to one push: its outcome, or undefined when the push failed (hinted). */
@@ -57,12 +68,11 @@ export class WriteCoordinator {
    * a forwarding owner that applies the result itself: it is not pushed to and counts as one
    * acknowledgement (it answers its client only after applying).
    */
-  async coordinate(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string): Promise<WriteResult> {
+  async coordinate(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string, conditional?: ConditionalCoordination): Promise<WriteResult> {
     const { selfId } = this.deps;
-    this.deps.clockGuard?.checkCanStamp();
-    const known = this.deps.view.knownCount();
-    const need = requiredAcks(level, replicaCount(this.deps.replication, known));
-    if (level !== "one") this.checkMajority(level, known);
+    const need = this.admit(level);
+    const expectedOwners = conditional === undefined ? undefined : owners.ids;
+    const restampsMax = conditional === undefined ? WRITE_RESTAMPS_MAX : 0;
     const sender = senderApplies !== undefined && senderApplies !== selfId && owners.ids.includes(senderApplies) ? senderApplies : undefined;
     const others = owners.ids.filter((id) => id !== selfId && id !== sender);
     const inHand = sender === undefined ? [ACK] : [ACK, ACK];
@@ -85,15 +95,16 @@ export class WriteCoordinator {
       // No other owner to push to (one node, or replication 1): the local apply is the answer.
       if (others.length === 0 && inHand.length >= need) return result;
       const wait = await waitForQuorum(
-        others.map((id) => this.pushTo(id, rec)),
+        others.map((id) => this.pushTo(id, rec, expectedOwners)),
         need,
         inHand,
         isAck,
       );
       const newer = newestHeld(wait.answers);
-      if (newer === 0 || attempt >= WRITE_RESTAMPS_MAX) {
+      if (newer === 0 || attempt >= restampsMax) {
+        if (conditional !== undefined) this.watchStale(wait.answers, wait.late, conditional);
         if (wait.reached) {
-          void wait.late.then((late) => this.restampLate(write, owners, rec, newestHeld(late)));
+          if (conditional === undefined) void wait.late.then((late) => this.restampLate(write, owners, rec, newestHeld(late)));
           return result;
         }
         this.deps.metrics.inc("dist.write.quorum_failures");
@@ -108,6 +119,23 @@ export class WriteCoordinator {
       this.deps.metrics.inc("dist.write.restamps");
       floor = newer;
     }
+  }
+
+  /**
+   * Checks that this node may coordinate a write at `level` now (its clock is close enough to the
+   * cluster's, and QUORUM/ALL see a majority) and returns the acknowledgements it needs.
+   */
+  admit(level: ConsistencyLevel): number {
+    this.deps.clockGuard?.checkCanStamp();
+    const known = this.deps.view.knownCount();
+    if (level !== "one") this.checkMajority(level, known);
+    return requiredAcks(level, replicaCount(this.deps.replication, known));
+  }
+
+  /** Tells a conditional write's caller about stale answers, those after the wait included. */
+  private watchStale(answers: readonly PushAnswer[], late: Promise<PushAnswer[]>, conditional: ConditionalCoordination): void {
+    if (newestHeld(answers) > 0) conditional.onStale();
+    else void late.then((rest) => (newestHeld(rest) > 0 ? conditional.onStale() : undefined));
   }
 
   /** QUORUM and ALL writes need this node to see a strict majority of the known nodes. */
@@ -137,9 +165,9 @@ export class WriteCoordinator {
     for (const id of owners.ids) if (id !== this.deps.selfId) void this.pushTo(id, rec);
   }
 
-  private pushTo(id: string, rec: VersionedRecord): Promise<PushAnswer> {
+  private pushTo(id: string, rec: VersionedRecord, expectedOwners?: readonly string[]): Promise<PushAnswer> {
     const peer = this.deps.view.peer(id);
-    return peer ? this.deps.pusher.push(peer, rec) : Promise.resolve(undefined);
+    return peer ? this.deps.pusher.push(peer, rec, expectedOwners) : Promise.resolve(undefined);
   }
 
   /** The versioned record of a client write, above the key's version and above `floor`. */

@@ -2,16 +2,19 @@
 // primary and returns the primary's real outcome; an owner that forwards applies the primary's
 // stamped record itself. When the forward fails and this node is a replica owner it promotes
 // itself: it coordinates the write, and the old primary gets its copy as a hint.
+// Conditional writes and touches go to the primary alone (conditional-writer.ts there) and are
+// never promoted: when the primary cannot be reached they fail with UNAVAILABLE.
 import { CacheError, isErrorCode, toCacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Logger } from "../../log/index.js";
 import type { Metrics } from "../../observability/index.js";
 import type { Owners } from "../../ring/index.js";
 import type { VersionedRecord } from "../../store/index.js";
-import type { ClientWrite, WriteOutcome } from "../../transport/index.js";
+import { isConditional, type ClientWrite, type WriteOutcome } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
 import type { ReplicaApplier } from "../replica-applier.js";
+import type { ConditionalWriter } from "./conditional-writer.js";
 import type { Forwarder } from "./forwarder.js";
 import { afterForwardFailure } from "./promotion.js";
 import type { WriteCoordinator } from "./write-coordinator.js";
@@ -20,6 +23,7 @@ export interface WritePathDeps {
   readonly selfId: string;
   readonly view: ClusterView;
   readonly coordinator: WriteCoordinator;
+  readonly conditional: ConditionalWriter;
   readonly forwarder: Forwarder;
   readonly applier: ReplicaApplier;
   readonly metrics: Metrics;
@@ -40,6 +44,7 @@ export class WritePath {
     const { selfId, metrics } = this.deps;
     metrics.inc("dist.write.attempts");
     const owners = this.deps.view.ring().ownersOf(write.key);
+    if (isConditional(write)) return this.writeConditional(write, owners, level);
     if (owners.primary === selfId) return this.deps.coordinator.coordinate(write, owners, level);
     const ownsKey = owners.ids.includes(selfId);
     // A suspect primary is tried last: an owner takes the write over at once, and another node
@@ -61,6 +66,24 @@ export class WritePath {
     return this.promote(write, owners, level, failure);
   }
 
+  /**
+   * A conditional write or touch: the primary evaluates and applies it; any other node forwards
+   * it to the primary (suspect or not) and never promotes itself.
+   */
+  private async writeConditional(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
+    if (owners.primary === this.deps.selfId) return this.deps.conditional.coordinate(write, owners, level);
+    const forwarded = await this.forwardTo(owners.primary, write, owners, level);
+    if (!("failure" in forwarded)) return forwarded;
+    const { failure, reached } = forwarded;
+    if (reached) throw failure;
+    throw new CacheError(
+      "UNAVAILABLE",
+      `primary ${owners.primary} of key ${JSON.stringify(write.key)} is unreachable (${failure.message}); conditional writes and touches are not taken over by another owner; the write may or may not have been applied`,
+      { owners: [...owners.ids] },
+      { cause: failure },
+    );
+  }
+
   /** This replica owner coordinates the write itself; the old primary gets its copy as a hint. */
   private promote(write: ClientWrite, owners: Owners, level: ConsistencyLevel, why: CacheError): Promise<WriteResult> {
     this.deps.metrics.inc("dist.write.forward_promotion");
@@ -71,8 +94,9 @@ export class WritePath {
   private async forwardTo(targetId: string, write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult | ForwardFailure> {
     const primary = this.deps.view.peer(targetId);
     if (!primary) return { failure: new CacheError("UNAVAILABLE", `owner ${targetId} is not a member`), reached: false };
-    // An owner applies the primary's result itself instead of having it pushed back.
-    const applies = owners.ids.includes(this.deps.selfId);
+    // An owner applies the primary's result itself instead of having it pushed back; not for a
+    // conditional write, whose push carries the primary's owner list (and a touch's result no value).
+    const applies = !isConditional(write) && owners.ids.includes(this.deps.selfId);
     let outcome: WriteOutcome;
     try {
       outcome = await this.deps.forwarder.forward(primary, write, level, applies);
@@ -80,7 +104,9 @@ export class WritePath {
       return { failure: toCacheError(err), reached: false };
     }
     if (outcome.errorCode !== "") {
-      return { failure: new CacheError(isErrorCode(outcome.errorCode) ? outcome.errorCode : "INTERNAL", outcome.errorMessage), reached: true };
+      const code = isErrorCode(outcome.errorCode) ? outcome.errorCode : "INTERNAL";
+      const details = code === "PRECONDITION_FAILED" ? (outcome.currentEtag === undefined ? {} : { current_etag: outcome.currentEtag }) : undefined;
+      return { failure: new CacheError(code, outcome.errorMessage, details), reached: true };
     }
     if (applies) this.deps.applier.apply(stampedRecord(write, outcome), "forward-result");
     return { key: write.key, applied: outcome.applied, bytes: outcome.bytes, owners, version: outcome.version, origin: outcome.origin, expiresAtMs: outcome.expiresAtMs };

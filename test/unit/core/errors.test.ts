@@ -6,6 +6,8 @@ const TABLE: Array<[ErrorCode, number]> = [
   ["UNAUTHORIZED", 401],
   ["FORBIDDEN", 403],
   ["NOT_FOUND", 404],
+  ["CONFLICT", 409],
+  ["PRECONDITION_FAILED", 412],
   ["PAYLOAD_TOO_LARGE", 413],
   ["UNSUPPORTED_MEDIA_TYPE", 415],
   ["TOO_MANY_REQUESTS", 429],

@@ -110,7 +110,7 @@ export interface paths {
         };
         /**
          * Read a value
-         * @description Returns the raw value bytes as `application/octet-stream`, or the item envelope when the request accepts `application/json` (and not `application/octet-stream` first).
+         * @description Returns the raw value bytes as `application/octet-stream`, or the item envelope when the request accepts `application/json` (and not `application/octet-stream` first). With an `If-None-Match` that matches the item's ETag (or `*` and the item exists) the answer is 304 without a body.
          */
         get: operations["getItem"];
         /**
@@ -127,6 +127,29 @@ export interface paths {
         options?: never;
         /** Item metadata without the value */
         head: operations["headItem"];
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cache/{key}/touch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the cache key, percent-encoded UTF-8, 1 to 4096 bytes once decoded */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a live item a new expiry, or none
+         * @description Writes a new version of the live item with the same value and a new expiry: the body holds exactly one of `ttl` (a duration string, as PUT's `ttl` query parameter), `ttl_ms` (a positive integer) or `persist: true` (no expiry). The TTL counts from the new version's time. An absent, expired or deleted key is 404: a touch never brings a value back. A touch is a conditional write (see above): it is evaluated by the primary alone, needs `quorum` or `all`, takes `If-Match`, and is never taken over by another owner. The body is at most 4 KiB of JSON; unknown members are 400.
+         */
+        post: operations["touchItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -252,7 +275,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /** @enum {string} */
-        ErrorCode: "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "TOO_MANY_REQUESTS" | "NOT_IMPLEMENTED" | "DRAINING" | "QUORUM_FAILED" | "UNAVAILABLE" | "INTERNAL";
+        ErrorCode: "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "TOO_MANY_REQUESTS" | "NOT_IMPLEMENTED" | "DRAINING" | "QUORUM_FAILED" | "UNAVAILABLE" | "INTERNAL";
         ErrorEnvelope: {
             /** @description human-readable message */
             error: string;
@@ -312,6 +335,32 @@ export interface components {
             node: string;
             owners: string[];
         };
+        /** @description exactly one of the three members */
+        TouchRequest: {
+            /** @description the new time to live, a duration string as PUT's `ttl` */
+            ttl?: string;
+            /** @description the new time to live in milliseconds */
+            ttl_ms?: number;
+            /**
+             * @description remove the expiry
+             * @enum {boolean}
+             */
+            persist?: true;
+        };
+        TouchResponse: {
+            key: string;
+            /** @description always true */
+            stored: boolean;
+            /** @description size of the value (unchanged) */
+            bytes: number;
+            node: string;
+            owners: string[];
+            /**
+             * Format: date-time
+             * @description the new absolute expiry; absent after `persist`
+             */
+            expires_at?: string;
+        };
         DeleteResponse: {
             key: string;
             /** @description false when the key was already absent */
@@ -335,6 +384,23 @@ export interface components {
             ttl_ms?: number;
             /** @enum {string} */
             value_encoding?: "base64";
+            /** @description as the If-Match header (`*` or a list of ETags); the item is then a conditional write */
+            if_match?: string;
+            /**
+             * @description as PUT's If-None-Match header (only `*`); not together with `if_match`
+             * @enum {string}
+             */
+            if_none_match?: "*";
+        };
+        /** @description a conditional delete; an object entry without `if_match` is 400 (send plain keys as strings) */
+        BatchDeleteItem: {
+            key: string;
+            /** @description as the If-Match header of DELETE */
+            if_match: string;
+        };
+        BatchDeleteRequest: {
+            /** @description keys, or objects carrying a key and its If-Match condition */
+            keys: (string | components["schemas"]["BatchDeleteItem"])[];
         };
         BatchPutRequest: {
             items: components["schemas"]["BatchPutItem"][];
@@ -342,13 +408,17 @@ export interface components {
         BatchKeysRequest: {
             keys: string[];
         };
-        /** @description HTTP status the item would have had as a single request (200, 400, 404, 413, 503). In a batch get, found items past the answer's budget of SERVICE_MAX_BODY_BYTES value bytes are 413 (read them in another call). */
+        /** @description HTTP status the item would have had as a single request (200, 400, 404, 412, 413, 503). In a batch get, found items past the answer's budget of SERVICE_MAX_BODY_BYTES value bytes are 413 (read them in another call). */
         BatchItemStatus: number;
         BatchPutResult: {
             key: string;
             status: components["schemas"]["BatchItemStatus"];
             stored: boolean;
             bytes?: number;
+            /** @description a failed item's envelope details (`current_etag` of a 412) */
+            details?: {
+                [key: string]: unknown;
+            };
             node?: string;
             owners: string[];
             error?: string;
@@ -389,6 +459,10 @@ export interface components {
             owners: string[];
             error?: string;
             code?: components["schemas"]["ErrorCode"];
+            /** @description a failed item's envelope details (`current_etag` of a 412) */
+            details?: {
+                [key: string]: unknown;
+            };
         };
         BatchDeleteResponse: {
             results: components["schemas"]["BatchDeleteResult"][];
@@ -448,6 +522,23 @@ export interface components {
             headers: {
                 /** @description seconds to wait before retrying */
                 "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Not Modified: the item's ETag matches If-None-Match. No body; carries the ETag and the X-Cache-Version, -Origin, -Node and -Owners headers. */
+        NotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description PRECONDITION_FAILED: If-Match or If-None-Match did not hold; nothing was changed. `details.current_etag` is the current item's ETag, absent when there is no live item. */
+        PreconditionFailed: {
+            headers: {
                 [name: string]: unknown;
             };
             content: {
@@ -533,11 +624,22 @@ export interface components {
         Key: string;
         /** @description how many owners to consult; default `SERVICE_READ_CONSISTENCY` */
         ReadConsistency: components["schemas"]["Consistency"];
-        /** @description how many owners must acknowledge; default `SERVICE_WRITE_CONSISTENCY` */
+        /** @description how many owners must acknowledge; default `SERVICE_WRITE_CONSISTENCY` (conditional writes and touches: `quorum` when that default is `one`, and `one` is 400 for them) */
         WriteConsistency: components["schemas"]["Consistency"];
+        /**
+         * @description `*` (a live item must exist) or a comma-separated list of at most 64 entity tags (the current item's strong ETag must be one of them; weak tags never match). Otherwise 412.
+         * @example "lx3k2a8g0-n1"
+         */
+        IfMatch: string;
+        /** @description Only `*`: the PUT applies only when the key is absent, expired or deleted; otherwise 412. Any other value is 400, and so is sending both If-Match and If-None-Match. */
+        IfNoneMatchWrite: "*";
+        /** @description `*` or a comma-separated list of at most 64 entity tags: when the item exists and its ETag is listed (or `*`), the answer is 304 Not Modified without a body. Weak tags never match. */
+        IfNoneMatchRead: string;
     };
     requestBodies: never;
     headers: {
+        /** @description Strong, opaque entity tag of the item's version and origin (such as `"lx3k2a8g0-n1"`); compare it as a string and send it back in If-Match / If-None-Match. */
+        ETag: string;
         /** @description last-write-wins version of the item */
         XCacheVersion: number;
         /** @description id of the node that originated the version */
@@ -674,7 +776,10 @@ export interface operations {
                 /** @description how many owners to consult; default `SERVICE_READ_CONSISTENCY` */
                 consistency?: components["parameters"]["ReadConsistency"];
             };
-            header?: never;
+            header?: {
+                /** @description `*` or a comma-separated list of at most 64 entity tags: when the item exists and its ETag is listed (or `*`), the answer is 304 Not Modified without a body. Weak tags never match. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatchRead"];
+            };
             path: {
                 /** @description the cache key, percent-encoded UTF-8, 1 to 4096 bytes once decoded */
                 key: components["parameters"]["Key"];
@@ -686,6 +791,7 @@ export interface operations {
             /** @description the value */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "X-Cache-Version": components["headers"]["XCacheVersion"];
                     "X-Cache-Origin": components["headers"]["XCacheOrigin"];
                     "X-Cache-Node": components["headers"]["XCacheNode"];
@@ -697,6 +803,7 @@ export interface operations {
                     "application/json": components["schemas"]["ItemEnvelope"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -713,10 +820,18 @@ export interface operations {
                  * @example 30s
                  */
                 ttl?: string;
-                /** @description how many owners must acknowledge; default `SERVICE_WRITE_CONSISTENCY` */
+                /** @description how many owners must acknowledge; default `SERVICE_WRITE_CONSISTENCY` (conditional writes and touches: `quorum` when that default is `one`, and `one` is 400 for them) */
                 consistency?: components["parameters"]["WriteConsistency"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description `*` (a live item must exist) or a comma-separated list of at most 64 entity tags (the current item's strong ETag must be one of them; weak tags never match). Otherwise 412.
+                 * @example "lx3k2a8g0-n1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Only `*`: the PUT applies only when the key is absent, expired or deleted; otherwise 412. Any other value is 400, and so is sending both If-Match and If-None-Match. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatchWrite"];
+            };
             path: {
                 /** @description the cache key, percent-encoded UTF-8, 1 to 4096 bytes once decoded */
                 key: components["parameters"]["Key"];
@@ -733,6 +848,7 @@ export interface operations {
             /** @description stored */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -742,6 +858,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["WriteUnavailable"];
@@ -750,10 +867,16 @@ export interface operations {
     deleteItem: {
         parameters: {
             query?: {
-                /** @description how many owners must acknowledge; default `SERVICE_WRITE_CONSISTENCY` */
+                /** @description how many owners must acknowledge; default `SERVICE_WRITE_CONSISTENCY` (conditional writes and touches: `quorum` when that default is `one`, and `one` is 400 for them) */
                 consistency?: components["parameters"]["WriteConsistency"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description `*` (a live item must exist) or a comma-separated list of at most 64 entity tags (the current item's strong ETag must be one of them; weak tags never match). Otherwise 412.
+                 * @example "lx3k2a8g0-n1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description the cache key, percent-encoded UTF-8, 1 to 4096 bytes once decoded */
                 key: components["parameters"]["Key"];
@@ -774,6 +897,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["WriteUnavailable"];
         };
@@ -784,7 +908,10 @@ export interface operations {
                 /** @description how many owners to consult; default `SERVICE_READ_CONSISTENCY` */
                 consistency?: components["parameters"]["ReadConsistency"];
             };
-            header?: never;
+            header?: {
+                /** @description `*` or a comma-separated list of at most 64 entity tags: when the item exists and its ETag is listed (or `*`), the answer is 304 Not Modified without a body. Weak tags never match. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatchRead"];
+            };
             path: {
                 /** @description the cache key, percent-encoded UTF-8, 1 to 4096 bytes once decoded */
                 key: components["parameters"]["Key"];
@@ -796,6 +923,7 @@ export interface operations {
             /** @description the item exists; its metadata is in the headers */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     /** @description size of the value in bytes */
                     "Content-Length"?: number;
                     "X-Cache-Version": components["headers"]["XCacheVersion"];
@@ -809,6 +937,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            304: components["responses"]["NotModified"];
             /** @description malformed request (no body on HEAD) */
             400: {
                 headers: {
@@ -855,6 +984,52 @@ export interface operations {
             };
         };
     };
+    touchItem: {
+        parameters: {
+            query?: {
+                /** @description how many owners must acknowledge; default `SERVICE_WRITE_CONSISTENCY` (conditional writes and touches: `quorum` when that default is `one`, and `one` is 400 for them) */
+                consistency?: components["parameters"]["WriteConsistency"];
+            };
+            header?: {
+                /**
+                 * @description `*` (a live item must exist) or a comma-separated list of at most 64 entity tags (the current item's strong ETag must be one of them; weak tags never match). Otherwise 412.
+                 * @example "lx3k2a8g0-n1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description the cache key, percent-encoded UTF-8, 1 to 4096 bytes once decoded */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TouchRequest"];
+            };
+        };
+        responses: {
+            /** @description touched */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TouchResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["WriteUnavailable"];
+        };
+    };
     getOwners: {
         parameters: {
             query?: never;
@@ -886,7 +1061,7 @@ export interface operations {
     batchPut: {
         parameters: {
             query?: {
-                /** @description how many owners must acknowledge; default `SERVICE_WRITE_CONSISTENCY` */
+                /** @description how many owners must acknowledge; default `SERVICE_WRITE_CONSISTENCY` (conditional writes and touches: `quorum` when that default is `one`, and `one` is 400 for them) */
                 consistency?: components["parameters"]["WriteConsistency"];
             };
             header?: never;
@@ -954,7 +1129,7 @@ export interface operations {
     batchDelete: {
         parameters: {
             query?: {
-                /** @description how many owners must acknowledge; default `SERVICE_WRITE_CONSISTENCY` */
+                /** @description how many owners must acknowledge; default `SERVICE_WRITE_CONSISTENCY` (conditional writes and touches: `quorum` when that default is `one`, and `one` is 400 for them) */
                 consistency?: components["parameters"]["WriteConsistency"];
             };
             header?: never;
@@ -963,7 +1138,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BatchKeysRequest"];
+                "application/json": components["schemas"]["BatchDeleteRequest"];
             };
         };
         responses: {

@@ -7,6 +7,8 @@ const SPEC_NOTES_CODES: [string, number, string][] = [
   ["UNAUTHORIZED", 401, "UnauthorizedError"],
   ["FORBIDDEN", 403, "ForbiddenError"],
   ["NOT_FOUND", 404, "NotFoundError"],
+  ["CONFLICT", 409, "ConflictError"],
+  ["PRECONDITION_FAILED", 412, "PreconditionFailedError"],
   ["PAYLOAD_TOO_LARGE", 413, "PayloadTooLargeError"],
   ["UNSUPPORTED_MEDIA_TYPE", 415, "UnsupportedMediaTypeError"],
   ["TOO_MANY_REQUESTS", 429, "TooManyRequestsError"],

@@ -23,7 +23,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hypercache/peer/v1/peer.proto.
  */
 export const file_hypercache_peer_v1_peer: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oeXBlcmNhY2hlL3BlZXIvdjEvcGVlci5wcm90bxISaHlwZXJjYWNoZS5wZWVyLnYxIpEBCgVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAwSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhEKCXRvbWJzdG9uZRgHIAEoCCJmCgtDbGllbnRXcml0ZRIrCgRraW5kGAEgASgOMh0uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlS2luZBILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAwSDgoGdHRsX21zGAQgASgDIrYBCg5Gb3J3YXJkUmVxdWVzdBIvCgZ3cml0ZXMYASADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuQ2xpZW50V3JpdGUSNAoLY29uc2lzdGVuY3kYAiABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuQ29uc2lzdGVuY3kSDAoEZnJvbRgDIAEoCRIWCg5zZW5kZXJfYXBwbGllcxgEIAEoCBIXCg9zZW50X2F0X3VuaXhfbXMYBSABKAMiwAEKC1dyaXRlUmVzdWx0EgsKA2tleRgBIAEoCRIPCgdhcHBsaWVkGAIgASgIEg0KBWJ5dGVzGAMgASgDEg4KBm93bmVycxgEIAMoCRIPCgd2ZXJzaW9uGAUgASgEEg4KBm9yaWdpbhgGIAEoCRISCgplcnJvcl9jb2RlGAcgASgJEhUKDWVycm9yX21lc3NhZ2UYCCABKAkSDAoEbm9kZRgJIAEoCRIaChJleHBpcmVzX2F0X3VuaXhfbXMYCiABKAMiQwoPRm9yd2FyZFJlc3BvbnNlEjAKB3Jlc3VsdHMYASADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuV3JpdGVSZXN1bHQiRgoKU2V0UmVxdWVzdBIqCgdlbnRyaWVzGAEgAygLMhkuaHlwZXJjYWNoZS5wZWVyLnYxLkVudHJ5EgwKBGZyb20YAiABKAkiLgoLSGVsZFZlcnNpb24SDwoHdmVyc2lvbhgBIAEoBBIOCgZvcmlnaW4YAiABKAkifgoLU2V0UmVzcG9uc2USMgoIb3V0Y29tZXMYASADKA4yIC5oeXBlcmNhY2hlLnBlZXIudjEuQXBwbHlPdXRjb21lEi0KBGhlbGQYAiADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuSGVsZFZlcnNpb24SDAoEbm9kZRgDIAEoCSJUCghEZWxldGlvbhILCgNrZXkYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIOCgZvcmlnaW4YAyABKAkSGgoSZGVsZXRlZF9hdF91bml4X21zGAQgASgDIk4KDVJlbW92ZVJlcXVlc3QSLwoJZGVsZXRpb25zGAEgAygLMhwuaHlwZXJjYWNoZS5wZWVyLnYxLkRlbGV0aW9uEgwKBGZyb20YAiABKAkigQEKDlJlbW92ZVJlc3BvbnNlEjIKCG91dGNvbWVzGAEgAygOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkFwcGx5T3V0Y29tZRItCgRoZWxkGAIgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkhlbGRWZXJzaW9uEgwKBG5vZGUYAyABKAkiGgoKR2V0UmVxdWVzdBIMCgRrZXlzGAEgAygJIlEKCUdldFJlc3VsdBILCgNrZXkYASABKAkSDQoFZm91bmQYAiABKAgSKAoFZW50cnkYAyABKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkiSwoLR2V0UmVzcG9uc2USLgoHcmVzdWx0cxgBIAMoCzIdLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXN1bHQSDAoEbm9kZRgCIAEoCSI3CgtLZXlzUmVxdWVzdBIOCgZjdXJzb3IYASABKAkSDQoFbGltaXQYAiABKA0SCQoBcRgDIAEoCSJECgxLZXlzUmVzcG9uc2USDAoEa2V5cxgBIAMoCRITCgtuZXh0X2N1cnNvchgCIAEoCRIRCgl0cnVuY2F0ZWQYAyABKAgiHgoMUHJvYmVSZXF1ZXN0Eg4KBnRhcmdldBgBIAEoCSI6Cg1Qcm9iZVJlc3BvbnNlEg4KBnRhcmdldBgBIAEoCRIKCgJvaxgCIAEoCBINCgVlcnJvchgDIAEoCSLIAQoGTWVtYmVyEgoKAmlkGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSLgoFc3RhdGUYAyABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuTWVtYmVyU3RhdGUSEwoLaW5jYXJuYXRpb24YBCABKAQSGQoRbGFzdF9zZWVuX3VuaXhfbXMYBSABKAMSDwoHYXBpX3VybBgGIAEoCRIQCghtZ210X3VybBgHIAEoCRIQCghkcmFpbmluZxgIIAEoCBIMCgRsZWZ0GAkgASgIIkoKDUdvc3NpcFJlcXVlc3QSDAoEZnJvbRgBIAEoCRIrCgdtZW1iZXJzGAIgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlciI9Cg5Hb3NzaXBSZXNwb25zZRIrCgdtZW1iZXJzGAEgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlciI6ChFNZXJrbGVSb290UmVxdWVzdBIRCglyZXF1ZXN0ZXIYASABKAkSEgoKbGVhZl9jb3VudBgCIAEoDSJMChJNZXJrbGVSb290UmVzcG9uc2USDAoEcm9vdBgBIAEoDBISCgpsZWFmX2NvdW50GAIgASgNEhQKDHJlY29yZF9jb3VudBgDIAEoBCI8ChNNZXJrbGVMZWF2ZXNSZXF1ZXN0EhEKCXJlcXVlc3RlchgBIAEoCRISCgpsZWFmX2NvdW50GAIgASgNIiYKFE1lcmtsZUxlYXZlc1Jlc3BvbnNlEg4KBmxlYXZlcxgBIAMoDCJbChJNZXJrbGVSYW5nZVJlcXVlc3QSEQoJcmVxdWVzdGVyGAEgASgJEhIKCmxlYWZfY291bnQYAiABKA0SDgoGbGVhdmVzGAMgAygNEg4KBmN1cnNvchgEIAEoCSJWChNNZXJrbGVSYW5nZVJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSEwoLbmV4dF9jdXJzb3IYAiABKAki7wEKD0V4Y2hhbmdlUmVxdWVzdBIKCgJpZBgBIAEoBBI1Cgdmb3J3YXJkGAIgASgLMiIuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXF1ZXN0SAASLQoDc2V0GAMgASgLMh4uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlcXVlc3RIABIzCgZyZW1vdmUYBCABKAsyIS5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVxdWVzdEgAEi0KA2dldBgFIAEoCzIeLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXF1ZXN0SABCBgoEY2FsbCIuCg1FeGNoYW5nZUVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCSKqAgoQRXhjaGFuZ2VSZXNwb25zZRIKCgJpZBgBIAEoBBI2Cgdmb3J3YXJkGAIgASgLMiMuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXNwb25zZUgAEi4KA3NldBgDIAEoCzIfLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXNwb25zZUgAEjQKBnJlbW92ZRgEIAEoCzIiLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXNwb25zZUgAEi4KA2dldBgFIAEoCzIfLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXNwb25zZUgAEjIKBWVycm9yGAYgASgLMiEuaHlwZXJjYWNoZS5wZWVyLnYxLkV4Y2hhbmdlRXJyb3JIAEIICgZyZXN1bHQiDgoMRHJhaW5SZXF1ZXN0IiEKDURyYWluUmVzcG9uc2USEAoIZHJhaW5pbmcYASABKAgidwoTSGFuZE9mZkhpbnRzUmVxdWVzdBIMCgRmcm9tGAEgASgJEg4KBnRhcmdldBgCIAEoCRIWCg50YXJnZXRfYWRkcmVzcxgDIAEoCRIqCgdlbnRyaWVzGAQgAygLMhkuaHlwZXJjYWNoZS5wZWVyLnYxLkVudHJ5IjYKFEhhbmRPZmZIaW50c1Jlc3BvbnNlEhAKCGFjY2VwdGVkGAEgAygIEgwKBG5vZGUYAiABKAkiMgoNSGVhbHRoUmVxdWVzdBIhChl1bmF2YWlsYWJsZV93aGVuX2RyYWluaW5nGAEgASgIIlYKDkhlYWx0aFJlc3BvbnNlEgwKBG5vZGUYASABKAkSEAoIZHJhaW5pbmcYAiABKAgSEwoLaW5jYXJuYXRpb24YAyABKAQSDwoHdW5peF9tcxgEIAEoBCpsCgtDb25zaXN0ZW5jeRIbChdDT05TSVNURU5DWV9VTlNQRUNJRklFRBAAEhMKD0NPTlNJU1RFTkNZX09ORRABEhYKEkNPTlNJU1RFTkNZX1FVT1JVTRACEhMKD0NPTlNJU1RFTkNZX0FMTBADKlIKCVdyaXRlS2luZBIaChZXUklURV9LSU5EX1VOU1BFQ0lGSUVEEAASEgoOV1JJVEVfS0lORF9TRVQQARIVChFXUklURV9LSU5EX1JFTU9WRRACKnwKDEFwcGx5T3V0Y29tZRIdChlBUFBMWV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASGQoVQVBQTFlfT1VUQ09NRV9BUFBMSUVEEAESFwoTQVBQTFlfT1VUQ09NRV9TVEFMRRACEhkKFUFQUExZX09VVENPTUVfUkVGVVNFRBADKnQKC01lbWJlclN0YXRlEhwKGE1FTUJFUl9TVEFURV9VTlNQRUNJRklFRBAAEhYKEk1FTUJFUl9TVEFURV9BTElWRRABEhgKFE1FTUJFUl9TVEFURV9TVVNQRUNUEAISFQoRTUVNQkVSX1NUQVRFX0RFQUQQAzLMCQoLUGVlclNlcnZpY2USUgoHRm9yd2FyZBIiLmh5cGVyY2FjaGUucGVlci52MS5Gb3J3YXJkUmVxdWVzdBojLmh5cGVyY2FjaGUucGVlci52MS5Gb3J3YXJkUmVzcG9uc2USRgoDU2V0Eh4uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlcXVlc3QaHy5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVzcG9uc2USTwoGUmVtb3ZlEiEuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlcXVlc3QaIi5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVzcG9uc2USSwoDR2V0Eh4uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlcXVlc3QaHy5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVzcG9uc2UiA5ACARJOCgRLZXlzEh8uaHlwZXJjYWNoZS5wZWVyLnYxLktleXNSZXF1ZXN0GiAuaHlwZXJjYWNoZS5wZWVyLnYxLktleXNSZXNwb25zZSIDkAIBElEKBVByb2JlEiAuaHlwZXJjYWNoZS5wZWVyLnYxLlByb2JlUmVxdWVzdBohLmh5cGVyY2FjaGUucGVlci52MS5Qcm9iZVJlc3BvbnNlIgOQAgESTwoGR29zc2lwEiEuaHlwZXJjYWNoZS5wZWVyLnYxLkdvc3NpcFJlcXVlc3QaIi5oeXBlcmNhY2hlLnBlZXIudjEuR29zc2lwUmVzcG9uc2USYAoKTWVya2xlUm9vdBIlLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVSb290UmVxdWVzdBomLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVSb290UmVzcG9uc2UiA5ACARJmCgxNZXJrbGVMZWF2ZXMSJy5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlTGVhdmVzUmVxdWVzdBooLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVMZWF2ZXNSZXNwb25zZSIDkAIBEmMKC01lcmtsZVJhbmdlEiYuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJhbmdlUmVxdWVzdBonLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVSYW5nZVJlc3BvbnNlIgOQAgESWQoIRXhjaGFuZ2USIy5oeXBlcmNhY2hlLnBlZXIudjEuRXhjaGFuZ2VSZXF1ZXN0GiQuaHlwZXJjYWNoZS5wZWVyLnYxLkV4Y2hhbmdlUmVzcG9uc2UoATABEkwKBURyYWluEiAuaHlwZXJjYWNoZS5wZWVyLnYxLkRyYWluUmVxdWVzdBohLmh5cGVyY2FjaGUucGVlci52MS5EcmFpblJlc3BvbnNlEmEKDEhhbmRPZmZIaW50cxInLmh5cGVyY2FjaGUucGVlci52MS5IYW5kT2ZmSGludHNSZXF1ZXN0GiguaHlwZXJjYWNoZS5wZWVyLnYxLkhhbmRPZmZIaW50c1Jlc3BvbnNlElQKBkhlYWx0aBIhLmh5cGVyY2FjaGUucGVlci52MS5IZWFsdGhSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLkhlYWx0aFJlc3BvbnNlIgOQAgFiBnByb3RvMw");
+  fileDesc("Ch1oeXBlcmNhY2hlL3BlZXIvdjEvcGVlci5wcm90bxISaHlwZXJjYWNoZS5wZWVyLnYxIpEBCgVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAwSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhEKCXRvbWJzdG9uZRgHIAEoCCJRCgxQcmVjb25kaXRpb24SEAoIaWZfbWF0Y2gYASADKAkSFAoMaWZfbWF0Y2hfYW55GAIgASgIEhkKEWlmX25vbmVfbWF0Y2hfYW55GAMgASgIIq8BCgtDbGllbnRXcml0ZRIrCgRraW5kGAEgASgOMh0uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlS2luZBILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAwSDgoGdHRsX21zGAQgASgDEjYKDHByZWNvbmRpdGlvbhgFIAEoCzIgLmh5cGVyY2FjaGUucGVlci52MS5QcmVjb25kaXRpb24SDwoHcGVyc2lzdBgGIAEoCCK2AQoORm9yd2FyZFJlcXVlc3QSLwoGd3JpdGVzGAEgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkNsaWVudFdyaXRlEjQKC2NvbnNpc3RlbmN5GAIgASgOMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkNvbnNpc3RlbmN5EgwKBGZyb20YAyABKAkSFgoOc2VuZGVyX2FwcGxpZXMYBCABKAgSFwoPc2VudF9hdF91bml4X21zGAUgASgDItYBCgtXcml0ZVJlc3VsdBILCgNrZXkYASABKAkSDwoHYXBwbGllZBgCIAEoCBINCgVieXRlcxgDIAEoAxIOCgZvd25lcnMYBCADKAkSDwoHdmVyc2lvbhgFIAEoBBIOCgZvcmlnaW4YBiABKAkSEgoKZXJyb3JfY29kZRgHIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAggASgJEgwKBG5vZGUYCSABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAogASgDEhQKDGN1cnJlbnRfZXRhZxgLIAEoCSJDCg9Gb3J3YXJkUmVzcG9uc2USMAoHcmVzdWx0cxgBIAMoCzIfLmh5cGVyY2FjaGUucGVlci52MS5Xcml0ZVJlc3VsdCJfCgpTZXRSZXF1ZXN0EioKB2VudHJpZXMYASADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSDAoEZnJvbRgCIAEoCRIXCg9leHBlY3RlZF9vd25lcnMYAyADKAkiLgoLSGVsZFZlcnNpb24SDwoHdmVyc2lvbhgBIAEoBBIOCgZvcmlnaW4YAiABKAkifgoLU2V0UmVzcG9uc2USMgoIb3V0Y29tZXMYASADKA4yIC5oeXBlcmNhY2hlLnBlZXIudjEuQXBwbHlPdXRjb21lEi0KBGhlbGQYAiADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuSGVsZFZlcnNpb24SDAoEbm9kZRgDIAEoCSJUCghEZWxldGlvbhILCgNrZXkYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIOCgZvcmlnaW4YAyABKAkSGgoSZGVsZXRlZF9hdF91bml4X21zGAQgASgDImcKDVJlbW92ZVJlcXVlc3QSLwoJZGVsZXRpb25zGAEgAygLMhwuaHlwZXJjYWNoZS5wZWVyLnYxLkRlbGV0aW9uEgwKBGZyb20YAiABKAkSFwoPZXhwZWN0ZWRfb3duZXJzGAMgAygJIoEBCg5SZW1vdmVSZXNwb25zZRIyCghvdXRjb21lcxgBIAMoDjIgLmh5cGVyY2FjaGUucGVlci52MS5BcHBseU91dGNvbWUSLQoEaGVsZBgCIAMoCzIfLmh5cGVyY2FjaGUucGVlci52MS5IZWxkVmVyc2lvbhIMCgRub2RlGAMgASgJIhoKCkdldFJlcXVlc3QSDAoEa2V5cxgBIAMoCSJRCglHZXRSZXN1bHQSCwoDa2V5GAEgASgJEg0KBWZvdW5kGAIgASgIEigKBWVudHJ5GAMgASgLMhkuaHlwZXJjYWNoZS5wZWVyLnYxLkVudHJ5IksKC0dldFJlc3BvbnNlEi4KB3Jlc3VsdHMYASADKAsyHS5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVzdWx0EgwKBG5vZGUYAiABKAkiNwoLS2V5c1JlcXVlc3QSDgoGY3Vyc29yGAEgASgJEg0KBWxpbWl0GAIgASgNEgkKAXEYAyABKAkiRAoMS2V5c1Jlc3BvbnNlEgwKBGtleXMYASADKAkSEwoLbmV4dF9jdXJzb3IYAiABKAkSEQoJdHJ1bmNhdGVkGAMgASgIIh4KDFByb2JlUmVxdWVzdBIOCgZ0YXJnZXQYASABKAkiOgoNUHJvYmVSZXNwb25zZRIOCgZ0YXJnZXQYASABKAkSCgoCb2sYAiABKAgSDQoFZXJyb3IYAyABKAkiyAEKBk1lbWJlchIKCgJpZBgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEi4KBXN0YXRlGAMgASgOMh8uaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlclN0YXRlEhMKC2luY2FybmF0aW9uGAQgASgEEhkKEWxhc3Rfc2Vlbl91bml4X21zGAUgASgDEg8KB2FwaV91cmwYBiABKAkSEAoIbWdtdF91cmwYByABKAkSEAoIZHJhaW5pbmcYCCABKAgSDAoEbGVmdBgJIAEoCCJKCg1Hb3NzaXBSZXF1ZXN0EgwKBGZyb20YASABKAkSKwoHbWVtYmVycxgCIAMoCzIaLmh5cGVyY2FjaGUucGVlci52MS5NZW1iZXIiPQoOR29zc2lwUmVzcG9uc2USKwoHbWVtYmVycxgBIAMoCzIaLmh5cGVyY2FjaGUucGVlci52MS5NZW1iZXIiOgoRTWVya2xlUm9vdFJlcXVlc3QSEQoJcmVxdWVzdGVyGAEgASgJEhIKCmxlYWZfY291bnQYAiABKA0iTAoSTWVya2xlUm9vdFJlc3BvbnNlEgwKBHJvb3QYASABKAwSEgoKbGVhZl9jb3VudBgCIAEoDRIUCgxyZWNvcmRfY291bnQYAyABKAQiPAoTTWVya2xlTGVhdmVzUmVxdWVzdBIRCglyZXF1ZXN0ZXIYASABKAkSEgoKbGVhZl9jb3VudBgCIAEoDSImChRNZXJrbGVMZWF2ZXNSZXNwb25zZRIOCgZsZWF2ZXMYASADKAwiWwoSTWVya2xlUmFuZ2VSZXF1ZXN0EhEKCXJlcXVlc3RlchgBIAEoCRISCgpsZWFmX2NvdW50GAIgASgNEg4KBmxlYXZlcxgDIAMoDRIOCgZjdXJzb3IYBCABKAkiVgoTTWVya2xlUmFuZ2VSZXNwb25zZRIqCgdlbnRyaWVzGAEgAygLMhkuaHlwZXJjYWNoZS5wZWVyLnYxLkVudHJ5EhMKC25leHRfY3Vyc29yGAIgASgJIu8BCg9FeGNoYW5nZVJlcXVlc3QSCgoCaWQYASABKAQSNQoHZm9yd2FyZBgCIAEoCzIiLmh5cGVyY2FjaGUucGVlci52MS5Gb3J3YXJkUmVxdWVzdEgAEi0KA3NldBgDIAEoCzIeLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXF1ZXN0SAASMwoGcmVtb3ZlGAQgASgLMiEuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlcXVlc3RIABItCgNnZXQYBSABKAsyHi5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVxdWVzdEgAQgYKBGNhbGwiLgoNRXhjaGFuZ2VFcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkiqgIKEEV4Y2hhbmdlUmVzcG9uc2USCgoCaWQYASABKAQSNgoHZm9yd2FyZBgCIAEoCzIjLmh5cGVyY2FjaGUucGVlci52MS5Gb3J3YXJkUmVzcG9uc2VIABIuCgNzZXQYAyABKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVzcG9uc2VIABI0CgZyZW1vdmUYBCABKAsyIi5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVzcG9uc2VIABIuCgNnZXQYBSABKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVzcG9uc2VIABIyCgVlcnJvchgGIAEoCzIhLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZUVycm9ySABCCAoGcmVzdWx0Ig4KDERyYWluUmVxdWVzdCIhCg1EcmFpblJlc3BvbnNlEhAKCGRyYWluaW5nGAEgASgIIncKE0hhbmRPZmZIaW50c1JlcXVlc3QSDAoEZnJvbRgBIAEoCRIOCgZ0YXJnZXQYAiABKAkSFgoOdGFyZ2V0X2FkZHJlc3MYAyABKAkSKgoHZW50cmllcxgEIAMoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeSI2ChRIYW5kT2ZmSGludHNSZXNwb25zZRIQCghhY2NlcHRlZBgBIAMoCBIMCgRub2RlGAIgASgJIjIKDUhlYWx0aFJlcXVlc3QSIQoZdW5hdmFpbGFibGVfd2hlbl9kcmFpbmluZxgBIAEoCCJWCg5IZWFsdGhSZXNwb25zZRIMCgRub2RlGAEgASgJEhAKCGRyYWluaW5nGAIgASgIEhMKC2luY2FybmF0aW9uGAMgASgEEg8KB3VuaXhfbXMYBCABKAQqbAoLQ29uc2lzdGVuY3kSGwoXQ09OU0lTVEVOQ1lfVU5TUEVDSUZJRUQQABITCg9DT05TSVNURU5DWV9PTkUQARIWChJDT05TSVNURU5DWV9RVU9SVU0QAhITCg9DT05TSVNURU5DWV9BTEwQAypoCglXcml0ZUtpbmQSGgoWV1JJVEVfS0lORF9VTlNQRUNJRklFRBAAEhIKDldSSVRFX0tJTkRfU0VUEAESFQoRV1JJVEVfS0lORF9SRU1PVkUQAhIUChBXUklURV9LSU5EX1RPVUNIEAMqfAoMQXBwbHlPdXRjb21lEh0KGUFQUExZX09VVENPTUVfVU5TUEVDSUZJRUQQABIZChVBUFBMWV9PVVRDT01FX0FQUExJRUQQARIXChNBUFBMWV9PVVRDT01FX1NUQUxFEAISGQoVQVBQTFlfT1VUQ09NRV9SRUZVU0VEEAMqdAoLTWVtYmVyU3RhdGUSHAoYTUVNQkVSX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSTUVNQkVSX1NUQVRFX0FMSVZFEAESGAoUTUVNQkVSX1NUQVRFX1NVU1BFQ1QQAhIVChFNRU1CRVJfU1RBVEVfREVBRBADMswJCgtQZWVyU2VydmljZRJSCgdGb3J3YXJkEiIuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXF1ZXN0GiMuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXNwb25zZRJGCgNTZXQSHi5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVxdWVzdBofLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXNwb25zZRJPCgZSZW1vdmUSIS5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXNwb25zZRJLCgNHZXQSHi5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVxdWVzdBofLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXNwb25zZSIDkAIBEk4KBEtleXMSHy5oeXBlcmNhY2hlLnBlZXIudjEuS2V5c1JlcXVlc3QaIC5oeXBlcmNhY2hlLnBlZXIudjEuS2V5c1Jlc3BvbnNlIgOQAgESUQoFUHJvYmUSIC5oeXBlcmNhY2hlLnBlZXIudjEuUHJvYmVSZXF1ZXN0GiEuaHlwZXJjYWNoZS5wZWVyLnYxLlByb2JlUmVzcG9uc2UiA5ACARJPCgZHb3NzaXASIS5oeXBlcmNhY2hlLnBlZXIudjEuR29zc2lwUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5Hb3NzaXBSZXNwb25zZRJgCgpNZXJrbGVSb290EiUuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJvb3RSZXF1ZXN0GiYuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJvb3RSZXNwb25zZSIDkAIBEmYKDE1lcmtsZUxlYXZlcxInLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVMZWF2ZXNSZXF1ZXN0GiguaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZUxlYXZlc1Jlc3BvbnNlIgOQAgESYwoLTWVya2xlUmFuZ2USJi5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUmFuZ2VSZXF1ZXN0GicuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJhbmdlUmVzcG9uc2UiA5ACARJZCghFeGNoYW5nZRIjLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZVJlcXVlc3QaJC5oeXBlcmNhY2hlLnBlZXIudjEuRXhjaGFuZ2VSZXNwb25zZSgBMAESTAoFRHJhaW4SIC5oeXBlcmNhY2hlLnBlZXIudjEuRHJhaW5SZXF1ZXN0GiEuaHlwZXJjYWNoZS5wZWVyLnYxLkRyYWluUmVzcG9uc2USYQoMSGFuZE9mZkhpbnRzEicuaHlwZXJjYWNoZS5wZWVyLnYxLkhhbmRPZmZIaW50c1JlcXVlc3QaKC5oeXBlcmNhY2hlLnBlZXIudjEuSGFuZE9mZkhpbnRzUmVzcG9uc2USVAoGSGVhbHRoEiEuaHlwZXJjYWNoZS5wZWVyLnYxLkhlYWx0aFJlcXVlc3QaIi5oeXBlcmNhY2hlLnBlZXIudjEuSGVhbHRoUmVzcG9uc2UiA5ACAWIGcHJvdG8z");
 
 /**
  * Entry is one versioned record as it travels between peers.
@@ -89,6 +89,47 @@ export const EntrySchema: GenMessage<Entry> = /*@__PURE__*/
   messageDesc(file_hypercache_peer_v1_peer, 0);
 
 /**
+ * Precondition is a client's If-Match / If-None-Match on a write. Only the key's primary
+ * evaluates it, serialised per key across the replication wait; a node that is not the primary
+ * in its own ring view answers UNAVAILABLE, and a forwarding node never promotes itself for such
+ * a write. A failed precondition is PRECONDITION_FAILED with the current ETag in the result.
+ * Every node of the cluster must know this message: an older primary would ignore it.
+ *
+ * @generated from message hypercache.peer.v1.Precondition
+ */
+export type Precondition = Message<"hypercache.peer.v1.Precondition"> & {
+  /**
+   * If-Match list: entity tags exactly as the client sent them, quotes included ("..." or
+   * W/"..."). The write applies only when a live item exists and its strong ETag is one of them;
+   * weak tags never match.
+   *
+   * @generated from field: repeated string if_match = 1;
+   */
+  ifMatch: string[];
+
+  /**
+   * If-Match: *: the write applies only when a live item exists.
+   *
+   * @generated from field: bool if_match_any = 2;
+   */
+  ifMatchAny: boolean;
+
+  /**
+   * If-None-Match: *: the write applies only when no live item exists (absent, expired, deleted).
+   *
+   * @generated from field: bool if_none_match_any = 3;
+   */
+  ifNoneMatchAny: boolean;
+};
+
+/**
+ * Describes the message hypercache.peer.v1.Precondition.
+ * Use `create(PreconditionSchema)` to create a new message.
+ */
+export const PreconditionSchema: GenMessage<Precondition> = /*@__PURE__*/
+  messageDesc(file_hypercache_peer_v1_peer, 1);
+
+/**
  * ClientWrite is one client write forwarded to its primary.
  *
  * @generated from message hypercache.peer.v1.ClientWrite
@@ -112,11 +153,25 @@ export type ClientWrite = Message<"hypercache.peer.v1.ClientWrite"> & {
   value: Uint8Array;
 
   /**
-   * Time to live of a set in milliseconds; 0 means no expiry.
+   * Time to live of a set (or the new one of a touch) in milliseconds; 0 means no expiry.
    *
    * @generated from field: int64 ttl_ms = 4;
    */
   ttlMs: bigint;
+
+  /**
+   * The client's condition; absent for an unconditional write.
+   *
+   * @generated from field: hypercache.peer.v1.Precondition precondition = 5;
+   */
+  precondition?: Precondition | undefined;
+
+  /**
+   * Touch only: remove the expiry (ttl_ms is then 0).
+   *
+   * @generated from field: bool persist = 6;
+   */
+  persist: boolean;
 };
 
 /**
@@ -124,7 +179,7 @@ export type ClientWrite = Message<"hypercache.peer.v1.ClientWrite"> & {
  * Use `create(ClientWriteSchema)` to create a new message.
  */
 export const ClientWriteSchema: GenMessage<ClientWrite> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 1);
+  messageDesc(file_hypercache_peer_v1_peer, 2);
 
 /**
  * ForwardRequest carries client writes whose primary is the receiver.
@@ -174,7 +229,7 @@ export type ForwardRequest = Message<"hypercache.peer.v1.ForwardRequest"> & {
  * Use `create(ForwardRequestSchema)` to create a new message.
  */
 export const ForwardRequestSchema: GenMessage<ForwardRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 2);
+  messageDesc(file_hypercache_peer_v1_peer, 3);
 
 /**
  * WriteResult is the coordinator's outcome for one client write.
@@ -243,6 +298,14 @@ export type WriteResult = Message<"hypercache.peer.v1.WriteResult"> & {
    * @generated from field: int64 expires_at_unix_ms = 10;
    */
   expiresAtUnixMs: bigint;
+
+  /**
+   * With error_code PRECONDITION_FAILED: the strong ETag of the current item, empty when there is
+   * no live item.
+   *
+   * @generated from field: string current_etag = 11;
+   */
+  currentEtag: string;
 };
 
 /**
@@ -250,7 +313,7 @@ export type WriteResult = Message<"hypercache.peer.v1.WriteResult"> & {
  * Use `create(WriteResultSchema)` to create a new message.
  */
 export const WriteResultSchema: GenMessage<WriteResult> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 3);
+  messageDesc(file_hypercache_peer_v1_peer, 4);
 
 /**
  * ForwardResponse holds one result per forwarded write, in request order.
@@ -269,7 +332,7 @@ export type ForwardResponse = Message<"hypercache.peer.v1.ForwardResponse"> & {
  * Use `create(ForwardResponseSchema)` to create a new message.
  */
 export const ForwardResponseSchema: GenMessage<ForwardResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 4);
+  messageDesc(file_hypercache_peer_v1_peer, 5);
 
 /**
  * SetRequest carries versioned values (never tombstones).
@@ -288,6 +351,16 @@ export type SetRequest = Message<"hypercache.peer.v1.SetRequest"> & {
    * @generated from field: string from = 2;
    */
   from: string;
+
+  /**
+   * The sender's owner list of the entries' keys, primary first (conditional writes and touches).
+   * When non-empty the receiver applies an entry only when its own owner list of the key is the
+   * same list in the same order, and answers REFUSED otherwise: an owner that sees another ring
+   * does not acknowledge a write the primary serialised. Empty: no such check.
+   *
+   * @generated from field: repeated string expected_owners = 3;
+   */
+  expectedOwners: string[];
 };
 
 /**
@@ -295,7 +368,7 @@ export type SetRequest = Message<"hypercache.peer.v1.SetRequest"> & {
  * Use `create(SetRequestSchema)` to create a new message.
  */
 export const SetRequestSchema: GenMessage<SetRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 5);
+  messageDesc(file_hypercache_peer_v1_peer, 6);
 
 /**
  * HeldVersion is the version and origin a receiver holds for a key.
@@ -319,7 +392,7 @@ export type HeldVersion = Message<"hypercache.peer.v1.HeldVersion"> & {
  * Use `create(HeldVersionSchema)` to create a new message.
  */
 export const HeldVersionSchema: GenMessage<HeldVersion> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 6);
+  messageDesc(file_hypercache_peer_v1_peer, 7);
 
 /**
  * SetResponse holds one outcome per entry, in request order.
@@ -353,7 +426,7 @@ export type SetResponse = Message<"hypercache.peer.v1.SetResponse"> & {
  * Use `create(SetResponseSchema)` to create a new message.
  */
 export const SetResponseSchema: GenMessage<SetResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 7);
+  messageDesc(file_hypercache_peer_v1_peer, 8);
 
 /**
  * Deletion is a versioned delete of one key.
@@ -389,7 +462,7 @@ export type Deletion = Message<"hypercache.peer.v1.Deletion"> & {
  * Use `create(DeletionSchema)` to create a new message.
  */
 export const DeletionSchema: GenMessage<Deletion> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 8);
+  messageDesc(file_hypercache_peer_v1_peer, 9);
 
 /**
  * RemoveRequest carries versioned deletes.
@@ -406,6 +479,13 @@ export type RemoveRequest = Message<"hypercache.peer.v1.RemoveRequest"> & {
    * @generated from field: string from = 2;
    */
   from: string;
+
+  /**
+   * As in SetRequest.
+   *
+   * @generated from field: repeated string expected_owners = 3;
+   */
+  expectedOwners: string[];
 };
 
 /**
@@ -413,7 +493,7 @@ export type RemoveRequest = Message<"hypercache.peer.v1.RemoveRequest"> & {
  * Use `create(RemoveRequestSchema)` to create a new message.
  */
 export const RemoveRequestSchema: GenMessage<RemoveRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 9);
+  messageDesc(file_hypercache_peer_v1_peer, 10);
 
 /**
  * RemoveResponse holds one outcome per deletion, in request order.
@@ -446,7 +526,7 @@ export type RemoveResponse = Message<"hypercache.peer.v1.RemoveResponse"> & {
  * Use `create(RemoveResponseSchema)` to create a new message.
  */
 export const RemoveResponseSchema: GenMessage<RemoveResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 10);
+  messageDesc(file_hypercache_peer_v1_peer, 11);
 
 /**
  * GetRequest names the keys to read from the receiver's local store.
@@ -465,7 +545,7 @@ export type GetRequest = Message<"hypercache.peer.v1.GetRequest"> & {
  * Use `create(GetRequestSchema)` to create a new message.
  */
 export const GetRequestSchema: GenMessage<GetRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 11);
+  messageDesc(file_hypercache_peer_v1_peer, 12);
 
 /**
  * GetResult is the local record of one key.
@@ -496,7 +576,7 @@ export type GetResult = Message<"hypercache.peer.v1.GetResult"> & {
  * Use `create(GetResultSchema)` to create a new message.
  */
 export const GetResultSchema: GenMessage<GetResult> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 12);
+  messageDesc(file_hypercache_peer_v1_peer, 13);
 
 /**
  * GetResponse holds one result per key, in request order. When the records would pass the
@@ -524,7 +604,7 @@ export type GetResponse = Message<"hypercache.peer.v1.GetResponse"> & {
  * Use `create(GetResponseSchema)` to create a new message.
  */
 export const GetResponseSchema: GenMessage<GetResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 13);
+  messageDesc(file_hypercache_peer_v1_peer, 14);
 
 /**
  * KeysRequest asks for one page of live keys.
@@ -559,7 +639,7 @@ export type KeysRequest = Message<"hypercache.peer.v1.KeysRequest"> & {
  * Use `create(KeysRequestSchema)` to create a new message.
  */
 export const KeysRequestSchema: GenMessage<KeysRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 14);
+  messageDesc(file_hypercache_peer_v1_peer, 15);
 
 /**
  * KeysResponse is one page: the keys of one shard (or part of it: a limit or the 8 MiB size budget
@@ -593,7 +673,7 @@ export type KeysResponse = Message<"hypercache.peer.v1.KeysResponse"> & {
  * Use `create(KeysResponseSchema)` to create a new message.
  */
 export const KeysResponseSchema: GenMessage<KeysResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 15);
+  messageDesc(file_hypercache_peer_v1_peer, 16);
 
 /**
  * ProbeRequest names the node to probe.
@@ -612,7 +692,7 @@ export type ProbeRequest = Message<"hypercache.peer.v1.ProbeRequest"> & {
  * Use `create(ProbeRequestSchema)` to create a new message.
  */
 export const ProbeRequestSchema: GenMessage<ProbeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 16);
+  messageDesc(file_hypercache_peer_v1_peer, 17);
 
 /**
  * ProbeResponse says whether the relay reached the target.
@@ -643,7 +723,7 @@ export type ProbeResponse = Message<"hypercache.peer.v1.ProbeResponse"> & {
  * Use `create(ProbeResponseSchema)` to create a new message.
  */
 export const ProbeResponseSchema: GenMessage<ProbeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 17);
+  messageDesc(file_hypercache_peer_v1_peer, 18);
 
 /**
  * Member is one entry of a membership list.
@@ -720,7 +800,7 @@ export type Member = Message<"hypercache.peer.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 18);
+  messageDesc(file_hypercache_peer_v1_peer, 19);
 
 /**
  * GossipRequest pushes the sender's member list.
@@ -744,7 +824,7 @@ export type GossipRequest = Message<"hypercache.peer.v1.GossipRequest"> & {
  * Use `create(GossipRequestSchema)` to create a new message.
  */
 export const GossipRequestSchema: GenMessage<GossipRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 19);
+  messageDesc(file_hypercache_peer_v1_peer, 20);
 
 /**
  * GossipResponse answers with the receiver's member list after the merge.
@@ -763,7 +843,7 @@ export type GossipResponse = Message<"hypercache.peer.v1.GossipResponse"> & {
  * Use `create(GossipResponseSchema)` to create a new message.
  */
 export const GossipResponseSchema: GenMessage<GossipResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 20);
+  messageDesc(file_hypercache_peer_v1_peer, 21);
 
 /**
  * MerkleRootRequest asks for the root over the keys the receiver and the requester both own.
@@ -791,7 +871,7 @@ export type MerkleRootRequest = Message<"hypercache.peer.v1.MerkleRootRequest"> 
  * Use `create(MerkleRootRequestSchema)` to create a new message.
  */
 export const MerkleRootRequestSchema: GenMessage<MerkleRootRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 21);
+  messageDesc(file_hypercache_peer_v1_peer, 22);
 
 /**
  * MerkleRootResponse is the root hash and the size of the compared key set.
@@ -820,7 +900,7 @@ export type MerkleRootResponse = Message<"hypercache.peer.v1.MerkleRootResponse"
  * Use `create(MerkleRootResponseSchema)` to create a new message.
  */
 export const MerkleRootResponseSchema: GenMessage<MerkleRootResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 22);
+  messageDesc(file_hypercache_peer_v1_peer, 23);
 
 /**
  * MerkleLeavesRequest asks for every leaf hash.
@@ -844,7 +924,7 @@ export type MerkleLeavesRequest = Message<"hypercache.peer.v1.MerkleLeavesReques
  * Use `create(MerkleLeavesRequestSchema)` to create a new message.
  */
 export const MerkleLeavesRequestSchema: GenMessage<MerkleLeavesRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 23);
+  messageDesc(file_hypercache_peer_v1_peer, 24);
 
 /**
  * MerkleLeavesResponse holds leaf_count hashes, leaf 0 first.
@@ -863,7 +943,7 @@ export type MerkleLeavesResponse = Message<"hypercache.peer.v1.MerkleLeavesRespo
  * Use `create(MerkleLeavesResponseSchema)` to create a new message.
  */
 export const MerkleLeavesResponseSchema: GenMessage<MerkleLeavesResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 24);
+  messageDesc(file_hypercache_peer_v1_peer, 25);
 
 /**
  * MerkleRangeRequest asks for the records in the given leaves.
@@ -899,7 +979,7 @@ export type MerkleRangeRequest = Message<"hypercache.peer.v1.MerkleRangeRequest"
  * Use `create(MerkleRangeRequestSchema)` to create a new message.
  */
 export const MerkleRangeRequestSchema: GenMessage<MerkleRangeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 25);
+  messageDesc(file_hypercache_peer_v1_peer, 26);
 
 /**
  * MerkleRangeResponse holds records (values and tombstones) of the requested leaves.
@@ -925,7 +1005,7 @@ export type MerkleRangeResponse = Message<"hypercache.peer.v1.MerkleRangeRespons
  * Use `create(MerkleRangeResponseSchema)` to create a new message.
  */
 export const MerkleRangeResponseSchema: GenMessage<MerkleRangeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 26);
+  messageDesc(file_hypercache_peer_v1_peer, 27);
 
 /**
  * ExchangeRequest is one call on an Exchange stream.
@@ -975,7 +1055,7 @@ export type ExchangeRequest = Message<"hypercache.peer.v1.ExchangeRequest"> & {
  * Use `create(ExchangeRequestSchema)` to create a new message.
  */
 export const ExchangeRequestSchema: GenMessage<ExchangeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 27);
+  messageDesc(file_hypercache_peer_v1_peer, 28);
 
 /**
  * ExchangeError is a failed call on an Exchange stream.
@@ -1001,7 +1081,7 @@ export type ExchangeError = Message<"hypercache.peer.v1.ExchangeError"> & {
  * Use `create(ExchangeErrorSchema)` to create a new message.
  */
 export const ExchangeErrorSchema: GenMessage<ExchangeError> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 28);
+  messageDesc(file_hypercache_peer_v1_peer, 29);
 
 /**
  * ExchangeResponse answers the call with the same id.
@@ -1055,7 +1135,7 @@ export type ExchangeResponse = Message<"hypercache.peer.v1.ExchangeResponse"> & 
  * Use `create(ExchangeResponseSchema)` to create a new message.
  */
 export const ExchangeResponseSchema: GenMessage<ExchangeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 29);
+  messageDesc(file_hypercache_peer_v1_peer, 30);
 
 /**
  * DrainRequest has no fields.
@@ -1070,7 +1150,7 @@ export type DrainRequest = Message<"hypercache.peer.v1.DrainRequest"> & {
  * Use `create(DrainRequestSchema)` to create a new message.
  */
 export const DrainRequestSchema: GenMessage<DrainRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 30);
+  messageDesc(file_hypercache_peer_v1_peer, 31);
 
 /**
  * DrainResponse confirms the draining state.
@@ -1089,7 +1169,7 @@ export type DrainResponse = Message<"hypercache.peer.v1.DrainResponse"> & {
  * Use `create(DrainResponseSchema)` to create a new message.
  */
 export const DrainResponseSchema: GenMessage<DrainResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 31);
+  messageDesc(file_hypercache_peer_v1_peer, 32);
 
 /**
  * HandOffHintsRequest carries hints for one target node.
@@ -1131,7 +1211,7 @@ export type HandOffHintsRequest = Message<"hypercache.peer.v1.HandOffHintsReques
  * Use `create(HandOffHintsRequestSchema)` to create a new message.
  */
 export const HandOffHintsRequestSchema: GenMessage<HandOffHintsRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 32);
+  messageDesc(file_hypercache_peer_v1_peer, 33);
 
 /**
  * HandOffHintsResponse says which entries the receiver queued.
@@ -1159,7 +1239,7 @@ export type HandOffHintsResponse = Message<"hypercache.peer.v1.HandOffHintsRespo
  * Use `create(HandOffHintsResponseSchema)` to create a new message.
  */
 export const HandOffHintsResponseSchema: GenMessage<HandOffHintsResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 33);
+  messageDesc(file_hypercache_peer_v1_peer, 34);
 
 /**
  * HealthRequest asks whether the receiver is up.
@@ -1182,7 +1262,7 @@ export type HealthRequest = Message<"hypercache.peer.v1.HealthRequest"> & {
  * Use `create(HealthRequestSchema)` to create a new message.
  */
 export const HealthRequestSchema: GenMessage<HealthRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 34);
+  messageDesc(file_hypercache_peer_v1_peer, 35);
 
 /**
  * HealthResponse identifies the answering node.
@@ -1220,7 +1300,7 @@ export type HealthResponse = Message<"hypercache.peer.v1.HealthResponse"> & {
  * Use `create(HealthResponseSchema)` to create a new message.
  */
 export const HealthResponseSchema: GenMessage<HealthResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 35);
+  messageDesc(file_hypercache_peer_v1_peer, 36);
 
 /**
  * Consistency is how many owners must acknowledge a write or answer a read.
@@ -1283,6 +1363,15 @@ export enum WriteKind {
    * @generated from enum value: WRITE_KIND_REMOVE = 2;
    */
   REMOVE = 2,
+
+  /**
+   * Touch: a new version of the live item with a new expiry (ttl_ms, or none with persist) and
+   * the same value. The primary answers NOT_FOUND when the key is absent, expired or deleted.
+   * Older nodes refuse the kind, so a touch never applies as something else.
+   *
+   * @generated from enum value: WRITE_KIND_TOUCH = 3;
+   */
+  TOUCH = 3,
 }
 
 /**

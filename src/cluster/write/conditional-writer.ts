@@ -1,0 +1,87 @@
+// The primary's side of conditional writes and touches (read-modify-write). Only the key's
+// primary runs them, one at a time per key, holding the key until the write has the
+// acknowledgements its consistency needs: the evaluation and the write are one step, so of
+// several writes conditioned on one ETag exactly one succeeds while the owners agree on the ring.
+//
+// The condition is evaluated against this node's own record when it trusts it to be the newest;
+// otherwise (no local record, the ring changed within the settle window, or an owner answered a
+// conditional push of the key with a newer version) it reads a quorum of the owners first.
+import { badRequest } from "../../core/errors.js";
+import type { Clock } from "../../core/clock.js";
+import type { KeyLock } from "../../core/key-lock.js";
+import type { ConsistencyLevel } from "../../config/index.js";
+import type { Metrics } from "../../observability/index.js";
+import type { Owners } from "../../ring/index.js";
+import type { ShardedStore, VersionedRecord } from "../../store/index.js";
+import type { ClientWrite } from "../../transport/index.js";
+import type { WriteResult } from "../cache-service.js";
+import type { ClusterView } from "../cluster-view.js";
+import { effectiveWrite, evaluatePrecondition, liveRecord, preconditionFailed } from "./precondition.js";
+import type { WriteCoordinator } from "./write-coordinator.js";
+
+/** Keys remembered as doubtful at most (their next conditional write reads a quorum first). */
+const DOUBTFUL_KEYS_MAX = 10_000;
+
+export interface ConditionalWriterDeps {
+  readonly store: ShardedStore;
+  readonly clock: Clock;
+  readonly view: ClusterView;
+  readonly coordinator: WriteCoordinator;
+  /** The newest record among a quorum of owners (Reader.newestRecord); repairs this node too. */
+  readonly newestRecord: (key: string, owners: Owners, level: ConsistencyLevel) => Promise<VersionedRecord | undefined>;
+  /** One conditional write per key at a time (bounded). */
+  readonly locks: KeyLock;
+  readonly metrics: Metrics;
+}
+
+export class ConditionalWriter {
+  /** Keys whose local record may not be the newest although the ring is settled. */
+  private readonly doubtful = new Set<string>();
+
+  constructor(private readonly deps: ConditionalWriterDeps) {}
+
+  /**
+   * Evaluates and applies a conditional write or touch of a key whose primary is this node.
+   * 400 for ONE consistency; 412 PRECONDITION_FAILED (nothing changed) when the condition fails;
+   * 404 for a touch of a key without a live item; else the write's result.
+   */
+  coordinate(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
+    if (level === "one") return Promise.reject(badRequest("conditional writes and touches need quorum or all consistency, not one"));
+    return this.deps.locks.run(write.key, () => this.underLock(write, owners, level));
+  }
+
+  private async underLock(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
+    const { coordinator, clock } = this.deps;
+    // Refused up front (clock offset, minority side) before any peer is asked.
+    coordinator.admit(level);
+    const current = await this.currentRecord(write.key, owners, level);
+    const live = liveRecord(current, clock.nowMs());
+    const verdict = evaluatePrecondition(write.condition, live);
+    if (!verdict.holds) {
+      this.deps.metrics.inc("dist.write.precondition_failed");
+      throw preconditionFailed(write.key, verdict.currentEtag);
+    }
+    const plain = effectiveWrite(write, live);
+    return coordinator.coordinate(plain, owners, level, undefined, { onStale: () => this.markDoubtful(write.key) });
+  }
+
+  /** This node's record when trusted to be the newest, else the newest among a quorum of owners. */
+  private async currentRecord(key: string, owners: Owners, level: ConsistencyLevel): Promise<VersionedRecord | undefined> {
+    const local = this.deps.store.peek(key);
+    if (local !== undefined && !this.deps.view.unsettled() && !this.doubtful.has(key)) return local;
+    this.deps.metrics.inc("dist.write.precondition_reads");
+    const newest = await this.deps.newestRecord(key, owners, level);
+    this.doubtful.delete(key);
+    return newest;
+  }
+
+  private markDoubtful(key: string): void {
+    if (this.doubtful.size >= DOUBTFUL_KEYS_MAX) {
+      // Forget the oldest: its next conditional write trusts the local record again, which the
+      // quorum write it then makes still checks (a stale owner answer marks it again).
+      const oldest = this.doubtful.values().next();
+      if (!oldest.done) this.doubtful.delete(oldest.value);
+    }
+    this.doubtful.add(key);
+  }
+}
