@@ -54,7 +54,7 @@ export class CounterWriter {
     const remembered = idem === undefined ? undefined : idempotency.get(write.key, idem);
     if (remembered !== undefined) return remembered;
     coordinator.admit(level);
-    await this.readFirstWhenUnsure(write.key, owners);
+    await this.readFirstWhenUnsure(write.key, owners, level);
     // From here to the local apply inside coordinate() nothing awaits: no merge slips in between.
     const rec = store.peek(write.key);
     const now = clock.nowMs();
@@ -69,12 +69,16 @@ export class CounterWriter {
     return result;
   }
 
-  /** Without a local record, or right after a ring change, the owners are read (QUORUM) first. */
-  private async readFirstWhenUnsure(key: string, owners: Owners): Promise<void> {
-    if (this.deps.store.peek(key) !== undefined && !this.deps.view.unsettled()) return;
+  /**
+   * Without a local record the owners are read at QUORUM first; with one, right after a ring
+   * change, at the write's own consistency (none for ONE, so a partition side keeps counting).
+   */
+  private async readFirstWhenUnsure(key: string, owners: Owners, level: ConsistencyLevel): Promise<void> {
     if (owners.ids.length <= 1) return;
+    const held = this.deps.store.peek(key) !== undefined;
+    if (held && (!this.deps.view.unsettled() || level === "one")) return;
     this.deps.metrics.inc("dist.counter.reads");
-    await this.deps.newestRecord(key, owners, "quorum");
+    await this.deps.newestRecord(key, owners, held ? level : "quorum");
   }
 }
 
