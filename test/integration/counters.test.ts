@@ -62,7 +62,8 @@ describe("counters across three real processes", function () {
       expect(r.status, JSON.stringify(body)).to.equal(400);
       expect(r.json.code).to.equal("BAD_REQUEST");
     }
-    for (const headers of [{ "Idempotency-Key": "with space" }, { "Idempotency-Key": "x".repeat(257) }, { "If-Match": "*" }]) {
+    const bad: Array<Record<string, string>> = [{ "Idempotency-Key": "with space" }, { "Idempotency-Key": "x".repeat(257) }, { "If-Match": "*" }];
+    for (const headers of bad) {
       const r = await post(n, "/v1/cache/m/incr", {}, headers);
       expect(r.status, JSON.stringify(headers)).to.equal(400);
     }
