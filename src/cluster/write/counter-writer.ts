@@ -63,7 +63,7 @@ export class CounterWriter {
     const value = counterTotal(step.state);
     const set: ClientWrite = { kind: "set", key: write.key, value: encodeCounter(step.state), ttlMs };
     const r = await coordinator.coordinate(set, owners, level, undefined, UNCHECKED);
-    this.deps.metrics.inc("dist.counter.increments");
+    this.deps.metrics.inc("dist.incr.applied");
     const result: WriteResult = { ...r, counterValue: value, appliedBy: this.deps.selfId };
     if (idem !== undefined) idempotency.remember(write.key, idem, result);
     return result;
@@ -77,7 +77,7 @@ export class CounterWriter {
     if (owners.ids.length <= 1) return;
     const held = this.deps.store.peek(key) !== undefined;
     if (held && (!this.deps.view.unsettled() || level === "one")) return;
-    this.deps.metrics.inc("dist.counter.reads");
+    this.deps.metrics.inc("dist.incr.quorum_reads");
     await this.deps.newestRecord(key, owners, held ? level : "quorum");
   }
 }
