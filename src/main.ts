@@ -2,6 +2,7 @@
 // The hypercache-server process: reads SERVICE_* from the environment, builds the node, binds
 // the three listeners, handles SIGTERM/SIGINT, exits. Nothing else reads the environment or
 // binds ports.
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -264,6 +265,8 @@ async function main(): Promise<void> {
     otlpIntervalMs: positiveNumber(process.env.OTEL_METRIC_EXPORT_INTERVAL),
     otlpExporter: await loadOtlpExporter(otlpEndpoint),
     serviceVersion: version,
+    // A new boot id per process: this node's counter slot is never reused after a restart.
+    bootId: randomUUID().replace(/-/g, ""),
     auth,
     peerTls: tls.dist,
   });

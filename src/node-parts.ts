@@ -3,15 +3,15 @@
 // Like node.ts it holds no rule of its own and only builds and connects.
 import { yieldToEventLoop, type Clock, type Timers, type YieldToLoop } from "./core/clock.js";
 import { formatAddress } from "./core/address.js";
-import type { Random } from "./core/random.js";
+import { bootIdFrom, type Random } from "./core/random.js";
 import type { Config } from "./config/index.js";
 import type { Authenticator } from "./auth/index.js";
 import {
   CatchUp, ClusterCache, ContactGuard, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
   MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
-  SettleWindow, SyncLoop, VersionClock, WriteCoordinator, ConditionalWriter, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
+  SettleWindow, SyncLoop, VersionClock, WriteCoordinator, ConditionalWriter, CounterWriter, IdempotencyCache, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
 } from "./cluster/index.js";
-import { CONDITIONAL_LIMITS, DRAIN_LIMITS, PEER_TIMEOUT_MS } from "./core/limits.js";
+import { CONDITIONAL_LIMITS, DRAIN_LIMITS, IDEMPOTENCY_LIMITS, PEER_TIMEOUT_MS } from "./core/limits.js";
 import { KeyLock } from "./core/key-lock.js";
 import { LOG } from "./log/index.js";
 import type { Logger } from "./log/index.js";
@@ -47,6 +47,12 @@ export interface NodeDeps {
   readonly auth?: Authenticator;
   /** Mutual-TLS options of the peer transport (peerTlsOptions(config.distTls)), when SERVICE_DIST_TLS_* are set. */
   readonly peerTls?: PeerTlsOptions;
+  /**
+   * This process's boot id (main.ts draws a random UUID at start): with the node id it names the
+   * node's counter slot, so a restarted node never reuses a slot. Omitted by in-process tests: it
+   * is then drawn from `random` (a simulation that restarts a node passes a new one).
+   */
+  readonly bootId?: string;
   /** How long store scans pause between slices; setImmediate when omitted. */
   readonly yieldToLoop?: YieldToLoop;
 }
@@ -103,16 +109,30 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
   const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication, clockGuard: f.clockOffsets });
   const reader = new Reader({ selfId, store, clock, timers, view, transport, repairer, applier, metrics, replication: config.replication });
   const forwarder = new Forwarder({ selfId, transport, timers, clock, metrics });
+  const locks = new KeyLock(CONDITIONAL_LIMITS);
   const conditional = new ConditionalWriter({
     store,
     clock,
     view,
     coordinator,
     newestRecord: (key, owners, level) => reader.newestRecord(key, owners, level),
-    locks: new KeyLock(CONDITIONAL_LIMITS),
+    locks,
     metrics,
   });
-  const writes = new WritePath({ selfId, view, coordinator, conditional, forwarder, applier, metrics, logger });
+  // Increments share the per-key lock of conditional writes: both are read-modify-write on the key.
+  const counters = new CounterWriter({
+    store,
+    clock,
+    view,
+    coordinator,
+    newestRecord: (key, owners, level) => reader.newestRecord(key, owners, level),
+    locks,
+    idempotency: new IdempotencyCache({ clock, limits: IDEMPOTENCY_LIMITS }),
+    metrics,
+    writerId: `${selfId}@${deps.bootId ?? bootIdFrom(deps.random)}`,
+    selfId,
+  });
+  const writes = new WritePath({ selfId, view, coordinator, conditional, counters, forwarder, applier, metrics, logger });
   const keys = new KeyLister({ store, view, transport, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop });
   const cache = new ClusterCache({
     nodeId: selfId,
@@ -124,7 +144,7 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
     writeConsistency: config.writeConsistency,
     readConsistency: config.readConsistency,
   });
-  const forwards = new ForwardReceiver({ selfId, clock, deadlineMs: PEER_TIMEOUT_MS, lifecycle: f.lifecycle, view, coordinator, conditional, writeConsistency: config.writeConsistency });
+  const forwards = new ForwardReceiver({ selfId, clock, deadlineMs: PEER_TIMEOUT_MS, lifecycle: f.lifecycle, view, coordinator, conditional, counters, writeConsistency: config.writeConsistency });
   const peerCalls = () => forwarder.calls + pusher.calls + reader.calls;
   return { hints, migrations, applier, repairer, reader, cache, keys, forwards, peerCalls };
 }

@@ -153,6 +153,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cache/{key}/incr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the cache key, percent-encoded UTF-8, 1 to 4096 bytes once decoded */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add to a counter and return its new value
+         * @description Adds `delta` (default 1, may be negative or 0) to the counter of the key and answers its new value. On an absent, expired or deleted key the counter starts at `initial` (default 0), so the call returns `initial + delta`. A live plain value that is a decimal integer (as GET returns it) becomes the base of a new counter; any other value is 409 CONFLICT, and so is a result beyond ±(2^53 − 1); nothing is changed then. `ttl` (a duration string, as PUT's `ttl` query parameter) applies only when the call starts a counter; later increments keep its expiry. A GET of a counter answers its value as decimal text (`application/octet-stream`, as every raw GET). A PUT of the key replaces the counter and the next increment starts a new generation from that value; a DELETE ends it. These are the only ways acknowledged increments vanish.
+         *
+         *     The key's primary adds to its own slot, one increment of a key at a time, and answers after the write consistency (`consistency`, as for PUT; ONE allowed); a primary without a copy of the key reads a quorum of the owners first. In a stable cluster, N concurrent `+1` calls return N distinct consecutive values. When the primary cannot be reached, a replica owner takes the increment into its own slot (no increment is lost; both sides of a partition may return equal values and converge to the sum after the partition heals). A counter holds at most 64 writer slots (one per node process that incremented it since its generation started; a restarted node takes a new slot): an increment that needs a 65th answers 503 UNAVAILABLE; a PUT of its value starts a new generation without slots.
+         *
+         *     `Idempotency-Key` (1–256 visible ASCII characters): the primary remembers the result of each key for 10 minutes (at most 10,000 results per node, the oldest forgotten first) and answers a retry with the same key and counter with the remembered result instead of adding again. A retry that lands on a replica owner that took over while the primary was unreachable is applied again. `If-Match` and `If-None-Match` are not supported on incr (400). The body is at most 4 KiB of JSON; unknown members are 400.
+         */
+        post: operations["incrCounter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/owners/{key}": {
         parameters: {
             query?: never;
@@ -347,6 +374,30 @@ export interface components {
              */
             persist?: true;
         };
+        /** @description every member optional; an empty or absent body adds 1 */
+        IncrRequest: {
+            /**
+             * @description the amount to add
+             * @default 1
+             */
+            delta: number;
+            /**
+             * @description where a counter starts when the key has no live item
+             * @default 0
+             */
+            initial: number;
+            /** @description time to live of a counter this call starts, a duration string as PUT's `ttl` */
+            ttl?: string;
+        };
+        IncrResponse: {
+            /** @description the counter's value after this increment */
+            value: number;
+            /** @description the version the increment was written with */
+            version: number;
+            owners: string[];
+            /** @description the node that added to its slot (the primary, or a replica owner that took over) */
+            applied_by: string;
+        };
         TouchResponse: {
             key: string;
             /** @description always true */
@@ -538,6 +589,15 @@ export interface components {
         };
         /** @description PRECONDITION_FAILED: If-Match or If-None-Match did not hold; nothing was changed. `details.current_etag` is the current item's ETag, absent when there is no live item. */
         PreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description CONFLICT: the key holds a value that is not a decimal integer, or the increment would take the counter beyond ±(2^53 − 1); nothing was changed. */
+        Conflict: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1024,6 +1084,48 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["WriteUnavailable"];
+        };
+    };
+    incrCounter: {
+        parameters: {
+            query?: {
+                /** @description how many owners must acknowledge; default `SERVICE_WRITE_CONSISTENCY` (conditional writes and touches: `quorum` when that default is `one`, and `one` is 400 for them) */
+                consistency?: components["parameters"]["WriteConsistency"];
+            };
+            header?: {
+                /** @description 1–256 visible ASCII characters (0x21–0x7E); anything else is 400. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description the cache key, percent-encoded UTF-8, 1 to 4096 bytes once decoded */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["IncrRequest"];
+            };
+        };
+        responses: {
+            /** @description the counter's new value */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IncrResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

@@ -19,6 +19,10 @@ export interface WriteResult {
   readonly origin: string;
   /** Expiry stamped by the coordinator, Unix ms; 0 = never. */
   readonly expiresAtMs: number;
+  /** Incr: the counter's value after the increment. */
+  readonly counterValue?: number;
+  /** Incr: the node that added to its slot (the primary, or an owner that promoted itself). */
+  readonly appliedBy?: string;
 }
 
 /** One item of a batch set. */
@@ -39,6 +43,15 @@ export interface RemoveItem {
 
 /** The new expiry of a touch: a TTL from the new version's time, or none. */
 export type TouchExpiry = { readonly ttlMs: number } | { readonly persist: true };
+
+/** An increment: add `delta` (starting at `initial` when there is no live item); `ttlMs` applies when it creates the counter. */
+export interface IncrRequest {
+  readonly delta: number;
+  readonly initial: number;
+  /** 0 = no expiry. */
+  readonly ttlMs: number;
+  readonly idempotencyKey?: string;
+}
 
 /** A read: the item (undefined when absent) and the owners consulted. */
 export interface ReadResult {
@@ -68,6 +81,11 @@ export interface AdmittedWrites {
   remove(key: string, consistency?: ConsistencyLevel, condition?: WriteCondition): Promise<WriteResult>;
   /** A new version of the live item with a new expiry; 404 NOT_FOUND when there is no live item. */
   touch(key: string, expiry: TouchExpiry, consistency?: ConsistencyLevel, condition?: WriteCondition): Promise<WriteResult>;
+  /**
+   * Adds to the key's counter on its primary (or a replica owner that promotes itself); the
+   * result carries the new value. 409 CONFLICT for a non-integer value or a result past ±(2^53 − 1).
+   */
+  incr(key: string, incr: IncrRequest, consistency?: ConsistencyLevel): Promise<WriteResult>;
   /** One result per item, in order; a failing item is a CacheError in its place. */
   setMany(items: readonly SetItem[], consistency?: ConsistencyLevel): Promise<Array<WriteResult | CacheError>>;
   removeMany(keys: ReadonlyArray<string | RemoveItem>, consistency?: ConsistencyLevel): Promise<Array<WriteResult | CacheError>>;

@@ -2,11 +2,13 @@
 // writes through the WritePath once admitted, owners from the ring, and the cluster-wide key
 // listing.
 import type { ByteString } from "../core/byte-string.js";
+import { isCounterValue } from "../core/counter-state.js";
 import { badRequest, toCacheError, type CacheError } from "../core/errors.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { Owners } from "../ring/index.js";
 import { isConditional, type ClientWrite, type WriteCondition } from "../transport/index.js";
-import type { AdmittedWrites, CacheService, KeyListing, ReadResult, RemoveItem, SetItem, TouchExpiry, WriteResult } from "./cache-service.js";
+import { counterAsText, counterLookalike } from "./counter-view.js";
+import type { AdmittedWrites, CacheService, IncrRequest, KeyListing, ReadResult, RemoveItem, SetItem, TouchExpiry, WriteResult } from "./cache-service.js";
 import type { ClusterView } from "./cluster-view.js";
 import type { KeyLister } from "./key-listing.js";
 import type { Lifecycle } from "./lifecycle.js";
@@ -40,13 +42,15 @@ export class ClusterCache implements CacheService {
     const each = <T>(items: readonly T[], one: (item: T) => Promise<WriteResult>) => Promise.all(items.map((it) => one(it).catch(toCacheError)));
     const cond = (condition: WriteCondition | undefined) => (condition === undefined ? {} : { condition });
     const set = (key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel, condition?: WriteCondition) =>
-      write({ kind: "set", key, value, ttlMs, ...cond(condition) }, consistency);
+      isCounterValue(value) ? Promise.reject(counterLookalike(key)) : write({ kind: "set", key, value, ttlMs, ...cond(condition) }, consistency);
     const remove = (key: string, consistency?: ConsistencyLevel, condition?: WriteCondition) => write({ kind: "remove", key, value: "", ttlMs: 0, ...cond(condition) }, consistency);
     this.admitted = Object.freeze({
       set,
       remove,
       touch: (key: string, expiry: TouchExpiry, consistency?: ConsistencyLevel, condition?: WriteCondition) =>
         write({ kind: "touch", key, value: "", ...("persist" in expiry ? { ttlMs: 0, persist: true } : { ttlMs: expiry.ttlMs }), ...cond(condition) }, consistency),
+      incr: (key: string, incr: IncrRequest, consistency?: ConsistencyLevel) =>
+        write({ kind: "incr", key, value: "", ttlMs: incr.ttlMs, delta: incr.delta, initial: incr.initial, ...(incr.idempotencyKey !== undefined ? { idempotencyKey: incr.idempotencyKey } : {}) }, consistency),
       setMany: (items: readonly SetItem[], consistency?: ConsistencyLevel) => each(items, (it) => set(it.key, it.value, it.ttlMs, consistency, it.condition)),
       removeMany: (keys: ReadonlyArray<string | RemoveItem>, consistency?: ConsistencyLevel) =>
         each(keys, (k) => (typeof k === "string" ? remove(k, consistency) : remove(k.key, consistency, k.condition))),
@@ -58,11 +62,12 @@ export class ClusterCache implements CacheService {
   }
 
   get(key: string, consistency?: ConsistencyLevel): Promise<ReadResult> {
-    return this.deps.reader.read(key, consistency ?? this.deps.readConsistency);
+    return this.deps.reader.read(key, consistency ?? this.deps.readConsistency).then(counterAsText);
   }
 
   read(key: string, consistency?: ConsistencyLevel): ReadResult | Promise<ReadResult> {
-    return this.deps.reader.readNow(key, consistency ?? this.deps.readConsistency);
+    const r = this.deps.reader.readNow(key, consistency ?? this.deps.readConsistency);
+    return r instanceof Promise ? r.then(counterAsText) : counterAsText(r);
   }
 
   getMany(keys: readonly string[], consistency?: ConsistencyLevel): Promise<Array<ReadResult | CacheError>> {

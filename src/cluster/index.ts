@@ -1,4 +1,4 @@
-export type { AdmittedWrites, CacheService, KeyListing, ReadResult, RemoveItem, SetItem, TouchExpiry, WriteResult } from "./cache-service.js";
+export type { AdmittedWrites, CacheService, IncrRequest, KeyListing, ReadResult, RemoveItem, SetItem, TouchExpiry, WriteResult } from "./cache-service.js";
 export { createClusterView, type ClusterView, type MemberDirectory } from "./cluster-view.js";
 export { ClusterCache, type ClusterCacheDeps } from "./cluster-cache.js";
 export { ContactGuard } from "./contact-guard.js";
@@ -16,6 +16,8 @@ export { ClockOffsets } from "./write/clock-offsets.js";
 export { WriteCoordinator } from "./write/write-coordinator.js";
 export { WritePath } from "./write/write-path.js";
 export { ConditionalWriter } from "./write/conditional-writer.js";
+export { CounterWriter } from "./write/counter-writer.js";
+export { IdempotencyCache } from "./write/idempotency-cache.js";
 export { Reader, liveItemOf } from "./read/reader.js";
 export { ReadRepairer } from "./read/read-repair.js";
 export { HintQueue, HINTED_METRICS, MIGRATION_METRICS, type HintLimits } from "./hints/hint-queue.js";

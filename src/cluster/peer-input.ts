@@ -1,10 +1,11 @@
 // Checks on what peers send: records to apply and writes forwarded to this node as primary.
 // Peers are trusted to be cache nodes, not to be free of bugs or clock skew: a record that
 // would corrupt the store or poison the version clock is refused with a 400 naming it.
+import { withinBound } from "../core/counter-state.js";
 import { badRequest, CacheError } from "../core/errors.js";
 import { checkKey } from "../core/key-check.js";
 import { MAX_DURATION_MS } from "../core/duration.js";
-import { KEY_BYTES_CEILING, PEER_VERSION_AHEAD_MAX_MS, TIME_MS_MAX } from "../core/limits.js";
+import { IDEMPOTENCY_KEY_CHARS_MAX, KEY_BYTES_CEILING, PEER_VERSION_AHEAD_MAX_MS, TIME_MS_MAX } from "../core/limits.js";
 import { isNodeId } from "../core/node-id.js";
 import type { VersionedRecord } from "../store/index.js";
 import type { ClientWrite } from "../transport/index.js";
@@ -65,5 +66,8 @@ export function checkForwardedWrite(w: ClientWrite): void {
   }
   if (w.kind === "touch" && (w.persist === true) === (w.ttlMs > 0)) {
     throw badRequest("a forwarded touch needs exactly one of a positive ttl and persist");
+  }
+  if (w.kind === "incr" && (!withinBound(w.delta ?? 0) || !withinBound(w.initial ?? 0) || (w.idempotencyKey ?? "").length > IDEMPOTENCY_KEY_CHARS_MAX)) {
+    throw badRequest("a forwarded incr's delta, initial or idempotency key is out of range");
   }
 }

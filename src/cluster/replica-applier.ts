@@ -3,13 +3,15 @@
 // migrations), the primary's stamped result of a forwarded write, reads that look past a local
 // miss, local read repair, and anti-entropy pulls. The rules per path are one table; the checks
 // themselves (input, ownership guard, version gate, clock observe, capacity, metrics) live here
-// and nowhere else.
+// and nowhere else. Counter records merge with the counter held (counter-merge.ts) on every path.
 import type { Clock } from "../core/clock.js";
+import { isCounterValue } from "../core/counter-state.js";
 import { badRequest, type CacheError } from "../core/errors.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
 import type { HashRing } from "../ring/index.js";
 import { Applied, type ShardedStore, type VersionedRecord } from "../store/index.js";
+import { mergeCounterRecord } from "./counter-merge.js";
 import { peerRecordProblem, versionTooFarAhead } from "./peer-input.js";
 import type { VersionClock } from "./write/version-clock.js";
 
@@ -126,7 +128,10 @@ export class ReplicaApplier {
     if (rules.capacity && !rec.tombstone && store.items >= store.capacity && store.peek(rec.key) === undefined) return AT_CAPACITY;
     if (rec.version < this.deps.versionFloor()) return BEFORE_RESET;
     this.deps.versions.observe(rec.version);
-    const r = store.apply(rec);
+    // Counters merge instead of last-write-wins (counter-merge.ts).
+    const merge = isCounterValue(rec.value) ? mergeCounterRecord(rec, store.peek(rec.key), this.deps.selfId, (floor) => this.deps.versions.next(floor)) : undefined;
+    if (merge?.kind === "held") return DUPLICATE;
+    const r = store.apply(merge?.kind === "store" ? merge.record : rec);
     if (r.applied === Applied.Stored) return STORED;
     if (r.applied === Applied.Duplicate) return DUPLICATE;
     metrics.inc("dist.version.conflicts");

@@ -26,6 +26,18 @@ export const ETAG_LIMITS = Object.freeze({ tagsMax: 64, headerCharsMax: 8192 });
  */
 export const CONDITIONAL_LIMITS = Object.freeze({ waitersPerKey: 1024, keysMax: 65_536 });
 
+/** Incr request body (JSON) at most. */
+export const INCR_BODY_BYTES_MAX = 4096;
+
+/** Idempotency-Key header of an incr: 1 to this many visible ASCII characters. */
+export const IDEMPOTENCY_KEY_CHARS_MAX = 256;
+
+/**
+ * Incr results the key's primary remembers per Idempotency-Key: this long, and this many at most
+ * (the oldest forgotten first), about 1 KiB each.
+ */
+export const IDEMPOTENCY_LIMITS = Object.freeze({ ttlMs: 600_000, entriesMax: 10_000 });
+
 /** Touch request body (JSON) at most. */
 export const TOUCH_BODY_BYTES_MAX = 4096;
 

@@ -44,3 +44,10 @@ export function seededRandom(seed: number): Random {
 
 /** The process's random source. */
 export const systemRandom: Random = Object.freeze({ next: () => Math.random() });
+
+/** A boot id of 16 hex digits drawn from `random` (for nodes built without one: tests). */
+export function bootIdFrom(random: Random): string {
+  let id = "";
+  for (let i = 0; i < 16; i++) id += randomInt(random, 16).toString(16);
+  return id;
+}

@@ -15,6 +15,7 @@ import { addEndpointRoutes } from "./endpoint-routes.js";
 import { addIdentityRoutes } from "./identity-routes.js";
 import { createItemHandler, ITEM_ROUTES, itemRoutes, type ItemHandler, type ItemRouteDeps } from "./item-routes.js";
 import { addKeyRoutes } from "./key-routes.js";
+import { addIncrRoute } from "./incr-route.js";
 import { addTouchRoute } from "./touch-route.js";
 import { errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 
@@ -65,6 +66,7 @@ export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
   addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, rateLimiter: deps.rateLimiter, ...deps.limits });
   addKeyRoutes(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
   addTouchRoute(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
+  addIncrRoute(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
   addEndpointRoutes(router, { auth: deps.auth, members: deps.members });
   return router;
 }

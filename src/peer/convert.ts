@@ -107,7 +107,7 @@ export function fromConsistency(c: Consistency): ConsistencyLevel | undefined {
   return c === Consistency.ONE ? "one" : c === Consistency.QUORUM ? "quorum" : c === Consistency.ALL ? "all" : undefined;
 }
 
-const KIND_TO_WIRE: Readonly<Record<ClientWrite["kind"], WriteKind>> = Object.freeze({ set: WriteKind.SET, remove: WriteKind.REMOVE, touch: WriteKind.TOUCH });
+const KIND_TO_WIRE: Readonly<Record<ClientWrite["kind"], WriteKind>> = Object.freeze({ set: WriteKind.SET, remove: WriteKind.REMOVE, touch: WriteKind.TOUCH, incr: WriteKind.INCR });
 
 function toWireCondition(c: WriteCondition | undefined): Precondition | undefined {
   if (c === undefined) return undefined;
@@ -135,12 +135,20 @@ export function toWireWrite(w: ClientWrite): WireClientWrite {
     ttlMs: BigInt(w.ttlMs),
     precondition: toWireCondition(w.condition),
     persist: w.persist === true,
+    delta: BigInt(w.delta ?? 0),
+    initial: BigInt(w.initial ?? 0),
+    idempotencyKey: w.idempotencyKey ?? "",
   });
+}
+
+/** WriteKind to internal kind; undefined for kinds this node does not know. */
+function kindOf(k: WriteKind): ClientWrite["kind"] | undefined {
+  return k === WriteKind.SET ? "set" : k === WriteKind.REMOVE ? "remove" : k === WriteKind.TOUCH ? "touch" : k === WriteKind.INCR ? "incr" : undefined;
 }
 
 /** A wire write, or undefined when its kind is unknown. */
 export function fromWireWrite(w: WireClientWrite): ClientWrite | undefined {
-  const kind = w.kind === WriteKind.SET ? "set" : w.kind === WriteKind.REMOVE ? "remove" : w.kind === WriteKind.TOUCH ? "touch" : undefined;
+  const kind = kindOf(w.kind);
   if (kind === undefined) return undefined;
   const condition = fromWireCondition(w.precondition);
   return {
@@ -150,6 +158,7 @@ export function fromWireWrite(w: WireClientWrite): ClientWrite | undefined {
     ttlMs: Math.max(0, toNumber(w.ttlMs)),
     ...(condition !== undefined ? { condition } : {}),
     ...(kind === "touch" && w.persist ? { persist: true } : {}),
+    ...(kind === "incr" ? { delta: toNumber(w.delta), initial: toNumber(w.initial), ...(w.idempotencyKey !== "" ? { idempotencyKey: w.idempotencyKey } : {}) } : {}),
   };
 }
 
@@ -166,6 +175,7 @@ export function toWireResult(r: WriteOutcome, node: string): WireWriteResult {
     node,
     expiresAtUnixMs: BigInt(r.expiresAtMs),
     currentEtag: r.currentEtag ?? "",
+    counterValue: BigInt(r.counterValue ?? 0),
   });
 }
 
@@ -181,6 +191,7 @@ export function fromWireResult(r: WireWriteResult): WriteOutcome {
     errorMessage: r.errorMessage,
     expiresAtMs: toNumber(r.expiresAtUnixMs),
     ...(r.currentEtag !== "" ? { currentEtag: r.currentEtag } : {}),
+    counterValue: toNumber(r.counterValue),
   };
 }
 

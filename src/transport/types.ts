@@ -53,8 +53,11 @@ export interface WriteCondition {
 
 /** One client write forwarded to its primary. */
 export interface ClientWrite {
-  /** "touch": a new version of the live item with the same value and a new expiry. */
-  readonly kind: "set" | "remove" | "touch";
+  /**
+   * "touch": a new version of the live item with the same value and a new expiry. "incr": add
+   * `delta` to the key's counter (cluster/write/counter-writer.ts).
+   */
+  readonly kind: "set" | "remove" | "touch" | "incr";
   readonly key: string;
   /** Value bytes of a set (a byte string); empty for remove and touch. */
   readonly value: string;
@@ -64,6 +67,11 @@ export interface ClientWrite {
   readonly condition?: WriteCondition;
   /** Touch only: remove the expiry. */
   readonly persist?: boolean;
+  /** Incr only: the amount to add, and the start of a counter created by it. */
+  readonly delta?: number;
+  readonly initial?: number;
+  /** Incr only: the client's Idempotency-Key. */
+  readonly idempotencyKey?: string;
 }
 
 /**
@@ -89,6 +97,8 @@ export interface WriteOutcome {
   readonly expiresAtMs: number;
   /** With errorCode PRECONDITION_FAILED: the current item's ETag; absent when there is no live item. */
   readonly currentEtag?: string;
+  /** Incr: the counter's value after the increment. */
+  readonly counterValue?: number;
 }
 
 export interface ForwardRequest {

@@ -11,6 +11,7 @@ import type { ClusterView } from "../cluster-view.js";
 import type { Lifecycle } from "../lifecycle.js";
 import { checkForwardedWrite } from "../peer-input.js";
 import type { ConditionalWriter } from "./conditional-writer.js";
+import type { CounterWriter } from "./counter-writer.js";
 import type { WriteCoordinator } from "./write-coordinator.js";
 
 export interface ForwardReceiverDeps {
@@ -22,6 +23,7 @@ export interface ForwardReceiverDeps {
   readonly view: ClusterView;
   readonly coordinator: WriteCoordinator;
   readonly conditional: ConditionalWriter;
+  readonly counters: CounterWriter;
   readonly writeConsistency: ConsistencyLevel;
 }
 
@@ -50,9 +52,16 @@ export class ForwardReceiver {
       if (conditional && owners.primary !== selfId) {
         throw new CacheError("UNAVAILABLE", `node ${selfId} is not the primary of key ${JSON.stringify(w.key)} in its ring view (${owners.primary} is); conditional writes are applied by the primary only`);
       }
-      const coordinated = conditional ? this.deps.conditional.coordinate(w, owners, level) : this.deps.coordinator.coordinate(w, owners, level, senderApplies);
+      const coordinated = conditional
+        ? this.deps.conditional.coordinate(w, owners, level)
+        : w.kind === "incr"
+          ? this.deps.counters.incr(w, owners, level)
+          : this.deps.coordinator.coordinate(w, owners, level, senderApplies);
       const r = await this.deps.lifecycle.track(coordinated);
-      return { key: w.key, applied: r.applied, bytes: r.bytes, owners: r.owners.ids, version: r.version, origin: r.origin, errorCode: "", errorMessage: "", expiresAtMs: r.expiresAtMs };
+      return {
+        key: w.key, applied: r.applied, bytes: r.bytes, owners: r.owners.ids, version: r.version, origin: r.origin, errorCode: "", errorMessage: "", expiresAtMs: r.expiresAtMs,
+        ...(r.counterValue !== undefined ? { counterValue: r.counterValue } : {}),
+      };
     } catch (err) {
       const e = toCacheError(err);
       const etag = e.code === "PRECONDITION_FAILED" ? e.details?.current_etag : undefined;

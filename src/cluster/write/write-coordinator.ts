@@ -42,6 +42,8 @@ export interface CoordinatorDeps {
 export interface ConditionalCoordination {
   /** Called when an owner answered that it holds a newer version, during or after the wait. */
   readonly onStale: () => void;
+  /** Push with the primary's owner list (default true); counters pass false (any owner may apply them). */
+  readonly ownerCheck?: boolean;
 }
 
 /** An owner's answer to one push: its outcome, or undefined when the push failed (hinted). */
@@ -71,7 +73,7 @@ export class WriteCoordinator {
   async coordinate(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string, conditional?: ConditionalCoordination): Promise<WriteResult> {
     const { selfId } = this.deps;
     const need = this.admit(level);
-    const expectedOwners = conditional === undefined ? undefined : owners.ids;
+    const expectedOwners = conditional === undefined || conditional.ownerCheck === false ? undefined : owners.ids;
     const restampsMax = conditional === undefined ? WRITE_RESTAMPS_MAX : 0;
     const sender = senderApplies !== undefined && senderApplies !== selfId && owners.ids.includes(senderApplies) ? senderApplies : undefined;
     const others = owners.ids.filter((id) => id !== selfId && id !== sender);

@@ -3,7 +3,8 @@
 // stamped record itself. When the forward fails and this node is a replica owner it promotes
 // itself: it coordinates the write, and the old primary gets its copy as a hint.
 // Conditional writes and touches go to the primary alone (conditional-writer.ts there) and are
-// never promoted: when the primary cannot be reached they fail with UNAVAILABLE.
+// never promoted: when the primary cannot be reached they fail with UNAVAILABLE. Increments are
+// promoted like plain writes: the promoted owner adds to its own counter slot (counter-writer.ts).
 import { CacheError, isErrorCode, toCacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Logger } from "../../log/index.js";
@@ -15,6 +16,7 @@ import type { WriteResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
 import type { ReplicaApplier } from "../replica-applier.js";
 import type { ConditionalWriter } from "./conditional-writer.js";
+import type { CounterWriter } from "./counter-writer.js";
 import type { Forwarder } from "./forwarder.js";
 import { afterForwardFailure } from "./promotion.js";
 import type { WriteCoordinator } from "./write-coordinator.js";
@@ -24,6 +26,7 @@ export interface WritePathDeps {
   readonly view: ClusterView;
   readonly coordinator: WriteCoordinator;
   readonly conditional: ConditionalWriter;
+  readonly counters: CounterWriter;
   readonly forwarder: Forwarder;
   readonly applier: ReplicaApplier;
   readonly metrics: Metrics;
@@ -45,7 +48,7 @@ export class WritePath {
     metrics.inc("dist.write.attempts");
     const owners = this.deps.view.ring().ownersOf(write.key);
     if (isConditional(write)) return this.writeConditional(write, owners, level);
-    if (owners.primary === selfId) return this.deps.coordinator.coordinate(write, owners, level);
+    if (owners.primary === selfId) return this.coordinateHere(write, owners, level);
     const ownsKey = owners.ids.includes(selfId);
     // A suspect primary is tried last: an owner takes the write over at once, and another node
     // forwards to the first owner that is not suspect (it coordinates as a promoted replica).
@@ -88,7 +91,12 @@ export class WritePath {
   private promote(write: ClientWrite, owners: Owners, level: ConsistencyLevel, why: CacheError): Promise<WriteResult> {
     this.deps.metrics.inc("dist.write.forward_promotion");
     this.deps.logger.debug("write promoted: primary unreachable", { key: write.key, primary: owners.primary, error: why.message });
-    return this.deps.coordinator.coordinate(write, owners, level);
+    return this.coordinateHere(write, owners, level);
+  }
+
+  /** This owner applies the write: an increment to its own counter slot, else as stamped. */
+  private coordinateHere(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
+    return write.kind === "incr" ? this.deps.counters.incr(write, owners, level) : this.deps.coordinator.coordinate(write, owners, level);
   }
 
   private async forwardTo(targetId: string, write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult | ForwardFailure> {
@@ -96,7 +104,8 @@ export class WritePath {
     if (!primary) return { failure: new CacheError("UNAVAILABLE", `owner ${targetId} is not a member`), reached: false };
     // An owner applies the primary's result itself instead of having it pushed back; not for a
     // conditional write, whose push carries the primary's owner list (and a touch's result no value).
-    const applies = !isConditional(write) && owners.ids.includes(this.deps.selfId);
+    // Nor for an increment: its result is a counter state the sender does not have.
+    const applies = !isConditional(write) && write.kind !== "incr" && owners.ids.includes(this.deps.selfId);
     let outcome: WriteOutcome;
     try {
       outcome = await this.deps.forwarder.forward(primary, write, level, applies);
@@ -109,7 +118,8 @@ export class WritePath {
       return { failure: new CacheError(code, outcome.errorMessage, details), reached: true };
     }
     if (applies) this.deps.applier.apply(stampedRecord(write, outcome), "forward-result");
-    return { key: write.key, applied: outcome.applied, bytes: outcome.bytes, owners, version: outcome.version, origin: outcome.origin, expiresAtMs: outcome.expiresAtMs };
+    const counter = write.kind === "incr" ? { counterValue: outcome.counterValue ?? 0, appliedBy: targetId } : {};
+    return { key: write.key, applied: outcome.applied, bytes: outcome.bytes, owners, version: outcome.version, origin: outcome.origin, expiresAtMs: outcome.expiresAtMs, ...counter };
   }
 }
 

@@ -1,0 +1,129 @@
+// Counter state (pure): a generation, a base and one slot per writer (node id plus boot id), each
+// slot the sum of that writer's deltas and how many it applied (seq). Merging is a join: the
+// higher generation wins whole, else each slot keeps the copy with the higher seq. Each writer
+// only ever grows its own slot, so merging never loses an increment.
+//
+// In the store and on the wire a counter is an ordinary value: COUNTER_MAGIC followed by the
+// state as JSON. Every receive path sees the magic and merges (cluster/counter-merge.ts); client
+// values that start with the magic are refused, so no client value is ever mistaken for one.
+import { CacheError } from "./errors.js";
+
+/** Prefix of an encoded counter value (a NUL byte first: no text value starts with it). */
+export const COUNTER_MAGIC = "\u0000hc-counter/1\u0000";
+/** Slots a counter takes at most when a writer adds one (then 503 UNAVAILABLE). */
+export const COUNTER_SLOTS_MAX = 64;
+/** Largest magnitude of a counter value and of each part: 2^53 - 1. */
+export const COUNTER_BOUND = Number.MAX_SAFE_INTEGER;
+
+export interface CounterSlot {
+  readonly sum: number;
+  readonly seq: number;
+}
+
+export interface CounterState {
+  /** The version of the write the counter started from; a higher generation replaces a lower one whole. */
+  readonly generation: number;
+  readonly base: number;
+  readonly slots: Readonly<Record<string, CounterSlot>>;
+}
+
+export function isCounterValue(value: string): boolean {
+  return value.startsWith(COUNTER_MAGIC);
+}
+
+export function encodeCounter(s: CounterState): string {
+  const slots: Record<string, [number, number]> = {};
+  for (const w of Object.keys(s.slots).sort()) slots[w] = [s.slots[w]!.sum, s.slots[w]!.seq];
+  return COUNTER_MAGIC + JSON.stringify({ g: s.generation, b: s.base, s: slots });
+}
+
+/** The state of an encoded counter value, or undefined when the value is not a valid one. */
+export function decodeCounter(value: string): CounterState | undefined {
+  if (!isCounterValue(value)) return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(value.slice(COUNTER_MAGIC.length));
+  } catch {
+    return undefined;
+  }
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const { g, b, s } = raw as { g?: unknown; b?: unknown; s?: unknown };
+  if (!isSafe(g) || !isSafe(b) || typeof s !== "object" || s === null || Array.isArray(s)) return undefined;
+  const slots: Record<string, CounterSlot> = {};
+  for (const [w, pair] of Object.entries(s as Record<string, unknown>)) {
+    if (!Array.isArray(pair) || pair.length !== 2 || !isSafe(pair[0]) || !isSafe(pair[1]) || pair[1] < 0) return undefined;
+    slots[w] = { sum: pair[0], seq: pair[1] };
+  }
+  return { generation: g, base: b, slots };
+}
+
+/** The counter's value: base plus every slot's sum. */
+export function counterTotal(s: CounterState): number {
+  let total = s.base;
+  for (const slot of Object.values(s.slots)) total += slot.sum;
+  return total;
+}
+
+/** A new counter of `generation` starting at `base`, no slot yet. */
+export function startCounter(generation: number, base: number): CounterState {
+  return { generation, base, slots: {} };
+}
+
+/**
+ * The join of two states: the higher generation whole; on the same generation every slot of
+ * either, the higher seq winning (on equal seq the larger sum, so the result is deterministic).
+ * Commutative, associative and idempotent. Merges never drop slots (the 64-slot cap applies when
+ * a writer adds a slot).
+ */
+export function mergeCounters(a: CounterState, b: CounterState): CounterState {
+  if (a.generation !== b.generation) return a.generation > b.generation ? a : b;
+  const slots: Record<string, CounterSlot> = { ...a.slots };
+  for (const [w, theirs] of Object.entries(b.slots)) {
+    const mine = slots[w];
+    if (mine === undefined || theirs.seq > mine.seq || (theirs.seq === mine.seq && theirs.sum > mine.sum)) slots[w] = theirs;
+  }
+  return { generation: a.generation, base: Math.max(a.base, b.base), slots };
+}
+
+/** True when both states are the same (generation, base and every slot). */
+export function sameCounter(a: CounterState, b: CounterState): boolean {
+  if (a.generation !== b.generation || a.base !== b.base) return false;
+  const ka = Object.keys(a.slots);
+  if (ka.length !== Object.keys(b.slots).length) return false;
+  return ka.every((w) => b.slots[w] !== undefined && b.slots[w]!.sum === a.slots[w]!.sum && b.slots[w]!.seq === a.slots[w]!.seq);
+}
+
+/**
+ * `s` with `delta` added to `writer`'s slot (seq + 1). 409 CONFLICT when the value or the slot's
+ * sum would pass ±(2^53 − 1); 503 UNAVAILABLE when the writer needs a new slot and the counter
+ * has COUNTER_SLOTS_MAX already.
+ */
+export function incrementCounter(s: CounterState, writer: string, delta: number): CounterState {
+  const slot = s.slots[writer];
+  if (slot === undefined && Object.keys(s.slots).length >= COUNTER_SLOTS_MAX) {
+    throw new CacheError("UNAVAILABLE", `the counter has ${COUNTER_SLOTS_MAX} writer slots already; a PUT of its value starts a new generation with none`, { slots_max: COUNTER_SLOTS_MAX });
+  }
+  const sum = (slot?.sum ?? 0) + delta;
+  const total = counterTotal(s) + delta;
+  if (!withinBound(sum) || !withinBound(total)) throw overflow(counterTotal(s), delta);
+  return { generation: s.generation, base: s.base, slots: { ...s.slots, [writer]: { sum, seq: (slot?.seq ?? 0) + 1 } } };
+}
+
+/** A plain value as a counter base: a decimal integer within ±(2^53 − 1), else undefined. */
+export function parseCounterBase(value: string): number | undefined {
+  if (!/^-?\d{1,16}$/.test(value)) return undefined;
+  const n = Number(value);
+  return withinBound(n) ? n : undefined;
+}
+
+export function withinBound(n: number): boolean {
+  return Number.isSafeInteger(n) && Math.abs(n) <= COUNTER_BOUND;
+}
+
+function overflow(current: number, delta: number): CacheError {
+  return new CacheError("CONFLICT", `incrementing ${current} by ${delta} leaves the range ±(2^53 - 1); nothing was changed`, { value: current, delta });
+}
+
+function isSafe(n: unknown): n is number {
+  return typeof n === "number" && Number.isSafeInteger(n);
+}

@@ -1,0 +1,73 @@
+// Counters on three real nodes (replication 3): 20 clients x 500 increments through every node
+// leave 10,000 on every node with all returned values distinct; GET answers decimal text;
+// Idempotency-Key; 409 for a non-integer value; 400 for every malformed new field or header.
+import { expect } from "chai";
+import { startCluster, type NodeProcess } from "../helpers/node-process.js";
+
+async function post(node: NodeProcess, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(`${node.api}${path}`, { method: "POST", headers: body === undefined ? headers : { "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+describe("counters across three real processes", function () {
+  this.timeout(90_000);
+  let nodes: NodeProcess[];
+
+  before(async () => {
+    ({ nodes } = await startCluster(3, { SERVICE_HINT_REPLAY: "100ms" }));
+  });
+  after(async () => {
+    await Promise.all(nodes.map((n) => n.stop("SIGKILL")));
+  });
+
+  it("20 clients x 500 increments through every node leave 10000 on every node, and all 10000 returned values are distinct", async () => {
+    const values: number[] = [];
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, client) => {
+        for (let i = 0; i < 500; i++) {
+          const r = await post(nodes[(client + i) % 3] as NodeProcess, "/v1/cache/hits/incr");
+          expect(r.status, JSON.stringify(r.json)).to.equal(200);
+          values.push(r.json.value as number);
+        }
+      }),
+    );
+    expect(new Set(values).size).to.equal(10_000);
+    expect(Math.max(...values)).to.equal(10_000);
+    for (const n of nodes) {
+      const res = await fetch(`${n.api}/v1/cache/hits?consistency=one`);
+      expect(await res.text(), n.id).to.equal("10000");
+    }
+  });
+
+  it("initial, delta, Idempotency-Key retries, 409 for a non-integer value, and a PUT starting a new generation", async () => {
+    const [a, b] = nodes as [NodeProcess, NodeProcess];
+    expect((await post(a, "/v1/cache/c1/incr", { initial: 10, delta: 5 })).json).to.include({ value: 15 });
+    const first = await post(a, "/v1/cache/c1/incr", { delta: 2 }, { "Idempotency-Key": "retry-1" });
+    const again = await post(b, "/v1/cache/c1/incr", { delta: 2 }, { "Idempotency-Key": "retry-1" });
+    expect(first.json.value).to.equal(17);
+    expect(again.json).to.deep.equal(first.json);
+    await fetch(`${a.api}/v1/cache/text`, { method: "PUT", body: "abc" });
+    const conflict = await post(b, "/v1/cache/text/incr");
+    expect(conflict.status).to.equal(409);
+    expect(conflict.json.code).to.equal("CONFLICT");
+    await fetch(`${a.api}/v1/cache/c1`, { method: "PUT", body: "100" });
+    expect((await post(b, "/v1/cache/c1/incr")).json.value).to.equal(101);
+    expect((await post(a, "/v1/cache/big/incr", { initial: 9007199254740991 })).status).to.equal(409);
+  });
+
+  it("every malformed new field or header is 400 with the envelope", async () => {
+    const n = nodes[0] as NodeProcess;
+    for (const body of [{ delta: 1.5 }, { delta: "1" }, { initial: 2 ** 53 }, { ttl: "soon" }, { extra: 1 }, []]) {
+      const r = await post(n, "/v1/cache/m/incr", body);
+      expect(r.status, JSON.stringify(body)).to.equal(400);
+      expect(r.json.code).to.equal("BAD_REQUEST");
+    }
+    const bad: Array<Record<string, string>> = [{ "Idempotency-Key": "with space" }, { "Idempotency-Key": "x".repeat(257) }, { "If-Match": "*" }];
+    for (const headers of bad) {
+      const r = await post(n, "/v1/cache/m/incr", {}, headers);
+      expect(r.status, JSON.stringify(headers)).to.equal(400);
+    }
+    const put = await fetch(`${n.api}/v1/cache/m`, { method: "PUT", body: "\u0000hc-counter/1\u0000{}" });
+    expect(put.status).to.equal(400);
+  });
+});

@@ -1,0 +1,104 @@
+import { expect } from "chai";
+import {
+  COUNTER_SLOTS_MAX, counterTotal, decodeCounter, encodeCounter, incrementCounter, mergeCounters, parseCounterBase, sameCounter, startCounter, type CounterState,
+} from "../../../src/core/counter-state.js";
+import { CacheError } from "../../../src/core/errors.js";
+import { mergeCounterRecord } from "../../../src/cluster/counter-merge.js";
+import { counterStep } from "../../../src/cluster/write/counter-step.js";
+
+const MAX = Number.MAX_SAFE_INTEGER;
+
+function incs(s: CounterState, writer: string, ...deltas: number[]): CounterState {
+  return deltas.reduce((acc, d) => incrementCounter(acc, writer, d), s);
+}
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (e) {
+    return e instanceof CacheError ? e.code : "other";
+  }
+  return undefined;
+}
+
+describe("core/counter-state", () => {
+  const g0 = startCounter(100, 5);
+  const a = incs(g0, "n1@a", 1, 2, 3);
+  const b = incs(g0, "n2@b", 10);
+  const a2 = incs(a, "n1@a", 4);
+
+  it("merge is commutative, idempotent and associative, and keeps every writer's increments", () => {
+    expect(sameCounter(mergeCounters(a, b), mergeCounters(b, a))).to.equal(true);
+    expect(sameCounter(mergeCounters(a, a), a)).to.equal(true);
+    const c = incs(g0, "n3@c", -7);
+    expect(sameCounter(mergeCounters(mergeCounters(a, b), c), mergeCounters(a, mergeCounters(b, c)))).to.equal(true);
+    expect(counterTotal(mergeCounters(mergeCounters(a, b), c))).to.equal(5 + 6 + 10 - 7);
+  });
+
+  it("per slot the higher seq wins: an older copy of a slot never lowers it", () => {
+    const m = mergeCounters(a2, mergeCounters(a, b));
+    expect(m.slots["n1@a"]).to.deep.equal({ sum: 10, seq: 4 });
+    expect(counterTotal(m)).to.equal(5 + 10 + 10);
+  });
+
+  it("a higher generation wins whole, whatever the slots of the lower one", () => {
+    const newer = incs(startCounter(200, 0), "n2@b", 1);
+    expect(sameCounter(mergeCounters(a2, newer), newer)).to.equal(true);
+    expect(sameCounter(mergeCounters(newer, a2), newer)).to.equal(true);
+  });
+
+  it("a writer's 65th slot is refused with 503 UNAVAILABLE; existing slots still take increments", () => {
+    let s = startCounter(1, 0);
+    for (let i = 0; i < COUNTER_SLOTS_MAX; i++) s = incrementCounter(s, `n${i}@x`, 1);
+    expect(codeOf(() => incrementCounter(s, "n99@x", 1))).to.equal("UNAVAILABLE");
+    expect(counterTotal(incrementCounter(s, "n0@x", 1))).to.equal(COUNTER_SLOTS_MAX + 1);
+  });
+
+  it("results beyond ±(2^53 − 1) are 409 CONFLICT; the bounds themselves are allowed", () => {
+    expect(counterTotal(incrementCounter(startCounter(1, MAX - 1), "w", 1))).to.equal(MAX);
+    expect(codeOf(() => incrementCounter(startCounter(1, MAX), "w", 1))).to.equal("CONFLICT");
+    expect(counterTotal(incrementCounter(startCounter(1, -MAX + 1), "w", -1))).to.equal(-MAX);
+    expect(codeOf(() => incrementCounter(startCounter(1, -MAX), "w", -1))).to.equal("CONFLICT");
+    expect(codeOf(() => incrementCounter(startCounter(1, 0), "w", MAX + 1))).to.equal("CONFLICT");
+  });
+
+  it("encodes and decodes losslessly; plain values are no counters; bases parse strictly", () => {
+    expect(sameCounter(decodeCounter(encodeCounter(a2))!, a2)).to.equal(true);
+    expect(decodeCounter("12")).to.equal(undefined);
+    expect(parseCounterBase("-42")).to.equal(-42);
+    for (const bad of ["", "1.5", " 1", "+1", "1e3", "99999999999999999", "abc"]) expect(parseCounterBase(bad), bad).to.equal(undefined);
+  });
+});
+
+describe("cluster/counter-merge and counter-step", () => {
+  const rec = (value: string, version: number, origin: string) => ({ key: "k", value, version, origin, lastUpdatedMs: 0, expiresAtMs: 0, tombstone: false });
+  const g = startCounter(10, 0);
+  const mine = incs(g, "n1@a", 1);
+  const theirs = incs(g, "n2@b", 2);
+  const stamp = (floor: number) => floor + 1;
+
+  it("two different counters of one generation merge into a record stamped above both", () => {
+    const m = mergeCounterRecord(rec(encodeCounter(theirs), 50, "n2"), rec(encodeCounter(mine), 40, "n1"), "n3", stamp);
+    expect(m.kind).to.equal("store");
+    if (m.kind !== "store") return;
+    expect(m.record.version).to.equal(51);
+    expect(m.record.origin).to.equal("n3");
+    expect(counterTotal(decodeCounter(m.record.value)!)).to.equal(3);
+  });
+
+  it("an incoming counter the held one contains is an acknowledgement; plain values stay with the version gate", () => {
+    const both = mergeCounters(mine, theirs);
+    expect(mergeCounterRecord(rec(encodeCounter(theirs), 50, "n2"), rec(encodeCounter(both), 40, "n1"), "n3", stamp).kind).to.equal("held");
+    expect(mergeCounterRecord(rec(encodeCounter(theirs), 50, "n2"), rec("plain", 40, "n1"), "n3", stamp).kind).to.equal("gate");
+    expect(mergeCounterRecord(rec(encodeCounter(both), 50, "n2"), rec(encodeCounter(mine), 40, "n1"), "n3", stamp).kind).to.equal("gate");
+  });
+
+  it("an incr on a plain integer starts a generation at that value's version; a non-integer is 409", () => {
+    const step = counterStep(rec("41", 77, "n1"), 0, "n2@b", 1, 0);
+    expect(step.created).to.equal(true);
+    expect(step.state.generation).to.equal(77);
+    expect(counterTotal(step.state)).to.equal(42);
+    expect(codeOf(() => counterStep(rec("x", 77, "n1"), 0, "n2@b", 1, 0))).to.equal("CONFLICT");
+    expect(counterTotal(counterStep(undefined, 0, "w", 5, 100).state)).to.equal(105);
+  });
+});
