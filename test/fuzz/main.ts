@@ -178,6 +178,8 @@ async function main(): Promise<number> {
       family: { type: "string" },
       corpus: { type: "boolean" },
       "skip-bombs": { type: "boolean" },
+      // CI: the RSS check is printed but does not fail the run (see README, "Fuzz").
+      "rss-report-only": { type: "boolean" },
     },
   });
   const cases = Number(values.cases ?? 2000);
@@ -218,7 +220,11 @@ async function main(): Promise<number> {
     const stats = await target.stats();
     print(`RSS ${mib(m.rss)} after the run (baseline ${mib(baseline.rss)}); the cases stored ${mib(m.stored)} of values (${stats.items} items): growth beyond them ${mib(m.growth)} (allowance 50 MB)`);
     print(`node memory: ${await memoryBreakdown(target)}`);
-    if (m.growth > RSS_ALLOWANCE_BYTES) failures.push(`RSS did not return within 50 MB of the baseline: ${mib(m.rss)}, ${mib(m.stored)} of it stored values`);
+    if (m.growth > RSS_ALLOWANCE_BYTES) {
+      const problem = `RSS did not return within 50 MB of the baseline: ${mib(m.rss)}, ${mib(m.stored)} of it stored values`;
+      if (values["rss-report-only"]) print(`REPORTED (not gated with --rss-report-only): ${problem}`);
+      else failures.push(problem);
+    }
     const logs = target.errorLogs();
     if (logs.length > 0) failures.push(`${logs.length} error log records or stderr lines, first: ${logs[0]?.slice(0, 300)}`);
   } finally {

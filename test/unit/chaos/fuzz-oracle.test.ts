@@ -75,3 +75,18 @@ describe("fuzz wire helpers", () => {
     expect(encodeSegment("é")).to.equal("%C3%A9");
   });
 });
+
+describe("fuzz oracle: the codes it knows", () => {
+  it("knows every error code the server defines, at the server's status (a new code must reach the oracle too)", async () => {
+    const { CODE_STATUS } = await import("../../fuzz/oracle.js");
+    const { httpStatusFor, isErrorCode } = await import("../../../src/core/errors.js");
+    const source = (await import("node:fs")).readFileSync(new URL("../../../src/core/errors.ts", import.meta.url), "utf8");
+    const block = /export type ErrorCode =([^;]+);/.exec(source)?.[1] ?? "";
+    const codes = [...block.matchAll(/"([A-Z_]+)"/g)].map((m) => m[1] as string);
+    expect(codes.length).to.be.greaterThan(10);
+    for (const code of codes) {
+      expect(isErrorCode(code), code).to.equal(true);
+      expect(CODE_STATUS[code], `the oracle does not know ${code}`).to.include(httpStatusFor(code as Parameters<typeof httpStatusFor>[0]));
+    }
+  });
+});
