@@ -76,6 +76,8 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
   const clockOffsets = new ClockOffsets({ clock, metrics });
   const members = new MemberTable({ selfId: config.nodeId, selfAddress: formatAddress(config.distAddr), selfApiUrl: config.apiAdvertiseUrl, selfMgmtUrl: config.mgmtAdvertiseUrl, clock, metrics, logger });
   addSeeds(members, config.seeds, config.replication, logger);
+  // A peer that left or was pruned stops counting toward the median clock at once.
+  members.onChange((list) => clockOffsets.retain(new Set(list.filter((m) => m.state !== "dead").map((m) => m.id))));
   const ring = new RingFollower({ members, replication: config.replication, clock });
   const settle = new SettleWindow({ clock, ring, windowMs: settleWindowMs(config.hintTtlMs, config.rebalanceIntervalMs) });
   const view = createClusterView({ selfId: config.nodeId, members, ring, settle });

@@ -125,29 +125,34 @@ class ItemRoutes implements ItemHandler {
     const q = url.indexOf("?");
     const segment = itemSegment(url, method, q);
     if (segment === undefined) return false;
-    const { clock, latencies } = this.deps;
-    const started = clock.monotonicMs();
-    const window: LatencyWindow = method === "PUT" ? latencies.set : method === "DELETE" ? latencies.delete : latencies.get;
+    const started = this.deps.clock.monotonicMs();
     let pending: void | Promise<void> = undefined;
     try {
       pending = this.authenticated(req, res, method, segment, q < 0 ? "" : url.slice(q + 1));
     } catch (err) {
       this.fail(res, method, err);
     }
-    // Every client operation counts, misses and errors included.
-    const done = () => {
-      const ms = clock.monotonicMs() - started;
-      window.record(ms);
-      this.deps.durations.record(method, res.statusCode, ms / 1000);
-    };
-    if (pending === undefined) done();
+    // Every client operation counts, misses and errors included; a settled one without a closure.
+    if (pending === undefined) this.record(method, res, started);
     else {
-      pending.then(done, (err: unknown) => {
-        this.fail(res, method, err);
-        done();
-      });
+      pending.then(
+        () => this.record(method, res, started),
+        (err: unknown) => {
+          this.fail(res, method, err);
+          this.record(method, res, started);
+        },
+      );
     }
     return true;
+  }
+
+  /** The latency window of /stats and http.server.request.duration of one answered request. */
+  private record(method: string, res: ServerResponse, started: number): void {
+    const { clock, latencies } = this.deps;
+    const ms = clock.monotonicMs() - started;
+    const window: LatencyWindow = method === "PUT" ? latencies.set : method === "DELETE" ? latencies.delete : latencies.get;
+    window.record(ms);
+    this.deps.durations.record(method, res.statusCode, ms / 1000);
   }
 
   private authenticated(req: IncomingMessage, res: ServerResponse, method: string, segment: string, query: string): void | Promise<void> {
@@ -186,8 +191,7 @@ class ItemRoutes implements ItemHandler {
       res.writeHead(200, itemHeaders(item, owners, nodeId, this.deps.clock.nowMs(), true, etag));
       res.end();
     } else if (prefersJson(req.headers.accept)) {
-      res.setHeader("ETag", etag);
-      writeJson(res, 200, JSON.stringify(itemEnvelope(item, owners, nodeId, this.deps.clock.nowMs())));
+      writeJson(res, 200, JSON.stringify(itemEnvelope(item, owners, nodeId, this.deps.clock.nowMs())), false, ["ETag", etag]);
     } else {
       // Head and body leave in one write: node:http joins a string body to the header block.
       res.writeHead(200, itemHeaders(item, owners, nodeId, 0, false, etag));
@@ -206,8 +210,7 @@ class ItemRoutes implements ItemHandler {
       const body = await readRawBody(req, this.deps.maxValueBytes, "value");
       const r = await writes.set(key, body.toString("latin1"), ttlMs, consistency, condition);
       const out: Schemas["PutResponse"] = { key, stored: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
-      res.setHeader("ETag", etagOf(r.version, r.origin));
-      writeJson(res, 200, JSON.stringify(out));
+      writeJson(res, 200, JSON.stringify(out), false, ["ETag", etagOf(r.version, r.origin)]);
     } else {
       const r = await writes.remove(key, consistency, writeConditionOf(req.headers, "delete"));
       const out: Schemas["DeleteResponse"] = { key, deleted: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };

@@ -16,10 +16,12 @@ export function envelopeOf(err: CacheError): ErrorEnvelope {
 }
 
 /** Writes a JSON body (or only its headers for HEAD), head and body in one write. */
-export function writeJson(res: ServerResponse, status: number, json: string, headOnly = false): void {
+export function writeJson(res: ServerResponse, status: number, json: string, headOnly = false, extra?: readonly string[]): void {
   // A flat header list goes to writeHead as it is (no per-header setHeader bookkeeping); headers
-  // set before (an error's Retry-After, a miss's owners) are kept.
-  res.writeHead(status, ["Content-Type", "application/json; charset=utf-8", "Content-Length", String(Buffer.byteLength(json))]);
+  // set before (an error's Retry-After, a miss's owners) are kept. `extra`: more [name, value, ...].
+  const headers = ["Content-Type", "application/json; charset=utf-8", "Content-Length", String(Buffer.byteLength(json))];
+  if (extra !== undefined) headers.push(...extra);
+  res.writeHead(status, headers);
   if (headOnly) res.end();
   else res.end(json);
 }

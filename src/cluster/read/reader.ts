@@ -81,18 +81,21 @@ export class Reader {
   readNow(key: string, level: ConsistencyLevel): ReadResult | Promise<ReadResult> {
     const { store, selfId, view } = this.deps;
     const owners = view.ring().ownersOf(key);
-    const answer = (item: LiveItem | undefined): ReadResult => {
-      if (item === undefined) this.misses++;
-      else this.hits++;
-      return { item, owners };
-    };
-    if (level !== "one") return this.readQuorum(key, owners, level).then(answer);
+    if (level !== "one") return this.readQuorum(key, owners, level).then((item) => this.answer(item, owners));
     if (owners.ids.includes(selfId)) {
       const local = store.get(key);
-      if (local !== undefined || !view.unsettled()) return answer(local);
-      return this.readPastLocalMiss(key, owners).then(answer);
+      // The hot path: no closure, no promise.
+      if (local !== undefined || !view.unsettled()) return this.answer(local, owners);
+      return this.readPastLocalMiss(key, owners).then((item) => this.answer(item, owners));
     }
-    return this.readRemote(key, owners).then(answer);
+    return this.readRemote(key, owners).then((item) => this.answer(item, owners));
+  }
+
+  /** The result of a client read, counted as a hit or a miss. */
+  private answer(item: LiveItem | undefined, owners: Owners): ReadResult {
+    if (item === undefined) this.misses++;
+    else this.hits++;
+    return { item, owners };
   }
 
   /** A ONE read of a key this node does not own: the first reachable owner answers. */

@@ -26,6 +26,8 @@ interface Sample {
 
 export class ClockOffsets {
   private readonly samples = new Map<string, Sample>();
+  /** selfOffsetMs() as last computed, and until when it holds (the next sample expiry). */
+  private cached: { readonly offsetMs: number; readonly validUntilMs: number } | undefined;
 
   constructor(private readonly deps: { clock: Clock; metrics: Metrics; limits?: ClockLimits }) {}
 
@@ -43,25 +45,41 @@ export class ClockOffsets {
     const rtt = answeredMs - sentMs;
     if (rtt < 0 || rtt > this.limits.offsetMaxMs) return;
     this.samples.set(peerId, { offsetMs: peerUnixMs - (sentMs + answeredMs) / 2, atMs: answeredMs });
+    this.cached = undefined;
     this.deps.metrics.set("dist.clock.offset_ns", Math.round(this.selfOffsetMs() * 1e6));
   }
 
   /** Forgets a peer that left or was removed. */
   forget(peerId: string): void {
-    this.samples.delete(peerId);
+    if (this.samples.delete(peerId)) this.cached = undefined;
   }
 
-  /** This node's clock minus the cluster's median clock, ms (positive: this node runs ahead). */
+  /** Forgets every peer not in `ids` (called with the members after each membership change). */
+  retain(ids: ReadonlySet<string>): void {
+    for (const id of [...this.samples.keys()]) if (!ids.has(id)) this.forget(id);
+  }
+
+  /**
+   * This node's clock minus the cluster's median clock, ms (positive: this node runs ahead).
+   * Computed again only after a sample arrives, a peer is forgotten or a sample expires: every
+   * coordinated write asks.
+   */
   selfOffsetMs(): number {
     const now = this.deps.clock.nowMs();
+    if (this.cached !== undefined && now <= this.cached.validUntilMs) return this.cached.offsetMs;
     const clocks = [0];
+    let validUntilMs = Infinity;
     for (const [id, s] of this.samples) {
       if (now - s.atMs > this.limits.sampleTtlMs) this.samples.delete(id);
-      else clocks.push(s.offsetMs);
+      else {
+        clocks.push(s.offsetMs);
+        validUntilMs = Math.min(validUntilMs, s.atMs + this.limits.sampleTtlMs);
+      }
     }
     clocks.sort((a, b) => a - b);
     const mid = clocks.length >> 1;
     const median = clocks.length % 2 === 1 ? (clocks[mid] as number) : nearerZero(clocks[mid - 1] as number, clocks[mid] as number);
+    this.cached = { offsetMs: -median, validUntilMs };
     return -median;
   }
 

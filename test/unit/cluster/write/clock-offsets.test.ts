@@ -90,6 +90,18 @@ describe("ClockOffsets: a node whose clock is far from the cluster's stamps no w
     expect(refusal(offsets)).to.equal(undefined);
   });
 
+  it("retain keeps only the members still listed: a removed majority no longer refuses this node", () => {
+    const { offsets, probe } = setup();
+    probe("b", -30_000);
+    probe("c", -30_000);
+    probe("d", -30_000);
+    probe("e", 0);
+    expect(refusal(offsets)?.code).to.equal("UNAVAILABLE");
+    offsets.retain(new Set(["a", "e"]));
+    expect(offsets.selfOffsetMs()).to.equal(0);
+    expect(refusal(offsets)).to.equal(undefined);
+  });
+
   it("the estimate is centred on the round trip: a slow answer does not read as skew", () => {
     const { offsets, probe } = setup();
     probe("b", 0, 800);
