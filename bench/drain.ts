@@ -41,11 +41,15 @@ async function main(): Promise<void> {
     const held = await getJson<{ items: number }>(`${a.mgmt}/stats`);
     const before = await getJson<{ hints_pending: number }>(`${a.mgmt}/dist/drain`);
     console.log(`wrote ${keys} keys in ${((Date.now() - started) / 1000).toFixed(1)} s; A holds ${held.items} keys and ${before.hints_pending} hints (D stopped)`);
+    // The target is about a drain of at least this much: a smaller load would say nothing of it.
+    const short = held.items < 100_000 || before.hints_pending < 10_000;
+    if (short) console.log(`NOT VALID: the target needs at least 100,000 keys and 10,000 hints on A (pass a larger --keys)`);
     const sigterm = Date.now();
     a.child.kill("SIGTERM");
     const code = await a.exited;
     const done = a.logs.find((r) => r.message === "drain complete: data handed off, leaving the cluster");
-    console.log(`A exited ${String(code)} ${((Date.now() - sigterm) / 1000).toFixed(1)} s after SIGTERM; drain ${String(done?.elapsed_ms)} ms (target: within 30 s)`);
+    console.log(`A exited ${String(code)} ${((Date.now() - sigterm) / 1000).toFixed(1)} s after SIGTERM; drain ${String(done?.elapsed_ms)} ms (target: within 30 s)${short ? " NOT VALID (see above)" : ""}`);
+    if (short) process.exitCode = 1;
     if (process.argv.includes("--verbose")) for (const r of a.logs.slice(-40)) console.log(JSON.stringify(r).slice(0, 400));
   } finally {
     for (const n of nodes) {

@@ -148,7 +148,7 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
   });
   const forwards = new ForwardReceiver({ selfId, clock, deadlineMs: PEER_TIMEOUT_MS, lifecycle: f.lifecycle, view, coordinator, conditional, counters, writeConsistency: config.writeConsistency });
   const peerCalls = () => forwarder.calls + pusher.calls + reader.calls;
-  return { hints, migrations, applier, repairer, reader, cache, keys, forwards, peerCalls };
+  return { hints, migrations, applier, repairer, cache, keys, forwards, peerCalls };
 }
 
 export type DataPath = ReturnType<typeof buildDataPath>;
@@ -263,7 +263,7 @@ export function buildDrain(config: Config, deps: NodeDeps, f: Foundation, d: Dat
 export type Drain = ReturnType<typeof buildDrain>;
 
 /** The operator metrics: request and runtime figures, the ownership census, the OpenTelemetry export. */
-export function buildObservability(config: Config, deps: NodeDeps, f: Foundation, d: DataPath) {
+export function buildObservability(config: Config, deps: NodeDeps, f: Foundation) {
   const { clock, timers } = deps;
   const { store } = f;
   const http = new HttpServerDurations();
@@ -272,8 +272,8 @@ export function buildObservability(config: Config, deps: NodeDeps, f: Foundation
   const cache = (): CacheFigures => {
     const c = store.counters;
     return {
-      hits: d.reader.hits,
-      misses: d.reader.misses,
+      hits: c.hits,
+      misses: c.misses,
       sets: c.sets,
       deletes: c.deletes,
       evictions: c.evictions,

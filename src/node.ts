@@ -146,7 +146,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
   const d = buildDataPath(config, deps, f);
   const l = buildLoops(config, deps, f, d);
   const drain = buildDrain(config, deps, f, d, l);
-  const o = buildObservability(config, deps, f, d);
+  const o = buildObservability(config, deps, f);
   const s = buildServing(config, deps, f, d, l, drain, o);
 
   // Wiring: the observers between the parts, all in one place.

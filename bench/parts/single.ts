@@ -50,10 +50,17 @@ export async function putPart(s: Settings, report: Report): Promise<void> {
  */
 export async function getLimitsPart(s: Settings, report: Report): Promise<void> {
   const baseBin = process.env.BENCH_BASE_BIN;
-  const sides = [node, nodeWithLimits, ...(baseBin ? [baseNode(baseBin)] : [])];
+  const base = baseBin ? baseNode(baseBin) : undefined;
+  const sides = [node, nodeWithLimits, ...(base ? [base] : [])];
   report.section(`GET: ${sides.map((x) => x.name).join(" / ")}`, describe(s));
   const rounds = await alternate(sides, "GET", s, (r) => report.round(r));
   const off = rounds.get(node.name) ?? [];
-  report.figure(ratioFigure("get-limits.ops", "GET with limits on, not hit / limits off (ops/s)", rounds.get(nodeWithLimits.name) ?? [], off, ops, "≥ 0.95"));
-  if (baseBin) report.figure(ratioFigure("get-base.ops", "GET, this build / base build (ops/s)", off, rounds.get("node@base") ?? [], ops, "≥ 0.95"));
+  const on = rounds.get(nodeWithLimits.name) ?? [];
+  report.figure(ratioFigure("get-limits.ops", "GET with limits on, not hit / limits off (ops/s)", on, off, ops, "≥ 0.95"));
+  report.figure(ratioFigure("get-limits.cpu", "GET with limits on, not hit / limits off (CPU per request)", on, off, cpu));
+  if (base) {
+    const other = rounds.get(base.name) ?? [];
+    report.figure(ratioFigure("get-base.ops", "GET, this build / base build (ops/s)", off, other, ops, "≥ 0.95"));
+    report.figure(ratioFigure("get-base.cpu", "GET, this build / base build (CPU per request)", off, other, cpu));
+  }
 }

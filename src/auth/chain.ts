@@ -16,7 +16,7 @@ import type { CertIdentityTable, PeerCertificate } from "./client-cert.js";
 import type { AuthFailLimiter } from "./fail-limiter.js";
 import { anonymousIdentity, type Identity } from "./identity.js";
 import type { StaticTokenTable } from "./static-tokens.js";
-import { tokenKey, type TokenCache } from "./token-cache.js";
+import { tokenDigest, type TokenCache } from "./token-cache.js";
 
 /** Verifies bearer tokens the static table does not know (the OIDC verifier). */
 export interface BearerVerifier {
@@ -71,10 +71,10 @@ export function buildChain(parts: ChainParts): Authenticator {
   /** The static table's identity of a bearer token, remembered by digest after a match. */
   const matchToken = (token: string): Identity | undefined => {
     if (cache === undefined) return tokens.match(token);
-    const key = tokenKey(token);
+    const { digest, key } = tokenDigest(token);
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
-    const found = tokens.matchDigest(Buffer.from(key, "base64"));
+    const found = tokens.matchDigest(digest);
     if (found !== undefined) cache.set(key, found);
     return found;
   };

@@ -2,8 +2,8 @@
 // so a client that sends the same token on every request pays one hash and one map lookup
 // instead of a digest object and the constant-time walk over every configured token. Only a
 // successful match is cached (failures keep going through the chain and the failure limiter);
-// entries live TOKEN_CACHE_TTL_MS and at most TOKEN_CACHE_ENTRIES_MAX are held, the oldest
-// dropped first. The key is a digest, so a lookup's timing says nothing about a configured token.
+// entries live TOKEN_CACHE_LIMITS.ttlMs and at most TOKEN_CACHE_LIMITS.entriesMax are held, the
+// oldest dropped first. The key is a digest, so a lookup's timing says nothing about a configured token.
 import { hash } from "node:crypto";
 import type { Clock } from "../core/clock.js";
 import type { Identity } from "./identity.js";
@@ -20,9 +20,10 @@ interface Entry {
   readonly untilMs: number;
 }
 
-/** The cache key of a token: its SHA-256 digest in base64. */
-export function tokenKey(token: string): string {
-  return hash("sha256", token, "base64");
+/** A token's SHA-256 digest (the static table compares digests) and its cache key (the digest in base64). */
+export function tokenDigest(token: string): { readonly digest: Buffer; readonly key: string } {
+  const digest = hash("sha256", token, "buffer");
+  return { digest, key: digest.toString("base64") };
 }
 
 export class TokenCache {

@@ -13,14 +13,12 @@ import type { ListenerDurations, OperationLatencies } from "../observability/ind
 import { addBatchRoutes } from "./batch-routes.js";
 import { addEndpointRoutes } from "./endpoint-routes.js";
 import { addIdentityRoutes } from "./identity-routes.js";
-import { createItemHandler, ITEM_ROUTES, itemRoutes, type ItemHandler, type ItemRouteDeps } from "./item-routes.js";
+import { createItemHandler, ITEM_ROUTE, itemRoutes, type ItemHandler, type ItemRouteDeps } from "./item-routes.js";
 import { addKeyRoutes } from "./key-routes.js";
 import { addIncrRoute } from "./incr-route.js";
 import { addTouchRoute } from "./touch-route.js";
 import { errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 
-/** The route template of the item routes. */
-const ITEM_ROUTE = (ITEM_ROUTES[0] as { path: string }).path;
 
 type Schemas = components["schemas"];
 

@@ -41,13 +41,11 @@ export interface ItemRouteDeps {
 /** Path prefix of the item routes. */
 export const ITEM_PREFIX = "/v1/cache/";
 
+/** The route template of the item routes (http.route of their request durations). */
+export const ITEM_ROUTE = "/v1/cache/{key}";
+
 /** The routes this middleware serves, for the OpenAPI drift check. */
-export const ITEM_ROUTES: ReadonlyArray<{ method: string; path: string }> = Object.freeze([
-  { method: "GET", path: "/v1/cache/{key}" },
-  { method: "HEAD", path: "/v1/cache/{key}" },
-  { method: "PUT", path: "/v1/cache/{key}" },
-  { method: "DELETE", path: "/v1/cache/{key}" },
-]);
+export const ITEM_ROUTES: ReadonlyArray<{ method: string; path: string }> = Object.freeze(["GET", "HEAD", "PUT", "DELETE"].map((method) => ({ method, path: ITEM_ROUTE })));
 
 /**
  * Does the request accept JSON in preference to raw bytes? Media ranges are matched

@@ -6,6 +6,7 @@
 // reset" instead of its answer. Here the socket half-closes after the answer and keeps reading
 // and dropping what the client still sends, within HTTP_LINGER's time and byte bounds.
 import type { Socket } from "node:net";
+import { systemClock } from "../core/clock.js";
 import { HTTP_LINGER } from "../core/limits.js";
 
 type Lingering = Socket & { destroySoon(): void };
@@ -31,17 +32,16 @@ function linger(socket: Socket, now: () => number): void {
  * After an answer written straight to the socket and ended (a request Node's parser refused):
  * once the answer is flushed, reads and drops what the client still sends, within HTTP_LINGER.
  */
-export function lingerAfterEnd(socket: Socket, now: () => number = () => performance.now()): void {
+export function lingerAfterEnd(socket: Socket, now: () => number = systemClock.monotonicMs): void {
   if (socket.writableFinished) linger(socket, now);
   else socket.once("finish", () => linger(socket, now));
 }
 
 /** Replaces the socket's `destroySoon` with a half-close that lingers on unread request bytes. */
-export function lingerOnClose(socket: Socket, now: () => number = () => performance.now()): void {
+export function lingerOnClose(socket: Socket, now: () => number = systemClock.monotonicMs): void {
   const s = socket as Lingering;
   s.destroySoon = function destroySoon(this: Socket) {
     if (this.writable) this.end();
-    if (this.writableFinished) linger(this, now);
-    else this.once("finish", () => linger(this, now));
+    lingerAfterEnd(this, now);
   };
 }

@@ -83,7 +83,7 @@ function registryMetrics(metrics: Metrics): Collected[] {
 function cacheMetrics(c: CacheFigures): Collected[] {
   const roles = c.byRole ? (["primary", "replica", "none"] as const).map((role) => ({ role, f: c.byRole?.[role] as RoleFigures })) : [];
   return [
-    { kind: "counter", otel: "cache.gets", prom: "cache_gets", unit: "{request}", description: "client reads answered by this node, by result (hit: found, miss: not found)", points: [{ attributes: { result: "hit" }, value: c.hits }, { attributes: { result: "miss" }, value: c.misses }] },
+    { kind: "counter", otel: "cache.gets", prom: "cache_gets", unit: "{request}", description: "client reads answered by this node, by result (hit: found, miss: not found), counted as /stats counts them", points: [{ attributes: { result: "hit" }, value: c.hits }, { attributes: { result: "miss" }, value: c.misses }] },
     { kind: "counter", otel: "cache.sets", prom: "cache_sets", unit: "{request}", description: "values stored in this node's store (client writes and replicas)", points: [{ attributes: {}, value: c.sets }] },
     { kind: "counter", otel: "cache.deletes", prom: "cache_deletes", unit: "{request}", description: "deletes applied to this node's store", points: [{ attributes: {}, value: c.deletes }] },
     { kind: "counter", otel: "cache.evictions", prom: "cache_evictions", unit: "{item}", description: "items evicted at capacity", points: [{ attributes: {}, value: c.evictions }] },

@@ -105,10 +105,15 @@ export class ConnectPeerTransport implements PeerTransport {
       const client = createClient(PeerService, transport);
       // A call that times out means the connection may be dead (after a partition its TCP
       // retransmissions back off for minutes): drop the session and the stream, start afresh.
-      const channel: ExchangeChannel = new ExchangeChannel(client, timers, timeoutMs, () => {
-        session.reset();
-        channel.close();
-      });
+      const channel: ExchangeChannel = new ExchangeChannel(
+        client,
+        timers,
+        timeoutMs,
+        (activityAtSend) => {
+          if (session.resetIfSilentSince(activityAtSend)) channel.close();
+        },
+        () => session.reads,
+      );
       c = { client, session, channel };
       this.clients.set(to.address, c);
     }
@@ -154,7 +159,7 @@ export class ConnectPeerTransport implements PeerTransport {
     this.opts.metrics?.inc("dist.peer.calls");
     const peer = this.peer(to);
     const started = this.now();
-    const answeredBefore = peer.channel.answered;
+    const readsBefore = peer.session.reads;
     try {
       const out = await fn(peer.client);
       this.opts.callMetrics?.record(method, to.id, (this.now() - started) / 1000, true);
@@ -165,8 +170,7 @@ export class ConnectPeerTransport implements PeerTransport {
       // A call that timed out or failed on a connection that answered nothing meanwhile: the
       // connection may be dead. One that still carries answers (a slow Merkle call beside a busy
       // exchange stream) is kept, with the calls on it.
-      const silent = peer.channel.answered === answeredBefore;
-      if (silent && err instanceof ConnectError && (err.code === Code.DeadlineExceeded || err.code === Code.Unavailable)) peer.session.reset();
+      if (err instanceof ConnectError && (err.code === Code.DeadlineExceeded || err.code === Code.Unavailable)) peer.session.resetIfSilentSince(readsBefore);
       throw fromConnectError(err);
     }
   }

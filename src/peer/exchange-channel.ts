@@ -29,8 +29,6 @@ export class ExchangeChannel {
   private requests: AsyncQueue<ExchangeRequest> | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
-  /** Answer frames received so far, on any stream. */
-  private answers = 0;
   /** False once the peer answered Unimplemented: use unary calls instead. */
   supported = true;
 
@@ -39,23 +37,25 @@ export class ExchangeChannel {
     private readonly timers: Timers,
     private readonly timeoutMs: number,
     /**
-     * Called when a call times out and nothing came back on the channel since it was sent: the
-     * connection under the stream may be dead. A slow call on a stream that still answers others
-     * (a forward waiting for its quorum) fails alone and leaves the stream and the calls on it be.
+     * Called when a call times out, with the `activity()` reading taken when it was sent: the
+     * owner resets the connection only if nothing came back on it since (a slow call on a stream
+     * that still answers others, a forward waiting for its quorum, fails alone).
      */
-    private readonly onStall: () => void = () => undefined,
+    private readonly onStall: (activityAtSend: number) => void = () => undefined,
+    /** A counter of what the connection under the stream has delivered (its session's reads). */
+    private readonly activity: () => number = () => 0,
   ) {}
 
   /** Sends one call and resolves with its answer frame (an error frame becomes a CacheError). */
   call(call: Call): Promise<ExchangeResponse> {
     const id = this.nextId++;
     const requests = this.open();
-    const answersAtSend = this.answers;
+    const activityAtSend = this.activity();
     return new Promise<ExchangeResponse>((resolve, reject) => {
       const timer = this.timers.after(this.timeoutMs, () => {
         if (!this.pending.delete(id)) return;
         reject(new CacheError("UNAVAILABLE", `peer call timed out after ${this.timeoutMs} ms`));
-        if (this.answers === answersAtSend) this.onStall();
+        this.onStall(activityAtSend);
       });
       this.pending.set(id, {
         resolve: (r) => {
@@ -72,11 +72,6 @@ export class ExchangeChannel {
       });
       requests.push(create(ExchangeRequestSchema, { id: BigInt(id), call }));
     });
-  }
-
-  /** Answer frames received so far: a sign of life of the connection under the stream. */
-  get answered(): number {
-    return this.answers;
   }
 
   /** Ends the stream; pending calls fail. */
@@ -101,7 +96,6 @@ export class ExchangeChannel {
     let failure: unknown = new CacheError("UNAVAILABLE", "peer ended the exchange stream");
     try {
       for await (const r of responses) {
-        this.answers++;
         const id = Number(r.id);
         const p = this.pending.get(id);
         if (!p) continue;

@@ -27,6 +27,10 @@ export class PeerSession {
   private conn: http2.ClientHttp2Session | undefined;
   private connecting: Promise<http2.ClientHttp2Session> | undefined;
   private closed = false;
+  /** Bumped by every reset: a connection that completes after one is not adopted. */
+  private generation = 0;
+  /** Response chunks read on any stream of this session (Connect reports each one). */
+  private readCount = 0;
 
   constructor(
     url: string,
@@ -51,12 +55,31 @@ export class PeerSession {
     }
   }
 
-  /** Part of Connect's session-manager interface (it drives keepalive pings, which this has none of). */
-  notifyResponseByteRead(): void {}
+  /** Part of Connect's session-manager interface: called for every response chunk read. */
+  notifyResponseByteRead(): void {
+    this.readCount++;
+  }
+
+  /** Response chunks read so far: a sign of life of the connection. */
+  get reads(): number {
+    return this.readCount;
+  }
+
+  /**
+   * Resets the session when nothing was read on it since `reads` was `readsAtStart` (a call that
+   * timed out on a connection that may be dead); a connection that still answers other calls is
+   * kept. True when it reset.
+   */
+  resetIfSilentSince(readsAtStart: number): boolean {
+    if (this.readCount !== readsAtStart) return false;
+    this.reset();
+    return true;
+  }
 
   /** Drops the current session (a call on it timed out): the next call opens a new connection. */
   reset(): void {
     const conn = this.conn;
+    this.generation++;
     this.conn = undefined;
     this.connecting = undefined;
     if (conn && !conn.destroyed) conn.destroy();
@@ -76,13 +99,15 @@ export class PeerSession {
   }
 
   private open(): Promise<http2.ClientHttp2Session> {
+    const generation = this.generation;
     return new Promise((resolve, reject) => {
       const conn = http2.connect(this.authority, this.opts.connect);
       let settled = false;
       const fail = (err: unknown) => {
         if (settled) return;
         settled = true;
-        if (this.connecting) this.connecting = undefined;
+        // Only this attempt's own pending promise (after a reset a newer attempt may be pending).
+        if (generation === this.generation) this.connecting = undefined;
         if (!conn.destroyed) conn.destroy();
         reject(new CacheError("UNAVAILABLE", `cannot connect to peer ${this.authority}: ${err instanceof Error ? err.message : String(err)}`));
       };
@@ -97,6 +122,8 @@ export class PeerSession {
       conn.once("connect", () => {
         timer.cancel();
         if (settled) return;
+        // Reset or closed while connecting: this connection belongs to no one.
+        if (this.closed || generation !== this.generation) return fail(new Error("the session was reset while connecting"));
         settled = true;
         this.conn = conn;
         this.connecting = undefined;

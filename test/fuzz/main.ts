@@ -18,6 +18,7 @@ import { loadOperations, type Operation } from "./openapi-model.js";
 import { failureSignature } from "./oracle.js";
 import { runCase, type CaseJudge } from "./run-case.js";
 import { FuzzTarget, TOKENS } from "./target-node.js";
+import { parsePrometheus } from "../integration/observability-helpers.js";
 
 const OPENAPI = (name: string) => fileURLToPath(new URL(`../../openapi/${name}`, import.meta.url));
 /** RSS may grow by this much over the run (the stored items of the fuzz cases included). */
@@ -34,24 +35,25 @@ interface Family {
   arb: fc.Arbitrary<FuzzCase>;
 }
 
-/**
- * RSS growth over the baseline, less the value bytes the cases stored (legitimate data, not a
- * leak), after waiting up to 10 s for it to come down within the allowance.
- */
 /** Where the node's memory sits (its /metrics runtime gauges), to tell heap from Buffers from malloc. */
 async function memoryBreakdown(target: FuzzTarget): Promise<string> {
   try {
-    const text = await (await fetch(`http://127.0.0.1:${target.port("mgmt")}/metrics`, { headers: { Authorization: `Bearer ${TOKENS.admin}` } })).text();
-    const pick = (name: string) => {
-      const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, "m").exec(text);
-      return m ? `${(Number(m[1]) / 1048576).toFixed(0)} MiB` : "?";
+    const metrics = parsePrometheus(await (await fetch(`http://127.0.0.1:${target.port("mgmt")}/metrics`, { headers: { Authorization: `Bearer ${TOKENS.admin}` } })).text());
+    const mibOf = (name: string) => {
+      const v = metrics.value(name);
+      return v === undefined ? "?" : `${(v / 1048576).toFixed(0)} MiB`;
     };
-    return `heap used ${pick("v8js_memory_heap_used_bytes")}, heap committed ${pick("v8js_memory_heap_committed_bytes")}, external ${pick("nodejs_memory_external_bytes")}`;
+    return `heap used ${mibOf("v8js_memory_heap_used_bytes")}, heap committed ${mibOf("v8js_memory_heap_committed_bytes")}, external ${mibOf("nodejs_memory_external_bytes")}`;
   } catch (err) {
     return `unavailable (${String(err)})`;
   }
 }
 
+/**
+ * RSS growth over the baseline, less the value bytes the cases stored (legitimate data, not a
+ * leak), after waiting up to 60 s for it to come down within the allowance (V8's memory reducer
+ * returns memory about 30 s after the load ends).
+ */
 async function settleRss(target: FuzzTarget, baseline: Baseline): Promise<{ rss: number; stored: number; growth: number }> {
   const measure = async () => {
     const rss = target.rssBytes();

@@ -165,6 +165,33 @@ describe("peer exchange stream", function () {
     h2.close();
   });
 
+  it("a call that times out on a connection that answers nothing resets it: the next call opens a new connection", async () => {
+    // A peer whose exchange stream never answers.
+    const h2 = http2.createServer(
+      connectNodeAdapter({
+        requestPathPrefix: "/internal",
+        routes: (router) =>
+          router.service(PeerService, {
+            exchange: async function* (requests) {
+              for await (const _ of requests) {
+                // never answer
+              }
+              yield* [];
+            },
+          }),
+      }),
+    );
+    let connections = 0;
+    h2.on("connection", () => connections++);
+    await new Promise<void>((r) => h2.listen(0, "127.0.0.1", r));
+    const silent = new ConnectPeerTransport({ compressionThresholdBytes: 0, timeoutMs: 200 });
+    const to = { id: "silent", address: `127.0.0.1:${(h2.address() as net.AddressInfo).port}` };
+    for (let i = 0; i < 2; i++) expect(((await silent.set(to, "x", [record(`s${i}`, "1", 1)]).catch((e: unknown) => e)) as CacheError).code).to.equal("UNAVAILABLE");
+    expect(connections, "each timed-out call on the silent connection dropped it").to.equal(2);
+    await silent.close();
+    h2.close();
+  });
+
   it("a call that times out while the stream keeps answering others fails alone: the stream and its other pending calls live on", async () => {
     // A peer that never answers key "slow", answers "late" after 150 ms and the rest at once.
     const h2 = http2.createServer(

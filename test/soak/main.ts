@@ -11,6 +11,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
 import { startCluster, type NodeProcess } from "../helpers/node-process.js";
+import { parsePrometheus } from "../integration/observability-helpers.js";
 import { memoryVerdict, percentile, soakGates, type RssSample } from "./gates.js";
 import { Traffic } from "./traffic.js";
 
@@ -24,8 +25,8 @@ const print = (line: string) => process.stdout.write(`${line}\n`);
 /** The node's own runtime gauges: event-loop delay p99 and max of the last 10 s (ms), heap in use (bytes). */
 async function runtime(n: NodeProcess): Promise<{ loop_p99_ms: number; loop_max_ms: number; heap_bytes: number } | null> {
   try {
-    const text = await (await fetch(`${n.mgmt}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
-    const gauge = (name: string) => Number(new RegExp(`^${name} ([0-9.e+-]+)$`, "m").exec(text)?.[1] ?? NaN);
+    const metrics = parsePrometheus(await (await fetch(`${n.mgmt}/metrics`, { signal: AbortSignal.timeout(5_000) })).text());
+    const gauge = (name: string) => metrics.value(name) ?? NaN;
     return {
       loop_p99_ms: gauge("nodejs_eventloop_delay_p99_seconds") * 1000,
       loop_max_ms: gauge("nodejs_eventloop_delay_max_seconds") * 1000,

@@ -66,10 +66,6 @@ export class Reader {
     return out;
   }
 
-  /** Client reads answered: found (anywhere in the cluster), and not found. */
-  hits = 0;
-  misses = 0;
-
   async read(key: string, level: ConsistencyLevel): Promise<ReadResult> {
     return this.readNow(key, level);
   }
@@ -81,22 +77,16 @@ export class Reader {
   readNow(key: string, level: ConsistencyLevel): ReadResult | Promise<ReadResult> {
     const { store, selfId, view } = this.deps;
     const owners = view.ring().ownersOf(key);
-    if (level !== "one") return this.readQuorum(key, owners, level).then((item) => this.answer(item, owners));
+    if (level !== "one") return this.readQuorum(key, owners, level).then((item) => ({ item, owners }));
     if (owners.ids.includes(selfId)) {
       const local = store.get(key);
-      // The hot path: no closure, no promise.
-      if (local !== undefined || !view.unsettled()) return this.answer(local, owners);
-      return this.readPastLocalMiss(key, owners).then((item) => this.answer(item, owners));
+      // The hot path: no promise. Hits and misses are counted in store.counters where decided.
+      if (local !== undefined || !view.unsettled()) return { item: local, owners };
+      return this.readPastLocalMiss(key, owners).then((item) => ({ item, owners }));
     }
-    return this.readRemote(key, owners).then((item) => this.answer(item, owners));
+    return this.readRemote(key, owners).then((item) => ({ item, owners }));
   }
 
-  /** The result of a client read, counted as a hit or a miss. */
-  private answer(item: LiveItem | undefined, owners: Owners): ReadResult {
-    if (item === undefined) this.misses++;
-    else this.hits++;
-    return { item, owners };
-  }
 
   /** A ONE read of a key this node does not own: the first reachable owner answers. */
   private async readRemote(key: string, owners: Owners): Promise<LiveItem | undefined> {

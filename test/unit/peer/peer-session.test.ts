@@ -82,4 +82,48 @@ describe("peer/peer-session", () => {
     session.close();
     await new Promise((r) => server.close(r));
   });
+
+  it("a connection that completes after close() or reset() is not adopted: it is destroyed and the waiting call fails", async () => {
+    const server = http2.createServer((_req, res) => res.end("ok"));
+    const sessions: http2.ServerHttp2Session[] = [];
+    server.on("session", (s) => sessions.push(s));
+    const port = await listen(server as unknown as net.Server);
+    for (const end of ["close", "reset"] as const) {
+      const session = new PeerSession(`http://127.0.0.1:${port}/internal`, opts);
+      const pending = session.request("GET", "/", {}, {}).then(
+        () => "adopted",
+        (e: unknown) => String(e),
+      );
+      session[end](); // before the connection completes
+      expect(await pending, end).to.contain("reset while connecting");
+      await new Promise((r) => setTimeout(r, 50));
+      expect(sessions.filter((s) => !s.closed && !s.destroyed).length, `${end}: no connection left open`).to.equal(0);
+      session.close();
+    }
+    await new Promise((r) => server.close(r));
+  });
+
+  it("resetIfSilentSince resets only when nothing was read since the mark", async () => {
+    const server = http2.createServer((_req, res) => res.end("ok"));
+    let connections = 0;
+    server.on("connection", () => connections++);
+    const port = await listen(server as unknown as net.Server);
+    const session = new PeerSession(`http://127.0.0.1:${port}/internal`, opts);
+    const get = async () => {
+      const stream = await session.request("GET", "/", {}, {});
+      stream.resume();
+      await new Promise((r) => stream.on("close", r));
+    };
+    await get();
+    const mark = session.reads;
+    session.notifyResponseByteRead(); // what Connect reports for every chunk it reads
+    expect(session.resetIfSilentSince(mark), "something was read: kept").to.equal(false);
+    await get();
+    expect(connections).to.equal(1);
+    expect(session.resetIfSilentSince(session.reads), "silent since the mark: reset").to.equal(true);
+    await get();
+    expect(connections).to.equal(2);
+    session.close();
+    await new Promise((r) => server.close(r));
+  });
 });
