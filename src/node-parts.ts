@@ -112,25 +112,13 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
   const reader = new Reader({ selfId, store, clock, timers, view, transport, repairer, applier, metrics, replication: config.replication });
   const forwarder = new Forwarder({ selfId, transport, timers, clock, metrics });
   const locks = new KeyLock(CONDITIONAL_LIMITS);
-  const conditional = new ConditionalWriter({
-    store,
-    clock,
-    view,
-    coordinator,
-    newestRecord: (key, owners, level) => reader.newestRecord(key, owners, level),
-    locks,
-    metrics,
-  });
-  // Increments share the per-key lock of conditional writes: both are read-modify-write on the key.
+  // Conditional writes and increments are both read-modify-write on the key: they share its lock.
+  const locked = { store, view, coordinator, newestRecord: reader.newestRecord.bind(reader), locks, metrics };
+  const conditional = new ConditionalWriter({ ...locked, clock });
   const counters = new CounterWriter({
-    store,
+    ...locked,
     clock,
-    view,
-    coordinator,
-    newestRecord: (key, owners, level) => reader.newestRecord(key, owners, level),
-    locks,
     idempotency: new IdempotencyCache({ clock, limits: IDEMPOTENCY_LIMITS }),
-    metrics,
     writerId: `${selfId}@${deps.bootId ?? bootIdFrom(deps.random)}`,
     selfId,
   });
@@ -146,7 +134,7 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
     writeConsistency: config.writeConsistency,
     readConsistency: config.readConsistency,
   });
-  const forwards = new ForwardReceiver({ selfId, clock, deadlineMs: PEER_TIMEOUT_MS, lifecycle: f.lifecycle, view, coordinator, conditional, counters, writeConsistency: config.writeConsistency });
+  const forwards = new ForwardReceiver({ selfId, clock, deadlineMs: PEER_TIMEOUT_MS, lifecycle: f.lifecycle, view, writes, writeConsistency: config.writeConsistency });
   const peerCalls = () => forwarder.calls + pusher.calls + reader.calls;
   return { hints, migrations, applier, repairer, cache, keys, forwards, peerCalls };
 }

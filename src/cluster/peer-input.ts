@@ -5,7 +5,7 @@ import { withinBound } from "../core/counter-state.js";
 import { badRequest, CacheError } from "../core/errors.js";
 import { checkKey } from "../core/key-check.js";
 import { MAX_DURATION_MS } from "../core/duration.js";
-import { IDEMPOTENCY_KEY_CHARS_MAX, KEY_BYTES_CEILING, PEER_VERSION_AHEAD_MAX_MS, TIME_MS_MAX } from "../core/limits.js";
+import { ETAG_LIMITS, IDEMPOTENCY_KEY_CHARS_MAX, KEY_BYTES_CEILING, PEER_VERSION_AHEAD_MAX_MS, TIME_MS_MAX } from "../core/limits.js";
 import { isNodeId } from "../core/node-id.js";
 import type { VersionedRecord } from "../store/index.js";
 import type { ClientWrite } from "../transport/index.js";
@@ -67,7 +67,20 @@ export function checkForwardedWrite(w: ClientWrite): void {
   if (w.kind === "touch" && (w.persist === true) === (w.ttlMs > 0)) {
     throw badRequest("a forwarded touch needs exactly one of a positive ttl and persist");
   }
+  checkForwardedIfMatch(w.condition?.ifMatch);
   if (w.kind === "incr" && (!withinBound(w.delta ?? 0) || !withinBound(w.initial ?? 0) || (w.idempotencyKey ?? "").length > IDEMPOTENCY_KEY_CHARS_MAX)) {
     throw badRequest("a forwarded incr's delta, initial or idempotency key is out of range");
   }
+}
+
+/**
+ * A forwarded If-Match list stays within what a client may send (ETAG_LIMITS): the primary
+ * compares the current ETag with every entry under the key's lock.
+ */
+function checkForwardedIfMatch(ifMatch: "*" | readonly string[] | undefined): void {
+  if (ifMatch === undefined || ifMatch === "*") return;
+  if (ifMatch.length > ETAG_LIMITS.tagsMax) throw badRequest(`a forwarded write's If-Match lists more than ${ETAG_LIMITS.tagsMax} entity tags`);
+  let chars = 0;
+  for (const tag of ifMatch) chars += tag.length;
+  if (chars > ETAG_LIMITS.headerCharsMax) throw badRequest(`a forwarded write's If-Match is longer than ${ETAG_LIMITS.headerCharsMax} characters`);
 }

@@ -12,6 +12,13 @@ import { CacheError } from "./errors.js";
 export const COUNTER_MAGIC = "\u0000hc-counter/1\u0000";
 /** Slots a counter takes at most when a writer adds one (then 503 UNAVAILABLE). */
 export const COUNTER_SLOTS_MAX = 64;
+/**
+ * Slots a decoded counter may hold at most: merges never drop slots, so a counter may pass
+ * COUNTER_SLOTS_MAX, but a state with more than this many is refused as invalid.
+ */
+export const COUNTER_SLOTS_CEILING = 4 * COUNTER_SLOTS_MAX;
+/** A writer (slot name): a node id, "@", a boot id (a UUID; the node id alphabet, 1 to 64 characters). */
+const WRITER_PATTERN = /^[A-Za-z0-9._-]{1,128}@[A-Za-z0-9._-]{1,64}$/;
 /** Largest magnitude of a counter value and of each part: 2^53 - 1. */
 export const COUNTER_BOUND = Number.MAX_SAFE_INTEGER;
 
@@ -37,7 +44,10 @@ export function encodeCounter(s: CounterState): string {
   return COUNTER_MAGIC + JSON.stringify({ g: s.generation, b: s.base, s: slots });
 }
 
-/** The state of an encoded counter value, or undefined when the value is not a valid one. */
+/**
+ * The state of an encoded counter value, or undefined when the value is not a valid one (also
+ * when a writer is not `<node id>@<boot id>` or it has more than COUNTER_SLOTS_CEILING slots).
+ */
 export function decodeCounter(value: string): CounterState | undefined {
   if (!isCounterValue(value)) return undefined;
   let raw: unknown;
@@ -49,8 +59,11 @@ export function decodeCounter(value: string): CounterState | undefined {
   if (typeof raw !== "object" || raw === null) return undefined;
   const { g, b, s } = raw as { g?: unknown; b?: unknown; s?: unknown };
   if (!isSafe(g) || !isSafe(b) || typeof s !== "object" || s === null || Array.isArray(s)) return undefined;
+  const entries = Object.entries(s as Record<string, unknown>);
+  if (entries.length > COUNTER_SLOTS_CEILING) return undefined;
   const slots: Record<string, CounterSlot> = {};
-  for (const [w, pair] of Object.entries(s as Record<string, unknown>)) {
+  for (const [w, pair] of entries) {
+    if (!WRITER_PATTERN.test(w)) return undefined;
     if (!Array.isArray(pair) || pair.length !== 2 || !isSafe(pair[0]) || !isSafe(pair[1]) || pair[1] < 0) return undefined;
     slots[w] = { sum: pair[0], seq: pair[1] };
   }

@@ -115,14 +115,24 @@ describe("sim/conditional writes and touch", () => {
       const key = keyWhere(c, (o) => o.primary === "n1", "refuse");
       await c.node("n1").cache.admitWrite().set(key, fromUtf8("base"), 0, "all");
       const before = c.node("n2").store.peek(key)?.version;
-      // The replicas see another ring: their guard refuses the primary's owner list.
+      // The replicas see another ring: their guard refuses the primary's owner list (only when the
+      // primary sent one: a push without a list is applied as before).
+      const seen: Array<readonly string[] | undefined> = [];
       for (const id of ["n2", "n3"]) {
         const endpoint = c.node(id).endpoint;
         const applySet = endpoint.applySet.bind(endpoint);
-        c.network.register(c.sim(id).address, { ...endpoint, applySet: (from, records) => applySet(from, records, ["n9", "n8", "n7"]) });
+        c.network.register(c.sim(id).address, {
+          ...endpoint,
+          applySet: (from, records, expected) => {
+            seen.push(expected);
+            return applySet(from, records, expected === undefined ? undefined : ["n9", "n8", "n7"]);
+          },
+        });
       }
       const current = etagOf(c.node("n1").store.peek(key)!.version, "n1");
       await expectCacheError(c.node("n1").cache.admitWrite().set(key, fromUtf8("new"), 0, "all", { ifMatch: [current] }), "QUORUM_FAILED");
+      // The primary sent its own owner list to each replica.
+      expect(seen).to.deep.equal([ownersOf(c, key).ids, ownersOf(c, key).ids]);
       expect(c.node("n2").store.peek(key)?.version).to.equal(before);
       expect(c.node("n3").store.peek(key)?.version).to.equal(before);
     }),
@@ -226,6 +236,70 @@ describe("sim/conditional writes and touch", () => {
       const ok = await c.node("n2").cache.admitWrite().set(key, fromUtf8("next"), 0, undefined, { ifMatch: [tagOf(w)] });
       expect(ok.version).to.be.greaterThan(w.version);
       expect(c.node("n1").metrics.get("dist.write.precondition_reads")).to.be.greaterThan(0);
+    }),
+  );
+
+  /**
+   * A 3-node cluster past its settle window (hint TTL 1 s: 10 rebalance intervals, 2.5 s), so the
+   * primary trusts its own copy (each test checks dist.write.precondition_reads stays 0 first).
+   */
+  async function settledCluster(seed: number, env: Record<string, string> = {}): Promise<SimCluster> {
+    const c = await cluster({ nodes: 3, seed, env: { SERVICE_HINT_TTL: "1s", ...env } });
+    await c.advance(3_000);
+    return c;
+  }
+
+  it(
+    "on a settled cluster the primary trusts its own copy, and reads a quorum first when it has none: a key removed on the primary alone still meets its condition",
+    withSeed(171, async () => {
+      const c = await settledCluster(171);
+      const key = keyWhere(c, (o) => o.primary === "n1", "gone-here");
+      const w = await c.node("n1").cache.admitWrite().set(key, fromUtf8("v1"), 0, "all");
+      const w2 = await c.node("n2").cache.admitWrite().set(key, fromUtf8("v2"), 0, undefined, { ifMatch: [tagOf(w)] });
+      expect(c.node("n1").metrics.get("dist.write.precondition_reads")).to.equal(0);
+      await c.settle();
+      expect(c.node("n1").store.removeLocal(key)).to.equal(true);
+      await expectCacheError(c.node("n1").cache.admitWrite().set(key, fromUtf8("x"), 0, undefined, { ifNoneMatch: "*" }), "PRECONDITION_FAILED");
+      expect(c.node("n1").metrics.get("dist.write.precondition_reads")).to.equal(1);
+      const ok = await c.node("n3").cache.admitWrite().set(key, fromUtf8("v3"), 0, undefined, { ifMatch: [tagOf(w2)] });
+      expect(ok.version).to.be.greaterThan(w2.version);
+    }),
+  );
+
+  it(
+    "a stale answer to a conditional push marks the key: the primary's next conditional write of it reads a quorum first, the one after trusts its copy again",
+    withSeed(172, async () => {
+      const c = await settledCluster(172);
+      const key = keyWhere(c, (o) => o.primary === "n1", "stale");
+      const { replicas } = ownersOf(c, key);
+      const w = await c.node("n1").cache.admitWrite().set(key, fromUtf8("v1"), 0, "all");
+      await c.settle();
+      // One replica holds a newer version the primary has not seen (its clock ran ahead).
+      c.node(replicas[0]!).store.apply(rec(key, "ahead", (c.clock.nowMs() + 60_000) * 1000, replicas[0]!));
+      const w2 = await c.node("n1").cache.admitWrite().set(key, fromUtf8("v2"), 0, "quorum", { ifMatch: [tagOf(w)] });
+      await c.settle();
+      expect(c.node("n1").metrics.get("dist.write.precondition_reads")).to.equal(0);
+      await c.node("n1").cache.admitWrite().set(key, fromUtf8("v3"), 0, "quorum", { ifMatch: "*" });
+      expect(c.node("n1").metrics.get("dist.write.precondition_reads")).to.equal(1);
+      await c.settle();
+      await c.node("n1").cache.admitWrite().set(key, fromUtf8("v4"), 0, "quorum", { ifMatch: "*" });
+      expect(c.node("n1").metrics.get("dist.write.precondition_reads")).to.equal(1);
+      expect(w2.version).to.be.greaterThan(w.version);
+    }),
+  );
+
+  it(
+    "a default write consistency of ONE becomes QUORUM for conditional writes and touches: with both replicas unreachable they fail, a plain write succeeds",
+    withSeed(173, async () => {
+      const c = await settledCluster(173, { SERVICE_WRITE_CONSISTENCY: "one" });
+      const key = keyWhere(c, (o) => o.primary === "n1", "level");
+      const w = await c.node("n1").cache.admitWrite().set(key, fromUtf8("v1"), 0, "all");
+      for (const id of ownersOf(c, key).replicas) c.crash(id);
+      const e = await expectCacheError(c.node("n1").cache.admitWrite().set(key, fromUtf8("v2"), 0, undefined, { ifMatch: [tagOf(w)] }), "QUORUM_FAILED");
+      expect(e.details).to.deep.include({ consistency: "quorum", required: 2 });
+      await expectCacheError(c.node("n1").cache.admitWrite().touch(key, { ttlMs: 60_000 }), "QUORUM_FAILED");
+      const plain = await c.node("n1").cache.admitWrite().set(key, fromUtf8("v3"), 0);
+      expect(plain.version).to.be.greaterThan(w.version);
     }),
   );
 });

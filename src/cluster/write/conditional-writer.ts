@@ -8,30 +8,18 @@
 // conditional push of the key with a newer version) it reads a quorum of the owners first.
 import { badRequest } from "../../core/errors.js";
 import type { Clock } from "../../core/clock.js";
-import type { KeyLock } from "../../core/key-lock.js";
 import type { ConsistencyLevel } from "../../config/index.js";
-import type { Metrics } from "../../observability/index.js";
 import type { Owners } from "../../ring/index.js";
-import type { ShardedStore, VersionedRecord } from "../../store/index.js";
 import type { ClientWrite } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
-import type { ClusterView } from "../cluster-view.js";
+import { runLocked, type LockedPlan, type LockedState, type LockedWriteDeps } from "./locked-write.js";
 import { effectiveWrite, evaluatePrecondition, liveRecord, preconditionFailed } from "./precondition.js";
-import type { WriteCoordinator } from "./write-coordinator.js";
 
 /** Keys remembered as doubtful at most (their next conditional write reads a quorum first). */
 const DOUBTFUL_KEYS_MAX = 10_000;
 
-export interface ConditionalWriterDeps {
-  readonly store: ShardedStore;
+export interface ConditionalWriterDeps extends LockedWriteDeps {
   readonly clock: Clock;
-  readonly view: ClusterView;
-  readonly coordinator: WriteCoordinator;
-  /** The newest record among a quorum of owners (Reader.newestRecord); repairs this node too. */
-  readonly newestRecord: (key: string, owners: Owners, level: ConsistencyLevel) => Promise<VersionedRecord | undefined>;
-  /** One conditional write per key at a time (bounded). */
-  readonly locks: KeyLock;
-  readonly metrics: Metrics;
 }
 
 export class ConditionalWriter {
@@ -47,32 +35,32 @@ export class ConditionalWriter {
    */
   coordinate(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
     if (level === "one") return Promise.reject(badRequest("conditional writes and touches need quorum or all consistency, not one"));
-    return this.deps.locks.run(write.key, () => this.underLock(write, owners, level));
+    const key = write.key;
+    const plan: LockedPlan = {
+      // This node's record when trusted to be the newest, else the newest among a quorum of owners.
+      readAt: (held) => (held !== undefined && !this.deps.view.unsettled() && !this.doubtful.has(key) ? undefined : level),
+      readMetric: "dist.write.precondition_reads",
+      afterRead: () => this.doubtful.delete(key),
+      write: (state) => this.decide(write, owners, level, state),
+    };
+    return runLocked(this.deps, key, owners, level, plan);
   }
 
-  private async underLock(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
-    const { coordinator, clock } = this.deps;
-    // Refused up front (clock offset, minority side) before any peer is asked.
-    coordinator.admit(level);
-    const current = await this.currentRecord(write.key, owners, level);
-    const live = liveRecord(current, clock.nowMs());
+  private decide(write: ClientWrite, owners: Owners, level: ConsistencyLevel, { need, newest, held }: LockedState): Promise<WriteResult> {
+    const live = liveRecord(newest, this.deps.clock.nowMs());
     const verdict = evaluatePrecondition(write.condition, live);
     if (!verdict.holds) {
       this.deps.metrics.inc("dist.write.precondition_failed");
       throw preconditionFailed(write.key, verdict.currentEtag);
     }
     const plain = effectiveWrite(write, live);
-    return coordinator.coordinate(plain, owners, level, undefined, { onStale: () => this.markDoubtful(write.key) });
-  }
-
-  /** This node's record when trusted to be the newest, else the newest among a quorum of owners. */
-  private async currentRecord(key: string, owners: Owners, level: ConsistencyLevel): Promise<VersionedRecord | undefined> {
-    const local = this.deps.store.peek(key);
-    if (local !== undefined && !this.deps.view.unsettled() && !this.doubtful.has(key)) return local;
-    this.deps.metrics.inc("dist.write.precondition_reads");
-    const newest = await this.deps.newestRecord(key, owners, level);
-    this.doubtful.delete(key);
-    return newest;
+    return this.deps.coordinator.coordinate(plain, owners, level, {
+      expectedOwners: owners,
+      restamps: false,
+      onStale: () => this.markDoubtful(write.key),
+      need,
+      heldVersion: held?.version ?? 0,
+    });
   }
 
   private markDoubtful(key: string): void {

@@ -7,78 +7,67 @@
 // distinct, consecutive values.
 import { counterTotal, encodeCounter } from "../../core/counter-state.js";
 import type { Clock } from "../../core/clock.js";
-import type { KeyLock } from "../../core/key-lock.js";
 import type { ConsistencyLevel } from "../../config/index.js";
-import type { Metrics } from "../../observability/index.js";
 import type { Owners } from "../../ring/index.js";
-import type { ShardedStore, VersionedRecord } from "../../store/index.js";
+import type { VersionedRecord } from "../../store/index.js";
 import type { ClientWrite } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
-import type { ClusterView } from "../cluster-view.js";
 import { counterStep } from "./counter-step.js";
 import type { IdempotencyCache } from "./idempotency-cache.js";
-import type { WriteCoordinator } from "./write-coordinator.js";
+import { runLocked, type LockedPlan, type LockedState, type LockedWriteDeps } from "./locked-write.js";
 
-export interface CounterWriterDeps {
-  readonly store: ShardedStore;
+export interface CounterWriterDeps extends LockedWriteDeps {
   readonly clock: Clock;
-  readonly view: ClusterView;
-  readonly coordinator: WriteCoordinator;
-  /** The newest record among a quorum of owners (Reader.newestRecord); repairs this node too. */
-  readonly newestRecord: (key: string, owners: Owners, level: ConsistencyLevel) => Promise<VersionedRecord | undefined>;
-  /** One increment per key at a time (shared with the conditional writes: bounded). */
-  readonly locks: KeyLock;
   readonly idempotency: IdempotencyCache;
-  readonly metrics: Metrics;
   /** This node's slot: its node id, "@", its boot id. */
   readonly writerId: string;
   readonly selfId: string;
 }
-
-const UNCHECKED = Object.freeze({ onStale: () => undefined, ownerCheck: false });
 
 export class CounterWriter {
   constructor(private readonly deps: CounterWriterDeps) {}
 
   /** Adds `write.delta` to the key's counter on this owner; the result carries the new value. */
   incr(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
-    const idem = write.idempotencyKey;
-    const remembered = idem === undefined ? undefined : this.deps.idempotency.get(write.key, idem);
+    const remembered = this.remembered(write);
     if (remembered !== undefined) return Promise.resolve(remembered);
-    return this.deps.locks.run(write.key, () => this.underLock(write, owners, level));
+    const plan: LockedPlan = {
+      early: () => this.remembered(write),
+      readAt: (held) => this.readAt(held, owners, level),
+      readMetric: "dist.incr.quorum_reads",
+      write: (state) => this.add(write, owners, level, state),
+    };
+    return runLocked(this.deps, write.key, owners, level, plan);
   }
 
-  private async underLock(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
-    const { store, clock, coordinator, idempotency } = this.deps;
+  private remembered(write: ClientWrite): WriteResult | undefined {
     const idem = write.idempotencyKey;
-    const remembered = idem === undefined ? undefined : idempotency.get(write.key, idem);
-    if (remembered !== undefined) return remembered;
-    coordinator.admit(level);
-    await this.readFirstWhenUnsure(write.key, owners, level);
-    // From here to the local apply inside coordinate() nothing awaits: no merge slips in between.
-    const rec = store.peek(write.key);
-    const now = clock.nowMs();
-    const step = counterStep(rec, now, this.deps.writerId, write.delta ?? 1, write.initial ?? 0);
-    const ttlMs = step.created ? write.ttlMs : remainingTtlMs(rec, now);
-    const value = counterTotal(step.state);
-    const set: ClientWrite = { kind: "set", key: write.key, value: encodeCounter(step.state), ttlMs };
-    const r = await coordinator.coordinate(set, owners, level, undefined, UNCHECKED);
-    this.deps.metrics.inc("dist.incr.applied");
-    const result: WriteResult = { ...r, counterValue: value, appliedBy: this.deps.selfId };
-    if (idem !== undefined) idempotency.remember(write.key, idem, result);
-    return result;
+    return idem === undefined ? undefined : this.deps.idempotency.get(write.key, idem);
   }
 
   /**
    * Without a local record the owners are read at QUORUM first; with one, right after a ring
    * change, at the write's own consistency (none for ONE, so a partition side keeps counting).
    */
-  private async readFirstWhenUnsure(key: string, owners: Owners, level: ConsistencyLevel): Promise<void> {
-    if (owners.ids.length <= 1) return;
-    const held = this.deps.store.peek(key) !== undefined;
-    if (held && (!this.deps.view.unsettled() || level === "one")) return;
-    this.deps.metrics.inc("dist.incr.quorum_reads");
-    await this.deps.newestRecord(key, owners, held ? level : "quorum");
+  private readAt(held: VersionedRecord | undefined, owners: Owners, level: ConsistencyLevel): ConsistencyLevel | undefined {
+    if (owners.ids.length <= 1) return undefined;
+    if (held !== undefined && (!this.deps.view.unsettled() || level === "one")) return undefined;
+    return held !== undefined ? level : "quorum";
+  }
+
+  /** Adds to this node's slot of the counter it holds (merged with what the owners read gave). */
+  private async add(write: ClientWrite, owners: Owners, level: ConsistencyLevel, { need, held }: LockedState): Promise<WriteResult> {
+    const now = this.deps.clock.nowMs();
+    const step = counterStep(held, now, this.deps.writerId, write.delta ?? 1, write.initial ?? 0);
+    const ttlMs = step.created ? write.ttlMs : remainingTtlMs(held, now);
+    const value = counterTotal(step.state);
+    const set: ClientWrite = { kind: "set", key: write.key, value: encodeCounter(step.state), ttlMs };
+    const r = await this.deps.coordinator.coordinate(set, owners, level, { restamps: false, need, heldVersion: held?.version ?? 0 });
+    this.deps.metrics.inc("dist.incr.applied");
+    const result: WriteResult = { ...r, counterValue: value, appliedBy: this.deps.selfId };
+    const idem = write.idempotencyKey;
+    if (idem !== undefined) this.deps.idempotency.remember(write.key, idem, result);
+    return result;
   }
 }
 

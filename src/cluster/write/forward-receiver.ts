@@ -10,9 +10,7 @@ import { isConditional, type ClientWrite, type ForwardRequest, type WriteOutcome
 import type { ClusterView } from "../cluster-view.js";
 import type { Lifecycle } from "../lifecycle.js";
 import { checkForwardedWrite } from "../peer-input.js";
-import type { ConditionalWriter } from "./conditional-writer.js";
-import type { CounterWriter } from "./counter-writer.js";
-import type { WriteCoordinator } from "./write-coordinator.js";
+import type { WritePath } from "./write-path.js";
 
 export interface ForwardReceiverDeps {
   readonly selfId: string;
@@ -21,9 +19,7 @@ export interface ForwardReceiverDeps {
   readonly deadlineMs: number;
   readonly lifecycle: Lifecycle;
   readonly view: ClusterView;
-  readonly coordinator: WriteCoordinator;
-  readonly conditional: ConditionalWriter;
-  readonly counters: CounterWriter;
+  readonly writes: Pick<WritePath, "coordinateHere">;
   readonly writeConsistency: ConsistencyLevel;
 }
 
@@ -48,16 +44,10 @@ export class ForwardReceiver {
       if (!owners.ids.includes(selfId)) {
         throw new CacheError("UNAVAILABLE", `node ${selfId} does not own key ${JSON.stringify(w.key)} in its ring view`);
       }
-      const conditional = isConditional(w);
-      if (conditional && owners.primary !== selfId) {
+      if (isConditional(w) && owners.primary !== selfId) {
         throw new CacheError("UNAVAILABLE", `node ${selfId} is not the primary of key ${JSON.stringify(w.key)} in its ring view (${owners.primary} is); conditional writes are applied by the primary only`);
       }
-      const coordinated = conditional
-        ? this.deps.conditional.coordinate(w, owners, level)
-        : w.kind === "incr"
-          ? this.deps.counters.incr(w, owners, level)
-          : this.deps.coordinator.coordinate(w, owners, level, senderApplies);
-      const r = await this.deps.lifecycle.track(coordinated);
+      const r = await this.deps.lifecycle.track(this.deps.writes.coordinateHere(w, owners, level, senderApplies));
       return {
         key: w.key, applied: r.applied, bytes: r.bytes, owners: r.owners.ids, version: r.version, origin: r.origin, errorCode: "", errorMessage: "", expiresAtMs: r.expiresAtMs,
         ...(r.counterValue !== undefined ? { counterValue: r.counterValue } : {}),

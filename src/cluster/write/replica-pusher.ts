@@ -6,6 +6,7 @@ import { byteSize } from "../record-size.js";
 import { batchOptions, PeerBatcher } from "./batcher.js";
 import type { HintQueue } from "../hints/hint-queue.js";
 import type { Metrics } from "../../observability/index.js";
+import type { Owners } from "../../ring/index.js";
 import type { VersionedRecord } from "../../store/index.js";
 import type { ApplyOutcome, PeerRef, PeerTransport } from "../../transport/index.js";
 
@@ -34,10 +35,10 @@ export class ReplicaPusher {
    * `expectedOwners` (conditional writes): the receiver refuses the record unless its owner list
    * of the key is this one.
    */
-  async push(peer: PeerRef, record: VersionedRecord, expectedOwners?: readonly string[]): Promise<ApplyOutcome | undefined> {
+  async push(peer: PeerRef, record: VersionedRecord, expectedOwners?: Owners): Promise<ApplyOutcome | undefined> {
     let outcome: ApplyOutcome | undefined;
     try {
-      outcome = await (record.tombstone ? this.removes : this.sets).enqueue(peer, record, expectedOwners ? expectedOwners.join(",") : "");
+      outcome = await (record.tombstone ? this.removes : this.sets).enqueue(peer, record, expectedOwners?.header ?? "");
     } catch {
       outcome = undefined;
     }

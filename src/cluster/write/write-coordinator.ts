@@ -12,7 +12,8 @@
 // A conditional write (the primary evaluated its condition under the key's lock) is pushed with
 // the primary's owner list, so an owner that sees another ring refuses it, and is never stamped
 // again: a stale answer means the condition was evaluated against a copy that was not the newest,
-// so the write only counts the acknowledgements it got, and `onStale` tells the caller.
+// so the write only counts the acknowledgements it got, and `onStale` tells the caller. Counter
+// increments are not stamped again either (every owner merges them instead).
 import { CacheError } from "../../core/errors.js";
 import { WRITE_RESTAMPS_MAX } from "../../core/limits.js";
 import type { ConsistencyLevel } from "../../config/index.js";
@@ -38,12 +39,26 @@ export interface CoordinatorDeps {
   readonly clockGuard?: { checkCanStamp(): void };
 }
 
-/** How a conditional write is coordinated (see the file comment). */
-export interface ConditionalCoordination {
+/** How a write is coordinated (see the file comment). */
+export interface CoordinateOptions {
+  /**
+   * A forwarding owner that applies the result itself: it is not pushed to and counts as one
+   * acknowledgement (it answers its client only after applying).
+   */
+  readonly senderApplies?: string;
+  /** Push with this owner list (a conditional write): an owner that sees another list refuses it. */
+  readonly expectedOwners?: Owners;
+  /**
+   * Stamp again above an owner's stale answer (during the wait, at most WRITE_RESTAMPS_MAX times,
+   * and after it): plain writes. Conditional writes and counter increments are never stamped again.
+   */
+  readonly restamps: boolean;
   /** Called when an owner answered that it holds a newer version, during or after the wait. */
-  readonly onStale: () => void;
-  /** Push with the primary's owner list (default true); counters pass false (any owner may apply them). */
-  readonly ownerCheck?: boolean;
+  readonly onStale?: () => void;
+  /** The acknowledgements admit() returned, when the caller admitted the write already. */
+  readonly need?: number;
+  /** The key's version in this node's store, when the caller looked it up with nothing awaited since. */
+  readonly heldVersion?: number;
 }
 
 /** An owner's answer to one push: its outcome, or undefined when the push failed (hinted). */
@@ -65,23 +80,21 @@ function newestHeld(answers: readonly PushAnswer[]): number {
 export class WriteCoordinator {
   constructor(private readonly deps: CoordinatorDeps) {}
 
-  /**
-   * Coordinates `write` whose owners are `owners` (this node among them). `senderApplies` names
-   * a forwarding owner that applies the result itself: it is not pushed to and counts as one
-   * acknowledgement (it answers its client only after applying).
-   */
-  async coordinate(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string, conditional?: ConditionalCoordination): Promise<WriteResult> {
+  /** Coordinates `write` whose owners are `owners` (this node among them), as `opts` says. */
+  async coordinate(write: ClientWrite, owners: Owners, level: ConsistencyLevel, opts: CoordinateOptions): Promise<WriteResult> {
     const { selfId } = this.deps;
-    const need = this.admit(level);
-    const expectedOwners = conditional === undefined || conditional.ownerCheck === false ? undefined : owners.ids;
-    const restampsMax = conditional === undefined ? WRITE_RESTAMPS_MAX : 0;
+    const { senderApplies, expectedOwners, onStale } = opts;
+    const need = opts.need ?? this.admit(level);
+    const restampsMax = opts.restamps ? WRITE_RESTAMPS_MAX : 0;
     const sender = senderApplies !== undefined && senderApplies !== selfId && owners.ids.includes(senderApplies) ? senderApplies : undefined;
     const others = owners.ids.filter((id) => id !== selfId && id !== sender);
     const inHand = sender === undefined ? [ACK] : [ACK, ACK];
     let first: WriteResult | undefined;
     let floor = 0;
     for (let attempt = 0; ; attempt++) {
-      const rec = this.stamp(write, floor);
+      // The caller's lookup of the key holds for the first stamp only (later ones follow this apply).
+      const held = attempt === 0 && opts.heldVersion !== undefined ? opts.heldVersion : this.deps.store.versionOf(write.key);
+      const rec = this.stamp(write, Math.max(held, floor));
       const local = this.deps.store.apply(rec);
       // The first local apply says what the write replaced; later stamps only replace it.
       first ??= {
@@ -104,9 +117,9 @@ export class WriteCoordinator {
       );
       const newer = newestHeld(wait.answers);
       if (newer === 0 || attempt >= restampsMax) {
-        if (conditional !== undefined) this.watchStale(wait.answers, wait.late, conditional);
+        if (onStale !== undefined) this.watchStale(wait.answers, wait.late, onStale);
         if (wait.reached) {
-          if (conditional === undefined) void wait.late.then((late) => this.restampLate(write, owners, rec, newestHeld(late)));
+          if (opts.restamps) void wait.late.then((late) => this.restampLate(write, owners, rec, newestHeld(late)));
           return result;
         }
         this.deps.metrics.inc("dist.write.quorum_failures");
@@ -135,9 +148,9 @@ export class WriteCoordinator {
   }
 
   /** Tells a conditional write's caller about stale answers, those after the wait included. */
-  private watchStale(answers: readonly PushAnswer[], late: Promise<PushAnswer[]>, conditional: ConditionalCoordination): void {
-    if (newestHeld(answers) > 0) conditional.onStale();
-    else void late.then((rest) => (newestHeld(rest) > 0 ? conditional.onStale() : undefined));
+  private watchStale(answers: readonly PushAnswer[], late: Promise<PushAnswer[]>, onStale: () => void): void {
+    if (newestHeld(answers) > 0) onStale();
+    else void late.then((rest) => (newestHeld(rest) > 0 ? onStale() : undefined));
   }
 
   /** QUORUM and ALL writes need this node to see a strict majority of the known nodes. */
@@ -162,19 +175,19 @@ export class WriteCoordinator {
     const current = this.deps.store.peek(write.key);
     if (!current || current.version !== acked.version || current.origin !== acked.origin) return;
     this.deps.metrics.inc("dist.write.restamps");
-    const rec = this.stamp(write, newer);
+    const rec = this.stamp(write, Math.max(current.version, newer));
     this.deps.store.apply(rec);
     for (const id of owners.ids) if (id !== this.deps.selfId) void this.pushTo(id, rec);
   }
 
-  private pushTo(id: string, rec: VersionedRecord, expectedOwners?: readonly string[]): Promise<PushAnswer> {
+  private pushTo(id: string, rec: VersionedRecord, expectedOwners?: Owners): Promise<PushAnswer> {
     const peer = this.deps.view.peer(id);
     return peer ? this.deps.pusher.push(peer, rec, expectedOwners) : Promise.resolve(undefined);
   }
 
-  /** The versioned record of a client write, above the key's version and above `floor`. */
+  /** The versioned record of a client write, above `floor` (at least the key's version here). */
   private stamp(write: ClientWrite, floor: number): VersionedRecord {
-    const version = this.deps.versions.next(Math.max(this.deps.store.versionOf(write.key), floor));
+    const version = this.deps.versions.next(floor);
     const tombstone = write.kind === "remove";
     // The write's time is its version's time (the hybrid clock runs a little ahead of the wall
     // clock after a burst of writes): last_updated shows it and the TTL counts from it, so

@@ -19,7 +19,7 @@ import type { ConditionalWriter } from "./conditional-writer.js";
 import type { CounterWriter } from "./counter-writer.js";
 import type { Forwarder } from "./forwarder.js";
 import { afterForwardFailure } from "./promotion.js";
-import type { WriteCoordinator } from "./write-coordinator.js";
+import type { CoordinateOptions, WriteCoordinator } from "./write-coordinator.js";
 
 export interface WritePathDeps {
   readonly selfId: string;
@@ -32,6 +32,8 @@ export interface WritePathDeps {
   readonly metrics: Metrics;
   readonly logger: Logger;
 }
+
+const PLAIN: CoordinateOptions = Object.freeze({ restamps: true });
 
 /** A forward that did not succeed: the error, and whether the primary itself answered it. */
 interface ForwardFailure {
@@ -74,7 +76,7 @@ export class WritePath {
    * it to the primary (suspect or not) and never promotes itself.
    */
   private async writeConditional(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
-    if (owners.primary === this.deps.selfId) return this.deps.conditional.coordinate(write, owners, level);
+    if (owners.primary === this.deps.selfId) return this.coordinateHere(write, owners, level);
     const forwarded = await this.forwardTo(owners.primary, write, owners, level);
     if (!("failure" in forwarded)) return forwarded;
     const { failure, reached } = forwarded;
@@ -94,9 +96,15 @@ export class WritePath {
     return this.coordinateHere(write, owners, level);
   }
 
-  /** This owner applies the write: an increment to its own counter slot, else as stamped. */
-  private coordinateHere(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
-    return write.kind === "incr" ? this.deps.counters.incr(write, owners, level) : this.deps.coordinator.coordinate(write, owners, level);
+  /**
+   * This owner applies the write: a conditional write or touch evaluated under the key's lock
+   * (the caller checked that this node is the primary), an increment to its own counter slot,
+   * else as stamped. `senderApplies`: a forwarding owner that applies a plain write's result itself.
+   */
+  coordinateHere(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string): Promise<WriteResult> {
+    if (isConditional(write)) return this.deps.conditional.coordinate(write, owners, level);
+    if (write.kind === "incr") return this.deps.counters.incr(write, owners, level);
+    return this.deps.coordinator.coordinate(write, owners, level, senderApplies === undefined ? PLAIN : { senderApplies, restamps: true });
   }
 
   private async forwardTo(targetId: string, write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult | ForwardFailure> {

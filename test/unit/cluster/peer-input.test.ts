@@ -6,7 +6,7 @@
 import { expect } from "chai";
 import { MAX_DURATION_MS } from "../../../src/core/duration.js";
 import { CacheError } from "../../../src/core/errors.js";
-import { KEY_BYTES_CEILING, PEER_VERSION_AHEAD_MAX_MS, TIME_MS_MAX } from "../../../src/core/limits.js";
+import { ETAG_LIMITS, KEY_BYTES_CEILING, PEER_VERSION_AHEAD_MAX_MS, TIME_MS_MAX } from "../../../src/core/limits.js";
 import { checkForwardedWrite, checkPeerRecord, peerRecordProblem, versionTooFarAhead } from "../../../src/cluster/peer-input.js";
 import type { VersionedRecord } from "../../../src/store/index.js";
 import type { ClientWrite } from "../../../src/transport/index.js";
@@ -184,6 +184,24 @@ describe("dist/peer-input", () => {
         expect(e.message).to.equal(`a forwarded write's ttl ${ttlMs} ms is out of range (0 to ${MAX_DURATION_MS})`);
       });
     }
+
+    const tags = (n: number, chars = 8) => Array.from({ length: n }, (_, i) => `"${String(i).padStart(chars - 2, "0")}"`);
+
+    it(`accepts a forwarded If-Match of * and of exactly ${ETAG_LIMITS.tagsMax} entity tags`, () => {
+      expect(() => checkForwardedWrite(write({ condition: { ifMatch: "*" } }))).to.not.throw();
+      expect(() => checkForwardedWrite(write({ condition: { ifMatch: tags(ETAG_LIMITS.tagsMax) } }))).to.not.throw();
+      expect(() => checkForwardedWrite(write({ condition: { ifNoneMatch: "*" } }))).to.not.throw();
+    });
+
+    it(`refuses a forwarded If-Match of ${ETAG_LIMITS.tagsMax + 1} entity tags (the client limit) with a 400`, () => {
+      const e = refusal(() => checkForwardedWrite(write({ condition: { ifMatch: tags(ETAG_LIMITS.tagsMax + 1) } })));
+      expect(e.message).to.match(/^a forwarded write's If-Match lists more than 64 entity tags/);
+    });
+
+    it(`refuses a forwarded If-Match longer than ${ETAG_LIMITS.headerCharsMax} characters in all with a 400`, () => {
+      const e = refusal(() => checkForwardedWrite(write({ condition: { ifMatch: tags(2, ETAG_LIMITS.headerCharsMax) } })));
+      expect(e.message).to.match(/^a forwarded write's If-Match is longer than 8192 characters/);
+    });
   });
   describe("versionTooFarAhead and peerRecordProblem (the checks of pulled records)", () => {
     const limitVersion = (NOW + PEER_VERSION_AHEAD_MAX_MS) * 1000;

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import {
-  COUNTER_SLOTS_MAX, counterTotal, decodeCounter, encodeCounter, incrementCounter, mergeCounters, parseCounterBase, sameCounter, startCounter, type CounterState,
+  COUNTER_MAGIC, COUNTER_SLOTS_MAX, counterTotal, decodeCounter, encodeCounter, incrementCounter, mergeCounters, parseCounterBase, sameCounter, startCounter, type CounterState,
 } from "../../../src/core/counter-state.js";
 import { CacheError } from "../../../src/core/errors.js";
 import { mergeCounterRecord } from "../../../src/cluster/counter-merge.js";
@@ -68,6 +68,45 @@ describe("core/counter-state", () => {
     expect(parseCounterBase("-42")).to.equal(-42);
     for (const bad of ["", "1.5", " 1", "+1", "1e3", "99999999999999999", "abc"]) expect(parseCounterBase(bad), bad).to.equal(undefined);
   });
+});
+
+describe("core/counter-state decodeCounter", () => {
+  const enc = (raw: unknown) => COUNTER_MAGIC + JSON.stringify(raw);
+  const slotsOf = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`n${i}@boot`, [1, 1]]));
+
+  it(`accepts writers <node id>@<boot id> (a UUID boot id too) and up to ${4 * COUNTER_SLOTS_MAX} slots (merges may pass the 64 a writer may add)`, () => {
+    const uuid = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    expect(decodeCounter(enc({ g: 1, b: 0, s: { [`n1@${uuid}`]: [3, 2], "a.b_c-d@x": [-1, 1] } }))?.slots).to.deep.equal({ [`n1@${uuid}`]: { sum: 3, seq: 2 }, "a.b_c-d@x": { sum: -1, seq: 1 } });
+    expect(decodeCounter(enc({ g: 1, b: 0, s: {} }))?.slots).to.deep.equal({});
+    expect(Object.keys(decodeCounter(enc({ g: 1, b: 0, s: slotsOf(4 * COUNTER_SLOTS_MAX) }))?.slots ?? {})).to.have.length(4 * COUNTER_SLOTS_MAX);
+    expect(decodeCounter(enc({ g: 1, b: 0, s: { [`${"n".repeat(128)}@${"b".repeat(64)}`]: [1, 1] } }))).to.not.equal(undefined);
+  });
+
+  const invalid: Array<[string, string]> = [
+    ["no magic", JSON.stringify({ g: 1, b: 0, s: {} })],
+    ["JSON that does not parse", `${COUNTER_MAGIC}{`],
+    ["a JSON array", enc([1, 2])],
+    ["null", enc(null)],
+    ["a fractional generation", enc({ g: 1.5, b: 0, s: {} })],
+    ["a base beyond 2^53", enc({ g: 1, b: 2 ** 53, s: {} })],
+    ["slots as an array", enc({ g: 1, b: 0, s: [] })],
+    ["a slot that is not a pair", enc({ g: 1, b: 0, s: { "n1@a": [1] } })],
+    ["a negative seq", enc({ g: 1, b: 0, s: { "n1@a": [1, -1] } })],
+    ["a string sum", enc({ g: 1, b: 0, s: { "n1@a": ["1", 1] } })],
+    ["a writer without a boot id", enc({ g: 1, b: 0, s: { n1: [1, 1] } })],
+    ["an empty writer", enc({ g: 1, b: 0, s: { "": [1, 1] } })],
+    ["a writer with an empty node id", enc({ g: 1, b: 0, s: { "@boot": [1, 1] } })],
+    ["a writer with a character outside the node id alphabet", enc({ g: 1, b: 0, s: { "n 1@boot": [1, 1] } })],
+    ["a writer with two @", enc({ g: 1, b: 0, s: { "n1@a@b": [1, 1] } })],
+    ["a writer whose node id is 129 characters", enc({ g: 1, b: 0, s: { [`${"n".repeat(129)}@b`]: [1, 1] } })],
+    ["a writer whose boot id is 65 characters", enc({ g: 1, b: 0, s: { [`n1@${"b".repeat(65)}`]: [1, 1] } })],
+    [`${4 * COUNTER_SLOTS_MAX + 1} slots`, enc({ g: 1, b: 0, s: slotsOf(4 * COUNTER_SLOTS_MAX + 1) })],
+  ];
+  for (const [what, value] of invalid) {
+    it(`refuses ${what} (undefined: not a valid counter)`, () => {
+      expect(decodeCounter(value)).to.equal(undefined);
+    });
+  }
 });
 
 describe("cluster/counter-merge and counter-step", () => {
