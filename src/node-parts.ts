@@ -228,7 +228,7 @@ export function buildDrain(config: Config, deps: NodeDeps, f: Foundation, d: Dat
     draining: () => f.lifecycle.draining,
     contacted: () => members.contacted,
     hasSeeds: config.seeds.length > 0,
-    catchingUp: () => !l.catchUp.caughtUp,
+    everCaughtUp: () => l.catchUp.everCaughtUp,
   });
   const departure = (reason: string) =>
     depart(

@@ -1,9 +1,10 @@
 // Readiness: whether the node should receive traffic (GET /readyz). Ready means all of: the
 // listeners are bound; the node is not draining; it has joined its cluster (a peer answered it,
 // or it has no seeds: a cluster of one); and it has caught up with its peers after start-up, or
-// SERVICE_READY_CATCHUP_TIMEOUT has passed since start. Caught-up is latched: the catch-ups that
-// follow later ring changes never make a ready node unready (every node would turn unready at
-// once when one joins). Liveness (/livez) is only that the event loop answers.
+// SERVICE_READY_CATCHUP_TIMEOUT has passed since start. Caught-up is latched by CatchUp.everCaughtUp
+// (so no /readyz poll is needed for it to stick): the catch-ups that follow later ring changes
+// never make a ready node unready (every node would turn unready at once when one joins).
+// Liveness (/livez) is only that the event loop answers.
 import type { Clock } from "../core/clock.js";
 
 export interface ReadinessCheck {
@@ -27,13 +28,12 @@ export interface ReadinessDeps {
   readonly contacted: () => boolean;
   /** True when the node has seeds to join (a node without seeds is a cluster of one). */
   readonly hasSeeds: boolean;
-  /** True while the current catch-up has not reached every peer. */
-  readonly catchingUp: () => boolean;
+  /** True once a catch-up reached every peer since start-up (CatchUp.everCaughtUp: latched there). */
+  readonly everCaughtUp: () => boolean;
 }
 
 export class Readiness {
   private listenersBound = false;
-  private caughtUpOnce = false;
   private readonly startedMs: number;
 
   constructor(private readonly deps: ReadinessDeps) {
@@ -47,24 +47,30 @@ export class Readiness {
 
   checks(): ReadinessChecks {
     const { deps } = this;
-    if (!deps.catchingUp()) this.caughtUpOnce = true;
+    const caughtUpOnce = deps.everCaughtUp();
     const waitedMs = deps.clock.monotonicMs() - this.startedMs;
     const joined = !deps.hasSeeds || deps.contacted();
     const draining = deps.draining();
-    const caughtUp = this.caughtUpOnce || waitedMs >= deps.catchupTimeoutMs;
+    const caughtUp = caughtUpOnce || waitedMs >= deps.catchupTimeoutMs;
     return {
       bound: { ok: this.listenersBound, detail: this.listenersBound ? "listeners bound" : "listeners not bound yet" },
       not_draining: { ok: !draining, detail: draining ? "draining: writes go to other nodes" : "serving" },
       joined: { ok: joined, detail: !deps.hasSeeds ? "no seeds: a cluster of one" : joined ? "a peer answered" : "no seed or peer has answered yet" },
       caught_up: {
         ok: caughtUp,
-        detail: this.caughtUpOnce ? "caught up with peers" : caughtUp ? "catch-up not finished, ready after SERVICE_READY_CATCHUP_TIMEOUT" : "pulling owned data from peers",
+        detail: caughtUpOnce ? "caught up with peers" : caughtUp ? "catch-up not finished, ready after SERVICE_READY_CATCHUP_TIMEOUT" : "pulling owned data from peers",
       },
     };
   }
 
+  /** The checks and whether every one passes (the body and status of /readyz). */
+  status(): { readonly ready: boolean; readonly checks: ReadinessChecks } {
+    const checks = this.checks();
+    return { ready: Object.values(checks).every((c: ReadinessCheck) => c.ok), checks };
+  }
+
   /** True when every check passes. */
   ready(): boolean {
-    return Object.values(this.checks()).every((c: ReadinessCheck) => c.ok);
+    return this.status().ready;
   }
 }

@@ -71,8 +71,7 @@ function addOpenRoutes(router: Router<AppState>, deps: ManagementAppDeps): void 
     ctx.body = out;
   });
   router.get("/readyz", (ctx) => {
-    const checks = deps.readiness.checks();
-    const ready = Object.values(checks).every((c: { ok: boolean }) => c.ok);
+    const { ready, checks } = deps.readiness.status();
     const out: Schemas["Readiness"] = { status: ready ? "ready" : "not_ready", node: config.nodeId, checks };
     ctx.status = ready ? 200 : 503;
     ctx.body = out;

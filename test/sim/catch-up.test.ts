@@ -94,4 +94,19 @@ describe("sim/catch-up: a restarted node catches up from alive and suspect co-ow
       expect(records.filter((r) => r.level !== "info" || r.peers !== 0)).to.deep.equal([]);
     }),
   );
+  it(
+    "caught_up stays ok after a ring change starts a new catch-up, even when /readyz was never polled in between",
+    withSeed(323, async () => {
+      c = await simCluster({ nodes: 3, seed: 323, env: { SERVICE_AUTO_SYNC_INTERVAL: "0" } });
+      await c.advance(3_000);
+      const n1 = c.sim("n1");
+      expect(n1.node.loops.catchUp.caughtUp, "the start-up catch-up ended").to.equal(true);
+      c.crash("n2"); // a suspect co-owner: the next catch-up cannot finish
+      c.join("n4");
+      await c.advance(1_500);
+      expect(n1.node.members.list().map((m) => m.id), "n1 knows n4 (a ring change)").to.include("n4");
+      expect(n1.node.loops.catchUp.caughtUp, "the catch-up after the ring change is still running").to.equal(false);
+      expect(n1.node.readiness.checks().caught_up).to.deep.equal({ ok: true, detail: "caught up with peers" });
+    }),
+  );
 });

@@ -19,6 +19,7 @@ export interface CatchUpDeps {
 
 export class CatchUp {
   private caughtUpFlag = false;
+  private everCaughtUpFlag = false;
   private timer: TimerHandle | undefined;
   private running = false;
   private requested = false;
@@ -28,6 +29,14 @@ export class CatchUp {
   /** True once a pass reached every alive or suspect peer since start-up or the last ring change. */
   get caughtUp(): boolean {
     return this.caughtUpFlag;
+  }
+
+  /**
+   * True once any pass reached every peer since start-up; a later ring change does not reset it.
+   * Readiness latches on it, so the catch-ups after ring changes never make a ready node unready.
+   */
+  get everCaughtUp(): boolean {
+    return this.everCaughtUpFlag;
   }
 
   /** Starts (or restarts) catch-up. Called at start-up and after every ring change. */
@@ -63,6 +72,7 @@ export class CatchUp {
     if (complete && !this.requested) {
       if (!this.caughtUpFlag) this.deps.logger.info(LOG.caughtUp, { peers: this.deps.view.ringPeers().length });
       this.caughtUpFlag = true;
+      this.everCaughtUpFlag = true;
     } else {
       this.timer = this.deps.timers.after(this.requested ? 0 : this.deps.retryMs, () => void this.runPass());
     }

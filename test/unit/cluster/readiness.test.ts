@@ -3,13 +3,14 @@
 // once the start-up catch-up ended or SERVICE_READY_CATCHUP_TIMEOUT passed, and latched (later
 // catch-ups after ring changes never make a ready node unready).
 import { expect } from "chai";
-import { Readiness } from "../../../src/cluster/index.js";
-import { ManualClock } from "../../helpers/manual-clock.js";
+import { CatchUp, type ClusterView, type MerkleSyncer, Readiness } from "../../../src/cluster/index.js";
+import { recordingLogger } from "../../../src/log/index.js";
+import { flush, ManualClock } from "../../helpers/manual-clock.js";
 
 function fixture(hasSeeds = true) {
   const clock = new ManualClock();
-  const state = { draining: false, contacted: false, catchingUp: true };
-  const r = new Readiness({ clock, catchupTimeoutMs: 60_000, hasSeeds, draining: () => state.draining, contacted: () => state.contacted, catchingUp: () => state.catchingUp });
+  const state = { draining: false, contacted: false, everCaughtUp: false };
+  const r = new Readiness({ clock, catchupTimeoutMs: 60_000, hasSeeds, draining: () => state.draining, contacted: () => state.contacted, everCaughtUp: () => state.everCaughtUp });
   const failing = () => Object.entries(r.checks()).filter(([, c]) => !c.ok).map(([name]) => name);
   return { clock, state, r, failing };
 }
@@ -22,19 +23,32 @@ describe("cluster/readiness", () => {
     expect(failing()).to.deep.equal(["joined", "caught_up"]);
     state.contacted = true;
     expect(failing()).to.deep.equal(["caught_up"]);
-    state.catchingUp = false;
+    state.everCaughtUp = true;
     expect(failing()).to.deep.equal([]);
     expect(r.ready()).to.equal(true);
   });
 
-  it("caught up is latched: a later catch-up (after a ring change) keeps the node ready", () => {
-    const { state, r } = fixture();
+  it("caught up is latched: a later catch-up (after a ring change) keeps the node ready, with no /readyz poll in between", async () => {
+    const clock = new ManualClock();
+    const peer = { id: "n2", address: "n2.sim:7946" };
+    let reachable = true;
+    const view = { ringPeers: () => [peer] } as unknown as ClusterView;
+    const syncer = { syncWith: async () => ({ pulled: 0, clean: true, failed: !reachable }) } as unknown as MerkleSyncer;
+    const catchUp = new CatchUp({ view, syncer, logger: recordingLogger("debug"), timers: clock, retryMs: 1_000 });
+    const r = new Readiness({ clock, catchupTimeoutMs: 60_000, hasSeeds: true, draining: () => false, contacted: () => true, everCaughtUp: () => catchUp.everCaughtUp });
     r.markBound();
-    state.contacted = true;
-    state.catchingUp = false;
+    catchUp.request();
+    await clock.advanceAsync(0);
+    await flush(5);
+    expect(catchUp.caughtUp).to.equal(true);
+    reachable = false;
+    catchUp.request(); // a ring change; the pass that follows cannot reach the peer
+    await clock.advanceAsync(2_500);
+    await flush(5);
+    expect(catchUp.caughtUp).to.equal(false);
     expect(r.ready()).to.equal(true);
-    state.catchingUp = true;
-    expect(r.ready()).to.equal(true);
+    expect(r.checks().caught_up).to.deep.equal({ ok: true, detail: "caught up with peers" });
+    catchUp.stop();
   });
 
   it("SERVICE_READY_CATCHUP_TIMEOUT after start, caught_up is ok without the catch-up", () => {
@@ -50,7 +64,7 @@ describe("cluster/readiness", () => {
   it("draining makes the node unready; a node without seeds is joined at once", () => {
     const { state, r, failing } = fixture(false);
     r.markBound();
-    state.catchingUp = false;
+    state.everCaughtUp = true;
     expect(failing()).to.deep.equal([]);
     state.draining = true;
     expect(failing()).to.deep.equal(["not_draining"]);
