@@ -85,7 +85,7 @@ export interface HypercacheNode {
 function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath, l: Loops, drain: Drain, o: Observability) {
   const { logger, clock, timers } = deps;
   const { metrics, store, members, lifecycle } = f;
-  const rateLimiter = new RateLimiter({ clock, settings: config.rateLimit, aliveMembers: () => metrics.get("dist.members.alive") });
+  const rateLimiter = new RateLimiter({ clock, settings: config.rateLimit, aliveMembers: () => members.aliveCount() });
   const auth: Authenticator = rateLimited(deps.auth ?? openAuthenticator(), rateLimiter);
   const latencies = new OperationLatencies();
   const otel: OtelMirror = o.otel;

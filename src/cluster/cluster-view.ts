@@ -22,6 +22,8 @@ export interface ClusterView {
   knownCount(): number;
   /** Members not dead, the local node included. */
   notDeadCount(): number;
+  /** Alive members, the local node included (suspect ones are not). */
+  aliveCount(): number;
   /**
    * True while this node's copy of the data may be incomplete: just after start-up, after a ring
    * change, or while a rebalance is moving keys. Reads then look past a local miss.
@@ -35,6 +37,7 @@ export interface MemberDirectory {
   peers(...states: Array<"alive" | "suspect" | "dead">): ReadonlyArray<{ readonly id: string; readonly address: string }>;
   knownCount(): number;
   notDeadCount(): number;
+  aliveCount(): number;
 }
 
 export function createClusterView(deps: { selfId: string; members: MemberDirectory; ring: RingFollower; settle: SettleWindow }): ClusterView {
@@ -52,6 +55,7 @@ export function createClusterView(deps: { selfId: string; members: MemberDirecto
     suspect: (id) => members.get(id)?.state === "suspect",
     knownCount: () => members.knownCount(),
     notDeadCount: () => members.notDeadCount(),
+    aliveCount: () => members.aliveCount(),
     unsettled: () => deps.settle.unsettled(),
   };
 }

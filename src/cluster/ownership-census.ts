@@ -72,11 +72,11 @@ export class OwnershipCensus {
         const ring = this.deps.view.ring();
         const now = this.deps.clock.nowMs();
         let looked = 0;
-        slot = store.scanRecords(shard, slot, (rec) => {
+        slot = store.scanRecords(shard, slot, (rec, hash) => {
           if (looked >= SCAN_LIMITS.sliceRecords) return false;
           looked++;
           if (rec.tombstone || (rec.expiresAtMs !== 0 && rec.expiresAtMs <= now)) return true;
-          const ids = ring.ownersOf(rec.key).ids;
+          const ids = ring.ownersAtHash(hash).ids;
           const role = ids[0] === selfId ? c.primary : ids.includes(selfId) ? c.replica : c.none;
           role.items++;
           role.bytes += rec.key.length + rec.value.length;

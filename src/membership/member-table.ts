@@ -139,6 +139,13 @@ export class MemberTable {
     return this.known.size;
   }
 
+  /** Alive members, the local node included. */
+  aliveCount(): number {
+    let n = 0;
+    for (const e of this.entries.values()) if (e.state === "alive") n++;
+    return n;
+  }
+
   /** Members not dead, the local node included. */
   notDeadCount(): number {
     let n = 0;

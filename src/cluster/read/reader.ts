@@ -168,7 +168,7 @@ export class Reader {
     // (the majority acknowledged them on owners it cannot see): its quorum answer is no better
     // than ONE. Only alive members count: suspect ones are already unreachable, and waiting until
     // they are declared dead left a window in which the minority answered deleted values.
-    const alive = view.alivePeers().length + 1;
+    const alive = view.aliveCount();
     if (!hasMajority(alive, known)) {
       throw new CacheError("QUORUM_FAILED", `read needs ${level} but this node sees only ${alive} of ${known} known nodes alive: it may be on the minority side`, {
         consistency: level,

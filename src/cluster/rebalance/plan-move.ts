@@ -1,4 +1,5 @@
 // Where one local record goes when ring ownership changes (pure).
+import { hash32 } from "../../core/hash.js";
 import type { HashRing } from "../../ring/index.js";
 import type { VersionedRecord } from "../../store/index.js";
 
@@ -11,12 +12,13 @@ export interface Move {
 
 /**
  * What to do with one local record when ownership goes from ring `from` to ring `to` (pure).
- * Returns undefined when nothing has to move.
+ * Returns undefined when nothing has to move. `hash`: the key's hash32, when the caller has it
+ * (a store scan does).
  */
-export function planMove(rec: VersionedRecord, from: HashRing, to: HashRing, selfId: string): Move | undefined {
-  const next = to.ownersOf(rec.key);
+export function planMove(rec: VersionedRecord, from: HashRing, to: HashRing, selfId: string, hash = hash32(rec.key)): Move | undefined {
+  const next = to.ownersAtHash(hash);
   if (next.ids.length === 0) return undefined;
-  const prev = from.ownersOf(rec.key);
+  const prev = from.ownersAtHash(hash);
   const survivors = prev.ids.filter((id) => to.nodes.includes(id));
   if (!next.ids.includes(selfId)) {
     // Every old owner that loses the key hands it to the new primary; when no old owner stays an

@@ -154,13 +154,13 @@ export class Rebalancer {
     let budgetSpent = false;
     const full = () => budgetSpent || moves.length >= this.deps.batchSize || looked >= SCAN_LIMITS.rebalanceRecordsPerBatch;
     while (scan.shard < store.shardCount && !full()) {
-      const resume = store.scanRecords(scan.shard, scan.slot, (rec) => {
+      const resume = store.scanRecords(scan.shard, scan.slot, (rec, hash) => {
         if (full()) return false;
         if (!rec.tombstone && rec.expiresAtMs !== 0 && rec.expiresAtMs <= now) {
           looked++;
           return true;
         }
-        const move = planMove(rec, scan.from, scan.to, selfId);
+        const move = planMove(rec, scan.from, scan.to, selfId, hash);
         if (move) {
           // The budget is checked before a record joins the batch: a batch never passes
           // PEER_BATCH_BYTES unless it is one record alone (the record starts the next batch).

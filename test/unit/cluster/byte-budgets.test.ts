@@ -110,6 +110,7 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
         suspect: () => false,
         knownCount: () => 2,
         notDeadCount: () => 2,
+        aliveCount: () => 2,
         unsettled: () => false,
       };
       const metrics = new Metrics();

@@ -210,6 +210,8 @@ describe("membership/member-table", () => {
       const f = fixture(["a", "b"]);
       f.members.markSuspect("a");
       expect(f.members.ringMembers(), "a suspect keeps its ring position").to.have.members(["me", "a", "b"]);
+      expect(f.members.aliveCount(), "a suspect is not alive").to.equal(2);
+      expect(f.members.notDeadCount()).to.equal(3);
       f.members.prune("a");
       expect(f.members.ringMembers()).to.have.members(["me", "b"]);
       expect(f.members.notDeadCount()).to.equal(2);
