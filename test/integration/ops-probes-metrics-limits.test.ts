@@ -20,6 +20,7 @@ const BUF = fileURLToPath(new URL("../../node_modules/.bin/buf", import.meta.url
 const PEER_TOKEN = "peer-secret-ops";
 const OTHER = "tok-other";
 const LIMITED = "tok-limited";
+const BATCHER = "tok-batcher";
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
@@ -43,7 +44,7 @@ describe("integration/ops: probes, metrics, reflection and rate limits", functio
     const policy = join(dir, "auth.yaml");
     writeFileSync(
       policy,
-      `tokens:\n  - {id: other, token: ${OTHER}, scopes: [read, write, admin]}\n  - {id: limited, token: ${LIMITED}, scopes: [read, write], rate_limit: 1, rate_burst: 2}\n`,
+      `tokens:\n  - {id: other, token: ${OTHER}, scopes: [read, write, admin]}\n  - {id: limited, token: ${LIMITED}, scopes: [read, write], rate_limit: 1, rate_burst: 2}\n  - {id: batcher, token: ${BATCHER}, scopes: [read], rate_limit: 1, rate_burst: 20}\n`,
     );
     layout = await clusterPorts(2);
     const env = {
@@ -140,6 +141,15 @@ describe("integration/ops: probes, metrics, reflection and rate limits", functio
     for (let i = 0; i < 15; i++) expect((await get(`${n1.api}/healthz`)).status).to.equal(200);
     await sleep(Number(h?.get("retry-after")) * 1000);
     expect((await get(`${n1.api}/v1/me`, LIMITED)).status, "after Retry-After").to.equal(200);
+  });
+
+  it("a batch pays ceil(items / 10) tokens: 300 keys (cost 30) leave a burst of 20 in debt, so the next request waits about 11 s", async () => {
+    const keys = Array.from({ length: 300 }, (_, i) => `cost-${i}`);
+    const res = await fetch(`${n1.api}/v1/cache/batch/get`, { method: "POST", headers: { ...bearer(BATCHER), "content-type": "application/json" }, body: JSON.stringify({ keys }) });
+    expect(res.status, "the batch itself is admitted on the token taken at authentication").to.equal(200);
+    const next = await get(`${n1.api}/v1/me`, BATCHER);
+    expect(next.status, "a batch charged as one request would leave 19 tokens").to.equal(429);
+    expect(Number(next.headers.get("retry-after"))).to.be.within(9, 12);
   });
 
   it("replication is unaffected: a batch of 30 writes (cost 3) reaches the other owner through the peer port", async () => {

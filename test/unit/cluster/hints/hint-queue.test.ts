@@ -9,7 +9,7 @@ import { HintReplayLoop } from "../../../../src/cluster/hints/hint-replay-loop.j
 import { LOG, recordingLogger, type RecordingLogger } from "../../../../src/log/index.js";
 import { Metrics } from "../../../../src/observability/index.js";
 import type { VersionedRecord } from "../../../../src/store/index.js";
-import type { PeerRef } from "../../../../src/transport/index.js";
+import type { PeerRef, PeerTransport } from "../../../../src/transport/index.js";
 import { flush, ManualClock } from "../../../helpers/manual-clock.js";
 import { RecordingTransport } from "../../../helpers/recording-transport.js";
 
@@ -113,6 +113,25 @@ describe("dist/hint-queue", () => {
       await f.q.replay(f.t.asTransport(), "self");
       expect(f.q.size("a")).to.equal(0);
       expect(f.t.sent.some((c) => c.kind === "remove" && c.records[0]!.key === "t")).to.equal(true);
+    });
+
+    it("replayFailed: false before any replay, true after a failed call or a refused hint, false again once a replay is delivered", async () => {
+      const f = fixture();
+      f.q.add(A, rec("k", "v", 1));
+      f.q.add(B, rec("k", "v", 1));
+      expect([f.q.replayFailed("a"), f.q.replayFailed("b"), f.q.replayFailed("nobody")]).to.deep.equal([false, false, false]);
+      f.t.fail = (c) => (c.to === "a" ? new CacheError("UNAVAILABLE", "down") : undefined);
+      await f.q.replay(f.t.asTransport(), "self");
+      expect([f.q.replayFailed("a"), f.q.replayFailed("b")], "a's call failed, b's was delivered").to.deep.equal([true, false]);
+      f.q.add(A, rec("k2", "v", 2));
+      const refusing = { set: async (_to: PeerRef, _from: string, recs: readonly VersionedRecord[]) => recs.map(() => ({ kind: "refused" as const })) };
+      f.t.fail = () => undefined;
+      await f.q.replay(refusing as unknown as PeerTransport, "self");
+      expect(f.q.replayFailed("a"), "the target refused the hints").to.equal(true);
+      expect(f.q.size("a"), "refused hints are kept").to.equal(2);
+      await f.q.replay(f.t.asTransport(), "self");
+      expect(f.q.size("a")).to.equal(0);
+      expect(f.q.replayFailed("a"), "delivered").to.equal(false);
     });
 
     it("a newer hint queued while the older one is being replayed is kept and replayed next", async () => {
