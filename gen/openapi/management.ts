@@ -192,6 +192,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cluster/ring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How the hash ring splits the key space between the nodes, as this node sees it
+         * @description The ring of this node's view: the members that hold ring positions (alive and suspect,
+         *     draining ones excluded), 128 virtual nodes each. Keys hash to 32-bit values; a key's
+         *     owners are the first `replication` distinct nodes clockwise from its hash, primary first.
+         *
+         *     - `primary_share`: the fraction of the 2^32 hash values whose primary is the node (the
+         *       share of keys it coordinates). The primary shares add up to 1 (up to floating-point
+         *       rounding, within 1e-12).
+         *     - `owner_share`: the fraction of the hash values for which the node is one of the
+         *       `replication` owners, primary or replica (the share of keys it holds a copy of). The
+         *       owner shares add up to min(`replication`, number of nodes on the ring); with
+         *       replication ≥ nodes every owner share is 1.
+         *
+         *     Shares are exact counts of hash values over the ring's arcs (not a key sample). They are
+         *     computed once per ring and reused until ownership changes, so polling this route costs
+         *     next to nothing.
+         */
+        get: operations["getRing"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cluster/events": {
         parameters: {
             query?: never;
@@ -455,6 +489,25 @@ export interface components {
             virtual_nodes: number;
             membership_version: number;
             members: components["schemas"]["Member"][];
+        };
+        RingNode: {
+            id: string;
+            /** @description fraction of the hash space whose primary is this node */
+            primary_share: number;
+            /** @description fraction of the hash space for which this node is one of the `replication` owners */
+            owner_share: number;
+        };
+        Ring: {
+            /** @description the node that answered (the ring is its view) */
+            node: string;
+            /** @description the membership version of that view (as in /cluster/members) */
+            membership_version: number;
+            /** @description configured replication factor (SERVICE_REPLICATION); keys have min(replication, nodes) owners */
+            replication: number;
+            /** @description ring points per node */
+            virtual_nodes: number;
+            /** @description every node on the ring, sorted by id; a draining node, this one included, holds no position and is not listed */
+            nodes: components["schemas"]["RingNode"][];
         };
         MemberRemoved: {
             id: string;
@@ -804,6 +857,30 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
+        };
+    };
+    getRing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the ring's shares */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ring"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["AuthBusy"];
         };

@@ -13,11 +13,13 @@ import type { DrainStatus, Lifecycle, Readiness } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
 import type { ListenerDurations, Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";
+import type { HashRing } from "../ring/index.js";
 import type { ShardedStore } from "../store/index.js";
 import { SSE_RETRY_MS, subscribeEvents } from "./cluster-events.js";
 import { addIdentityRoutes } from "./identity-routes.js";
 import { authenticated, errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 import { membersBody } from "./members-body.js";
+import { addRingRoute } from "./ring-route.js";
 
 type Schemas = components["schemas"];
 
@@ -48,6 +50,8 @@ export interface ManagementAppDeps {
   readonly drainStatus: () => DrainStatus;
   /** http.server.request.duration of this listener. */
   readonly durations: ListenerDurations;
+  /** This node's current ring (GET /cluster/ring). */
+  readonly ring: () => HashRing;
 }
 
 export function createManagementRouter(deps: ManagementAppDeps): Router<AppState> {
@@ -136,6 +140,14 @@ function addClusterRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
   router.get("/cluster/members", readOrBetter(auth), (ctx) => {
     const out: Schemas["Members"] = membersBody(config, members);
     ctx.body = out;
+  });
+
+  addRingRoute(router, readOrBetter(auth), {
+    get config() {
+      return deps.config;
+    },
+    ring: () => deps.ring(),
+    membershipVersion: () => members.version,
   });
 
   router.delete("/cluster/members/:id", admin(auth), (ctx) => {
