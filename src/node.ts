@@ -120,6 +120,8 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     drainStatus: () => drain.handoff.status(),
     durations: o.http.listener(scheme(config.mgmtTls), config.mgmtAddr.port),
     ring: () => f.view.ring(),
+    hints: d.hints,
+    migrations: d.migrations,
   });
   const endpoint: PeerEndpoint = {
     ...createDataEndpoint({

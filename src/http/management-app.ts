@@ -9,7 +9,7 @@ import { CacheError, badRequest } from "../core/errors.js";
 import { SSE_SUBSCRIBERS_MAX } from "../core/limits.js";
 import type { Config } from "../config/index.js";
 import type { Authenticator } from "../auth/index.js";
-import type { DrainStatus, Lifecycle, Readiness } from "../cluster/index.js";
+import type { DrainStatus, HintQueue, Lifecycle, Readiness } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
 import type { ListenerDurations, Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";
@@ -20,6 +20,7 @@ import { addIdentityRoutes } from "./identity-routes.js";
 import { authenticated, errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 import { membersBody } from "./members-body.js";
 import { addRingRoute } from "./ring-route.js";
+import { addHintsRoute } from "./hints-route.js";
 
 type Schemas = components["schemas"];
 
@@ -52,6 +53,9 @@ export interface ManagementAppDeps {
   readonly durations: ListenerDurations;
   /** This node's current ring (GET /cluster/ring). */
   readonly ring: () => HashRing;
+  /** The replica hint queue and the queue of failed migrations (GET /dist/hints). */
+  readonly hints: HintQueue;
+  readonly migrations: HintQueue;
 }
 
 export function createManagementRouter(deps: ManagementAppDeps): Router<AppState> {
@@ -186,6 +190,8 @@ function addControlRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
     const out: Schemas["DrainStatus"] = deps.drainStatus();
     ctx.body = out;
   });
+
+  addHintsRoute(router, readOrBetter(auth), () => deps);
 
   router.post("/dist/drain", readOrBetter(auth), (ctx) => {
     deps.lifecycle.drain("management request");

@@ -8,9 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import { expectForbidden, expectUnauthorized } from "../helpers/auth-expect.js";
-import { expectEnvelope } from "../helpers/envelope.js";
 import { bearer, call, type Reply } from "../helpers/http-call.js";
 import { clusterPorts, startMember, type ClusterPorts, type NodeProcess } from "../helpers/node-process.js";
+import { HashRing } from "../../src/ring/index.js";
 import { FAST_TIMERS, allAlive, eventually, type MembersBody } from "./cluster-helpers.js";
 
 type Json = Record<string, unknown>;
@@ -59,6 +59,28 @@ async function waitAllAliveWithToken(): Promise<void> {
   for (const v of views) expect(allAlive(v, ids), JSON.stringify(v)).to.equal(true);
 }
 
+interface HintTarget {
+  node: string;
+  count: number;
+  bytes: number;
+  oldest_age_ms: number;
+  replay_failing: boolean;
+}
+
+interface HintQueueView {
+  targets: HintTarget[];
+  total_count: number;
+  total_bytes: number;
+  oldest_age_ms: number;
+}
+
+interface HintsBody extends HintQueueView {
+  node: string;
+  caps: { max_per_node: number; max_bytes: number; ttl_ms: number };
+  counters: Record<string, number>;
+  migrations: HintQueueView;
+}
+
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
 describe("dashboard data routes on a real 3-node cluster with a policy file", function () {
@@ -105,7 +127,6 @@ describe("dashboard data routes on a real 3-node cluster with a policy file", fu
 
     it("matches where keys land: each node's share of 3000 keys' primaries is near its primary_share", async () => {
       const ring = ok<RingBody>(await mgmt(node("d1"), "/cluster/ring"));
-      const { HashRing } = await import("../../src/ring/index.js");
       const local = HashRing.build(["d1", "d2", "d3"], 2);
       const counts = new Map<string, number>();
       for (let i = 0; i < 3000; i++) {
@@ -116,8 +137,19 @@ describe("dashboard data routes on a real 3-node cluster with a policy file", fu
     });
   });
 
+  describe("GET /dist/hints", () => {
+    it("answers an empty queue with the configured caps and the hint counters", async () => {
+      const body = ok<HintsBody>(await mgmt(node("d1"), "/dist/hints"));
+      expect(body).to.have.all.keys("node", "targets", "total_count", "total_bytes", "oldest_age_ms", "caps", "counters", "migrations");
+      expect(body).to.deep.include({ node: "d1", targets: [], total_count: 0, total_bytes: 0, oldest_age_ms: 0 });
+      expect(body.caps).to.deep.equal({ max_per_node: 10_000, max_bytes: 64 * 1024 * 1024, ttl_ms: 30_000 });
+      expect(body.counters).to.have.all.keys("queued", "replayed", "expired", "dropped_per_node_cap", "dropped_bytes_cap");
+      expect(body.migrations).to.deep.equal({ targets: [], total_count: 0, total_bytes: 0, oldest_age_ms: 0 });
+    });
+  });
+
   describe("scopes", () => {
-    const routes = ["/cluster/ring"];
+    const routes = ["/cluster/ring", "/dist/hints"];
     it("answers 401 with the envelope and a challenge without a credential or with a wrong one", async () => {
       for (const path of routes) {
         expectUnauthorized(await call(`${node("d1").mgmt}${path}`), path);
@@ -134,7 +166,52 @@ describe("dashboard data routes on a real 3-node cluster with a policy file", fu
       }
     });
   });
-});
+  // Last: d3 is stopped (SIGSTOP) and resumed (SIGCONT) here.
+  describe("with an owner stopped (SIGSTOP)", () => {
+    const ring = HashRing.build(["d1", "d2", "d3"], 2);
+    /** Keys whose owners are d1 (primary) and d3. */
+    const d1d3 = Array.from({ length: 400 }, (_, i) => `stop:${i}`).filter((k) => ring.ownersOf(k).header === "d1,d3").slice(0, 20);
 
-void expectEnvelope;
-void eventually;
+    before(async () => {
+      expect(d1d3.length).to.equal(20);
+      node("d3").child.kill("SIGSTOP");
+    });
+    after(() => {
+      node("d3").child.kill("SIGCONT");
+    });
+
+    it("GET /dist/hints shows the hints d1 queues for d3: count, bytes, a growing oldest age, replay failing", async () => {
+      for (const key of d1d3) {
+        const r = await call(`${node("d1").api}/v1/cache/${encodeURIComponent(key)}?consistency=one`, { method: "PUT", headers: bearer(TOKENS.writer), body: "hinted-value" });
+        expect(r.status, r.body.toString()).to.equal(200);
+      }
+      const body = await eventually(
+        async () => ok<HintsBody>(await mgmt(node("d1"), "/dist/hints")),
+        (b) => b.targets.some((t) => t.node === "d3" && t.count === d1d3.length),
+        20_000,
+        200,
+      );
+      const d3 = body.targets.find((t) => t.node === "d3");
+      expect(d3, JSON.stringify(body)).to.not.equal(undefined);
+      const perHint = "hinted-value".length + 64;
+      expect(d3).to.include({ count: d1d3.length, bytes: d1d3.reduce((n, k) => n + k.length + perHint, 0) });
+      expect(body.total_count).to.equal(sum(body.targets.map((t) => t.count)));
+      expect(body.total_bytes).to.equal(sum(body.targets.map((t) => t.bytes)));
+      expect(body.counters.queued).to.be.at.least(d1d3.length);
+      const later = await eventually(
+        async () => ok<HintsBody>(await mgmt(node("d1"), "/dist/hints")),
+        (b) => (b.targets.find((t) => t.node === "d3")?.oldest_age_ms ?? 0) > (d3?.oldest_age_ms ?? 0) + 300 && b.targets.find((t) => t.node === "d3")?.replay_failing === true,
+        15_000,
+        200,
+      );
+      expect(later.targets.find((t) => t.node === "d3"), JSON.stringify(later)).to.include({ replay_failing: true });
+    });
+
+    it("after SIGCONT the hints are replayed and d3 leaves the list", async () => {
+      node("d3").child.kill("SIGCONT");
+      const body = await eventually(async () => ok<HintsBody>(await mgmt(node("d1"), "/dist/hints")), (b) => b.targets.every((t) => t.node !== "d3"), 20_000, 200);
+      expect(body.targets.map((t) => t.node)).to.not.include("d3");
+      expect(body.counters.replayed).to.be.at.least(d1d3.length);
+    });
+  });
+});

@@ -286,6 +286,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/dist/hints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The hints this node holds for each peer, with totals and caps
+         * @description Hints are replica writes and deletes a peer failed to receive, kept on this node per
+         *     target node and replayed every SERVICE_HINT_REPLAY until they expire after
+         *     SERVICE_HINT_TTL. Writes to the same key coalesce (one hint per target and key).
+         *
+         *     - `targets`: one entry per node with hints queued, sorted by id: the hint `count`, their
+         *       `bytes` (key + value + 64 bytes of bookkeeping each: the measure the byte cap counts),
+         *       `oldest_age_ms` (age of the oldest queued hint) and `replay_failing` (the last replay
+         *       call to the target failed or the target refused hints).
+         *     - `total_count`, `total_bytes`, `oldest_age_ms`: over every target.
+         *     - `caps`: SERVICE_HINT_MAX_PER_NODE (per target), SERVICE_HINT_MAX_BYTES (all targets
+         *       together) and SERVICE_HINT_TTL in ms. Past a cap new hints are dropped.
+         *     - `counters`: since start: queued, replayed, expired, dropped at the per-target cap and at
+         *       the byte cap (the `dist.hinted.*` counters of /dist/metrics).
+         *     - `migrations`: the second queue of the same kind, failed rebalance migrations, with the
+         *       same caps.
+         *
+         *     Costs one step per target; a target whose queue was reordered by a refusal costs one pass
+         *     over its hints (at most SERVICE_HINT_MAX_PER_NODE).
+         */
+        get: operations["getHints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/dist/drain": {
         parameters: {
             query?: never;
@@ -508,6 +545,45 @@ export interface components {
             virtual_nodes: number;
             /** @description every node on the ring, sorted by id; a draining node, this one included, holds no position and is not listed */
             nodes: components["schemas"]["RingNode"][];
+        };
+        HintTarget: {
+            /** @description id of the node the hints are for */
+            node: string;
+            count: number;
+            /** @description key + value + 64 bytes per hint, the measure of the byte cap */
+            bytes: number;
+            /** @description age of the oldest queued hint */
+            oldest_age_ms: number;
+            /** @description the last replay call to this node failed, or it refused hints */
+            replay_failing: boolean;
+        };
+        HintQueueView: {
+            /** @description nodes with hints queued, sorted by id */
+            targets: components["schemas"]["HintTarget"][];
+            total_count: number;
+            total_bytes: number;
+            /** @description age of the oldest hint of any target; 0 when nothing is queued */
+            oldest_age_ms: number;
+        };
+        Hints: components["schemas"]["HintQueueView"] & {
+            node: string;
+            caps: {
+                /** @description SERVICE_HINT_MAX_PER_NODE */
+                max_per_node: number;
+                /** @description SERVICE_HINT_MAX_BYTES, all targets together (each queue has its own) */
+                max_bytes: number;
+                /** @description SERVICE_HINT_TTL */
+                ttl_ms: number;
+            };
+            /** @description replica hints since start */
+            counters: {
+                queued: number;
+                replayed: number;
+                expired: number;
+                dropped_per_node_cap: number;
+                dropped_bytes_cap: number;
+            };
+            migrations: components["schemas"]["HintQueueView"];
         };
         MemberRemoved: {
             id: string;
@@ -964,6 +1040,30 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
+        };
+    };
+    getHints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the hint queues */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hints"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["AuthBusy"];
         };
