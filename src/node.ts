@@ -122,6 +122,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     ring: () => f.view.ring(),
     hints: d.hints,
     migrations: d.migrations,
+    cache: d.cache,
   });
   const endpoint: PeerEndpoint = {
     ...createDataEndpoint({

@@ -9,7 +9,7 @@ import { CacheError, badRequest } from "../core/errors.js";
 import { SSE_SUBSCRIBERS_MAX } from "../core/limits.js";
 import type { Config } from "../config/index.js";
 import type { Authenticator } from "../auth/index.js";
-import type { DrainStatus, HintQueue, Lifecycle, Readiness } from "../cluster/index.js";
+import type { CacheService, DrainStatus, HintQueue, Lifecycle, Readiness } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
 import type { ListenerDurations, Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";
@@ -21,6 +21,7 @@ import { authenticated, errorEnvelope, quietAppErrors, requestDurations, unknown
 import { membersBody } from "./members-body.js";
 import { addRingRoute } from "./ring-route.js";
 import { addHintsRoute } from "./hints-route.js";
+import { browseKeys } from "./key-routes.js";
 
 type Schemas = components["schemas"];
 
@@ -56,6 +57,8 @@ export interface ManagementAppDeps {
   /** The replica hint queue and the queue of failed migrations (GET /dist/hints). */
   readonly hints: HintQueue;
   readonly migrations: HintQueue;
+  /** The cluster cache: the key browser (GET /cluster/keys). */
+  readonly cache: CacheService;
 }
 
 export function createManagementRouter(deps: ManagementAppDeps): Router<AppState> {
@@ -152,6 +155,12 @@ function addClusterRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
     },
     ring: () => deps.ring(),
     membershipVersion: () => members.version,
+  });
+
+  // The client listener's key browser, same code path (see key-routes.ts).
+  router.get("/cluster/keys", readOrBetter(auth), async (ctx) => {
+    const out: Schemas["KeyBrowserPage"] = await browseKeys(ctx, deps.cache);
+    ctx.body = out;
   });
 
   router.delete("/cluster/members/:id", admin(auth), (ctx) => {

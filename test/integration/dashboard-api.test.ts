@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import { expectForbidden, expectUnauthorized } from "../helpers/auth-expect.js";
+import { expectEnvelope } from "../helpers/envelope.js";
 import { bearer, call, type Reply } from "../helpers/http-call.js";
 import { clusterPorts, startMember, type ClusterPorts, type NodeProcess } from "../helpers/node-process.js";
 import { HashRing } from "../../src/ring/index.js";
@@ -59,6 +60,15 @@ async function waitAllAliveWithToken(): Promise<void> {
   for (const v of views) expect(allAlive(v, ids), JSON.stringify(v)).to.equal(true);
 }
 
+interface KeyPage {
+  keys: string[];
+  next_cursor: string;
+  total_matched: number;
+  truncated: boolean;
+  node: string;
+  partial_nodes: string[];
+}
+
 interface HintTarget {
   node: string;
   count: number;
@@ -90,7 +100,7 @@ describe("dashboard data routes on a real 3-node cluster with a policy file", fu
     dir = mkdtempSync(join(tmpdir(), "hypercache-dash-"));
     writeFileSync(join(dir, "policy.yaml"), POLICY);
     layout = await clusterPorts(3, "d");
-    const env = { ...FAST_TIMERS, SERVICE_AUTH_CONFIG: join(dir, "policy.yaml"), SERVICE_AUTH_TOKEN: PEER_TOKEN, SERVICE_AUTH_FAIL_LIMIT: "0", SERVICE_REPLICATION: "2" };
+    const env = { ...FAST_TIMERS, SERVICE_AUTH_CONFIG: join(dir, "policy.yaml"), SERVICE_AUTH_TOKEN: PEER_TOKEN, SERVICE_AUTH_FAIL_LIMIT: "0", SERVICE_REPLICATION: "2", SERVICE_DEAD_AFTER: "60s" };
     nodes = await Promise.all(layout.map((p) => startMember(layout, p.id, env)));
     await waitAllAliveWithToken();
   });
@@ -148,8 +158,61 @@ describe("dashboard data routes on a real 3-node cluster with a policy file", fu
     });
   });
 
+  describe("GET /cluster/keys: the client listener's key browser", () => {
+    const KEYS = [...Array.from({ length: 300 }, (_, i) => `kb:${String(i).padStart(3, "0")}`), "kb-other", "kbx", "user:1", "user:22", "a*b"];
+    const viaClient = (n: NodeProcess, query: string) => call(`${n.api}/v1/cache/keys?${query}`, { headers: bearer(TOKENS.reader) });
+    const viaMgmt = (n: NodeProcess, query: string) => mgmt(n, `/cluster/keys?${query}`);
+
+    before(async () => {
+      const res = await call(`${node("d2").api}/v1/cache/batch/put`, {
+        method: "POST",
+        headers: { ...bearer(TOKENS.writer), "content-type": "application/json" },
+        body: JSON.stringify({ items: KEYS.map((key) => ({ key, value: key })) }),
+      });
+      expect(res.status, res.body.toString()).to.equal(200);
+    });
+
+    it("answers every query exactly as GET /v1/cache/keys does on the same node", async () => {
+      const queries = ["", "q=kb", "q=kb%3A1", "q=kb%3A*5", "q=kb%3A%3F%3F0&limit=7", "q=user&limit=1", "q=a%5C*b", "limit=600", "max=60000&limit=3", "q=kb&max=50&limit=20", "q=nothing"];
+      for (const n of nodes) {
+        for (const query of queries) {
+          const [c, m] = await Promise.all([viaClient(n, query), viaMgmt(n, query)]);
+          expect(ok(m, `${n.id} mgmt ?${query}`), `${n.id} ?${query}`).to.deep.equal(ok(c, `${n.id} client ?${query}`));
+        }
+      }
+      const all = ok<KeyPage>(await viaMgmt(node("d1"), "q=kb%3A&limit=500"));
+      expect(all.keys).to.deep.equal(KEYS.filter((k) => k.startsWith("kb:")).sort());
+      expect(all).to.include({ total_matched: 300, truncated: false, next_cursor: "" });
+      expect(all.partial_nodes).to.deep.equal([]);
+      expect(ok<KeyPage>(await viaMgmt(node("d1"), "q=kb%3A*5&limit=500")).keys).to.deep.equal(KEYS.filter((k) => /^kb:.*5$/.test(k)).sort());
+    });
+
+    it("pages stably with cursors, and a cursor from either listener pages on the other", async () => {
+      const seen: string[] = [];
+      let cursor = "";
+      for (let i = 0; ; i++) {
+        const query = `q=kb%3A&limit=40${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+        const page = ok<KeyPage>(await (i % 2 === 0 ? viaMgmt(node("d3"), query) : viaClient(node("d3"), query)));
+        seen.push(...page.keys);
+        cursor = page.next_cursor;
+        if (cursor === "") break;
+      }
+      expect(seen).to.deep.equal(KEYS.filter((k) => k.startsWith("kb:")).sort());
+    });
+
+    it("answers the same 400 envelopes as the client listener", async () => {
+      const first = ok<KeyPage>(await viaMgmt(node("d1"), "q=kb&limit=5"));
+      const bad = ["limit=0", "limit=-3", "limit=abc", "max=0", "max=1.5", "q=%5Babc", "cursor=not-a-cursor", `q=user&cursor=${encodeURIComponent(first.next_cursor)}`, `q=kb&max=9&cursor=${encodeURIComponent(first.next_cursor)}`];
+      for (const query of bad) {
+        const [c, m] = await Promise.all([viaClient(node("d1"), query), viaMgmt(node("d1"), query)]);
+        const body = expectEnvelope(m, 400, "BAD_REQUEST");
+        expect(body, query).to.deep.equal(expectEnvelope(c, 400, "BAD_REQUEST"));
+      }
+    });
+  });
+
   describe("scopes", () => {
-    const routes = ["/cluster/ring", "/dist/hints"];
+    const routes = ["/cluster/ring", "/dist/hints", "/cluster/keys"];
     it("answers 401 with the envelope and a challenge without a credential or with a wrong one", async () => {
       for (const path of routes) {
         expectUnauthorized(await call(`${node("d1").mgmt}${path}`), path);
@@ -178,6 +241,19 @@ describe("dashboard data routes on a real 3-node cluster with a policy file", fu
     });
     after(() => {
       node("d3").child.kill("SIGCONT");
+    });
+
+    // Runs first: the key browser asks alive peers only, and d3 turns suspect a few heartbeats after the stop.
+    it("GET /cluster/keys names the stopped node in partial_nodes, as the client listener does", async () => {
+      const [c, m] = await Promise.all([
+        call(`${node("d1").api}/v1/cache/keys?q=kb%3A&limit=5`, { headers: bearer(TOKENS.reader) }),
+        mgmt(node("d1"), "/cluster/keys?q=kb%3A&limit=5"),
+      ]);
+      const fromMgmt = ok<KeyPage>(m);
+      expect(fromMgmt.partial_nodes).to.deep.equal(["d3"]);
+      expect(ok<KeyPage>(c).partial_nodes).to.deep.equal(["d3"]);
+      // Every key has an owner besides d3 (replication 2), so nothing is missing from the listing.
+      expect(fromMgmt.total_matched).to.equal(300);
     });
 
     it("GET /dist/hints shows the hints d1 queues for d3: count, bytes, a growing oldest age, replay failing", async () => {

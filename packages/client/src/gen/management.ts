@@ -226,6 +226,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cluster/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Browse the keys of the whole cluster (the client listener's key browser)
+         * @description The key browser of the client API (`GET /v1/cache/keys`) on the management listener's own origin, for the dashboard: the same code path, parameters, limits, 400 answers, cursors and answer (a cursor from either listener pages on the other). It collects the live keys of every alive node, removes replica duplicates, sorts them (UTF-16 code units) and pages by offset into the sorted set, so successive pages are stable. When `max` truncates, the first `max` keys in sort order are kept. A node whose listing fails is named in `partial_nodes` and does not fail the call. Expired and deleted keys are never listed. `q` is a glob when it holds any of `*`, `?`, `[`, else a literal prefix. Scope: read or better (read or admin), like the other views of this listener; the client listener asks for `read`.
+         */
+        get: operations["browseClusterKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cluster/events": {
         parameters: {
             query?: never;
@@ -584,6 +604,19 @@ export interface components {
                 dropped_bytes_cap: number;
             };
             migrations: components["schemas"]["HintQueueView"];
+        };
+        KeyBrowserPage: {
+            /** @description one page of sorted, deduplicated keys */
+            keys: string[];
+            /** @description cursor of the next page; empty on the last page */
+            next_cursor: string;
+            /** @description size of the (possibly truncated) sorted result set */
+            total_matched: number;
+            /** @description true when `max` cut the result set */
+            truncated: boolean;
+            node: string;
+            /** @description ids of nodes whose listing failed; empty when every node answered */
+            partial_nodes: string[];
         };
         MemberRemoved: {
             id: string;
@@ -955,6 +988,40 @@ export interface operations {
                     "application/json": components["schemas"]["Ring"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
+        };
+    };
+    browseClusterKeys: {
+        parameters: {
+            query?: {
+                /** @description Filter. A glob when it contains any of `*`, `?`, `[` (standard glob semantics; `/` is not special; `\` escapes the next character; `[!...]` and `[^...]` negate a class); otherwise a literal prefix. Empty or omitted: every key. A malformed glob is 400. */
+                q?: string;
+                /** @description page size; values above 500 are clamped to 500 */
+                limit?: number;
+                /** @description size cap of the whole result set; values above 50000 are clamped to 50000 */
+                max?: number;
+                /** @description opaque cursor from `next_cursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyBrowserPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
