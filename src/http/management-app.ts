@@ -16,7 +16,7 @@ import type { ListenerDurations, Metrics, OperationLatencies, OtelMirror, SseHub
 import type { HashRing } from "../ring/index.js";
 import type { ShardedStore } from "../store/index.js";
 import { SSE_RETRY_MS, subscribeEvents } from "./cluster-events.js";
-import { addIdentityRoutes } from "./identity-routes.js";
+import { addAnyIdentityRoute, addIdentityRoutes } from "./identity-routes.js";
 import { authenticated, errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 import { membersBody } from "./members-body.js";
 import { addRingRoute } from "./ring-route.js";
@@ -102,6 +102,7 @@ function addOpenRoutes(router: Router<AppState>, deps: ManagementAppDeps): void 
     ctx.body = deps.openapiYaml;
   });
   addIdentityRoutes(router, deps.auth);
+  addAnyIdentityRoute(router, deps.auth);
 }
 
 /** Statistics, configuration and metrics (read or better). */
