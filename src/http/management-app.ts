@@ -9,15 +9,20 @@ import { CacheError, badRequest } from "../core/errors.js";
 import { SSE_SUBSCRIBERS_MAX } from "../core/limits.js";
 import type { Config } from "../config/index.js";
 import type { Authenticator } from "../auth/index.js";
-import type { DrainStatus, Lifecycle, Readiness } from "../cluster/index.js";
+import type { CacheService, DrainStatus, HintQueue, Lifecycle, Readiness, ReplicaInspector } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
 import type { ListenerDurations, Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";
+import type { HashRing } from "../ring/index.js";
 import type { ShardedStore } from "../store/index.js";
 import { SSE_RETRY_MS, subscribeEvents } from "./cluster-events.js";
-import { addIdentityRoutes } from "./identity-routes.js";
+import { addAnyIdentityRoute, addIdentityRoutes } from "./identity-routes.js";
 import { authenticated, errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 import { membersBody } from "./members-body.js";
+import { addRingRoute } from "./ring-route.js";
+import { addHintsRoute } from "./hints-route.js";
+import { browseKeys } from "./key-routes.js";
+import { addReplicasRoute } from "./replicas-route.js";
 
 type Schemas = components["schemas"];
 
@@ -48,6 +53,16 @@ export interface ManagementAppDeps {
   readonly drainStatus: () => DrainStatus;
   /** http.server.request.duration of this listener. */
   readonly durations: ListenerDurations;
+  /** This node's current ring (GET /cluster/ring). */
+  readonly ring: () => HashRing;
+  /** The replica hint queue and the queue of failed migrations (GET /dist/hints). */
+  readonly hints: HintQueue;
+  readonly migrations: HintQueue;
+  /** The cluster cache: the key browser (GET /cluster/keys). */
+  readonly cache: CacheService;
+  /** Each owner's copy of a key (GET /cluster/keys/{key}/replicas), each owner given `replicaTimeoutMs`. */
+  readonly replicas: ReplicaInspector;
+  readonly replicaTimeoutMs: number;
 }
 
 export function createManagementRouter(deps: ManagementAppDeps): Router<AppState> {
@@ -87,6 +102,7 @@ function addOpenRoutes(router: Router<AppState>, deps: ManagementAppDeps): void 
     ctx.body = deps.openapiYaml;
   });
   addIdentityRoutes(router, deps.auth);
+  addAnyIdentityRoute(router, deps.auth);
 }
 
 /** Statistics, configuration and metrics (read or better). */
@@ -138,6 +154,22 @@ function addClusterRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
     ctx.body = out;
   });
 
+  addRingRoute(router, readOrBetter(auth), {
+    get config() {
+      return deps.config;
+    },
+    ring: () => deps.ring(),
+    membershipVersion: () => members.version,
+  });
+
+  // The client listener's key browser, same code path (see key-routes.ts).
+  router.get("/cluster/keys", readOrBetter(auth), async (ctx) => {
+    const out: Schemas["KeyBrowserPage"] = await browseKeys(ctx, deps.cache);
+    ctx.body = out;
+  });
+
+  addReplicasRoute(router, readOrBetter(auth), () => ({ nodeId: config.nodeId, maxKeyBytes: config.maxKeyBytes, inspector: deps.replicas, timeoutMs: deps.replicaTimeoutMs }));
+
   router.delete("/cluster/members/:id", admin(auth), (ctx) => {
     const id = ctx.params.id as string;
     if (id === config.nodeId) throw badRequest("the local node cannot remove itself; drain and stop it instead");
@@ -174,6 +206,8 @@ function addControlRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
     const out: Schemas["DrainStatus"] = deps.drainStatus();
     ctx.body = out;
   });
+
+  addHintsRoute(router, readOrBetter(auth), () => deps);
 
   router.post("/dist/drain", readOrBetter(auth), (ctx) => {
     deps.lifecycle.drain("management request");
