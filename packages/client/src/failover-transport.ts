@@ -50,13 +50,19 @@ export interface FailoverTransportDeps {
 /** An answer whose body was read within the attempt's time limit. */
 export class BufferedResponse implements ResponseLike {
   readonly body = null;
+  readonly status: number;
   constructor(
-    readonly status: number,
-    readonly headers: HeadersLike,
+    /** The answer as the fetch gave it; its headers are read from it when asked for. */
+    private readonly from: ResponseLike,
     readonly bytes: Uint8Array,
     /** Base URL of the endpoint that answered. */
     readonly endpoint: string,
-  ) {}
+  ) {
+    this.status = from.status;
+  }
+  get headers(): HeadersLike {
+    return this.from.headers;
+  }
   get ok(): boolean {
     return this.status >= 200 && this.status < 300;
   }
@@ -169,7 +175,7 @@ export class FailoverTransport {
       const res = await this.deps.fetch(endpoint + req.path, { method: req.method, headers, body: req.body, signal: req.signal, timeoutMs: this.deps.timeoutMs, stream: req.stream });
       if (req.stream && res.status < 500) return { response: res, endpoint };
       const bytes = new Uint8Array(await res.arrayBuffer());
-      if (res.status < 500) return { response: new BufferedResponse(res.status, res.headers, bytes, endpoint), endpoint };
+      if (res.status < 500) return { response: new BufferedResponse(res, bytes, endpoint), endpoint };
       error = errorFromAnswer(res.status, new TextDecoder().decode(bytes), endpoint);
     } catch (err) {
       if (req.signal?.aborted) throw req.signal.reason ?? err;
