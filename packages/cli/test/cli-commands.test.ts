@@ -1,5 +1,6 @@
 // Every hypercache command against a real node: output (JSON when stdout is not a terminal, text
 // on one), exit codes, the one-line errors, credentials and global flags before or after the command.
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -9,7 +10,7 @@ import bcrypt from "bcryptjs";
 import { expect } from "chai";
 import { makeTestCerts, type TestCerts } from "../../../test/helpers/certs.js";
 import { startNode, type NodeProcess } from "../../../test/helpers/node-process.js";
-import { cli, cliProcess } from "./cli-harness.js";
+import { CLI_BIN, cli, cliProcess } from "./cli-harness.js";
 
 const DEAD = "http://127.0.0.1:1";
 
@@ -56,6 +57,15 @@ describe("hypercache CLI commands (one real node)", function () {
     expect(r.stdout).to.equal("");
     expect(r.stderr.trim().split("\n")).to.have.length(1);
     expect(r.stderr).to.contain("404 NOT_FOUND").and.contain(node.api).and.contain("hint:");
+  });
+
+  it("exits 1 when the node refuses the request for another reason (400), with one stderr line and the endpoint not given up on", async () => {
+    const r = await cli(["-v", "set", "k".repeat(5000), "v"], { env: { ...env, HYPERCACHE_ENDPOINTS: `${node.api},${DEAD}` } });
+    expect(r.code).to.equal(1);
+    expect(r.stdout).to.equal("");
+    const lines = r.stderr.trim().split("\n");
+    expect(lines, "a 4xx is no failover: -v has nothing to print").to.have.length(1);
+    expect(lines[0]).to.contain("400 BAD_REQUEST").and.contain(node.api).and.contain("hint:");
   });
 
   it("del exits 0 when the key existed and 3 when it did not", async () => {
@@ -224,6 +234,43 @@ describe("hypercache CLI credentials (real node with a policy file)", function (
     const noPassword = await cli(["me", "--user", "alice", "--insecure-basic"], { env: { HYPERCACHE_ENDPOINTS: node.api } });
     expect(noPassword.code).to.equal(2);
     expect(noPassword.stderr).to.contain("HYPERCACHE_PASSWORD");
+  });
+
+  it("--user on a terminal without HYPERCACHE_PASSWORD asks for the password, without echo (tmux)", async () => {
+    if (spawnSync("tmux", ["-V"]).status !== 0) throw new Error("tmux is missing: apt-get install -y tmux");
+    // One session per run, all killed at the end: killing the last session stops the tmux server,
+    // and a session started at that moment can meet the dying server.
+    const sessions: string[] = [];
+    const pane = (session: string) => execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" });
+    const until = async (session: string, what: string, ok: (t: string) => boolean) => {
+      const end = Date.now() + 20_000;
+      for (;;) {
+        const text = pane(session);
+        if (ok(text)) return text;
+        if (Date.now() > end) throw new Error(`pane never showed ${what}:\n${text}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const run = async (password: string) => {
+      const session = `hc-pw-${process.pid}-${sessions.length}`;
+      sessions.push(session);
+      const cmd = `env -u HYPERCACHE_PASSWORD HYPERCACHE_ENDPOINTS=${node.api} ${process.execPath} ${CLI_BIN} me --user alice --insecure-basic; echo "EXIT=$?"; sleep 60`;
+      execFileSync("tmux", ["new-session", "-d", "-s", session, "-x", "120", "-y", "20", cmd]);
+      await until(session, "the prompt", (t) => t.includes("password for alice:"));
+      execFileSync("tmux", ["send-keys", "-t", session, "-l", password]);
+      execFileSync("tmux", ["send-keys", "-t", session, "Enter"]);
+      return until(session, "the exit code", (t) => t.includes("EXIT="));
+    };
+    try {
+      const ok = await run("alice-pw");
+      expect(ok).to.contain("EXIT=0").and.match(/alice[\s\S]*scopes: read write/);
+      expect(ok, "the password is not echoed").not.to.contain("alice-pw");
+      const wrong = await run("not-her-pw");
+      expect(wrong).to.contain("401 UNAUTHORIZED").and.contain("EXIT=4");
+      expect(wrong).not.to.contain("not-her-pw");
+    } finally {
+      for (const session of sessions) spawnSync("tmux", ["kill-session", "-t", session]);
+    }
   });
 });
 

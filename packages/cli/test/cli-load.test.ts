@@ -1,7 +1,9 @@
 // hypercache load against a real node: streaming batches, bad lines by number, --errors-out that
 // loads again, exit codes, Ctrl-C; and the terminal progress bar and summary under tmux.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -143,5 +145,71 @@ describe("hypercache load on a terminal (tmux)", function () {
     const end = await until("the summary", (t) => t.includes("EXIT="));
     expect(end).to.match(/interrupted: \d+ of \d+ items stored in [\d.]+ s \(\d+ items\/s\), 0 failed, 1 bad lines/);
     expect(end).to.contain("EXIT=130");
+  });
+});
+
+describe("hypercache load backpressure (the binary against a stub that holds its answers)", function () {
+  this.timeout(60_000);
+
+  it("reads no further than the batches in flight allow while the node does not answer, then loads everything", async () => {
+    // A loopback stand-in for a node: batch puts are held until released, then stored.
+    let held: (() => void)[] = [];
+    let released = false;
+    let requests = 0;
+    let stored = 0;
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        requests++;
+        const { items } = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { items: { key: string }[] };
+        const answer = () => {
+          stored += items.length;
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(JSON.stringify({ results: items.map((it) => ({ key: it.key, status: 200, stored: true, bytes: 1, owners: ["stub"] })) }));
+        };
+        if (released) answer();
+        else held.push(answer);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const total = 50_000;
+    const child = spawn(process.execPath, [CLI_BIN, "load", "-", "--batch-size", "1000", "--concurrency", "2"], { env: { PATH: process.env.PATH ?? "", HYPERCACHE_ENDPOINTS: endpoint }, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    const exited = new Promise<number | null>((r) => child.on("close", r));
+    let stdinError: Error | undefined;
+    child.stdin.on("error", (err) => (stdinError = err)); // EPIPE once the child is gone
+    // Writes lines while the pipe takes them; `written` is how far the CLI let the test get.
+    let written = 0;
+    const feed = async () => {
+      while (written < total && !stdinError) {
+        const ok = child.stdin.write(`${line(written)}\n`);
+        written++;
+        if (!ok) await new Promise((r) => (child.stdin.once("drain", r), child.stdin.once("close", r)));
+      }
+      child.stdin.end();
+    };
+    const feeding = feed();
+    try {
+      const end = Date.now() + 20_000;
+      while (requests < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(requests, "batches in flight: --concurrency").to.equal(2);
+      // 2 batches in flight, one being filled, and what the pipe and the stream buffers hold
+      // (about 300 KB of 100-byte lines): far from the 50,000 lines of the input.
+      expect(written, "lines the CLI let the writer put into the pipe").to.be.below(8000);
+      released = true;
+      for (const answer of held) answer();
+      held = [];
+      await feeding;
+      expect(await exited).to.equal(0);
+      expect(JSON.parse(stdout)).to.include({ items: total, stored: total, failed: 0 });
+      expect(stored).to.equal(total);
+    } finally {
+      child.kill("SIGKILL");
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });

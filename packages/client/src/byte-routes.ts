@@ -4,7 +4,7 @@
 // objects cost about 10 µs of client CPU per request in Node (bench/sdk.ts), a third of a bare
 // undici request, and `get` must stay within 0.9 of a bare undici loop. Paths and query
 // parameters are still typed by the generated OpenAPI types.
-import type { BufferedResponse, FailoverTransport } from "./failover-transport.js";
+import type { Answer, BufferedResponse, FailoverTransport } from "./failover-transport.js";
 import type { paths } from "./gen/client.js";
 import { encodeKeySegment } from "./openapi-bridge.js";
 
@@ -29,21 +29,28 @@ function itemPath(key: string, query: Record<string, string | undefined>): strin
   return path;
 }
 
+/** The answer of a byte route: always read to its end (never a stream). */
+export interface ByteAnswer extends Answer {
+  readonly response: BufferedResponse;
+}
+
+/**
+ * Not async: each method hands back the transport's promise, so a call costs no promise of its own
+ * on top of the transport's (the caller reads `response`).
+ */
 export class ByteRoutes {
   constructor(private readonly transport: FailoverTransport) {}
 
-  async get(key: string, query: GetQuery, signal: AbortSignal | undefined): Promise<BufferedResponse> {
-    const { response } = await this.transport.send({ method: "GET", path: itemPath(key, query), headers: ACCEPT_BYTES as Record<string, string>, signal });
-    return response as BufferedResponse;
+  get(key: string, consistency: GetQuery["consistency"], signal: AbortSignal | undefined): Promise<ByteAnswer> {
+    const path = consistency === undefined ? ITEM_PREFIX + encodeKeySegment(key) : itemPath(key, { consistency });
+    return this.transport.send({ method: "GET", path, headers: ACCEPT_BYTES as Record<string, string>, signal }) as Promise<ByteAnswer>;
   }
 
-  async head(key: string, query: HeadQuery, signal: AbortSignal | undefined): Promise<BufferedResponse> {
-    const { response } = await this.transport.send({ method: "HEAD", path: itemPath(key, query), headers: {}, signal });
-    return response as BufferedResponse;
+  head(key: string, query: HeadQuery, signal: AbortSignal | undefined): Promise<ByteAnswer> {
+    return this.transport.send({ method: "HEAD", path: itemPath(key, query), headers: {}, signal }) as Promise<ByteAnswer>;
   }
 
-  async put(key: string, body: string | Uint8Array, query: PutQuery, signal: AbortSignal | undefined): Promise<BufferedResponse> {
-    const { response } = await this.transport.send({ method: "PUT", path: itemPath(key, query), headers: PUT_HEADERS as Record<string, string>, body, signal });
-    return response as BufferedResponse;
+  put(key: string, body: string | Uint8Array, query: PutQuery, signal: AbortSignal | undefined): Promise<ByteAnswer> {
+    return this.transport.send({ method: "PUT", path: itemPath(key, query), headers: PUT_HEADERS as Record<string, string>, body, signal }) as Promise<ByteAnswer>;
   }
 }

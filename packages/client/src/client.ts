@@ -50,6 +50,9 @@ export interface SetOptions extends WriteOptions {
   readonly ttl?: Ttl;
 }
 
+/** The options of a call that passes none (one object for every such call). */
+const NO_OPTIONS: ReadOptions = Object.freeze({});
+
 export class HypercacheClient {
   private readonly runtime: Runtime;
   private readonly apiPool: EndpointPool;
@@ -94,21 +97,21 @@ export class HypercacheClient {
   }
 
   /** The value's bytes, or undefined when the key does not exist. */
-  async get(key: string, o: ReadOptions = {}): Promise<Uint8Array | undefined> {
+  async get(key: string, o: ReadOptions = NO_OPTIONS): Promise<Uint8Array | undefined> {
     this.open();
-    const response = await this.bytes.get(key, { consistency: o.consistency }, o.signal);
+    const { response } = await this.bytes.get(key, o.consistency, o.signal);
     if (response.status === 200) return response.bytes;
     return this.missingOrThrow(response);
   }
 
   /** The value as UTF-8 text, or undefined when the key does not exist. */
-  async getText(key: string, o: ReadOptions = {}): Promise<string | undefined> {
+  async getText(key: string, o: ReadOptions = NO_OPTIONS): Promise<string | undefined> {
     const bytes = await this.get(key, o);
     return bytes === undefined ? undefined : new TextDecoder().decode(bytes);
   }
 
   /** The value parsed as JSON, or undefined when the key does not exist. */
-  async getJSON<T = unknown>(key: string, o: ReadOptions = {}): Promise<T | undefined> {
+  async getJSON<T = unknown>(key: string, o: ReadOptions = NO_OPTIONS): Promise<T | undefined> {
     const text = await this.getText(key, o);
     return text === undefined ? undefined : (JSON.parse(text) as T);
   }
@@ -128,7 +131,7 @@ export class HypercacheClient {
   /** The item's metadata without its value, or undefined when the key does not exist. */
   async head(key: string, o: ReadOptions = {}): Promise<ItemMeta | undefined> {
     this.open();
-    const response = await this.bytes.head(key, { consistency: o.consistency }, o.signal);
+    const { response } = await this.bytes.head(key, { consistency: o.consistency }, o.signal);
     if (response.status === 200) return metaFromHeaders(key, response.headers);
     return this.missingOrThrow(response);
   }
@@ -138,7 +141,7 @@ export class HypercacheClient {
     this.open();
     const body = await valueBody(value);
     const ttl = o.ttl === undefined ? undefined : `${ttlToMs(o.ttl)}ms`;
-    const response = await this.bytes.put(key, body, { ttl, consistency: o.consistency }, o.signal);
+    const { response } = await this.bytes.put(key, body, { ttl, consistency: o.consistency }, o.signal);
     if (response.status === 200) return (await response.json()) as PutResult;
     throw answerError(response);
   }

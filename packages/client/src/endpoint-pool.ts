@@ -98,10 +98,13 @@ export class EndpointPool {
     return this.current;
   }
 
-  /** The current endpoint when it is usable: the first to try, without computing a whole order. */
+  /**
+   * The current endpoint when it is usable: the first to try, without computing a whole order.
+   * An endpoint without failures since it last answered is not cooling: no clock to read.
+   */
   preferred(): string | undefined {
     const e = this.current === undefined ? undefined : this.find(this.current);
-    return e && e.coolUntilMs <= this.opts.clock.nowMs() ? e.url : undefined;
+    return e && (e.failures === 0 || e.coolUntilMs <= this.opts.clock.nowMs()) ? e.url : undefined;
   }
 
   /**
@@ -167,7 +170,13 @@ export class EndpointPool {
   }
 
   private find(url: string): Entry | undefined {
-    return this.entries.find((e) => e.url === url);
+    // A loop rather than Array.find: this runs twice per request (preferred, succeeded).
+    const entries = this.entries;
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i] as Entry;
+      if (e.url === url) return e;
+    }
+    return undefined;
   }
 
   private pickStart(): void {

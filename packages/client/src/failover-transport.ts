@@ -50,13 +50,19 @@ export interface FailoverTransportDeps {
 /** An answer whose body was read within the attempt's time limit. */
 export class BufferedResponse implements ResponseLike {
   readonly body = null;
+  readonly status: number;
   constructor(
-    readonly status: number,
-    readonly headers: HeadersLike,
+    /** The answer as the fetch gave it; its headers are read from it when asked for. */
+    private readonly from: ResponseLike,
     readonly bytes: Uint8Array,
     /** Base URL of the endpoint that answered. */
     readonly endpoint: string,
-  ) {}
+  ) {
+    this.status = from.status;
+  }
+  get headers(): HeadersLike {
+    return this.from.headers;
+  }
   get ok(): boolean {
     return this.status >= 200 && this.status < 300;
   }
@@ -72,7 +78,16 @@ export class BufferedResponse implements ResponseLike {
   }
 }
 
-type AttemptResult = { ok: true; answer: Answer } | { ok: false; failure: FailedAttempt };
+/** A failed attempt as `once` returns it: a class, so telling it from an Answer is one instanceof. */
+class Failure implements FailedAttempt {
+  constructor(
+    readonly endpoint: string,
+    readonly error: HypercacheError | TransportError,
+    readonly durationMs: number,
+  ) {}
+}
+
+type AttemptResult = Answer | Failure;
 
 export class FailoverTransport {
   constructor(private readonly deps: FailoverTransportDeps) {}
@@ -80,21 +95,22 @@ export class FailoverTransport {
   async send(req: OutgoingRequest): Promise<Answer> {
     req.signal?.throwIfAborted();
     // The common case: the current endpoint works.
-    const first = this.deps.pool.preferred();
-    let firstFailure: FailedAttempt | undefined;
+    const pool = this.deps.pool;
+    const first = pool.preferred();
+    let firstFailure: Failure | undefined;
     if (first !== undefined) {
       const r = await this.attempt(first, req);
-      if (r.ok) {
-        this.deps.pool.succeeded(first);
-        return r.answer;
+      if (!(r instanceof Failure)) {
+        pool.succeeded(first);
+        return r;
       }
-      firstFailure = r.failure;
+      firstFailure = r;
     }
     return this.failover(req, first, firstFailure);
   }
 
   /** The rest of the order after the preferred endpoint failed (or when none was usable). */
-  private async failover(req: OutgoingRequest, first: string | undefined, firstFailure: FailedAttempt | undefined): Promise<Answer> {
+  private async failover(req: OutgoingRequest, first: string | undefined, firstFailure: Failure | undefined): Promise<Answer> {
     const attempts: FailedAttempt[] = [];
     const tried = new Set<string>();
     let rediscovered = false;
@@ -110,13 +126,13 @@ export class FailoverTransport {
         const endpoint = order[i] as string;
         tried.add(endpoint);
         const r = await this.attempt(endpoint, req);
-        if (r.ok) {
+        if (!(r instanceof Failure)) {
           this.deps.pool.succeeded(endpoint);
-          return r.answer;
+          return r;
         }
         this.deps.pool.failed(endpoint);
-        attempts.push(r.failure);
-        this.deps.onEvent?.({ type: "failover", endpoint, error: r.failure.error, next: order[i + 1] });
+        attempts.push(r);
+        this.deps.onEvent?.({ type: "failover", endpoint, error: r.error, next: order[i + 1] });
       }
       if (rediscovered || !this.deps.rediscover) break;
       rediscovered = true;
@@ -126,13 +142,22 @@ export class FailoverTransport {
     throw new AllEndpointsFailedError(attempts);
   }
 
-  /** One endpoint, with one more try after a 401 when the credential could be refreshed. */
-  private async attempt(endpoint: string, req: OutgoingRequest): Promise<AttemptResult> {
-    const pending = this.deps.auth.authorization(endpoint);
+  /**
+   * One endpoint, with one more try after a 401 when the credential could be refreshed. Not
+   * async: with a header at hand and nothing to refresh it is `once` itself, one promise less.
+   */
+  private attempt(endpoint: string, req: OutgoingRequest): Promise<AttemptResult> {
+    const auth = this.deps.auth;
+    const pending = auth.authorization(endpoint);
+    if (typeof pending !== "object" && !auth.refreshAfterUnauthorized) return this.once(endpoint, req, pending);
+    return this.attemptRefreshing(endpoint, req, pending);
+  }
+
+  private async attemptRefreshing(endpoint: string, req: OutgoingRequest, pending: string | undefined | Promise<string | undefined>): Promise<AttemptResult> {
     let authorization = typeof pending === "object" ? await pending : pending;
     let r = await this.once(endpoint, req, authorization);
-    if (r.ok && r.answer.response.status === 401 && this.deps.auth.refreshAfterUnauthorized) {
-      if (req.stream) await r.answer.response.body?.cancel().catch(() => undefined);
+    if (!(r instanceof Failure) && r.response.status === 401 && this.deps.auth.refreshAfterUnauthorized) {
+      if (req.stream) await r.response.body?.cancel().catch(() => undefined);
       if (await this.deps.auth.refreshAfterUnauthorized(authorization)) {
         authorization = await this.deps.auth.authorization(endpoint);
         r = await this.once(endpoint, req, authorization);
@@ -142,20 +167,21 @@ export class FailoverTransport {
   }
 
   private async once(endpoint: string, req: OutgoingRequest, authorization: string | undefined): Promise<AttemptResult> {
-    const started = this.deps.runtime.clock.nowMs();
-    const failure = (error: HypercacheError | TransportError): AttemptResult => ({ ok: false, failure: { endpoint, error, durationMs: this.deps.runtime.clock.nowMs() - started } });
+    const clock = this.deps.runtime.clock;
+    const started = clock.nowMs();
     const headers = authorization === undefined ? req.headers : { ...req.headers, authorization };
+    let error: HypercacheError | TransportError;
     try {
       const res = await this.deps.fetch(endpoint + req.path, { method: req.method, headers, body: req.body, signal: req.signal, timeoutMs: this.deps.timeoutMs, stream: req.stream });
-      if (req.stream && res.status < 500) return { ok: true, answer: { response: res, endpoint } };
+      if (req.stream && res.status < 500) return { response: res, endpoint };
       const bytes = new Uint8Array(await res.arrayBuffer());
-      if (res.status >= 500) return failure(errorFromAnswer(res.status, new TextDecoder().decode(bytes), endpoint));
-      return { ok: true, answer: { response: new BufferedResponse(res.status, res.headers, bytes, endpoint), endpoint } };
+      if (res.status < 500) return { response: new BufferedResponse(res, bytes, endpoint), endpoint };
+      error = errorFromAnswer(res.status, new TextDecoder().decode(bytes), endpoint);
     } catch (err) {
       if (req.signal?.aborted) throw req.signal.reason ?? err;
-      if (isTimeout(err)) return failure(new TimeoutError(`no answer within ${this.deps.timeoutMs} ms`, endpoint, { cause: err }));
-      return failure(new TransportError(transportMessage(err), endpoint, { cause: err }));
+      error = isTimeout(err) ? new TimeoutError(`no answer within ${this.deps.timeoutMs} ms`, endpoint, { cause: err }) : new TransportError(transportMessage(err), endpoint, { cause: err });
     }
+    return new Failure(endpoint, error, clock.nowMs() - started);
   }
 }
 

@@ -38,21 +38,31 @@ export const KEEP_ALIVE_TIMEOUT_MS = 30_000;
 
 export interface NodeClientOptions extends ClientOptions, NodeTransportOptions {}
 
-/** Answers of the undici dispatcher as the client's ResponseLike. */
+/** Headers of an undici answer, read by name. */
+class UndiciHeaders implements HeadersLike {
+  constructor(private readonly raw: Dispatcher.ResponseData["headers"]) {}
+  get(name: string): string | null {
+    const v = this.raw[name.toLowerCase()];
+    return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
+  }
+}
+
+/**
+ * Answers of the undici dispatcher as the client's ResponseLike. The headers wrapper is made when
+ * first read: a `get` that finds its value never reads a header.
+ */
 class UndiciResponse implements ResponseLike {
   readonly status: number;
-  readonly headers: HeadersLike;
   private readonly data: Dispatcher.ResponseData["body"];
+  private readonly rawHeaders: Dispatcher.ResponseData["headers"];
+  private wrapped: HeadersLike | undefined;
   constructor(res: Dispatcher.ResponseData) {
     this.status = res.statusCode;
     this.data = res.body;
-    const raw = res.headers;
-    this.headers = {
-      get(name: string): string | null {
-        const v = raw[name.toLowerCase()];
-        return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
-      },
-    };
+    this.rawHeaders = res.headers;
+  }
+  get headers(): HeadersLike {
+    return (this.wrapped ??= new UndiciHeaders(this.rawHeaders));
   }
   get ok(): boolean {
     return this.status >= 200 && this.status < 300;

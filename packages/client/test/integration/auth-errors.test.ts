@@ -19,6 +19,7 @@ import {
   NotFoundError,
   PayloadTooLargeError,
   TokenRequestError,
+  TooManyRequestsError,
   UnauthorizedError,
   UnsupportedMediaTypeError,
   type FetchLike,
@@ -138,6 +139,17 @@ describe("client credentials against a real node's auth chain", function () {
     } finally {
       await Promise.all([full, reader, anonymous, wrongBase, small, mislabelled].map((c) => c.close()));
       await agent.close();
+    }
+  });
+
+  it("maps the 429 past the failed-authentication limit of an address (10 a second) to TooManyRequestsError", async () => {
+    const wrong = make({ token: "not-a-token" });
+    try {
+      const errors = await Promise.all(Array.from({ length: 40 }, () => wrong.me().catch((e: unknown) => e)));
+      expect(errors.every((e) => e instanceof UnauthorizedError || e instanceof TooManyRequestsError), "401 up to the limit, 429 past it").to.equal(true);
+      expect(errors.find((e) => e instanceof TooManyRequestsError)).to.include({ status: 429, code: "TOO_MANY_REQUESTS", endpoint: plainNode.api });
+    } finally {
+      await wrong.close();
     }
   });
 });

@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import { startCluster, type NodeProcess } from "../../../../test/helpers/node-process.js";
 import { FAST_TIMERS } from "../../../../test/integration/cluster-helpers.js";
-import { ForbiddenError, HypercacheClient, type ClientEvent } from "../../src/node.js";
+import { AllEndpointsFailedError, ForbiddenError, HypercacheClient, QuorumFailedError, type ClientEvent } from "../../src/node.js";
 
 /** A loopback server that answers every request with `status` and the envelope of `code`, counting hits. */
 async function stub(status: number, code: string): Promise<{ url: string; hits: () => number; close: () => Promise<void> }> {
@@ -104,6 +104,25 @@ describe("client failover on a real 3-node cluster", function () {
       expect(events.map((e) => e.type === "failover" && e.endpoint)).to.deep.equal([unavailable.url]);
     } finally {
       await Promise.all([c4.close(), c5.close(), forbidden.close(), unavailable.close()]);
+    }
+  });
+
+  it("ends a write too few owners acknowledge with AllEndpointsFailedError holding the node's QuorumFailedError", async () => {
+    const [n1, n2, n3] = nodes as [NodeProcess, NodeProcess, NodeProcess];
+    const events: ClientEvent[] = [];
+    const client = new HypercacheClient({ endpoints: [n1.api], randomStart: false, discovery: false, onEvent: (e) => events.push(e) });
+    try {
+      expect(await client.set("q", "before")).to.include({ stored: true });
+      n2.child.kill("SIGKILL");
+      n3.child.kill("SIGKILL");
+      // At once, before n1 counts its peers dead: the write reaches the owners and none acknowledges.
+      const err = (await client.set("q", "after", { consistency: "all" }).catch((e: unknown) => e)) as AllEndpointsFailedError;
+      expect(err).to.be.instanceOf(AllEndpointsFailedError);
+      expect(err.attempts).to.have.length(1);
+      expect(err.attempts[0]?.error).to.be.instanceOf(QuorumFailedError).and.include({ status: 503, code: "QUORUM_FAILED", endpoint: n1.api });
+      expect(events.map((e) => e.type)).to.deep.equal(["failover"]);
+    } finally {
+      await client.close();
     }
   });
 });
