@@ -119,6 +119,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     readiness: drain.readiness,
     drainStatus: () => drain.handoff.status(),
     durations: o.http.listener(scheme(config.mgmtTls), config.mgmtAddr.port),
+    dashboard: deps.documents.dashboard,
   });
   const endpoint: PeerEndpoint = {
     ...createDataEndpoint({

@@ -15,6 +15,8 @@ import type { MemberTable } from "../membership/index.js";
 import type { ListenerDurations, Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";
 import type { ShardedStore } from "../store/index.js";
 import { SSE_RETRY_MS, subscribeEvents } from "./cluster-events.js";
+import type { DashboardAssets } from "./dashboard-assets.js";
+import { addDashboardRoutes } from "./dashboard-routes.js";
 import { addIdentityRoutes } from "./identity-routes.js";
 import { authenticated, errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 import { membersBody } from "./members-body.js";
@@ -48,6 +50,8 @@ export interface ManagementAppDeps {
   readonly drainStatus: () => DrainStatus;
   /** http.server.request.duration of this listener. */
   readonly durations: ListenerDurations;
+  /** The dashboard's built files (dist/dashboard); undefined when not built. */
+  readonly dashboard?: DashboardAssets | undefined;
 }
 
 export function createManagementRouter(deps: ManagementAppDeps): Router<AppState> {
@@ -56,6 +60,7 @@ export function createManagementRouter(deps: ManagementAppDeps): Router<AppState
   addViewRoutes(router, deps);
   addClusterRoutes(router, deps);
   addControlRoutes(router, deps);
+  addDashboardRoutes(router, { enabled: deps.config?.dashboardEnabled ?? true, files: deps.dashboard });
   return router;
 }
 

@@ -4,6 +4,94 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Redirects to the dashboard
+         * @description 302 to `/dashboard/`; 404 NOT_FOUND with SERVICE_DASHBOARD=off. Never authenticated.
+         */
+        get: operations["redirectToDashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Redirects to `/dashboard/` (the page's asset URLs are relative)
+         * @description 302 to `/dashboard/`; 404 NOT_FOUND with SERVICE_DASHBOARD=off. Never authenticated.
+         */
+        get: operations["redirectToDashboardPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The web dashboard's page
+         * @description The dashboard's HTML page. It and its assets
+         *     are built by `npm ci` (`npm run build` writes `dist/dashboard/`), read once at start-up and
+         *     served from memory, gzipped when the client accepts it. The files hold no data and need no
+         *     credential: the page asks for one and calls the routes of this document with it.
+         *     Every dashboard answer carries `Content-Security-Policy: default-src 'self'; base-uri
+         *     'none'; object-src 'none'; form-action 'self'; frame-ancestors 'none'` (no inline script,
+         *     no other host), `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`. The
+         *     page is `Cache-Control: no-cache` with an `ETag` (304 on `If-None-Match`).
+         *     404 NOT_FOUND with SERVICE_DASHBOARD=off, or when the dashboard was not built.
+         */
+        get: operations["getDashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/assets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A script or style sheet of the dashboard
+         * @description Names carry a content hash (`app-3KX7Q2ZB.js`), so the answer is `Cache-Control: public, max-age=31536000, immutable`. Same headers, gzip and 404 rules as `/dashboard/`; an unknown name is 404 NOT_FOUND.
+         */
+        get: operations["getDashboardAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -545,6 +633,15 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description SERVICE_DASHBOARD=off, the dashboard was not built, or no such asset (NOT_FOUND) */
+        DashboardOff: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description no such member (NOT_FOUND) */
         NotFound: {
             headers: {
@@ -562,6 +659,109 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    redirectToDashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description to the dashboard */
+            302: {
+                headers: {
+                    Location?: "/dashboard/";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["DashboardOff"];
+        };
+    };
+    redirectToDashboardPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description to the dashboard */
+            302: {
+                headers: {
+                    Location?: "/dashboard/";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["DashboardOff"];
+        };
+    };
+    getDashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the page */
+            200: {
+                headers: {
+                    "Content-Security-Policy"?: string;
+                    "Cache-Control"?: "no-cache";
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description the page has not changed since the `If-None-Match` ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["DashboardOff"];
+        };
+    };
+    getDashboardAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file */
+            200: {
+                headers: {
+                    "Cache-Control"?: "public, max-age=31536000, immutable";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                    "text/css": string;
+                };
+            };
+            /** @description unchanged since the `If-None-Match` ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["DashboardOff"];
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
