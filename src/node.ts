@@ -119,6 +119,10 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     readiness: drain.readiness,
     drainStatus: () => drain.handoff.status(),
     durations: o.http.listener(scheme(config.mgmtTls), config.mgmtAddr.port),
+    ring: () => f.view.ring(),
+    hints: d.hints,
+    migrations: d.migrations,
+    cache: d.cache,
     dashboard: deps.documents.dashboard,
   });
   const endpoint: PeerEndpoint = {

@@ -8,7 +8,7 @@ import { compileKeyFilter, GlobError } from "../core/key-filter.js";
 import { KEY_PAGE_LIMIT_DEFAULT, KEY_PAGE_LIMIT_MAX, KEY_RESULT_MAX_CEILING, KEY_RESULT_MAX_DEFAULT } from "../core/limits.js";
 import type { Authenticator } from "../auth/index.js";
 import type { CacheService } from "../cluster/index.js";
-import { authenticated, type AppState } from "./koa-middleware.js";
+import { authenticated, type AppContext, type AppState } from "./koa-middleware.js";
 import { queryOne } from "./query.js";
 import { decodeKeySegment, parsePositiveInt, splitUrl } from "./validate.js";
 
@@ -49,27 +49,36 @@ export function addKeyRoutes(router: Router<AppState>, deps: KeyRouteDeps): void
   });
 
   router.get("/v1/cache/keys", authenticated(auth, "read"), async (ctx) => {
-    const q = queryOne(ctx, "q") ?? "";
-    const limit = parsePositiveInt("limit", queryOne(ctx, "limit"), KEY_PAGE_LIMIT_DEFAULT, KEY_PAGE_LIMIT_MAX);
-    const max = parsePositiveInt("max", queryOne(ctx, "max"), KEY_RESULT_MAX_DEFAULT, KEY_RESULT_MAX_CEILING);
-    const cursor = queryOne(ctx, "cursor");
-    try {
-      compileKeyFilter(q);
-    } catch (err) {
-      if (err instanceof GlobError) throw badRequest(`malformed glob in q: ${err.message}`, { q });
-      throw err;
-    }
-    const offset = cursor === undefined || cursor === "" ? 0 : decodeBrowseCursor(cursor, q, max);
-    const listing = await cache.listKeys(q, max);
-    const end = offset + limit;
-    const out: Schemas["KeyBrowserPage"] = {
-      keys: listing.keys.slice(offset, end),
-      next_cursor: end < listing.keys.length ? encodeBrowseCursor(end, q, max) : "",
-      total_matched: listing.keys.length,
-      truncated: listing.truncated,
-      node: cache.nodeId,
-      partial_nodes: [...listing.partialNodes],
-    };
+    const out: Schemas["KeyBrowserPage"] = await browseKeys(ctx, cache);
     ctx.body = out;
   });
+}
+
+/**
+ * One page of the cluster-wide key browser for the query of `ctx` (q, limit, max, cursor), with
+ * every check and limit of the key browser. Shared by GET /v1/cache/keys on the client listener
+ * and GET /cluster/keys on the management listener, so both answer alike (cursors included).
+ */
+export async function browseKeys(ctx: AppContext, cache: CacheService): Promise<Schemas["KeyBrowserPage"]> {
+  const q = queryOne(ctx, "q") ?? "";
+  const limit = parsePositiveInt("limit", queryOne(ctx, "limit"), KEY_PAGE_LIMIT_DEFAULT, KEY_PAGE_LIMIT_MAX);
+  const max = parsePositiveInt("max", queryOne(ctx, "max"), KEY_RESULT_MAX_DEFAULT, KEY_RESULT_MAX_CEILING);
+  const cursor = queryOne(ctx, "cursor");
+  try {
+    compileKeyFilter(q);
+  } catch (err) {
+    if (err instanceof GlobError) throw badRequest(`malformed glob in q: ${err.message}`, { q });
+    throw err;
+  }
+  const offset = cursor === undefined || cursor === "" ? 0 : decodeBrowseCursor(cursor, q, max);
+  const listing = await cache.listKeys(q, max);
+  const end = offset + limit;
+  return {
+    keys: listing.keys.slice(offset, end),
+    next_cursor: end < listing.keys.length ? encodeBrowseCursor(end, q, max) : "",
+    total_matched: listing.keys.length,
+    truncated: listing.truncated,
+    node: cache.nodeId,
+    partial_nodes: [...listing.partialNodes],
+  };
 }

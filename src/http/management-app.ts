@@ -9,10 +9,11 @@ import { CacheError, badRequest } from "../core/errors.js";
 import { SSE_SUBSCRIBERS_MAX } from "../core/limits.js";
 import type { Config } from "../config/index.js";
 import type { Authenticator } from "../auth/index.js";
-import type { DrainStatus, Lifecycle, Readiness } from "../cluster/index.js";
+import type { CacheService, DrainStatus, HintQueue, Lifecycle, Readiness } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
 import type { ListenerDurations, Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";
+import type { HashRing } from "../ring/index.js";
 import type { ShardedStore } from "../store/index.js";
 import { SSE_RETRY_MS, subscribeEvents } from "./cluster-events.js";
 import type { DashboardAssets } from "./dashboard-assets.js";
@@ -20,6 +21,9 @@ import { addDashboardRoutes } from "./dashboard-routes.js";
 import { addIdentityRoutes } from "./identity-routes.js";
 import { authenticated, errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 import { membersBody } from "./members-body.js";
+import { addRingRoute } from "./ring-route.js";
+import { addHintsRoute } from "./hints-route.js";
+import { browseKeys } from "./key-routes.js";
 
 type Schemas = components["schemas"];
 
@@ -50,6 +54,13 @@ export interface ManagementAppDeps {
   readonly drainStatus: () => DrainStatus;
   /** http.server.request.duration of this listener. */
   readonly durations: ListenerDurations;
+  /** This node's current ring (GET /cluster/ring). */
+  readonly ring: () => HashRing;
+  /** The replica hint queue and the queue of failed migrations (GET /dist/hints). */
+  readonly hints: HintQueue;
+  readonly migrations: HintQueue;
+  /** The cluster cache: the key browser (GET /cluster/keys). */
+  readonly cache: CacheService;
   /** The dashboard's built files (dist/dashboard); undefined when not built. */
   readonly dashboard?: DashboardAssets | undefined;
 }
@@ -143,6 +154,20 @@ function addClusterRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
     ctx.body = out;
   });
 
+  addRingRoute(router, readOrBetter(auth), {
+    get config() {
+      return deps.config;
+    },
+    ring: () => deps.ring(),
+    membershipVersion: () => members.version,
+  });
+
+  // The client listener's key browser, same code path (see key-routes.ts).
+  router.get("/cluster/keys", readOrBetter(auth), async (ctx) => {
+    const out: Schemas["KeyBrowserPage"] = await browseKeys(ctx, deps.cache);
+    ctx.body = out;
+  });
+
   router.delete("/cluster/members/:id", admin(auth), (ctx) => {
     const id = ctx.params.id as string;
     if (id === config.nodeId) throw badRequest("the local node cannot remove itself; drain and stop it instead");
@@ -179,6 +204,8 @@ function addControlRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
     const out: Schemas["DrainStatus"] = deps.drainStatus();
     ctx.body = out;
   });
+
+  addHintsRoute(router, readOrBetter(auth), () => deps);
 
   router.post("/dist/drain", readOrBetter(auth), (ctx) => {
     deps.lifecycle.drain("management request");

@@ -88,6 +88,21 @@ export class HashRing {
     return this.ownersOf(key).ids.includes(nodeId);
   }
 
+  /**
+   * Calls `fn` once per ring point with the number of 32-bit hash values that map to it (the arc
+   * from the previous point, exclusive, to this one, inclusive; the first point also takes the
+   * wrap-around) and its owners. The arcs of a non-empty ring add up to 2^32 exactly.
+   */
+  forEachArc(fn: (hashes: number, owners: Owners) => void): void {
+    const points = this.points;
+    const n = points.length;
+    for (let i = 0; i < n; i++) {
+      const here = points[i] as number;
+      const hashes = i === 0 ? here + HASH_SPACE - (points[n - 1] as number) : here - (points[i - 1] as number);
+      fn(hashes, this.ownersAt[i] as Owners);
+    }
+  }
+
   /** True when both rings place every key on the same owners. */
   sameAs(other: HashRing): boolean {
     return this.replication === other.replication && this.nodes.length === other.nodes.length && this.nodes.every((n, i) => n === other.nodes[i]);
@@ -100,5 +115,8 @@ export function virtualPoints(node: string, virtualNodes: number): Uint32Array {
   for (let v = 0; v < virtualNodes; v++) out[v] = hash32(`${node}#${v}`);
   return out;
 }
+
+/** Number of distinct 32-bit hash values. */
+export const HASH_SPACE = 2 ** 32;
 
 const NO_OWNERS: Owners = Object.freeze({ ids: Object.freeze([]), primary: "", header: "", json: "[]" });

@@ -6,10 +6,10 @@ import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import type { Api, ApiError } from "../api.js";
 import { isGlob } from "../format.js";
+import type { KeyPage } from "../schemas.js";
 import { ErrorNote } from "./common.js";
 import { KeyDetail } from "./key-detail.js";
 
-interface KeyPage { keys: string[]; next_cursor: string; total_matched: number; truncated: boolean; node: string; partial_nodes: string[] }
 
 const PAGE_SIZES = [50, 100, 500];
 

@@ -5,19 +5,18 @@ import type { Api } from "../api.js";
 import type { Live } from "../app.js";
 import { bytes, duration } from "../format.js";
 import { memberRows } from "../member-rows.js";
+import type { DrainView, StatsView } from "../schemas.js";
 import { RATE_SERIES } from "../series.js";
 import { ErrorNote } from "./common.js";
 import { usePoll } from "./use-poll.js";
 
-interface Stats { items: number; bytes: number; capacity: number; uptime_s: number; hits: number; misses: number }
-interface Drain { state: string; hints_pending: number; safe_to_stop: boolean }
 
 const QUORUM = RATE_SERIES.findIndex((s) => s.label.startsWith("quorum"));
 
 export function Overview(props: { api: Api; live: Live }) {
   const { live } = props;
-  const stats = usePoll<Stats>(props.api, "/stats", 5000);
-  const drain = usePoll<Drain>(props.api, "/dist/drain", 5000);
+  const stats = usePoll<StatsView>(props.api, "/stats", 5000);
+  const drain = usePoll<DrainView>(props.api, "/dist/drain", 5000);
   const members = live.members ? memberRows(live.members) : [];
   const count = (st: string) => members.filter((m) => m.state === st).length;
   const quorumFailures = Math.round(live.history.windowTotal(QUORUM));

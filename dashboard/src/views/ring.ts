@@ -4,16 +4,10 @@ import { html } from "htm/preact";
 import type { Api } from "../api.js";
 import type { Live } from "../app.js";
 import { percent } from "../format.js";
+import type { RingView } from "../schemas.js";
 import { ErrorNote } from "./common.js";
 import { usePoll } from "./use-poll.js";
 
-interface RingView {
-  node: string;
-  membership_version: number;
-  replication: number;
-  virtual_nodes: number;
-  nodes: { id: string; primary_share: number; owner_share: number }[];
-}
 
 export function Ring(props: { api: Api; live: Live }) {
   const ring = usePoll<RingView>(props.api, "/cluster/ring", 0, [props.live.members?.membership_version]);

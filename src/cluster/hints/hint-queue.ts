@@ -59,11 +59,28 @@ interface Hint {
   bytes: number;
   queuedAtMs: number;
   failures: number;
+  /** Moved to the back of its queue after a refusal: the queue is then no longer in queuedAtMs order. */
+  requeued: boolean;
+}
+
+/** What one target's queue holds (GET /dist/hints). */
+export interface HintTargetSummary {
+  readonly target: string;
+  readonly count: number;
+  readonly bytes: number;
+  /** When the oldest queued hint was queued, Unix ms. */
+  readonly oldestQueuedAtMs: number;
+  /** The last replay call to the target failed, or the target refused hints. */
+  readonly replayFailing: boolean;
 }
 
 interface TargetQueue {
   peer: PeerRef;
   hints: Map<string, Hint>;
+  /** Bytes of this target's hints (the same measure as the byte cap). */
+  bytes: number;
+  /** Hints moved to the back after a refusal (see Hint.requeued). */
+  requeued: number;
   replaying: boolean;
   /** The last replay call to the target failed (unreachable, timeout or an error answer). */
   lastReplayFailed: boolean;
@@ -110,7 +127,7 @@ export class HintQueue {
     const { metrics, limits, names, clock } = this.deps;
     let t = this.targets.get(peer.id);
     if (!t) {
-      t = { peer, hints: new Map(), replaying: false, lastReplayFailed: false };
+      t = { peer, hints: new Map(), bytes: 0, requeued: 0, replaying: false, lastReplayFailed: false };
       this.targets.set(peer.id, t);
     }
     t.peer = peer;
@@ -122,8 +139,9 @@ export class HintQueue {
         metrics.inc(names.globalDropped);
         return false;
       }
-      this.totalBytes += bytes - existing.bytes;
-      t.hints.delete(record.key);
+      this.drop(t, record.key, existing);
+      this.totalBytes += bytes;
+      t.bytes += bytes;
     } else {
       if (t.hints.size >= limits.maxPerNode) {
         metrics.inc(names.dropped);
@@ -134,8 +152,9 @@ export class HintQueue {
         return false;
       }
       this.totalBytes += bytes;
+      t.bytes += bytes;
     }
-    t.hints.set(record.key, { record, bytes, queuedAtMs: clock.nowMs(), failures: 0 });
+    t.hints.set(record.key, { record, bytes, queuedAtMs: clock.nowMs(), failures: 0, requeued: false });
     metrics.inc(names.queued);
     this.updateGauges();
     return true;
@@ -178,8 +197,7 @@ export class HintQueue {
     for (const rec of records) {
       const h = t.hints.get(rec.key);
       if (h === undefined || h.record !== rec) continue;
-      t.hints.delete(rec.key);
-      this.totalBytes -= h.bytes;
+      this.drop(t, rec.key, h);
       n++;
     }
     this.deps.metrics.inc(this.deps.names.handedOff, n);
@@ -197,8 +215,7 @@ export class HintQueue {
       let afterErrors = 0;
       for (const [key, h] of t.hints) {
         if (now - h.queuedAtMs < limits.ttlMs) continue;
-        t.hints.delete(key);
-        this.totalBytes -= h.bytes;
+        this.drop(t, key, h);
         expired++;
         if (h.failures > 0) afterErrors++;
         metrics.inc(names.expired);
@@ -266,18 +283,55 @@ export class HintQueue {
       if (t.hints.get(h.record.key) === h) {
         t.hints.delete(h.record.key);
         t.hints.set(h.record.key, h);
+        if (!h.requeued) {
+          h.requeued = true;
+          t.requeued++;
+        }
       }
       return false;
     }
     if (t.hints.get(h.record.key) !== h) return true;
-    t.hints.delete(h.record.key);
-    this.totalBytes -= h.bytes;
+    this.drop(t, h.record.key, h);
     this.deps.metrics.inc(this.deps.names.replayed);
     for (const l of this.replayedListeners) l(t.peer, h.record);
     return true;
   }
 
+  /**
+   * Per target with hints queued: count, bytes, the oldest hint's queue time and whether replays
+   * to it fail. O(targets) while no hint was requeued after a refusal (the queue is then in
+   * queue-time order, oldest first); a target with requeued hints costs one pass over its queue,
+   * at most SERVICE_HINT_MAX_PER_NODE hints.
+   */
+  summary(): HintTargetSummary[] {
+    const out: HintTargetSummary[] = [];
+    for (const [id, t] of this.targets) {
+      if (t.hints.size === 0) continue;
+      out.push({ target: id, count: t.hints.size, bytes: t.bytes, oldestQueuedAtMs: oldestQueuedAt(t), replayFailing: t.lastReplayFailed });
+    }
+    return out;
+  }
+
+  /** Removes one queued hint and its bytes from the counts. */
+  private drop(t: TargetQueue, key: string, h: Hint): void {
+    t.hints.delete(key);
+    this.totalBytes -= h.bytes;
+    t.bytes -= h.bytes;
+    if (h.requeued) t.requeued--;
+  }
+
   private updateGauges(): void {
     if (this.deps.names.bytes) this.deps.metrics.set(this.deps.names.bytes, this.totalBytes);
   }
+}
+
+/** The queue time of a target's oldest hint. */
+function oldestQueuedAt(t: TargetQueue): number {
+  let oldest = Infinity;
+  for (const h of t.hints.values()) {
+    if (h.queuedAtMs < oldest) oldest = h.queuedAtMs;
+    // Without requeued hints the first one is the oldest.
+    if (t.requeued === 0) break;
+  }
+  return oldest;
 }

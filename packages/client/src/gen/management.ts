@@ -280,6 +280,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cluster/ring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How the hash ring splits the key space between the nodes, as this node sees it
+         * @description The ring of this node's view: the members that hold ring positions (alive and suspect,
+         *     draining ones excluded), 128 virtual nodes each. Keys hash to 32-bit values; a key's
+         *     owners are the first `replication` distinct nodes clockwise from its hash, primary first.
+         *
+         *     - `primary_share`: the fraction of the 2^32 hash values whose primary is the node (the
+         *       share of keys it coordinates). The primary shares add up to 1 (up to floating-point
+         *       rounding, within 1e-12).
+         *     - `owner_share`: the fraction of the hash values for which the node is one of the
+         *       `replication` owners, primary or replica (the share of keys it holds a copy of). The
+         *       owner shares add up to min(`replication`, number of nodes on the ring); with
+         *       replication ≥ nodes every owner share is 1.
+         *
+         *     Shares are exact counts of hash values over the ring's arcs (not a key sample). They are
+         *     computed once per ring and reused until ownership changes, so polling this route costs
+         *     next to nothing.
+         */
+        get: operations["getRing"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cluster/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Browse the keys of the whole cluster (the client listener's key browser)
+         * @description The key browser of the client API (`GET /v1/cache/keys`) on the management listener's own origin, for the dashboard: the same code path, parameters, limits, 400 answers, cursors and answer (a cursor from either listener pages on the other). It collects the live keys of every alive node, removes replica duplicates, sorts them (UTF-16 code units) and pages by offset into the sorted set, so successive pages are stable. When `max` truncates, the first `max` keys in sort order are kept. A node whose listing fails is named in `partial_nodes` and does not fail the call. Expired and deleted keys are never listed. `q` is a glob when it holds any of `*`, `?`, `[`, else a literal prefix. Scope: read or better (read or admin), like the other views of this listener; the client listener asks for `read`.
+         */
+        get: operations["browseClusterKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cluster/events": {
         parameters: {
             query?: never;
@@ -332,6 +386,43 @@ export interface paths {
         };
         /** Whether the caller holds a capability */
         get: operations["getManagementCapability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dist/hints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The hints this node holds for each peer, with totals and caps
+         * @description Hints are replica writes and deletes a peer failed to receive, kept on this node per
+         *     target node and replayed every SERVICE_HINT_REPLAY until they expire after
+         *     SERVICE_HINT_TTL. Writes to the same key coalesce (one hint per target and key).
+         *
+         *     - `targets`: one entry per node with hints queued, sorted by id: the hint `count`, their
+         *       `bytes` (key + value + 64 bytes of bookkeeping each: the measure the byte cap counts),
+         *       `oldest_age_ms` (age of the oldest queued hint) and `replay_failing` (the last replay
+         *       call to the target failed or the target refused hints).
+         *     - `total_count`, `total_bytes`, `oldest_age_ms`: over every target.
+         *     - `caps`: SERVICE_HINT_MAX_PER_NODE (per target), SERVICE_HINT_MAX_BYTES (all targets
+         *       together) and SERVICE_HINT_TTL in ms. Past a cap new hints are dropped.
+         *     - `counters`: since start: queued, replayed, expired, dropped at the per-target cap and at
+         *       the byte cap (the `dist.hinted.*` counters of /dist/metrics).
+         *     - `migrations`: the second queue of the same kind, failed rebalance migrations, with the
+         *       same caps.
+         *
+         *     Costs one step per target; a target whose queue was reordered by a refusal costs one pass
+         *     over its hints (at most SERVICE_HINT_MAX_PER_NODE).
+         */
+        get: operations["getHints"];
         put?: never;
         post?: never;
         delete?: never;
@@ -543,6 +634,77 @@ export interface components {
             virtual_nodes: number;
             membership_version: number;
             members: components["schemas"]["Member"][];
+        };
+        RingNode: {
+            id: string;
+            /** @description fraction of the hash space whose primary is this node */
+            primary_share: number;
+            /** @description fraction of the hash space for which this node is one of the `replication` owners */
+            owner_share: number;
+        };
+        Ring: {
+            /** @description the node that answered (the ring is its view) */
+            node: string;
+            /** @description the membership version of that view (as in /cluster/members) */
+            membership_version: number;
+            /** @description configured replication factor (SERVICE_REPLICATION); keys have min(replication, nodes) owners */
+            replication: number;
+            /** @description ring points per node */
+            virtual_nodes: number;
+            /** @description every node on the ring, sorted by id; a draining node, this one included, holds no position and is not listed */
+            nodes: components["schemas"]["RingNode"][];
+        };
+        HintTarget: {
+            /** @description id of the node the hints are for */
+            node: string;
+            count: number;
+            /** @description key + value + 64 bytes per hint, the measure of the byte cap */
+            bytes: number;
+            /** @description age of the oldest queued hint */
+            oldest_age_ms: number;
+            /** @description the last replay call to this node failed, or it refused hints */
+            replay_failing: boolean;
+        };
+        HintQueueView: {
+            /** @description nodes with hints queued, sorted by id */
+            targets: components["schemas"]["HintTarget"][];
+            total_count: number;
+            total_bytes: number;
+            /** @description age of the oldest hint of any target; 0 when nothing is queued */
+            oldest_age_ms: number;
+        };
+        Hints: components["schemas"]["HintQueueView"] & {
+            node: string;
+            caps: {
+                /** @description SERVICE_HINT_MAX_PER_NODE */
+                max_per_node: number;
+                /** @description SERVICE_HINT_MAX_BYTES, all targets together (each queue has its own) */
+                max_bytes: number;
+                /** @description SERVICE_HINT_TTL */
+                ttl_ms: number;
+            };
+            /** @description replica hints since start */
+            counters: {
+                queued: number;
+                replayed: number;
+                expired: number;
+                dropped_per_node_cap: number;
+                dropped_bytes_cap: number;
+            };
+            migrations: components["schemas"]["HintQueueView"];
+        };
+        KeyBrowserPage: {
+            /** @description one page of sorted, deduplicated keys */
+            keys: string[];
+            /** @description cursor of the next page; empty on the last page */
+            next_cursor: string;
+            /** @description size of the (possibly truncated) sorted result set */
+            total_matched: number;
+            /** @description true when `max` cut the result set */
+            truncated: boolean;
+            node: string;
+            /** @description ids of nodes whose listing failed; empty when every node answered */
+            partial_nodes: string[];
         };
         MemberRemoved: {
             id: string;
@@ -1008,6 +1170,64 @@ export interface operations {
             503: components["responses"]["AuthBusy"];
         };
     };
+    getRing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the ring's shares */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ring"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
+        };
+    };
+    browseClusterKeys: {
+        parameters: {
+            query?: {
+                /** @description Filter. A glob when it contains any of `*`, `?`, `[` (standard glob semantics; `/` is not special; `\` escapes the next character; `[!...]` and `[^...]` negate a class); otherwise a literal prefix. Empty or omitted: every key. A malformed glob is 400. */
+                q?: string;
+                /** @description page size; values above 500 are clamped to 500 */
+                limit?: number;
+                /** @description size cap of the whole result set; values above 50000 are clamped to 50000 */
+                max?: number;
+                /** @description opaque cursor from `next_cursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyBrowserPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
+        };
+    };
     streamClusterEvents: {
         parameters: {
             query?: never;
@@ -1087,6 +1307,30 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
+        };
+    };
+    getHints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the hint queues */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hints"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["AuthBusy"];
         };

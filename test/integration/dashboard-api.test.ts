@@ -1,0 +1,293 @@
+// The data routes of the dashboard on the management listener of a real 3-node cluster with a
+// policy file: GET /cluster/ring, /dist/hints, /cluster/keys and /cluster/keys/{key}/replicas,
+// with their answers, their 400s and their scopes (401 without a credential, 403 without read or
+// admin). The last part SIGSTOPs an owner: its copy shows as unreachable within the per-owner
+// timeout, and hints pile up for it.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+import { expectForbidden, expectUnauthorized } from "../helpers/auth-expect.js";
+import { expectEnvelope } from "../helpers/envelope.js";
+import { bearer, call, type Reply } from "../helpers/http-call.js";
+import { clusterPorts, startMember, type ClusterPorts, type NodeProcess } from "../helpers/node-process.js";
+import { HashRing } from "../../src/ring/index.js";
+import { FAST_TIMERS, allAlive, eventually, type MembersBody } from "./cluster-helpers.js";
+
+type Json = Record<string, unknown>;
+
+const PEER_TOKEN = "dash-peer-secret";
+const TOKENS = { reader: "tok-dash-reader", writer: "tok-dash-writer", admin: "tok-dash-admin", nobody: "tok-dash-none" } as const;
+const POLICY = [
+  "tokens:",
+  `  - {id: reader, token: ${TOKENS.reader}, scopes: [read]}`,
+  `  - {id: writer, token: ${TOKENS.writer}, scopes: [write]}`,
+  `  - {id: admin, token: ${TOKENS.admin}, scopes: [admin]}`,
+  `  - {id: nobody, token: ${TOKENS.nobody}, scopes: []}`,
+].join("\n");
+
+let dir: string;
+let layout: ClusterPorts[];
+let nodes: NodeProcess[];
+
+const node = (id: string) => nodes.find((n) => n.id === id) as NodeProcess;
+const mgmt = (n: NodeProcess, path: string, token: string = TOKENS.reader) => call(`${n.mgmt}${path}`, { headers: bearer(token) });
+
+/** A 200 JSON answer, parsed. */
+function ok<T = Json>(r: Reply, what = ""): T {
+  expect(r.status, `${what} ${r.body.toString("utf8").slice(0, 300)}`).to.equal(200);
+  expect(r.headers["content-type"]).to.match(/^application\/json/);
+  return r.json<T>();
+}
+
+interface RingBody {
+  node: string;
+  membership_version: number;
+  replication: number;
+  virtual_nodes: number;
+  nodes: Array<{ id: string; primary_share: number; owner_share: number }>;
+}
+
+/** Waits until every node lists the three nodes alive (the helpers of cluster-helpers call without a credential). */
+async function waitAllAliveWithToken(): Promise<void> {
+  const ids = layout.map((p) => p.id);
+  const views = await eventually(
+    () => Promise.all(nodes.map(async (n) => ok<MembersBody>(await mgmt(n, "/cluster/members")))),
+    (vs) => vs.every((v) => allAlive(v, ids)),
+    15_000,
+    50,
+  );
+  for (const v of views) expect(allAlive(v, ids), JSON.stringify(v)).to.equal(true);
+}
+
+interface KeyPage {
+  keys: string[];
+  next_cursor: string;
+  total_matched: number;
+  truncated: boolean;
+  node: string;
+  partial_nodes: string[];
+}
+
+interface HintTarget {
+  node: string;
+  count: number;
+  bytes: number;
+  oldest_age_ms: number;
+  replay_failing: boolean;
+}
+
+interface HintQueueView {
+  targets: HintTarget[];
+  total_count: number;
+  total_bytes: number;
+  oldest_age_ms: number;
+}
+
+interface HintsBody extends HintQueueView {
+  node: string;
+  caps: { max_per_node: number; max_bytes: number; ttl_ms: number };
+  counters: Record<string, number>;
+  migrations: HintQueueView;
+}
+
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+
+describe("dashboard data routes on a real 3-node cluster with a policy file", function () {
+  this.timeout(60_000);
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "hypercache-dash-"));
+    writeFileSync(join(dir, "policy.yaml"), POLICY);
+    layout = await clusterPorts(3, "d");
+    const env = { ...FAST_TIMERS, SERVICE_AUTH_CONFIG: join(dir, "policy.yaml"), SERVICE_AUTH_TOKEN: PEER_TOKEN, SERVICE_AUTH_FAIL_LIMIT: "0", SERVICE_REPLICATION: "2", SERVICE_DEAD_AFTER: "60s" };
+    nodes = await Promise.all(layout.map((p) => startMember(layout, p.id, env)));
+    await waitAllAliveWithToken();
+  });
+
+  after(async () => {
+    for (const n of nodes ?? []) n.child.kill("SIGCONT");
+    await Promise.all((nodes ?? []).map((n) => n.stop("SIGKILL")));
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe("GET /cluster/ring", () => {
+    it("lists every node with primary shares adding up to 1 and owner shares to the replication factor", async () => {
+      for (const n of nodes) {
+        const body = ok<RingBody>(await mgmt(n, "/cluster/ring"), n.id);
+        expect(body).to.have.all.keys("node", "membership_version", "replication", "virtual_nodes", "nodes");
+        expect(body).to.include({ node: n.id, replication: 2, virtual_nodes: 128 });
+        expect(body.nodes.map((x) => x.id)).to.deep.equal(["d1", "d2", "d3"]);
+        expect(sum(body.nodes.map((x) => x.primary_share))).to.be.closeTo(1, 1e-9);
+        expect(sum(body.nodes.map((x) => x.owner_share))).to.be.closeTo(2, 1e-9);
+        for (const x of body.nodes) {
+          expect(x.primary_share, x.id).to.be.within(0.15, 0.55);
+          expect(x.owner_share, x.id).to.be.greaterThan(x.primary_share);
+        }
+      }
+    });
+
+    it("is the same ring on every node, with the membership version of /cluster/members", async () => {
+      const bodies = await Promise.all(nodes.map(async (n) => ok<RingBody>(await mgmt(n, "/cluster/ring"))));
+      for (const b of bodies.slice(1)) expect(b.nodes).to.deep.equal(bodies[0]?.nodes);
+      const members = ok<{ membership_version: number }>(await mgmt(node("d1"), "/cluster/members"));
+      const ring = ok<RingBody>(await mgmt(node("d1"), "/cluster/ring"));
+      expect(ring.membership_version).to.equal(members.membership_version);
+    });
+
+    it("matches where keys land: each node's share of 3000 keys' primaries is near its primary_share", async () => {
+      const ring = ok<RingBody>(await mgmt(node("d1"), "/cluster/ring"));
+      const local = HashRing.build(["d1", "d2", "d3"], 2);
+      const counts = new Map<string, number>();
+      for (let i = 0; i < 3000; i++) {
+        const p = local.ownersOf(`k:${i}`).primary;
+        counts.set(p, (counts.get(p) ?? 0) + 1);
+      }
+      for (const x of ring.nodes) expect(x.primary_share, x.id).to.be.closeTo((counts.get(x.id) ?? 0) / 3000, 0.04);
+    });
+  });
+
+  describe("GET /dist/hints", () => {
+    it("answers an empty queue with the configured caps and the hint counters", async () => {
+      const body = ok<HintsBody>(await mgmt(node("d1"), "/dist/hints"));
+      expect(body).to.have.all.keys("node", "targets", "total_count", "total_bytes", "oldest_age_ms", "caps", "counters", "migrations");
+      expect(body).to.deep.include({ node: "d1", targets: [], total_count: 0, total_bytes: 0, oldest_age_ms: 0 });
+      expect(body.caps).to.deep.equal({ max_per_node: 10_000, max_bytes: 64 * 1024 * 1024, ttl_ms: 30_000 });
+      expect(body.counters).to.have.all.keys("queued", "replayed", "expired", "dropped_per_node_cap", "dropped_bytes_cap");
+      expect(body.migrations).to.deep.equal({ targets: [], total_count: 0, total_bytes: 0, oldest_age_ms: 0 });
+    });
+  });
+
+  describe("GET /cluster/keys: the client listener's key browser", () => {
+    const KEYS = [...Array.from({ length: 300 }, (_, i) => `kb:${String(i).padStart(3, "0")}`), "kb-other", "kbx", "user:1", "user:22", "a*b"];
+    const viaClient = (n: NodeProcess, query: string) => call(`${n.api}/v1/cache/keys?${query}`, { headers: bearer(TOKENS.reader) });
+    const viaMgmt = (n: NodeProcess, query: string) => mgmt(n, `/cluster/keys?${query}`);
+
+    before(async () => {
+      const res = await call(`${node("d2").api}/v1/cache/batch/put`, {
+        method: "POST",
+        headers: { ...bearer(TOKENS.writer), "content-type": "application/json" },
+        body: JSON.stringify({ items: KEYS.map((key) => ({ key, value: key })) }),
+      });
+      expect(res.status, res.body.toString()).to.equal(200);
+    });
+
+    it("answers every query exactly as GET /v1/cache/keys does on the same node", async () => {
+      const queries = ["", "q=kb", "q=kb%3A1", "q=kb%3A*5", "q=kb%3A%3F%3F0&limit=7", "q=user&limit=1", "q=a%5C*b", "limit=600", "max=60000&limit=3", "q=kb&max=50&limit=20", "q=nothing"];
+      for (const n of nodes) {
+        for (const query of queries) {
+          const [c, m] = await Promise.all([viaClient(n, query), viaMgmt(n, query)]);
+          expect(ok(m, `${n.id} mgmt ?${query}`), `${n.id} ?${query}`).to.deep.equal(ok(c, `${n.id} client ?${query}`));
+        }
+      }
+      const all = ok<KeyPage>(await viaMgmt(node("d1"), "q=kb%3A&limit=500"));
+      expect(all.keys).to.deep.equal(KEYS.filter((k) => k.startsWith("kb:")).sort());
+      expect(all).to.include({ total_matched: 300, truncated: false, next_cursor: "" });
+      expect(all.partial_nodes).to.deep.equal([]);
+      expect(ok<KeyPage>(await viaMgmt(node("d1"), "q=kb%3A*5&limit=500")).keys).to.deep.equal(KEYS.filter((k) => /^kb:.*5$/.test(k)).sort());
+    });
+
+    it("pages stably with cursors, and a cursor from either listener pages on the other", async () => {
+      const seen: string[] = [];
+      let cursor = "";
+      for (let i = 0; ; i++) {
+        const query = `q=kb%3A&limit=40${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+        const page = ok<KeyPage>(await (i % 2 === 0 ? viaMgmt(node("d3"), query) : viaClient(node("d3"), query)));
+        seen.push(...page.keys);
+        cursor = page.next_cursor;
+        if (cursor === "") break;
+      }
+      expect(seen).to.deep.equal(KEYS.filter((k) => k.startsWith("kb:")).sort());
+    });
+
+    it("answers the same 400 envelopes as the client listener", async () => {
+      const first = ok<KeyPage>(await viaMgmt(node("d1"), "q=kb&limit=5"));
+      const bad = ["limit=0", "limit=-3", "limit=abc", "max=0", "max=1.5", "q=%5Babc", "cursor=not-a-cursor", `q=user&cursor=${encodeURIComponent(first.next_cursor)}`, `q=kb&max=9&cursor=${encodeURIComponent(first.next_cursor)}`];
+      for (const query of bad) {
+        const [c, m] = await Promise.all([viaClient(node("d1"), query), viaMgmt(node("d1"), query)]);
+        const body = expectEnvelope(m, 400, "BAD_REQUEST");
+        expect(body, query).to.deep.equal(expectEnvelope(c, 400, "BAD_REQUEST"));
+      }
+    });
+  });
+
+  describe("scopes", () => {
+    const routes = ["/cluster/ring", "/dist/hints", "/cluster/keys"];
+    it("answers 401 with the envelope and a challenge without a credential or with a wrong one", async () => {
+      for (const path of routes) {
+        expectUnauthorized(await call(`${node("d1").mgmt}${path}`), path);
+        expectUnauthorized(await mgmt(node("d1"), path, "tok-wrong"), path);
+      }
+    });
+
+    it("answers 403 to identities without read or admin, 200 to read and to admin", async () => {
+      for (const path of routes) {
+        expectForbidden(await mgmt(node("d1"), path, TOKENS.writer), `writer ${path}`);
+        expectForbidden(await mgmt(node("d1"), path, TOKENS.nobody), `nobody ${path}`);
+        ok(await mgmt(node("d1"), path, TOKENS.reader), `reader ${path}`);
+        ok(await mgmt(node("d1"), path, TOKENS.admin), `admin ${path}`);
+      }
+    });
+  });
+  // Last: d3 is stopped (SIGSTOP) and resumed (SIGCONT) here.
+  describe("with an owner stopped (SIGSTOP)", () => {
+    const ring = HashRing.build(["d1", "d2", "d3"], 2);
+    /** Keys whose owners are d1 (primary) and d3. */
+    const d1d3 = Array.from({ length: 400 }, (_, i) => `stop:${i}`).filter((k) => ring.ownersOf(k).header === "d1,d3").slice(0, 20);
+
+    before(async () => {
+      expect(d1d3.length).to.equal(20);
+      node("d3").child.kill("SIGSTOP");
+    });
+    after(() => {
+      node("d3").child.kill("SIGCONT");
+    });
+
+    // Runs first: the key browser asks alive peers only, and d3 turns suspect a few heartbeats after the stop.
+    it("GET /cluster/keys names the stopped node in partial_nodes, as the client listener does", async () => {
+      const [c, m] = await Promise.all([
+        call(`${node("d1").api}/v1/cache/keys?q=kb%3A&limit=5`, { headers: bearer(TOKENS.reader) }),
+        mgmt(node("d1"), "/cluster/keys?q=kb%3A&limit=5"),
+      ]);
+      const fromMgmt = ok<KeyPage>(m);
+      expect(fromMgmt.partial_nodes).to.deep.equal(["d3"]);
+      expect(ok<KeyPage>(c).partial_nodes).to.deep.equal(["d3"]);
+      // Every key has an owner besides d3 (replication 2), so nothing is missing from the listing.
+      expect(fromMgmt.total_matched).to.equal(300);
+    });
+
+    it("GET /dist/hints shows the hints d1 queues for d3: count, bytes, a growing oldest age, replay failing", async () => {
+      for (const key of d1d3) {
+        const r = await call(`${node("d1").api}/v1/cache/${encodeURIComponent(key)}?consistency=one`, { method: "PUT", headers: bearer(TOKENS.writer), body: "hinted-value" });
+        expect(r.status, r.body.toString()).to.equal(200);
+      }
+      const body = await eventually(
+        async () => ok<HintsBody>(await mgmt(node("d1"), "/dist/hints")),
+        (b) => b.targets.some((t) => t.node === "d3" && t.count === d1d3.length),
+        20_000,
+        200,
+      );
+      const d3 = body.targets.find((t) => t.node === "d3");
+      expect(d3, JSON.stringify(body)).to.not.equal(undefined);
+      const perHint = "hinted-value".length + 64;
+      expect(d3).to.include({ count: d1d3.length, bytes: d1d3.reduce((n, k) => n + k.length + perHint, 0) });
+      expect(body.total_count).to.equal(sum(body.targets.map((t) => t.count)));
+      expect(body.total_bytes).to.equal(sum(body.targets.map((t) => t.bytes)));
+      expect(body.counters.queued).to.be.at.least(d1d3.length);
+      const later = await eventually(
+        async () => ok<HintsBody>(await mgmt(node("d1"), "/dist/hints")),
+        (b) => (b.targets.find((t) => t.node === "d3")?.oldest_age_ms ?? 0) > (d3?.oldest_age_ms ?? 0) + 300 && b.targets.find((t) => t.node === "d3")?.replay_failing === true,
+        15_000,
+        200,
+      );
+      expect(later.targets.find((t) => t.node === "d3"), JSON.stringify(later)).to.include({ replay_failing: true });
+    });
+
+    it("after SIGCONT the hints are replayed and d3 leaves the list", async () => {
+      node("d3").child.kill("SIGCONT");
+      const body = await eventually(async () => ok<HintsBody>(await mgmt(node("d1"), "/dist/hints")), (b) => b.targets.every((t) => t.node !== "d3"), 20_000, 200);
+      expect(body.targets.map((t) => t.node)).to.not.include("d3");
+      expect(body.counters.replayed).to.be.at.least(d1d3.length);
+    });
+  });
+});
