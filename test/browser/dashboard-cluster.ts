@@ -1,5 +1,8 @@
 // The real 3-node cluster the dashboard tests run against: static tokens of a policy file (a
-// reader, an administrator that may also write), a peer token, and the fast membership timers.
+// reader, an administrator that may also write), a peer token, and fast gossip. Probes run every
+// second and a suspect is declared dead after 10 s: a stopped node stays an owner (suspect) long
+// enough for a 5 s peer call to it to time out and show as unreachable, and a loaded machine
+// does not make live peers look dead.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,7 +30,7 @@ export class DashboardCluster {
       `  - {id: operator, token: ${ADMIN_TOKEN}, scopes: [read, write, admin]}`,
     ].join("\n");
     writeFileSync(join(dir, "policy.yaml"), policy);
-    const env = { ...FAST_TIMERS, SERVICE_AUTH_CONFIG: join(dir, "policy.yaml"), SERVICE_PEER_TOKEN: PEER_TOKEN, SERVICE_AUTH_FAIL_LIMIT: "0" };
+    const env = { ...FAST_TIMERS, SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "10s", SERVICE_AUTH_CONFIG: join(dir, "policy.yaml"), SERVICE_PEER_TOKEN: PEER_TOKEN, SERVICE_AUTH_FAIL_LIMIT: "0" };
     const c = new DashboardCluster(await clusterPorts(3), env, dir);
     for (const n of await Promise.all(IDS.map((id) => startMember(c.layout, id, env)))) c.nodes.set(n.id, n);
     await c.waitAllAlive();

@@ -8,8 +8,9 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
+import { HypercacheClient } from "@hypercache/client";
 import { launchChromium, watchedPage, type Browser, type PageProblems } from "./browser.js";
-import { DashboardCluster, READ_TOKEN } from "./dashboard-cluster.js";
+import { ADMIN_TOKEN, DashboardCluster, READ_TOKEN } from "./dashboard-cluster.js";
 import { RECORDERS, credentialScript, pollPage, recordRowStates, renderTimes, rowStates, signedInPage } from "./dashboard-page.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -19,11 +20,36 @@ const COLD_LOAD_MS_MAX = 1500;
 const FRAME_TO_DOM_MS_MAX = 200;
 const FIXTURE_RENDER_MS_MAX = 100;
 
+/** The 1,000 keys written through the API, in sort order, and keys that match no filter used. */
+const KEYS = Array.from({ length: 1000 }, (_, i) => `dash-key-${String(i).padStart(4, "0")}`);
+const OTHER_KEYS = ["other-1", "other-2", "dash-other"];
+
 const figures: string[] = [];
 const shots: string[] = [];
 
 function noProblems(watch: PageProblems): void {
   expect(watch.problems, watch.problems.join("\n")).to.deep.equal([]);
+}
+
+/** Every key of the page list, after searching `q` with page size `limit`. */
+async function search(page: Page, q: string, limit: number): Promise<void> {
+  await page.getByLabel("Filter").fill(q);
+  await page.getByLabel("Page size").selectOption(String(limit));
+  const answered = page.waitForResponse((r) => r.url().includes("/cluster/keys?"));
+  await page.getByRole("button", { name: "Search" }).click();
+  await answered;
+  await page.locator("#keys-summary").waitFor();
+}
+
+const listedKeys = (page: Page) => page.locator("#key-list li button").allInnerTexts();
+
+/** Waits for the page's key list to settle after a paging click. */
+async function turnPage(page: Page, button: "Next page" | "Previous page"): Promise<string[]> {
+  const answered = page.waitForResponse((r) => r.url().includes("/cluster/keys?"));
+  await page.getByRole("button", { name: button }).click();
+  await answered;
+  await page.waitForTimeout(50);
+  return listedKeys(page);
 }
 
 async function aliveRows(page: Page): Promise<string[]> {
@@ -109,7 +135,7 @@ describe("dashboard in Chromium against a 3-node cluster with auth", function ()
     await page.evaluate("window.__sameDocument = true");
     await recordRowStates(page, "n3");
     await cluster.node("n3").stop("SIGKILL");
-    await page.waitForSelector('#members-table tr[data-member="n3"][data-state="dead"]', { timeout: 20_000 });
+    await page.waitForSelector('#members-table tr[data-member="n3"][data-state="dead"]', { timeout: 30_000 });
     const states = await rowStates(page);
     expect(states, `n3 row states: ${states.join(" -> ")}`).to.include("suspect");
     expect(states.indexOf("suspect")).to.be.lessThan(states.indexOf("dead"));
@@ -125,6 +151,51 @@ describe("dashboard in Chromium against a 3-node cluster with auth", function ()
     noProblems(watch);
     await page.close();
     await cluster.waitAllAlive();
+  });
+
+  it("1,000 keys written through the API are found by prefix and by glob, and paging is stable", async () => {
+    const sdk = new HypercacheClient({ endpoints: [cluster.node("n1").api], token: ADMIN_TOKEN, discovery: false });
+    try {
+      const results = await sdk.setMany([...KEYS.map((key, i) => ({ key, value: `value of ${key} #${i}` })), ...OTHER_KEYS.map((key) => ({ key, value: "other" }))]);
+      expect(results.filter((r) => !r.stored).map((r) => `${r.key}: ${String(r.error)}`)).to.deep.equal([]);
+      await sdk.set("dash-ttl", "expires later", { ttl: "10m" });
+      await sdk.set("dash-binary", new Uint8Array([0, 1, 2, 250, 251, 252, 10, 13]));
+    } finally {
+      sdk.close();
+    }
+    const { page, watch } = await signedInPage(browser.context, base(), READ_TOKEN, "keys");
+    await page.getByLabel("Filter").fill("dash-key-");
+    expect(await page.locator("#query-kind").innerText()).to.equal("prefix");
+    await search(page, "dash-key-", 500);
+    expect(await page.locator("#keys-summary").innerText()).to.match(/^Keys 1–500 of 1000 for prefix “dash-key-”/);
+    const first = await listedKeys(page);
+    const second = await turnPage(page, "Next page");
+    expect(await page.locator("#keys-summary").innerText()).to.match(/^Keys 501–1000 of 1000/);
+    expect(await page.getByRole("button", { name: "Next page" }).isDisabled(), "no page after the last").to.equal(true);
+    expect([...first, ...second], "two pages: every key once, in order").to.deep.equal(KEYS);
+    expect(await turnPage(page, "Previous page"), "the first page again, unchanged").to.deep.equal(first);
+
+    await page.getByLabel("Filter").fill("dash-key-0*7");
+    expect(await page.locator("#query-kind").innerText()).to.equal("glob");
+    await search(page, "dash-key-0*7", 50);
+    expect(await page.locator("#keys-summary").innerText()).to.match(/^Keys 1–50 of 100 for glob “dash-key-0\*7”/);
+    const g1 = await listedKeys(page);
+    const g2 = await turnPage(page, "Next page");
+    expect([...g1, ...g2]).to.deep.equal(KEYS.filter((k) => k.endsWith("7")));
+    await search(page, "dash-key-01", 100);
+    expect(await listedKeys(page)).to.deep.equal(KEYS.filter((k) => k.startsWith("dash-key-01")));
+    noProblems(watch);
+    await page.close();
+  });
+
+  it("a malformed glob shows the server's 400 message", async () => {
+    const { page, watch } = await signedInPage(browser.context, base(), READ_TOKEN, "keys");
+    watch.allowed.push(/status of 400/);
+    await page.getByLabel("Filter").fill("dash-[");
+    await page.getByRole("button", { name: "Search" }).click();
+    expect(await page.locator("main .error").innerText()).to.match(/Could not load the keys: .*\(BAD_REQUEST\)/);
+    noProblems(watch);
+    await page.close();
   });
 
   it("a read token sees no admin controls, and a forced admin call from the page gets 403", async () => {
