@@ -4,12 +4,12 @@
 import type Koa from "koa";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "./config/index.js";
-import { SSE_BUFFER_FRAMES } from "./core/limits.js";
+import { REPLICA_INSPECT_TIMEOUT_MS, SSE_BUFFER_FRAMES } from "./core/limits.js";
 import { openAuthenticator, rateLimited, RateLimiter, type Authenticator } from "./auth/index.js";
 import type {
   CatchUp, ClusterCache, DepartureOutcome, DrainHandoff, DrainStatus, HintQueue, HintReplayLoop, Lifecycle, MerkleAnswers, MerkleSyncer, Readiness, Rebalancer, SyncLoop,
 } from "./cluster/index.js";
-import { createDataEndpoint, type ClusterView } from "./cluster/index.js";
+import { createDataEndpoint, ReplicaInspector, type ClusterView } from "./cluster/index.js";
 import { ClusterEventsPublisher, createClientListener, createManagementApp, membersBody } from "./http/index.js";
 import type { AppState } from "./http/koa-middleware.js";
 import type { Gossiper, MemberTable, Prober } from "./membership/index.js";
@@ -123,6 +123,8 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     hints: d.hints,
     migrations: d.migrations,
     cache: d.cache,
+    replicas: new ReplicaInspector({ selfId: config.nodeId, view: f.view, store, transport: f.transport, clock, timers, timeoutMs: REPLICA_INSPECT_TIMEOUT_MS }),
+    replicaTimeoutMs: REPLICA_INSPECT_TIMEOUT_MS,
     dashboard: deps.documents.dashboard,
   });
   const endpoint: PeerEndpoint = {

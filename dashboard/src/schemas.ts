@@ -9,3 +9,6 @@ export type HintQueueView = S["HintQueueView"];
 export type KeyPage = S["KeyBrowserPage"];
 export type StatsView = S["Stats"];
 export type DrainView = S["DrainStatus"];
+export type KeyReplicas = S["KeyReplicas"];
+export type ReplicaCopy = S["ReplicaCopy"];
+export type ValuePreview = S["ValuePreview"];

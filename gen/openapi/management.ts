@@ -334,6 +334,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cluster/keys/{key}/value": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The start of a key's value, for the dashboard's preview
+         * @description Reads the key through the cluster like `GET /v1/cache/{key}` on the client listener (the
+         *     default read consistency, SERVICE_READ_CONSISTENCY) and answers at most the first 4096
+         *     bytes of the value, base64-encoded, with its full size and expiry. The dashboard shows
+         *     this as text when it is valid UTF-8 and as a hex dump otherwise. It exists on this
+         *     listener because the dashboard's page may only call its own origin (CSP `default-src
+         *     'self'`). Read or better, like the client listener's reads need `read`.
+         *     404 NOT_FOUND when the key has no live value. The key is one percent-encoded path segment
+         *     (`/` as `%2F`), 1 to SERVICE_MAX_KEY_BYTES bytes of UTF-8.
+         */
+        get: operations["previewKeyValue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cluster/keys/{key}/replicas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Each owner's local copy of one key, to make divergence visible
+         * @description Asks every owner of the key in this node's ring (primary first) what it holds locally:
+         *     the answering node reads its own record in place; each other owner is asked with one
+         *     peer `Inspect` call (record metadata only, never the value; the peer token applies like
+         *     on every internal call). The owners are asked in parallel and each may take at most
+         *     1500 ms: an owner that does not answer in time, fails, or is unknown to this node is
+         *     listed with `state: unreachable` and the reason in `error`, so the answer never takes
+         *     much longer than 1.5 s. Inspecting counts no hit or miss and does not touch the
+         *     eviction policy.
+         *
+         *     `state`: `live` (a value; `present` is true), `tombstone` (a delete marker, kept for
+         *     SERVICE_TOMBSTONE_TTL), `absent` (no record, or a value past its expiry), `unreachable`.
+         *     `divergent` is true when the reachable owners do not all hold the same record (state,
+         *     version and origin); anti-entropy and read repair converge them.
+         *
+         *     Non-owners are not asked (a node that is not an owner never keeps a copy). The key is
+         *     one percent-encoded path segment (`/` as `%2F`), 1 to SERVICE_MAX_KEY_BYTES bytes of UTF-8.
+         */
+        get: operations["getKeyReplicas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cluster/events": {
         parameters: {
             query?: never;
@@ -705,6 +767,64 @@ export interface components {
             node: string;
             /** @description ids of nodes whose listing failed; empty when every node answered */
             partial_nodes: string[];
+        };
+        ReplicaCopy: {
+            node: string;
+            /** @enum {string} */
+            role: "primary" | "replica";
+            /** @enum {string} */
+            state: "live" | "tombstone" | "absent" | "unreachable";
+            /** @description true when the owner holds a live value (state `live`) */
+            present: boolean;
+            /** @description version of the live value or tombstone; null when absent or unreachable */
+            version: number | null;
+            /** @description node that stamped that version; null when absent or unreachable */
+            origin: string | null;
+            /**
+             * Format: date-time
+             * @description absolute expiry of the live value; null when it never expires or there is no live value
+             */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description when the origin applied the write or delete; null when absent or unreachable
+             */
+            last_updated: string | null;
+            /** @description size of the live value; null when there is no live value */
+            bytes: number | null;
+            /** @description why the owner could not be read (state `unreachable`); null otherwise */
+            error: string | null;
+        };
+        ValuePreview: {
+            key: string;
+            /** @description the node that read it */
+            node: string;
+            /** @description size of the whole value */
+            bytes: number;
+            /** @description the first min(bytes, 4096) bytes of the value, base64 */
+            preview_base64: string;
+            /** @description the value is longer than the preview */
+            truncated: boolean;
+            /**
+             * Format: date-time
+             * @description absolute expiry; null when it never expires
+             */
+            expires_at: string | null;
+            /** @description version of the value read */
+            version: number;
+        };
+        KeyReplicas: {
+            key: string;
+            /** @description the node that answered (the owners are those of its ring) */
+            node: string;
+            /** @description owner ids, primary first */
+            owners: string[];
+            /** @description how long each owner was given to answer */
+            timeout_ms: number;
+            /** @description the reachable owners hold different records (state, version or origin) */
+            divergent: boolean;
+            /** @description one entry per owner, in owner order */
+            replicas: components["schemas"]["ReplicaCopy"][];
         };
         MemberRemoved: {
             id: string;
@@ -1219,6 +1339,69 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["KeyBrowserPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
+        };
+    };
+    previewKeyValue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the start of the value */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValuePreview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description the key has no live value (NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
+        };
+    };
+    getKeyReplicas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the owners' copies */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyReplicas"];
                 };
             };
             400: components["responses"]["BadRequest"];

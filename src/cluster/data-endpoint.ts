@@ -8,6 +8,7 @@ import type { MerkleAnswers } from "./anti-entropy/merkle-answers.js";
 import type { KeyLister } from "./key-listing.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { recordsForPeer } from "./read/record-answers.js";
+import { describeRecords } from "./read/record-meta.js";
 import type { ApplyVerdict, ReplicaApplier } from "./replica-applier.js";
 import { acceptHandOff } from "./hints/hand-off-receiver.js";
 import type { HintQueue } from "./hints/hint-queue.js";
@@ -70,6 +71,10 @@ export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
     keysPage: (cursor, limit, q) => {
       deps.beforeAnswering();
       return deps.keys.page(cursor, limit, q);
+    },
+    inspectRecords: (keys) => {
+      deps.beforeAnswering();
+      return describeRecords(deps.store, deps.clock, keys);
     },
     health: () => ({ node: deps.selfId, draining: deps.lifecycle.draining, incarnation: deps.incarnation(), unixMs: deps.clock.nowMs() }),
     merkleRoot: (requester, leafCount) => {

@@ -4,6 +4,7 @@ export { ClusterCache, type ClusterCacheDeps } from "./cluster-cache.js";
 export { ContactGuard } from "./contact-guard.js";
 export { createDataEndpoint, type DataEndpoint } from "./data-endpoint.js";
 export { KeyLister } from "./key-listing.js";
+export { ReplicaInspector, copiesDiverge, type ReplicaCopy, type ReplicaReport } from "./replica-inspector.js";
 export { Lifecycle } from "./lifecycle.js";
 export { ReplicaApplier, type ApplySource, type ApplyVerdict } from "./replica-applier.js";
 export { RingFollower, type RingMembership } from "./ring-follower.js";

@@ -58,6 +58,13 @@ export const PEER_BODY_BYTES_MAX = 16 * 1024 * 1024;
  */
 export const PEER_BATCH_BYTES = 8 * 1024 * 1024;
 export const PEER_TIMEOUT_MS = 5_000;
+/** Keys one peer Inspect call describes at most (record metadata, never values). */
+export const INSPECT_KEYS_MAX = 1000;
+/**
+ * GET /cluster/keys/{key}/replicas: how long the route waits for each owner's answer before it
+ * reports that owner as unreachable (the owners are asked in parallel).
+ */
+export const REPLICA_INSPECT_TIMEOUT_MS = 1_500;
 export const PEER_IDLE_TIMEOUT_MS = 60_000;
 
 /** Management listener idle timeout; responses (the SSE stream) have no write timeout. */
@@ -187,3 +194,6 @@ export const DRAIN_LIMITS = Object.freeze({ tickMs: 200, progressEveryMs: 5000, 
  * cluster's median wall clock stamps no writes; probe samples older than `sampleTtlMs` are ignored.
  */
 export const CLOCK_LIMITS = Object.freeze({ offsetMaxMs: 1_000, sampleTtlMs: 30_000 });
+
+/** Bytes of a value GET /cluster/keys/{key}/value answers at most (the dashboard's preview). */
+export const VALUE_PREVIEW_BYTES_MAX = 4096;

@@ -9,7 +9,7 @@ import { CacheError, badRequest } from "../core/errors.js";
 import { SSE_SUBSCRIBERS_MAX } from "../core/limits.js";
 import type { Config } from "../config/index.js";
 import type { Authenticator } from "../auth/index.js";
-import type { CacheService, DrainStatus, HintQueue, Lifecycle, Readiness } from "../cluster/index.js";
+import type { CacheService, DrainStatus, HintQueue, Lifecycle, Readiness, ReplicaInspector } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
 import type { ListenerDurations, Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";
@@ -24,6 +24,8 @@ import { membersBody } from "./members-body.js";
 import { addRingRoute } from "./ring-route.js";
 import { addHintsRoute } from "./hints-route.js";
 import { browseKeys } from "./key-routes.js";
+import { addReplicasRoute } from "./replicas-route.js";
+import { addValuePreviewRoute } from "./value-preview-route.js";
 
 type Schemas = components["schemas"];
 
@@ -61,6 +63,9 @@ export interface ManagementAppDeps {
   readonly migrations: HintQueue;
   /** The cluster cache: the key browser (GET /cluster/keys). */
   readonly cache: CacheService;
+  /** Each owner's copy of a key (GET /cluster/keys/{key}/replicas), each owner given `replicaTimeoutMs`. */
+  readonly replicas: ReplicaInspector;
+  readonly replicaTimeoutMs: number;
   /** The dashboard's built files (dist/dashboard); undefined when not built. */
   readonly dashboard?: DashboardAssets | undefined;
 }
@@ -167,6 +172,9 @@ function addClusterRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
     const out: Schemas["KeyBrowserPage"] = await browseKeys(ctx, deps.cache);
     ctx.body = out;
   });
+
+  addReplicasRoute(router, readOrBetter(auth), () => ({ nodeId: config.nodeId, maxKeyBytes: config.maxKeyBytes, inspector: deps.replicas, timeoutMs: deps.replicaTimeoutMs }));
+  addValuePreviewRoute(router, readOrBetter(auth), () => ({ nodeId: config.nodeId, maxKeyBytes: config.maxKeyBytes, cache: deps.cache }));
 
   router.delete("/cluster/members/:id", admin(auth), (ctx) => {
     const id = ctx.params.id as string;

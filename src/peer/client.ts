@@ -17,6 +17,7 @@ import {
   GossipRequestSchema,
   HandOffHintsRequestSchema,
   HealthRequestSchema,
+  InspectRequestSchema,
   KeysRequestSchema,
   MerkleLeavesRequestSchema,
   MerkleRangeRequestSchema,
@@ -32,7 +33,7 @@ import {
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { CacheError } from "../core/errors.js";
 import {
-  checkAnswerer, fromEntry, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toDeletion, toEntry, toNumber, toWireMember, toWireWrite,
+  checkAnswerer, fromEntry, fromRecordInfo, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toDeletion, toEntry, toNumber, toWireMember, toWireWrite,
 } from "./convert.js";
 import { fromConnectError } from "./errors.js";
 import { ExchangeChannel } from "./exchange-channel.js";
@@ -226,6 +227,14 @@ export class ConnectPeerTransport implements PeerTransport {
     return this.call(to, "Keys", async (c) => {
       const res = await c.keys(create(KeysRequestSchema, { cursor, limit, q }));
       return { keys: res.keys, nextCursor: res.nextCursor, truncated: res.truncated };
+    });
+  }
+  inspect(to: PeerRef, keys: readonly string[], timeoutMs?: number) {
+    return this.call(to, "Inspect", async (c) => {
+      const res = await c.inspect(create(InspectRequestSchema, { keys: [...keys] }), timeoutMs !== undefined ? { timeoutMs } : undefined);
+      checkAnswerer(res.node, to);
+      if (res.records.length !== keys.length) throw new CacheError("UNAVAILABLE", `peer ${to.id} described ${res.records.length} of ${keys.length} keys`);
+      return res.records.map(fromRecordInfo);
     });
   }
   health(to: PeerRef) {

@@ -7,7 +7,7 @@ import { fromBytes, toBuffer } from "../core/byte-string.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { CacheError } from "../core/errors.js";
-import type { ApplyOutcome, ClientWrite, WriteCondition, PeerMember, PeerMemberState, PeerRef, WriteOutcome } from "../transport/index.js";
+import type { ApplyOutcome, ClientWrite, WriteCondition, PeerMember, PeerMemberState, PeerRef, RecordMeta, WriteOutcome } from "../transport/index.js";
 import {
   ApplyOutcome as WireOutcome,
   HeldVersionSchema,
@@ -20,6 +20,9 @@ import {
   EntrySchema,
   MemberSchema,
   MemberState,
+  RecordInfoSchema,
+  RecordState,
+  type RecordInfo,
   WriteKind,
   WriteResultSchema,
   type ClientWrite as WireClientWrite,
@@ -54,6 +57,35 @@ export function fromEntry(e: Entry): VersionedRecord {
     lastUpdatedMs: toNumber(e.lastUpdatedUnixMs),
     expiresAtMs: e.tombstone ? 0 : toNumber(e.expiresAtUnixMs),
     tombstone: e.tombstone,
+  };
+}
+
+const RECORD_STATE_TO_WIRE: Readonly<Record<RecordMeta["state"], RecordState>> = Object.freeze({ absent: RecordState.ABSENT, live: RecordState.LIVE, tombstone: RecordState.TOMBSTONE });
+
+export function toRecordInfo(m: RecordMeta): RecordInfo {
+  return create(RecordInfoSchema, {
+    key: m.key,
+    state: RECORD_STATE_TO_WIRE[m.state],
+    version: BigInt(m.version),
+    origin: m.origin,
+    expiresAtUnixMs: BigInt(m.expiresAtMs),
+    lastUpdatedUnixMs: BigInt(m.lastUpdatedMs),
+    valueBytes: BigInt(m.valueBytes),
+  });
+}
+
+/** A wire record description; an unknown state (a newer peer) is UNAVAILABLE rather than a guess. */
+export function fromRecordInfo(r: RecordInfo): RecordMeta {
+  const state = r.state === RecordState.ABSENT ? "absent" : r.state === RecordState.LIVE ? "live" : r.state === RecordState.TOMBSTONE ? "tombstone" : undefined;
+  if (state === undefined) throw new CacheError("UNAVAILABLE", `peer described ${JSON.stringify(r.key)} with an unknown record state ${r.state}`);
+  return {
+    key: r.key,
+    state,
+    version: toNumber(r.version),
+    origin: r.origin,
+    expiresAtMs: toNumber(r.expiresAtUnixMs),
+    lastUpdatedMs: toNumber(r.lastUpdatedUnixMs),
+    valueBytes: toNumber(r.valueBytes),
   };
 }
 

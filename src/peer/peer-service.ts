@@ -12,6 +12,7 @@ import {
   GossipResponseSchema,
   HandOffHintsResponseSchema,
   HealthResponseSchema,
+  InspectResponseSchema,
   KeysResponseSchema,
   MerkleLeavesResponseSchema,
   MerkleRangeResponseSchema,
@@ -22,7 +23,7 @@ import {
   SetResponseSchema,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import {
-  fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireWrite, toEntry, toWireMember, toWirePushAnswer, toWireResult,
+  fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireWrite, toEntry, toRecordInfo, toWireMember, toWirePushAnswer, toWireResult,
 } from "./convert.js";
 import { toConnectError } from "./errors.js";
 import { exchangeHandler } from "./exchange-server.js";
@@ -77,6 +78,10 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
     keys: guarded((req) => {
       const page = endpoint.keysPage(req.cursor, req.limit, req.q);
       return create(KeysResponseSchema, { keys: page.keys, nextCursor: page.nextCursor, truncated: page.truncated });
+    }),
+    inspect: guarded((req) => {
+      const records = endpoint.inspectRecords(req.keys);
+      return create(InspectResponseSchema, { node: endpoint.health().node, records: records.map(toRecordInfo) });
     }),
     probe: guarded(async (req) => {
       if (req.target === "") throw badRequest("target is required");

@@ -88,6 +88,9 @@ export class ChaosTransport implements PeerTransport {
   keys(to: PeerRef, cursor: string, limit: number, q: string) {
     return this.gate(to, () => this.inner.keys(to, cursor, limit, q));
   }
+  inspect(to: PeerRef, keys: readonly string[], timeoutMs?: number) {
+    return this.gate(to, () => this.inner.inspect(to, keys, timeoutMs));
+  }
   health(to: PeerRef) {
     return this.gate(to, () => this.inner.health(to));
   }

@@ -68,6 +68,9 @@ class InMemoryTransport implements PeerTransport {
   keys(to: PeerRef, cursor: string, limit: number, q: string) {
     return this.call(to, (e) => e.keysPage(cursor, limit, q));
   }
+  inspect(to: PeerRef, keys: readonly string[]) {
+    return this.callAddressed(to, (e) => e.inspectRecords([...keys]).map((m) => ({ ...m })));
+  }
   health(to: PeerRef) {
     return this.call(to, (e) => e.health());
   }

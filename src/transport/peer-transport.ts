@@ -6,7 +6,7 @@
 import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import type {
-  ApplyOutcome, ForwardRequest, HealthInfo, KeysPage, MerkleRangePage, MerkleRoot, PeerMember, PeerRef, ProbeResult, WriteOutcome,
+  ApplyOutcome, ForwardRequest, HealthInfo, KeysPage, MerkleRangePage, MerkleRoot, PeerMember, PeerRef, ProbeResult, RecordMeta, WriteOutcome,
 } from "./types.js";
 
 /** The calling side. */
@@ -21,6 +21,11 @@ export interface PeerTransport {
   remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]): Promise<ApplyOutcome[]>;
   get(to: PeerRef, keys: readonly string[]): Promise<Array<VersionedRecord | undefined>>;
   keys(to: PeerRef, cursor: string, limit: number, q: string): Promise<KeysPage>;
+  /**
+   * What `to` holds for each key (at most INSPECT_KEYS_MAX), without the values; one entry per
+   * key in order. `timeoutMs` overrides the transport's call timeout.
+   */
+  inspect(to: PeerRef, keys: readonly string[], timeoutMs?: number): Promise<RecordMeta[]>;
   health(to: PeerRef): Promise<HealthInfo>;
   /** Asks `relay` to probe `targetId` on our behalf. */
   probe(relay: PeerRef, targetId: string): Promise<ProbeResult>;
@@ -45,6 +50,8 @@ export interface PeerEndpoint {
   applyRemove(from: string, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]): ApplyOutcome[];
   getRecords(keys: readonly string[]): Array<VersionedRecord | undefined>;
   keysPage(cursor: string, limit: number, q: string): KeysPage;
+  /** What this node holds for each key, without values (at most INSPECT_KEYS_MAX keys, else 400). */
+  inspectRecords(keys: readonly string[]): RecordMeta[];
   health(): HealthInfo;
   probe(targetId: string): Promise<ProbeResult>;
   gossip(from: string, members: readonly PeerMember[]): PeerMember[];

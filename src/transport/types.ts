@@ -111,6 +111,22 @@ export interface ForwardRequest {
   readonly sentAtMs?: number;
 }
 
+/** What a node holds for a key, without the value (the Inspect call). */
+export interface RecordMeta {
+  readonly key: string;
+  /** "absent" also for a value past its expiry (reads treat it as absent). */
+  readonly state: "absent" | "live" | "tombstone";
+  /** Version and origin of a live value or tombstone; 0 and "" when absent. */
+  readonly version: number;
+  readonly origin: string;
+  /** Expiry of a live value, Unix ms; 0 = never (and for other states). */
+  readonly expiresAtMs: number;
+  /** When the origin applied the write or delete, Unix ms; 0 when absent. */
+  readonly lastUpdatedMs: number;
+  /** Size of a live value in bytes; 0 otherwise. */
+  readonly valueBytes: number;
+}
+
 export interface KeysPage {
   readonly keys: string[];
   readonly nextCursor: string;

@@ -8,8 +8,9 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
+import { AxeBuilder } from "@axe-core/playwright";
 import { HypercacheClient } from "@hypercache/client";
-import { launchChromium, watchedPage, type Browser, type PageProblems } from "./browser.js";
+import { DESKTOP, PHONE, launchChromium, watchedPage, type Browser, type PageProblems } from "./browser.js";
 import { ADMIN_TOKEN, DashboardCluster, READ_TOKEN } from "./dashboard-cluster.js";
 import { RECORDERS, credentialScript, pollPage, recordRowStates, renderTimes, rowStates, signedInPage } from "./dashboard-page.js";
 
@@ -51,6 +52,29 @@ async function turnPage(page: Page, button: "Next page" | "Previous page"): Prom
   await page.waitForTimeout(50);
   return listedKeys(page);
 }
+
+/** The views, the link that opens each, and what shows once its data is in. */
+const VIEWS: ReadonlyArray<{ id: string; link: string; ready: (page: Page) => Promise<void> }> = [
+  { id: "overview", link: "Overview", ready: async (p) => void (await pollPage(p, `/\\d/.test(document.querySelector("#node-state")?.closest("dl")?.innerText ?? "") && document.querySelector("#node-state")?.textContent !== "…"`)) },
+  { id: "members", link: "Members", ready: (p) => p.locator('#members-table tbody tr[data-state="alive"]').nth(2).waitFor() },
+  { id: "ring", link: "Ring", ready: (p) => p.locator("#ring-table tbody tr").nth(2).waitFor() },
+  { id: "metrics", link: "Metrics", ready: async (p) => void (await pollPage(p, `Number((document.body.innerText.match(/(\\d+) samples/) ?? [])[1] ?? 0) >= 3`)) },
+  { id: "hints", link: "Hints", ready: (p) => p.locator("#hints-total").waitFor() },
+  {
+    id: "keys",
+    link: "Keys",
+    ready: async (p) => {
+      await search(p, "dash-", 50);
+      await p.getByRole("button", { name: "dash-binary" }).click();
+      await p.locator("#value-preview").waitFor();
+      await p.locator("#replicas-table tbody tr").nth(2).waitFor();
+    },
+  },
+  { id: "admin", link: "Admin", ready: (p) => p.locator("#drain").waitFor() },
+];
+
+/** True when the page needs no horizontal scrolling at its current size. */
+const fitsWidth = (page: Page) => page.evaluate("document.documentElement.scrollWidth <= window.innerWidth") as Promise<boolean>;
 
 async function aliveRows(page: Page): Promise<string[]> {
   return page.$$eval('#members-table tbody tr[data-state="alive"]', (rows) => rows.map((r) => r.getAttribute("data-member") ?? ""));
@@ -184,6 +208,58 @@ describe("dashboard in Chromium against a 3-node cluster with auth", function ()
     expect([...g1, ...g2]).to.deep.equal(KEYS.filter((k) => k.endsWith("7")));
     await search(page, "dash-key-01", 100);
     expect(await listedKeys(page)).to.deep.equal(KEYS.filter((k) => k.startsWith("dash-key-01")));
+
+    // Key detail: every owner's copy, the value as text, as hex, and the TTL counting down.
+    await page.getByRole("button", { name: "dash-key-0123" }).click();
+    await page.locator('#replicas-table tbody tr[data-copy="live"]').nth(2).waitFor();
+    expect(await page.locator("#value-preview").innerText()).to.equal("value of dash-key-0123 #123");
+    await page.getByRole("button", { name: "Show hex" }).click();
+    expect(await page.locator("#value-preview").innerText()).to.match(/^00000000 {2}76 61 6c 75 65 20 6f 66/);
+    await search(page, "dash-binary", 50);
+    await page.getByRole("button", { name: "dash-binary" }).click();
+    await page.locator("#replicas-table").waitFor();
+    expect(await page.locator("#value-preview").innerText()).to.equal(`00000000  ${"00 01 02 fa fb fc 0a 0d".padEnd(47)}  ........`);
+    await search(page, "dash-t", 50);
+    await page.getByRole("button", { name: "dash-ttl" }).click();
+    const ttl1 = await page.locator("#ttl", { hasText: "Expires in" }).innerText();
+    await page.waitForTimeout(2100);
+    const ttl2 = await page.locator("#ttl").innerText();
+    expect(ttl1).to.match(/^Expires in 9 min \d+ s/);
+    expect(ttl2, "the TTL counts down").to.not.equal(ttl1);
+    noProblems(watch);
+    await page.close();
+  });
+
+  it("SIGSTOP a node: the partial_nodes banner appears and its copies show as unreachable", async function () {
+    this.timeout(120_000);
+    const n3 = cluster.node("n3");
+    const { page, watch } = await signedInPage(browser.context, base(), READ_TOKEN, "keys");
+    await page.getByLabel("Filter").fill("dash-key-00");
+    await page.getByLabel("Page size").selectOption("50");
+    try {
+      // The listing asks the peers n1 sees alive: the search must reach n1 before n1's probes
+      // notice the stop (at least half a probe interval). If n1 was faster, resume and try again.
+      for (let attempt = 1; ; attempt++) {
+        const answered = page.waitForResponse((r) => r.url().includes("/cluster/keys?"), { timeout: 30_000 });
+        n3.child.kill("SIGSTOP");
+        await page.getByRole("button", { name: "Search" }).click();
+        await answered;
+        if ((await page.locator("#partial-nodes").count()) > 0) break;
+        n3.child.kill("SIGCONT");
+        if (attempt === 3) throw new Error("n1 noticed the stopped node before the listing three times");
+        await cluster.waitAllAlive();
+      }
+      expect(await page.locator("#partial-nodes").innerText()).to.equal("Incomplete listing: n3 did not answer, so their keys may be missing.");
+      expect(await listedKeys(page), "the other owners still list every key").to.deep.equal(KEYS.slice(0, 50));
+      await page.getByRole("button", { name: "dash-key-0007" }).click();
+      const copy = page.locator('#replicas-table tr[data-owner="n3"]');
+      await copy.locator(".badge", { hasText: "unreachable" }).waitFor({ timeout: 15_000 });
+      expect(await copy.getAttribute("data-copy")).to.equal("unreachable");
+      expect(await page.locator('#replicas-table tr[data-copy="live"]').count(), "n1 and n2 still hold it").to.equal(2);
+    } finally {
+      n3.child.kill("SIGCONT");
+    }
+    await cluster.waitAllAlive(30_000);
     noProblems(watch);
     await page.close();
   });
@@ -222,6 +298,60 @@ describe("dashboard in Chromium against a 3-node cluster with auth", function ()
     expect(await error.innerText()).to.match(/Sign-in failed: .*UNAUTHORIZED/);
     expect(await page.locator("nav, #members-table, .cards").count(), "no views or data").to.equal(0);
     expect(await page.evaluate("sessionStorage.length"), "the bad credential is forgotten").to.equal(0);
+    noProblems(watch);
+    await page.close();
+  });
+
+  it("every view, at 1280x800 and 390x844: fits the width, has no serious or critical axe violation, and is photographed", async function () {
+    this.timeout(180_000);
+    const { page, watch } = await signedInPage(browser.context, base(), ADMIN_TOKEN, "overview");
+    await page.locator("nav").waitFor();
+    // Keyboard: the first view is reached with Tab and Enter.
+    await page.getByRole("link", { name: "Members" }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Members" }).waitFor();
+    for (const view of VIEWS) {
+      await page.setViewportSize(DESKTOP);
+      await page.getByRole("link", { name: view.link, exact: true }).click();
+      await view.ready(page);
+      const axe = await new AxeBuilder({ page }).analyze();
+      const bad = axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+      expect(bad.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`), `axe on ${view.id}`).to.deep.equal([]);
+      for (const [name, size] of [["1280x800", DESKTOP], ["390x844", PHONE]] as const) {
+        await page.setViewportSize(size);
+        await page.waitForTimeout(100);
+        expect(await fitsWidth(page), `${view.id} at ${name} needs horizontal scrolling`).to.equal(true);
+        const file = join(ARTIFACTS, `${view.id}-${name}.png`);
+        await page.screenshot({ path: file, fullPage: true });
+        shots.push(file.slice(ROOT.length));
+      }
+    }
+    // prefers-color-scheme: dark turns the page dark.
+    await page.setViewportSize(DESKTOP);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.getByRole("link", { name: "Overview" }).click();
+    expect(await page.evaluate("getComputedStyle(document.body).backgroundColor")).to.equal("rgb(13, 17, 23)");
+    const dark = join(ARTIFACTS, "overview-dark-1280x800.png");
+    await page.screenshot({ path: dark });
+    shots.push(dark.slice(ROOT.length));
+    noProblems(watch);
+    await page.close();
+  });
+
+  it("an admin drain shows draining, and management /health answers 503", async () => {
+    const n2 = cluster.node("n2");
+    const { page, watch } = await signedInPage(browser.context, n2.mgmt, ADMIN_TOKEN, "admin");
+    await page.getByRole("button", { name: "Drain this node…" }).click();
+    await page.getByRole("button", { name: "Confirm: drain n2" }).click();
+    await page.locator("#admin-result", { hasText: "Drain:" }).waitFor();
+    expect(await page.locator("#admin-result").innerText()).to.equal("Drain: the node is draining");
+    await page.getByRole("link", { name: "Members" }).click();
+    await page.locator('#members-table tr[data-member="n2"] .state-draining').waitFor({ timeout: 10_000 });
+    await page.getByRole("link", { name: "Overview" }).click();
+    await pollPage(page, `document.querySelector("#node-state")?.textContent === "draining"`);
+    const health = await fetch(`${n2.mgmt}/health`);
+    expect(health.status).to.equal(503);
+    expect(await health.json()).to.include({ status: "draining", draining: true });
     noProblems(watch);
     await page.close();
   });

@@ -8,7 +8,7 @@ import { expect } from "chai";
 import { CacheError } from "../../src/core/errors.js";
 import { ConnectPeerTransport, createPeerHandler, createPeerServer, type PeerServer } from "../../src/peer/index.js";
 import type { VersionedRecord } from "../../src/store/index.js";
-import { InMemoryNetwork, type ForwardRequest, type PeerEndpoint, type PeerMember, type PeerRef, type PeerTransport } from "../../src/transport/index.js";
+import { InMemoryNetwork, type ForwardRequest, type PeerEndpoint, type PeerMember, type PeerRef, type PeerTransport, type RecordMeta } from "../../src/transport/index.js";
 
 const TOKEN = "contract-peer-token";
 /** Every byte value once: values are byte strings and must survive the wire unchanged. */
@@ -18,6 +18,10 @@ const VERSION_MAX = Number.MAX_SAFE_INTEGER - 1;
 const value: VersionedRecord = { key: "k/ü", value: ALL_BYTES, version: VERSION_MAX, origin: "n1", lastUpdatedMs: Math.floor(VERSION_MAX / 1000), expiresAtMs: 1_900_000_000_000, tombstone: false };
 const tomb: VersionedRecord = { key: "gone", value: "", version: 1_767_225_600_000_001, origin: "n-2.b_c", lastUpdatedMs: 1_767_225_600_000, expiresAtMs: 0, tombstone: true };
 const member: PeerMember = { id: "n3", address: "127.0.0.1:7999", state: "suspect", incarnation: 7, lastSeenMs: 1_767_225_600_123, apiUrl: "http://127.0.0.1:8080", mgmtUrl: "https://n3.example:8081", draining: true };
+
+const liveMeta: RecordMeta = { key: value.key, state: "live", version: VERSION_MAX, origin: "n1", expiresAtMs: value.expiresAtMs, lastUpdatedMs: value.lastUpdatedMs, valueBytes: 256 };
+const tombMeta: RecordMeta = { key: tomb.key, state: "tombstone", version: tomb.version, origin: tomb.origin, expiresAtMs: 0, lastUpdatedMs: tomb.lastUpdatedMs, valueBytes: 0 };
+const ABSENT_META: RecordMeta = { key: "", state: "absent", version: 0, origin: "", expiresAtMs: 0, lastUpdatedMs: 0, valueBytes: 0 };
 
 /** An endpoint that records each call and answers with fixed data. */
 function recordingEndpoint() {
@@ -49,6 +53,11 @@ function recordingEndpoint() {
     keysPage: (cursor, limit, q) => {
       rec("keysPage", cursor, limit, q);
       return { keys: ["a", "b/ü"], nextCursor: "next-cursor", truncated: true };
+    },
+    inspectRecords: (keys) => {
+      rec("inspectRecords", keys);
+      maybeFail();
+      return keys.map((k) => (k === value.key ? liveMeta : k === tomb.key ? tombMeta : { ...ABSENT_META, key: k }));
     },
     health: () => ({ node: "peer", draining: true, incarnation: 9, unixMs: 1_790_000_000_123 }),
     probe: async (target) => ({ target, ok: false, error: "unreachable" }),
@@ -190,6 +199,19 @@ for (const impl of IMPLEMENTATIONS) {
       expect(ep.calls.at(-1)).to.deep.equal({ method: "merkleRange", args: ["n1", 4, [1, 3], ""] });
       await h.transport.drain(h.peer);
       expect(ep.calls.at(-1)).to.deep.equal({ method: "drain", args: [] });
+    });
+
+    it("inspect: each key's record metadata comes back in key order (live, tombstone, absent), with 53-bit versions and sizes", async () => {
+      expect(await h.transport.inspect(h.peer, [value.key, "missing", tomb.key])).to.deep.equal([liveMeta, { ...ABSENT_META, key: "missing" }, tombMeta]);
+      expect(ep.calls.at(-1)).to.deep.equal({ method: "inspectRecords", args: [[value.key, "missing", tomb.key]] });
+      expect(await h.transport.inspect(h.peer, [tomb.key], 1000)).to.deep.equal([tombMeta]);
+    });
+
+    it("inspect: a receiver's BAD_REQUEST arrives as BAD_REQUEST; an answer from another node is UNAVAILABLE", async () => {
+      expect(await codeOf(h.transport.inspect({ id: "someone-else", address: h.peer.address }, [value.key]))).to.equal("UNAVAILABLE");
+      ep.failWith(new CacheError("BAD_REQUEST", "inspect takes 1 to 1000 keys, got 1001"));
+      expect(await codeOf(h.transport.inspect(h.peer, [value.key]))).to.equal("BAD_REQUEST");
+      expect(await codeOf(h.transport.inspect(h.dead, [value.key]))).to.equal("UNAVAILABLE");
     });
 
     it("handOffHints carries the target and the records (values and tombstones) and answers one flag per record", async () => {

@@ -69,6 +69,28 @@ interface KeyPage {
   partial_nodes: string[];
 }
 
+interface ReplicaCopy {
+  node: string;
+  role: "primary" | "replica";
+  state: "live" | "tombstone" | "absent" | "unreachable";
+  present: boolean;
+  version: number | null;
+  origin: string | null;
+  expires_at: string | null;
+  last_updated: string | null;
+  bytes: number | null;
+  error: string | null;
+}
+
+interface ReplicasBody {
+  key: string;
+  node: string;
+  owners: string[];
+  timeout_ms: number;
+  divergent: boolean;
+  replicas: ReplicaCopy[];
+}
+
 interface HintTarget {
   node: string;
   count: number;
@@ -211,8 +233,70 @@ describe("dashboard data routes on a real 3-node cluster with a policy file", fu
     });
   });
 
+  describe("GET /cluster/keys/{key}/replicas", () => {
+    const ring = HashRing.build(["d1", "d2", "d3"], 2);
+    const replicas = (n: NodeProcess, key: string) => mgmt(n, `/cluster/keys/${encodeURIComponent(key)}/replicas`);
+    const writeKey = async (key: string, value: string, query = "") => {
+      const r = await call(`${node("d1").api}/v1/cache/${encodeURIComponent(key)}${query}`, { method: "PUT", headers: bearer(TOKENS.writer), body: value });
+      expect(r.status, r.body.toString()).to.equal(200);
+    };
+
+    it("shows the same live copy on every owner, asked from any node (owners and non-owners)", async () => {
+      const key = "rep/live ü";
+      const before = Date.now();
+      await writeKey(key, "nineteen-byte value", "?ttl=10m");
+      const owners = ring.ownersOf(key).ids;
+      for (const n of nodes) {
+        const body = ok<ReplicasBody>(await replicas(n, key), n.id);
+        expect(body).to.have.all.keys("key", "node", "owners", "timeout_ms", "divergent", "replicas");
+        expect(body).to.deep.include({ key, node: n.id, owners: [...owners], timeout_ms: 1500, divergent: false });
+        expect(body.replicas.map((r) => [r.node, r.role])).to.deep.equal(owners.map((o, i) => [o, i === 0 ? "primary" : "replica"]));
+        for (const r of body.replicas) {
+          expect(r).to.deep.include({ state: "live", present: true, origin: owners[0], bytes: 19, error: null });
+          expect(r.version).to.equal(body.replicas[0]?.version).and.be.a("number").above(Date.parse("2026-01-01") * 1000);
+          const expires = Date.parse(r.expires_at as string);
+          expect(expires).to.be.within(before + 10 * 60_000 - 1000, Date.now() + 10 * 60_000 + 1000);
+          expect(Date.parse(r.last_updated as string)).to.be.within(before - 1000, Date.now() + 1000);
+        }
+      }
+    });
+
+    it("shows absent keys as absent and deleted keys as tombstones on every owner", async () => {
+      const absent = ok<ReplicasBody>(await replicas(node("d2"), "rep:never-written"));
+      expect(absent.divergent).to.equal(false);
+      for (const r of absent.replicas) expect(r).to.deep.include({ state: "absent", present: false, version: null, origin: null, expires_at: null, last_updated: null, bytes: null, error: null });
+      await writeKey("rep:deleted", "v");
+      const del = await call(`${node("d2").api}/v1/cache/rep%3Adeleted`, { method: "DELETE", headers: bearer(TOKENS.writer) });
+      expect(del.status).to.equal(200);
+      const body = await eventually(async () => ok<ReplicasBody>(await replicas(node("d3"), "rep:deleted")), (b) => b.replicas.every((r) => r.state === "tombstone"), 5000, 100);
+      for (const r of body.replicas) expect(r).to.deep.include({ state: "tombstone", present: false, bytes: null, expires_at: null, error: null });
+      expect(body.replicas[0]?.version).to.be.a("number");
+      expect(body.divergent).to.equal(false);
+    });
+
+    it("answers 400 envelopes for a key that is too long or not valid percent-encoding", async () => {
+      expectEnvelope(await mgmt(node("d1"), `/cluster/keys/${"k".repeat(4097)}/replicas`), 400, "BAD_REQUEST");
+      expectEnvelope(await mgmt(node("d1"), "/cluster/keys/%E0%A4%A/replicas"), 400, "BAD_REQUEST");
+      expectEnvelope(await mgmt(node("d1"), "/cluster/keys/%FF/replicas"), 400, "BAD_REQUEST");
+    });
+
+    it("the peer Inspect call behind it needs the peer token on the dist listener", async () => {
+      const url = `http://127.0.0.1:${layout[0]?.dist}/internal/hypercache.peer.v1.PeerService/Inspect`;
+      const body = JSON.stringify({ keys: ["rep:never-written"] });
+      const headers = { "content-type": "application/json" };
+      expect((await call(url, { method: "POST", headers, body })).status).to.equal(401);
+      expect((await call(url, { method: "POST", headers: { ...headers, ...bearer("wrong") }, body })).status).to.equal(401);
+      const r = await call(url, { method: "POST", headers: { ...headers, ...bearer(PEER_TOKEN) }, body });
+      expect(r.status, r.body.toString()).to.equal(200);
+      const answer = r.json<{ node: string; records: Array<Record<string, unknown>> }>();
+      expect(answer.node).to.equal("d1");
+      expect(answer.records).to.have.length(1);
+      expect(answer.records[0]).to.include({ key: "rep:never-written", state: "RECORD_STATE_ABSENT" });
+    });
+  });
+
   describe("scopes", () => {
-    const routes = ["/cluster/ring", "/dist/hints", "/cluster/keys"];
+    const routes = ["/cluster/ring", "/dist/hints", "/cluster/keys", "/cluster/keys/k/replicas"];
     it("answers 401 with the envelope and a challenge without a credential or with a wrong one", async () => {
       for (const path of routes) {
         expectUnauthorized(await call(`${node("d1").mgmt}${path}`), path);
@@ -256,6 +340,22 @@ describe("dashboard data routes on a real 3-node cluster with a policy file", fu
       expect(fromMgmt.total_matched).to.equal(300);
     });
 
+    it("GET /cluster/keys/{key}/replicas shows the stopped owner as unreachable within the per-owner timeout", async () => {
+      const key = d1d3[0] as string;
+      for (const n of [node("d1"), node("d2")]) {
+        const started = Date.now();
+        const body = ok<ReplicasBody>(await mgmt(n, `/cluster/keys/${encodeURIComponent(key)}/replicas`), n.id);
+        const elapsed = Date.now() - started;
+        expect(elapsed, `${n.id} answered after ${elapsed} ms`).to.be.below(1500 + 1500);
+        expect(body.owners).to.deep.equal(["d1", "d3"]);
+        const d3 = body.replicas.find((r) => r.node === "d3");
+        expect(d3).to.deep.include({ state: "unreachable", present: false, version: null, bytes: null });
+        expect(d3?.error).to.be.a("string").and.not.equal("");
+        expect(body.replicas.find((r) => r.node === "d1")?.state).to.be.oneOf(["live", "absent"]);
+        expect(body.divergent).to.equal(false);
+      }
+    });
+
     it("GET /dist/hints shows the hints d1 queues for d3: count, bytes, a growing oldest age, replay failing", async () => {
       for (const key of d1d3) {
         const r = await call(`${node("d1").api}/v1/cache/${encodeURIComponent(key)}?consistency=one`, { method: "PUT", headers: bearer(TOKENS.writer), body: "hinted-value" });
@@ -288,6 +388,21 @@ describe("dashboard data routes on a real 3-node cluster with a policy file", fu
       const body = await eventually(async () => ok<HintsBody>(await mgmt(node("d1"), "/dist/hints")), (b) => b.targets.every((t) => t.node !== "d3"), 20_000, 200);
       expect(body.targets.map((t) => t.node)).to.not.include("d3");
       expect(body.counters.replayed).to.be.at.least(d1d3.length);
+    });
+  });
+  describe("divergence (last: clears one node)", () => {
+    it("flags divergent when one owner lost its copy (POST /clear on it, admin) and shows which", async () => {
+      const ring = HashRing.build(["d1", "d2", "d3"], 2);
+      const key = Array.from({ length: 200 }, (_, i) => `div:${i}`).find((k) => ring.ownersOf(k).header === "d1,d2") as string;
+      const put = await call(`${node("d1").api}/v1/cache/${encodeURIComponent(key)}`, { method: "PUT", headers: bearer(TOKENS.writer), body: "v" });
+      expect(put.status).to.equal(200);
+      await eventually(async () => ok<ReplicasBody>(await mgmt(node("d3"), `/cluster/keys/${encodeURIComponent(key)}/replicas`)), (b) => b.replicas.every((r) => r.state === "live"), 5000, 100);
+      expectForbidden(await call(`${node("d2").mgmt}/clear`, { method: "POST", headers: bearer(TOKENS.reader) }), "reader POST /clear");
+      const cleared = await call(`${node("d2").mgmt}/clear`, { method: "POST", headers: bearer(TOKENS.admin) });
+      expect(cleared.status).to.equal(200);
+      const body = ok<ReplicasBody>(await mgmt(node("d3"), `/cluster/keys/${encodeURIComponent(key)}/replicas`));
+      expect(body.divergent).to.equal(true);
+      expect(body.replicas.map((r) => [r.node, r.state])).to.deep.equal([["d1", "live"], ["d2", "absent"]]);
     });
   });
 });

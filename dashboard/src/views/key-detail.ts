@@ -5,24 +5,18 @@ import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import type { Api, ApiError } from "../api.js";
 import { asText, bytes, duration, fromBase64, hexDump } from "../format.js";
+import type { KeyReplicas, ReplicaCopy, ValuePreview } from "../schemas.js";
 import { ErrorNote } from "./common.js";
 
-interface Copy {
-  node: string;
-  state: "present" | "absent" | "unreachable";
-  version?: string;
-  origin?: string;
-  expires_at?: string;
-  bytes?: number;
-  error?: string;
-}
-interface Replicas { key: string; owners: Copy[]; value_base64?: string; value_truncated?: boolean }
+
+const COPY_CLASS: Record<ReplicaCopy["state"], string> = { live: "state-alive", tombstone: "state-suspect", absent: "state-suspect", unreachable: "state-unreachable" };
 
 /** Preview length (bytes) shown of a value. */
 const PREVIEW_BYTES_MAX = 4096;
 
 export function KeyDetail(props: { api: Api; keyName: string }) {
-  const [data, setData] = useState<Replicas | undefined>();
+  const [data, setData] = useState<KeyReplicas | undefined>();
+  const [preview, setPreview] = useState<ValuePreview | undefined>();
   const [error, setError] = useState<ApiError | undefined>();
   const [hex, setHex] = useState(false);
   const [now, setNow] = useState(Date.now());
@@ -30,10 +24,14 @@ export function KeyDetail(props: { api: Api; keyName: string }) {
   useEffect(() => {
     const ctrl = new AbortController();
     setData(undefined);
-    props.api.get<Replicas>(`/cluster/keys/${encodeURIComponent(props.keyName)}/replicas`, ctrl.signal).then(
+    setPreview(undefined);
+    const segment = encodeURIComponent(props.keyName);
+    props.api.get<KeyReplicas>(`/cluster/keys/${segment}/replicas`, ctrl.signal).then(
       (d) => (setData(d), setError(undefined)),
       (err: unknown) => !ctrl.signal.aborted && setError(err as ApiError),
     );
+    // The value may be gone (expired or deleted) while its key is listed: no preview then.
+    props.api.get<ValuePreview>(`/cluster/keys/${segment}/value`, ctrl.signal).then(setPreview, () => setPreview(undefined));
     return () => ctrl.abort();
   }, [props.api, props.keyName, reload]);
   useEffect(() => {
@@ -41,26 +39,27 @@ export function KeyDetail(props: { api: Api; keyName: string }) {
     return () => clearInterval(t);
   }, []);
 
-  const value = data?.value_base64 !== undefined ? fromBase64(data.value_base64) : undefined;
+  const value = preview !== undefined ? fromBase64(preview.preview_base64) : undefined;
   const text = value ? asText(value) : undefined;
-  const expiry = data?.owners.find((c) => c.state === "present" && c.expires_at)?.expires_at;
+  const expiry = preview?.expires_at ?? data?.replicas.find((c) => c.present && c.expires_at !== null)?.expires_at ?? undefined;
   return html`
     <section class="detail" aria-labelledby="key-detail-title" id="key-detail">
       <h3 id="key-detail-title"><code>${props.keyName}</code></h3>
       <${ErrorNote} error=${error} what="the key's copies" />
       ${data &&
-      html`<p id="ttl">${expiry ? `Expires in ${duration(Date.parse(expiry) - now)} (${expiry})` : "No expiry"}</p>
+      html`${data.divergent && html`<p class="banner warn" role="alert" id="divergent">The reachable owners hold different copies; anti-entropy and read repair will converge them.</p>`}
+        <p id="ttl">${expiry ? `Expires in ${duration(Date.parse(expiry) - now)} (${expiry})` : "No expiry"}</p>
         <div class="scroll"><table id="replicas-table">
           <caption class="sr-only">Each owner's copy</caption>
-          <thead><tr><th scope="col">Owner</th><th scope="col">Copy</th><th scope="col">Version</th><th scope="col">Origin</th><th scope="col">Expires</th><th scope="col">Size</th></tr></thead>
-          <tbody>${data.owners.map((c) => html`<tr key=${c.node} data-owner=${c.node} data-copy=${c.state}>
-            <th scope="row">${c.node}</th>
-            <td><span class=${`badge state-${c.state === "present" ? "alive" : c.state === "absent" ? "suspect" : "unreachable"}`}>${c.state}</span>${c.error ? html` <small>${c.error}</small>` : null}</td>
-            <td><code>${c.version ?? "–"}</code></td><td>${c.origin ?? "–"}</td><td>${c.expires_at ?? "–"}</td><td class="num">${c.bytes !== undefined ? bytes(c.bytes) : "–"}</td>
+          <thead><tr><th scope="col">Owner</th><th scope="col">Copy</th><th scope="col">Version</th><th scope="col">Origin</th><th scope="col">Updated</th><th scope="col">Expires</th><th scope="col">Size</th></tr></thead>
+          <tbody>${data.replicas.map((c) => html`<tr key=${c.node} data-owner=${c.node} data-copy=${c.state}>
+            <th scope="row">${c.node} <small>(${c.role})</small></th>
+            <td><span class=${`badge ${COPY_CLASS[c.state]}`}>${c.state}</span>${c.error !== null ? html` <small>${c.error}</small>` : null}</td>
+            <td><code>${c.version ?? "–"}</code></td><td>${c.origin ?? "–"}</td><td>${c.last_updated ?? "–"}</td><td>${c.expires_at ?? "–"}</td><td class="num">${c.bytes !== null ? bytes(c.bytes) : "–"}</td>
           </tr>`)}</tbody>
         </table></div>
         ${value &&
-        html`<div class="toolbar"><h4>Value (${bytes(value.length)}${data.value_truncated ? ", preview" : ""})</h4>
+        html`<div class="toolbar"><h4>Value (${bytes(preview!.bytes)}${preview!.truncated ? `, first ${bytes(value.length)} shown` : ""})</h4>
             <button type="button" aria-pressed=${hex || text === undefined} disabled=${text === undefined} onClick=${() => setHex(!hex)}>${hex || text === undefined ? "Show text" : "Show hex"}</button>
           </div>
           <pre id="value-preview" tabindex="0" aria-label="Value preview">${hex || text === undefined ? hexDump(value.subarray(0, PREVIEW_BYTES_MAX)) : text.slice(0, PREVIEW_BYTES_MAX)}</pre>`}
