@@ -7,6 +7,13 @@ export type Credential =
 
 const KEY = "hypercache.dashboard.credential";
 
+/** The part of the Web Storage API used here (sessionStorage in the page). */
+export interface KeyValueStore {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
+
 /** The Authorization header value, or undefined for none. */
 export function authorization(c: Credential): string | undefined {
   if (c.kind === "bearer") return `Bearer ${c.token}`;
@@ -20,7 +27,7 @@ function utf8Base64(text: string): string {
   return btoa(bin);
 }
 
-export function loadCredential(storage: Storage): Credential | undefined {
+export function loadCredential(storage: KeyValueStore): Credential | undefined {
   const raw = storage.getItem(KEY);
   if (raw === null) return undefined;
   try {
@@ -33,10 +40,10 @@ export function loadCredential(storage: Storage): Credential | undefined {
   return undefined;
 }
 
-export function saveCredential(storage: Storage, c: Credential): void {
+export function saveCredential(storage: KeyValueStore, c: Credential): void {
   storage.setItem(KEY, JSON.stringify(c));
 }
 
-export function forgetCredential(storage: Storage): void {
+export function forgetCredential(storage: KeyValueStore): void {
   storage.removeItem(KEY);
 }

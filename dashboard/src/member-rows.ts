@@ -3,7 +3,7 @@
 // node leaves the member list at once, so without these rows a killed node would vanish instead
 // of showing dead; the row goes back to alive when the node rejoins, and disappears when it is
 // removed by hand (DELETE /cluster/members/{id}).
-import type { MembersView } from "./api.js";
+import type { MembersView } from "./schemas.js";
 
 export type MemberRow = MembersView["members"][number] & { readonly pruned: boolean };
 

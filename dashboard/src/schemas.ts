@@ -3,6 +3,7 @@
 import type { components } from "../../gen/openapi/management.js";
 
 type S = components["schemas"];
+export type MembersView = S["Members"];
 export type RingView = S["Ring"];
 export type HintsView = S["Hints"];
 export type HintQueueView = S["HintQueueView"];

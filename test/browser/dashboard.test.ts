@@ -177,6 +177,30 @@ describe("dashboard in Chromium against a 3-node cluster with auth", function ()
     await cluster.waitAllAlive();
   });
 
+  it("when the event stream drops, a banner says so and the page reconnects after the retry delay", async () => {
+    const { page, watch } = await watchedPage(browser.context);
+    const members = await cluster.mgmtJson<unknown>("n1", "/cluster/members");
+    let streams = 0;
+    // The first stream carries one frame and ends (as when a proxy or the node cuts it); later
+    // ones go to the node.
+    await page.route("**/cluster/events", (route) => {
+      streams++;
+      if (streams > 1) return route.continue();
+      return route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: `retry: 800\n\nevent: members\ndata: ${JSON.stringify(members)}\n\n` });
+    });
+    await page.addInitScript({ content: credentialScript(READ_TOKEN) });
+    await page.goto(`${base()}/dashboard/#/members`);
+    const banner = page.locator(".banner.warn");
+    await banner.waitFor();
+    expect(await banner.innerText()).to.match(/^Live updates lost: the stream ended\. Reconnecting in \d s \(attempt 1\); the data shown may be stale\.$/);
+    expect(await page.locator('#members-table tbody tr[data-state="alive"]').count(), "the last data stays on screen").to.equal(3);
+    await banner.waitFor({ state: "detached", timeout: 10_000 });
+    expect(streams).to.equal(2);
+    await page.locator('#members-table tbody tr[data-state="alive"]').nth(2).waitFor();
+    noProblems(watch);
+    await page.close();
+  });
+
   it("1,000 keys written through the API are found by prefix and by glob, and paging is stable", async () => {
     const sdk = new HypercacheClient({ endpoints: [cluster.node("n1").api], token: ADMIN_TOKEN, discovery: false });
     try {

@@ -34,7 +34,7 @@ export function Members(props: { live: Live }) {
               <th scope="row">${m.id}${m.id === view.node ? html` <small>(this node)</small>` : null}</th>
               <td><${StateBadge} state=${m.state} draining=${m.draining} /></td>
               <td class="num">${m.pruned ? "–" : m.incarnation}</td>
-              <td>${m.pruned ? "pruned from membership" : html`<time datetime=${m.last_seen}>${ago(Date.parse(m.last_seen), now)}</time>`}</td>
+              <td>${m.pruned ? "pruned from membership" : m.id === view.node ? "–" : html`<time datetime=${m.last_seen}>${ago(Date.parse(m.last_seen), now)}</time>`}</td>
               <td>${m.address ? html`<code>${m.address}</code>` : "–"}</td>
               <td>${m.mgmt_url ? html`<a href=${`${m.mgmt_url.replace(/\/$/, "")}/dashboard/`}>${m.mgmt_url}</a>` : "–"}</td>
             </tr>`,
