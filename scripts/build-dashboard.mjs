@@ -1,6 +1,6 @@
 // Builds the web dashboard (dashboard/src) into dist/dashboard: one minified ES module and one
 // style sheet under assets/ with content-hashed names, and index.html naming them. esbuild
-// bundles Preact, htm, uPlot, eventsource-parser and the SDK's browser build; no network is used.
+// bundles Preact, htm, uPlot and eventsource-parser; no network is used.
 // Prints the gzip sizes and fails above the 150 KB budget (script and style sheet together).
 import { build } from "esbuild";
 import { createHash } from "node:crypto";
@@ -27,8 +27,6 @@ const result = await build({
   legalComments: "none",
   entryNames: "[name]-[hash]",
   outdir: join(out, "assets"),
-  // The SDK's browser bundle (built by packages/client), not its Node-facing entry.
-  alias: { "@hypercache/client": "@hypercache/client/browser" },
   metafile: true,
   logLevel: "warning",
 });

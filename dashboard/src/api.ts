@@ -1,9 +1,10 @@
 // Calls to the management listener that served the page (same origin: the CSP allows no other).
-// Identity and members go through the SDK (@hypercache/client's browser build); the routes the
-// SDK has no method for are plain fetch calls. Every failure becomes an ApiError carrying the
-// server's envelope {error, code, details?}.
-import { HypercacheClient, type Identity, type MembersView } from "@hypercache/client";
+// Plain fetch with the credential's Authorization header: every route the dashboard reads is
+// management-only (GET /me, /cluster/ring, /cluster/keys, ...) and the SDK's event watch
+// reconnects silently, where the dashboard must show the drop (see README, Dashboard). Every
+// failure becomes an ApiError carrying the server's envelope {error, code, details?}.
 import { authorization, type Credential } from "./credential.js";
+import type { Identity } from "./schemas.js";
 
 export class ApiError extends Error {
   constructor(
@@ -16,26 +17,17 @@ export class ApiError extends Error {
   }
 }
 
-export type { Identity, MembersView };
+export type { Identity };
 
 export class Api {
-  private readonly sdk: HypercacheClient;
   private readonly auth: string | undefined;
 
   constructor(
     private readonly origin: string,
     credential: Credential,
   ) {
+    // Basic is sent over plain http too: the server decides (allow_basic_without_tls).
     this.auth = authorization(credential);
-    this.sdk = new HypercacheClient({
-      endpoints: [origin],
-      managementEndpoints: [origin],
-      discovery: false,
-      randomStart: false,
-      ...(credential.kind === "bearer" ? { token: credential.token } : {}),
-      // The server decides whether it takes Basic over plain http (allow_basic_without_tls).
-      ...(credential.kind === "basic" ? { basic: { username: credential.user, password: credential.password }, allowInsecureBasic: true } : {}),
-    });
   }
 
   /** The Authorization header, for the event stream. */
@@ -43,12 +35,9 @@ export class Api {
     return this.auth;
   }
 
-  async me(): Promise<Identity> {
-    return this.viaSdk(() => this.sdk.me());
-  }
-
-  async members(): Promise<MembersView> {
-    return this.viaSdk(() => this.sdk.members());
+  /** The caller's identity and scopes (GET /me: any authenticated identity, unlike /v1/me). */
+  me(): Promise<Identity> {
+    return this.get<Identity>("/me");
   }
 
   get<T>(path: string, signal?: AbortSignal): Promise<T> {
@@ -57,16 +46,6 @@ export class Api {
 
   post<T>(path: string): Promise<T> {
     return this.call<T>("POST", path);
-  }
-
-  /** Health answers 503 while draining with a normal body: both are results, not errors. */
-  async health(): Promise<{ status: string; draining: boolean; catching_up: boolean }> {
-    const r = await fetch(new URL("/health", this.origin), { cache: "no-store" });
-    return (await r.json()) as { status: string; draining: boolean; catching_up: boolean };
-  }
-
-  close(): void {
-    this.sdk.close();
   }
 
   private async call<T>(method: string, path: string, signal?: AbortSignal): Promise<T> {
@@ -84,14 +63,6 @@ export class Api {
     return (text === "" ? {} : JSON.parse(text)) as T;
   }
 
-  private async viaSdk<T>(f: () => Promise<T>): Promise<T> {
-    try {
-      return await f();
-    } catch (err) {
-      const e = err as { status?: number; code?: string; message?: string; details?: Record<string, unknown> };
-      throw new ApiError(e.status ?? 0, e.code ?? "NETWORK", e.message ?? String(err), e.details);
-    }
-  }
 }
 
 /** The ApiError of a non-2xx answer: the envelope's fields, or the status alone. */

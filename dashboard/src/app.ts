@@ -3,7 +3,8 @@
 // what the identity cannot use.
 import { html } from "htm/preact";
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { Api, ApiError, type Identity, type MembersView } from "./api.js";
+import { Api, ApiError, type Identity } from "./api.js";
+import type { MembersView } from "./schemas.js";
 import { forgetCredential, loadCredential, saveCredential, type Credential } from "./credential.js";
 import { openEventStream, type StreamStatus } from "./event-stream.js";
 import { RateHistory } from "./series.js";
@@ -71,7 +72,6 @@ export function App() {
     );
     return () => {
       cancelled = true;
-      api.close();
     };
   }, [api]);
 

@@ -13,3 +13,4 @@ export type DrainView = S["DrainStatus"];
 export type KeyReplicas = S["KeyReplicas"];
 export type ReplicaCopy = S["ReplicaCopy"];
 export type ValuePreview = S["ValuePreview"];
+export type Identity = S["Identity"];

@@ -9,7 +9,7 @@ export const RATE_SERIES = [
   { label: "hints queued/s", metrics: ["dist.hinted.queued"] },
   { label: "read repairs/s", metrics: ["dist.read_repair"] },
   { label: "Merkle pulls/s", metrics: ["dist.merkle.keys_pulled"] },
-  { label: "evictions/s", metrics: ["dist.evictions", "cache.evictions"] },
+  { label: "evictions/s", metrics: ["item_evicted_count"] },
 ] as const;
 
 /** Samples kept: 5 minutes of 1-second heartbeats. */

@@ -18,7 +18,7 @@ import type { ShardedStore } from "../store/index.js";
 import { SSE_RETRY_MS, subscribeEvents } from "./cluster-events.js";
 import type { DashboardAssets } from "./dashboard-assets.js";
 import { addDashboardRoutes } from "./dashboard-routes.js";
-import { addIdentityRoutes } from "./identity-routes.js";
+import { addAnyIdentityRoute, addIdentityRoutes } from "./identity-routes.js";
 import { authenticated, errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 import { membersBody } from "./members-body.js";
 import { addRingRoute } from "./ring-route.js";
@@ -108,6 +108,7 @@ function addOpenRoutes(router: Router<AppState>, deps: ManagementAppDeps): void 
     ctx.body = deps.openapiYaml;
   });
   addIdentityRoutes(router, deps.auth);
+  addAnyIdentityRoute(router, deps.auth);
 }
 
 /** Statistics, configuration and metrics (read or better). */

@@ -412,6 +412,14 @@ export interface paths {
          *     read loses frames (counted) and never slows the node or other subscribers.
          *     At most 256 subscribers at once: one more is answered 503 UNAVAILABLE with a
          *     `Retry-After` header. HEAD answers the stream's headers and ends without subscribing.
+         *
+         *     For the dashboard: `members` frames carry each member's `state`, `incarnation`,
+         *     `last_seen` and advertised `mgmt_url`; rates come from the counters of consecutive
+         *     `heartbeat` frames: writes `dist.write.attempts`, quorum failures
+         *     `dist.write.quorum_failures`, promotions `dist.write.forward_promotion`, hints
+         *     `dist.hinted.queued`, read repairs `dist.read_repair`, Merkle pulls
+         *     `dist.merkle.keys_pulled`, evictions `item_evicted_count` (all present from start-up).
+         *     Browsers' EventSource cannot send `Authorization`: read the stream with fetch.
          */
         get: operations["streamClusterEvents"];
         put?: never;
@@ -431,6 +439,26 @@ export interface paths {
         };
         /** The caller's resolved identity */
         get: operations["getManagementIdentity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's resolved identity, for any authenticated identity
+         * @description The answer of `/v1/me` (id, scopes and the capabilities derived from them), for any authenticated identity: `/v1/me` needs `read`, so an identity holding only `admin` (or only `write`) could not learn its own scopes there. The dashboard reads this route to decide which controls to show (admin controls for `admin`, views for read or better); the server enforces every route's scope anyway. Not served on the client listener.
+         */
+        get: operations["getCallerIdentity"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1464,6 +1492,29 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
+        };
+    };
+    getCallerIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the identity */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Identity"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["AuthBusy"];
         };
