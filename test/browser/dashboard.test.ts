@@ -362,9 +362,28 @@ describe("dashboard in Chromium against a 3-node cluster with auth", function ()
     await page.close();
   });
 
-  it("an admin drain shows draining, and management /health answers 503", async () => {
+  it("admin controls: eviction and expiration passes, Clear this node only after the typed node id, and a drain that shows draining while /health answers 503", async () => {
     const n2 = cluster.node("n2");
     const { page, watch } = await signedInPage(browser.context, n2.mgmt, ADMIN_TOKEN, "admin");
+    const result = page.locator("#admin-result");
+    await page.getByRole("button", { name: "Run eviction pass" }).click();
+    await page.locator("#admin-result", { hasText: "Eviction pass:" }).waitFor();
+    expect(await result.innerText()).to.match(/^Eviction pass: \d+ items evicted$/);
+    await page.getByRole("button", { name: "Trigger expiration" }).click();
+    await page.locator("#admin-result", { hasText: "Expiration pass:" }).waitFor();
+    expect(await result.innerText()).to.match(/^Expiration pass: \d+ items expired$/);
+    const clear = page.getByRole("button", { name: "Clear this node" });
+    expect(await clear.isDisabled(), "no confirmation typed").to.equal(true);
+    await page.getByLabel("Node id to confirm").fill("n1");
+    expect(await clear.isDisabled(), "another node's id").to.equal(true);
+    await page.getByLabel("Node id to confirm").fill("n2");
+    await clear.click();
+    await page.locator("#admin-result", { hasText: "Clear this node:" }).waitFor();
+    const cleared = /^Clear this node: (\d+) items removed from n2$/.exec(await result.innerText());
+    expect(Number(cleared?.[1]), "n2 held a copy of every key (replication 3 on 3 nodes)").to.be.at.least(1000);
+    expect((await cluster.mgmtJson<{ items: number }>("n2", "/stats")).items, "n2 is empty").to.be.lessThan(10);
+    expect((await cluster.mgmtJson<{ items: number }>("n1", "/stats")).items, "n1 keeps its copies").to.be.greaterThan(1000);
+
     await page.getByRole("button", { name: "Drain this node…" }).click();
     await page.getByRole("button", { name: "Confirm: drain n2" }).click();
     await page.locator("#admin-result", { hasText: "Drain:" }).waitFor();
