@@ -20,6 +20,7 @@ const ARTIFACTS = join(ROOT, "test-artifacts", "dashboard");
 const COLD_LOAD_MS_MAX = 1500;
 const FRAME_TO_DOM_MS_MAX = 200;
 const FIXTURE_RENDER_MS_MAX = 100;
+const FIXTURE_LOADS = 3;
 
 /** The 1,000 keys written through the API, in sort order, and keys that match no filter used. */
 const KEYS = Array.from({ length: 1000 }, (_, i) => `dash-key-${String(i).padStart(4, "0")}`);
@@ -141,12 +142,18 @@ describe("dashboard in Chromium against a 3-node cluster with auth", function ()
     );
     await page.addInitScript({ content: credentialScript(READ_TOKEN) });
     await page.addInitScript({ content: RECORDERS });
-    await page.goto(`${base()}/dashboard/#/members`);
-    await page.locator("#members-table tbody tr").nth(199).waitFor();
-    const renders = await renderTimes(page);
-    expect(renders.length, "members-render measures").to.be.greaterThan(0);
-    const ms = Math.max(...renders);
-    figures.push(`200-member fixture frame to rows in the DOM: ${ms.toFixed(1)} ms (target ${FIXTURE_RENDER_MS_MAX} ms; User Timing measure from frame arrival to layout effect)`);
+    // Three loads, each rendering the fixture into an empty table; the median is the figure (one
+    // load can be stalled by a busy machine).
+    const times: number[] = [];
+    for (let load = 0; load < FIXTURE_LOADS; load++) {
+      await (load === 0 ? page.goto(`${base()}/dashboard/#/members`) : page.reload());
+      await page.locator("#members-table tbody tr").nth(199).waitFor();
+      const renders = await renderTimes(page);
+      expect(renders.length, "one members-render measure per load").to.equal(1);
+      times.push(renders[0]!);
+    }
+    const ms = [...times].sort((a, b) => a - b)[FIXTURE_LOADS >> 1]!;
+    figures.push(`200-member fixture frame to rows in the DOM: median ${ms.toFixed(1)} ms of ${FIXTURE_LOADS} loads (${times.map((t) => t.toFixed(1)).join(", ")}) (target ${FIXTURE_RENDER_MS_MAX} ms; User Timing measure from frame arrival to layout effect)`);
     expect(ms).to.be.at.most(FIXTURE_RENDER_MS_MAX);
     expect(await page.locator('#members-table tr[data-state="suspect"]').count()).to.equal(20);
     noProblems(watch);
