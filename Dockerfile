@@ -13,13 +13,17 @@ WORKDIR /src
 # No install scripts: `prepare` would generate and compile before the sources are here, and no
 # dependency needs a script of its own.
 COPY package.json package-lock.json ./
+# The workspaces (the SDK, whose browser build the dashboard bundles, and the CLI) are installed
+# and linked by the same npm ci, so they come with the manifest.
+COPY packages/ packages/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/ scripts/
 COPY openapi/ openapi/
 COPY gen/ gen/
 COPY src/ src/
-# dist/ plus the production node_modules, package.json and openapi/ into build/image-root.
+COPY dashboard/ dashboard/
+# dist/ (the server and the dashboard's built files) plus the production node_modules, package.json and openapi/ into build/image-root.
 RUN npm run package
 
 # ---- runtime: the assembled folder only -------------------------------------------------------

@@ -1,6 +1,7 @@
 // Assembles the runtime folder of the container image (default build/image-root): the compiled
-// dist/src and dist/gen, package.json and package-lock.json, the OpenAPI files the server reads at
-// start-up (openapi/*.yaml, found from the package root) and the production node_modules only,
+// dist/src and dist/gen, the dashboard (dist/dashboard), package.json and package-lock.json, the
+// OpenAPI files the server reads at start-up (openapi/*.yaml, found from the package root) and the
+// production node_modules only,
 // installed from the lockfile (`npm ci --omit=dev --ignore-scripts`, from the npm cache when it
 // can). Run it after `npm run build`; `npm run package` does both.
 // Usage: node scripts/package-image-root.mjs [--out DIR]
@@ -12,8 +13,11 @@ import { fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const outArg = process.argv.indexOf("--out");
 const out = resolve(root, outArg >= 0 ? (process.argv[outArg + 1] ?? "") : "build/image-root");
-/** Folders of dist/ the server runs from (tsconfig.build.json compiles src/ and gen/). */
-const distParts = ["src", "gen"];
+/**
+ * Folders of dist/ the server runs from: tsconfig.build.json compiles src/ and gen/, and
+ * scripts/build-dashboard.mjs writes the dashboard's files (read into memory at start-up).
+ */
+const distParts = ["src", "gen", "dashboard"];
 
 function fail(message) {
   console.error(`package: ${message}`);

@@ -26,6 +26,7 @@ import { loadConfig, readTlsMaterial, SettingError, TlsMaterialError, type Confi
 import { createAuthenticator, OidcSetupError, PolicyFileError, type Authenticator } from "./auth/index.js";
 import { createLogger, LOG, type Logger } from "./log/index.js";
 import { createListenerServer, type ListenerServer } from "./http/listener-server.js";
+import { readDashboardAssets } from "./http/index.js";
 import type { OtlpExporterFactory } from "./observability/index.js";
 import { createPeerServer, createSecurePeerServer, peerTlsOptions, type PeerServer, type PeerTlsOptions } from "./peer/index.js";
 import { progressFields } from "./cluster/index.js";
@@ -243,7 +244,9 @@ async function main(): Promise<void> {
   const documents = {
     client: readFileSync(join(root, "openapi", "client.yaml"), "utf8"),
     management: readFileSync(join(root, "openapi", "management.yaml"), "utf8"),
+    dashboard: config.dashboardEnabled ? readDashboardAssets(join(root, "dist", "dashboard")) : undefined,
   };
+  if (config.dashboardEnabled && documents.dashboard === undefined) logger.warn(LOG.dashboardMissing, { dir: join(root, "dist", "dashboard") });
   logStarting(config, logger);
   const auth = await buildAuthenticator(config, logger);
   if (auth.enabled) logger.info(LOG.authEnabled, { methods: auth.methods });

@@ -15,6 +15,7 @@ import { CONDITIONAL_LIMITS, DRAIN_LIMITS, IDEMPOTENCY_LIMITS, PEER_TIMEOUT_MS }
 import { KeyLock } from "./core/key-lock.js";
 import { LOG } from "./log/index.js";
 import type { Logger } from "./log/index.js";
+import type { DashboardAssets } from "./http/index.js";
 import { addSeeds, Gossiper, MemberTable, Prober } from "./membership/index.js";
 import { createOtelMirror, HttpServerDurations, Metrics, PeerCallMetrics, RuntimeMetrics, type CacheFigures, type OtlpExporterFactory } from "./observability/index.js";
 import { ConnectPeerTransport, type PeerTlsOptions } from "./peer/index.js";
@@ -28,7 +29,7 @@ export interface NodeDeps {
   readonly timers: Timers;
   readonly random: Random;
   /** The OpenAPI documents served by the listeners. */
-  readonly documents: { readonly client: string; readonly management: string };
+  readonly documents: { readonly client: string; readonly management: string; readonly dashboard?: DashboardAssets | undefined };
   /** OTLP/HTTP endpoint for metrics export (OTEL_EXPORTER_OTLP_ENDPOINT), when set. */
   readonly otlpEndpoint?: string;
   /** OTLP export interval in ms (OTEL_METRIC_EXPORT_INTERVAL); 15 s when omitted. */

@@ -4,6 +4,94 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Redirects to the dashboard
+         * @description 302 to `/dashboard/`; 404 NOT_FOUND with SERVICE_DASHBOARD=off. Never authenticated.
+         */
+        get: operations["redirectToDashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Redirects to `/dashboard/` (the page's asset URLs are relative)
+         * @description 302 to `/dashboard/`; 404 NOT_FOUND with SERVICE_DASHBOARD=off. Never authenticated.
+         */
+        get: operations["redirectToDashboardPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The web dashboard's page
+         * @description The dashboard's HTML page. It and its assets
+         *     are built by `npm ci` (`npm run build` writes `dist/dashboard/`), read once at start-up and
+         *     served from memory, gzipped when the client accepts it. The files hold no data and need no
+         *     credential: the page asks for one and calls the routes of this document with it.
+         *     Every dashboard answer carries `Content-Security-Policy: default-src 'self'; base-uri
+         *     'none'; object-src 'none'; form-action 'self'; frame-ancestors 'none'` (no inline script,
+         *     no other host), `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`. The
+         *     page is `Cache-Control: no-cache` with an `ETag` (304 on `If-None-Match`).
+         *     404 NOT_FOUND with SERVICE_DASHBOARD=off, or when the dashboard was not built.
+         */
+        get: operations["getDashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/assets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A script or style sheet of the dashboard
+         * @description Names carry a content hash (`app-3KX7Q2ZB.js`), so the answer is `Cache-Control: public, max-age=31536000, immutable`. Same headers, gzip and 404 rules as `/dashboard/`; an unknown name is 404 NOT_FOUND.
+         */
+        get: operations["getDashboardAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -238,6 +326,33 @@ export interface paths {
          * @description The key browser of the client API (`GET /v1/cache/keys`) on the management listener's own origin, for the dashboard: the same code path, parameters, limits, 400 answers, cursors and answer (a cursor from either listener pages on the other). It collects the live keys of every alive node, removes replica duplicates, sorts them (UTF-16 code units) and pages by offset into the sorted set, so successive pages are stable. When `max` truncates, the first `max` keys in sort order are kept. A node whose listing fails is named in `partial_nodes` and does not fail the call. Expired and deleted keys are never listed. `q` is a glob when it holds any of `*`, `?`, `[`, else a literal prefix. Scope: read or better (read or admin), like the other views of this listener; the client listener asks for `read`.
          */
         get: operations["browseClusterKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cluster/keys/{key}/value": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The start of a key's value, for the dashboard's preview
+         * @description Reads the key through the cluster like `GET /v1/cache/{key}` on the client listener (the
+         *     default read consistency, SERVICE_READ_CONSISTENCY) and answers at most the first 4096
+         *     bytes of the value, base64-encoded, with its full size and expiry. The dashboard shows
+         *     this as text when it is valid UTF-8 and as a hex dump otherwise. It exists on this
+         *     listener because the dashboard's page may only call its own origin (CSP `default-src
+         *     'self'`). Read or better, like the client listener's reads need `read`.
+         *     404 NOT_FOUND when the key has no live value. The key is one percent-encoded path segment
+         *     (`/` as `%2F`), 1 to SERVICE_MAX_KEY_BYTES bytes of UTF-8.
+         */
+        get: operations["previewKeyValue"];
         put?: never;
         post?: never;
         delete?: never;
@@ -708,6 +823,24 @@ export interface components {
             /** @description why the owner could not be read (state `unreachable`); null otherwise */
             error: string | null;
         };
+        ValuePreview: {
+            key: string;
+            /** @description the node that read it */
+            node: string;
+            /** @description size of the whole value */
+            bytes: number;
+            /** @description the first min(bytes, 4096) bytes of the value, base64 */
+            preview_base64: string;
+            /** @description the value is longer than the preview */
+            truncated: boolean;
+            /**
+             * Format: date-time
+             * @description absolute expiry; null when it never expires
+             */
+            expires_at: string | null;
+            /** @description version of the value read */
+            version: number;
+        };
         KeyReplicas: {
             key: string;
             /** @description the node that answered (the owners are those of its ring) */
@@ -810,6 +943,15 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description SERVICE_DASHBOARD=off, the dashboard was not built, or no such asset (NOT_FOUND) */
+        DashboardOff: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description no such member (NOT_FOUND) */
         NotFound: {
             headers: {
@@ -827,6 +969,109 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    redirectToDashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description to the dashboard */
+            302: {
+                headers: {
+                    Location?: "/dashboard/";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["DashboardOff"];
+        };
+    };
+    redirectToDashboardPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description to the dashboard */
+            302: {
+                headers: {
+                    Location?: "/dashboard/";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["DashboardOff"];
+        };
+    };
+    getDashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the page */
+            200: {
+                headers: {
+                    "Content-Security-Policy"?: string;
+                    "Cache-Control"?: "no-cache";
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description the page has not changed since the `If-None-Match` ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["DashboardOff"];
+        };
+    };
+    getDashboardAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file */
+            200: {
+                headers: {
+                    "Cache-Control"?: "public, max-age=31536000, immutable";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                    "text/css": string;
+                };
+            };
+            /** @description unchanged since the `If-None-Match` ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["DashboardOff"];
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
@@ -1127,6 +1372,42 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["AuthBusy"];
+        };
+    };
+    previewKeyValue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the start of the value */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValuePreview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description the key has no live value (NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["AuthBusy"];
         };

@@ -48,6 +48,8 @@ export interface Config {
    */
   readonly apiAdvertiseUrl: string | undefined;
   readonly mgmtAdvertiseUrl: string | undefined;
+  /** SERVICE_DASHBOARD: the web dashboard is served on the management listener. */
+  readonly dashboardEnabled: boolean;
   readonly seeds: readonly Seed[];
   readonly replication: number;
   readonly capacity: number;

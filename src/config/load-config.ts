@@ -78,6 +78,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     distAddr: v<Address>("SERVICE_DIST_ADDR"),
     apiAdvertiseUrl: advertise.api,
     mgmtAdvertiseUrl: advertise.mgmt,
+    dashboardEnabled: v<"on" | "off">("SERVICE_DASHBOARD") === "on",
     seeds: Object.freeze((v<readonly Seed[] | undefined>("SERVICE_SEEDS") ?? []).filter((s) => s.id !== nodeId)),
     replication: v<number>("SERVICE_REPLICATION"),
     capacity: v<number>("SERVICE_CAPACITY"),

@@ -22,6 +22,7 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
   { name: "SERVICE_MGMT_ADDR", default: ":8081", parse: p.address(), meaning: "management listener" },
   { name: "SERVICE_DIST_ADDR", default: ":7946", parse: p.address(), meaning: "peer (dist) listener; also the address advertised to peers" },
   { name: "SERVICE_API_ADVERTISE_URL", default: "", parse: p.baseUrl(), meaning: "base URL clients are told to use for this node's client API (endpoint discovery, gossiped); empty means http, or https with SERVICE_API_TLS_CERT, the host of SERVICE_DIST_ADDR and the port of SERVICE_API_ADDR (none when that host is unspecified)" },
+  { name: "SERVICE_DASHBOARD", default: "on", parse: p.oneOf(["on", "off"]), meaning: "on serves the web dashboard at /dashboard/ of the management listener (and redirects / to it); off answers 404 there" },
   { name: "SERVICE_MGMT_ADVERTISE_URL", default: "", parse: p.baseUrl(), meaning: "base URL clients are told to use for this node's management listener; empty means http, or https with SERVICE_MGMT_TLS_CERT, the host of SERVICE_DIST_ADDR and the port of SERVICE_MGMT_ADDR" },
   { name: "SERVICE_SEEDS", default: "", parse: p.seeds(), meaning: "comma-separated seed peers, id@host:port (a bare host:port is accepted with a warning)" },
   { name: "SERVICE_REPLICATION", default: "3", parse: p.integer({ min: 1, max: 64 }), meaning: "owners (replicas) per key" },

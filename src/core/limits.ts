@@ -194,3 +194,6 @@ export const DRAIN_LIMITS = Object.freeze({ tickMs: 200, progressEveryMs: 5000, 
  * cluster's median wall clock stamps no writes; probe samples older than `sampleTtlMs` are ignored.
  */
 export const CLOCK_LIMITS = Object.freeze({ offsetMaxMs: 1_000, sampleTtlMs: 30_000 });
+
+/** Bytes of a value GET /cluster/keys/{key}/value answers at most (the dashboard's preview). */
+export const VALUE_PREVIEW_BYTES_MAX = 4096;

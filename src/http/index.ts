@@ -4,3 +4,4 @@ export { ITEM_ROUTES } from "./item-routes.js";
 export { writeError } from "./respond.js";
 export { ClusterEventsPublisher, subscribeEvents, HEARTBEAT_FRAME_INTERVAL_MS } from "./cluster-events.js";
 export { membersBody } from "./members-body.js";
+export { readDashboardAssets, type DashboardAssets } from "./dashboard-assets.js";

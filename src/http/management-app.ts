@@ -16,6 +16,8 @@ import type { ListenerDurations, Metrics, OperationLatencies, OtelMirror, SseHub
 import type { HashRing } from "../ring/index.js";
 import type { ShardedStore } from "../store/index.js";
 import { SSE_RETRY_MS, subscribeEvents } from "./cluster-events.js";
+import type { DashboardAssets } from "./dashboard-assets.js";
+import { addDashboardRoutes } from "./dashboard-routes.js";
 import { addAnyIdentityRoute, addIdentityRoutes } from "./identity-routes.js";
 import { authenticated, errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 import { membersBody } from "./members-body.js";
@@ -23,6 +25,7 @@ import { addRingRoute } from "./ring-route.js";
 import { addHintsRoute } from "./hints-route.js";
 import { browseKeys } from "./key-routes.js";
 import { addReplicasRoute } from "./replicas-route.js";
+import { addValuePreviewRoute } from "./value-preview-route.js";
 
 type Schemas = components["schemas"];
 
@@ -63,6 +66,8 @@ export interface ManagementAppDeps {
   /** Each owner's copy of a key (GET /cluster/keys/{key}/replicas), each owner given `replicaTimeoutMs`. */
   readonly replicas: ReplicaInspector;
   readonly replicaTimeoutMs: number;
+  /** The dashboard's built files (dist/dashboard); undefined when not built. */
+  readonly dashboard?: DashboardAssets | undefined;
 }
 
 export function createManagementRouter(deps: ManagementAppDeps): Router<AppState> {
@@ -71,6 +76,7 @@ export function createManagementRouter(deps: ManagementAppDeps): Router<AppState
   addViewRoutes(router, deps);
   addClusterRoutes(router, deps);
   addControlRoutes(router, deps);
+  addDashboardRoutes(router, { enabled: deps.config?.dashboardEnabled ?? true, files: deps.dashboard });
   return router;
 }
 
@@ -169,6 +175,7 @@ function addClusterRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
   });
 
   addReplicasRoute(router, readOrBetter(auth), () => ({ nodeId: config.nodeId, maxKeyBytes: config.maxKeyBytes, inspector: deps.replicas, timeoutMs: deps.replicaTimeoutMs }));
+  addValuePreviewRoute(router, readOrBetter(auth), () => ({ nodeId: config.nodeId, maxKeyBytes: config.maxKeyBytes, cache: deps.cache }));
 
   router.delete("/cluster/members/:id", admin(auth), (ctx) => {
     const id = ctx.params.id as string;

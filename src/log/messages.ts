@@ -15,6 +15,7 @@ export const LOG = Object.freeze({
   contactLost: "out of contact with a majority for longer than the tombstone TTL: local data dropped, rejoining as a new node",
   peerInsecure: "peer transport open to every address without a credential (SERVICE_PEER_INSECURE)",
   authEnabled: "authentication enabled",
+  dashboardMissing: "dashboard assets not built: /dashboard/ answers 404 (run npm run build)",
   authPolicyInvalid: "auth policy file invalid",
   tlsInvalid: "tls configuration invalid",
   unknownSetting: "unknown setting ignored",

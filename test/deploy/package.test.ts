@@ -39,7 +39,8 @@ describe("npm run package (build/image-root, the image's /app)", function () {
 
   it("holds dist/, package.json, the OpenAPI files and nothing from the sources or tests", () => {
     expect(readdirSync(out).sort()).to.deep.equal(["dist", "node_modules", "openapi", "package-lock.json", "package.json"]);
-    expect(readdirSync(join(out, "dist")).sort()).to.deep.equal(["gen", "src"]);
+    expect(readdirSync(join(out, "dist")).sort()).to.deep.equal(["dashboard", "gen", "src"]);
+    expect(readdirSync(join(out, "dist", "dashboard")).sort()).to.deep.equal(["assets", "index.html"]);
     expect(readdirSync(join(out, "openapi")).sort()).to.deep.equal(["client.yaml", "management.yaml"]);
     expect((JSON.parse(readFileSync(join(out, "package.json"), "utf8")) as { name: string }).name).to.equal("hypercache-server");
     const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [e.name]));
@@ -91,6 +92,9 @@ describe("npm run package (build/image-root, the image's /app)", function () {
       }
       expect(status, output).to.equal(200);
       expect(JSON.parse(body)).to.include({ status: "ok", node: "image-1" });
+      const page = await fetch(`http://127.0.0.1:${mgmt}/dashboard/`);
+      expect(page.status, "the image serves the dashboard").to.equal(200);
+      expect(await page.text()).to.include("hypercache dashboard");
     } finally {
       child.kill("SIGTERM");
     }

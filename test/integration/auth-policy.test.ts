@@ -72,6 +72,7 @@ const MGMT_ROUTES: Array<{ method: string; path: string; needs: "readOrBetter" |
   { method: "GET", path: "/dist/hints", needs: "readOrBetter" },
   { method: "GET", path: "/cluster/keys", needs: "readOrBetter" },
   { method: "GET", path: "/cluster/keys/pk/replicas", needs: "readOrBetter" },
+  { method: "GET", path: "/cluster/keys/pk/value", needs: "readOrBetter" },
   { method: "POST", path: "/evict", needs: "admin" },
   { method: "POST", path: "/clear", needs: "admin" },
   { method: "POST", path: "/trigger-expiration", needs: "admin" },

@@ -1,0 +1,91 @@
+// The dashboard's pure logic, by table: formatting, the rate history's ring buffers, reconnect
+// delays, member rows (pruned nodes shown dead) and the Authorization header of each credential.
+import { expect } from "chai";
+import { RECONNECT_MAX_MS, reconnectDelayMs } from "../../../dashboard/src/backoff.js";
+import { authorization, forgetCredential, loadCredential, saveCredential } from "../../../dashboard/src/credential.js";
+import { ago, asText, duration, hexDump, isGlob } from "../../../dashboard/src/format.js";
+import { memberRows } from "../../../dashboard/src/member-rows.js";
+import { HISTORY_SAMPLES, RATE_SERIES, RateHistory, Ring } from "../../../dashboard/src/series.js";
+
+class MemoryStorage {
+  private readonly m = new Map<string, string>();
+  get length() { return this.m.size; }
+  getItem(k: string) { return this.m.get(k) ?? null; }
+  setItem(k: string, v: string) { this.m.set(k, v); }
+  removeItem(k: string) { this.m.delete(k); }
+  clear() { this.m.clear(); }
+  key(i: number) { return [...this.m.keys()][i] ?? null; }
+}
+
+describe("dashboard logic", () => {
+  it("formats ages and durations", () => {
+    for (const [ms, text] of [[0, "just now"], [4_000, "4 s ago"], [180_000, "3 min ago"], [3 * 3600_000, "3 h ago"]] as const) expect(ago(1_000_000 - ms, 1_000_000)).to.equal(text);
+    for (const [ms, text] of [[59_000, "59 s"], [242_000, "4 min 2 s"], [11_100_000, "3 h 5 min"], [176_400_000, "2 d 1 h"], [-5, "0 s"]] as const) expect(duration(ms)).to.equal(text);
+  });
+
+  it("tells a glob from a prefix as the server does (*, ? or [)", () => {
+    for (const [q, glob] of [["user:", false], ["user:*", true], ["a?c", true], ["[ab]x", true], ["plain-key", false]] as const) expect(isGlob(q), q).to.equal(glob);
+  });
+
+  it("previews valid UTF-8 as text and anything else as hex", () => {
+    expect(asText(new TextEncoder().encode("héllo\nworld\t!"))).to.equal("héllo\nworld\t!");
+    expect(asText(new Uint8Array([0xff, 0xfe]))).to.equal(undefined);
+    expect(asText(new Uint8Array([0x61, 0x00]))).to.equal(undefined);
+    expect(hexDump(new Uint8Array([0x68, 0x69, 0x00]))).to.equal(`00000000  ${"68 69 00".padEnd(47)}  hi.`);
+    expect(hexDump(new Uint8Array(17)).split("\n")[1]).to.match(/^00000010 {2}00/);
+  });
+
+  it("a ring keeps the last `capacity` values, oldest first", () => {
+    const r = new Ring(3);
+    expect(r.toArray()).to.deep.equal([]);
+    for (const v of [1, 2, 3, 4, 5]) r.push(v);
+    expect(r.toArray()).to.deep.equal([3, 4, 5]);
+    expect(r.last()).to.equal(5);
+    expect(r.length).to.equal(3);
+  });
+
+  it("rates come from counter deltas over time, a counter reset gives 0, and history is capped at 5 minutes", () => {
+    const h = new RateHistory();
+    const writes = RATE_SERIES.findIndex((s) => s.metrics.includes("dist.write.attempts" as never));
+    h.add(1_000, { "dist.write.attempts": 100 });
+    expect(h.times.length, "one snapshot gives no rate yet").to.equal(0);
+    h.add(3_000, { "dist.write.attempts": 140 });
+    expect(h.series[writes]!.last()).to.equal(20);
+    h.add(4_000, { "dist.write.attempts": 5 });
+    expect(h.series[writes]!.last(), "restart").to.equal(0);
+    expect(h.windowTotal(writes), "20/s held for 0 s, then 0/s for 1 s").to.equal(0);
+    for (let i = 0; i < HISTORY_SAMPLES + 50; i++) h.add(5_000 + i * 1000, { "dist.write.attempts": 10 * i });
+    expect(h.times.length).to.equal(HISTORY_SAMPLES);
+    expect(h.series[writes]!.last()).to.equal(10);
+    expect(h.windowTotal(writes)).to.be.closeTo(10 * (HISTORY_SAMPLES - 1), 1e-9);
+    expect([...h.missing], "series whose counter no snapshot carried").to.include("evictions/s").and.not.include("writes/s");
+  });
+
+  it("reconnect delays double from the base up to 30 s, with at most 20% jitter off", () => {
+    expect(reconnectDelayMs(1, 3000, () => 0)).to.equal(3000);
+    expect(reconnectDelayMs(2, 3000, () => 0)).to.equal(6000);
+    expect(reconnectDelayMs(3, 3000, () => 1)).to.equal(9600);
+    expect(reconnectDelayMs(20, 3000, () => 0)).to.equal(RECONNECT_MAX_MS);
+  });
+
+  it("member rows add a dead row for every known node pruned from membership, sorted by id", () => {
+    const member = (id: string, state: "alive" | "suspect") => ({ id, address: `${id}:1`, api_url: "", mgmt_url: "", state, draining: false, incarnation: 1, last_seen: "2026-01-01T00:00:00Z" });
+    const rows = memberRows({ node: "n1", replication: 3, virtual_nodes: 128, membership_version: 9, known_nodes: ["n1", "n2", "n3"], members: [member("n2", "suspect"), member("n1", "alive")] });
+    expect(rows.map((r) => `${r.id}:${r.state}:${r.pruned}`)).to.deep.equal(["n1:alive:false", "n2:suspect:false", "n3:dead:true"]);
+  });
+
+  it("credentials: the Authorization header of each kind, kept in the given (session) storage only", () => {
+    expect(authorization({ kind: "bearer", token: "t0k" })).to.equal("Bearer t0k");
+    expect(authorization({ kind: "basic", user: "ålice", password: "p:w" })).to.equal(`Basic ${Buffer.from("ålice:p:w").toString("base64")}`);
+    expect(authorization({ kind: "none" })).to.equal(undefined);
+    const s = new MemoryStorage();
+    saveCredential(s, { kind: "bearer", token: "x" });
+    expect(loadCredential(s)).to.deep.equal({ kind: "bearer", token: "x" });
+    s.setItem("hypercache.dashboard.credential", "{broken");
+    expect(loadCredential(s)).to.equal(undefined);
+    expect(s.length, "a damaged entry is dropped").to.equal(0);
+    saveCredential(s, { kind: "none" });
+    forgetCredential(s);
+    expect(s.length).to.equal(0);
+  });
+});
