@@ -144,7 +144,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     }),
     ...createMembershipEndpoint({ selfId: config.nodeId, members, transport: f.transport }),
   };
-  const peerHandler = createPeerHandler(endpoint, { token: config.peerToken, mutualTls: config.distTls !== undefined, insecure: config.peerInsecure });
+  const peerHandler = createPeerHandler(endpoint, { token: config.peerToken, mutualTls: config.distTls !== undefined, insecure: config.peerInsecure }, { acceptCompressed: config.compressionThresholdBytes > 0 });
   return { clientApp: client.app, clientHandler: client.handler, managementApp, endpoint, peerHandler, publisher, otel };
 }
 

@@ -62,7 +62,7 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
   { name: "SERVICE_MAX_BODY_BYTES", default: "16MiB", parse: p.byteSize({ min: 1024, max: 256 * 1024 * 1024 }), meaning: "largest JSON request body (batch routes); larger get 413" },
   { name: "SERVICE_MAX_KEY_BYTES", default: "4096", parse: p.integer({ min: 1, max: KEY_BYTES_CEILING }), meaning: "longest key in UTF-8 bytes" },
   { name: "SERVICE_MAX_BATCH_ITEMS", default: "1000", parse: p.integer({ min: 1, max: 100_000 }), meaning: "items or keys per batch call" },
-  { name: "SERVICE_COMPRESSION_THRESHOLD", default: "0", parse: p.byteSize({ min: 0 }), meaning: "peer requests larger than this are gzipped, and peers gzip their answers over 1 KiB to this node's calls; 0 disables compression both ways (enable on every peer before raising it on any)" },
+  { name: "SERVICE_COMPRESSION_THRESHOLD", default: "0", parse: p.byteSize({ min: 0 }), meaning: "peer requests larger than this are gzipped, and peers gzip their answers over 1 KiB to this node's calls; 0 disables compression both ways and refuses gzip bodies from peers (400), so set it on every peer (a large value compresses little) before lowering it on any" },
   { name: "SERVICE_API_TLS_CERT", default: "", parse: p.text(), meaning: "PEM certificate of the client API; with the key, the API serves HTTPS" },
   { name: "SERVICE_API_TLS_KEY", default: "", parse: p.text(), meaning: "PEM private key of the client API" },
   { name: "SERVICE_API_TLS_CLIENT_CA", default: "", parse: p.text(), meaning: "PEM CA bundle; when set the client API requires and verifies client certificates (mTLS)" },

@@ -106,6 +106,7 @@ function runtimeMetrics(r: RuntimeMetrics): Collected[] {
     delay("min", "minimum"), delay("max", "maximum"), delay("mean", "mean"), delay("p50", "50th percentile"), delay("p90", "90th percentile"), delay("p99", "99th percentile"),
     { kind: "gauge", otel: "nodejs.eventloop.utilization", prom: "nodejs_eventloop_utilization_ratio", unit: "1", description: "share of time the event loop was busy since the previous collection", points: [{ attributes: {}, value: r.eventLoopUtilization() }] },
     bytes("v8js.memory.heap.used", "v8js_memory_heap_used_bytes", "V8 heap in use", m.heapUsed),
+    bytes("v8js.memory.heap.live", "v8js_memory_heap_live_bytes", "V8 heap in use just after the last full garbage collection (0 before the first)", m.heapLive),
     bytes("v8js.memory.heap.committed", "v8js_memory_heap_committed_bytes", "V8 heap committed", m.heapTotal),
     bytes("v8js.memory.heap.limit", "v8js_memory_heap_limit_bytes", "V8 heap limit (--max-old-space-size)", m.heapLimit),
     bytes("nodejs.memory.external", "nodejs_memory_external_bytes", "memory of Buffers and other objects outside the V8 heap", m.external),

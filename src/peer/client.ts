@@ -3,12 +3,13 @@
 // above the compression threshold, 5 s call timeout, 16 MiB body cap both ways.
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
-import { compressionGzip, createConnectTransport } from "@connectrpc/connect-node";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import type { SecureClientSessionOptions } from "node:http2";
 import { systemClock, systemTimers, type Timers } from "../core/clock.js";
 import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
 import type { Metrics, PeerCallMetrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
+import { peerGzip } from "./peer-compression.js";
 import type { ForwardRequest, PeerMember, PeerRef, PeerTransport, WriteOutcome } from "../transport/index.js";
 import {
   DrainRequestSchema,
@@ -67,6 +68,8 @@ interface PeerClient {
 export class ConnectPeerTransport implements PeerTransport {
   private readonly clients = new Map<string, PeerClient>();
   private readonly interceptors: Interceptor[];
+  /** gzip for bodies above the threshold and for answers (inflated within the cap, peer-compression.ts). */
+  private readonly gzip = peerGzip({ acceptCompressed: true });
   /** RPCs sent so far. */
   calls = 0;
 
@@ -94,10 +97,10 @@ export class ConnectPeerTransport implements PeerTransport {
         sessionManager: session,
         useBinaryFormat: true,
         interceptors: this.interceptors,
-        sendCompression: this.opts.compressionThresholdBytes > 0 ? compressionGzip : undefined,
+        sendCompression: this.opts.compressionThresholdBytes > 0 ? this.gzip : undefined,
         // Connect's default accepts gzip and brotli, so the peer gzipped every answer over 1 KiB
         // even with compression off (zlib in the replicas' profiles): answers follow the setting.
-        acceptCompression: this.opts.compressionThresholdBytes > 0 ? [compressionGzip] : [],
+        acceptCompression: this.opts.compressionThresholdBytes > 0 ? [this.gzip] : [],
         compressMinBytes: this.opts.compressionThresholdBytes > 0 ? this.opts.compressionThresholdBytes : undefined,
         readMaxBytes: PEER_BODY_BYTES_MAX,
         writeMaxBytes: PEER_BODY_BYTES_MAX,

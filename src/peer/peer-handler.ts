@@ -7,6 +7,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { PEER_BODY_BYTES_MAX, PEER_TIMEOUT_MS } from "../core/limits.js";
 import type { PeerEndpoint } from "../transport/index.js";
 import { rewriteFixedPath } from "./fixed-paths.js";
+import { peerGzip } from "./peer-compression.js";
 import { correctParseErrors } from "./parse-errors.js";
 import { peerRequestRefusal, refusePeerRequest, type PeerGateOptions } from "./peer-gate.js";
 import { createPeerRoutes } from "./peer-service.js";
@@ -14,9 +15,17 @@ import { createPeerRoutes } from "./peer-service.js";
 /** Request handler of the dist listener (HTTP/1.1 and HTTP/2). */
 export type PeerRequestHandler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
 
-export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions): PeerRequestHandler {
+/** How the dist listener treats compressed bodies. */
+export interface PeerBodyOptions {
+  /** SERVICE_COMPRESSION_THRESHOLD > 0: gzip bodies are accepted (bounded, peer-compression.ts); else refused with 400. */
+  readonly acceptCompressed: boolean;
+}
+
+export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions, body: PeerBodyOptions = { acceptCompressed: false }): PeerRequestHandler {
   const connect = connectNodeAdapter({
     routes: createPeerRoutes(endpoint),
+    // gzip only (peers never send brotli, Connect's other default), inflated within the cap
+    acceptCompression: [peerGzip(body)],
     requestPathPrefix: "/internal",
     readMaxBytes: PEER_BODY_BYTES_MAX,
     writeMaxBytes: PEER_BODY_BYTES_MAX,

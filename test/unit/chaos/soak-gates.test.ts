@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { memoryVerdict, percentile, slope, soakGates, type RssSample } from "../../soak/gates.js";
+import { memoryVerdict, percentile, retainedBytes, slope, soakGates, type RssSample } from "../../soak/gates.js";
 
 const MiB = 2 ** 20;
 const series = (f: (t: number) => number, durationS = 600): RssSample[] => Array.from({ length: durationS / 10 + 1 }, (_, i) => ({ node: "n1", t_s: i * 10, rss_bytes: f(i * 10) }));
@@ -43,5 +43,38 @@ describe("soak gates", () => {
     expect(short.every((g) => g.passed)).to.equal(true);
     expect(short.filter((g) => g.name.includes("reported only"))).to.have.length(2);
     expect(soakGates([m], new Map(), new Map(), [], 600).some((g) => !g.passed), "the same samples fail a full-length run").to.equal(true);
+  });
+
+  // The 5-minute soak of 2026-11-24 (n2, seed 7): native memory flat, V8's committed heap between
+  // 85 and 165 MiB with 30-60 MiB alive after each full collection. Modelled: a sawtooth of
+  // garbage whose peaks rise through the run (V8 sizing its heap), live heap and native memory flat.
+  const sawtooth = (t: number, liveMiB = 45, nativeMiB = 168): RssSample => {
+    const garbage = ((t % 60) / 60) * (40 + t / 10) * MiB;
+    const committed = (liveMiB + 20) * MiB + garbage;
+    return { node: "n1", t_s: t, rss_bytes: nativeMiB * MiB + committed, heap_committed_bytes: committed, heap_live_bytes: liveMiB * MiB };
+  };
+  const run = (f: (t: number) => RssSample) => Array.from({ length: 61 }, (_, i) => f(i * 10));
+
+  it("retained memory is RSS less the V8 heap holding nothing alive; RSS when the node gave no heap figures", () => {
+    expect(retainedBytes({ node: "n1", t_s: 0, rss_bytes: 300 * MiB, heap_committed_bytes: 120 * MiB, heap_live_bytes: 40 * MiB })).to.equal(220 * MiB);
+    expect(retainedBytes({ node: "n1", t_s: 0, rss_bytes: 300 * MiB })).to.equal(300 * MiB);
+    expect(retainedBytes({ node: "n1", t_s: 0, rss_bytes: 300 * MiB, heap_committed_bytes: 120 * MiB, heap_live_bytes: 0 }), "no full collection yet").to.equal(300 * MiB);
+  });
+
+  it("a garbage-collection sawtooth fails the RSS figures but passes the retained-memory gates", () => {
+    const samples = run((t) => sawtooth(t));
+    const rss = memoryVerdict(samples, 600, "RSS");
+    expect(rss.final_ratio > 1.1 || rss.slope_pct_per_min >= 1, "raw RSS would fail").to.equal(true);
+    const m = memoryVerdict(samples, 600, "retained memory");
+    expect(m.final_ratio).to.equal(1);
+    expect(soakGates([m], new Map(), new Map(), []).every((g) => g.passed)).to.equal(true);
+  });
+
+  it("retained memory still fails on a leak in the heap (live size growing) or outside it (native memory growing)", () => {
+    const heapLeak = memoryVerdict(run((t) => sawtooth(t, 45 + t / 6)), 600, "retained memory");
+    const nativeLeak = memoryVerdict(run((t) => sawtooth(t, 45, 168 + t / 12)), 600, "retained memory");
+    for (const m of [heapLeak, nativeLeak]) {
+      expect(soakGates([m], new Map(), new Map(), []).filter((g) => !g.passed).map((g) => g.name)).to.deep.equal(["n1 final retained memory ≤ 1.1 × reference", "n1 retained memory slope < 1%/min"]);
+    }
   });
 });
