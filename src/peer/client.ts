@@ -38,6 +38,7 @@ import { fromConnectError } from "./errors.js";
 import { ExchangeChannel } from "./exchange-channel.js";
 import { peerTokenSigner } from "./peer-auth.js";
 import { PeerSession } from "./peer-session.js";
+import { installFastTextEncoding } from "./text-encoding.js";
 
 export interface ConnectPeerTransportOptions {
   /** Bearer token sent on every call. */
@@ -71,6 +72,7 @@ export class ConnectPeerTransport implements PeerTransport {
 
   constructor(private readonly opts: ConnectPeerTransportOptions) {
     this.interceptors = opts.token ? [peerTokenSigner(opts.token)] : [];
+    installFastTextEncoding();
   }
 
   private peer(to: PeerRef): PeerClient {

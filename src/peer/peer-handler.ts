@@ -10,11 +10,13 @@ import { rewriteFixedPath } from "./fixed-paths.js";
 import { correctParseErrors } from "./parse-errors.js";
 import { peerRequestRefusal, refusePeerRequest, type PeerGateOptions } from "./peer-gate.js";
 import { createPeerRoutes } from "./peer-service.js";
+import { installFastTextEncoding } from "./text-encoding.js";
 
 /** Request handler of the dist listener (HTTP/1.1 and HTTP/2). */
 export type PeerRequestHandler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
 
 export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions): PeerRequestHandler {
+  installFastTextEncoding();
   const connect = connectNodeAdapter({
     routes: createPeerRoutes(endpoint),
     requestPathPrefix: "/internal",
