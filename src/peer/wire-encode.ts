@@ -19,7 +19,11 @@ import type { ApplyOutcome, ClientWrite, WriteOutcome } from "../transport/index
 let scratch = Buffer.allocUnsafe(4096);
 const SCRATCH_KEEP_BYTES = 1 << 20;
 
-/** Writes one flat message into the scratch buffer; `done()` copies it out. Not reentrant. */
+/**
+ * Writes one flat message into the scratch buffer from `startLength()` on; `done*()` copies it out
+ * and resets. Not reentrant. A throw part-way (a fraction where an integer goes) leaves bytes
+ * behind that the next message starts after and the reset drops.
+ */
 class Writer {
   pos = 0;
 
@@ -50,6 +54,8 @@ class Writer {
   /** uint64 / int64 / enum field; omitted when 0 (proto3 implicit presence). */
   int(field: number, v: number): void {
     if (v === 0) return;
+    // As the generated path (BigInt(v)) does: a fraction is a bug, not something to round.
+    if (!Number.isInteger(v)) throw new RangeError(`${v} is not an integer: cannot encode it as a protobuf integer field`);
     this.tag(field, WireType.Varint);
     if (v > 0) this.varint(v);
     else this.negative(v);
@@ -143,9 +149,9 @@ class Writer {
     return out;
   }
 
-  /** Everything written, copied out. Resets the writer. */
-  done(): Uint8Array {
-    const out = new Uint8Array(scratch.subarray(0, this.pos));
+  /** What was written since `start`, copied out. Resets the writer. */
+  done(start: number): Uint8Array {
+    const out = new Uint8Array(scratch.subarray(start, this.pos));
     this.reset();
     return out;
   }
@@ -164,8 +170,9 @@ function lengthDelimited(no: number, data: Uint8Array): UnknownField {
 
 /** The bytes of `rec` as an Entry message (what toBinary(EntrySchema, toEntry(rec)) gives). */
 export function encodeEntry(rec: VersionedRecord): Uint8Array {
+  const start = w.startLength();
   writeEntry(rec);
-  return w.done();
+  return w.done(start);
 }
 
 function writeEntry(rec: VersionedRecord): void {

@@ -92,6 +92,9 @@ describe("peer/wire-encode", () => {
     }
     expect(plainWriteField({ kind: "set", key: "k", value: "v", ttlMs: 0, condition: { ifNoneMatch: "*" } })).to.equal(undefined);
     expect(plainWriteField({ kind: "touch", key: "k", value: "", ttlMs: 5 })).to.equal(undefined);
+    // A fraction fails here as it does in the generated path.
+    expect(() => toWireWrite({ kind: "set", key: "k", value: "v", ttlMs: 1.5 })).to.throw(RangeError);
+    expect(() => plainWriteField({ kind: "set", key: "k", value: "v", ttlMs: 1.5 })).to.throw(RangeError);
     expect(plainWriteField({ kind: "incr", key: "k", value: "", ttlMs: 0, delta: 1, initial: 0 })).to.equal(undefined);
     const fwd = create(ForwardRequestSchema, { from: "bench-1", senderApplies: true, sentAtUnixMs: 5n });
     fwd.$unknown = plain.map((p) => plainWriteField(p) as NonNullable<ReturnType<typeof plainWriteField>>);
