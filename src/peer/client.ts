@@ -39,7 +39,7 @@ import { ExchangeChannel } from "./exchange-channel.js";
 import { peerTokenSigner } from "./peer-auth.js";
 import { PeerSession } from "./peer-session.js";
 import { installFastTextEncoding } from "./text-encoding.js";
-import { deletionField, entryField, plainWriteField } from "./wire-encode.js";
+import { deletionField, entryField, forgetEntries, plainWriteField } from "./wire-encode.js";
 
 export interface ConnectPeerTransportOptions {
   /** Bearer token sent on every call. */
@@ -199,16 +199,18 @@ export class ConnectPeerTransport implements PeerTransport {
     );
   }
   set(to: PeerRef, from: string, records: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
-    // The entries are encoded by hand, once per record for every replica (wire-encode.ts).
+    // The entries are encoded by hand, once per record for every replica whose call is under way
+    // (wire-encode.ts); forgotten when this call is over.
     const msg = create(SetRequestSchema, { from, expectedOwners: expectedOwners ? [...expectedOwners] : [] });
     msg.$unknown = records.map((r) => entryField(r));
+    const done = () => forgetEntries(records);
     return this.exchangeOr(
       to,
       "Set",
       { case: "set", value: msg },
       (r) => (r.result.case === "set" ? fromWirePushAnswer(r.result.value, to) : undefined),
       async (c) => fromWirePushAnswer(await c.set(msg), to),
-    );
+    ).finally(done);
   }
   remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
     const msg = create(RemoveRequestSchema, { from, expectedOwners: expectedOwners ? [...expectedOwners] : [] });

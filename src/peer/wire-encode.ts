@@ -189,7 +189,9 @@ const entryFields = new WeakMap<VersionedRecord, UnknownField>();
 
 /**
  * `rec` as an element of a repeated Entry field number `no` (SetRequest.entries), encoded once
- * per record object: a coordinator pushes the same record to every other owner.
+ * per record object: a coordinator pushes the same record to every other owner. The caller
+ * forgets the records once their call is over (forgetEntries): a record that waits as a hint
+ * must not keep an encoded copy of its value alive beside it.
  */
 export function entryField(rec: VersionedRecord, no = 1): UnknownField {
   const cached = entryFields.get(rec);
@@ -199,6 +201,11 @@ export function entryField(rec: VersionedRecord, no = 1): UnknownField {
   const field = lengthDelimited(no, w.doneWithLength(start));
   entryFields.set(rec, field);
   return field;
+}
+
+/** Drops the cached encodings of `records` (a later push encodes them again). */
+export function forgetEntries(records: readonly VersionedRecord[]): void {
+  for (const r of records) entryFields.delete(r);
 }
 
 /** A tombstone as an element of RemoveRequest.deletions (a Deletion message). */
