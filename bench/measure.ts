@@ -2,7 +2,7 @@
 // for the measured window with the server's CPU time read from /proc before and after. And the
 // alternation of rounds between the sides of a ratio.
 import { preload } from "./http.js";
-import { cpuMicrosBetween, cpuTicks, type Placement } from "./proc.js";
+import { cpuMicrosBetween, cpuTicks, type CpuTicks, type Placement } from "./proc.js";
 import { metricSum, type Target } from "./servers.js";
 import { runWrk } from "./wrk.js";
 
@@ -36,6 +36,8 @@ export interface RoundResult {
   readonly requests: number;
   /** CPU time (user + system) of the entry server process per completed request. */
   readonly cpuUsPerRequest: number;
+  /** CPU time of every server process of the target (a cluster's nodes) per completed request. */
+  readonly allCpuUsPerRequest: number;
   /**
    * CPU time of the entry server over the window's wall time. Pinned and closed loop, well below 1
    * means the server did not get its core (another process on it) or waited on something else.
@@ -61,12 +63,15 @@ export async function measureRound(side: Side, method: "GET" | "PUT", round: num
     // Peer RPCs only exist between nodes: counted for a cluster, not for a single node.
     const counted = target.mgmtPorts.length > 1;
     const calls0 = counted ? await metricSum(target, PEER_CALLS) : 0;
+    const all0 = target.pids.map(cpuTicks);
     const cpu0 = cpuTicks(target.entryPid);
     const t0 = performance.now();
     const w = await runWrk({ ...load, seconds: s.seconds }, s.hz);
     const cpu1 = cpuTicks(target.entryPid);
     const windowUs = (performance.now() - t0) * 1000;
+    const all1 = target.pids.map(cpuTicks);
     const cpuUs = cpuMicrosBetween(cpu0, cpu1, s.hz);
+    const allCpuUs = all0.reduce((sum, before, i) => sum + cpuMicrosBetween(before, all1[i] as CpuTicks, s.hz), 0);
     const calls1 = counted ? await metricSum(target, PEER_CALLS) : 0;
     const requests = Math.max(1, w.requests);
     return {
@@ -79,6 +84,7 @@ export async function measureRound(side: Side, method: "GET" | "PUT", round: num
       maxMs: w.maxMs,
       requests: w.requests,
       cpuUsPerRequest: cpuUs / requests,
+      allCpuUsPerRequest: allCpuUs / requests,
       serverCpuShare: cpuUs / windowUs,
       pinned: side.generator !== "unpinned",
       generatorCpuShare: w.generatorCpuShare,

@@ -48,7 +48,7 @@ export function formatRound(r: RoundResult): string {
     `server CPU ${pct(r.serverCpuShare).padStart(4)}`,
     `load gen. CPU ${pct(r.generatorCpuShare).padStart(4)}`,
   ];
-  if (r.peerCallsPerRequest !== undefined) cols.push(`peer RPCs/req ${fmt(r.peerCallsPerRequest, 2)}`);
+  if (r.peerCallsPerRequest !== undefined) cols.push(`all nodes' CPU ${fmt(r.allCpuUsPerRequest, 1)} µs/req`, `peer RPCs/req ${fmt(r.peerCallsPerRequest, 2)}`);
   if (r.errors > 0) cols.push(`ERRORS ${fmt(r.errors)}`);
   if (starved(r)) cols.push("SERVER SHORT OF ITS CORE");
   return "  " + cols.join("  ");

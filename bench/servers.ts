@@ -17,6 +17,8 @@ export interface Target {
   readonly port: number;
   /** The process receiving the load (its CPU is the per-request figure). */
   readonly entryPid: number;
+  /** Every server process of the target, the entry one first. */
+  readonly pids: readonly number[];
   /** Management ports of hypercache-server processes (none for the ceiling). */
   readonly mgmtPorts: readonly number[];
   stop(): Promise<void>;
@@ -45,7 +47,7 @@ export async function startCeiling(placement: Placement, nodeId: string): Promis
     await proc.stop();
     throw err;
   }
-  return { port, entryPid: proc.pid, mgmtPorts: [], stop: () => proc.stop() };
+  return { port, entryPid: proc.pid, pids: [proc.pid], mgmtPorts: [], stop: () => proc.stop() };
 }
 
 interface NodePorts {
@@ -104,7 +106,7 @@ export async function startNodes(count: number, placements: readonly Placement[]
     await stop();
     throw err;
   }
-  return { port: layout[0]?.api as number, entryPid: (procs[0] as Proc).pid, mgmtPorts: layout.map((p) => p.mgmt), stop };
+  return { port: layout[0]?.api as number, entryPid: (procs[0] as Proc).pid, pids: procs.map((p) => p.pid), mgmtPorts: layout.map((p) => p.mgmt), stop };
 }
 
 /** A counter from /dist/metrics summed over the nodes of `target`. */

@@ -18,7 +18,7 @@ export async function clusterPart(method: "PUT" | "GET", s: Settings, report: Re
   report.section(
     `cluster ${what}: ${NODES} nodes (replication 3) through one node / one node`,
     `fresh processes per round, unpinned; wrk -t1 -c${s.connections} (unpinned) to the first node; random keys out of ${fmt(s.keys)}; ` +
-      `${s.warmupSeconds} s warm-up, ${s.seconds} s measured; ${s.rounds} rounds alternating; CPU is the entry node's; peer RPCs are dist.peer.calls of all nodes`,
+      `${s.warmupSeconds} s warm-up, ${s.seconds} s measured; ${s.rounds} rounds alternating; CPU is the entry node's, and all nodes' beside it; peer RPCs are dist.peer.calls of all nodes`,
   );
   const rounds = await alternate([oneNode, cluster], method, s, (r) => report.round(r));
   const many = rounds.get(cluster.name) as RoundResult[];
@@ -31,6 +31,9 @@ export async function clusterPart(method: "PUT" | "GET", s: Settings, report: Re
   const cores = availableParallelism();
   report.figure(cores > NODES ? ops : { ...ops, note: `${ops.note ? `${ops.note} ` : ""}(${cores} cores for ${NODES} nodes and wrk: they share cores, read with care)` });
   report.figure(ratioFigure(`${id}.cpu`, `  entry node CPU per request / one node's`, many, one, (r) => r.cpuUsPerRequest));
+  // The cost of replication itself: every node's CPU per client request. Unlike ops/s on a machine
+  // with fewer cores than processes, it hardly depends on how the kernel shared the cores.
+  report.figure(ratioFigure(`${id}.cpu-all`, `  CPU of all ${NODES} nodes per request / one node's`, many, one, (r) => r.allCpuUsPerRequest));
   const calls = many.map((r) => r.peerCallsPerRequest ?? 0);
   report.figure({
     id: `${id}.peer-calls`,

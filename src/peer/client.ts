@@ -34,12 +34,14 @@ import {
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { CacheError } from "../core/errors.js";
 import {
-  checkAnswerer, fromEntry, fromRecordInfo, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toDeletion, toEntry, toNumber, toWireMember, toWireWrite,
+  checkAnswerer, fromEntry, fromRecordInfo, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toEntry, toNumber, toWireMember, toWireWrite,
 } from "./convert.js";
 import { fromConnectError } from "./errors.js";
 import { ExchangeChannel } from "./exchange-channel.js";
 import { peerTokenSigner } from "./peer-auth.js";
 import { PeerSession } from "./peer-session.js";
+import { installFastTextEncoding } from "./text-encoding.js";
+import { deletionField, entryField, forgetEntries, plainWriteField } from "./wire-encode.js";
 
 export interface ConnectPeerTransportOptions {
   /** Bearer token sent on every call. */
@@ -75,6 +77,7 @@ export class ConnectPeerTransport implements PeerTransport {
 
   constructor(private readonly opts: ConnectPeerTransportOptions) {
     this.interceptors = opts.token ? [peerTokenSigner(opts.token)] : [];
+    installFastTextEncoding();
   }
 
   private peer(to: PeerRef): PeerClient {
@@ -183,10 +186,14 @@ export class ConnectPeerTransport implements PeerTransport {
     const msg = create(ForwardRequestSchema, {
       from: req.from,
       consistency: toConsistency(req.consistency),
-      writes: req.writes.map(toWireWrite),
       senderApplies: req.senderApplies ?? false,
       sentAtUnixMs: BigInt(req.sentAtMs ?? 0),
     });
+    // Plain sets and removes are encoded by hand (wire-encode.ts); a batch with any other write
+    // takes the generated path, so the writes keep their order.
+    const plain = req.writes.map(plainWriteField);
+    if (plain.every((f) => f !== undefined)) msg.$unknown = plain;
+    else msg.writes = req.writes.map(toWireWrite);
     return this.exchangeOr(
       to,
       "Forward",
@@ -196,17 +203,22 @@ export class ConnectPeerTransport implements PeerTransport {
     );
   }
   set(to: PeerRef, from: string, records: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
-    const msg = create(SetRequestSchema, { from, entries: records.map(toEntry), expectedOwners: expectedOwners ? [...expectedOwners] : [] });
+    // The entries are encoded by hand, once per record for every replica whose call is under way
+    // (wire-encode.ts); forgotten when this call is over.
+    const msg = create(SetRequestSchema, { from, expectedOwners: expectedOwners ? [...expectedOwners] : [] });
+    msg.$unknown = records.map((r) => entryField(r));
+    const done = () => forgetEntries(records);
     return this.exchangeOr(
       to,
       "Set",
       { case: "set", value: msg },
       (r) => (r.result.case === "set" ? fromWirePushAnswer(r.result.value, to) : undefined),
       async (c) => fromWirePushAnswer(await c.set(msg), to),
-    );
+    ).finally(done);
   }
   remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
-    const msg = create(RemoveRequestSchema, { from, deletions: tombstones.map(toDeletion), expectedOwners: expectedOwners ? [...expectedOwners] : [] });
+    const msg = create(RemoveRequestSchema, { from, expectedOwners: expectedOwners ? [...expectedOwners] : [] });
+    msg.$unknown = tombstones.map(deletionField);
     return this.exchangeOr(
       to,
       "Remove",

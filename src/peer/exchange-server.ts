@@ -17,7 +17,8 @@ import {
   type ExchangeRequest,
   type ExchangeResponse,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { fromConsistency, fromDeletion, fromEntry, fromWireWrite, toEntry, toWirePushAnswer, toWireResult } from "./convert.js";
+import { fromConsistency, fromDeletion, fromEntry, fromWireWrite, toEntry } from "./convert.js";
+import { pushAnswerFields, writeResultField } from "./wire-encode.js";
 
 async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<ExchangeResponse> {
   const id = req.id;
@@ -26,11 +27,16 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
     switch (call.case) {
       case "set": {
         const outcomes = endpoint.applySet(call.value.from, call.value.entries.map((e) => fromEntry({ ...e, tombstone: false })), call.value.expectedOwners);
-        return create(ExchangeResponseSchema, { id, result: { case: "set", value: create(SetResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node)) } });
+        // Answers of the write path are encoded by hand (wire-encode.ts).
+        const value = create(SetResponseSchema, { node: endpoint.health().node });
+        value.$unknown = pushAnswerFields(outcomes);
+        return create(ExchangeResponseSchema, { id, result: { case: "set", value } });
       }
       case "remove": {
         const outcomes = endpoint.applyRemove(call.value.from, call.value.deletions.map(fromDeletion), call.value.expectedOwners);
-        return create(ExchangeResponseSchema, { id, result: { case: "remove", value: create(RemoveResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node)) } });
+        const value = create(RemoveResponseSchema, { node: endpoint.health().node });
+        value.$unknown = pushAnswerFields(outcomes);
+        return create(ExchangeResponseSchema, { id, result: { case: "remove", value } });
       }
       case "get": {
         const records = endpoint.getRecords(call.value.keys);
@@ -48,7 +54,9 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
         }) as ClientWrite[];
         const results = await endpoint.forward({ from: call.value.from, consistency: fromConsistency(call.value.consistency), writes, senderApplies: call.value.senderApplies, sentAtMs: Number(call.value.sentAtUnixMs) });
         const node = endpoint.health().node;
-        return create(ExchangeResponseSchema, { id, result: { case: "forward", value: create(ForwardResponseSchema, { results: results.map((r) => toWireResult(r, node)) }) } });
+        const value = create(ForwardResponseSchema, {});
+        value.$unknown = results.map((r) => writeResultField(r, node));
+        return create(ExchangeResponseSchema, { id, result: { case: "forward", value } });
       }
       default:
         throw badRequest("exchange frame carries no call");

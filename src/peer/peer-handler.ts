@@ -11,6 +11,7 @@ import { peerGzip } from "./peer-compression.js";
 import { correctParseErrors } from "./parse-errors.js";
 import { peerRequestRefusal, refusePeerRequest, type PeerGateOptions } from "./peer-gate.js";
 import { createPeerRoutes } from "./peer-service.js";
+import { installFastTextEncoding } from "./text-encoding.js";
 
 /** Request handler of the dist listener (HTTP/1.1 and HTTP/2). */
 export type PeerRequestHandler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
@@ -22,6 +23,7 @@ export interface PeerBodyOptions {
 }
 
 export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions, body: PeerBodyOptions = { acceptCompressed: false }): PeerRequestHandler {
+  installFastTextEncoding();
   const connect = connectNodeAdapter({
     routes: createPeerRoutes(endpoint),
     // gzip only (peers never send brotli, Connect's other default), inflated within the cap

@@ -58,18 +58,36 @@ describe("bench: open-loop window and plan", () => {
     expect(f.maxMs).to.equal(5);
     expect(f.non2xx).to.equal(1);
     expect(f.slowerThanInterval).to.equal(25);
+    // Each 5 ms answer may have delayed one request (floor(5 / 4)); 25 late ones do not fit under the 1% tail.
+    expect(f.mayHaveLeftLate).to.equal(25);
+    expect(f.p99BoundMs).to.equal(Number.POSITIVE_INFINITY);
+  });
+
+  it("bounds the p99 by counting the requests that may have left late as the slowest", () => {
+    // 10,000 requests: 1 answer of 9 ms (at most 4 requests behind it left late), 97 of 1 ms, the rest 0.2 ms.
+    const many: RequestRow[] = Array.from({ length: 10_000 }, (_, i) => ({ startUs: 1_000_000_000 + i * 100, status: 200, durationUs: i === 5000 ? 9000 : i % 104 === 1 ? 1000 : 200 }));
+    const f = openLoopFigures(many, { warmupMs: 0, tailMs: 0, intervalMs: 2 });
+    expect(f.requests).to.equal(9999); // the last start is the end of the window
+    expect(f.slowerThanInterval).to.equal(1);
+    expect(f.mayHaveLeftLate).to.equal(4);
+    expect(f.p99Ms).to.equal(0.2); // rank 9900 of 9999; 9901 answers of 0.2 ms
+    expect(f.p99BoundMs).to.equal(1); // rank 9904: among the 1 ms answers
+    const none = openLoopFigures(many, { warmupMs: 0, tailMs: 0, intervalMs: 10 });
+    expect(none.mayHaveLeftLate).to.equal(0);
+    expect(none.p99BoundMs).to.equal(none.p99Ms);
   });
 
   it("refuses a window with no request in it", () => {
     expect(() => openLoopFigures(rows, { warmupMs: 3000, tailMs: 2000, intervalMs: 50 })).to.throw(/run longer/);
   });
 
-  it("plans one connection per 50 ms of sending, connections started within one interval", () => {
-    expect(openLoopPlan(8000, 10)).to.deep.equal({ clients: 400, rpsPerClient: 20, intervalMs: 50, startsPerMs: 8, rate: 8000, requests: 80_000 });
+  it("plans 50 requests per second per connection, connections started within one interval", () => {
+    expect(openLoopPlan(8000, 10)).to.deep.equal({ clients: 160, rpsPerClient: 50, intervalMs: 20, startsPerMs: 8, rate: 8000, requests: 80_000 });
+    expect(openLoopPlan(24_000, 10)).to.include({ clients: 480, rpsPerClient: 50, rate: 24_000 });
   });
 
   it("caps connections at 2000 and sends faster on each past that", () => {
-    const p = openLoopPlan(100_000, 1);
-    expect(p).to.include({ clients: 2000, rpsPerClient: 50, rate: 100_000, intervalMs: 20 });
+    const p = openLoopPlan(200_000, 1);
+    expect(p).to.include({ clients: 2000, rpsPerClient: 100, rate: 200_000, intervalMs: 10 });
   });
 });
