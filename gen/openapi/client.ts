@@ -171,7 +171,9 @@ export interface paths {
          *
          *     The key's primary adds to its own slot, one increment of a key at a time, and answers after the write consistency (`consistency`, as for PUT; ONE allowed); a primary without a copy of the key reads a quorum of the owners first. In a stable cluster, N concurrent `+1` calls return N distinct consecutive values. When the primary cannot be reached, a replica owner takes the increment into its own slot (no increment is lost; both sides of a partition may return equal values and converge to the sum after the partition heals). A counter holds at most 64 writer slots (one per node process that incremented it since its generation started; a restarted node takes a new slot): an increment that needs a 65th answers 503 UNAVAILABLE; a PUT of its value starts a new generation without slots.
          *
-         *     `Idempotency-Key` (1–256 visible ASCII characters): the primary remembers the result of each key for 10 minutes (at most 10,000 results per node, the oldest forgotten first) and answers a retry with the same key and counter with the remembered result instead of adding again. A retry that lands on a replica owner that took over while the primary was unreachable is applied again. `If-Match` and `If-None-Match` are not supported on incr (400). The body is at most 4 KiB of JSON; unknown members are 400.
+         *     `Idempotency-Key` (1–256 visible ASCII characters): the primary remembers the result of each key for 10 minutes (at most 10,000 results per node, the oldest forgotten first) and answers a retry with the same key and counter with the remembered result instead of adding again. A retry that lands on a replica owner that took over while the primary was unreachable is applied again. The body is at most 4 KiB of JSON; unknown members are 400.
+         *
+         *     `If-Match` (a list of ETags, or `*`) makes the increment a conditional write (see above): the key's primary evaluates it under the key's lock against the counter it adds to, needs `quorum` or `all` (`one` is 400), never lets another owner take it over (503 UNAVAILABLE when the primary cannot be reached), and answers 412 PRECONDITION_FAILED with `details.current_etag` when it does not hold (nothing is added). Of several increments conditioned on one ETag exactly one gets 200. `If-None-Match` on incr is 400.
          */
         post: operations["incrCounter"];
         delete?: never;
@@ -1097,6 +1099,11 @@ export interface operations {
                 consistency?: components["parameters"]["WriteConsistency"];
             };
             header?: {
+                /**
+                 * @description `*` (a live item must exist) or a comma-separated list of at most 64 entity tags (the current item's strong ETag must be one of them; weak tags never match). Otherwise 412.
+                 * @example "lx3k2a8g0-n1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description 1–256 visible ASCII characters (0x21–0x7E); anything else is 400. */
                 "Idempotency-Key"?: string;
             };
@@ -1126,6 +1133,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

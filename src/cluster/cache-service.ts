@@ -51,6 +51,8 @@ export interface IncrRequest {
   /** 0 = no expiry. */
   readonly ttlMs: number;
   readonly idempotencyKey?: string;
+  /** If-Match: the increment is then a conditional write (the primary alone, QUORUM or ALL). */
+  readonly condition?: WriteCondition;
 }
 
 /** A read: the item (undefined when absent) and the owners consulted. */
@@ -84,6 +86,7 @@ export interface AdmittedWrites {
   /**
    * Adds to the key's counter on its primary (or a replica owner that promotes itself); the
    * result carries the new value. 409 CONFLICT for a non-integer value or a result past ±(2^53 − 1).
+   * With `incr.condition` it is a conditional write (412 when it does not hold, never promoted).
    */
   incr(key: string, incr: IncrRequest, consistency?: ConsistencyLevel): Promise<WriteResult>;
   /** One result per item, in order; a failing item is a CacheError in its place. */

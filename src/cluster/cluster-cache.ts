@@ -50,7 +50,19 @@ export class ClusterCache implements CacheService {
       touch: (key: string, expiry: TouchExpiry, consistency?: ConsistencyLevel, condition?: WriteCondition) =>
         write({ kind: "touch", key, value: "", ...("persist" in expiry ? { ttlMs: 0, persist: true } : { ttlMs: expiry.ttlMs }), ...cond(condition) }, consistency),
       incr: (key: string, incr: IncrRequest, consistency?: ConsistencyLevel) =>
-        write({ kind: "incr", key, value: "", ttlMs: incr.ttlMs, delta: incr.delta, initial: incr.initial, ...(incr.idempotencyKey !== undefined ? { idempotencyKey: incr.idempotencyKey } : {}) }, consistency),
+        write(
+          {
+            kind: "incr",
+            key,
+            value: "",
+            ttlMs: incr.ttlMs,
+            delta: incr.delta,
+            initial: incr.initial,
+            ...(incr.idempotencyKey !== undefined ? { idempotencyKey: incr.idempotencyKey } : {}),
+            ...cond(incr.condition),
+          },
+          consistency,
+        ),
       setMany: (items: readonly SetItem[], consistency?: ConsistencyLevel) => each(items, (it) => set(it.key, it.value, it.ttlMs, consistency, it.condition)),
       removeMany: (keys: ReadonlyArray<string | RemoveItem>, consistency?: ConsistencyLevel) =>
         each(keys, (k) => (typeof k === "string" ? remove(k, consistency) : remove(k.key, consistency, k.condition))),

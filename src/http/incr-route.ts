@@ -1,6 +1,7 @@
 // POST /v1/cache/{key}/incr: add to a counter and answer its new value. The body (optional JSON,
 // at most 4 KiB) holds `delta` (default 1), `initial` (default 0) and `ttl` (a duration string,
-// for a counter the call starts); `Idempotency-Key` makes a retry answer the first result.
+// for a counter the call starts); `Idempotency-Key` makes a retry answer the first result;
+// `If-Match` makes it a conditional write (the key's primary evaluates it, QUORUM or ALL).
 import type { IncomingHttpHeaders } from "node:http";
 import type Router from "@koa/router";
 import type { components } from "../../gen/openapi/client.js";
@@ -12,6 +13,7 @@ import { IDEMPOTENCY_KEY_CHARS_MAX, INCR_BODY_BYTES_MAX } from "../core/limits.j
 import type { Authenticator } from "../auth/index.js";
 import type { CacheService, IncrRequest } from "../cluster/index.js";
 import { readJsonBody } from "./body.js";
+import { writeConditionOf } from "./conditions.js";
 import { authenticated, type AppState } from "./koa-middleware.js";
 import { queryOne } from "./query.js";
 import { decodeKeySegment, parseConsistency, splitUrl } from "./validate.js";
@@ -70,12 +72,10 @@ export function addIncrRoute(router: Router<AppState>, deps: IncrRouteDeps): voi
     const segment = INCR_PATH.exec(splitUrl(ctx.req.url ?? "").path)?.[1] ?? "";
     const key = decodeKeySegment(segment, deps.maxKeyBytes);
     const consistency = parseConsistency(queryOne(ctx, "consistency"));
-    if (ctx.req.headers["if-match"] !== undefined || ctx.req.headers["if-none-match"] !== undefined) {
-      throw badRequest("If-Match and If-None-Match are not supported on incr");
-    }
+    const condition = writeConditionOf(ctx.req.headers, "incr");
     const idempotencyKey = idempotencyKeyOf(ctx.req.headers);
     const body = hasBody(ctx.req.headers) ? parseIncrBody(await readJsonBody(ctx.req, INCR_BODY_BYTES_MAX)) : parseIncrBody({});
-    const r = await writes.incr(key, { ...body, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) }, consistency);
+    const r = await writes.incr(key, { ...body, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(condition !== undefined ? { condition } : {}) }, consistency);
     const out: Schemas["IncrResponse"] = { value: r.counterValue ?? 0, version: r.version, owners: r.owners.ids as string[], applied_by: r.appliedBy ?? deps.cache.nodeId };
     ctx.set("ETag", etagOf(r.version, r.origin));
     ctx.body = out;

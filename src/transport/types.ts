@@ -75,8 +75,9 @@ export interface ClientWrite {
 }
 
 /**
- * True for writes only the key's primary may apply, serialised per key: conditional writes and
- * touches (read-modify-write). They are never promoted to another owner.
+ * True for writes only the key's primary may apply, serialised per key: conditional writes
+ * (increments with If-Match included) and touches (read-modify-write). They are never promoted
+ * to another owner.
  */
 export function isConditional(w: ClientWrite): boolean {
   return w.condition !== undefined || w.kind === "touch";

@@ -4,7 +4,8 @@
 // itself: it coordinates the write, and the old primary gets its copy as a hint.
 // Conditional writes and touches go to the primary alone (conditional-writer.ts there) and are
 // never promoted: when the primary cannot be reached they fail with UNAVAILABLE. Increments are
-// promoted like plain writes: the promoted owner adds to its own counter slot (counter-writer.ts).
+// promoted like plain writes: the promoted owner adds to its own counter slot (counter-writer.ts);
+// an increment with If-Match is conditional (the primary alone, never promoted).
 import { CacheError, isErrorCode, toCacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Logger } from "../../log/index.js";
@@ -97,13 +98,14 @@ export class WritePath {
   }
 
   /**
-   * This owner applies the write: a conditional write or touch evaluated under the key's lock
-   * (the caller checked that this node is the primary), an increment to its own counter slot,
-   * else as stamped. `senderApplies`: a forwarding owner that applies a plain write's result itself.
+   * This owner applies the write: an increment to its own counter slot (its If-Match evaluated
+   * under the key's lock), a conditional write or touch evaluated under the key's lock (the caller
+   * checked that this node is the primary), else as stamped. `senderApplies`: a forwarding owner that applies a plain write's result itself.
    */
   coordinateHere(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string): Promise<WriteResult> {
-    if (isConditional(write)) return this.deps.conditional.coordinate(write, owners, level);
+    // An increment with If-Match is conditional too: the counter writer evaluates it under the lock.
     if (write.kind === "incr") return this.deps.counters.incr(write, owners, level);
+    if (isConditional(write)) return this.deps.conditional.coordinate(write, owners, level);
     return this.deps.coordinator.coordinate(write, owners, level, senderApplies === undefined ? PLAIN : { senderApplies, restamps: true });
   }
 
