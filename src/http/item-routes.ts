@@ -4,7 +4,8 @@
 // body parser. They share authentication, key and query validation, the error envelope and the
 // generated client types with the Koa routes. A request that authenticates without I/O and
 // reads this node's own settled copy is answered synchronously, without a promise; only
-// waiting (a body, a peer, a password check) goes through one. Every other route goes to Koa.
+// waiting (a body, a peer, a password check, a lease read's miss) goes through one. Every other
+// route goes to Koa.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Koa from "koa";
 import type { components } from "../../gen/openapi/client.js";
@@ -12,7 +13,7 @@ import type { Clock } from "../core/clock.js";
 import { CacheError, toCacheError } from "../core/errors.js";
 import { etagOf, type EtagCondition } from "../core/etag.js";
 import { requireScope, type Authenticator, type Identity } from "../auth/index.js";
-import type { CacheService, ReadResult } from "../cluster/index.js";
+import type { CacheService, LeaseAsk, ReadResult } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { LatencyWindow, OperationLatencies, RouteDurations } from "../observability/index.js";
 import type { ConsistencyLevel } from "../config/index.js";
@@ -21,7 +22,7 @@ import { notModified, readConditionOf, writeConditionOf } from "./conditions.js"
 import { itemEnvelope, itemHeaders, notModifiedHeaders } from "./item-view.js";
 import { writeError, writeJson } from "./respond.js";
 import { oneParam, parseQuery } from "./query.js";
-import { decodeKeySegment, parseConsistency, parseTtlQuery } from "./validate.js";
+import { decodeKeySegment, parseConsistency, parseLeaseQuery, parseLeaseToken, parseTtlQuery } from "./validate.js";
 
 type Schemas = components["schemas"];
 
@@ -167,16 +168,18 @@ class ItemRoutes implements ItemHandler {
     const consistency = parseConsistency(oneParam(params, "consistency"));
     if (!reading) return this.write(req, res, method, key, consistency, params);
     const unless = readConditionOf(req.headers);
+    // A lease read (?lease=) reads like any other: only its miss differs (leaseMiss).
+    const lease = params === undefined ? undefined : parseLeaseQuery(oneParam(params, "lease"), oneParam(params, "wait"));
     const r = this.deps.cache.read(key, consistency);
-    if (r instanceof Promise) return r.then((read) => this.answerRead(req, res, method, key, read, unless));
-    this.answerRead(req, res, method, key, r, unless);
-    return undefined;
+    if (r instanceof Promise) return r.then((read) => this.answerRead(req, res, method, key, read, unless, lease));
+    return this.answerRead(req, res, method, key, r, unless, lease);
   }
 
-  private answerRead(req: IncomingMessage, res: ServerResponse, method: string, key: string, read: ReadResult, unless: EtagCondition | undefined): void {
+  private answerRead(req: IncomingMessage, res: ServerResponse, method: string, key: string, read: ReadResult, unless: EtagCondition | undefined, lease: LeaseAsk | undefined): void | Promise<void> {
     const { item, owners } = read;
     const nodeId = this.nodeId;
     if (item === undefined) {
+      if (lease !== undefined) return this.leaseMiss(req, res, method, key, unless, lease);
       res.setHeader("X-Cache-Node", nodeId);
       res.setHeader("X-Cache-Owners", owners.header);
       throw new CacheError("NOT_FOUND", `key ${JSON.stringify(key)} not found`);
@@ -195,6 +198,35 @@ class ItemRoutes implements ItemHandler {
       res.writeHead(200, itemHeaders(item, owners, nodeId, 0, false, etag));
       res.end(item.value, "latin1");
     }
+    return undefined;
+  }
+
+  /**
+   * A lease read that missed: the key's primary answers with the value that arrived (a plain
+   * read answer), the key's lease (404 with X-Cache-Lease), another caller's lease (404
+   * LEASE_HELD with Retry-After), or no lease (a plain 404).
+   */
+  private async leaseMiss(req: IncomingMessage, res: ServerResponse, method: string, key: string, unless: EtagCondition | undefined, lease: LeaseAsk): Promise<void> {
+    const out = await this.deps.cache.lease(key, lease);
+    if (out.item !== undefined) {
+      this.answerRead(req, res, method, key, out, unless, undefined);
+      return;
+    }
+    res.setHeader("X-Cache-Node", this.nodeId);
+    res.setHeader("X-Cache-Owners", out.owners.header);
+    if (out.token !== undefined) {
+      res.setHeader("X-Cache-Lease", out.token);
+      throw new CacheError("NOT_FOUND", `key ${JSON.stringify(key)} not found; this request holds its lease: load the value and PUT it with the X-Cache-Lease header`);
+    }
+    if (out.heldMs !== undefined) {
+      throw new CacheError(
+        "LEASE_HELD",
+        `key ${JSON.stringify(key)} not found; another request holds its lease and no value came within the wait`,
+        { retry_after_ms: out.heldMs },
+        { retryAfterS: Math.max(1, Math.ceil(out.heldMs / 1000)) },
+      );
+    }
+    throw new CacheError("NOT_FOUND", `key ${JSON.stringify(key)} not found (no lease could be taken)`);
   }
 
   private async write(req: IncomingMessage, res: ServerResponse, method: string, key: string, consistency: ConsistencyLevel | undefined, params: URLSearchParams | undefined): Promise<void> {
@@ -205,8 +237,9 @@ class ItemRoutes implements ItemHandler {
     if (method === "PUT") {
       const ttlMs = parseTtlQuery(oneParam(params, "ttl"));
       const condition = writeConditionOf(req.headers, "put");
+      const leaseToken = parseLeaseToken(req.headers["x-cache-lease"]);
       const body = await readRawBody(req, this.deps.maxValueBytes, "value");
-      const r = await writes.set(key, body.toString("latin1"), ttlMs, consistency, condition);
+      const r = await writes.set(key, body.toString("latin1"), ttlMs, consistency, condition, leaseToken);
       const out: Schemas["PutResponse"] = { key, stored: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
       writeJson(res, 200, JSON.stringify(out), false, ["ETag", etagOf(r.version, r.origin)]);
     } else {

@@ -9,7 +9,7 @@ import { systemClock, systemTimers, type Timers } from "../core/clock.js";
 import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
 import type { Metrics, PeerCallMetrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
-import type { ForwardRequest, PeerMember, PeerRef, PeerTransport, WriteOutcome } from "../transport/index.js";
+import type { ForwardRequest, LeaseRequest, PeerMember, PeerRef, PeerTransport, WriteOutcome } from "../transport/index.js";
 import {
   DrainRequestSchema,
   ForwardRequestSchema,
@@ -18,6 +18,7 @@ import {
   HandOffHintsRequestSchema,
   HealthRequestSchema,
   KeysRequestSchema,
+  LeaseRequestSchema,
   MerkleLeavesRequestSchema,
   MerkleRangeRequestSchema,
   MerkleRootRequestSchema,
@@ -32,7 +33,7 @@ import {
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { CacheError } from "../core/errors.js";
 import {
-  checkAnswerer, fromEntry, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toDeletion, toEntry, toNumber, toWireMember, toWireWrite,
+  checkAnswerer, fromEntry, fromWireLease, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toDeletion, toEntry, toNumber, toWireMember, toWireWrite,
 } from "./convert.js";
 import { fromConnectError } from "./errors.js";
 import { ExchangeChannel } from "./exchange-channel.js";
@@ -271,6 +272,15 @@ export class ConnectPeerTransport implements PeerTransport {
       const res = await c.handOffHints(create(HandOffHintsRequestSchema, { from, target: target.id, targetAddress: target.address, entries: records.map(toEntry) }));
       checkAnswerer(res.node, to);
       return records.map((_, i) => res.accepted[i] === true);
+    });
+  }
+
+  lease(to: PeerRef, req: LeaseRequest) {
+    // The primary may hold the answer for the whole wait: the call gets that on top of its timeout.
+    const timeoutMs = (this.opts.timeoutMs ?? PEER_TIMEOUT_MS) + req.waitMs;
+    return this.call(to, "Lease", async (c) => {
+      const res = await c.lease(create(LeaseRequestSchema, { from: req.from, key: req.key, leaseMs: BigInt(req.leaseMs), waitMs: BigInt(req.waitMs) }), { timeoutMs });
+      return fromWireLease(res, to);
     });
   }
 

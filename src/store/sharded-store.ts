@@ -60,6 +60,8 @@ export class ShardedStore {
   /** Live items at which a write evicts inline: capacity + shard count. */
   readonly hardLimit: number;
   private readonly onExpire: (slot: number) => void;
+  /** The observer of stored records (onStored); undefined: none. */
+  private storedObserver: ((rec: VersionedRecord) => void) | undefined;
 
   constructor(private readonly opts: StoreOptions) {
     // Capacity counts the whole store: a write evicts inline only once the store holds
@@ -162,6 +164,14 @@ export class ShardedStore {
     return slot < 0 ? 0 : shard.versionAt(slot);
   }
 
+  /**
+   * Sets the one observer of records `apply` stored (the node's lease table). It is called after
+   * the record is committed, must not write to the store and must return quickly.
+   */
+  onStored(observer: (rec: VersionedRecord) => void): void {
+    this.storedObserver = observer;
+  }
+
   /** The one version-gated write: stores `rec` only when newer than the local record. */
   apply(rec: VersionedRecord): ApplyResult {
     const h = hash32(rec.key);
@@ -173,6 +183,7 @@ export class ShardedStore {
       } else {
         this.counters.sets++;
       }
+      this.storedObserver?.(rec);
     }
     return r;
   }

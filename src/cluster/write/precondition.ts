@@ -38,10 +38,10 @@ export function preconditionFailed(key: string, currentEtag: string | undefined)
 /**
  * The plain write a conditional write or touch becomes once its condition held: a touch is a set
  * of the live item's value with the new expiry (NOT_FOUND when there is no live item: a touch
- * never brings a value back); other writes lose their condition.
+ * never brings a value back); other writes lose their condition (a lease fill keeps its token).
  */
 export function effectiveWrite(write: ClientWrite, live: VersionedRecord | undefined): ClientWrite {
-  if (write.kind !== "touch") return { kind: write.kind, key: write.key, value: write.value, ttlMs: write.ttlMs };
+  if (write.kind !== "touch") return { kind: write.kind, key: write.key, value: write.value, ttlMs: write.ttlMs, ...(write.leaseToken !== undefined ? { leaseToken: write.leaseToken } : {}) };
   if (live === undefined) throw new CacheError("NOT_FOUND", `key ${JSON.stringify(write.key)} not found: only a live item can be touched`);
   return { kind: "set", key: write.key, value: live.value, ttlMs: write.persist === true ? 0 : write.ttlMs };
 }

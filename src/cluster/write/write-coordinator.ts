@@ -14,6 +14,10 @@
 // again: a stale answer means the condition was evaluated against a copy that was not the newest,
 // so the write only counts the acknowledgements it got, and `onStale` tells the caller. Counter
 // increments are not stamped again either (every owner merges them instead).
+//
+// A lease fill (a set carrying an X-Cache-Lease token) is stored only while its lease is held:
+// the check and the local apply happen with nothing awaited in between, and the stored record
+// ends the lease (lease/lease-table.ts).
 import { CacheError } from "../../core/errors.js";
 import { WRITE_RESTAMPS_MAX } from "../../core/limits.js";
 import type { ConsistencyLevel } from "../../config/index.js";
@@ -37,6 +41,8 @@ export interface CoordinatorDeps {
   readonly replication: number;
   /** Refuses (throws) while this node's clock is too far from the cluster's (clock-offsets.ts). */
   readonly clockGuard?: { checkCanStamp(): void };
+  /** Throws CONFLICT unless the lease a fill names is held on its key (LeaseTable.checkFill). */
+  readonly leases: { checkFill(key: string, token: string): void };
 }
 
 /** How a write is coordinated (see the file comment). */
@@ -85,6 +91,7 @@ export class WriteCoordinator {
     const { selfId } = this.deps;
     const { senderApplies, expectedOwners, onStale } = opts;
     const need = opts.need ?? this.admit(level);
+    if (write.leaseToken !== undefined) this.deps.leases.checkFill(write.key, write.leaseToken);
     const restampsMax = opts.restamps ? WRITE_RESTAMPS_MAX : 0;
     const sender = senderApplies !== undefined && senderApplies !== selfId && owners.ids.includes(senderApplies) ? senderApplies : undefined;
     const others = owners.ids.filter((id) => id !== selfId && id !== sender);
