@@ -212,6 +212,16 @@ describe("cluster/lease/lease-table", () => {
     expect(tokenOf(f.table.acquire("c", 10_000, 0))).to.be.a("string");
   });
 
+  it("the node's own limits are enforced: 10,000 leases, then no lease; 1,000 waiters on a key, then held at once", () => {
+    const f = fixture();
+    for (let i = 0; i < LEASE_LIMITS.leasesMax; i++) expect(now(f.table.acquire(`k${i}`, 60_000, 0)).kind).to.equal("granted");
+    expect(now(f.table.acquire("one-more", 60_000, 0))).to.deep.equal({ kind: "none" });
+    for (let i = 0; i < LEASE_LIMITS.waitersPerKey; i++) expect(f.table.acquire("k0", 60_000, 10_000)).to.be.instanceOf(Promise);
+    expect(now(f.table.acquire("k0", 60_000, 10_000)).kind).to.equal("held");
+    expect(f.table.waitersOn("k0")).to.equal(LEASE_LIMITS.waitersPerKey);
+    f.table.stop();
+  });
+
   it("stop: every waiter answers none and no timer is left", async () => {
     const f = fixture();
     tokenOf(f.table.acquire("k", 10_000, 0));
