@@ -21,7 +21,7 @@ import { readRawBody } from "./body.js";
 import { notModified, readConditionOf, writeConditionOf } from "./conditions.js";
 import { itemEnvelope, itemHeaders, notModifiedHeaders } from "./item-view.js";
 import { writeError, writeJson } from "./respond.js";
-import { oneParam, parseQuery } from "./query.js";
+import { oneParam, parseQuery, type QueryParams } from "./query.js";
 import { decodeKeySegment, parseConsistency, parseLeaseQuery, parseLeaseToken, parseTtlQuery } from "./validate.js";
 
 type Schemas = components["schemas"];
@@ -229,7 +229,7 @@ class ItemRoutes implements ItemHandler {
     throw new CacheError("NOT_FOUND", `key ${JSON.stringify(key)} not found (no lease could be taken)`);
   }
 
-  private async write(req: IncomingMessage, res: ServerResponse, method: string, key: string, consistency: ConsistencyLevel | undefined, params: URLSearchParams | undefined): Promise<void> {
+  private async write(req: IncomingMessage, res: ServerResponse, method: string, key: string, consistency: ConsistencyLevel | undefined, params: QueryParams | undefined): Promise<void> {
     // Admitted on arrival: a write admitted while serving completes even if the node starts
     // draining while its body is still arriving.
     const writes = this.deps.cache.admitWrite();
