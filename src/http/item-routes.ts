@@ -1,6 +1,6 @@
-// The hot routes: GET, HEAD, PUT and DELETE of /v1/cache/{key}, served on the raw node:http
-// request before Koa (the client listener's handler, client-app.ts) and written straight to the
-// node:http response: no Koa context, no on-finished listeners, no compose chain, no router, no
+// The hot routes: GET, HEAD, PUT and DELETE of /v1/cache/{key}, and POST of its key actions
+// /incr and /touch (key-actions.ts), served on the raw node:http request before Koa (the client
+// listener's handler, client-app.ts) and written straight to the node:http response: no Koa context, no on-finished listeners, no compose chain, no router, no
 // body parser. They share authentication, key and query validation, the error envelope and the
 // generated client types with the Koa routes. A request that authenticates without I/O and
 // reads this node's own settled copy is answered synchronously, without a promise; only
@@ -15,11 +15,12 @@ import { etagOf, type EtagCondition } from "../core/etag.js";
 import { requireScope, type Authenticator, type Identity } from "../auth/index.js";
 import type { CacheService, LeaseAsk, ReadResult } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
-import type { LatencyWindow, OperationLatencies, RouteDurations } from "../observability/index.js";
+import type { LatencyWindow, ListenerDurations, OperationLatencies, RouteDurations } from "../observability/index.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import { readRawBody } from "./body.js";
 import { notModified, readConditionOf, writeConditionOf } from "./conditions.js";
 import { itemEnvelope, itemHeaders, notModifiedHeaders } from "./item-view.js";
+import { KEY_ACTION_ROUTES, keyActionOf, runKeyAction, type KeyAction } from "./key-actions.js";
 import { writeError, writeJson } from "./respond.js";
 import { oneParam, parseQuery, type QueryParams } from "./query.js";
 import { decodeKeySegment, parseConsistency, parseLeaseQuery, parseLeaseToken, parseTtlQuery } from "./validate.js";
@@ -35,8 +36,8 @@ export interface ItemRouteDeps {
   readonly maxValueBytes: number;
   /** Where the latency of each GET, PUT and DELETE is recorded (for /stats). */
   readonly latencies: OperationLatencies;
-  /** http.server.request.duration of the route /v1/cache/{key}. */
-  readonly durations: RouteDurations;
+  /** http.server.request.duration of the client listener (these routes record theirs). */
+  readonly durations: Pick<ListenerDurations, "route">;
 }
 
 /** Path prefix of the item routes. */
@@ -46,7 +47,10 @@ export const ITEM_PREFIX = "/v1/cache/";
 export const ITEM_ROUTE = "/v1/cache/{key}";
 
 /** The routes this middleware serves, for the OpenAPI drift check. */
-export const ITEM_ROUTES: ReadonlyArray<{ method: string; path: string }> = Object.freeze(["GET", "HEAD", "PUT", "DELETE"].map((method) => ({ method, path: ITEM_ROUTE })));
+export const ITEM_ROUTES: ReadonlyArray<{ method: string; path: string }> = Object.freeze([
+  ...["GET", "HEAD", "PUT", "DELETE"].map((method) => ({ method, path: ITEM_ROUTE })),
+  ...Object.values(KEY_ACTION_ROUTES).map((path) => ({ method: "POST", path })),
+]);
 
 /**
  * Does the request accept JSON in preference to raw bytes? Media ranges are matched
@@ -111,61 +115,93 @@ function itemSegment(url: string, method: string, queryAt: number): string | und
   return segment;
 }
 
+/** The key segment and action of a key action's URL (POST /v1/cache/{key}/incr, /touch), or undefined. */
+function keyActionTarget(url: string, queryAt: number): { segment: string; action: KeyAction } | undefined {
+  if (!url.startsWith(ITEM_PREFIX)) return undefined;
+  const path = queryAt < 0 ? url.slice(ITEM_PREFIX.length) : url.slice(ITEM_PREFIX.length, queryAt);
+  const slash = path.indexOf("/");
+  const action = slash > 0 ? keyActionOf(path.slice(slash)) : undefined;
+  return action === undefined ? undefined : { segment: path.slice(0, slash), action };
+}
+
 class ItemRoutes implements ItemHandler {
   private readonly nodeId: string;
+  /** http.server.request.duration of /v1/cache/{key} and of each key action's route. */
+  private readonly itemDurations: RouteDurations;
+  private readonly actionDurations: Readonly<Record<KeyAction, RouteDurations>>;
 
   constructor(private readonly deps: ItemRouteDeps) {
     this.nodeId = deps.cache.nodeId;
+    this.itemDurations = deps.durations.route(ITEM_ROUTE);
+    this.actionDurations = { incr: deps.durations.route(KEY_ACTION_ROUTES.incr), touch: deps.durations.route(KEY_ACTION_ROUTES.touch) };
   }
 
   serve(req: IncomingMessage, res: ServerResponse): boolean {
     const url = req.url ?? "";
     const method = req.method ?? "";
     const q = url.indexOf("?");
+    const query = q < 0 ? "" : url.slice(q + 1);
     const segment = itemSegment(url, method, q);
-    if (segment === undefined) return false;
+    if (segment !== undefined) {
+      this.run(req, res, method, segment, undefined, query);
+      return true;
+    }
+    const target = method === "POST" ? keyActionTarget(url, q) : undefined;
+    if (target === undefined) return false;
+    this.run(req, res, method, target.segment, target.action, query);
+    return true;
+  }
+
+  private run(req: IncomingMessage, res: ServerResponse, method: string, segment: string, action: KeyAction | undefined, query: string): void {
     const started = this.deps.clock.monotonicMs();
     let pending: void | Promise<void> = undefined;
     try {
-      pending = this.authenticated(req, res, method, segment, q < 0 ? "" : url.slice(q + 1));
+      pending = this.authenticated(req, res, method, segment, action, query);
     } catch (err) {
       this.fail(res, method, err);
     }
     // Every client operation counts, misses and errors included; a settled one without a closure.
-    if (pending === undefined) this.record(method, res, started);
+    if (pending === undefined) this.record(method, action, res, started);
     else {
       pending.then(
-        () => this.record(method, res, started),
+        () => this.record(method, action, res, started),
         (err: unknown) => {
           this.fail(res, method, err);
-          this.record(method, res, started);
+          this.record(method, action, res, started);
         },
       );
     }
-    return true;
   }
 
-  /** The latency window of /stats and http.server.request.duration of one answered request. */
-  private record(method: string, res: ServerResponse, started: number): void {
+  /**
+   * The latency window of /stats (GET, PUT, DELETE) and http.server.request.duration of one
+   * answered request.
+   */
+  private record(method: string, action: KeyAction | undefined, res: ServerResponse, started: number): void {
     const { clock, latencies } = this.deps;
     const ms = clock.monotonicMs() - started;
+    if (action !== undefined) {
+      this.actionDurations[action].record(method, res.statusCode, ms / 1000);
+      return;
+    }
     const window: LatencyWindow = method === "PUT" ? latencies.set : method === "DELETE" ? latencies.delete : latencies.get;
     window.record(ms);
-    this.deps.durations.record(method, res.statusCode, ms / 1000);
+    this.itemDurations.record(method, res.statusCode, ms / 1000);
   }
 
-  private authenticated(req: IncomingMessage, res: ServerResponse, method: string, segment: string, query: string): void | Promise<void> {
+  private authenticated(req: IncomingMessage, res: ServerResponse, method: string, segment: string, action: KeyAction | undefined, query: string): void | Promise<void> {
     const authed = this.deps.auth.authenticate(req);
-    if (authed instanceof Promise) return authed.then((identity) => this.authorized(req, res, method, segment, query, identity));
-    return this.authorized(req, res, method, segment, query, authed);
+    if (authed instanceof Promise) return authed.then((identity) => this.authorized(req, res, method, segment, action, query, identity));
+    return this.authorized(req, res, method, segment, action, query, authed);
   }
 
-  private authorized(req: IncomingMessage, res: ServerResponse, method: string, segment: string, query: string, identity: Identity): void | Promise<void> {
+  private authorized(req: IncomingMessage, res: ServerResponse, method: string, segment: string, action: KeyAction | undefined, query: string, identity: Identity): void | Promise<void> {
     const params = query === "" ? undefined : parseQuery(query);
     const reading = method === "GET" || method === "HEAD";
     requireScope(identity, reading ? "read" : "write");
     const key = decodeKeySegment(segment, this.deps.maxKeyBytes);
     const consistency = parseConsistency(oneParam(params, "consistency"));
+    if (action !== undefined) return this.act(req, res, action, key, consistency);
     if (!reading) return this.write(req, res, method, key, consistency, params);
     const unless = readConditionOf(req.headers);
     // A lease read (?lease=) reads like any other: only its miss differs (leaseMiss).
@@ -247,6 +283,13 @@ class ItemRoutes implements ItemHandler {
       const out: Schemas["DeleteResponse"] = { key, deleted: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
       writeJson(res, 200, JSON.stringify(out));
     }
+  }
+
+  /** POST of a key action: admitted on arrival like every write, then key-actions.ts. */
+  private async act(req: IncomingMessage, res: ServerResponse, action: KeyAction, key: string, consistency: ConsistencyLevel | undefined): Promise<void> {
+    const writes = this.deps.cache.admitWrite();
+    const answer = await runKeyAction(writes, this.nodeId, req, action, key, consistency);
+    writeJson(res, 200, answer.json, false, ["ETag", answer.etag]);
   }
 
   private fail(res: ServerResponse, method: string, err: unknown): void {

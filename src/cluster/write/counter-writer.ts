@@ -78,7 +78,9 @@ export class CounterWriter {
     const expected = write.condition !== undefined ? { expectedOwners: owners } : {};
     const r = await this.deps.coordinator.coordinate(set, owners, level, { restamps: false, need, heldVersion: held?.version ?? 0, ...expected });
     this.deps.metrics.inc("dist.incr.applied");
-    const result: WriteResult = { ...r, counterValue: value, appliedBy: this.deps.selfId };
+    const result: WriteResult = {
+      key: r.key, applied: r.applied, bytes: r.bytes, owners: r.owners, version: r.version, origin: r.origin, expiresAtMs: r.expiresAtMs, counterValue: value, appliedBy: this.deps.selfId,
+    };
     const idem = write.idempotencyKey;
     if (idem !== undefined) this.deps.idempotency.remember(write.key, idem, result);
     return result;
