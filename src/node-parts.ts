@@ -10,7 +10,7 @@ import {
   CatchUp, ClusterCache, ContactGuard, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
   MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
   SettleWindow, SyncLoop, VersionClock, WriteCoordinator, ConditionalWriter, CounterWriter, IdempotencyCache, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
-  LeaseTable, Leases, liveItemOf,
+  LeaseTable, Leases,
 } from "./cluster/index.js";
 import { CONDITIONAL_LIMITS, DRAIN_LIMITS, IDEMPOTENCY_LIMITS, LEASE_LIMITS, PEER_TIMEOUT_MS } from "./core/limits.js";
 import { KeyLock } from "./core/key-lock.js";
@@ -19,7 +19,7 @@ import type { Logger } from "./log/index.js";
 import { addSeeds, Gossiper, MemberTable, Prober } from "./membership/index.js";
 import { createOtelMirror, HttpServerDurations, Metrics, PeerCallMetrics, RuntimeMetrics, type CacheFigures, type OtlpExporterFactory } from "./observability/index.js";
 import { ConnectPeerTransport, type PeerTlsOptions } from "./peer/index.js";
-import { EvictionLoop, ExpirationLoop, ShardedStore } from "./store/index.js";
+import { EvictionLoop, ExpirationLoop, isLiveAt, ShardedStore } from "./store/index.js";
 import type { PeerTransport } from "./transport/index.js";
 
 /** What createNode needs besides the configuration. */
@@ -118,7 +118,7 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
     limits: LEASE_LIMITS,
     liveRecord: (key) => {
       const rec = store.peek(key);
-      return liveItemOf(rec, clock.nowMs()) === undefined ? undefined : rec;
+      return isLiveAt(rec, clock.nowMs()) ? rec : undefined;
     },
   });
   const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication, clockGuard: f.clockOffsets, leases: leaseTable });

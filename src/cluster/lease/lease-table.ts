@@ -13,7 +13,7 @@ import type { Clock, TimerHandle, Timers } from "../../core/clock.js";
 import { CacheError } from "../../core/errors.js";
 import type { Random } from "../../core/random.js";
 import type { Metrics } from "../../observability/index.js";
-import type { VersionedRecord } from "../../store/index.js";
+import { isLiveAt, type VersionedRecord } from "../../store/index.js";
 import type { LeaseOutcome } from "../../transport/index.js";
 
 export interface LeaseTableLimits {
@@ -124,14 +124,14 @@ export class LeaseTable {
    */
   stored(rec: VersionedRecord): void {
     if (this.leases.size === 0) return;
-    const lease = this.leases.get(rec.key);
+    const key = rec.key;
+    const lease = this.leases.get(key);
     if (lease === undefined) return;
-    const live = !rec.tombstone && (rec.expiresAtMs === 0 || rec.expiresAtMs > this.deps.clock.nowMs());
-    if (!live) {
-      this.end(rec.key, lease, "dist.lease.invalidated");
+    if (!isLiveAt(rec, this.deps.clock.nowMs())) {
+      this.end(key, lease, "dist.lease.invalidated");
       return;
     }
-    this.leases.delete(rec.key);
+    this.leases.delete(key);
     lease.timer.cancel();
     this.deps.metrics.inc(lease.filling ? "dist.lease.filled" : "dist.lease.invalidated");
     const hit: LeaseOutcome = { kind: "hit", record: rec };

@@ -12,13 +12,13 @@ import { counterTotal, encodeCounter } from "../../core/counter-state.js";
 import type { Clock } from "../../core/clock.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Owners } from "../../ring/index.js";
-import type { VersionedRecord } from "../../store/index.js";
+import { isLiveAt, type VersionedRecord } from "../../store/index.js";
 import type { ClientWrite } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import { counterStep } from "./counter-step.js";
 import type { IdempotencyCache } from "./idempotency-cache.js";
 import { runLocked, type LockedPlan, type LockedState, type LockedWriteDeps } from "./locked-write.js";
-import { evaluatePrecondition, liveRecord, preconditionFailed } from "./precondition.js";
+import { evaluatePrecondition, preconditionFailed } from "./precondition.js";
 
 export interface CounterWriterDeps extends LockedWriteDeps {
   readonly clock: Clock;
@@ -65,7 +65,7 @@ export class CounterWriter {
     const now = this.deps.clock.nowMs();
     // If-Match is evaluated against the record the increment adds to (after the owners were read,
     // it holds their newest state): the ETag a client read from the primary.
-    const verdict = evaluatePrecondition(write.condition, liveRecord(held, now));
+    const verdict = evaluatePrecondition(write.condition, isLiveAt(held, now) ? held : undefined);
     if (!verdict.holds) {
       this.deps.metrics.inc("dist.write.precondition_failed");
       throw preconditionFailed(write.key, verdict.currentEtag);

@@ -72,7 +72,7 @@ export class ForwardReceiver {
  * (this node's clock); 0 when in time or when the sender gave no time. Clock skew between the
  * nodes shifts the deadline by the skew.
  */
-export function lateBy(sentAtMs: number, nowMs: number, deadlineMs: number): number {
+function lateBy(sentAtMs: number, nowMs: number, deadlineMs: number): number {
   if (sentAtMs <= 0) return 0;
   return Math.max(0, nowMs - sentAtMs - deadlineMs);
 }

@@ -5,12 +5,6 @@ import { etagMatches, etagOf } from "../../core/etag.js";
 import type { VersionedRecord } from "../../store/index.js";
 import type { ClientWrite, WriteCondition } from "../../transport/index.js";
 
-/** The record when it is a live item at `nowMs` (not a tombstone, not expired), else undefined. */
-export function liveRecord(rec: VersionedRecord | undefined, nowMs: number): VersionedRecord | undefined {
-  if (rec === undefined || rec.tombstone || (rec.expiresAtMs !== 0 && rec.expiresAtMs <= nowMs)) return undefined;
-  return rec;
-}
-
 /** The verdict on a condition: it holds, or it fails with the current ETag (undefined: no live item). */
 export type PreconditionVerdict = { readonly holds: true } | { readonly holds: false; readonly currentEtag: string | undefined };
 
