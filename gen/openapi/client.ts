@@ -362,7 +362,7 @@ export interface components {
         PutResponse: {
             key: string;
             stored: boolean;
-            /** @description size of the stored value */
+            /** @description size of the stored value as GET returns it (a counter's decimal text) */
             bytes: number;
             node: string;
             owners: string[];
@@ -407,7 +407,7 @@ export interface components {
             key: string;
             /** @description always true */
             stored: boolean;
-            /** @description size of the value (unchanged) */
+            /** @description size of the value (unchanged) as GET returns it (a counter's decimal text) */
             bytes: number;
             node: string;
             owners: string[];
@@ -421,7 +421,7 @@ export interface components {
             key: string;
             /** @description false when the key was already absent */
             deleted: boolean;
-            /** @description size of the removed value; 0 when nothing was removed */
+            /** @description size of the removed value as GET returned it (a counter's decimal text); 0 when nothing was removed */
             bytes: number;
             node: string;
             owners: string[];

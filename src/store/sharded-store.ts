@@ -1,6 +1,7 @@
 // The node's in-memory store: records spread over shards by key hash. Every write path (client
 // writes, replica sets, hints, read repair, migration, anti-entropy) goes through `apply`, the
 // one version-gated write. Eviction and expiration are local, physical removals.
+import type { ByteString } from "../core/byte-string.js";
 import type { KeyFilter } from "../core/key-filter.js";
 import type { Clock } from "../core/clock.js";
 import { hash32 } from "../core/hash.js";
@@ -154,6 +155,17 @@ export class ShardedStore {
     const shard = this.shards[this.shardOfHash(h)] as Shard;
     const slot = shard.find(key, h);
     return slot < 0 ? undefined : shard.recordAt(slot);
+  }
+
+  /**
+   * The first `length` bytes of the value of `key` ("" for a tombstone), undefined when the store
+   * holds no record of it: a look at a value's prefix without copying the value.
+   */
+  valueHead(key: string, length: number): ByteString | undefined {
+    const h = hash32(key);
+    const shard = this.shards[this.shardOfHash(h)] as Shard;
+    const slot = shard.find(key, h);
+    return slot < 0 ? undefined : shard.valueHead(slot, length);
   }
 
   /** Version of the record of `key`, 0 when there is none. */

@@ -104,4 +104,13 @@ describe("counters across three real processes", function () {
     expect(next.json.value).to.equal(106);
     expect((await post(a, "/v1/cache/no-such-ctr/incr", {}, { "If-Match": "*" })).status).to.equal(412);
   });
+
+  it("touch and DELETE of a counter answer bytes as GET shows it: the length of its decimal text", async () => {
+    const [a, b] = nodes as [NodeProcess, NodeProcess];
+    expect((await post(a, "/v1/cache/sized/incr", { initial: 12_340, delta: 5 })).json.value).to.equal(12_345);
+    const touched = await post(b, "/v1/cache/sized/touch", { ttl: "1h" });
+    expect(touched.json).to.include({ bytes: 5, stored: true });
+    const deleted = await fetch(`${a.api}/v1/cache/sized`, { method: "DELETE" });
+    expect(await deleted.json()).to.include({ bytes: 5, deleted: true });
+  });
 });

@@ -140,4 +140,22 @@ describe("sim/counters", () => {
       expect(heldValue(c, "n1", key)).to.equal(2);
     }),
   );
+
+  it(
+    "bytes in the touch and DELETE answers of a counter are the size of its value as GET shows it (its decimal text), not of its encoded state",
+    withSeed(176, async () => {
+      const c = await cluster({ nodes: 3, seed: 176 });
+      for (const via of ["n1", "n2", "n3"]) {
+        const key = keyWhere(c, (o) => o.primary === via, `bytes-ctr-${via}`);
+        await drive(c, [incr(c, via, key, 12_345)]);
+        expect((await c.node(via).cache.get(key)).item?.value).to.equal("12345");
+        for (const through of ["n1", "n2", "n3"]) {
+          const t = await c.node(through).cache.admitWrite().touch(key, { ttlMs: 60_000 });
+          expect(t.bytes, `touch through ${through}, primary ${via}`).to.equal(5);
+        }
+        const d = await c.node(via === "n1" ? "n2" : "n1").cache.admitWrite().remove(key);
+        expect(d.bytes, `delete, primary ${via}`).to.equal(5);
+      }
+    }),
+  );
 });

@@ -76,7 +76,7 @@ export class CounterWriter {
     const set: ClientWrite = { kind: "set", key: write.key, value: encodeCounter(step.state), ttlMs };
     // A conditional increment is pushed with the owner list: an owner that sees another ring refuses it.
     const expected = write.condition !== undefined ? { expectedOwners: owners } : {};
-    const r = await this.deps.coordinator.coordinate(set, owners, level, { restamps: false, need, heldVersion: held?.version ?? 0, ...expected });
+    const r = await this.deps.coordinator.coordinate(set, owners, level, { restamps: false, need, heldVersion: held?.version ?? 0, valueBytes: String(value).length, ...expected });
     this.deps.metrics.inc("dist.incr.applied");
     const result: WriteResult = {
       key: r.key, applied: r.applied, bytes: r.bytes, owners: r.owners, version: r.version, origin: r.origin, expiresAtMs: r.expiresAtMs, counterValue: value, appliedBy: this.deps.selfId,

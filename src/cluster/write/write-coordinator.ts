@@ -27,6 +27,7 @@ import { Applied, type ShardedStore, type VersionedRecord } from "../../store/in
 import type { ApplyOutcome, ClientWrite } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
+import { clientBytes, counterBytesOf } from "../counter-view.js";
 import { hasMajority, replicaCount, requiredAcks, waitForQuorum } from "./quorum.js";
 import type { ReplicaPusher } from "./replica-pusher.js";
 import type { VersionClock } from "./version-clock.js";
@@ -65,6 +66,8 @@ export interface CoordinateOptions {
   readonly need?: number;
   /** The key's version in this node's store, when the caller looked it up with nothing awaited since. */
   readonly heldVersion?: number;
+  /** The size clients read of the value written, when the caller knows it (a counter's text). */
+  readonly valueBytes?: number;
 }
 
 /** An owner's answer to one push: its outcome, or undefined when the push failed (hinted). */
@@ -102,12 +105,14 @@ export class WriteCoordinator {
       // The caller's lookup of the key holds for the first stamp only (later ones follow this apply).
       const held = attempt === 0 && opts.heldVersion !== undefined ? opts.heldVersion : this.deps.store.versionOf(write.key);
       const rec = this.stamp(write, Math.max(held, floor));
+      // `bytes` is the size clients read (a counter's decimal text), looked at before the delete.
+      const removedCounterBytes = first === undefined && rec.tombstone ? counterBytesOf(this.deps.store, write.key) : undefined;
       const local = this.deps.store.apply(rec);
       // The first local apply says what the write replaced; later stamps only replace it.
       first ??= {
         key: write.key,
         applied: local.applied === Applied.Stored && (rec.tombstone ? local.previousLive : true),
-        bytes: rec.tombstone ? local.previousBytes : rec.value.length,
+        bytes: rec.tombstone ? (local.previousLive ? (removedCounterBytes ?? local.previousBytes) : 0) : (opts.valueBytes ?? clientBytes(rec.value)),
         owners,
         version: 0,
         origin: "",
