@@ -1,11 +1,11 @@
 // The hot routes: GET, HEAD, PUT and DELETE of /v1/cache/{key}, and POST of its key actions
 // /incr and /touch (key-actions.ts), served on the raw node:http request before Koa (the client
-// listener's handler, client-app.ts) and written straight to the node:http response: no Koa context, no on-finished listeners, no compose chain, no router, no
-// body parser. They share authentication, key and query validation, the error envelope and the
-// generated client types with the Koa routes. A request that authenticates without I/O and
-// reads this node's own settled copy is answered synchronously, without a promise; only
-// waiting (a body, a peer, a password check, a lease read's miss) goes through one. Every other
-// route goes to Koa.
+// listener's handler, client-app.ts) and written straight to the node:http response: no Koa
+// context, no on-finished listeners, no compose chain, no router, no body parser. They share
+// authentication, key and query validation, the error envelope and the generated client types
+// with the Koa routes. A request that authenticates without I/O and reads this node's own settled
+// copy is answered synchronously, without a promise; only waiting (a body, a peer, a password
+// check, a lease read's miss) goes through one. Every other route goes to Koa.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Koa from "koa";
 import type { components } from "../../gen/openapi/client.js";
@@ -140,15 +140,14 @@ class ItemRoutes implements ItemHandler {
     const url = req.url ?? "";
     const method = req.method ?? "";
     const q = url.indexOf("?");
-    const query = q < 0 ? "" : url.slice(q + 1);
     const segment = itemSegment(url, method, q);
     if (segment !== undefined) {
-      this.run(req, res, method, segment, undefined, query);
+      this.run(req, res, method, segment, undefined, q < 0 ? "" : url.slice(q + 1));
       return true;
     }
     const target = method === "POST" ? keyActionTarget(url, q) : undefined;
     if (target === undefined) return false;
-    this.run(req, res, method, target.segment, target.action, query);
+    this.run(req, res, method, target.segment, target.action, q < 0 ? "" : url.slice(q + 1));
     return true;
   }
 
