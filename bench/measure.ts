@@ -17,17 +17,40 @@ export interface Settings {
   readonly hz: number;
 }
 
+/**
+ * What wrk sends for every request: a method on `/v1/cache/<prefix><n><suffix>` with a random n
+ * out of the settings' key count, and optionally one more header. PUT sends a value of the
+ * settings' size; other methods send no body. The `bench-` keys are preloaded with values.
+ */
+export interface Workload {
+  /** How the rounds name it ("GET", "incr", ...). */
+  readonly name: string;
+  readonly method: "GET" | "PUT" | "POST";
+  /** Key prefix; `bench-` (the preloaded keys) when omitted. */
+  readonly prefix?: string;
+  /** Appended to the key's path, such as "/incr" or "?lease=10s&wait=2s". */
+  readonly suffix?: string;
+  /** One more request header, as "Name: value". */
+  readonly header?: string;
+}
+
+export const GET: Workload = Object.freeze({ name: "GET", method: "GET" });
+export const PUT: Workload = Object.freeze({ name: "PUT", method: "PUT" });
+
 /** One side of a comparison: how to start a fresh server and where the load generator runs. */
 export interface Side {
   readonly name: string;
   start(): Promise<Target>;
   readonly generator: Placement;
   readonly token?: string;
+  /** What this side's load sends, when it differs from the comparison's (incr against PUT, say). */
+  readonly workload?: Workload;
 }
 
 export interface RoundResult {
   readonly side: string;
-  readonly method: "GET" | "PUT";
+  /** The workload's name. */
+  readonly method: string;
   readonly round: number;
   readonly opsPerSec: number;
   readonly p50Ms: number;
@@ -54,11 +77,12 @@ export interface RoundResult {
 
 const PEER_CALLS = "dist.peer.calls";
 
-export async function measureRound(side: Side, method: "GET" | "PUT", round: number, s: Settings): Promise<RoundResult> {
+export async function measureRound(side: Side, given: Workload, round: number, s: Settings): Promise<RoundResult> {
+  const workload = side.workload ?? given;
   const target = await side.start();
   try {
     await preload(target.port, s.keys, s.valueBytes, side.token);
-    const load = { port: target.port, method, keys: s.keys, valueBytes: s.valueBytes, connections: s.connections, token: side.token, placement: side.generator };
+    const load = { port: target.port, workload, keys: s.keys, valueBytes: s.valueBytes, connections: s.connections, token: side.token, placement: side.generator };
     await runWrk({ ...load, seconds: s.warmupSeconds }, s.hz);
     // Peer RPCs only exist between nodes: counted for a cluster, not for a single node.
     const counted = target.mgmtPorts.length > 1;
@@ -76,7 +100,7 @@ export async function measureRound(side: Side, method: "GET" | "PUT", round: num
     const requests = Math.max(1, w.requests);
     return {
       side: side.name,
-      method,
+      method: workload.name,
       round,
       opsPerSec: w.opsPerSec,
       p50Ms: w.p50Ms,
@@ -98,18 +122,19 @@ export async function measureRound(side: Side, method: "GET" | "PUT", round: num
 
 /**
  * `rounds` rounds of every side in turn (a, b, a, b, ...), so that drift in the CPU the machine
- * gives us hits every side alike. Returns each side's rounds in order; `onRound` sees each result.
+ * gives us hits every side alike. Every side sends `workload` unless it names its own. Returns
+ * each side's rounds in order; `onRound` sees each result.
  */
 export async function alternate(
   sides: readonly Side[],
-  method: "GET" | "PUT",
+  workload: Workload,
   s: Settings,
   onRound: (r: RoundResult) => void,
 ): Promise<Map<string, RoundResult[]>> {
   const out = new Map<string, RoundResult[]>(sides.map((side) => [side.name, []]));
   for (let round = 1; round <= s.rounds; round++) {
     for (const side of sides) {
-      const r = await measureRound(side, method, round, s);
+      const r = await measureRound(side, workload, round, s);
       onRound(r);
       out.get(side.name)?.push(r);
     }

@@ -1,7 +1,7 @@
 // Command-line options of npm run bench.
 
 /** Every part, in the order they run. */
-export const PARTS = ["get", "get-auth", "get-limits", "put", "p99", "cluster-put", "cluster-get", "memory", "browser"] as const;
+export const PARTS = ["get", "get-auth", "get-limits", "put", "incr", "lease-get", "p99", "cluster-put", "cluster-get", "cluster-cput", "memory", "browser"] as const;
 export type Part = (typeof PARTS)[number];
 
 export interface Options {

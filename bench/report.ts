@@ -40,7 +40,8 @@ function pct(share: number): string {
 export function formatRound(r: RoundResult): string {
   const cols = [
     `round ${r.round}`,
-    `${r.side} ${r.method}`.padEnd(26),
+    // Sides named for their workload ("node incr") are not named twice.
+    (r.side.endsWith(r.method) ? r.side : `${r.side} ${r.method}`).padEnd(26),
     `${fmt(r.opsPerSec).padStart(7)} ops/s`,
     `p50 ${fmt(r.p50Ms, 2).padStart(6)} ms`,
     `p99 ${fmt(r.p99Ms, 2).padStart(6)} ms`,

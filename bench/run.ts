@@ -4,17 +4,17 @@
 import os from "node:os";
 import type { Settings } from "./measure.js";
 import { parseOptions, USAGE, type Part } from "./options.js";
-import { clusterPart } from "./parts/cluster.js";
+import { clusterConditionalPart, clusterPart } from "./parts/cluster.js";
 import { memoryPart } from "./parts/memory.js";
 import { p99Part } from "./parts/p99.js";
-import { getLimitsPart, getPart, putPart } from "./parts/single.js";
+import { getLimitsPart, getPart, incrPart, leaseGetPart, putPart } from "./parts/single.js";
 import { clockTicksPerSecond, missingTools, TOOL_PACKAGES } from "./proc.js";
 import { Report } from "./report.js";
 
 const KEYS = 10_000;
 const VALUE_BYTES = 100;
 const WARMUP_SECONDS = 2;
-const PINNED_PARTS: readonly Part[] = ["get", "get-auth", "get-limits", "put", "p99", "memory", "browser"];
+const PINNED_PARTS: readonly Part[] = ["get", "get-auth", "get-limits", "put", "incr", "lease-get", "p99", "memory", "browser"];
 
 function fail(line: string): never {
   console.error(line);
@@ -46,9 +46,12 @@ async function main(): Promise<void> {
   const nodeGet = has("get") || has("get-auth") ? await getPart({ get: has("get"), auth: has("get-auth") }, s, report) : undefined;
   if (has("get-limits")) await getLimitsPart(s, report);
   if (has("put")) await putPart(s, report);
+  if (has("incr")) await incrPart(s, report);
+  if (has("lease-get")) await leaseGetPart(s, report);
   if (has("p99")) await p99Part(nodeGet, s, report);
   if (has("cluster-put")) await clusterPart("PUT", s, report);
   if (has("cluster-get")) await clusterPart("GET", s, report);
+  if (has("cluster-cput")) await clusterConditionalPart(s, report);
   if (has("memory") || has("browser")) await memoryPart({ memory: has("memory"), browser: has("browser") }, s, report);
 
   report.summary();

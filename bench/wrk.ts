@@ -1,6 +1,7 @@
-// The closed-loop load driver: wrk (Debian wrk 4.1) with bench/wrk.lua choosing random keys,
-// and the parser of its text report.
+// The closed-loop load driver: wrk (Debian wrk 4.1) with bench/wrk.lua choosing random keys
+// for a workload (measure.ts), and the parser of its text report.
 import { fileURLToPath } from "node:url";
+import type { Workload } from "./measure.js";
 import { runTool, type Placement } from "./proc.js";
 
 const SCRIPT = fileURLToPath(new URL("./wrk.lua", import.meta.url));
@@ -60,8 +61,8 @@ export function parseWrk(text: string): WrkResult {
 
 export interface WrkLoad {
   readonly port: number;
-  readonly method: "GET" | "PUT";
-  /** Keys are `bench-0` .. `bench-<keys-1>`, picked at random for every request. */
+  readonly workload: Workload;
+  /** Keys are `<prefix>0` .. `<prefix><keys-1>` (`bench-` by default), picked at random for every request. */
   readonly keys: number;
   readonly valueBytes: number;
   readonly connections: number;
@@ -88,10 +89,13 @@ export async function runWrk(load: WrkLoad, hz: number): Promise<WrkRun> {
     SCRIPT,
     `http://127.0.0.1:${load.port}`,
     "--",
-    load.method,
+    load.workload.method,
     String(load.keys),
     String(load.valueBytes),
     load.token ?? "",
+    load.workload.prefix ?? "bench-",
+    load.workload.suffix ?? "",
+    load.workload.header ?? "",
   ];
   const run = await runTool(load.placement, "wrk", args, hz);
   if (run.code !== 0) throw new Error(`wrk exited with ${run.code}: ${run.stderr.trim() || run.stdout.trim()}`);

@@ -10,8 +10,9 @@ import {
   CatchUp, ClusterCache, ContactGuard, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
   MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
   SettleWindow, SyncLoop, VersionClock, WriteCoordinator, ConditionalWriter, CounterWriter, IdempotencyCache, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
+  LeaseTable, Leases,
 } from "./cluster/index.js";
-import { CONDITIONAL_LIMITS, DRAIN_LIMITS, IDEMPOTENCY_LIMITS, PEER_TIMEOUT_MS } from "./core/limits.js";
+import { CONDITIONAL_LIMITS, DRAIN_LIMITS, IDEMPOTENCY_LIMITS, LEASE_LIMITS, PEER_TIMEOUT_MS } from "./core/limits.js";
 import { KeyLock } from "./core/key-lock.js";
 import { LOG } from "./log/index.js";
 import type { Logger } from "./log/index.js";
@@ -19,7 +20,7 @@ import type { DashboardAssets } from "./http/index.js";
 import { addSeeds, Gossiper, MemberTable, Prober } from "./membership/index.js";
 import { createOtelMirror, HttpServerDurations, Metrics, PeerCallMetrics, RuntimeMetrics, type CacheFigures, type OtlpExporterFactory } from "./observability/index.js";
 import { ConnectPeerTransport, type PeerTlsOptions } from "./peer/index.js";
-import { EvictionLoop, ExpirationLoop, ShardedStore } from "./store/index.js";
+import { EvictionLoop, ExpirationLoop, isLiveAt, ShardedStore } from "./store/index.js";
 import type { PeerTransport } from "./transport/index.js";
 
 /** What createNode needs besides the configuration. */
@@ -109,7 +110,19 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
   const applier = new ReplicaApplier({ selfId, store, versions, clock, metrics, logger, ring: view.ring, versionFloor: () => f.contact.versionFloor });
   const pusher = new ReplicaPusher({ transport, selfId, hints, timers, metrics });
   const repairer = new ReadRepairer({ transport, selfId, metrics, logger, timers, batchSize: config.readRepairBatchSize, intervalMs: config.readRepairIntervalMs });
-  const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication, clockGuard: f.clockOffsets });
+  // Stampede leases of the keys this node is the primary of; every stored record reaches it (node.ts).
+  const leaseTable = new LeaseTable({
+    clock,
+    timers,
+    random: deps.random,
+    metrics,
+    limits: LEASE_LIMITS,
+    liveRecord: (key) => {
+      const rec = store.peek(key);
+      return isLiveAt(rec, clock.nowMs()) ? rec : undefined;
+    },
+  });
+  const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication, clockGuard: f.clockOffsets, leases: leaseTable });
   const reader = new Reader({ selfId, store, clock, timers, view, transport, repairer, applier, metrics, replication: config.replication });
   const forwarder = new Forwarder({ selfId, transport, timers, clock, metrics });
   const locks = new KeyLock(CONDITIONAL_LIMITS);
@@ -125,6 +138,7 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
   });
   const writes = new WritePath({ selfId, view, coordinator, conditional, counters, forwarder, applier, metrics, logger });
   const keys = new KeyLister({ store, view, transport, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop });
+  const leases = new Leases({ selfId, view, transport, table: leaseTable, logger });
   const cache = new ClusterCache({
     nodeId: selfId,
     lifecycle: f.lifecycle,
@@ -132,12 +146,14 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
     reader,
     writes,
     keys,
+    leases,
+    clock,
     writeConsistency: config.writeConsistency,
     readConsistency: config.readConsistency,
   });
   const forwards = new ForwardReceiver({ selfId, clock, deadlineMs: PEER_TIMEOUT_MS, lifecycle: f.lifecycle, view, writes, writeConsistency: config.writeConsistency });
   const peerCalls = () => forwarder.calls + pusher.calls + reader.calls;
-  return { hints, migrations, applier, repairer, cache, keys, forwards, peerCalls };
+  return { hints, migrations, applier, repairer, cache, keys, forwards, peerCalls, leaseTable, leases };
 }
 
 export type DataPath = ReturnType<typeof buildDataPath>;

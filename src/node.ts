@@ -141,6 +141,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
       hints: d.hints,
       clock,
       addressOf: (id) => members.get(id)?.address,
+      leases: d.leases,
     }),
     ...createMembershipEndpoint({ selfId: config.nodeId, members, transport: f.transport }),
   };
@@ -164,6 +165,8 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
   f.settle.watch(() => l.rebalancer.busy);
   // A node that dropped its data after losing contact catches up like a new node.
   f.contact.onReset(() => l.catchUp.request());
+  // Every record this node stores ends the key's stampede lease, if any (and answers its waiters).
+  f.store.onStored((rec) => d.leaseTable.stored(rec));
   // A replayed migration releases the local copy as a direct one would.
   d.migrations.onReplayed((_peer, record) => l.rebalancer.releaseMigrated(record));
   // Draining: off this node's own ring (gossiped), the rebalancer gives way to the hand-off.
@@ -213,7 +216,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     markBound: () => drain.readiness.markBound(),
     depart: drain.depart,
     async stop() {
-      for (const loop of [l.prober, l.gossiper, l.rebalancer, l.antiEntropy, l.catchUp, l.hints, l.eviction, l.expiration, f.contact, s.publisher, drain.handoff, o]) loop.stop();
+      for (const loop of [l.prober, l.gossiper, l.rebalancer, l.antiEntropy, l.catchUp, l.hints, l.eviction, l.expiration, f.contact, s.publisher, drain.handoff, o, d.leaseTable]) loop.stop();
       await d.repairer.drain();
       await f.transport.close();
       await s.otel.shutdown();

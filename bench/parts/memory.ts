@@ -1,7 +1,7 @@
 // Memory of one node holding one million 100-byte items loaded by batch put, and GET latency on
 // a side connection while the key browser lists all of them.
 import { batchLoad, request, BATCH_ITEMS } from "../http.js";
-import type { Settings } from "../measure.js";
+import { GET, type Settings } from "../measure.js";
 import { rssBytes } from "../proc.js";
 import { fmt, type Report } from "../report.js";
 import { startNodes, type Target } from "../servers.js";
@@ -53,7 +53,7 @@ async function browser(target: Target, s: Settings, report: Report): Promise<voi
     `key browser: GET latency on one connection while GET ${LISTING_PATH} scans all ${fmt(ITEMS)} keys`,
     `wrk -t1 -c1 on core 1, random keys; ${s.warmupSeconds} s without listings (shown as the idle figures), then ${s.seconds} s with listings back to back`,
   );
-  const load = { port: target.port, method: "GET" as const, keys: ITEMS, valueBytes: s.valueBytes, connections: 1, placement: GENERATOR_CORE };
+  const load = { port: target.port, workload: GET, keys: ITEMS, valueBytes: s.valueBytes, connections: 1, placement: GENERATOR_CORE };
   const idle = await runWrk({ ...load, seconds: s.warmupSeconds }, s.hz);
   let listing = true;
   const listingMs: number[] = [];

@@ -3,7 +3,7 @@
 import { randomInt } from "node:crypto";
 import { RATE_KEPT_MIN, runH2load, SEND_INTERVAL_MS } from "../h2load.js";
 import { preload } from "../http.js";
-import { alternate, type RoundResult, type Settings } from "../measure.js";
+import { alternate, GET, type RoundResult, type Settings } from "../measure.js";
 import { fmt, type Report } from "../report.js";
 import { median } from "../stats.js";
 import { runWrk } from "../wrk.js";
@@ -17,7 +17,7 @@ export async function p99Part(peakRounds: readonly RoundResult[] | undefined, s:
   let rounds = peakRounds;
   if (!rounds) {
     report.section("p99: peak GET rate of one node first", `wrk -t1 -c${s.connections} on core 1, node on core 0, ${s.rounds} rounds`);
-    rounds = (await alternate([node], "GET", s, (r) => report.round(r))).get(node.name) as RoundResult[];
+    rounds = (await alternate([node], GET, s, (r) => report.round(r))).get(node.name) as RoundResult[];
   }
   const peak = median(rounds.map((r) => r.opsPerSec));
   const rate = Math.round(peak * SHARE_OF_PEAK);
@@ -36,7 +36,7 @@ export async function p99Part(peakRounds: readonly RoundResult[] | undefined, s:
     const target = await node.start();
     try {
       await preload(target.port, s.keys, s.valueBytes);
-      await runWrk({ port: target.port, method: "GET", keys: s.keys, valueBytes: s.valueBytes, connections: s.connections, seconds: s.warmupSeconds, placement: GENERATOR_CORE }, s.hz);
+      await runWrk({ port: target.port, workload: GET, keys: s.keys, valueBytes: s.valueBytes, connections: s.connections, seconds: s.warmupSeconds, placement: GENERATOR_CORE }, s.hz);
       const r = await runH2load(
         { port: target.port, rate, seconds: s.seconds, warmupSeconds: s.warmupSeconds, keys: s.keys, placement: GENERATOR_CORE, random: () => randomInt(2 ** 32) / 2 ** 32 },
         s.hz,

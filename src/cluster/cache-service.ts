@@ -51,12 +51,35 @@ export interface IncrRequest {
   /** 0 = no expiry. */
   readonly ttlMs: number;
   readonly idempotencyKey?: string;
+  /** If-Match: the increment is then a conditional write (the primary alone, QUORUM or ALL). */
+  readonly condition?: WriteCondition;
 }
 
 /** A read: the item (undefined when absent) and the owners consulted. */
 export interface ReadResult {
   readonly item: LiveItem | undefined;
   readonly owners: Owners;
+}
+
+/** The lease a lease read asks for (GET ?lease=...&wait=...), within LEASE_LIMITS. */
+export interface LeaseAsk {
+  /** How long the lease lasts if this read gets it, ms. */
+  readonly leaseMs: number;
+  /** How long to wait for the value while another caller holds the lease, ms (0: not at all). */
+  readonly waitMs: number;
+}
+
+/**
+ * What a lease read that missed got from the key's primary: the value that arrived meanwhile
+ * (`item`), the key's lease (`token`: load the value and PUT it with X-Cache-Lease), another
+ * caller's lease and no value within the wait (`heldMs`: ms until that lease ends at the latest),
+ * or none of these (a plain miss).
+ */
+export interface LeaseResult {
+  readonly item: LiveItem | undefined;
+  readonly owners: Owners;
+  readonly token?: string;
+  readonly heldMs?: number;
 }
 
 /** The cluster-wide key listing before paging. */
@@ -77,13 +100,18 @@ export interface KeyListing {
  * ONE), 412 PRECONDITION_FAILED when the condition fails, never promoted.
  */
 export interface AdmittedWrites {
-  set(key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel, condition?: WriteCondition): Promise<WriteResult>;
+  /**
+   * `leaseToken` (X-Cache-Lease) makes the set the fill of a stampede lease: the key's primary
+   * alone takes it, and stores it only while that lease is held (else 409 CONFLICT, nothing stored).
+   */
+  set(key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel, condition?: WriteCondition, leaseToken?: string): Promise<WriteResult>;
   remove(key: string, consistency?: ConsistencyLevel, condition?: WriteCondition): Promise<WriteResult>;
   /** A new version of the live item with a new expiry; 404 NOT_FOUND when there is no live item. */
   touch(key: string, expiry: TouchExpiry, consistency?: ConsistencyLevel, condition?: WriteCondition): Promise<WriteResult>;
   /**
    * Adds to the key's counter on its primary (or a replica owner that promotes itself); the
    * result carries the new value. 409 CONFLICT for a non-integer value or a result past ±(2^53 − 1).
+   * With `incr.condition` it is a conditional write (412 when it does not hold, never promoted).
    */
   incr(key: string, incr: IncrRequest, consistency?: ConsistencyLevel): Promise<WriteResult>;
   /** One result per item, in order; a failing item is a CacheError in its place. */
@@ -98,6 +126,8 @@ export interface CacheService {
   /** As get, but a read this node answers from its own settled copy returns without a promise. */
   read(key: string, consistency?: ConsistencyLevel): ReadResult | Promise<ReadResult>;
   getMany(keys: readonly string[], consistency?: ConsistencyLevel): Promise<Array<ReadResult | CacheError>>;
+  /** A lease read of `key` that missed: the key's primary answers (lease/leases.ts). */
+  lease(key: string, ask: LeaseAsk): Promise<LeaseResult>;
   /**
    * The one admission step of client writes: throws 503 DRAINING once the node drains. Call it
    * when the request arrives; the writes it returns complete even if draining starts meanwhile.

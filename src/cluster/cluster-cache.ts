@@ -2,17 +2,19 @@
 // writes through the WritePath once admitted, owners from the ring, and the cluster-wide key
 // listing.
 import type { ByteString } from "../core/byte-string.js";
+import type { Clock } from "../core/clock.js";
 import { isCounterValue } from "../core/counter-state.js";
 import { badRequest, toCacheError, type CacheError } from "../core/errors.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { Owners } from "../ring/index.js";
 import { isConditional, type ClientWrite, type WriteCondition } from "../transport/index.js";
 import { counterAsText, counterLookalike } from "./counter-view.js";
-import type { AdmittedWrites, CacheService, IncrRequest, KeyListing, ReadResult, RemoveItem, SetItem, TouchExpiry, WriteResult } from "./cache-service.js";
+import type { AdmittedWrites, CacheService, IncrRequest, KeyListing, LeaseAsk, LeaseResult, ReadResult, RemoveItem, SetItem, TouchExpiry, WriteResult } from "./cache-service.js";
 import type { ClusterView } from "./cluster-view.js";
 import type { KeyLister } from "./key-listing.js";
+import type { Leases } from "./lease/leases.js";
 import type { Lifecycle } from "./lifecycle.js";
-import type { Reader } from "./read/reader.js";
+import { liveItemOf, type Reader } from "./read/reader.js";
 import type { WritePath } from "./write/write-path.js";
 
 export interface ClusterCacheDeps {
@@ -22,6 +24,8 @@ export interface ClusterCacheDeps {
   readonly reader: Reader;
   readonly writes: WritePath;
   readonly keys: KeyLister;
+  readonly leases: Leases;
+  readonly clock: Clock;
   readonly writeConsistency: ConsistencyLevel;
   readonly readConsistency: ConsistencyLevel;
 }
@@ -41,8 +45,10 @@ export class ClusterCache implements CacheService {
     };
     const each = <T>(items: readonly T[], one: (item: T) => Promise<WriteResult>) => Promise.all(items.map((it) => one(it).catch(toCacheError)));
     const cond = (condition: WriteCondition | undefined) => (condition === undefined ? {} : { condition });
-    const set = (key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel, condition?: WriteCondition) =>
-      isCounterValue(value) ? Promise.reject(counterLookalike(key)) : write({ kind: "set", key, value, ttlMs, ...cond(condition) }, consistency);
+    const set = (key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel, condition?: WriteCondition, leaseToken?: string) =>
+      isCounterValue(value)
+        ? Promise.reject(counterLookalike(key))
+        : write({ kind: "set", key, value, ttlMs, ...cond(condition), ...(leaseToken !== undefined ? { leaseToken } : {}) }, consistency);
     const remove = (key: string, consistency?: ConsistencyLevel, condition?: WriteCondition) => write({ kind: "remove", key, value: "", ttlMs: 0, ...cond(condition) }, consistency);
     this.admitted = Object.freeze({
       set,
@@ -50,7 +56,19 @@ export class ClusterCache implements CacheService {
       touch: (key: string, expiry: TouchExpiry, consistency?: ConsistencyLevel, condition?: WriteCondition) =>
         write({ kind: "touch", key, value: "", ...("persist" in expiry ? { ttlMs: 0, persist: true } : { ttlMs: expiry.ttlMs }), ...cond(condition) }, consistency),
       incr: (key: string, incr: IncrRequest, consistency?: ConsistencyLevel) =>
-        write({ kind: "incr", key, value: "", ttlMs: incr.ttlMs, delta: incr.delta, initial: incr.initial, ...(incr.idempotencyKey !== undefined ? { idempotencyKey: incr.idempotencyKey } : {}) }, consistency),
+        write(
+          {
+            kind: "incr",
+            key,
+            value: "",
+            ttlMs: incr.ttlMs,
+            delta: incr.delta,
+            initial: incr.initial,
+            ...(incr.idempotencyKey !== undefined ? { idempotencyKey: incr.idempotencyKey } : {}),
+            ...cond(incr.condition),
+          },
+          consistency,
+        ),
       setMany: (items: readonly SetItem[], consistency?: ConsistencyLevel) => each(items, (it) => set(it.key, it.value, it.ttlMs, consistency, it.condition)),
       removeMany: (keys: ReadonlyArray<string | RemoveItem>, consistency?: ConsistencyLevel) =>
         each(keys, (k) => (typeof k === "string" ? remove(k, consistency) : remove(k.key, consistency, k.condition))),
@@ -72,6 +90,21 @@ export class ClusterCache implements CacheService {
 
   getMany(keys: readonly string[], consistency?: ConsistencyLevel): Promise<Array<ReadResult | CacheError>> {
     return Promise.all(keys.map((k) => this.get(k, consistency).catch(toCacheError)));
+  }
+
+  async lease(key: string, ask: LeaseAsk): Promise<LeaseResult> {
+    const out = await this.deps.leases.ask(key, ask.leaseMs, ask.waitMs);
+    const owners = this.owners(key);
+    switch (out.kind) {
+      case "hit":
+        return counterAsText({ item: liveItemOf(out.record, this.deps.clock.nowMs()), owners });
+      case "granted":
+        return { item: undefined, owners, token: out.token };
+      case "held":
+        return { item: undefined, owners, heldMs: out.retryAfterMs };
+      default:
+        return { item: undefined, owners };
+    }
   }
 
   admitWrite(): AdmittedWrites {

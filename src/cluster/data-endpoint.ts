@@ -1,5 +1,6 @@
 // What this node answers to peers on the data path, in internal types: forwarded writes, pushed
-// records (through the one apply path), reads, key pages, Merkle anti-entropy, drain and health.
+// records (through the one apply path), reads, key pages, Merkle anti-entropy, lease requests,
+// drain and health.
 // peer/ adapts it to the Connect service; the in-memory transport calls it directly. Membership
 // answers gossip and probe relays itself (membership/gossip-endpoint.ts).
 import type { ShardedStore, VersionedRecord } from "../store/index.js";
@@ -14,6 +15,7 @@ import { acceptHandOff } from "./hints/hand-off-receiver.js";
 import type { HintQueue } from "./hints/hint-queue.js";
 import type { Clock } from "../core/clock.js";
 import type { ForwardReceiver } from "./write/forward-receiver.js";
+import type { Leases } from "./lease/leases.js";
 
 export type DataEndpoint = Omit<PeerEndpoint, "gossip" | "probe">;
 
@@ -37,6 +39,8 @@ export interface DataEndpointDeps {
   readonly clock: Clock;
   /** The dist address membership knows for a member. */
   readonly addressOf: (id: string) => string | undefined;
+  /** Answers lease requests forwarded by peers. */
+  readonly leases: Leases;
 }
 
 const REFUSED: ApplyOutcome = Object.freeze({ kind: "refused", version: 0, origin: "" });
@@ -90,6 +94,7 @@ export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
       return merkle.range(requester, leafCount, leaves, cursor);
     },
     drain: () => void deps.lifecycle.drain("peer request"),
+    lease: (req) => deps.leases.answer(req),
     acceptHandOff: (_from, target, records) =>
       acceptHandOff(
         {

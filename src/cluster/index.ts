@@ -1,4 +1,4 @@
-export type { AdmittedWrites, CacheService, IncrRequest, KeyListing, ReadResult, RemoveItem, SetItem, TouchExpiry, WriteResult } from "./cache-service.js";
+export type { AdmittedWrites, CacheService, IncrRequest, KeyListing, LeaseAsk, LeaseResult, ReadResult, RemoveItem, SetItem, TouchExpiry, WriteResult } from "./cache-service.js";
 export { createClusterView, type ClusterView, type MemberDirectory } from "./cluster-view.js";
 export { ClusterCache, type ClusterCacheDeps } from "./cluster-cache.js";
 export { ContactGuard } from "./contact-guard.js";
@@ -19,6 +19,8 @@ export { WritePath } from "./write/write-path.js";
 export { ConditionalWriter } from "./write/conditional-writer.js";
 export { CounterWriter } from "./write/counter-writer.js";
 export { IdempotencyCache } from "./write/idempotency-cache.js";
+export { LeaseTable } from "./lease/lease-table.js";
+export { Leases } from "./lease/leases.js";
 export { Reader, liveItemOf } from "./read/reader.js";
 export { ReadRepairer } from "./read/read-repair.js";
 export { HintQueue, HINTED_METRICS, MIGRATION_METRICS, type HintLimits, type HintTargetSummary } from "./hints/hint-queue.js";

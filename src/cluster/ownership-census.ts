@@ -5,7 +5,7 @@
 // (like every long scan), and the metrics show the last complete count.
 import type { Clock, TimerHandle, Timers, YieldToLoop } from "../core/clock.js";
 import { SCAN_LIMITS } from "../core/limits.js";
-import type { ShardedStore } from "../store/index.js";
+import { isLiveAt, type ShardedStore } from "../store/index.js";
 import type { ClusterView } from "./cluster-view.js";
 
 /** How often the census runs, ms. */
@@ -75,7 +75,7 @@ export class OwnershipCensus {
         slot = store.scanRecords(shard, slot, (rec, hash) => {
           if (looked >= SCAN_LIMITS.sliceRecords) return false;
           looked++;
-          if (rec.tombstone || (rec.expiresAtMs !== 0 && rec.expiresAtMs <= now)) return true;
+          if (!isLiveAt(rec, now)) return true;
           const ids = ring.ownersAtHash(hash).ids;
           const role = ids[0] === selfId ? c.primary : ids.includes(selfId) ? c.replica : c.none;
           role.items++;

@@ -5,10 +5,10 @@ import { withinBound } from "../core/counter-state.js";
 import { badRequest, CacheError } from "../core/errors.js";
 import { checkKey } from "../core/key-check.js";
 import { MAX_DURATION_MS } from "../core/duration.js";
-import { ETAG_LIMITS, IDEMPOTENCY_KEY_CHARS_MAX, KEY_BYTES_CEILING, PEER_VERSION_AHEAD_MAX_MS, TIME_MS_MAX } from "../core/limits.js";
+import { ETAG_LIMITS, IDEMPOTENCY_KEY_CHARS_MAX, KEY_BYTES_CEILING, LEASE_LIMITS, PEER_VERSION_AHEAD_MAX_MS, TIME_MS_MAX } from "../core/limits.js";
 import { isNodeId } from "../core/node-id.js";
 import type { VersionedRecord } from "../store/index.js";
-import type { ClientWrite } from "../transport/index.js";
+import type { ClientWrite, LeaseRequest } from "../transport/index.js";
 
 function isTime(ms: number): boolean {
   return Number.isSafeInteger(ms) && ms >= 0 && ms <= TIME_MS_MAX;
@@ -68,6 +68,9 @@ export function checkForwardedWrite(w: ClientWrite): void {
     throw badRequest("a forwarded touch needs exactly one of a positive ttl and persist");
   }
   checkForwardedIfMatch(w.condition?.ifMatch);
+  if (w.leaseToken !== undefined && (w.kind !== "set" || w.leaseToken.length === 0 || w.leaseToken.length > LEASE_LIMITS.tokenCharsMax)) {
+    throw badRequest(`a forwarded write's lease token must be on a set and 1 to ${LEASE_LIMITS.tokenCharsMax} characters long`);
+  }
   if (w.kind === "incr" && (!withinBound(w.delta ?? 0) || !withinBound(w.initial ?? 0) || (w.idempotencyKey ?? "").length > IDEMPOTENCY_KEY_CHARS_MAX)) {
     throw badRequest("a forwarded incr's delta, initial or idempotency key is out of range");
   }
@@ -83,4 +86,16 @@ function checkForwardedIfMatch(ifMatch: "*" | readonly string[] | undefined): vo
   let chars = 0;
   for (const tag of ifMatch) chars += tag.length;
   if (chars > ETAG_LIMITS.headerCharsMax) throw badRequest(`a forwarded write's If-Match is longer than ${ETAG_LIMITS.headerCharsMax} characters`);
+}
+
+/** Checks a lease request a peer forwarded: the key, and the lease and wait within LEASE_LIMITS. */
+export function checkLeaseRequest(req: LeaseRequest): void {
+  checkKey(req.key, KEY_BYTES_CEILING, "a lease request's key");
+  const { leaseMsMin, leaseMsMax, waitMsMax } = LEASE_LIMITS;
+  if (!Number.isSafeInteger(req.leaseMs) || req.leaseMs < leaseMsMin || req.leaseMs > leaseMsMax) {
+    throw badRequest(`a lease request's lease of ${req.leaseMs} ms is out of range (${leaseMsMin} to ${leaseMsMax})`);
+  }
+  if (!Number.isSafeInteger(req.waitMs) || req.waitMs < 0 || req.waitMs > waitMsMax) {
+    throw badRequest(`a lease request's wait of ${req.waitMs} ms is out of range (0 to ${waitMsMax})`);
+  }
 }

@@ -38,18 +38,97 @@ export function isCounterValue(value: string): boolean {
   return value.startsWith(COUNTER_MAGIC);
 }
 
+/**
+ * The encoded value of a counter: COUNTER_MAGIC, then `{"g":…,"b":…,"s":{"<writer>":[sum,seq],…}}`
+ * with the writers in sorted order (what JSON.stringify of that object gives; built by hand,
+ * since every increment encodes once).
+ */
 export function encodeCounter(s: CounterState): string {
-  const slots: Record<string, [number, number]> = {};
-  for (const w of Object.keys(s.slots).sort()) slots[w] = [s.slots[w]!.sum, s.slots[w]!.seq];
-  return COUNTER_MAGIC + JSON.stringify({ g: s.generation, b: s.base, s: slots });
+  const writers = Object.keys(s.slots);
+  if (writers.length > 1) writers.sort();
+  let out = `${COUNTER_MAGIC}{"g":${s.generation},"b":${s.base},"s":{`;
+  for (let i = 0; i < writers.length; i++) {
+    const w = writers[i] as string;
+    const slot = s.slots[w] as CounterSlot;
+    out += `${i === 0 ? "" : ","}${JSON.stringify(w)}:[${slot.sum},${slot.seq}]`;
+  }
+  return `${out}}}`;
 }
 
 /**
  * The state of an encoded counter value, or undefined when the value is not a valid one (also
  * when a writer is not `<node id>@<boot id>` or it has more than COUNTER_SLOTS_CEILING slots).
+ * The form encodeCounter writes is read by a scanner; anything else goes through JSON.parse.
  */
 export function decodeCounter(value: string): CounterState | undefined {
   if (!isCounterValue(value)) return undefined;
+  return scanCounter(value) ?? parseCounter(value);
+}
+
+/** Where scanCounter reads. */
+interface Cursor {
+  at: number;
+}
+
+/**
+ * The JSON integer at the cursor (`-`, then `0` or digits not starting with 0) when it is a safe
+ * integer, the cursor moved past it; else undefined. Digits are summed as they are read (exact
+ * below 2^53, and at least 2^53 above it, so an unsafe value never passes for a safe one).
+ */
+function scanInteger(v: string, cur: Cursor): number | undefined {
+  let i = cur.at;
+  const negative = v.charCodeAt(i) === 45;
+  if (negative) i++;
+  let c = v.charCodeAt(i);
+  if (!(c >= 48 && c <= 57)) return undefined;
+  let n = c - 48;
+  i++;
+  if (n !== 0) {
+    for (c = v.charCodeAt(i); c >= 48 && c <= 57; c = v.charCodeAt(++i)) n = n * 10 + (c - 48);
+  }
+  cur.at = i;
+  const value = negative ? -n : n;
+  return Number.isSafeInteger(value) ? value : undefined;
+}
+
+/** True when `literal` is at the cursor, which then moves past it. */
+function scanLiteral(v: string, cur: Cursor, literal: string): boolean {
+  if (!v.startsWith(literal, cur.at)) return false;
+  cur.at += literal.length;
+  return true;
+}
+
+/**
+ * Reads the exact form encodeCounter writes (no spaces, writers without escapes, each writer
+ * once); undefined for anything else, which parseCounter then judges. What it accepts it reads
+ * as parseCounter would, checks included.
+ */
+function scanCounter(v: string): CounterState | undefined {
+  const cur: Cursor = { at: COUNTER_MAGIC.length };
+  if (!scanLiteral(v, cur, '{"g":')) return undefined;
+  const g = scanInteger(v, cur);
+  if (g === undefined || !scanLiteral(v, cur, ',"b":')) return undefined;
+  const b = scanInteger(v, cur);
+  if (b === undefined || !scanLiteral(v, cur, ',"s":{')) return undefined;
+  const slots: Record<string, CounterSlot> = {};
+  for (let count = 0; !scanLiteral(v, cur, "}}"); count++) {
+    if ((count > 0 && !scanLiteral(v, cur, ",")) || count >= COUNTER_SLOTS_CEILING || !scanLiteral(v, cur, '"')) return undefined;
+    const close = v.indexOf('"', cur.at);
+    if (close < 0) return undefined;
+    const w = v.slice(cur.at, close);
+    cur.at = close + 1;
+    if (!WRITER_PATTERN.test(w) || slots[w] !== undefined || !scanLiteral(v, cur, ":[")) return undefined;
+    const sum = scanInteger(v, cur);
+    if (sum === undefined || !scanLiteral(v, cur, ",")) return undefined;
+    const seq = scanInteger(v, cur);
+    if (seq === undefined || seq < 0 || !scanLiteral(v, cur, "]")) return undefined;
+    slots[w] = { sum, seq };
+  }
+  return cur.at === v.length ? { generation: g, base: b, slots } : undefined;
+}
+
+/** decodeCounter for any JSON text after the magic (the reference reading). */
+function parseCounter(value: string): CounterState | undefined {
   let raw: unknown;
   try {
     raw = JSON.parse(value.slice(COUNTER_MAGIC.length));

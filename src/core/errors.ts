@@ -7,6 +7,7 @@ export type ErrorCode =
   | "UNAUTHORIZED"
   | "FORBIDDEN"
   | "NOT_FOUND"
+  | "LEASE_HELD"
   | "CONFLICT"
   | "PRECONDITION_FAILED"
   | "PAYLOAD_TOO_LARGE"
@@ -23,6 +24,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = Object.freeze({
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
+  LEASE_HELD: 404,
   CONFLICT: 409,
   PRECONDITION_FAILED: 412,
   PAYLOAD_TOO_LARGE: 413,

@@ -1,6 +1,7 @@
-// One async task at a time per key, in arrival order: a promise chain per key, no timers and no
-// busy waiting, so a queue never stalls the event loop. Bounded: past `waitersPerKey` tasks on
-// one key or `keysMax` keys at once a new task fails at once with 503 UNAVAILABLE (Retry-After 1).
+// One async task at a time per key, in arrival order: a promise chain per key (a key nobody holds
+// starts its task at once), no timers and no busy waiting, so a queue never stalls the event
+// loop. Bounded: past `waitersPerKey` tasks on one key or `keysMax` keys at once a new task fails
+// at once with 503 UNAVAILABLE (Retry-After 1).
 import { CacheError } from "./errors.js";
 
 export interface KeyLockLimits {
@@ -35,6 +36,7 @@ export class KeyLock {
   /** Runs `task` once every task queued on `key` before it has finished; resolves with its result. */
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
     let q = this.queues.get(key);
+    const idle = q === undefined;
     if (q === undefined) {
       if (this.queues.size >= this.limits.keysMax) return Promise.reject(busy(`${this.limits.keysMax} keys already have conditional writes under way on this node`));
       q = { tail: Promise.resolve(), queued: 0 };
@@ -54,7 +56,17 @@ export class KeyLock {
       if (queue.queued === 0 && this.queues.get(key) === queue) this.queues.delete(key);
       release();
     };
-    return previous.then(task).finally(done);
+    // A key nobody holds starts its task at once, in the caller's turn (no wait for a microtask).
+    return (idle ? startNow(task) : previous.then(task)).finally(done);
+  }
+}
+
+/** `task()`, with a synchronous throw as a rejection. */
+function startNow<T>(task: () => Promise<T>): Promise<T> {
+  try {
+    return task();
+  } catch (err) {
+    return Promise.reject(err);
   }
 }
 

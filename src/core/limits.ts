@@ -38,6 +38,15 @@ export const IDEMPOTENCY_KEY_CHARS_MAX = 256;
  */
 export const IDEMPOTENCY_LIMITS = Object.freeze({ ttlMs: 600_000, entriesMax: 10_000 });
 
+/**
+ * Stampede leases (GET /v1/cache/{key}?lease=...&wait=...), held in the key's primary's memory:
+ * a lease lasts `leaseMsMin` to `leaseMsMax` and a miss waits at most `waitMsMax` for the value
+ * (anything else is 400). A node holds at most `leasesMax` leases: past it a miss gets a plain
+ * 404 without a lease. At most `waitersPerKey` misses wait on one key: past it a miss is 404
+ * LEASE_HELD at once. `tokenCharsMax`: the X-Cache-Lease header of a fill at most (else 400).
+ */
+export const LEASE_LIMITS = Object.freeze({ leaseMsMin: 100, leaseMsMax: 60_000, waitMsMax: 10_000, leasesMax: 10_000, waitersPerKey: 1_000, tokenCharsMax: 64 });
+
 /** Touch request body (JSON) at most. */
 export const TOUCH_BODY_BYTES_MAX = 4096;
 

@@ -1,5 +1,6 @@
-// The client API listener: the hot item routes on the raw node:http request, then the Koa app
-// (which serves them too, as its first middleware, when it is called directly) and its router.
+// The client API listener: the hot item routes (GET, HEAD, PUT, DELETE of a key, POST of its
+// incr and touch) on the raw node:http request, then the Koa app (which serves them too, as its
+// first middleware, when it is called directly) and its router.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import Router from "@koa/router";
 import Koa from "koa";
@@ -13,10 +14,8 @@ import type { ListenerDurations, OperationLatencies } from "../observability/ind
 import { addBatchRoutes } from "./batch-routes.js";
 import { addEndpointRoutes } from "./endpoint-routes.js";
 import { addIdentityRoutes } from "./identity-routes.js";
-import { createItemHandler, ITEM_ROUTE, itemRoutes, type ItemHandler, type ItemRouteDeps } from "./item-routes.js";
+import { createItemHandler, itemRoutes, type ItemHandler, type ItemRouteDeps } from "./item-routes.js";
 import { addKeyRoutes } from "./key-routes.js";
-import { addIncrRoute } from "./incr-route.js";
-import { addTouchRoute } from "./touch-route.js";
 import { errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 
 
@@ -46,7 +45,7 @@ export interface ClientAppDeps {
   };
 }
 
-/** The router of every client route except the hot item routes. */
+/** The router of every client route except the hot item routes (item-routes.ts). */
 export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
   const router = new Router<AppState>();
   const liveness = (): Schemas["Liveness"] => ({ status: "ok", node: deps.cache.nodeId });
@@ -63,8 +62,6 @@ export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
   addIdentityRoutes(router, deps.auth);
   addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, rateLimiter: deps.rateLimiter, ...deps.limits });
   addKeyRoutes(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
-  addTouchRoute(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
-  addIncrRoute(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
   addEndpointRoutes(router, { auth: deps.auth, members: deps.members });
   return router;
 }
@@ -104,5 +101,5 @@ export function createClientListener(deps: ClientAppDeps): ClientListener {
 }
 
 function itemDeps(deps: ClientAppDeps): ItemRouteDeps {
-  return { cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, latencies: deps.latencies, durations: deps.durations.route(ITEM_ROUTE), ...deps.limits };
+  return { cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, latencies: deps.latencies, durations: deps.durations, ...deps.limits };
 }

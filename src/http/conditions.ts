@@ -7,11 +7,11 @@ import { etagMatches, parseEtagCondition, type EtagCondition } from "../core/eta
 import type { WriteCondition } from "../transport/index.js";
 
 /** Which write a condition is for: If-None-Match is a PUT's (or batch put item's) only. */
-export type ConditionalWriteKind = "put" | "delete" | "touch";
+export type ConditionalWriteKind = "put" | "delete" | "touch" | "incr";
 
 /**
  * The condition of a write from its If-Match / If-None-Match values (undefined when neither is
- * given). 400: both given, If-None-Match other than `*`, If-None-Match on a delete or a touch,
+ * given). 400: both given, If-None-Match other than `*`, If-None-Match on a delete, touch or incr,
  * or a malformed value. `names` are the names the messages use (headers or batch fields).
  */
 export function conditionOf(

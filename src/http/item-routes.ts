@@ -1,10 +1,11 @@
-// The hot routes: GET, HEAD, PUT and DELETE of /v1/cache/{key}, served on the raw node:http
-// request before Koa (the client listener's handler, client-app.ts) and written straight to the
-// node:http response: no Koa context, no on-finished listeners, no compose chain, no router, no
-// body parser. They share authentication, key and query validation, the error envelope and the
-// generated client types with the Koa routes. A request that authenticates without I/O and
-// reads this node's own settled copy is answered synchronously, without a promise; only
-// waiting (a body, a peer, a password check) goes through one. Every other route goes to Koa.
+// The hot routes: GET, HEAD, PUT and DELETE of /v1/cache/{key}, and POST of its key actions
+// /incr and /touch (key-actions.ts), served on the raw node:http request before Koa (the client
+// listener's handler, client-app.ts) and written straight to the node:http response: no Koa
+// context, no on-finished listeners, no compose chain, no router, no body parser. They share
+// authentication, key and query validation, the error envelope and the generated client types
+// with the Koa routes. A request that authenticates without I/O and reads this node's own settled
+// copy is answered synchronously, without a promise; only waiting (a body, a peer, a password
+// check, a lease read's miss) goes through one. Every other route goes to Koa.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Koa from "koa";
 import type { components } from "../../gen/openapi/client.js";
@@ -12,16 +13,17 @@ import type { Clock } from "../core/clock.js";
 import { CacheError, toCacheError } from "../core/errors.js";
 import { etagOf, type EtagCondition } from "../core/etag.js";
 import { requireScope, type Authenticator, type Identity } from "../auth/index.js";
-import type { CacheService, ReadResult } from "../cluster/index.js";
+import type { CacheService, LeaseAsk, ReadResult } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
-import type { LatencyWindow, OperationLatencies, RouteDurations } from "../observability/index.js";
+import type { LatencyWindow, ListenerDurations, OperationLatencies, RouteDurations } from "../observability/index.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import { readRawBody } from "./body.js";
 import { notModified, readConditionOf, writeConditionOf } from "./conditions.js";
 import { itemEnvelope, itemHeaders, notModifiedHeaders } from "./item-view.js";
+import { KEY_ACTION_ROUTES, keyActionOf, runKeyAction, type KeyAction } from "./key-actions.js";
 import { writeError, writeJson } from "./respond.js";
-import { oneParam, parseQuery } from "./query.js";
-import { decodeKeySegment, parseConsistency, parseTtlQuery } from "./validate.js";
+import { oneParam, parseQuery, type QueryParams } from "./query.js";
+import { decodeKeySegment, parseConsistency, parseLeaseQuery, parseLeaseToken, parseTtlQuery } from "./validate.js";
 
 type Schemas = components["schemas"];
 
@@ -34,8 +36,8 @@ export interface ItemRouteDeps {
   readonly maxValueBytes: number;
   /** Where the latency of each GET, PUT and DELETE is recorded (for /stats). */
   readonly latencies: OperationLatencies;
-  /** http.server.request.duration of the route /v1/cache/{key}. */
-  readonly durations: RouteDurations;
+  /** http.server.request.duration of the client listener (these routes record theirs). */
+  readonly durations: Pick<ListenerDurations, "route">;
 }
 
 /** Path prefix of the item routes. */
@@ -45,7 +47,10 @@ export const ITEM_PREFIX = "/v1/cache/";
 export const ITEM_ROUTE = "/v1/cache/{key}";
 
 /** The routes this middleware serves, for the OpenAPI drift check. */
-export const ITEM_ROUTES: ReadonlyArray<{ method: string; path: string }> = Object.freeze(["GET", "HEAD", "PUT", "DELETE"].map((method) => ({ method, path: ITEM_ROUTE })));
+export const ITEM_ROUTES: ReadonlyArray<{ method: string; path: string }> = Object.freeze([
+  ...["GET", "HEAD", "PUT", "DELETE"].map((method) => ({ method, path: ITEM_ROUTE })),
+  ...Object.values(KEY_ACTION_ROUTES).map((path) => ({ method: "POST", path })),
+]);
 
 /**
  * Does the request accept JSON in preference to raw bytes? Media ranges are matched
@@ -110,11 +115,25 @@ function itemSegment(url: string, method: string, queryAt: number): string | und
   return segment;
 }
 
+/** The key segment and action of a key action's URL (POST /v1/cache/{key}/incr, /touch), or undefined. */
+function keyActionTarget(url: string, queryAt: number): { segment: string; action: KeyAction } | undefined {
+  if (!url.startsWith(ITEM_PREFIX)) return undefined;
+  const path = queryAt < 0 ? url.slice(ITEM_PREFIX.length) : url.slice(ITEM_PREFIX.length, queryAt);
+  const slash = path.indexOf("/");
+  const action = slash > 0 ? keyActionOf(path.slice(slash)) : undefined;
+  return action === undefined ? undefined : { segment: path.slice(0, slash), action };
+}
+
 class ItemRoutes implements ItemHandler {
   private readonly nodeId: string;
+  /** http.server.request.duration of /v1/cache/{key} and of each key action's route. */
+  private readonly itemDurations: RouteDurations;
+  private readonly actionDurations: Readonly<Record<KeyAction, RouteDurations>>;
 
   constructor(private readonly deps: ItemRouteDeps) {
     this.nodeId = deps.cache.nodeId;
+    this.itemDurations = deps.durations.route(ITEM_ROUTE);
+    this.actionDurations = { incr: deps.durations.route(KEY_ACTION_ROUTES.incr), touch: deps.durations.route(KEY_ACTION_ROUTES.touch) };
   }
 
   serve(req: IncomingMessage, res: ServerResponse): boolean {
@@ -122,61 +141,80 @@ class ItemRoutes implements ItemHandler {
     const method = req.method ?? "";
     const q = url.indexOf("?");
     const segment = itemSegment(url, method, q);
-    if (segment === undefined) return false;
+    if (segment !== undefined) {
+      this.run(req, res, method, segment, undefined, q < 0 ? "" : url.slice(q + 1));
+      return true;
+    }
+    const target = method === "POST" ? keyActionTarget(url, q) : undefined;
+    if (target === undefined) return false;
+    this.run(req, res, method, target.segment, target.action, q < 0 ? "" : url.slice(q + 1));
+    return true;
+  }
+
+  private run(req: IncomingMessage, res: ServerResponse, method: string, segment: string, action: KeyAction | undefined, query: string): void {
     const started = this.deps.clock.monotonicMs();
     let pending: void | Promise<void> = undefined;
     try {
-      pending = this.authenticated(req, res, method, segment, q < 0 ? "" : url.slice(q + 1));
+      pending = this.authenticated(req, res, method, segment, action, query);
     } catch (err) {
       this.fail(res, method, err);
     }
     // Every client operation counts, misses and errors included; a settled one without a closure.
-    if (pending === undefined) this.record(method, res, started);
+    if (pending === undefined) this.record(method, action, res, started);
     else {
       pending.then(
-        () => this.record(method, res, started),
+        () => this.record(method, action, res, started),
         (err: unknown) => {
           this.fail(res, method, err);
-          this.record(method, res, started);
+          this.record(method, action, res, started);
         },
       );
     }
-    return true;
   }
 
-  /** The latency window of /stats and http.server.request.duration of one answered request. */
-  private record(method: string, res: ServerResponse, started: number): void {
+  /**
+   * The latency window of /stats (GET, PUT, DELETE) and http.server.request.duration of one
+   * answered request.
+   */
+  private record(method: string, action: KeyAction | undefined, res: ServerResponse, started: number): void {
     const { clock, latencies } = this.deps;
     const ms = clock.monotonicMs() - started;
+    if (action !== undefined) {
+      this.actionDurations[action].record(method, res.statusCode, ms / 1000);
+      return;
+    }
     const window: LatencyWindow = method === "PUT" ? latencies.set : method === "DELETE" ? latencies.delete : latencies.get;
     window.record(ms);
-    this.deps.durations.record(method, res.statusCode, ms / 1000);
+    this.itemDurations.record(method, res.statusCode, ms / 1000);
   }
 
-  private authenticated(req: IncomingMessage, res: ServerResponse, method: string, segment: string, query: string): void | Promise<void> {
+  private authenticated(req: IncomingMessage, res: ServerResponse, method: string, segment: string, action: KeyAction | undefined, query: string): void | Promise<void> {
     const authed = this.deps.auth.authenticate(req);
-    if (authed instanceof Promise) return authed.then((identity) => this.authorized(req, res, method, segment, query, identity));
-    return this.authorized(req, res, method, segment, query, authed);
+    if (authed instanceof Promise) return authed.then((identity) => this.authorized(req, res, method, segment, action, query, identity));
+    return this.authorized(req, res, method, segment, action, query, authed);
   }
 
-  private authorized(req: IncomingMessage, res: ServerResponse, method: string, segment: string, query: string, identity: Identity): void | Promise<void> {
+  private authorized(req: IncomingMessage, res: ServerResponse, method: string, segment: string, action: KeyAction | undefined, query: string, identity: Identity): void | Promise<void> {
     const params = query === "" ? undefined : parseQuery(query);
     const reading = method === "GET" || method === "HEAD";
     requireScope(identity, reading ? "read" : "write");
     const key = decodeKeySegment(segment, this.deps.maxKeyBytes);
     const consistency = parseConsistency(oneParam(params, "consistency"));
+    if (action !== undefined) return this.act(req, res, action, key, consistency);
     if (!reading) return this.write(req, res, method, key, consistency, params);
     const unless = readConditionOf(req.headers);
+    // A lease read (?lease=) reads like any other: only its miss differs (leaseMiss).
+    const lease = params === undefined ? undefined : parseLeaseQuery(oneParam(params, "lease"), oneParam(params, "wait"));
     const r = this.deps.cache.read(key, consistency);
-    if (r instanceof Promise) return r.then((read) => this.answerRead(req, res, method, key, read, unless));
-    this.answerRead(req, res, method, key, r, unless);
-    return undefined;
+    if (r instanceof Promise) return r.then((read) => this.answerRead(req, res, method, key, read, unless, lease));
+    return this.answerRead(req, res, method, key, r, unless, lease);
   }
 
-  private answerRead(req: IncomingMessage, res: ServerResponse, method: string, key: string, read: ReadResult, unless: EtagCondition | undefined): void {
+  private answerRead(req: IncomingMessage, res: ServerResponse, method: string, key: string, read: ReadResult, unless: EtagCondition | undefined, lease: LeaseAsk | undefined): void | Promise<void> {
     const { item, owners } = read;
     const nodeId = this.nodeId;
     if (item === undefined) {
+      if (lease !== undefined) return this.leaseMiss(req, res, method, key, unless, lease);
       res.setHeader("X-Cache-Node", nodeId);
       res.setHeader("X-Cache-Owners", owners.header);
       throw new CacheError("NOT_FOUND", `key ${JSON.stringify(key)} not found`);
@@ -195,9 +233,38 @@ class ItemRoutes implements ItemHandler {
       res.writeHead(200, itemHeaders(item, owners, nodeId, 0, false, etag));
       res.end(item.value, "latin1");
     }
+    return undefined;
   }
 
-  private async write(req: IncomingMessage, res: ServerResponse, method: string, key: string, consistency: ConsistencyLevel | undefined, params: URLSearchParams | undefined): Promise<void> {
+  /**
+   * A lease read that missed: the key's primary answers with the value that arrived (a plain
+   * read answer), the key's lease (404 with X-Cache-Lease), another caller's lease (404
+   * LEASE_HELD with Retry-After), or no lease (a plain 404).
+   */
+  private async leaseMiss(req: IncomingMessage, res: ServerResponse, method: string, key: string, unless: EtagCondition | undefined, lease: LeaseAsk): Promise<void> {
+    const out = await this.deps.cache.lease(key, lease);
+    if (out.item !== undefined) {
+      this.answerRead(req, res, method, key, out, unless, undefined);
+      return;
+    }
+    res.setHeader("X-Cache-Node", this.nodeId);
+    res.setHeader("X-Cache-Owners", out.owners.header);
+    if (out.token !== undefined) {
+      res.setHeader("X-Cache-Lease", out.token);
+      throw new CacheError("NOT_FOUND", `key ${JSON.stringify(key)} not found; this request holds its lease: load the value and PUT it with the X-Cache-Lease header`);
+    }
+    if (out.heldMs !== undefined) {
+      throw new CacheError(
+        "LEASE_HELD",
+        `key ${JSON.stringify(key)} not found; another request holds its lease and no value came within the wait`,
+        { retry_after_ms: out.heldMs },
+        { retryAfterS: Math.max(1, Math.ceil(out.heldMs / 1000)) },
+      );
+    }
+    throw new CacheError("NOT_FOUND", `key ${JSON.stringify(key)} not found (no lease could be taken)`);
+  }
+
+  private async write(req: IncomingMessage, res: ServerResponse, method: string, key: string, consistency: ConsistencyLevel | undefined, params: QueryParams | undefined): Promise<void> {
     // Admitted on arrival: a write admitted while serving completes even if the node starts
     // draining while its body is still arriving.
     const writes = this.deps.cache.admitWrite();
@@ -205,8 +272,9 @@ class ItemRoutes implements ItemHandler {
     if (method === "PUT") {
       const ttlMs = parseTtlQuery(oneParam(params, "ttl"));
       const condition = writeConditionOf(req.headers, "put");
+      const leaseToken = parseLeaseToken(req.headers["x-cache-lease"]);
       const body = await readRawBody(req, this.deps.maxValueBytes, "value");
-      const r = await writes.set(key, body.toString("latin1"), ttlMs, consistency, condition);
+      const r = await writes.set(key, body.toString("latin1"), ttlMs, consistency, condition, leaseToken);
       const out: Schemas["PutResponse"] = { key, stored: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
       writeJson(res, 200, JSON.stringify(out), false, ["ETag", etagOf(r.version, r.origin)]);
     } else {
@@ -214,6 +282,13 @@ class ItemRoutes implements ItemHandler {
       const out: Schemas["DeleteResponse"] = { key, deleted: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
       writeJson(res, 200, JSON.stringify(out));
     }
+  }
+
+  /** POST of a key action: admitted on arrival like every write, then key-actions.ts. */
+  private async act(req: IncomingMessage, res: ServerResponse, action: KeyAction, key: string, consistency: ConsistencyLevel | undefined): Promise<void> {
+    const writes = this.deps.cache.admitWrite();
+    const answer = await runKeyAction(writes, this.nodeId, req, action, key, consistency);
+    writeJson(res, 200, answer.json, false, ["ETag", answer.etag]);
   }
 
   private fail(res: ServerResponse, method: string, err: unknown): void {

@@ -2,7 +2,6 @@
 // JSON, batch get results) and the response headers (raw GET and HEAD).
 import type { components } from "../../gen/openapi/client.js";
 import { toBase64 } from "../core/byte-string.js";
-import { etagOf } from "../core/etag.js";
 import type { Owners } from "../ring/index.js";
 import type { LiveItem } from "../store/index.js";
 
@@ -31,11 +30,11 @@ export function itemFields(item: LiveItem, owners: Owners, nodeId: string, nowMs
 }
 
 /**
- * Headers of an item answer, as a flat [name, value, ...] list. A raw GET carries the ETag,
- * version, origin, node and owners; HEAD (`full`) adds the last-updated time and, for an item
- * with a TTL, the TTL left and the expiry.
+ * Headers of an item answer, as a flat [name, value, ...] list. A raw GET carries the ETag (the
+ * caller computed it for If-None-Match already), version, origin, node and owners; HEAD (`full`)
+ * adds the last-updated time and, for an item with a TTL, the TTL left and the expiry.
  */
-export function itemHeaders(item: LiveItem, owners: Owners, nodeId: string, nowMs: number, full: boolean, etag = etagOf(item.version, item.origin)): string[] {
+export function itemHeaders(item: LiveItem, owners: Owners, nodeId: string, nowMs: number, full: boolean, etag: string): string[] {
   const headers = [
     "Content-Type", "application/octet-stream",
     "Content-Length", String(item.value.length),

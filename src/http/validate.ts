@@ -3,7 +3,9 @@
 import { badRequest } from "../core/errors.js";
 import { parseDurationMs } from "../core/duration.js";
 import { checkKey } from "../core/key-check.js";
+import { LEASE_LIMITS } from "../core/limits.js";
 import type { ConsistencyLevel } from "../config/index.js";
+import type { LeaseAsk } from "../cluster/index.js";
 
 /** Decodes a percent-encoded path segment into a key and checks it. */
 export function decodeKeySegment(segment: string, maxBytes: number): string {
@@ -36,6 +38,39 @@ export function parseTtlQuery(value: string | null | undefined): number {
     throw badRequest(`ttl must be a positive duration such as 500ms, 30s, 5m, 1h or 1m30s; got ${JSON.stringify(value)}`);
   }
   return ms;
+}
+
+/**
+ * The `lease` and `wait` query values of a read: undefined when neither is given (a plain read);
+ * 400 for `wait` without `lease`, a malformed duration, a lease outside 100ms–60s or a wait
+ * above 10s (LEASE_LIMITS).
+ */
+export function parseLeaseQuery(lease: string | undefined, wait: string | undefined): LeaseAsk | undefined {
+  if (lease === undefined) {
+    if (wait !== undefined) throw badRequest("wait is only taken with lease (a lease read)");
+    return undefined;
+  }
+  const { leaseMsMin, leaseMsMax, waitMsMax } = LEASE_LIMITS;
+  const leaseMs = parseDurationMs(lease);
+  if (leaseMs === undefined || leaseMs < leaseMsMin || leaseMs > leaseMsMax) {
+    throw badRequest(`lease must be a duration from 100ms to 60s such as 500ms or 10s; got ${JSON.stringify(lease.slice(0, 80))}`, { lease_ms_min: leaseMsMin, lease_ms_max: leaseMsMax });
+  }
+  const waitMs = wait === undefined ? 0 : parseDurationMs(wait);
+  if (waitMs === undefined || waitMs > waitMsMax) {
+    throw badRequest(`wait must be a duration from 0s to 10s such as 0s, 500ms or 2s; got ${JSON.stringify((wait ?? "").slice(0, 80))}`, { wait_ms_max: waitMsMax });
+  }
+  return { leaseMs, waitMs };
+}
+
+const LEASE_TOKEN = /^[A-Za-z0-9._~-]+$/;
+
+/** The X-Cache-Lease header of a PUT (a lease fill): undefined when absent; 400 unless one token of 1–64 token characters. */
+export function parseLeaseToken(value: string | string[] | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.length === 0 || value.length > LEASE_LIMITS.tokenCharsMax || !LEASE_TOKEN.test(value)) {
+    throw badRequest(`X-Cache-Lease must be one lease token of 1 to ${LEASE_LIMITS.tokenCharsMax} characters out of A-Z a-z 0-9 . _ ~ - (the X-Cache-Lease header of the lease read's answer)`);
+  }
+  return value;
 }
 
 /** A positive integer query value, clamped to `ceiling`; `fallback` when absent. */

@@ -10,7 +10,7 @@ import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../c
 import type { Metrics, PeerCallMetrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { peerGzip } from "./peer-compression.js";
-import type { ForwardRequest, PeerMember, PeerRef, PeerTransport, WriteOutcome } from "../transport/index.js";
+import type { ForwardRequest, LeaseRequest, PeerMember, PeerRef, PeerTransport, WriteOutcome } from "../transport/index.js";
 import {
   DrainRequestSchema,
   ForwardRequestSchema,
@@ -20,6 +20,7 @@ import {
   HealthRequestSchema,
   InspectRequestSchema,
   KeysRequestSchema,
+  LeaseRequestSchema,
   MerkleLeavesRequestSchema,
   MerkleRangeRequestSchema,
   MerkleRootRequestSchema,
@@ -34,7 +35,7 @@ import {
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { CacheError } from "../core/errors.js";
 import {
-  checkAnswerer, fromEntry, fromRecordInfo, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toEntry, toNumber, toWireMember, toWireWrite,
+  checkAnswerer, fromEntry, fromRecordInfo, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toEntry, toNumber, toWireMember, toWireWrite, fromWireLease,
 } from "./convert.js";
 import { fromConnectError } from "./errors.js";
 import { ExchangeChannel } from "./exchange-channel.js";
@@ -295,6 +296,15 @@ export class ConnectPeerTransport implements PeerTransport {
       const res = await c.handOffHints(create(HandOffHintsRequestSchema, { from, target: target.id, targetAddress: target.address, entries: records.map(toEntry) }));
       checkAnswerer(res.node, to);
       return records.map((_, i) => res.accepted[i] === true);
+    });
+  }
+
+  lease(to: PeerRef, req: LeaseRequest) {
+    // The primary may hold the answer for the whole wait: the call gets that on top of its timeout.
+    const timeoutMs = (this.opts.timeoutMs ?? PEER_TIMEOUT_MS) + req.waitMs;
+    return this.call(to, "Lease", async (c) => {
+      const res = await c.lease(create(LeaseRequestSchema, { from: req.from, key: req.key, leaseMs: BigInt(req.leaseMs), waitMs: BigInt(req.waitMs) }), { timeoutMs });
+      return fromWireLease(res, to);
     });
   }
 

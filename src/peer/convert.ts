@@ -7,7 +7,7 @@ import { fromBytes, toBuffer } from "../core/byte-string.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { CacheError } from "../core/errors.js";
-import type { ApplyOutcome, ClientWrite, WriteCondition, PeerMember, PeerMemberState, PeerRef, RecordMeta, WriteOutcome } from "../transport/index.js";
+import type { ApplyOutcome, ClientWrite, LeaseOutcome, WriteCondition, PeerMember, PeerMemberState, PeerRef, RecordMeta, WriteOutcome } from "../transport/index.js";
 import {
   ApplyOutcome as WireOutcome,
   HeldVersionSchema,
@@ -18,6 +18,9 @@ import {
   type Precondition,
   DeletionSchema,
   EntrySchema,
+  LeaseOutcome as WireLeaseOutcome,
+  LeaseResponseSchema,
+  type LeaseResponse,
   MemberSchema,
   MemberState,
   RecordInfoSchema,
@@ -170,6 +173,7 @@ export function toWireWrite(w: ClientWrite): WireClientWrite {
     delta: BigInt(w.delta ?? 0),
     initial: BigInt(w.initial ?? 0),
     idempotencyKey: w.idempotencyKey ?? "",
+    leaseToken: w.leaseToken ?? "",
   });
 }
 
@@ -191,7 +195,31 @@ export function fromWireWrite(w: WireClientWrite): ClientWrite | undefined {
     ...(condition !== undefined ? { condition } : {}),
     ...(kind === "touch" && w.persist ? { persist: true } : {}),
     ...(kind === "incr" ? { delta: toNumber(w.delta), initial: toNumber(w.initial), ...(w.idempotencyKey !== "" ? { idempotencyKey: w.idempotencyKey } : {}) } : {}),
+    ...(kind === "set" && w.leaseToken !== "" ? { leaseToken: w.leaseToken } : {}),
   };
+}
+
+/** A lease outcome as the wire answer of `node`. */
+export function toWireLease(out: LeaseOutcome, node: string): LeaseResponse {
+  switch (out.kind) {
+    case "hit":
+      return create(LeaseResponseSchema, { outcome: WireLeaseOutcome.HIT, entry: toEntry(out.record), node });
+    case "granted":
+      return create(LeaseResponseSchema, { outcome: WireLeaseOutcome.GRANTED, token: out.token, node });
+    case "held":
+      return create(LeaseResponseSchema, { outcome: WireLeaseOutcome.HELD, retryAfterMs: BigInt(Math.max(0, Math.ceil(out.retryAfterMs))), node });
+    default:
+      return create(LeaseResponseSchema, { outcome: WireLeaseOutcome.NONE, node });
+  }
+}
+
+/** A wire lease answer from `to` (an unknown outcome, or a HIT without a record, is no lease). */
+export function fromWireLease(r: LeaseResponse, to: PeerRef): LeaseOutcome {
+  checkAnswerer(r.node, to);
+  if (r.outcome === WireLeaseOutcome.HIT && r.entry !== undefined && !r.entry.tombstone) return { kind: "hit", record: fromEntry(r.entry) };
+  if (r.outcome === WireLeaseOutcome.GRANTED && r.token !== "") return { kind: "granted", token: r.token };
+  if (r.outcome === WireLeaseOutcome.HELD) return { kind: "held", retryAfterMs: Math.max(0, toNumber(r.retryAfterMs)) };
+  return { kind: "none" };
 }
 
 export function toWireResult(r: WriteOutcome, node: string): WireWriteResult {

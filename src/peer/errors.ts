@@ -7,6 +7,7 @@ const TO_CONNECT: Readonly<Record<ErrorCode, Code>> = Object.freeze({
   UNAUTHORIZED: Code.Unauthenticated,
   FORBIDDEN: Code.PermissionDenied,
   NOT_FOUND: Code.NotFound,
+  LEASE_HELD: Code.NotFound,
   CONFLICT: Code.Aborted,
   PRECONDITION_FAILED: Code.FailedPrecondition,
   PAYLOAD_TOO_LARGE: Code.ResourceExhausted,

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { PEER_BODY_BYTES_MAX, PEER_TIMEOUT_MS } from "../core/limits.js";
+import { LEASE_LIMITS, PEER_BODY_BYTES_MAX, PEER_TIMEOUT_MS } from "../core/limits.js";
 import type { PeerEndpoint } from "../transport/index.js";
 import { rewriteFixedPath } from "./fixed-paths.js";
 import { peerGzip } from "./peer-compression.js";
@@ -31,7 +31,9 @@ export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions,
     requestPathPrefix: "/internal",
     readMaxBytes: PEER_BODY_BYTES_MAX,
     writeMaxBytes: PEER_BODY_BYTES_MAX,
-    maxTimeoutMs: PEER_TIMEOUT_MS,
+    // The longest call a peer may ask for: a Lease call may wait up to LEASE_LIMITS.waitMsMax
+    // for the value on top of the peer timeout (every other call asks for the peer timeout).
+    maxTimeoutMs: PEER_TIMEOUT_MS + LEASE_LIMITS.waitMsMax,
     jsonOptions: { ignoreUnknownFields: true, useProtoFieldName: true, alwaysEmitImplicit: true },
   });
   return (req, res) => {

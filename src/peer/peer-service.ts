@@ -23,7 +23,7 @@ import {
   SetResponseSchema,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import {
-  fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireWrite, toEntry, toRecordInfo, toWireMember, toWirePushAnswer, toWireResult,
+  fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireWrite, toEntry, toRecordInfo, toWireMember, toWirePushAnswer, toWireResult, toNumber, toWireLease,
 } from "./convert.js";
 import { toConnectError } from "./errors.js";
 import { exchangeHandler } from "./exchange-server.js";
@@ -113,6 +113,10 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       if (req.target === "") throw badRequest("target is required");
       const accepted = endpoint.acceptHandOff(req.from, { id: req.target, address: req.targetAddress }, req.entries.map(fromEntry));
       return create(HandOffHintsResponseSchema, { accepted, node: endpoint.health().node });
+    }),
+    lease: guarded(async (req) => {
+      const out = await endpoint.lease({ from: req.from, key: req.key, leaseMs: toNumber(req.leaseMs), waitMs: toNumber(req.waitMs) });
+      return toWireLease(out, endpoint.health().node);
     }),
     health: guarded((req) => {
       const h = endpoint.health();

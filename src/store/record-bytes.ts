@@ -179,6 +179,14 @@ export class RecordBytes {
     return this.bufferOf(slot, k + v).toString("latin1", at, at + v);
   }
 
+  /** The first `length` bytes of the slot's value (all of it when shorter). */
+  valueHead(slot: number, length: number): string {
+    const k = this.keyLengths[slot] as number;
+    const v = this.valueLengths[slot] as number;
+    const at = this.offsetOf(slot) + k;
+    return this.bufferOf(slot, k + v).toString("latin1", at, at + Math.min(length, v));
+  }
+
   valueLength(slot: number): number {
     return this.valueLengths[slot] as number;
   }

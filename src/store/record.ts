@@ -17,6 +17,15 @@ export interface VersionedRecord {
   readonly tombstone: boolean;
 }
 
+/**
+ * True when `rec` is a live item at `nowMs`: a value, not a tombstone, whose expiry (0: never) has
+ * not passed. The one live check of records outside the store's slots (reads, conditions,
+ * counters, leases, scans).
+ */
+export function isLiveAt(rec: VersionedRecord | undefined, nowMs: number): rec is VersionedRecord {
+  return rec !== undefined && !rec.tombstone && (rec.expiresAtMs === 0 || rec.expiresAtMs > nowMs);
+}
+
 /** What a version-gated apply did. */
 export const enum Applied {
   /** Stored: newer than the local record (or there was none). */

@@ -105,6 +105,11 @@ export class Shard {
   keyAt(slot: number): string {
     return this.records.keyAt(slot);
   }
+  /** The first `length` bytes of the slot's value. */
+  valueHead(slot: number, length: number): ByteString {
+    return this.records.valueHead(slot, length);
+  }
+
   valueAt(slot: number): ByteString {
     return this.records.valueAt(slot);
   }

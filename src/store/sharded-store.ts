@@ -1,6 +1,7 @@
 // The node's in-memory store: records spread over shards by key hash. Every write path (client
 // writes, replica sets, hints, read repair, migration, anti-entropy) goes through `apply`, the
 // one version-gated write. Eviction and expiration are local, physical removals.
+import type { ByteString } from "../core/byte-string.js";
 import type { KeyFilter } from "../core/key-filter.js";
 import type { Clock } from "../core/clock.js";
 import { hash32 } from "../core/hash.js";
@@ -60,6 +61,8 @@ export class ShardedStore {
   /** Live items at which a write evicts inline: capacity + shard count. */
   readonly hardLimit: number;
   private readonly onExpire: (slot: number) => void;
+  /** The observer of stored records (onStored); undefined: none. */
+  private storedObserver: ((rec: VersionedRecord) => void) | undefined;
 
   constructor(private readonly opts: StoreOptions) {
     // Capacity counts the whole store: a write evicts inline only once the store holds
@@ -154,12 +157,31 @@ export class ShardedStore {
     return slot < 0 ? undefined : shard.recordAt(slot);
   }
 
+  /**
+   * The first `length` bytes of the value of `key` ("" for a tombstone), undefined when the store
+   * holds no record of it: a look at a value's prefix without copying the value.
+   */
+  valueHead(key: string, length: number): ByteString | undefined {
+    const h = hash32(key);
+    const shard = this.shards[this.shardOfHash(h)] as Shard;
+    const slot = shard.find(key, h);
+    return slot < 0 ? undefined : shard.valueHead(slot, length);
+  }
+
   /** Version of the record of `key`, 0 when there is none. */
   versionOf(key: string): number {
     const h = hash32(key);
     const shard = this.shards[this.shardOfHash(h)] as Shard;
     const slot = shard.find(key, h);
     return slot < 0 ? 0 : shard.versionAt(slot);
+  }
+
+  /**
+   * Sets the one observer of records `apply` stored (the node's lease table). It is called after
+   * the record is committed, must not write to the store and must return quickly.
+   */
+  onStored(observer: (rec: VersionedRecord) => void): void {
+    this.storedObserver = observer;
   }
 
   /** The one version-gated write: stores `rec` only when newer than the local record. */
@@ -173,6 +195,7 @@ export class ShardedStore {
       } else {
         this.counters.sets++;
       }
+      this.storedObserver?.(rec);
     }
     return r;
   }

@@ -7,7 +7,7 @@ import type { Random } from "../core/random.js";
 import type { Metrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import type { PeerTransport } from "./peer-transport.js";
-import type { ForwardRequest, PeerMember, PeerRef } from "./types.js";
+import type { ForwardRequest, LeaseRequest, PeerMember, PeerRef } from "./types.js";
 
 /** Fault settings shared by every node of a simulated network. */
 export class Chaos {
@@ -114,6 +114,9 @@ export class ChaosTransport implements PeerTransport {
   }
   handOffHints(to: PeerRef, from: string, target: PeerRef, records: readonly VersionedRecord[]) {
     return this.gate(to, () => this.inner.handOffHints(to, from, target, records));
+  }
+  lease(to: PeerRef, req: LeaseRequest) {
+    return this.gate(to, () => this.inner.lease(to, req));
   }
   close(): Promise<void> {
     return this.inner.close();

@@ -4,7 +4,7 @@
 import { CacheError } from "../core/errors.js";
 import type { VersionedRecord } from "../store/index.js";
 import type { PeerEndpoint, PeerTransport } from "./peer-transport.js";
-import type { ForwardRequest, PeerMember, PeerRef } from "./types.js";
+import type { ForwardRequest, LeaseOutcome, LeaseRequest, PeerMember, PeerRef } from "./types.js";
 
 export class InMemoryNetwork {
   private readonly endpoints = new Map<string, PeerEndpoint>();
@@ -94,6 +94,12 @@ class InMemoryTransport implements PeerTransport {
   }
   handOffHints(to: PeerRef, from: string, target: PeerRef, records: readonly VersionedRecord[]) {
     return this.call(to, (e) => e.acceptHandOff(from, { ...target }, copyRecords(records)));
+  }
+  lease(to: PeerRef, req: LeaseRequest) {
+    return this.callAddressed(to, async (e): Promise<LeaseOutcome> => {
+      const out = await e.lease({ ...req });
+      return out.kind === "hit" ? { kind: "hit", record: { ...out.record } } : out;
+    });
   }
   async close(): Promise<void> {}
 }

@@ -6,7 +6,7 @@
 import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import type {
-  ApplyOutcome, ForwardRequest, HealthInfo, KeysPage, MerkleRangePage, MerkleRoot, PeerMember, PeerRef, ProbeResult, RecordMeta, WriteOutcome,
+  ApplyOutcome, ForwardRequest, HealthInfo, KeysPage, MerkleRangePage, MerkleRoot, PeerMember, PeerRef, ProbeResult, RecordMeta, WriteOutcome, LeaseOutcome, LeaseRequest,
 } from "./types.js";
 
 /** The calling side. */
@@ -39,6 +39,11 @@ export interface PeerTransport {
    * Returns, per record, whether the receiver queued it (false: a cap of its queue dropped it).
    */
   handOffHints(to: PeerRef, from: string, target: PeerRef, records: readonly VersionedRecord[]): Promise<boolean[]>;
+  /**
+   * Asks the key's primary for its stampede lease after a lease read missed; the answer may take
+   * up to `req.waitMs` (the call's timeout is that plus the peer timeout).
+   */
+  lease(to: PeerRef, req: LeaseRequest): Promise<LeaseOutcome>;
   /** Releases connections. */
   close(): Promise<void>;
 }
@@ -61,6 +66,8 @@ export interface PeerEndpoint {
   drain(): void;
   /** Queues hints handed off by a draining peer (HandOffHints). */
   acceptHandOff(from: string, target: PeerRef, records: readonly VersionedRecord[]): boolean[];
+  /** Answers a lease request as the key's primary, or "none" when this node is not its primary. */
+  lease(req: LeaseRequest): LeaseOutcome | Promise<LeaseOutcome>;
 }
 
 export type { ConsistencyLevel };

@@ -72,14 +72,28 @@ export interface ClientWrite {
   readonly initial?: number;
   /** Incr only: the client's Idempotency-Key. */
   readonly idempotencyKey?: string;
+  /**
+   * Set only: the token of the stampede lease this set fills (X-Cache-Lease). Only the key's
+   * primary takes it, and stores it only while that lease is held (cluster/lease/lease-table.ts).
+   */
+  readonly leaseToken?: string;
 }
 
 /**
- * True for writes only the key's primary may apply, serialised per key: conditional writes and
- * touches (read-modify-write). They are never promoted to another owner.
+ * True for writes only the key's primary may apply, serialised per key: conditional writes
+ * (increments with If-Match included) and touches (read-modify-write). They are never promoted
+ * to another owner.
  */
 export function isConditional(w: ClientWrite): boolean {
   return w.condition !== undefined || w.kind === "touch";
+}
+
+/**
+ * True for writes only the key's primary takes: conditional writes and touches, and lease fills
+ * (the lease lives in the primary's memory). They are never promoted to another owner.
+ */
+export function primaryOnly(w: ClientWrite): boolean {
+  return w.leaseToken !== undefined || isConditional(w);
 }
 
 /** The coordinator's outcome for one forwarded write. */
@@ -126,6 +140,29 @@ export interface RecordMeta {
   /** Size of a live value in bytes; 0 otherwise. */
   readonly valueBytes: number;
 }
+
+/** A client's lease read that missed, sent to the key's primary (Lease). */
+export interface LeaseRequest {
+  /** The node the client called. */
+  readonly from: string;
+  readonly key: string;
+  /** How long a lease granted now lasts, ms. */
+  readonly leaseMs: number;
+  /** How long to wait for the value while another caller holds the lease, ms (0: not at all). */
+  readonly waitMs: number;
+}
+
+/**
+ * What the key's primary answered a lease read: the live record ("hit"), a new lease for the
+ * caller ("granted", its token), another caller's lease with no value within the wait ("held",
+ * ms until that lease ends at the latest), or no lease at all ("none": not the primary, or at
+ * the lease cap; the client gets a plain miss).
+ */
+export type LeaseOutcome =
+  | { readonly kind: "hit"; readonly record: VersionedRecord }
+  | { readonly kind: "granted"; readonly token: string }
+  | { readonly kind: "held"; readonly retryAfterMs: number }
+  | { readonly kind: "none" };
 
 export interface KeysPage {
   readonly keys: string[];

@@ -62,6 +62,7 @@ const fakeCache: CacheService = {
   get: unused,
   read: unused,
   getMany: unused,
+  lease: unused,
   admitWrite: unused,
   listKeys: unused,
 };

@@ -8,7 +8,7 @@ import { expect } from "chai";
 import { CacheError } from "../../src/core/errors.js";
 import { ConnectPeerTransport, createPeerHandler, createPeerServer, type PeerServer } from "../../src/peer/index.js";
 import type { VersionedRecord } from "../../src/store/index.js";
-import { InMemoryNetwork, type ForwardRequest, type PeerEndpoint, type PeerMember, type PeerRef, type PeerTransport, type RecordMeta } from "../../src/transport/index.js";
+import { InMemoryNetwork, type ForwardRequest, type LeaseOutcome, type PeerEndpoint, type PeerMember, type PeerRef, type PeerTransport, type RecordMeta } from "../../src/transport/index.js";
 
 const TOKEN = "contract-peer-token";
 /** Every byte value once: values are byte strings and must survive the wire unchanged. */
@@ -79,6 +79,17 @@ function recordingEndpoint() {
       rec("acceptHandOff", from, target, records);
       maybeFail();
       return records.map((_, i) => i === 0);
+    },
+    lease: async (req) => {
+      rec("lease", req);
+      maybeFail();
+      // The key names the outcome to answer: a value, a new lease, another caller's, or none.
+      const answers: Record<string, LeaseOutcome> = {
+        hit: { kind: "hit", record: { ...value, key: "hit" } },
+        granted: { kind: "granted", token: "1.abc" },
+        held: { kind: "held", retryAfterMs: 1234 },
+      };
+      return answers[req.key] ?? { kind: "none" };
     },
   };
   return { endpoint, calls, failWith: (e: CacheError | undefined) => (fail = e) };
@@ -155,7 +166,7 @@ for (const impl of IMPLEMENTATIONS) {
         senderApplies: true,
         sentAtMs: 1_767_225_600_500,
         writes: [
-          { kind: "set", key: "a", value: ALL_BYTES, ttlMs: 60_000 },
+          { kind: "set", key: "a", value: ALL_BYTES, ttlMs: 60_000, leaseToken: "7.xyz-_~" },
           { kind: "remove", key: "b", value: "", ttlMs: 0 },
         ],
       };
@@ -212,6 +223,17 @@ for (const impl of IMPLEMENTATIONS) {
       ep.failWith(new CacheError("BAD_REQUEST", "inspect takes 1 to 1000 keys, got 1001"));
       expect(await codeOf(h.transport.inspect(h.peer, [value.key]))).to.equal("BAD_REQUEST");
       expect(await codeOf(h.transport.inspect(h.dead, [value.key]))).to.equal("UNAVAILABLE");
+    });
+
+    it("lease carries key, lease and wait, and each outcome (a record byte for byte, a token, a held time, none) comes back as sent", async () => {
+      const req = { from: "n2", key: "hit", leaseMs: 10_000, waitMs: 2_000 };
+      expect(await h.transport.lease(h.peer, req)).to.deep.equal({ kind: "hit", record: { ...value, key: "hit" } });
+      expect(ep.calls.at(-1)).to.deep.equal({ method: "lease", args: [req] });
+      expect(await h.transport.lease(h.peer, { ...req, key: "granted" })).to.deep.equal({ kind: "granted", token: "1.abc" });
+      expect(await h.transport.lease(h.peer, { ...req, key: "held" })).to.deep.equal({ kind: "held", retryAfterMs: 1234 });
+      expect(await h.transport.lease(h.peer, { ...req, key: "other" })).to.deep.equal({ kind: "none" });
+      ep.failWith(new CacheError("BAD_REQUEST", "lease out of range"));
+      expect(await codeOf(h.transport.lease(h.peer, req))).to.equal("BAD_REQUEST");
     });
 
     it("handOffHints carries the target and the records (values and tombstones) and answers one flag per record", async () => {

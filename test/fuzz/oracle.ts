@@ -10,6 +10,7 @@ export const CODE_STATUS: Readonly<Record<string, readonly number[]>> = {
   UNAUTHORIZED: [401],
   FORBIDDEN: [403],
   NOT_FOUND: [404],
+  LEASE_HELD: [404],
   CONFLICT: [409],
   PRECONDITION_FAILED: [412],
   PAYLOAD_TOO_LARGE: [413],

@@ -1,13 +1,17 @@
 // Sends one case to the target and judges it: the oracle's verdict on the answer, plus the
 // process: it must still be running afterwards.
+import { LEASE_LIMITS } from "../../src/core/limits.js";
 import { serialize, type FuzzCase } from "./fuzz-case.js";
 import type { Operation } from "./openapi-model.js";
 import { judge, type OracleContext } from "./oracle.js";
 import { exchange } from "./raw-exchange.js";
 import type { FuzzTarget } from "./target-node.js";
 
-/** Longer than any server-side wait a well-formed case can cause; bombs get more. */
-export const ANSWER_TIMEOUT_MS = 10_000;
+/**
+ * Longer than any server-side wait a well-formed case can cause (a lease read may wait up to
+ * LEASE_LIMITS.waitMsMax for a value: 10 s); bombs get more.
+ */
+export const ANSWER_TIMEOUT_MS = LEASE_LIMITS.waitMsMax + 5_000;
 
 export interface CaseJudge {
   target: FuzzTarget;

@@ -1,12 +1,13 @@
 // Counters on three real nodes (replication 3): 20 clients x 500 increments through every node
 // leave 10,000 on every node with all returned values distinct; GET answers decimal text;
-// Idempotency-Key; 409 for a non-integer value; 400 for every malformed new field or header.
+// Idempotency-Key; If-Match (one 200 per ETag, 412 with the current ETag); 409 for a
+// non-integer value; 400 for every malformed new field or header.
 import { expect } from "chai";
 import { startCluster, type NodeProcess } from "../helpers/node-process.js";
 
-async function post(node: NodeProcess, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, unknown> }> {
+async function post(node: NodeProcess, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, unknown>; etag: string | null }> {
   const res = await fetch(`${node.api}${path}`, { method: "POST", headers: body === undefined ? headers : { "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+  return { status: res.status, json: (await res.json()) as Record<string, unknown>, etag: res.headers.get("etag") };
 }
 
 describe("counters across three real processes", function () {
@@ -62,12 +63,54 @@ describe("counters across three real processes", function () {
       expect(r.status, JSON.stringify(body)).to.equal(400);
       expect(r.json.code).to.equal("BAD_REQUEST");
     }
-    const bad: Array<Record<string, string>> = [{ "Idempotency-Key": "with space" }, { "Idempotency-Key": "x".repeat(257) }, { "If-Match": "*" }];
+    const bad: Array<Record<string, string>> = [
+      { "Idempotency-Key": "with space" },
+      { "Idempotency-Key": "x".repeat(257) },
+      { "If-Match": "no-quotes" },
+      { "If-Match": '"a", b' },
+      { "If-None-Match": "*" },
+      { "If-Match": "*", "If-None-Match": "*" },
+    ];
     for (const headers of bad) {
       const r = await post(n, "/v1/cache/m/incr", {}, headers);
       expect(r.status, JSON.stringify(headers)).to.equal(400);
+      expect(r.json.code).to.equal("BAD_REQUEST");
     }
+    expect((await post(n, "/v1/cache/m/incr?consistency=one", {}, { "If-Match": "*" })).status).to.equal(400);
     const put = await fetch(`${n.api}/v1/cache/m`, { method: "PUT", body: "\u0000hc-counter/1\u0000{}" });
     expect(put.status).to.equal(400);
+  });
+
+  it("If-Match on incr: 30 concurrent increments on one ETag through every node give one 200 and 29 412s with the winner's ETag; a stale ETag adds nothing", async () => {
+    const [a, b, c] = nodes as [NodeProcess, NodeProcess, NodeProcess];
+    const start = await post(a, "/v1/cache/cas-ctr/incr", { initial: 100, delta: 0 });
+    expect(start.status).to.equal(200);
+    expect(start.etag).to.be.a("string");
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => post(nodes[i % 3] as NodeProcess, "/v1/cache/cas-ctr/incr", {}, { "If-Match": start.etag as string })));
+    const wins = answers.filter((r) => r.status === 200);
+    expect(wins, JSON.stringify(answers.map((r) => r.status))).to.have.length(1);
+    expect(wins[0]?.json.value).to.equal(101);
+    for (const r of answers.filter((x) => x.status !== 200)) {
+      expect(r.status).to.equal(412);
+      expect(r.json.code).to.equal("PRECONDITION_FAILED");
+      expect((r.json.details as Record<string, unknown>).current_etag).to.equal(wins[0]?.etag);
+    }
+    const stale = await post(b, "/v1/cache/cas-ctr/incr", { delta: 5 }, { "If-Match": start.etag as string });
+    expect(stale.status).to.equal(412);
+    const read = await fetch(`${c.api}/v1/cache/cas-ctr?consistency=quorum`);
+    expect(await read.text()).to.equal("101");
+    expect(read.headers.get("etag")).to.equal(wins[0]?.etag);
+    const next = await post(c, "/v1/cache/cas-ctr/incr", { delta: 5 }, { "If-Match": `"other", ${wins[0]?.etag as string}` });
+    expect(next.json.value).to.equal(106);
+    expect((await post(a, "/v1/cache/no-such-ctr/incr", {}, { "If-Match": "*" })).status).to.equal(412);
+  });
+
+  it("touch and DELETE of a counter answer bytes as GET shows it: the length of its decimal text", async () => {
+    const [a, b] = nodes as [NodeProcess, NodeProcess];
+    expect((await post(a, "/v1/cache/sized/incr", { initial: 12_340, delta: 5 })).json.value).to.equal(12_345);
+    const touched = await post(b, "/v1/cache/sized/touch", { ttl: "1h" });
+    expect(touched.json).to.include({ bytes: 5, stored: true });
+    const deleted = await fetch(`${a.api}/v1/cache/sized`, { method: "DELETE" });
+    expect(await deleted.json()).to.include({ bytes: 5, deleted: true });
   });
 });

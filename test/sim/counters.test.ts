@@ -1,12 +1,15 @@
 // Counters over several real nodes on the in-memory network with a manual clock: concurrent
 // increments on a stable cluster are distinct and consecutive, a primary crash loses no
-// acknowledged increment, and increments on both sides of a partition sum after the heal.
+// acknowledged increment, increments on both sides of a partition sum after the heal, and
+// If-Match makes an increment a conditional write (one 200 per ETag, 412 changes nothing).
 import { expect } from "chai";
 import { CacheError } from "../../src/core/errors.js";
 import { counterTotal, decodeCounter } from "../../src/core/counter-state.js";
+import { etagOf } from "../../src/core/etag.js";
+import type { WriteCondition } from "../../src/transport/index.js";
 import type { WriteResult } from "../../src/cluster/index.js";
 import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
-import { keyWhere, ownersOf } from "./data-path-fixtures.js";
+import { expectCacheError, keyWhere, ownersOf } from "./data-path-fixtures.js";
 
 type Outcome = WriteResult | CacheError;
 
@@ -18,8 +21,12 @@ async function drive(c: SimCluster, ps: Array<Promise<WriteResult>>): Promise<Ou
   return all;
 }
 
-function incr(c: SimCluster, via: string, key: string, delta = 1, consistency?: "one" | "quorum") {
-  return c.node(via).cache.admitWrite().incr(key, { delta, initial: 0, ttlMs: 0 }, consistency);
+function incr(c: SimCluster, via: string, key: string, delta = 1, consistency?: "one" | "quorum", condition?: WriteCondition) {
+  return c.node(via).cache.admitWrite().incr(key, { delta, initial: 0, ttlMs: 0, ...(condition !== undefined ? { condition } : {}) }, consistency);
+}
+
+function tagOf(r: WriteResult): string {
+  return etagOf(r.version, r.origin);
 }
 
 function heldValue(c: SimCluster, id: string, key: string): number | undefined {
@@ -85,6 +92,70 @@ describe("sim/counters", () => {
       await c.advance(120_000);
       for (const id of ["n1", "n2", "n3"]) expect(heldValue(c, id, key), id).to.equal(112);
       expect((await c.node("n3").cache.get(key, "quorum")).item?.value).to.equal("112");
+    }),
+  );
+
+  it(
+    "If-Match on incr: 12 concurrent increments conditioned on one ETag through every node give exactly one 200; the rest are 412 with the winner's ETag and add nothing",
+    withSeed(174, async () => {
+      const c = await cluster({ nodes: 4, seed: 174 });
+      const key = keyWhere(c, () => true, "cas-ctr");
+      let current = (await drive(c, [incr(c, "n1", key, 5)]))[0] as WriteResult;
+      for (let round = 1; round <= 3; round++) {
+        const outcomes = await drive(c, Array.from({ length: 12 }, (_, i) => incr(c, c.nodes[i % 4]!.id, key, 1, undefined, { ifMatch: [tagOf(current)] })));
+        const wins = outcomes.filter((o): o is WriteResult => !(o instanceof CacheError));
+        expect(wins, `round ${round}`).to.have.length(1);
+        expect(wins[0]!.counterValue).to.equal(5 + round);
+        for (const e of outcomes.filter((o): o is CacheError => o instanceof CacheError)) {
+          expect(e.code, e.message).to.equal("PRECONDITION_FAILED");
+          expect(e.details).to.deep.equal({ current_etag: tagOf(wins[0]!) });
+        }
+        current = wins[0]!;
+      }
+      await c.advance(1000);
+      for (const id of ownersOf(c, key).ids) expect(heldValue(c, id, key), id).to.equal(8);
+    }),
+  );
+
+  it(
+    "If-Match on incr: a stale ETag or * on an absent key is 412 and changes nothing; consistency one is 400; with the primary unreachable it is 503, never promoted",
+    withSeed(175, async () => {
+      const c = await cluster({ nodes: 3, seed: 175 });
+      const key = keyWhere(c, (o) => o.primary === "n3", "cond-ctr");
+      const first = (await drive(c, [incr(c, "n1", key, 1, "quorum")]))[0] as WriteResult;
+      const second = (await drive(c, [incr(c, "n2", key, 1, "quorum", { ifMatch: "*" })]))[0] as WriteResult;
+      expect(second.counterValue).to.equal(2);
+      const stale = await expectCacheError(incr(c, "n1", key, 1, undefined, { ifMatch: [tagOf(first)] }), "PRECONDITION_FAILED");
+      expect(stale.details).to.deep.equal({ current_etag: tagOf(second) });
+      const absent = keyWhere(c, () => true, "absent-ctr");
+      expect((await expectCacheError(incr(c, "n2", absent, 1, undefined, { ifMatch: "*" }), "PRECONDITION_FAILED")).details).to.deep.equal({});
+      await expectCacheError(incr(c, "n1", key, 1, "one", { ifMatch: [tagOf(second)] }), "BAD_REQUEST");
+      await c.advance(1000);
+      for (const id of ownersOf(c, key).ids) expect(heldValue(c, id, key), id).to.equal(2);
+      expect(c.node(ownersOf(c, absent).primary).store.peek(absent)).to.equal(undefined);
+      c.crash("n3");
+      const outcomes = await drive(c, [incr(c, "n1", key, 1, undefined, { ifMatch: [tagOf(second)] })]);
+      expect((outcomes[0] as CacheError).code).to.equal("UNAVAILABLE");
+      expect(c.node("n1").metrics.get("dist.write.forward_promotion")).to.equal(0);
+      expect(heldValue(c, "n1", key)).to.equal(2);
+    }),
+  );
+
+  it(
+    "bytes in the touch and DELETE answers of a counter are the size of its value as GET shows it (its decimal text), not of its encoded state",
+    withSeed(176, async () => {
+      const c = await cluster({ nodes: 3, seed: 176 });
+      for (const via of ["n1", "n2", "n3"]) {
+        const key = keyWhere(c, (o) => o.primary === via, `bytes-ctr-${via}`);
+        await drive(c, [incr(c, via, key, 12_345)]);
+        expect((await c.node(via).cache.get(key)).item?.value).to.equal("12345");
+        for (const through of ["n1", "n2", "n3"]) {
+          const t = await c.node(through).cache.admitWrite().touch(key, { ttlMs: 60_000 });
+          expect(t.bytes, `touch through ${through}, primary ${via}`).to.equal(5);
+        }
+        const d = await c.node(via === "n1" ? "n2" : "n1").cache.admitWrite().remove(key);
+        expect(d.bytes, `delete, primary ${via}`).to.equal(5);
+      }
     }),
   );
 });

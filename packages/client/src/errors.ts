@@ -35,7 +35,9 @@ export class HypercacheError extends Error {
 export class BadRequestError extends HypercacheError { override readonly name = "BadRequestError"; }
 export class UnauthorizedError extends HypercacheError { override readonly name = "UnauthorizedError"; }
 export class ForbiddenError extends HypercacheError { override readonly name = "ForbiddenError"; }
-export class NotFoundError extends HypercacheError { override readonly name = "NotFoundError"; }
+export class NotFoundError extends HypercacheError { override readonly name: string = "NotFoundError"; }
+/** 404 LEASE_HELD: a lease read missed while another caller holds the key's lease (Retry-After says when it ends at the latest). */
+export class LeaseHeldError extends NotFoundError { override readonly name = "LeaseHeldError"; }
 /** 409: the write conflicts with the key's state (counters and leases; see the OpenAPI document). */
 export class ConflictError extends HypercacheError { override readonly name = "ConflictError"; }
 /** 412: an If-Match / If-None-Match condition did not hold; `details.current_etag` names the current ETag (absent when there is no item). Nothing was changed. */
@@ -58,6 +60,7 @@ export const ERROR_CLASSES: Readonly<Record<ErrorCode, ErrorClass>> = Object.fre
   UNAUTHORIZED: UnauthorizedError,
   FORBIDDEN: ForbiddenError,
   NOT_FOUND: NotFoundError,
+  LEASE_HELD: LeaseHeldError,
   CONFLICT: ConflictError,
   PRECONDITION_FAILED: PreconditionFailedError,
   PAYLOAD_TOO_LARGE: PayloadTooLargeError,

@@ -27,6 +27,7 @@ export {
   HypercacheError,
   InternalError,
   NotFoundError,
+  LeaseHeldError,
   NotImplementedError,
   PayloadTooLargeError,
   PreconditionFailedError,

@@ -8,7 +8,7 @@ import { badRequest } from "../../core/errors.js";
 import { cursorInt, decodeCursor, encodeCursor } from "../../core/cursor.js";
 import { PEER_BATCH_BYTES, SCAN_LIMITS, SCAN_SLICE_RECORDS } from "../../core/limits.js";
 import type { HashRing } from "../../ring/index.js";
-import type { ShardedStore, VersionedRecord } from "../../store/index.js";
+import { isLiveAt, type ShardedStore, type VersionedRecord } from "../../store/index.js";
 import type { MerkleRangePage } from "../../transport/index.js";
 import { byteSize } from "../record-size.js";
 import { leafCountFor, leafOf, MerkleBuilder, recordDigest } from "./merkle.js";
@@ -108,7 +108,7 @@ export class MerkleScan {
 
   /** In the compared set: owned by both nodes (in `ring`), and a tombstone or an unexpired value. */
   private shared(ring: HashRing, rec: VersionedRecord, peerId: string, nowMs: number): boolean {
-    if (!rec.tombstone && rec.expiresAtMs !== 0 && rec.expiresAtMs <= nowMs) return false;
+    if (!rec.tombstone && !isLiveAt(rec, nowMs)) return false;
     const owners = ring.ownersOf(rec.key).ids;
     return owners.includes(this.deps.selfId) && owners.includes(peerId);
   }

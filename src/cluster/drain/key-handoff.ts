@@ -9,7 +9,7 @@
 import type { Clock, YieldToLoop } from "../../core/clock.js";
 import { PEER_BATCH_BYTES, SCAN_LIMITS } from "../../core/limits.js";
 import type { Metrics } from "../../observability/index.js";
-import type { ShardedStore, VersionedRecord } from "../../store/index.js";
+import { isLiveAt, type ShardedStore, type VersionedRecord } from "../../store/index.js";
 import type { PeerRef, PeerTransport } from "../../transport/index.js";
 import type { ClusterView } from "../cluster-view.js";
 import type { HintQueue } from "../hints/hint-queue.js";
@@ -118,7 +118,7 @@ export class KeyHandoff {
       if (looked >= SCAN_LIMITS.sliceRecords) return false;
       looked++;
       this.scanned++;
-      if (!rec.tombstone && rec.expiresAtMs !== 0 && rec.expiresAtMs <= now) return true;
+      if (!rec.tombstone && !isLiveAt(rec, now)) return true;
       const owners = ring.ownersAtHash(hash).ids.filter((id) => id !== selfId);
       if (owners.length === 0) {
         this.ownerless++;

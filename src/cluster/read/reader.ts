@@ -6,7 +6,7 @@ import { CacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Metrics } from "../../observability/index.js";
 import type { Owners } from "../../ring/index.js";
-import { compareVersions, type LiveItem, type ShardedStore, type VersionedRecord } from "../../store/index.js";
+import { compareVersions, isLiveAt, type LiveItem, type ShardedStore, type VersionedRecord } from "../../store/index.js";
 import type { PeerRef, PeerTransport } from "../../transport/index.js";
 import { batchOptions, PeerBatcher } from "../write/batcher.js";
 import { PEER_BATCHING } from "../../core/limits.js";
@@ -36,7 +36,7 @@ interface Answer {
 
 /** A record as a client read sees it: live and unexpired, or absent. */
 export function liveItemOf(rec: VersionedRecord | undefined, nowMs: number): LiveItem | undefined {
-  if (!rec || rec.tombstone || (rec.expiresAtMs !== 0 && rec.expiresAtMs <= nowMs)) return undefined;
+  if (!isLiveAt(rec, nowMs)) return undefined;
   return { key: rec.key, value: rec.value, version: rec.version, origin: rec.origin, lastUpdatedMs: rec.lastUpdatedMs, expiresAtMs: rec.expiresAtMs };
 }
 

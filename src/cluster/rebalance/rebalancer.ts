@@ -11,7 +11,7 @@ import type { Clock, TimerHandle, Timers } from "../../core/clock.js";
 import { LOG, type Logger } from "../../log/index.js";
 import type { Metrics } from "../../observability/index.js";
 import type { HashRing } from "../../ring/index.js";
-import type { ShardedStore, VersionedRecord } from "../../store/index.js";
+import { isLiveAt, type ShardedStore, type VersionedRecord } from "../../store/index.js";
 import type { PeerRef, PeerTransport } from "../../transport/index.js";
 import type { ClusterView } from "../cluster-view.js";
 import type { HintQueue } from "../hints/hint-queue.js";
@@ -156,7 +156,7 @@ export class Rebalancer {
     while (scan.shard < store.shardCount && !full()) {
       const resume = store.scanRecords(scan.shard, scan.slot, (rec, hash) => {
         if (full()) return false;
-        if (!rec.tombstone && rec.expiresAtMs !== 0 && rec.expiresAtMs <= now) {
+        if (!rec.tombstone && !isLiveAt(rec, now)) {
           looked++;
           return true;
         }

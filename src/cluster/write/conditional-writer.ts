@@ -13,7 +13,8 @@ import type { Owners } from "../../ring/index.js";
 import type { ClientWrite } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import { runLocked, type LockedPlan, type LockedState, type LockedWriteDeps } from "./locked-write.js";
-import { effectiveWrite, evaluatePrecondition, liveRecord, preconditionFailed } from "./precondition.js";
+import { isLiveAt } from "../../store/index.js";
+import { effectiveWrite, evaluatePrecondition, preconditionFailed } from "./precondition.js";
 
 /** Keys remembered as doubtful at most (their next conditional write reads a quorum first). */
 const DOUBTFUL_KEYS_MAX = 10_000;
@@ -47,7 +48,7 @@ export class ConditionalWriter {
   }
 
   private decide(write: ClientWrite, owners: Owners, level: ConsistencyLevel, { need, newest, held }: LockedState): Promise<WriteResult> {
-    const live = liveRecord(newest, this.deps.clock.nowMs());
+    const live = isLiveAt(newest, this.deps.clock.nowMs()) ? newest : undefined;
     const verdict = evaluatePrecondition(write.condition, live);
     if (!verdict.holds) {
       this.deps.metrics.inc("dist.write.precondition_failed");

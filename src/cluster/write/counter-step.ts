@@ -4,8 +4,7 @@
 // tombstone, start the same generation and their slots merge.
 import { COUNTER_MAGIC, decodeCounter, incrementCounter, parseCounterBase, startCounter, type CounterState } from "../../core/counter-state.js";
 import { CacheError } from "../../core/errors.js";
-import type { VersionedRecord } from "../../store/index.js";
-import { liveRecord } from "./precondition.js";
+import { isLiveAt, type VersionedRecord } from "../../store/index.js";
 
 export interface CounterStep {
   readonly state: CounterState;
@@ -20,7 +19,7 @@ export interface CounterStep {
  * counter at `initial`. Bounds and the slot cap as in incrementCounter.
  */
 export function counterStep(rec: VersionedRecord | undefined, nowMs: number, writer: string, delta: number, initial: number): CounterStep {
-  const live = liveRecord(rec, nowMs);
+  const live = isLiveAt(rec, nowMs) ? rec : undefined;
   if (live === undefined) return { state: incrementCounter(startCounter(rec?.version ?? 0, initial), writer, delta), created: true };
   const held = decodeCounter(live.value);
   if (held !== undefined) return { state: incrementCounter(held, writer, delta), created: false };

@@ -4,17 +4,21 @@
 // pushes the whole counter state, which every owner merges (counter-merge.ts): increments are
 // never lost to last-write-wins. The answer goes out once the write consistency has its
 // acknowledgements; under the key's lock, so concurrent increments on a primary return
-// distinct, consecutive values.
+// distinct, consecutive values. An increment with If-Match is a conditional write: only the
+// primary takes it (write-path.ts), evaluates the condition under the lock against the record
+// the increment adds to (412 changes nothing) and pushes it with its owner list, like every
+// conditional write (conditional-writer.ts).
 import { counterTotal, encodeCounter } from "../../core/counter-state.js";
 import type { Clock } from "../../core/clock.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Owners } from "../../ring/index.js";
-import type { VersionedRecord } from "../../store/index.js";
+import { isLiveAt, type VersionedRecord } from "../../store/index.js";
 import type { ClientWrite } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import { counterStep } from "./counter-step.js";
 import type { IdempotencyCache } from "./idempotency-cache.js";
 import { runLocked, type LockedPlan, type LockedState, type LockedWriteDeps } from "./locked-write.js";
+import { evaluatePrecondition, preconditionFailed } from "./precondition.js";
 
 export interface CounterWriterDeps extends LockedWriteDeps {
   readonly clock: Clock;
@@ -33,7 +37,7 @@ export class CounterWriter {
     if (remembered !== undefined) return Promise.resolve(remembered);
     const plan: LockedPlan = {
       early: () => this.remembered(write),
-      readAt: (held) => this.readAt(held, owners, level),
+      readAt: (held) => this.readAt(held, owners, level, write.condition !== undefined),
       readMetric: "dist.incr.quorum_reads",
       write: (state) => this.add(write, owners, level, state),
     };
@@ -46,25 +50,37 @@ export class CounterWriter {
   }
 
   /**
-   * Without a local record the owners are read at QUORUM first; with one, right after a ring
-   * change, at the write's own consistency (none for ONE, so a partition side keeps counting).
+   * Without a local record the owners are read at QUORUM first (at the write's consistency for a
+   * conditional increment); with one, right after a ring change, at the write's own consistency
+   * (none for ONE, so a partition side keeps counting).
    */
-  private readAt(held: VersionedRecord | undefined, owners: Owners, level: ConsistencyLevel): ConsistencyLevel | undefined {
+  private readAt(held: VersionedRecord | undefined, owners: Owners, level: ConsistencyLevel, conditional: boolean): ConsistencyLevel | undefined {
     if (owners.ids.length <= 1) return undefined;
     if (held !== undefined && (!this.deps.view.unsettled() || level === "one")) return undefined;
-    return held !== undefined ? level : "quorum";
+    return held !== undefined || conditional ? level : "quorum";
   }
 
   /** Adds to this node's slot of the counter it holds (merged with what the owners read gave). */
   private async add(write: ClientWrite, owners: Owners, level: ConsistencyLevel, { need, held }: LockedState): Promise<WriteResult> {
     const now = this.deps.clock.nowMs();
+    // If-Match is evaluated against the record the increment adds to (after the owners were read,
+    // it holds their newest state): the ETag a client read from the primary.
+    const verdict = evaluatePrecondition(write.condition, isLiveAt(held, now) ? held : undefined);
+    if (!verdict.holds) {
+      this.deps.metrics.inc("dist.write.precondition_failed");
+      throw preconditionFailed(write.key, verdict.currentEtag);
+    }
     const step = counterStep(held, now, this.deps.writerId, write.delta ?? 1, write.initial ?? 0);
     const ttlMs = step.created ? write.ttlMs : remainingTtlMs(held, now);
     const value = counterTotal(step.state);
     const set: ClientWrite = { kind: "set", key: write.key, value: encodeCounter(step.state), ttlMs };
-    const r = await this.deps.coordinator.coordinate(set, owners, level, { restamps: false, need, heldVersion: held?.version ?? 0 });
+    // A conditional increment is pushed with the owner list: an owner that sees another ring refuses it.
+    const expected = write.condition !== undefined ? { expectedOwners: owners } : {};
+    const r = await this.deps.coordinator.coordinate(set, owners, level, { restamps: false, need, heldVersion: held?.version ?? 0, valueBytes: String(value).length, ...expected });
     this.deps.metrics.inc("dist.incr.applied");
-    const result: WriteResult = { ...r, counterValue: value, appliedBy: this.deps.selfId };
+    const result: WriteResult = {
+      key: r.key, applied: r.applied, bytes: r.bytes, owners: r.owners, version: r.version, origin: r.origin, expiresAtMs: r.expiresAtMs, counterValue: value, appliedBy: this.deps.selfId,
+    };
     const idem = write.idempotencyKey;
     if (idem !== undefined) this.deps.idempotency.remember(write.key, idem, result);
     return result;

@@ -2,13 +2,15 @@
 // normally its primary, and coordinates the write. Writes are started in request order, so
 // later writes of the same key get later versions. Each write is admitted on arrival like a
 // client write (DRAINING once the node drains). Conditional writes and touches are taken only
-// by the key's primary in this node's ring view (conditional-writer.ts), else UNAVAILABLE.
+// by the key's primary in this node's ring view (conditional-writer.ts), else UNAVAILABLE; lease
+// fills likewise, else CONFLICT (the lease is lost with the ring change).
 import type { Clock } from "../../core/clock.js";
 import { CacheError, toCacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import { isConditional, type ClientWrite, type ForwardRequest, type WriteOutcome } from "../../transport/index.js";
 import type { ClusterView } from "../cluster-view.js";
 import type { Lifecycle } from "../lifecycle.js";
+import { leaseNotHeld } from "../lease/lease-table.js";
 import { checkForwardedWrite } from "../peer-input.js";
 import type { WritePath } from "./write-path.js";
 
@@ -41,6 +43,8 @@ export class ForwardReceiver {
       if (lateMs > 0) throw new CacheError("UNAVAILABLE", `forward arrived ${lateMs} ms after its deadline; not applied`);
       this.deps.lifecycle.admitWrite();
       checkForwardedWrite(w);
+      // A lease lives on the primary that granted it: a fill reaching another node has lost it.
+      if (w.leaseToken !== undefined && owners.primary !== selfId) throw leaseNotHeld(w.key);
       if (!owners.ids.includes(selfId)) {
         throw new CacheError("UNAVAILABLE", `node ${selfId} does not own key ${JSON.stringify(w.key)} in its ring view`);
       }
@@ -68,7 +72,7 @@ export class ForwardReceiver {
  * (this node's clock); 0 when in time or when the sender gave no time. Clock skew between the
  * nodes shifts the deadline by the skew.
  */
-export function lateBy(sentAtMs: number, nowMs: number, deadlineMs: number): number {
+function lateBy(sentAtMs: number, nowMs: number, deadlineMs: number): number {
   if (sentAtMs <= 0) return 0;
   return Math.max(0, nowMs - sentAtMs - deadlineMs);
 }

@@ -5,12 +5,6 @@ import { etagMatches, etagOf } from "../../core/etag.js";
 import type { VersionedRecord } from "../../store/index.js";
 import type { ClientWrite, WriteCondition } from "../../transport/index.js";
 
-/** The record when it is a live item at `nowMs` (not a tombstone, not expired), else undefined. */
-export function liveRecord(rec: VersionedRecord | undefined, nowMs: number): VersionedRecord | undefined {
-  if (rec === undefined || rec.tombstone || (rec.expiresAtMs !== 0 && rec.expiresAtMs <= nowMs)) return undefined;
-  return rec;
-}
-
 /** The verdict on a condition: it holds, or it fails with the current ETag (undefined: no live item). */
 export type PreconditionVerdict = { readonly holds: true } | { readonly holds: false; readonly currentEtag: string | undefined };
 
@@ -38,10 +32,10 @@ export function preconditionFailed(key: string, currentEtag: string | undefined)
 /**
  * The plain write a conditional write or touch becomes once its condition held: a touch is a set
  * of the live item's value with the new expiry (NOT_FOUND when there is no live item: a touch
- * never brings a value back); other writes lose their condition.
+ * never brings a value back); other writes lose their condition (a lease fill keeps its token).
  */
 export function effectiveWrite(write: ClientWrite, live: VersionedRecord | undefined): ClientWrite {
-  if (write.kind !== "touch") return { kind: write.kind, key: write.key, value: write.value, ttlMs: write.ttlMs };
+  if (write.kind !== "touch") return { kind: write.kind, key: write.key, value: write.value, ttlMs: write.ttlMs, ...(write.leaseToken !== undefined ? { leaseToken: write.leaseToken } : {}) };
   if (live === undefined) throw new CacheError("NOT_FOUND", `key ${JSON.stringify(write.key)} not found: only a live item can be touched`);
   return { kind: "set", key: write.key, value: live.value, ttlMs: write.persist === true ? 0 : write.ttlMs };
 }

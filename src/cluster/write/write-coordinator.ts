@@ -14,6 +14,10 @@
 // again: a stale answer means the condition was evaluated against a copy that was not the newest,
 // so the write only counts the acknowledgements it got, and `onStale` tells the caller. Counter
 // increments are not stamped again either (every owner merges them instead).
+//
+// A lease fill (a set carrying an X-Cache-Lease token) is stored only while its lease is held:
+// the check and the local apply happen with nothing awaited in between, and the stored record
+// ends the lease (lease/lease-table.ts).
 import { CacheError } from "../../core/errors.js";
 import { WRITE_RESTAMPS_MAX } from "../../core/limits.js";
 import type { ConsistencyLevel } from "../../config/index.js";
@@ -23,6 +27,7 @@ import { Applied, type ShardedStore, type VersionedRecord } from "../../store/in
 import type { ApplyOutcome, ClientWrite } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
+import { clientBytes, counterBytesOf } from "../counter-view.js";
 import { hasMajority, replicaCount, requiredAcks, waitForQuorum } from "./quorum.js";
 import type { ReplicaPusher } from "./replica-pusher.js";
 import type { VersionClock } from "./version-clock.js";
@@ -37,6 +42,8 @@ export interface CoordinatorDeps {
   readonly replication: number;
   /** Refuses (throws) while this node's clock is too far from the cluster's (clock-offsets.ts). */
   readonly clockGuard?: { checkCanStamp(): void };
+  /** Throws CONFLICT unless the lease a fill names is held on its key (LeaseTable.checkFill). */
+  readonly leases: { checkFill(key: string, token: string): void };
 }
 
 /** How a write is coordinated (see the file comment). */
@@ -59,6 +66,8 @@ export interface CoordinateOptions {
   readonly need?: number;
   /** The key's version in this node's store, when the caller looked it up with nothing awaited since. */
   readonly heldVersion?: number;
+  /** The size clients read of the value written, when the caller knows it (a counter's text). */
+  readonly valueBytes?: number;
 }
 
 /** An owner's answer to one push: its outcome, or undefined when the push failed (hinted). */
@@ -85,6 +94,7 @@ export class WriteCoordinator {
     const { selfId } = this.deps;
     const { senderApplies, expectedOwners, onStale } = opts;
     const need = opts.need ?? this.admit(level);
+    if (write.leaseToken !== undefined) this.deps.leases.checkFill(write.key, write.leaseToken);
     const restampsMax = opts.restamps ? WRITE_RESTAMPS_MAX : 0;
     const sender = senderApplies !== undefined && senderApplies !== selfId && owners.ids.includes(senderApplies) ? senderApplies : undefined;
     const others = owners.ids.filter((id) => id !== selfId && id !== sender);
@@ -95,12 +105,14 @@ export class WriteCoordinator {
       // The caller's lookup of the key holds for the first stamp only (later ones follow this apply).
       const held = attempt === 0 && opts.heldVersion !== undefined ? opts.heldVersion : this.deps.store.versionOf(write.key);
       const rec = this.stamp(write, Math.max(held, floor));
+      // `bytes` is the size clients read (a counter's decimal text), looked at before the delete.
+      const removedCounterBytes = first === undefined && rec.tombstone ? counterBytesOf(this.deps.store, write.key) : undefined;
       const local = this.deps.store.apply(rec);
       // The first local apply says what the write replaced; later stamps only replace it.
       first ??= {
         key: write.key,
         applied: local.applied === Applied.Stored && (rec.tombstone ? local.previousLive : true),
-        bytes: rec.tombstone ? local.previousBytes : rec.value.length,
+        bytes: rec.tombstone ? (local.previousLive ? (removedCounterBytes ?? local.previousBytes) : 0) : (opts.valueBytes ?? clientBytes(rec.value)),
         owners,
         version: 0,
         origin: "",

@@ -4,14 +4,16 @@
 // itself: it coordinates the write, and the old primary gets its copy as a hint.
 // Conditional writes and touches go to the primary alone (conditional-writer.ts there) and are
 // never promoted: when the primary cannot be reached they fail with UNAVAILABLE. Increments are
-// promoted like plain writes: the promoted owner adds to its own counter slot (counter-writer.ts).
+// promoted like plain writes: the promoted owner adds to its own counter slot (counter-writer.ts);
+// an increment with If-Match is conditional (the primary alone, never promoted). A lease fill
+// goes to the primary alone too (the lease lives in its memory) and is never promoted.
 import { CacheError, isErrorCode, toCacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Logger } from "../../log/index.js";
 import type { Metrics } from "../../observability/index.js";
 import type { Owners } from "../../ring/index.js";
 import type { VersionedRecord } from "../../store/index.js";
-import { isConditional, type ClientWrite, type WriteOutcome } from "../../transport/index.js";
+import { isConditional, primaryOnly, type ClientWrite, type WriteOutcome } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
 import type { ReplicaApplier } from "../replica-applier.js";
@@ -49,7 +51,7 @@ export class WritePath {
     const { selfId, metrics } = this.deps;
     metrics.inc("dist.write.attempts");
     const owners = this.deps.view.ring().ownersOf(write.key);
-    if (isConditional(write)) return this.writeConditional(write, owners, level);
+    if (primaryOnly(write)) return this.writePrimaryOnly(write, owners, level);
     if (owners.primary === selfId) return this.coordinateHere(write, owners, level);
     const ownsKey = owners.ids.includes(selfId);
     // A suspect primary is tried last: an owner takes the write over at once, and another node
@@ -72,10 +74,10 @@ export class WritePath {
   }
 
   /**
-   * A conditional write or touch: the primary evaluates and applies it; any other node forwards
-   * it to the primary (suspect or not) and never promotes itself.
+   * A conditional write, touch or lease fill: the primary evaluates and applies it; any other
+   * node forwards it to the primary (suspect or not) and never promotes itself.
    */
-  private async writeConditional(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
+  private async writePrimaryOnly(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
     if (owners.primary === this.deps.selfId) return this.coordinateHere(write, owners, level);
     const forwarded = await this.forwardTo(owners.primary, write, owners, level);
     if (!("failure" in forwarded)) return forwarded;
@@ -83,7 +85,7 @@ export class WritePath {
     if (reached) throw failure;
     throw new CacheError(
       "UNAVAILABLE",
-      `primary ${owners.primary} of key ${JSON.stringify(write.key)} is unreachable (${failure.message}); conditional writes and touches are not taken over by another owner; the write may or may not have been applied`,
+      `primary ${owners.primary} of key ${JSON.stringify(write.key)} is unreachable (${failure.message}); conditional writes, touches and lease fills are not taken over by another owner; the write may or may not have been applied`,
       { owners: [...owners.ids] },
       { cause: failure },
     );
@@ -97,13 +99,14 @@ export class WritePath {
   }
 
   /**
-   * This owner applies the write: a conditional write or touch evaluated under the key's lock
-   * (the caller checked that this node is the primary), an increment to its own counter slot,
-   * else as stamped. `senderApplies`: a forwarding owner that applies a plain write's result itself.
+   * This owner applies the write: an increment to its own counter slot (its If-Match evaluated
+   * under the key's lock), a conditional write or touch evaluated under the key's lock (the caller
+   * checked that this node is the primary), else as stamped. `senderApplies`: a forwarding owner that applies a plain write's result itself.
    */
   coordinateHere(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string): Promise<WriteResult> {
-    if (isConditional(write)) return this.deps.conditional.coordinate(write, owners, level);
+    // An increment with If-Match is conditional too: the counter writer evaluates it under the lock.
     if (write.kind === "incr") return this.deps.counters.incr(write, owners, level);
+    if (isConditional(write)) return this.deps.conditional.coordinate(write, owners, level);
     return this.deps.coordinator.coordinate(write, owners, level, senderApplies === undefined ? PLAIN : { senderApplies, restamps: true });
   }
 
@@ -111,9 +114,10 @@ export class WritePath {
     const primary = this.deps.view.peer(targetId);
     if (!primary) return { failure: new CacheError("UNAVAILABLE", `owner ${targetId} is not a member`), reached: false };
     // An owner applies the primary's result itself instead of having it pushed back; not for a
-    // conditional write, whose push carries the primary's owner list (and a touch's result no value).
-    // Nor for an increment: its result is a counter state the sender does not have.
-    const applies = !isConditional(write) && write.kind !== "incr" && owners.ids.includes(this.deps.selfId);
+    // conditional write, whose push carries the primary's owner list (and a touch's result no value),
+    // nor for a lease fill (the primary alone takes it). Nor for an increment: its result is a
+    // counter state the sender does not have.
+    const applies = !primaryOnly(write) && write.kind !== "incr" && owners.ids.includes(this.deps.selfId);
     let outcome: WriteOutcome;
     try {
       outcome = await this.deps.forwarder.forward(primary, write, level, applies);

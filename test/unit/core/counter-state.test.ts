@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import fc from "fast-check";
 import {
   COUNTER_MAGIC, COUNTER_SLOTS_MAX, counterTotal, decodeCounter, encodeCounter, incrementCounter, mergeCounters, parseCounterBase, sameCounter, startCounter, type CounterState,
 } from "../../../src/core/counter-state.js";
@@ -20,6 +21,74 @@ function codeOf(fn: () => unknown): string | undefined {
   }
   return undefined;
 }
+
+/** The JSON forms encodeCounter and decodeCounter replaced: the reference for their answers. */
+function encodeByJson(s: CounterState): string {
+  const slots: Record<string, [number, number]> = {};
+  for (const w of Object.keys(s.slots).sort()) slots[w] = [s.slots[w]!.sum, s.slots[w]!.seq];
+  return COUNTER_MAGIC + JSON.stringify({ g: s.generation, b: s.base, s: slots });
+}
+
+function decodeByJson(value: string): CounterState | undefined {
+  if (!value.startsWith(COUNTER_MAGIC)) return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(value.slice(COUNTER_MAGIC.length));
+  } catch {
+    return undefined;
+  }
+  const safe = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n);
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const { g, b, s } = raw as { g?: unknown; b?: unknown; s?: unknown };
+  if (!safe(g) || !safe(b) || typeof s !== "object" || s === null || Array.isArray(s)) return undefined;
+  const entries = Object.entries(s as Record<string, unknown>);
+  if (entries.length > 256) return undefined;
+  const slots: Record<string, { sum: number; seq: number }> = {};
+  for (const [w, pair] of entries) {
+    if (!/^[A-Za-z0-9._-]{1,128}@[A-Za-z0-9._-]{1,64}$/.test(w)) return undefined;
+    if (!Array.isArray(pair) || pair.length !== 2 || !safe(pair[0]) || !safe(pair[1]) || pair[1] < 0) return undefined;
+    slots[w] = { sum: pair[0], seq: pair[1] };
+  }
+  return { generation: g, base: b, slots };
+}
+
+const writerArb = fc.tuple(fc.stringMatching(/^[A-Za-z0-9._-]{1,12}$/), fc.stringMatching(/^[a-f0-9-]{1,12}$/)).map(([n, b]) => `${n}@${b}`);
+const intArb = fc.oneof(fc.integer(), fc.constantFrom(0, -1, MAX, -MAX, 1_795_520_465_614_000));
+const stateArb: fc.Arbitrary<CounterState> = fc.record({
+  generation: intArb,
+  base: intArb,
+  slots: fc.dictionary(writerArb, fc.record({ sum: intArb, seq: fc.nat() }), { maxKeys: 5 }),
+});
+
+describe("core/counter-state encoding", () => {
+  it("encodes as JSON.stringify of {g, b, s} with sorted writers did, and decodes back to the same state", () => {
+    fc.assert(
+      fc.property(stateArb, (st) => {
+        const enc = encodeCounter(st);
+        expect(enc).to.equal(encodeByJson(st));
+        expect(decodeCounter(enc)).to.deep.equal(decodeByJson(enc));
+        expect(sameCounter(decodeCounter(enc) as CounterState, st)).to.equal(true);
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it("decodes any text after the magic as JSON.parse and the checks did: spaces, other key orders, numbers in other forms, duplicates, bad writers, cut or mangled values", () => {
+    const mangle = fc.tuple(stateArb, fc.nat(), fc.constantFrom("", " ", "0", "-", "1e3", ".0", '"', ",", "}", "]", "[", "@", "\\u0041", "9007199254740993"), fc.nat({ max: 3 }));
+    fc.assert(
+      fc.property(mangle, ([st, at, insert, cut]) => {
+        const enc = encodeCounter(st);
+        const i = COUNTER_MAGIC.length + (at % (enc.length - COUNTER_MAGIC.length + 1));
+        const text = enc.slice(0, i) + insert + enc.slice(i + cut);
+        expect(decodeCounter(text), JSON.stringify(text)).to.deep.equal(decodeByJson(text));
+      }),
+      { numRuns: 20_000 },
+    );
+    for (const body of ['{ "g":1,"b":2,"s":{}}', '{"b":2,"g":1,"s":{}}', '{"g":1e2,"b":2,"s":{}}', '{"g":1,"b":2,"s":{"a@b":[1,1],"a@b":[2,2]}}', '{"g":01,"b":2,"s":{}}', '{"g":-0,"b":2,"s":{}}']) {
+      expect(decodeCounter(COUNTER_MAGIC + body), body).to.deep.equal(decodeByJson(COUNTER_MAGIC + body));
+    }
+  });
+});
 
 describe("core/counter-state", () => {
   const g0 = startCounter(100, 5);

@@ -1,5 +1,16 @@
 import { expect } from "chai";
+import fc from "fast-check";
 import { formatDurationMs, MAX_DURATION_MS, parseDurationMs } from "../../../src/core/duration.js";
+
+/** The regular-expression parser the scanner replaced: the reference for its answers. */
+function byRegex(text: string): number | undefined {
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  if (text.length === 0 || text.length > 64 || !/^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(text)) return undefined;
+  let total = 0;
+  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) total += Number(m[1]) * (units[m[2] as string] as number);
+  const ms = Math.round(total);
+  return Number.isFinite(ms) && ms <= MAX_DURATION_MS ? ms : undefined;
+}
 
 describe("core/duration", () => {
   describe("parseDurationMs", () => {
@@ -28,6 +39,19 @@ describe("core/duration", () => {
         expect(parseDurationMs(text)).to.equal(ms);
       });
     }
+
+    it("answers as the regular expression it replaced, for any string of digits, dots, unit letters and a few others", () => {
+      const chars = fc.constantFrom(..."0123456789.mshx -+".split(""));
+      fc.assert(
+        fc.property(fc.string({ unit: chars, maxLength: 70 }), (text) => {
+          expect(parseDurationMs(text), JSON.stringify(text)).to.equal(byRegex(text));
+        }),
+        { numRuns: 20_000 },
+      );
+      for (const text of ["1ms1m", "1m1ms", "1.s", ".5s", "1..5s", "1.5.5s", "99999999999999999999h", "1mss", "s", "ms", "1", "1.5"]) {
+        expect(parseDurationMs(text), text).to.equal(byRegex(text));
+      }
+    });
 
     it("rounds fractional milliseconds to the nearest whole millisecond", () => {
       expect(parseDurationMs("1.5ms")).to.equal(2);

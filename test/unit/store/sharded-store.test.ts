@@ -146,6 +146,17 @@ describe("store/sharded-store ShardedStore", () => {
       expect(store.bytes).to.equal(7);
     });
 
+    it("valueHead: the first bytes of a value without the rest, the whole of a short one, \"\" for a tombstone, undefined for no record", () => {
+      const { store, now } = fixture();
+      store.apply(rec("big", now(), { value: "\u0000hc" + "x".repeat(100_000) }));
+      store.apply(rec("short", now(), { value: "ab" }));
+      store.apply(tomb("gone", now()));
+      expect(store.valueHead("big", 3)).to.equal("\u0000hc");
+      expect(store.valueHead("short", 14)).to.equal("ab");
+      expect(store.valueHead("gone", 14)).to.equal("");
+      expect(store.valueHead("none", 14)).to.equal(undefined);
+    });
+
     it("converges to the same record whatever order the versions arrive in", () => {
       const { now } = fixture();
       const versions = [rec("k", now(1), { origin: "b" }), rec("k", now(3), { origin: "c" }), rec("k", now(3), { origin: "a" }), rec("k", now(2), { origin: "a" })];

@@ -110,12 +110,12 @@ export interface paths {
         };
         /**
          * Read a value
-         * @description Returns the raw value bytes as `application/octet-stream`, or the item envelope when the request accepts `application/json` (and not `application/octet-stream` first). With an `If-None-Match` that matches the item's ETag (or `*` and the item exists) the answer is 304 without a body.
+         * @description Returns the raw value bytes as `application/octet-stream`, or the item envelope when the request accepts `application/json` (and not `application/octet-stream` first). With an `If-None-Match` that matches the item's ETag (or `*` and the item exists) the answer is 304 without a body. With `lease` it is a lease read (see Stampede leases above): a hit is a plain 200; the first miss is 404 with `X-Cache-Lease`; later misses wait up to `wait` for the value (200), then 404 LEASE_HELD with `Retry-After`.
          */
         get: operations["getItem"];
         /**
          * Store a value
-         * @description The body is stored as opaque bytes, whatever its content type, and read back byte for byte from every node. An empty body stores an empty value.
+         * @description The body is stored as opaque bytes, whatever its content type, and read back byte for byte from every node. An empty body stores an empty value. With `X-Cache-Lease` it is the fill of a stampede lease (see Stampede leases above): stored only while that lease is held, else 409 CONFLICT and nothing is stored.
          */
         put: operations["putItem"];
         post?: never;
@@ -125,7 +125,10 @@ export interface paths {
          */
         delete: operations["deleteItem"];
         options?: never;
-        /** Item metadata without the value */
+        /**
+         * Item metadata without the value
+         * @description As GET without the body; `lease` and `wait` work as for GET.
+         */
         head: operations["headItem"];
         patch?: never;
         trace?: never;
@@ -171,7 +174,9 @@ export interface paths {
          *
          *     The key's primary adds to its own slot, one increment of a key at a time, and answers after the write consistency (`consistency`, as for PUT; ONE allowed); a primary without a copy of the key reads a quorum of the owners first. In a stable cluster, N concurrent `+1` calls return N distinct consecutive values. When the primary cannot be reached, a replica owner takes the increment into its own slot (no increment is lost; both sides of a partition may return equal values and converge to the sum after the partition heals). A counter holds at most 64 writer slots (one per node process that incremented it since its generation started; a restarted node takes a new slot): an increment that needs a 65th answers 503 UNAVAILABLE; a PUT of its value starts a new generation without slots.
          *
-         *     `Idempotency-Key` (1–256 visible ASCII characters): the primary remembers the result of each key for 10 minutes (at most 10,000 results per node, the oldest forgotten first) and answers a retry with the same key and counter with the remembered result instead of adding again. A retry that lands on a replica owner that took over while the primary was unreachable is applied again. `If-Match` and `If-None-Match` are not supported on incr (400). The body is at most 4 KiB of JSON; unknown members are 400.
+         *     `Idempotency-Key` (1–256 visible ASCII characters): the primary remembers the result of each key for 10 minutes (at most 10,000 results per node, the oldest forgotten first) and answers a retry with the same key and counter with the remembered result instead of adding again. A retry that lands on a replica owner that took over while the primary was unreachable is applied again. The body is at most 4 KiB of JSON; unknown members are 400.
+         *
+         *     `If-Match` (a list of ETags, or `*`) makes the increment a conditional write (see above): the key's primary evaluates it under the key's lock against the counter it adds to, needs `quorum` or `all` (`one` is 400), never lets another owner take it over (503 UNAVAILABLE when the primary cannot be reached), and answers 412 PRECONDITION_FAILED with `details.current_etag` when it does not hold (nothing is added). Of several increments conditioned on one ETag exactly one gets 200. `If-None-Match` on incr is 400.
          */
         post: operations["incrCounter"];
         delete?: never;
@@ -302,7 +307,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /** @enum {string} */
-        ErrorCode: "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "TOO_MANY_REQUESTS" | "NOT_IMPLEMENTED" | "DRAINING" | "QUORUM_FAILED" | "UNAVAILABLE" | "INTERNAL";
+        ErrorCode: "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "LEASE_HELD" | "CONFLICT" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "TOO_MANY_REQUESTS" | "NOT_IMPLEMENTED" | "DRAINING" | "QUORUM_FAILED" | "UNAVAILABLE" | "INTERNAL";
         ErrorEnvelope: {
             /** @description human-readable message */
             error: string;
@@ -357,7 +362,7 @@ export interface components {
         PutResponse: {
             key: string;
             stored: boolean;
-            /** @description size of the stored value */
+            /** @description size of the stored value as GET returns it (a counter's decimal text) */
             bytes: number;
             node: string;
             owners: string[];
@@ -402,7 +407,7 @@ export interface components {
             key: string;
             /** @description always true */
             stored: boolean;
-            /** @description size of the value (unchanged) */
+            /** @description size of the value (unchanged) as GET returns it (a counter's decimal text) */
             bytes: number;
             node: string;
             owners: string[];
@@ -416,7 +421,7 @@ export interface components {
             key: string;
             /** @description false when the key was already absent */
             deleted: boolean;
-            /** @description size of the removed value; 0 when nothing was removed */
+            /** @description size of the removed value as GET returned it (a counter's decimal text); 0 when nothing was removed */
             bytes: number;
             node: string;
             owners: string[];
@@ -642,6 +647,28 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description No such key (NOT_FOUND). A lease read that got the key's lease: NOT_FOUND with `X-Cache-Lease`. A lease read while another caller holds the lease and no value came within `wait`: LEASE_HELD with `Retry-After` and `details.retry_after_ms`. A lease read that got no lease (the primary unreachable or at its lease cap): a plain NOT_FOUND. */
+        ReadMiss: {
+            headers: {
+                "X-Cache-Owners": components["headers"]["XCacheOwners"];
+                "X-Cache-Node": components["headers"]["XCacheNode"];
+                "X-Cache-Lease": components["headers"]["XCacheLease"];
+                "Retry-After": components["headers"]["LeaseRetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description CONFLICT: the lease named by `X-Cache-Lease` is not held (it expired, another write or a delete of the key ended it, or the key's primary changed); nothing was stored. */
+        LeaseNotHeld: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description a size limit was exceeded (PAYLOAD_TOO_LARGE) */
         PayloadTooLarge: {
             headers: {
@@ -693,6 +720,18 @@ export interface components {
         IfMatch: string;
         /** @description Only `*`: the PUT applies only when the key is absent, expired or deleted; otherwise 412. Any other value is 400, and so is sending both If-Match and If-None-Match. */
         IfNoneMatchWrite: "*";
+        /**
+         * @description Makes the read a lease read: how long the lease lasts if this read gets it, a duration (as PUT's `ttl`) from 100ms to 60s; anything else is 400.
+         * @example 10s
+         */
+        Lease: string;
+        /**
+         * @description With `lease` only (400 without it): how long a miss waits for the value while another caller holds the lease, a duration from 0s to 10s (default 0s: answer LEASE_HELD at once); anything else is 400.
+         * @example 2s
+         */
+        LeaseWait: string;
+        /** @description The token of the lease this PUT fills (the `X-Cache-Lease` answer header of the lease read that got it): 1 to 64 characters out of `A-Z a-z 0-9 . _ ~ -`, one header; anything else is 400. The key's primary alone takes the PUT and stores it only while the lease is held; otherwise 409 CONFLICT and nothing is stored. */
+        LeaseFill: string;
         /** @description `*` or a comma-separated list of at most 64 entity tags: when the item exists and its ETag is listed (or `*`), the answer is 304 Not Modified without a body. Weak tags never match. */
         IfNoneMatchRead: string;
     };
@@ -714,6 +753,10 @@ export interface components {
         XCacheOwners: string;
         /** @description id of the node that served the response */
         XCacheNode: string;
+        /** @description On the 404 of a lease read that got the key's lease: its opaque token. Load the value and PUT it with this token in the `X-Cache-Lease` request header. */
+        XCacheLease: string;
+        /** @description On a 404 LEASE_HELD: whole seconds (at least 1) until the lease another caller holds ends at the latest; the value may come sooner. */
+        LeaseRetryAfter: number;
     };
     pathItems: never;
 }
@@ -835,6 +878,16 @@ export interface operations {
             query?: {
                 /** @description how many owners to consult; default `SERVICE_READ_CONSISTENCY` */
                 consistency?: components["parameters"]["ReadConsistency"];
+                /**
+                 * @description Makes the read a lease read: how long the lease lasts if this read gets it, a duration (as PUT's `ttl`) from 100ms to 60s; anything else is 400.
+                 * @example 10s
+                 */
+                lease?: components["parameters"]["Lease"];
+                /**
+                 * @description With `lease` only (400 without it): how long a miss waits for the value while another caller holds the lease, a duration from 0s to 10s (default 0s: answer LEASE_HELD at once); anything else is 400.
+                 * @example 2s
+                 */
+                wait?: components["parameters"]["LeaseWait"];
             };
             header?: {
                 /** @description `*` or a comma-separated list of at most 64 entity tags: when the item exists and its ETag is listed (or `*`), the answer is 304 Not Modified without a body. Weak tags never match. */
@@ -867,7 +920,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ReadMiss"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
         };
@@ -891,6 +944,8 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description Only `*`: the PUT applies only when the key is absent, expired or deleted; otherwise 412. Any other value is 400, and so is sending both If-Match and If-None-Match. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatchWrite"];
+                /** @description The token of the lease this PUT fills (the `X-Cache-Lease` answer header of the lease read that got it): 1 to 64 characters out of `A-Z a-z 0-9 . _ ~ -`, one header; anything else is 400. The key's primary alone takes the PUT and stores it only while the lease is held; otherwise 409 CONFLICT and nothing is stored. */
+                "X-Cache-Lease"?: components["parameters"]["LeaseFill"];
             };
             path: {
                 /** @description the cache key, percent-encoded UTF-8, 1 to 4096 bytes once decoded */
@@ -918,6 +973,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["LeaseNotHeld"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -967,6 +1023,16 @@ export interface operations {
             query?: {
                 /** @description how many owners to consult; default `SERVICE_READ_CONSISTENCY` */
                 consistency?: components["parameters"]["ReadConsistency"];
+                /**
+                 * @description Makes the read a lease read: how long the lease lasts if this read gets it, a duration (as PUT's `ttl`) from 100ms to 60s; anything else is 400.
+                 * @example 10s
+                 */
+                lease?: components["parameters"]["Lease"];
+                /**
+                 * @description With `lease` only (400 without it): how long a miss waits for the value while another caller holds the lease, a duration from 0s to 10s (default 0s: answer LEASE_HELD at once); anything else is 400.
+                 * @example 2s
+                 */
+                wait?: components["parameters"]["LeaseWait"];
             };
             header?: {
                 /** @description `*` or a comma-separated list of at most 64 entity tags: when the item exists and its ETag is listed (or `*`), the answer is 304 Not Modified without a body. Weak tags never match. */
@@ -1019,11 +1085,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description no such key (no body on HEAD) */
+            /** @description no such key, NOT_FOUND or LEASE_HELD (no body on HEAD; lease reads as for GET) */
             404: {
                 headers: {
                     "X-Cache-Owners": components["headers"]["XCacheOwners"];
                     "X-Cache-Node": components["headers"]["XCacheNode"];
+                    "X-Cache-Lease": components["headers"]["XCacheLease"];
+                    "Retry-After": components["headers"]["LeaseRetryAfter"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1097,6 +1165,11 @@ export interface operations {
                 consistency?: components["parameters"]["WriteConsistency"];
             };
             header?: {
+                /**
+                 * @description `*` (a live item must exist) or a comma-separated list of at most 64 entity tags (the current item's strong ETag must be one of them; weak tags never match). Otherwise 412.
+                 * @example "lx3k2a8g0-n1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
                 /** @description 1–256 visible ASCII characters (0x21–0x7E); anything else is 400. */
                 "Idempotency-Key"?: string;
             };
@@ -1126,6 +1199,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

@@ -1,8 +1,8 @@
 import { expect } from "chai";
 import { CacheError } from "../../../../src/core/errors.js";
 import { etagOf } from "../../../../src/core/etag.js";
-import { effectiveWrite, evaluatePrecondition, liveRecord, preconditionFailed } from "../../../../src/cluster/write/precondition.js";
-import type { VersionedRecord } from "../../../../src/store/index.js";
+import { effectiveWrite, evaluatePrecondition, preconditionFailed } from "../../../../src/cluster/write/precondition.js";
+import { isLiveAt, type VersionedRecord } from "../../../../src/store/index.js";
 import type { WriteCondition } from "../../../../src/transport/index.js";
 
 const NOW = 1_767_225_600_000;
@@ -11,13 +11,12 @@ const tag = etagOf(item.version, item.origin);
 const other = etagOf(item.version - 1, item.origin);
 
 describe("cluster/write/precondition", () => {
-  it("liveRecord: tombstones and expired values are no item", () => {
-    expect(liveRecord(item, NOW)).to.equal(item);
-    expect(liveRecord(undefined, NOW)).to.equal(undefined);
-    expect(liveRecord({ ...item, tombstone: true, value: "" }, NOW)).to.equal(undefined);
-    expect(liveRecord({ ...item, expiresAtMs: NOW }, NOW)).to.equal(undefined);
-    const later = { ...item, expiresAtMs: NOW + 1 };
-    expect(liveRecord(later, NOW)).to.equal(later);
+  it("isLiveAt (store/record.ts), the one live check: tombstones and expired values are no item; expiry 0 never expires", () => {
+    expect(isLiveAt(item, NOW)).to.equal(true);
+    expect(isLiveAt(undefined, NOW)).to.equal(false);
+    expect(isLiveAt({ ...item, tombstone: true, value: "" }, NOW)).to.equal(false);
+    expect(isLiveAt({ ...item, expiresAtMs: NOW }, NOW)).to.equal(false);
+    expect(isLiveAt({ ...item, expiresAtMs: NOW + 1 }, NOW)).to.equal(true);
   });
 
   const table: Array<[string, WriteCondition | undefined, VersionedRecord | undefined, boolean, string | undefined]> = [

@@ -23,7 +23,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hypercache/peer/v1/peer.proto.
  */
 export const file_hypercache_peer_v1_peer: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oeXBlcmNhY2hlL3BlZXIvdjEvcGVlci5wcm90bxISaHlwZXJjYWNoZS5wZWVyLnYxIpEBCgVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAwSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhEKCXRvbWJzdG9uZRgHIAEoCCJRCgxQcmVjb25kaXRpb24SEAoIaWZfbWF0Y2gYASADKAkSFAoMaWZfbWF0Y2hfYW55GAIgASgIEhkKEWlmX25vbmVfbWF0Y2hfYW55GAMgASgIIugBCgtDbGllbnRXcml0ZRIrCgRraW5kGAEgASgOMh0uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlS2luZBILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAwSDgoGdHRsX21zGAQgASgDEjYKDHByZWNvbmRpdGlvbhgFIAEoCzIgLmh5cGVyY2FjaGUucGVlci52MS5QcmVjb25kaXRpb24SDwoHcGVyc2lzdBgGIAEoCBINCgVkZWx0YRgHIAEoAxIPCgdpbml0aWFsGAggASgDEhcKD2lkZW1wb3RlbmN5X2tleRgJIAEoCSK2AQoORm9yd2FyZFJlcXVlc3QSLwoGd3JpdGVzGAEgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkNsaWVudFdyaXRlEjQKC2NvbnNpc3RlbmN5GAIgASgOMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkNvbnNpc3RlbmN5EgwKBGZyb20YAyABKAkSFgoOc2VuZGVyX2FwcGxpZXMYBCABKAgSFwoPc2VudF9hdF91bml4X21zGAUgASgDIu0BCgtXcml0ZVJlc3VsdBILCgNrZXkYASABKAkSDwoHYXBwbGllZBgCIAEoCBINCgVieXRlcxgDIAEoAxIOCgZvd25lcnMYBCADKAkSDwoHdmVyc2lvbhgFIAEoBBIOCgZvcmlnaW4YBiABKAkSEgoKZXJyb3JfY29kZRgHIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAggASgJEgwKBG5vZGUYCSABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAogASgDEhQKDGN1cnJlbnRfZXRhZxgLIAEoCRIVCg1jb3VudGVyX3ZhbHVlGAwgASgDIkMKD0ZvcndhcmRSZXNwb25zZRIwCgdyZXN1bHRzGAEgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlUmVzdWx0Il8KClNldFJlcXVlc3QSKgoHZW50cmllcxgBIAMoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRIMCgRmcm9tGAIgASgJEhcKD2V4cGVjdGVkX293bmVycxgDIAMoCSIuCgtIZWxkVmVyc2lvbhIPCgd2ZXJzaW9uGAEgASgEEg4KBm9yaWdpbhgCIAEoCSJ+CgtTZXRSZXNwb25zZRIyCghvdXRjb21lcxgBIAMoDjIgLmh5cGVyY2FjaGUucGVlci52MS5BcHBseU91dGNvbWUSLQoEaGVsZBgCIAMoCzIfLmh5cGVyY2FjaGUucGVlci52MS5IZWxkVmVyc2lvbhIMCgRub2RlGAMgASgJIlQKCERlbGV0aW9uEgsKA2tleRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEg4KBm9yaWdpbhgDIAEoCRIaChJkZWxldGVkX2F0X3VuaXhfbXMYBCABKAMiZwoNUmVtb3ZlUmVxdWVzdBIvCglkZWxldGlvbnMYASADKAsyHC5oeXBlcmNhY2hlLnBlZXIudjEuRGVsZXRpb24SDAoEZnJvbRgCIAEoCRIXCg9leHBlY3RlZF9vd25lcnMYAyADKAkigQEKDlJlbW92ZVJlc3BvbnNlEjIKCG91dGNvbWVzGAEgAygOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkFwcGx5T3V0Y29tZRItCgRoZWxkGAIgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkhlbGRWZXJzaW9uEgwKBG5vZGUYAyABKAkiGgoKR2V0UmVxdWVzdBIMCgRrZXlzGAEgAygJIlEKCUdldFJlc3VsdBILCgNrZXkYASABKAkSDQoFZm91bmQYAiABKAgSKAoFZW50cnkYAyABKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkiSwoLR2V0UmVzcG9uc2USLgoHcmVzdWx0cxgBIAMoCzIdLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXN1bHQSDAoEbm9kZRgCIAEoCSI3CgtLZXlzUmVxdWVzdBIOCgZjdXJzb3IYASABKAkSDQoFbGltaXQYAiABKA0SCQoBcRgDIAEoCSJECgxLZXlzUmVzcG9uc2USDAoEa2V5cxgBIAMoCRITCgtuZXh0X2N1cnNvchgCIAEoCRIRCgl0cnVuY2F0ZWQYAyABKAgiHgoMUHJvYmVSZXF1ZXN0Eg4KBnRhcmdldBgBIAEoCSI6Cg1Qcm9iZVJlc3BvbnNlEg4KBnRhcmdldBgBIAEoCRIKCgJvaxgCIAEoCBINCgVlcnJvchgDIAEoCSLIAQoGTWVtYmVyEgoKAmlkGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSLgoFc3RhdGUYAyABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuTWVtYmVyU3RhdGUSEwoLaW5jYXJuYXRpb24YBCABKAQSGQoRbGFzdF9zZWVuX3VuaXhfbXMYBSABKAMSDwoHYXBpX3VybBgGIAEoCRIQCghtZ210X3VybBgHIAEoCRIQCghkcmFpbmluZxgIIAEoCBIMCgRsZWZ0GAkgASgIIkoKDUdvc3NpcFJlcXVlc3QSDAoEZnJvbRgBIAEoCRIrCgdtZW1iZXJzGAIgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlciI9Cg5Hb3NzaXBSZXNwb25zZRIrCgdtZW1iZXJzGAEgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlciI6ChFNZXJrbGVSb290UmVxdWVzdBIRCglyZXF1ZXN0ZXIYASABKAkSEgoKbGVhZl9jb3VudBgCIAEoDSJMChJNZXJrbGVSb290UmVzcG9uc2USDAoEcm9vdBgBIAEoDBISCgpsZWFmX2NvdW50GAIgASgNEhQKDHJlY29yZF9jb3VudBgDIAEoBCI8ChNNZXJrbGVMZWF2ZXNSZXF1ZXN0EhEKCXJlcXVlc3RlchgBIAEoCRISCgpsZWFmX2NvdW50GAIgASgNIiYKFE1lcmtsZUxlYXZlc1Jlc3BvbnNlEg4KBmxlYXZlcxgBIAMoDCJbChJNZXJrbGVSYW5nZVJlcXVlc3QSEQoJcmVxdWVzdGVyGAEgASgJEhIKCmxlYWZfY291bnQYAiABKA0SDgoGbGVhdmVzGAMgAygNEg4KBmN1cnNvchgEIAEoCSJWChNNZXJrbGVSYW5nZVJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSEwoLbmV4dF9jdXJzb3IYAiABKAki7wEKD0V4Y2hhbmdlUmVxdWVzdBIKCgJpZBgBIAEoBBI1Cgdmb3J3YXJkGAIgASgLMiIuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXF1ZXN0SAASLQoDc2V0GAMgASgLMh4uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlcXVlc3RIABIzCgZyZW1vdmUYBCABKAsyIS5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVxdWVzdEgAEi0KA2dldBgFIAEoCzIeLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXF1ZXN0SABCBgoEY2FsbCIuCg1FeGNoYW5nZUVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCSKqAgoQRXhjaGFuZ2VSZXNwb25zZRIKCgJpZBgBIAEoBBI2Cgdmb3J3YXJkGAIgASgLMiMuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXNwb25zZUgAEi4KA3NldBgDIAEoCzIfLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXNwb25zZUgAEjQKBnJlbW92ZRgEIAEoCzIiLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXNwb25zZUgAEi4KA2dldBgFIAEoCzIfLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXNwb25zZUgAEjIKBWVycm9yGAYgASgLMiEuaHlwZXJjYWNoZS5wZWVyLnYxLkV4Y2hhbmdlRXJyb3JIAEIICgZyZXN1bHQiDgoMRHJhaW5SZXF1ZXN0IiEKDURyYWluUmVzcG9uc2USEAoIZHJhaW5pbmcYASABKAgidwoTSGFuZE9mZkhpbnRzUmVxdWVzdBIMCgRmcm9tGAEgASgJEg4KBnRhcmdldBgCIAEoCRIWCg50YXJnZXRfYWRkcmVzcxgDIAEoCRIqCgdlbnRyaWVzGAQgAygLMhkuaHlwZXJjYWNoZS5wZWVyLnYxLkVudHJ5IjYKFEhhbmRPZmZIaW50c1Jlc3BvbnNlEhAKCGFjY2VwdGVkGAEgAygIEgwKBG5vZGUYAiABKAkiMgoNSGVhbHRoUmVxdWVzdBIhChl1bmF2YWlsYWJsZV93aGVuX2RyYWluaW5nGAEgASgIIlYKDkhlYWx0aFJlc3BvbnNlEgwKBG5vZGUYASABKAkSEAoIZHJhaW5pbmcYAiABKAgSEwoLaW5jYXJuYXRpb24YAyABKAQSDwoHdW5peF9tcxgEIAEoBCIeCg5JbnNwZWN0UmVxdWVzdBIMCgRrZXlzGAEgAygJIrkBCgpSZWNvcmRJbmZvEgsKA2tleRgBIAEoCRIuCgVzdGF0ZRgCIAEoDjIfLmh5cGVyY2FjaGUucGVlci52MS5SZWNvcmRTdGF0ZRIPCgd2ZXJzaW9uGAMgASgEEg4KBm9yaWdpbhgEIAEoCRIaChJleHBpcmVzX2F0X3VuaXhfbXMYBSABKAMSHAoUbGFzdF91cGRhdGVkX3VuaXhfbXMYBiABKAMSEwoLdmFsdWVfYnl0ZXMYByABKAQiUAoPSW5zcGVjdFJlc3BvbnNlEi8KB3JlY29yZHMYASADKAsyHi5oeXBlcmNhY2hlLnBlZXIudjEuUmVjb3JkSW5mbxIMCgRub2RlGAIgASgJKmwKC0NvbnNpc3RlbmN5EhsKF0NPTlNJU1RFTkNZX1VOU1BFQ0lGSUVEEAASEwoPQ09OU0lTVEVOQ1lfT05FEAESFgoSQ09OU0lTVEVOQ1lfUVVPUlVNEAISEwoPQ09OU0lTVEVOQ1lfQUxMEAMqfQoJV3JpdGVLaW5kEhoKFldSSVRFX0tJTkRfVU5TUEVDSUZJRUQQABISCg5XUklURV9LSU5EX1NFVBABEhUKEVdSSVRFX0tJTkRfUkVNT1ZFEAISFAoQV1JJVEVfS0lORF9UT1VDSBADEhMKD1dSSVRFX0tJTkRfSU5DUhAEKnwKDEFwcGx5T3V0Y29tZRIdChlBUFBMWV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASGQoVQVBQTFlfT1VUQ09NRV9BUFBMSUVEEAESFwoTQVBQTFlfT1VUQ09NRV9TVEFMRRACEhkKFUFQUExZX09VVENPTUVfUkVGVVNFRBADKnQKC01lbWJlclN0YXRlEhwKGE1FTUJFUl9TVEFURV9VTlNQRUNJRklFRBAAEhYKEk1FTUJFUl9TVEFURV9BTElWRRABEhgKFE1FTUJFUl9TVEFURV9TVVNQRUNUEAISFQoRTUVNQkVSX1NUQVRFX0RFQUQQAyp3CgtSZWNvcmRTdGF0ZRIcChhSRUNPUkRfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNSRUNPUkRfU1RBVEVfQUJTRU5UEAESFQoRUkVDT1JEX1NUQVRFX0xJVkUQAhIaChZSRUNPUkRfU1RBVEVfVE9NQlNUT05FEAMypQoKC1BlZXJTZXJ2aWNlElIKB0ZvcndhcmQSIi5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlcXVlc3QaIy5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlc3BvbnNlEkYKA1NldBIeLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXF1ZXN0Gh8uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlc3BvbnNlEk8KBlJlbW92ZRIhLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlc3BvbnNlEksKA0dldBIeLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXF1ZXN0Gh8uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3BvbnNlIgOQAgESTgoES2V5cxIfLmh5cGVyY2FjaGUucGVlci52MS5LZXlzUmVxdWVzdBogLmh5cGVyY2FjaGUucGVlci52MS5LZXlzUmVzcG9uc2UiA5ACARJRCgVQcm9iZRIgLmh5cGVyY2FjaGUucGVlci52MS5Qcm9iZVJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuUHJvYmVSZXNwb25zZSIDkAIBEk8KBkdvc3NpcBIhLmh5cGVyY2FjaGUucGVlci52MS5Hb3NzaXBSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLkdvc3NpcFJlc3BvbnNlEmAKCk1lcmtsZVJvb3QSJS5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUm9vdFJlcXVlc3QaJi5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUm9vdFJlc3BvbnNlIgOQAgESZgoMTWVya2xlTGVhdmVzEicuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZUxlYXZlc1JlcXVlc3QaKC5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlTGVhdmVzUmVzcG9uc2UiA5ACARJjCgtNZXJrbGVSYW5nZRImLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVSYW5nZVJlcXVlc3QaJy5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUmFuZ2VSZXNwb25zZSIDkAIBElkKCEV4Y2hhbmdlEiMuaHlwZXJjYWNoZS5wZWVyLnYxLkV4Y2hhbmdlUmVxdWVzdBokLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZVJlc3BvbnNlKAEwARJMCgVEcmFpbhIgLmh5cGVyY2FjaGUucGVlci52MS5EcmFpblJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuRHJhaW5SZXNwb25zZRJhCgxIYW5kT2ZmSGludHMSJy5oeXBlcmNhY2hlLnBlZXIudjEuSGFuZE9mZkhpbnRzUmVxdWVzdBooLmh5cGVyY2FjaGUucGVlci52MS5IYW5kT2ZmSGludHNSZXNwb25zZRJXCgdJbnNwZWN0EiIuaHlwZXJjYWNoZS5wZWVyLnYxLkluc3BlY3RSZXF1ZXN0GiMuaHlwZXJjYWNoZS5wZWVyLnYxLkluc3BlY3RSZXNwb25zZSIDkAIBElQKBkhlYWx0aBIhLmh5cGVyY2FjaGUucGVlci52MS5IZWFsdGhSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLkhlYWx0aFJlc3BvbnNlIgOQAgFiBnByb3RvMw");
+  fileDesc("Ch1oeXBlcmNhY2hlL3BlZXIvdjEvcGVlci5wcm90bxISaHlwZXJjYWNoZS5wZWVyLnYxIpEBCgVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAwSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhEKCXRvbWJzdG9uZRgHIAEoCCJRCgxQcmVjb25kaXRpb24SEAoIaWZfbWF0Y2gYASADKAkSFAoMaWZfbWF0Y2hfYW55GAIgASgIEhkKEWlmX25vbmVfbWF0Y2hfYW55GAMgASgIIv0BCgtDbGllbnRXcml0ZRIrCgRraW5kGAEgASgOMh0uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlS2luZBILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAwSDgoGdHRsX21zGAQgASgDEjYKDHByZWNvbmRpdGlvbhgFIAEoCzIgLmh5cGVyY2FjaGUucGVlci52MS5QcmVjb25kaXRpb24SDwoHcGVyc2lzdBgGIAEoCBINCgVkZWx0YRgHIAEoAxIPCgdpbml0aWFsGAggASgDEhcKD2lkZW1wb3RlbmN5X2tleRgJIAEoCRITCgtsZWFzZV90b2tlbhgKIAEoCSK2AQoORm9yd2FyZFJlcXVlc3QSLwoGd3JpdGVzGAEgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkNsaWVudFdyaXRlEjQKC2NvbnNpc3RlbmN5GAIgASgOMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkNvbnNpc3RlbmN5EgwKBGZyb20YAyABKAkSFgoOc2VuZGVyX2FwcGxpZXMYBCABKAgSFwoPc2VudF9hdF91bml4X21zGAUgASgDIu0BCgtXcml0ZVJlc3VsdBILCgNrZXkYASABKAkSDwoHYXBwbGllZBgCIAEoCBINCgVieXRlcxgDIAEoAxIOCgZvd25lcnMYBCADKAkSDwoHdmVyc2lvbhgFIAEoBBIOCgZvcmlnaW4YBiABKAkSEgoKZXJyb3JfY29kZRgHIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAggASgJEgwKBG5vZGUYCSABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAogASgDEhQKDGN1cnJlbnRfZXRhZxgLIAEoCRIVCg1jb3VudGVyX3ZhbHVlGAwgASgDIkMKD0ZvcndhcmRSZXNwb25zZRIwCgdyZXN1bHRzGAEgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlUmVzdWx0Il8KClNldFJlcXVlc3QSKgoHZW50cmllcxgBIAMoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRIMCgRmcm9tGAIgASgJEhcKD2V4cGVjdGVkX293bmVycxgDIAMoCSIuCgtIZWxkVmVyc2lvbhIPCgd2ZXJzaW9uGAEgASgEEg4KBm9yaWdpbhgCIAEoCSJ+CgtTZXRSZXNwb25zZRIyCghvdXRjb21lcxgBIAMoDjIgLmh5cGVyY2FjaGUucGVlci52MS5BcHBseU91dGNvbWUSLQoEaGVsZBgCIAMoCzIfLmh5cGVyY2FjaGUucGVlci52MS5IZWxkVmVyc2lvbhIMCgRub2RlGAMgASgJIlQKCERlbGV0aW9uEgsKA2tleRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEg4KBm9yaWdpbhgDIAEoCRIaChJkZWxldGVkX2F0X3VuaXhfbXMYBCABKAMiZwoNUmVtb3ZlUmVxdWVzdBIvCglkZWxldGlvbnMYASADKAsyHC5oeXBlcmNhY2hlLnBlZXIudjEuRGVsZXRpb24SDAoEZnJvbRgCIAEoCRIXCg9leHBlY3RlZF9vd25lcnMYAyADKAkigQEKDlJlbW92ZVJlc3BvbnNlEjIKCG91dGNvbWVzGAEgAygOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkFwcGx5T3V0Y29tZRItCgRoZWxkGAIgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkhlbGRWZXJzaW9uEgwKBG5vZGUYAyABKAkiGgoKR2V0UmVxdWVzdBIMCgRrZXlzGAEgAygJIlEKCUdldFJlc3VsdBILCgNrZXkYASABKAkSDQoFZm91bmQYAiABKAgSKAoFZW50cnkYAyABKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkiSwoLR2V0UmVzcG9uc2USLgoHcmVzdWx0cxgBIAMoCzIdLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXN1bHQSDAoEbm9kZRgCIAEoCSI3CgtLZXlzUmVxdWVzdBIOCgZjdXJzb3IYASABKAkSDQoFbGltaXQYAiABKA0SCQoBcRgDIAEoCSJECgxLZXlzUmVzcG9uc2USDAoEa2V5cxgBIAMoCRITCgtuZXh0X2N1cnNvchgCIAEoCRIRCgl0cnVuY2F0ZWQYAyABKAgiHgoMUHJvYmVSZXF1ZXN0Eg4KBnRhcmdldBgBIAEoCSI6Cg1Qcm9iZVJlc3BvbnNlEg4KBnRhcmdldBgBIAEoCRIKCgJvaxgCIAEoCBINCgVlcnJvchgDIAEoCSLIAQoGTWVtYmVyEgoKAmlkGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSLgoFc3RhdGUYAyABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuTWVtYmVyU3RhdGUSEwoLaW5jYXJuYXRpb24YBCABKAQSGQoRbGFzdF9zZWVuX3VuaXhfbXMYBSABKAMSDwoHYXBpX3VybBgGIAEoCRIQCghtZ210X3VybBgHIAEoCRIQCghkcmFpbmluZxgIIAEoCBIMCgRsZWZ0GAkgASgIIkoKDUdvc3NpcFJlcXVlc3QSDAoEZnJvbRgBIAEoCRIrCgdtZW1iZXJzGAIgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlciI9Cg5Hb3NzaXBSZXNwb25zZRIrCgdtZW1iZXJzGAEgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlciI6ChFNZXJrbGVSb290UmVxdWVzdBIRCglyZXF1ZXN0ZXIYASABKAkSEgoKbGVhZl9jb3VudBgCIAEoDSJMChJNZXJrbGVSb290UmVzcG9uc2USDAoEcm9vdBgBIAEoDBISCgpsZWFmX2NvdW50GAIgASgNEhQKDHJlY29yZF9jb3VudBgDIAEoBCI8ChNNZXJrbGVMZWF2ZXNSZXF1ZXN0EhEKCXJlcXVlc3RlchgBIAEoCRISCgpsZWFmX2NvdW50GAIgASgNIiYKFE1lcmtsZUxlYXZlc1Jlc3BvbnNlEg4KBmxlYXZlcxgBIAMoDCJbChJNZXJrbGVSYW5nZVJlcXVlc3QSEQoJcmVxdWVzdGVyGAEgASgJEhIKCmxlYWZfY291bnQYAiABKA0SDgoGbGVhdmVzGAMgAygNEg4KBmN1cnNvchgEIAEoCSJWChNNZXJrbGVSYW5nZVJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSEwoLbmV4dF9jdXJzb3IYAiABKAki7wEKD0V4Y2hhbmdlUmVxdWVzdBIKCgJpZBgBIAEoBBI1Cgdmb3J3YXJkGAIgASgLMiIuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXF1ZXN0SAASLQoDc2V0GAMgASgLMh4uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlcXVlc3RIABIzCgZyZW1vdmUYBCABKAsyIS5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVxdWVzdEgAEi0KA2dldBgFIAEoCzIeLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXF1ZXN0SABCBgoEY2FsbCIuCg1FeGNoYW5nZUVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCSKqAgoQRXhjaGFuZ2VSZXNwb25zZRIKCgJpZBgBIAEoBBI2Cgdmb3J3YXJkGAIgASgLMiMuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXNwb25zZUgAEi4KA3NldBgDIAEoCzIfLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXNwb25zZUgAEjQKBnJlbW92ZRgEIAEoCzIiLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXNwb25zZUgAEi4KA2dldBgFIAEoCzIfLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXNwb25zZUgAEjIKBWVycm9yGAYgASgLMiEuaHlwZXJjYWNoZS5wZWVyLnYxLkV4Y2hhbmdlRXJyb3JIAEIICgZyZXN1bHQiDgoMRHJhaW5SZXF1ZXN0IiEKDURyYWluUmVzcG9uc2USEAoIZHJhaW5pbmcYASABKAgidwoTSGFuZE9mZkhpbnRzUmVxdWVzdBIMCgRmcm9tGAEgASgJEg4KBnRhcmdldBgCIAEoCRIWCg50YXJnZXRfYWRkcmVzcxgDIAEoCRIqCgdlbnRyaWVzGAQgAygLMhkuaHlwZXJjYWNoZS5wZWVyLnYxLkVudHJ5IjYKFEhhbmRPZmZIaW50c1Jlc3BvbnNlEhAKCGFjY2VwdGVkGAEgAygIEgwKBG5vZGUYAiABKAkiTAoMTGVhc2VSZXF1ZXN0EgsKA2tleRgBIAEoCRIQCghsZWFzZV9tcxgCIAEoAxIPCgd3YWl0X21zGAMgASgDEgwKBGZyb20YBCABKAkioQEKDUxlYXNlUmVzcG9uc2USMQoHb3V0Y29tZRgBIAEoDjIgLmh5cGVyY2FjaGUucGVlci52MS5MZWFzZU91dGNvbWUSKAoFZW50cnkYAiABKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSDQoFdG9rZW4YAyABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYBCABKAMSDAoEbm9kZRgFIAEoCSIyCg1IZWFsdGhSZXF1ZXN0EiEKGXVuYXZhaWxhYmxlX3doZW5fZHJhaW5pbmcYASABKAgiVgoOSGVhbHRoUmVzcG9uc2USDAoEbm9kZRgBIAEoCRIQCghkcmFpbmluZxgCIAEoCBITCgtpbmNhcm5hdGlvbhgDIAEoBBIPCgd1bml4X21zGAQgASgEIh4KDkluc3BlY3RSZXF1ZXN0EgwKBGtleXMYASADKAkiuQEKClJlY29yZEluZm8SCwoDa2V5GAEgASgJEi4KBXN0YXRlGAIgASgOMh8uaHlwZXJjYWNoZS5wZWVyLnYxLlJlY29yZFN0YXRlEg8KB3ZlcnNpb24YAyABKAQSDgoGb3JpZ2luGAQgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgFIAEoAxIcChRsYXN0X3VwZGF0ZWRfdW5peF9tcxgGIAEoAxITCgt2YWx1ZV9ieXRlcxgHIAEoBCJQCg9JbnNwZWN0UmVzcG9uc2USLwoHcmVjb3JkcxgBIAMoCzIeLmh5cGVyY2FjaGUucGVlci52MS5SZWNvcmRJbmZvEgwKBG5vZGUYAiABKAkqbAoLQ29uc2lzdGVuY3kSGwoXQ09OU0lTVEVOQ1lfVU5TUEVDSUZJRUQQABITCg9DT05TSVNURU5DWV9PTkUQARIWChJDT05TSVNURU5DWV9RVU9SVU0QAhITCg9DT05TSVNURU5DWV9BTEwQAyp9CglXcml0ZUtpbmQSGgoWV1JJVEVfS0lORF9VTlNQRUNJRklFRBAAEhIKDldSSVRFX0tJTkRfU0VUEAESFQoRV1JJVEVfS0lORF9SRU1PVkUQAhIUChBXUklURV9LSU5EX1RPVUNIEAMSEwoPV1JJVEVfS0lORF9JTkNSEAQqfAoMQXBwbHlPdXRjb21lEh0KGUFQUExZX09VVENPTUVfVU5TUEVDSUZJRUQQABIZChVBUFBMWV9PVVRDT01FX0FQUExJRUQQARIXChNBUFBMWV9PVVRDT01FX1NUQUxFEAISGQoVQVBQTFlfT1VUQ09NRV9SRUZVU0VEEAMqdAoLTWVtYmVyU3RhdGUSHAoYTUVNQkVSX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSTUVNQkVSX1NUQVRFX0FMSVZFEAESGAoUTUVNQkVSX1NUQVRFX1NVU1BFQ1QQAhIVChFNRU1CRVJfU1RBVEVfREVBRBADKo8BCgxMZWFzZU91dGNvbWUSHQoZTEVBU0VfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhUKEUxFQVNFX09VVENPTUVfSElUEAESGQoVTEVBU0VfT1VUQ09NRV9HUkFOVEVEEAISFgoSTEVBU0VfT1VUQ09NRV9IRUxEEAMSFgoSTEVBU0VfT1VUQ09NRV9OT05FEAQqdwoLUmVjb3JkU3RhdGUSHAoYUkVDT1JEX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTUkVDT1JEX1NUQVRFX0FCU0VOVBABEhUKEVJFQ09SRF9TVEFURV9MSVZFEAISGgoWUkVDT1JEX1NUQVRFX1RPTUJTVE9ORRADMvMKCgtQZWVyU2VydmljZRJSCgdGb3J3YXJkEiIuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXF1ZXN0GiMuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXNwb25zZRJGCgNTZXQSHi5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVxdWVzdBofLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXNwb25zZRJPCgZSZW1vdmUSIS5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXNwb25zZRJLCgNHZXQSHi5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVxdWVzdBofLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXNwb25zZSIDkAIBEk4KBEtleXMSHy5oeXBlcmNhY2hlLnBlZXIudjEuS2V5c1JlcXVlc3QaIC5oeXBlcmNhY2hlLnBlZXIudjEuS2V5c1Jlc3BvbnNlIgOQAgESUQoFUHJvYmUSIC5oeXBlcmNhY2hlLnBlZXIudjEuUHJvYmVSZXF1ZXN0GiEuaHlwZXJjYWNoZS5wZWVyLnYxLlByb2JlUmVzcG9uc2UiA5ACARJPCgZHb3NzaXASIS5oeXBlcmNhY2hlLnBlZXIudjEuR29zc2lwUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5Hb3NzaXBSZXNwb25zZRJgCgpNZXJrbGVSb290EiUuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJvb3RSZXF1ZXN0GiYuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJvb3RSZXNwb25zZSIDkAIBEmYKDE1lcmtsZUxlYXZlcxInLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVMZWF2ZXNSZXF1ZXN0GiguaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZUxlYXZlc1Jlc3BvbnNlIgOQAgESYwoLTWVya2xlUmFuZ2USJi5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUmFuZ2VSZXF1ZXN0GicuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJhbmdlUmVzcG9uc2UiA5ACARJZCghFeGNoYW5nZRIjLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZVJlcXVlc3QaJC5oeXBlcmNhY2hlLnBlZXIudjEuRXhjaGFuZ2VSZXNwb25zZSgBMAESTAoFRHJhaW4SIC5oeXBlcmNhY2hlLnBlZXIudjEuRHJhaW5SZXF1ZXN0GiEuaHlwZXJjYWNoZS5wZWVyLnYxLkRyYWluUmVzcG9uc2USYQoMSGFuZE9mZkhpbnRzEicuaHlwZXJjYWNoZS5wZWVyLnYxLkhhbmRPZmZIaW50c1JlcXVlc3QaKC5oeXBlcmNhY2hlLnBlZXIudjEuSGFuZE9mZkhpbnRzUmVzcG9uc2USVwoHSW5zcGVjdBIiLmh5cGVyY2FjaGUucGVlci52MS5JbnNwZWN0UmVxdWVzdBojLmh5cGVyY2FjaGUucGVlci52MS5JbnNwZWN0UmVzcG9uc2UiA5ACARJMCgVMZWFzZRIgLmh5cGVyY2FjaGUucGVlci52MS5MZWFzZVJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuTGVhc2VSZXNwb25zZRJUCgZIZWFsdGgSIS5oeXBlcmNhY2hlLnBlZXIudjEuSGVhbHRoUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5IZWFsdGhSZXNwb25zZSIDkAIBYgZwcm90bzM");
 
 /**
  * Entry is one versioned record as it travels between peers.
@@ -194,6 +194,17 @@ export type ClientWrite = Message<"hypercache.peer.v1.ClientWrite"> & {
    * @generated from field: string idempotency_key = 9;
    */
   idempotencyKey: string;
+
+  /**
+   * Set only: the token of the stampede lease this set fills (the client's X-Cache-Lease header;
+   * empty: a plain set). Only the key's primary takes it, and stores it only while that lease is
+   * held (not expired, not ended by another write or a delete); otherwise the result is CONFLICT
+   * and nothing is stored. A node that is not the primary in its own ring view answers CONFLICT.
+   * Every node of the cluster must know this field: an older primary would store the set.
+   *
+   * @generated from field: string lease_token = 10;
+   */
+  leaseToken: string;
 };
 
 /**
@@ -1271,6 +1282,94 @@ export const HandOffHintsResponseSchema: GenMessage<HandOffHintsResponse> = /*@_
   messageDesc(file_hypercache_peer_v1_peer, 34);
 
 /**
+ * LeaseRequest asks for the stampede lease of one key (see Lease).
+ *
+ * @generated from message hypercache.peer.v1.LeaseRequest
+ */
+export type LeaseRequest = Message<"hypercache.peer.v1.LeaseRequest"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * How long a lease granted by this call lasts, in milliseconds (100 to 60,000).
+   *
+   * @generated from field: int64 lease_ms = 2;
+   */
+  leaseMs: bigint;
+
+  /**
+   * How long to wait for the value while another caller holds the lease, in milliseconds (0 to
+   * 10,000).
+   *
+   * @generated from field: int64 wait_ms = 3;
+   */
+  waitMs: bigint;
+
+  /**
+   * Id of the node the client called.
+   *
+   * @generated from field: string from = 4;
+   */
+  from: string;
+};
+
+/**
+ * Describes the message hypercache.peer.v1.LeaseRequest.
+ * Use `create(LeaseRequestSchema)` to create a new message.
+ */
+export const LeaseRequestSchema: GenMessage<LeaseRequest> = /*@__PURE__*/
+  messageDesc(file_hypercache_peer_v1_peer, 35);
+
+/**
+ * LeaseResponse answers a LeaseRequest.
+ *
+ * @generated from message hypercache.peer.v1.LeaseResponse
+ */
+export type LeaseResponse = Message<"hypercache.peer.v1.LeaseResponse"> & {
+  /**
+   * @generated from field: hypercache.peer.v1.LeaseOutcome outcome = 1;
+   */
+  outcome: LeaseOutcome;
+
+  /**
+   * HIT: the primary's live record of the key.
+   *
+   * @generated from field: hypercache.peer.v1.Entry entry = 2;
+   */
+  entry?: Entry | undefined;
+
+  /**
+   * GRANTED: the lease's token, opaque.
+   *
+   * @generated from field: string token = 3;
+   */
+  token: string;
+
+  /**
+   * HELD: milliseconds until the lease held by another caller ends at the latest.
+   *
+   * @generated from field: int64 retry_after_ms = 4;
+   */
+  retryAfterMs: bigint;
+
+  /**
+   * Id of the answering node.
+   *
+   * @generated from field: string node = 5;
+   */
+  node: string;
+};
+
+/**
+ * Describes the message hypercache.peer.v1.LeaseResponse.
+ * Use `create(LeaseResponseSchema)` to create a new message.
+ */
+export const LeaseResponseSchema: GenMessage<LeaseResponse> = /*@__PURE__*/
+  messageDesc(file_hypercache_peer_v1_peer, 36);
+
+/**
  * HealthRequest asks whether the receiver is up.
  *
  * @generated from message hypercache.peer.v1.HealthRequest
@@ -1291,7 +1390,7 @@ export type HealthRequest = Message<"hypercache.peer.v1.HealthRequest"> & {
  * Use `create(HealthRequestSchema)` to create a new message.
  */
 export const HealthRequestSchema: GenMessage<HealthRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 35);
+  messageDesc(file_hypercache_peer_v1_peer, 37);
 
 /**
  * HealthResponse identifies the answering node.
@@ -1329,7 +1428,7 @@ export type HealthResponse = Message<"hypercache.peer.v1.HealthResponse"> & {
  * Use `create(HealthResponseSchema)` to create a new message.
  */
 export const HealthResponseSchema: GenMessage<HealthResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 36);
+  messageDesc(file_hypercache_peer_v1_peer, 38);
 
 /**
  * InspectRequest names the keys whose local records to describe.
@@ -1350,7 +1449,7 @@ export type InspectRequest = Message<"hypercache.peer.v1.InspectRequest"> & {
  * Use `create(InspectRequestSchema)` to create a new message.
  */
 export const InspectRequestSchema: GenMessage<InspectRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 37);
+  messageDesc(file_hypercache_peer_v1_peer, 39);
 
 /**
  * RecordInfo describes one local record, never its value.
@@ -1407,7 +1506,7 @@ export type RecordInfo = Message<"hypercache.peer.v1.RecordInfo"> & {
  * Use `create(RecordInfoSchema)` to create a new message.
  */
 export const RecordInfoSchema: GenMessage<RecordInfo> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 38);
+  messageDesc(file_hypercache_peer_v1_peer, 40);
 
 /**
  * InspectResponse holds one RecordInfo per requested key, in request order.
@@ -1433,7 +1532,7 @@ export type InspectResponse = Message<"hypercache.peer.v1.InspectResponse"> & {
  * Use `create(InspectResponseSchema)` to create a new message.
  */
 export const InspectResponseSchema: GenMessage<InspectResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 39);
+  messageDesc(file_hypercache_peer_v1_peer, 41);
 
 /**
  * Consistency is how many owners must acknowledge a write or answer a read.
@@ -1597,6 +1696,54 @@ export const MemberStateSchema: GenEnum<MemberState> = /*@__PURE__*/
   enumDesc(file_hypercache_peer_v1_peer, 3);
 
 /**
+ * LeaseOutcome is what the primary did for one lease request.
+ *
+ * @generated from enum hypercache.peer.v1.LeaseOutcome
+ */
+export enum LeaseOutcome {
+  /**
+   * @generated from enum value: LEASE_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The key has a live value (entry): answer it as a read.
+   *
+   * @generated from enum value: LEASE_OUTCOME_HIT = 1;
+   */
+  HIT = 1,
+
+  /**
+   * The caller holds the key's lease now (token): it loads the value and fills the key with a set
+   * carrying the token.
+   *
+   * @generated from enum value: LEASE_OUTCOME_GRANTED = 2;
+   */
+  GRANTED = 2,
+
+  /**
+   * Another caller holds the lease and no value arrived within wait_ms (retry_after_ms).
+   *
+   * @generated from enum value: LEASE_OUTCOME_HELD = 3;
+   */
+  HELD = 3,
+
+  /**
+   * No lease: the receiver is not the key's primary in its ring view, or holds as many leases as
+   * it may. The caller answers a plain miss.
+   *
+   * @generated from enum value: LEASE_OUTCOME_NONE = 4;
+   */
+  NONE = 4,
+}
+
+/**
+ * Describes the enum hypercache.peer.v1.LeaseOutcome.
+ */
+export const LeaseOutcomeSchema: GenEnum<LeaseOutcome> = /*@__PURE__*/
+  enumDesc(file_hypercache_peer_v1_peer, 4);
+
+/**
  * RecordState is what a node holds for a key.
  *
  * @generated from enum hypercache.peer.v1.RecordState
@@ -1633,7 +1780,7 @@ export enum RecordState {
  * Describes the enum hypercache.peer.v1.RecordState.
  */
 export const RecordStateSchema: GenEnum<RecordState> = /*@__PURE__*/
-  enumDesc(file_hypercache_peer_v1_peer, 4);
+  enumDesc(file_hypercache_peer_v1_peer, 5);
 
 /**
  * PeerService is implemented by every node.
@@ -1795,6 +1942,22 @@ export const PeerService: GenService<{
     methodKind: "unary";
     input: typeof InspectRequestSchema;
     output: typeof InspectResponseSchema;
+  },
+  /**
+   * Lease asks the key's primary for a stampede lease after a client's lease read missed
+   * (GET /v1/cache/{key}?lease=...&wait=...). Leases live in the primary's memory only. The
+   * primary answers HIT with its live record, GRANTED with a new lease's token, or, while another
+   * caller holds the key's lease, waits up to wait_ms for the value (HIT), to take the lease over
+   * when it ends unfilled (GRANTED), or answers HELD. A receiver that is not the key's primary in
+   * its own ring view answers NONE and never forwards, so waits never chain. The caller's
+   * timeout is wait_ms plus its peer timeout.
+   *
+   * @generated from rpc hypercache.peer.v1.PeerService.Lease
+   */
+  lease: {
+    methodKind: "unary";
+    input: typeof LeaseRequestSchema;
+    output: typeof LeaseResponseSchema;
   },
   /**
    * Health reports the receiver's identity and whether it is serving.

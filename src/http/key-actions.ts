@@ -1,0 +1,133 @@
+// POST /v1/cache/{key}/incr and POST /v1/cache/{key}/touch: the writes on one key that take a
+// small JSON body (optional for incr), served with the hot item routes on the raw node:http
+// request (item-routes.ts): a counter increment costs about what a PUT costs. incr adds to a
+// counter and answers its value; touch gives a live item a new expiry. Both take If-Match (then
+// a conditional write: the key's primary evaluates it, QUORUM or ALL).
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import type { components } from "../../gen/openapi/client.js";
+import { withinBound } from "../core/counter-state.js";
+import { MAX_DURATION_MS, parseDurationMs } from "../core/duration.js";
+import { etagOf } from "../core/etag.js";
+import { badRequest } from "../core/errors.js";
+import { IDEMPOTENCY_KEY_CHARS_MAX, INCR_BODY_BYTES_MAX, TOUCH_BODY_BYTES_MAX } from "../core/limits.js";
+import type { AdmittedWrites, IncrRequest, TouchExpiry, WriteResult } from "../cluster/index.js";
+import type { ConsistencyLevel } from "../config/index.js";
+import { readJsonBody } from "./body.js";
+import { writeConditionOf } from "./conditions.js";
+
+type Schemas = components["schemas"];
+
+/** The writes on a key named by the path after the key: `/incr` and `/touch`. */
+export type KeyAction = "incr" | "touch";
+
+/** The route templates of the key actions (http.route; the OpenAPI drift check). */
+export const KEY_ACTION_ROUTES: Readonly<Record<KeyAction, string>> = Object.freeze({ incr: "/v1/cache/{key}/incr", touch: "/v1/cache/{key}/touch" });
+
+/** The action named by what follows the key segment of an item path ("/incr", "/touch", a trailing "/" allowed), or undefined. */
+export function keyActionOf(rest: string): KeyAction | undefined {
+  switch (rest) {
+    case "/incr":
+    case "/incr/":
+      return "incr";
+    case "/touch":
+    case "/touch/":
+      return "touch";
+    default:
+      return undefined;
+  }
+}
+
+/** A key action's answer: its JSON body and the written item's ETag. */
+export interface KeyActionAnswer {
+  readonly json: string;
+  readonly etag: string;
+}
+
+/**
+ * Runs `action` on `key` with the writes admitted when the request arrived: the condition and the
+ * headers first, then the body (a 400, 413 or 415 names what is wrong with it), then the write.
+ */
+export async function runKeyAction(writes: AdmittedWrites, nodeId: string, req: IncomingMessage, action: KeyAction, key: string, consistency: ConsistencyLevel | undefined): Promise<KeyActionAnswer> {
+  const condition = writeConditionOf(req.headers, action);
+  let r: WriteResult;
+  if (action === "incr") {
+    const idempotencyKey = idempotencyKeyOf(req.headers);
+    const body = parseIncrBody(hasBody(req.headers) ? await readJsonBody(req, INCR_BODY_BYTES_MAX) : {});
+    r = await writes.incr(key, { ...body, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(condition !== undefined ? { condition } : {}) }, consistency);
+    const out: Schemas["IncrResponse"] = { value: r.counterValue ?? 0, version: r.version, owners: r.owners.ids as string[], applied_by: r.appliedBy ?? nodeId };
+    return { json: JSON.stringify(out), etag: etagOf(r.version, r.origin) };
+  }
+  const expiry = parseTouchBody(await readJsonBody(req, TOUCH_BODY_BYTES_MAX));
+  r = await writes.touch(key, expiry, consistency, condition);
+  const out: Schemas["TouchResponse"] = { key, stored: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
+  if (r.expiresAtMs > 0) out.expires_at = new Date(r.expiresAtMs).toISOString();
+  return { json: JSON.stringify(out), etag: etagOf(r.version, r.origin) };
+}
+
+const INCR_MEMBERS: readonly string[] = ["delta", "initial", "ttl"];
+const TOUCH_MEMBERS: readonly string[] = ["ttl", "ttl_ms", "persist"];
+const IDEMPOTENCY_KEY = /^[!-~]+$/;
+
+/** The members of a JSON object body; 400 (naming `what`) for anything else or an unknown member. */
+function members(body: unknown, allowed: readonly string[], what: string): Record<string, unknown> {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest(`${what} body must be a JSON object with ${allowed.join(", ")}`);
+  const unknown = Object.keys(body).find((k) => !allowed.includes(k));
+  if (unknown !== undefined) throw badRequest(`unknown ${what} member ${JSON.stringify(unknown)}; expected ${allowed.join(", ")}`);
+  return body as Record<string, unknown>;
+}
+
+/** A positive duration string (as PUT's `ttl`) in ms; 400 otherwise. */
+function ttlOf(value: unknown): number {
+  const ms = typeof value === "string" ? parseDurationMs(value) : undefined;
+  if (ms === undefined || ms <= 0) throw badRequest(`ttl must be a positive duration such as 500ms, 30s, 5m, 1h or 1m30s; got ${JSON.stringify(value)}`);
+  return ms;
+}
+
+/** An incr body (`{}` when there is none) as a request without the idempotency key; 400 naming what is malformed. */
+function parseIncrBody(body: unknown): Omit<IncrRequest, "idempotencyKey"> {
+  const b = members(body, INCR_MEMBERS, "incr");
+  return { delta: integerMember(b, "delta", 1), initial: integerMember(b, "initial", 0), ttlMs: b.ttl === undefined ? 0 : ttlOf(b.ttl) };
+}
+
+function integerMember(b: Record<string, unknown>, name: string, fallback: number): number {
+  const v = b[name];
+  if (v === undefined) return fallback;
+  if (typeof v !== "number" || !withinBound(v)) throw badRequest(`${name} must be an integer within ±(2^53 - 1); got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/**
+ * The new expiry a touch body asks for: exactly one of `ttl` (a duration string), `ttl_ms` (a
+ * positive integer) or `persist: true`; anything else is a 400 naming the problem.
+ */
+function parseTouchBody(body: unknown): TouchExpiry {
+  const b = members(body, TOUCH_MEMBERS, "touch");
+  const given = Object.keys(b).length;
+  if (given !== 1) throw badRequest(`touch body needs exactly one of ttl, ttl_ms or persist; got ${given}`);
+  if (b.persist !== undefined) {
+    if (b.persist !== true) throw badRequest(`persist must be true; got ${JSON.stringify(b.persist)}`);
+    return { persist: true };
+  }
+  if (b.ttl_ms !== undefined) {
+    if (typeof b.ttl_ms !== "number" || !Number.isSafeInteger(b.ttl_ms) || b.ttl_ms <= 0 || b.ttl_ms > MAX_DURATION_MS) {
+      throw badRequest(`ttl_ms must be a positive integer of at most ${MAX_DURATION_MS}; got ${JSON.stringify(b.ttl_ms)}`);
+    }
+    return { ttlMs: b.ttl_ms };
+  }
+  return { ttlMs: ttlOf(b.ttl) };
+}
+
+/** The Idempotency-Key header: absent, or 1–256 visible ASCII characters (else 400). */
+function idempotencyKeyOf(headers: IncomingHttpHeaders): string | undefined {
+  const raw = headers["idempotency-key"];
+  if (raw === undefined) return undefined;
+  if (Array.isArray(raw) || raw.length === 0 || raw.length > IDEMPOTENCY_KEY_CHARS_MAX || !IDEMPOTENCY_KEY.test(raw)) {
+    throw badRequest(`Idempotency-Key must be one header of 1 to ${IDEMPOTENCY_KEY_CHARS_MAX} visible ASCII characters`);
+  }
+  return raw;
+}
+
+/** An absent body (no Content-Length or 0, no Transfer-Encoding) is `{}`. */
+function hasBody(headers: IncomingHttpHeaders): boolean {
+  return headers["transfer-encoding"] !== undefined || (headers["content-length"] !== undefined && headers["content-length"] !== "0");
+}
