@@ -44,14 +44,31 @@ function hexToBytes(hex: string): Uint8Array {
   return Buffer.from(hex, "hex");
 }
 
+/** The writes of a ForwardRequest; a write of no known kind is BAD_REQUEST. */
+function clientWrites(wire: Parameters<typeof fromWireWrite>[0][]): ClientWrite[] {
+  return wire.map((w, i) => {
+    const cw = fromWireWrite(w);
+    if (!cw) throw badRequest(`write ${i} has no known kind (set, remove or touch)`);
+    return cw;
+  }) as ClientWrite[];
+}
+
+/** The Get answer: the records may answer only a prefix of the keys (size budget): the caller asks again. */
+function getAnswer(endpoint: PeerEndpoint, keys: string[]) {
+  const records = endpoint.getRecords(keys);
+  return create(GetResponseSchema, {
+    node: endpoint.health().node,
+    results: records.map((rec, i) => {
+      const key = keys[i] as string;
+      return create(GetResultSchema, rec ? { key, found: true, entry: toEntry(rec) } : { key, found: false });
+    }),
+  });
+}
+
 export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof PeerService> {
   return {
     forward: guarded(async (req) => {
-      const writes = req.writes.map((w, i) => {
-        const cw = fromWireWrite(w);
-        if (!cw) throw badRequest(`write ${i} has no known kind (set, remove or touch)`);
-        return cw;
-      }) as ClientWrite[];
+      const writes = clientWrites(req.writes);
       const results = await endpoint.forward({ from: req.from, consistency: fromConsistency(req.consistency), writes, senderApplies: req.senderApplies, sentAtMs: Number(req.sentAtUnixMs) });
       const node = endpoint.health().node;
       return create(ForwardResponseSchema, { results: results.map((r) => toWireResult(r, node)) });
@@ -64,17 +81,7 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       const outcomes = endpoint.applyRemove(req.from, req.deletions.map(fromDeletion), req.expectedOwners);
       return create(RemoveResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node));
     }),
-    get: guarded((req) => {
-      // The records may answer only a prefix of the keys (size budget): the caller asks again.
-      const records = endpoint.getRecords(req.keys);
-      return create(GetResponseSchema, {
-        node: endpoint.health().node,
-        results: records.map((rec, i) => {
-          const key = req.keys[i] as string;
-          return create(GetResultSchema, rec ? { key, found: true, entry: toEntry(rec) } : { key, found: false });
-        }),
-      });
-    }),
+    get: guarded((req) => getAnswer(endpoint, req.keys)),
     keys: guarded((req) => {
       const page = endpoint.keysPage(req.cursor, req.limit, req.q);
       return create(KeysResponseSchema, { keys: page.keys, nextCursor: page.nextCursor, truncated: page.truncated });

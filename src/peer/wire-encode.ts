@@ -224,10 +224,12 @@ const KIND_REMOVE = 2;
 
 /**
  * A plain set or remove as an element of ForwardRequest.writes (a ClientWrite message);
- * undefined for other writes (conditions, touches, increments), which take the generated path.
+ * undefined for other writes (conditions, lease fills, touches, increments), which take the
+ * generated path: only the fields written below may be set.
  */
 export function plainWriteField(write: ClientWrite): UnknownField | undefined {
-  if (write.condition !== undefined || (write.kind !== "set" && write.kind !== "remove")) return undefined;
+  if (write.kind !== "set" && write.kind !== "remove") return undefined;
+  if (write.condition !== undefined || write.leaseToken !== undefined || write.idempotencyKey !== undefined || write.persist !== undefined) return undefined;
   const start = w.startLength();
   w.int(1, write.kind === "set" ? KIND_SET : KIND_REMOVE);
   w.string(2, write.key);

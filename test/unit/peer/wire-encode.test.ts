@@ -97,6 +97,7 @@ describe("peer/wire-encode", () => {
     }
     expect(plainWriteField({ kind: "set", key: "k", value: "v", ttlMs: 0, condition: { ifNoneMatch: "*" } })).to.equal(undefined);
     expect(plainWriteField({ kind: "touch", key: "k", value: "", ttlMs: 5 })).to.equal(undefined);
+    expect(plainWriteField({ kind: "set", key: "k", value: "v", ttlMs: 0, leaseToken: "7.xyz" }), "a lease fill keeps its token").to.equal(undefined);
     // A fraction fails here as it does in the generated path.
     expect(() => toWireWrite({ kind: "set", key: "k", value: "v", ttlMs: 1.5 })).to.throw(RangeError);
     expect(() => plainWriteField({ kind: "set", key: "k", value: "v", ttlMs: 1.5 })).to.throw(RangeError);

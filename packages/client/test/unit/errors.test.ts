@@ -7,6 +7,8 @@ const SPEC_NOTES_CODES: [string, number, string][] = [
   ["UNAUTHORIZED", 401, "UnauthorizedError"],
   ["FORBIDDEN", 403, "ForbiddenError"],
   ["NOT_FOUND", 404, "NotFoundError"],
+  // Not in SPEC-NOTES' table: the stampede leases of issue 16 answer 404 LEASE_HELD.
+  ["LEASE_HELD", 404, "LeaseHeldError"],
   ["CONFLICT", 409, "ConflictError"],
   ["PRECONDITION_FAILED", 412, "PreconditionFailedError"],
   ["PAYLOAD_TOO_LARGE", 413, "PayloadTooLargeError"],
