@@ -271,7 +271,7 @@ export interface paths {
         };
         /**
          * Browse the keys of the whole cluster
-         * @description Collects the live keys of every alive node, removes replica duplicates, sorts them and pages by offset into the sorted set, so successive pages are stable. When `max` truncates, the first `max` keys in sort order are kept. A node whose listing fails is named in `partial_nodes` and does not fail the call. Expired and deleted keys are never listed.
+         * @description Collects the live keys of every alive node, removes replica duplicates, sorts them and pages by offset into the sorted set, so successive pages are stable. When `max` truncates, the first `max` keys in sort order are kept. A node whose listing fails, or that the answering node suspects (it is not asked: a stopped node would hold the call for the peer timeout), is named in `partial_nodes` and does not fail the call. Expired and deleted keys are never listed.
          */
         get: operations["browseKeys"];
         put?: never;
@@ -551,7 +551,7 @@ export interface components {
             /** @description true when `max` cut the result set */
             truncated: boolean;
             node: string;
-            /** @description ids of nodes whose listing failed; empty when every node answered */
+            /** @description ids of nodes whose listing failed or that the answering node suspects (not asked); empty when every ring member answered */
             partial_nodes: string[];
         };
     };

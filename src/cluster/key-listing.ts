@@ -26,16 +26,20 @@ export class KeyLister {
 
   /**
    * Collects the matching live keys of this node and every alive peer, deduplicated, sorted, the
-   * first `max` kept. A peer whose listing fails is reported in partialNodes.
+   * first `max` kept. A peer whose listing fails, or that this node suspects (not asked), is
+   * reported in partialNodes.
    */
   async list(q: string, max: number): Promise<KeyListing> {
     const filter = compileKeyFilter(q);
     const top = new TopKeys(max);
-    const partialNodes: string[] = [];
+    const alive = this.deps.view.alivePeers();
+    // Ring members this node suspects are not asked (a stopped one would hold the listing for the
+    // peer timeout) but named: the keys only they hold may be missing.
+    const partialNodes: string[] = this.deps.view.ringPeers().filter((p) => !alive.some((a) => a.id === p.id)).map((p) => p.id);
     // The local scan (sliced) and the peers' pages fill `top` side by side.
     await Promise.all([
       this.collectLocalKeys(filter, top),
-      ...this.deps.view.alivePeers().map(async (peer) => {
+      ...alive.map(async (peer) => {
         try {
           let cursor = "";
           do {

@@ -66,6 +66,18 @@ describe("sim/data path: key listing across nodes", () => {
   );
 
   it(
+    "a peer this node suspects is named in partialNodes without being asked (its listing would wait for the peer timeout)",
+    withSeed(146, async () => {
+      const c = await filled(146);
+      c.crash("n4");
+      c.node("n1").members.markSuspect("n4");
+      const l = await c.node("n1").cache.listKeys("", 10_000);
+      expect(l.partialNodes).to.deep.equal(["n4"]);
+      expect(l.keys).to.deep.equal(["order:1", ...names]);
+    }),
+  );
+
+  it(
     "deleted and expired keys are not listed on any node",
     withSeed(145, async () => {
       const c = await filled(145);
