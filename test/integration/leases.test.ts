@@ -5,26 +5,15 @@
 // every malformed `lease`, `wait` or X-Cache-Lease is 400 with the envelope.
 import { expect } from "chai";
 import { startCluster, type NodeProcess } from "../helpers/node-process.js";
+import { call, type Reply } from "../helpers/http-call.js";
 import { RawConnection, type RawResponse } from "../helpers/raw-http.js";
 
-interface Answer {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly text: string;
-  readonly json: Record<string, unknown> | undefined;
+/** One request to `node`'s client API on a fresh connection. */
+function send(node: NodeProcess, method: string, path: string, init: { headers?: Record<string, string>; body?: string } = {}): Promise<Reply> {
+  return call(`${node.api}${path}`, { method, ...init });
 }
 
-async function call(node: NodeProcess, method: string, path: string, init: { headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
-  const res = await fetch(`${node.api}${path}`, { method, headers: init.headers, body: init.body });
-  const text = await res.text();
-  let json: Record<string, unknown> | undefined;
-  try {
-    json = text === "" ? undefined : (JSON.parse(text) as Record<string, unknown>);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
-}
+const code = (r: Reply) => r.json<{ code: string }>().code;
 
 const item = (key: string) => `/v1/cache/${encodeURIComponent(key)}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -55,82 +44,82 @@ describe("stampede leases across three real processes", function () {
 
   it("200 concurrent lease GETs of a cold key through every node: exactly one loader gets a token; after its fill the other 199 get the value", async () => {
     const key = "stampede";
-    let loader: Answer | undefined;
+    let loader: Reply | undefined;
     const answers = Array.from({ length: 200 }, (_, i) =>
-      call(pick(i), "GET", `${item(key)}?lease=10s&wait=8s`).then((a) => {
-        if (a.headers.get("x-cache-lease") !== null) loader ??= a;
+      send(pick(i), "GET", `${item(key)}?lease=10s&wait=8s`).then((a) => {
+        if (a.headers["x-cache-lease"] !== undefined) loader ??= a;
         return a;
       }),
     );
     for (let i = 0; i < 200 && loader === undefined; i++) await sleep(25);
     expect(loader, "a loader within 5 s").not.to.equal(undefined);
     expect(loader?.status).to.equal(404);
-    expect(loader?.json?.code).to.equal("NOT_FOUND");
+    expect(code(loader as Reply)).to.equal("NOT_FOUND");
     // The loader "loads" and fills through another node than the one it asked.
-    const fillRes = await call(pick(1), "PUT", item(key), { headers: { "X-Cache-Lease": loader?.headers.get("x-cache-lease") as string }, body: "loaded once" });
-    expect(fillRes.status, fillRes.text).to.equal(200);
+    const fillRes = await send(pick(1), "PUT", item(key), { headers: { "X-Cache-Lease": loader?.headers["x-cache-lease"] as string }, body: "loaded once" });
+    expect(fillRes.status, fillRes.body.toString()).to.equal(200);
     const all = await Promise.all(answers);
-    const tokens = all.map((a) => a.headers.get("x-cache-lease")).filter((t) => t !== null);
+    const tokens = all.map((a) => a.headers["x-cache-lease"]).filter((t) => t !== undefined);
     expect(tokens).to.have.length(1);
     const others = all.filter((a) => a !== loader);
     expect(others.map((a) => a.status)).to.deep.equal(Array(199).fill(200));
-    expect(new Set(others.map((a) => a.text))).to.deep.equal(new Set(["loaded once"]));
+    expect(new Set(others.map((a) => a.body.toString()))).to.deep.equal(new Set(["loaded once"]));
     // A lease read of a filled key is a plain hit, with the item headers.
-    const hit = await call(pick(2), "GET", `${item(key)}?lease=10s`);
+    const hit = await send(pick(2), "GET", `${item(key)}?lease=10s`);
     expect(hit.status).to.equal(200);
-    expect(hit.text).to.equal("loaded once");
-    expect(hit.headers.get("etag")).to.be.a("string");
+    expect(hit.body.toString()).to.equal("loaded once");
+    expect(hit.headers.etag).to.be.a("string");
   });
 
   it("an unfilled lease passes on after it expires: meanwhile LEASE_HELD with Retry-After, then a new token; the old token's fill is 409 and stores nothing", async () => {
     const key = "expiring";
-    const first = await call(pick(0), "GET", `${item(key)}?lease=400ms`);
-    const token = first.headers.get("x-cache-lease");
+    const first = await send(pick(0), "GET", `${item(key)}?lease=400ms`);
+    const token = first.headers["x-cache-lease"];
     expect(first.status).to.equal(404);
     expect(token).to.be.a("string");
-    const held = await call(pick(1), "GET", `${item(key)}?lease=10s&wait=0s`);
+    const held = await send(pick(1), "GET", `${item(key)}?lease=10s&wait=0s`);
     expect(held.status).to.equal(404);
-    expect(held.json?.code).to.equal("LEASE_HELD");
-    expect(held.headers.get("retry-after")).to.equal("1");
-    expect((held.json?.details as Record<string, number>).retry_after_ms).to.be.within(1, 400);
+    expect(code(held)).to.equal("LEASE_HELD");
+    expect(held.headers["retry-after"]).to.equal("1");
+    expect(held.json<{ details: { retry_after_ms: number } }>().details.retry_after_ms).to.be.within(1, 400);
     // A reader waiting across the expiry takes the lease over.
-    const waiter = await call(pick(2), "GET", `${item(key)}?lease=5s&wait=3s`);
+    const waiter = await send(pick(2), "GET", `${item(key)}?lease=5s&wait=3s`);
     expect(waiter.status).to.equal(404);
-    const second = waiter.headers.get("x-cache-lease");
+    const second = waiter.headers["x-cache-lease"];
     expect(second).to.be.a("string").and.not.equal(token);
-    const late = await call(pick(0), "PUT", item(key), { headers: { "X-Cache-Lease": token as string }, body: "too late" });
+    const late = await send(pick(0), "PUT", item(key), { headers: { "X-Cache-Lease": token as string }, body: "too late" });
     expect(late.status).to.equal(409);
-    expect(late.json?.code).to.equal("CONFLICT");
-    expect((await call(pick(1), "GET", `${item(key)}?consistency=all`)).status).to.equal(404);
-    expect((await call(pick(1), "PUT", item(key), { headers: { "X-Cache-Lease": second as string }, body: "second" })).status).to.equal(200);
-    expect((await call(pick(2), "GET", `${item(key)}?consistency=all`)).text).to.equal("second");
+    expect(code(late)).to.equal("CONFLICT");
+    expect((await send(pick(1), "GET", `${item(key)}?consistency=all`)).status).to.equal(404);
+    expect((await send(pick(1), "PUT", item(key), { headers: { "X-Cache-Lease": second as string }, body: "second" })).status).to.equal(200);
+    expect((await send(pick(2), "GET", `${item(key)}?consistency=all`)).body.toString()).to.equal("second");
   });
 
   it("a delete before the fill makes the fill 409 CONFLICT: nothing is stored, and the next lease read gets a new lease", async () => {
     const key = "deleted-meanwhile";
-    const lease = await call(pick(2), "GET", `${item(key)}?lease=10s`);
-    const token = lease.headers.get("x-cache-lease") as string;
+    const lease = await send(pick(2), "GET", `${item(key)}?lease=10s`);
+    const token = lease.headers["x-cache-lease"] as string;
     expect(token).to.be.a("string");
-    expect((await call(pick(0), "DELETE", item(key))).status).to.equal(200);
-    const fill = await call(pick(1), "PUT", item(key), { headers: { "X-Cache-Lease": token }, body: "stale" });
+    expect((await send(pick(0), "DELETE", item(key))).status).to.equal(200);
+    const fill = await send(pick(1), "PUT", item(key), { headers: { "X-Cache-Lease": token }, body: "stale" });
     expect(fill.status).to.equal(409);
-    expect(fill.json?.code).to.equal("CONFLICT");
-    for (const n of nodes) expect((await call(n, "GET", `${item(key)}?consistency=one`)).status, n.id).to.equal(404);
-    const again = await call(pick(0), "GET", `${item(key)}?lease=10s`);
-    expect(again.headers.get("x-cache-lease")).to.be.a("string").and.not.equal(token);
+    expect(code(fill)).to.equal("CONFLICT");
+    for (const n of nodes) expect((await send(n, "GET", `${item(key)}?consistency=one`)).status, n.id).to.equal(404);
+    const again = await send(pick(0), "GET", `${item(key)}?lease=10s`);
+    expect(again.headers["x-cache-lease"]).to.be.a("string").and.not.equal(token);
   });
 
   it("every malformed lease, wait or X-Cache-Lease is 400 with the envelope", async () => {
     const n = nodes[0] as NodeProcess;
     const queries = ["lease=abc", "lease=10", "lease=99ms", "lease=61s", "lease=-1s", "lease=", "lease=10s&lease=5s", "wait=1s", "lease=10s&wait=10001ms", "lease=10s&wait=x", "lease=10s&wait=2s&wait=1s"];
     for (const q of queries) {
-      const r = await call(n, "GET", `${item("m")}?${q}`);
+      const r = await send(n, "GET", `${item("m")}?${q}`);
       expect(r.status, q).to.equal(400);
-      expect(r.json?.code, q).to.equal("BAD_REQUEST");
-      expect((await call(n, "HEAD", `${item("m")}?${q}`)).status, `HEAD ${q}`).to.equal(400);
+      expect(code(r), q).to.equal("BAD_REQUEST");
+      expect((await send(n, "HEAD", `${item("m")}?${q}`)).status, `HEAD ${q}`).to.equal(400);
     }
     // The limits themselves are accepted.
-    for (const q of ["lease=100ms&wait=0s", "lease=60s&wait=10s", "lease=1m"]) expect((await call(n, "GET", `${item(`ok-${q}`)}?${q}`)).status, q).to.equal(404);
+    for (const q of ["lease=100ms&wait=0s", "lease=60s&wait=10s", "lease=1m"]) expect((await send(n, "GET", `${item(`ok-${q}`)}?${q}`)).status, q).to.equal(404);
     const tokens: Array<Array<[string, string]>> = [
       [["X-Cache-Lease", "has space"]],
       [["X-Cache-Lease", "x".repeat(65)]],
@@ -144,7 +133,7 @@ describe("stampede leases across three real processes", function () {
       expect(r.json().code).to.equal("BAD_REQUEST");
     }
     // A well-formed token that names no lease is a conflict, and stores nothing.
-    expect((await call(n, "PUT", item("m"), { headers: { "X-Cache-Lease": "1.nosuchlease" }, body: "v" })).status).to.equal(409);
-    expect((await call(n, "GET", `${item("m")}?consistency=all`)).status).to.equal(404);
+    expect((await send(n, "PUT", item("m"), { headers: { "X-Cache-Lease": "1.nosuchlease" }, body: "v" })).status).to.equal(409);
+    expect((await send(n, "GET", `${item("m")}?consistency=all`)).status).to.equal(404);
   });
 });
