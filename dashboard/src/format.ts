@@ -42,11 +42,28 @@ export function fromBase64(b64: string): Uint8Array {
   return out;
 }
 
-/** The bytes as UTF-8 text when they are valid UTF-8 without control characters (tabs and newlines allowed). */
-export function asText(b: Uint8Array): string | undefined {
+/**
+ * The length of `b` without a UTF-8 sequence its end cuts short (the server cuts a preview at a
+ * byte count, which may fall inside a character).
+ */
+function wholeCharsLength(b: Uint8Array): number {
+  let lead = b.length - 1;
+  while (lead >= 0 && lead > b.length - 4 && ((b[lead] as number) & 0xc0) === 0x80) lead--;
+  if (lead < 0) return b.length;
+  const first = b[lead] as number;
+  const need = first >= 0xf0 ? 4 : first >= 0xe0 ? 3 : first >= 0xc0 ? 2 : 1;
+  return lead + need > b.length ? lead : b.length;
+}
+
+/**
+ * The bytes as UTF-8 text when they are valid UTF-8 without control characters (tabs and newlines
+ * allowed). `cut`: the bytes are the start of a longer value, so a character cut short at the end
+ * is dropped instead of making the whole preview hex.
+ */
+export function asText(b: Uint8Array, cut = false): string | undefined {
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(b);
+    text = new TextDecoder("utf-8", { fatal: true }).decode(cut ? b.subarray(0, wholeCharsLength(b)) : b);
   } catch {
     return undefined;
   }
@@ -66,7 +83,5 @@ export function hexDump(b: Uint8Array): string {
   return lines.join("\n");
 }
 
-/** Whether the key browser treats the query as a glob (it has *, ? or [), else a prefix. */
-export function isGlob(q: string): boolean {
-  return /[*?[]/.test(q);
-}
+/** Whether the key browser treats the query as a glob (it has *, ? or [), else a prefix: the server's own test. */
+export { isGlob } from "../../src/core/key-filter.js";

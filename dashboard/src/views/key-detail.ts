@@ -11,9 +11,6 @@ import { ErrorNote } from "./common.js";
 
 const COPY_CLASS: Record<ReplicaCopy["state"], string> = { live: "state-alive", tombstone: "state-suspect", absent: "state-suspect", unreachable: "state-unreachable" };
 
-/** Preview length (bytes) shown of a value. */
-const PREVIEW_BYTES_MAX = 4096;
-
 export function KeyDetail(props: { api: Api; keyName: string }) {
   const [data, setData] = useState<KeyReplicas | undefined>();
   const [preview, setPreview] = useState<ValuePreview | undefined>();
@@ -40,7 +37,7 @@ export function KeyDetail(props: { api: Api; keyName: string }) {
   }, []);
 
   const value = preview !== undefined ? fromBase64(preview.preview_base64) : undefined;
-  const text = value ? asText(value) : undefined;
+  const text = value ? asText(value, preview?.truncated === true) : undefined;
   const expiry = preview?.expires_at ?? data?.replicas.find((c) => c.present && c.expires_at !== null)?.expires_at ?? undefined;
   return html`
     <section class="detail" aria-labelledby="key-detail-title" id="key-detail">
@@ -62,7 +59,7 @@ export function KeyDetail(props: { api: Api; keyName: string }) {
         html`<div class="toolbar"><h4>Value (${bytes(preview!.bytes)}${preview!.truncated ? `, first ${bytes(value.length)} shown` : ""})</h4>
             <button type="button" aria-pressed=${hex || text === undefined} disabled=${text === undefined} onClick=${() => setHex(!hex)}>${hex || text === undefined ? "Show text" : "Show hex"}</button>
           </div>
-          <pre id="value-preview" tabindex="0" aria-label="Value preview">${hex || text === undefined ? hexDump(value.subarray(0, PREVIEW_BYTES_MAX)) : text.slice(0, PREVIEW_BYTES_MAX)}</pre>`}
+          <pre id="value-preview" tabindex="0" aria-label="Value preview">${hex || text === undefined ? hexDump(value) : text}</pre>`}
         <button type="button" onClick=${() => setReload(reload + 1)}>Refresh copies</button>`}
     </section>
   `;

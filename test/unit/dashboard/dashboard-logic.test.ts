@@ -31,6 +31,10 @@ describe("dashboard logic", () => {
     expect(asText(new TextEncoder().encode("héllo\nworld\t!"))).to.equal("héllo\nworld\t!");
     expect(asText(new Uint8Array([0xff, 0xfe]))).to.equal(undefined);
     expect(asText(new Uint8Array([0x61, 0x00]))).to.equal(undefined);
+    // A preview cut by the server at 4096 bytes may end inside a character: still text when cut.
+    const cut = new TextEncoder().encode("é".repeat(3000)).subarray(0, 4095);
+    expect(asText(cut, true)).to.equal("é".repeat(2047));
+    expect(asText(cut, false), "an uncut value ending mid-character is not UTF-8").to.equal(undefined);
     expect(hexDump(new Uint8Array([0x68, 0x69, 0x00]))).to.equal(`00000000  ${"68 69 00".padEnd(47)}  hi.`);
     expect(hexDump(new Uint8Array(17)).split("\n")[1]).to.match(/^00000010 {2}00/);
   });
