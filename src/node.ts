@@ -124,7 +124,6 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     migrations: d.migrations,
     cache: d.cache,
     replicas: new ReplicaInspector({ selfId: config.nodeId, view: f.view, store, transport: f.transport, clock, timers, timeoutMs: REPLICA_INSPECT_TIMEOUT_MS }),
-    replicaTimeoutMs: REPLICA_INSPECT_TIMEOUT_MS,
     dashboard: deps.documents.dashboard,
   });
   const endpoint: PeerEndpoint = {

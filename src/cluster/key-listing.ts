@@ -35,7 +35,7 @@ export class KeyLister {
     const alive = this.deps.view.alivePeers();
     // Ring members this node suspects are not asked (a stopped one would hold the listing for the
     // peer timeout) but named: the keys only they hold may be missing.
-    const partialNodes: string[] = this.deps.view.ringPeers().filter((p) => !alive.some((a) => a.id === p.id)).map((p) => p.id);
+    const partialNodes: string[] = this.deps.view.ringPeers().filter((p) => this.deps.view.suspect(p.id)).map((p) => p.id);
     // The local scan (sliced) and the peers' pages fill `top` side by side.
     await Promise.all([
       this.collectLocalKeys(filter, top),

@@ -3,6 +3,7 @@
 // that does not answer within the timeout, or fails, is reported as unreachable; the work is
 // bounded by the replication factor and the timeout.
 import type { Clock, Timers } from "../core/clock.js";
+import { withTimeout } from "../core/timeout.js";
 import type { VersionedRecord } from "../store/index.js";
 import type { PeerTransport, RecordMeta } from "../transport/index.js";
 import type { ClusterView } from "./cluster-view.js";
@@ -43,6 +44,11 @@ export function copiesDiverge(copies: readonly ReplicaCopy[]): boolean {
 export class ReplicaInspector {
   constructor(private readonly deps: ReplicaInspectorDeps) {}
 
+  /** How long each owner may take to answer, ms. */
+  get timeoutMs(): number {
+    return this.deps.timeoutMs;
+  }
+
   async inspect(key: string): Promise<ReplicaReport> {
     const owners = this.deps.view.ring().ownersOf(key).ids;
     const copies = await Promise.all(owners.map((id, i) => this.copyAt(id, i === 0 ? "primary" : "replica", key)));
@@ -55,29 +61,11 @@ export class ReplicaInspector {
     const peer = view.peer(node);
     if (peer === undefined) return { node, role, reachable: false, error: "not a member of this node's view" };
     try {
-      const [meta] = await this.withinTimeout(this.deps.transport.inspect(peer, [key], this.deps.timeoutMs));
+      const [meta] = await withTimeout(this.deps.timers, this.deps.timeoutMs, this.deps.transport.inspect(peer, [key], this.deps.timeoutMs), `inspect of ${node}`);
       if (meta === undefined) return { node, role, reachable: false, error: "the owner described no record" };
       return { node, role, reachable: true, meta };
     } catch (err) {
       return { node, role, reachable: false, error: err instanceof Error ? err.message : String(err) };
     }
-  }
-
-  /** The call's answer, or a rejection once the timeout passes (whichever comes first). */
-  private withinTimeout<T>(call: Promise<T>): Promise<T> {
-    const { timers, timeoutMs } = this.deps;
-    return new Promise<T>((resolve, reject) => {
-      const timer = timers.after(timeoutMs, () => reject(new Error(`no answer within ${timeoutMs} ms`)));
-      call.then(
-        (v) => {
-          timer.cancel();
-          resolve(v);
-        },
-        (err: unknown) => {
-          timer.cancel();
-          reject(err instanceof Error ? err : new Error(String(err)));
-        },
-      );
-    });
   }
 }

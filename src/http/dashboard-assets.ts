@@ -38,7 +38,7 @@ const TYPES: Readonly<Record<string, string>> = {
 };
 
 /** Builds one in-memory asset from its file name and bytes. */
-export function dashboardAsset(name: string, body: Buffer): DashboardAsset {
+function dashboardAsset(name: string, body: Buffer): DashboardAsset {
   const ext = name.slice(name.lastIndexOf(".") + 1).toLowerCase();
   const gz = gzipSync(body, { level: 9 });
   return {

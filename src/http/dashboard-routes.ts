@@ -11,10 +11,10 @@ import type { AppContext, AppState } from "./koa-middleware.js";
  * Content-Security-Policy of every dashboard answer: scripts, styles and API calls from this
  * origin only, no inline script, no plug-ins, no framing.
  */
-export const DASHBOARD_CSP = "default-src 'self'; base-uri 'none'; object-src 'none'; form-action 'self'; frame-ancestors 'none'";
+const DASHBOARD_CSP = "default-src 'self'; base-uri 'none'; object-src 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /** Cache-Control of hashed assets: a name never changes its content. */
-export const IMMUTABLE_CACHE = "public, max-age=31536000, immutable";
+const IMMUTABLE_CACHE = "public, max-age=31536000, immutable";
 
 export interface DashboardDeps {
   /** SERVICE_DASHBOARD is on. */

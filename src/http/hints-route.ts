@@ -4,7 +4,7 @@ import type Router from "@koa/router";
 import type Koa from "koa";
 import type { components } from "../../gen/openapi/management.js";
 import type { Clock } from "../core/clock.js";
-import { summarizeHints, type HintQueue } from "../cluster/index.js";
+import { HINTED_METRICS, summarizeHints, type HintQueue } from "../cluster/index.js";
 import type { Metrics } from "../observability/index.js";
 import type { AppState } from "./koa-middleware.js";
 
@@ -28,20 +28,20 @@ function queueView(queue: HintQueue, nowMs: number): Schemas["HintQueueView"] {
   };
 }
 
-export function addHintsRoute(router: Router<AppState>, guard: Koa.Middleware<AppState>, deps: () => HintsRouteDeps): void {
+export function addHintsRoute(router: Router<AppState>, guard: Koa.Middleware<AppState>, deps: HintsRouteDeps): void {
   router.get("/dist/hints", guard, (ctx) => {
-    const { config, hints, migrations, metrics, clock } = deps();
+    const { config, hints, migrations, metrics, clock } = deps;
     const now = clock.nowMs();
     const out: Schemas["Hints"] = {
       node: config.nodeId,
       ...queueView(hints, now),
       caps: { max_per_node: config.hintMaxPerNode, max_bytes: config.hintMaxBytes, ttl_ms: config.hintTtlMs },
       counters: {
-        queued: metrics.get("dist.hinted.queued"),
-        replayed: metrics.get("dist.hinted.replayed"),
-        expired: metrics.get("dist.hinted.expired"),
-        dropped_per_node_cap: metrics.get("dist.hinted.dropped"),
-        dropped_bytes_cap: metrics.get("dist.hinted.global_dropped"),
+        queued: metrics.get(HINTED_METRICS.queued),
+        replayed: metrics.get(HINTED_METRICS.replayed),
+        expired: metrics.get(HINTED_METRICS.expired),
+        dropped_per_node_cap: metrics.get(HINTED_METRICS.dropped),
+        dropped_bytes_cap: metrics.get(HINTED_METRICS.globalDropped),
       },
       migrations: queueView(migrations, now),
     };

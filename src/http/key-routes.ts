@@ -10,7 +10,7 @@ import type { Authenticator } from "../auth/index.js";
 import type { CacheService } from "../cluster/index.js";
 import { authenticated, type AppContext, type AppState } from "./koa-middleware.js";
 import { queryOne } from "./query.js";
-import { decodeKeySegment, parsePositiveInt, splitUrl } from "./validate.js";
+import { keyInPath, parsePositiveInt } from "./validate.js";
 
 type Schemas = components["schemas"];
 
@@ -42,8 +42,7 @@ export function addKeyRoutes(router: Router<AppState>, deps: KeyRouteDeps): void
   const { cache, auth } = deps;
 
   router.get("/v1/owners/:key", authenticated(auth, "read"), (ctx) => {
-    const segment = splitUrl(ctx.req.url ?? "").path.slice("/v1/owners/".length);
-    const key = decodeKeySegment(segment, deps.maxKeyBytes);
+    const key = keyInPath(ctx.req.url ?? "", "/v1/owners/", "", deps.maxKeyBytes);
     const out: Schemas["OwnersResponse"] = { key, owners: cache.owners(key).ids as string[], node: cache.nodeId };
     ctx.body = out;
   });

@@ -63,9 +63,8 @@ export interface ManagementAppDeps {
   readonly migrations: HintQueue;
   /** The cluster cache: the key browser (GET /cluster/keys). */
   readonly cache: CacheService;
-  /** Each owner's copy of a key (GET /cluster/keys/{key}/replicas), each owner given `replicaTimeoutMs`. */
+  /** Each owner's copy of a key (GET /cluster/keys/{key}/replicas). */
   readonly replicas: ReplicaInspector;
-  readonly replicaTimeoutMs: number;
   /** The dashboard's built files (dist/dashboard); undefined when not built. */
   readonly dashboard?: DashboardAssets | undefined;
 }
@@ -76,7 +75,7 @@ export function createManagementRouter(deps: ManagementAppDeps): Router<AppState
   addViewRoutes(router, deps);
   addClusterRoutes(router, deps);
   addControlRoutes(router, deps);
-  addDashboardRoutes(router, { enabled: deps.config?.dashboardEnabled ?? true, files: deps.dashboard });
+  addDashboardRoutes(router, { enabled: deps.config.dashboardEnabled, files: deps.dashboard });
   return router;
 }
 
@@ -160,13 +159,7 @@ function addClusterRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
     ctx.body = out;
   });
 
-  addRingRoute(router, readOrBetter(auth), {
-    get config() {
-      return deps.config;
-    },
-    ring: () => deps.ring(),
-    membershipVersion: () => members.version,
-  });
+  addRingRoute(router, readOrBetter(auth), { config, ring: deps.ring, membershipVersion: () => members.version });
 
   // The client listener's key browser, same code path (see key-routes.ts).
   router.get("/cluster/keys", readOrBetter(auth), async (ctx) => {
@@ -174,8 +167,8 @@ function addClusterRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
     ctx.body = out;
   });
 
-  addReplicasRoute(router, readOrBetter(auth), () => ({ nodeId: config.nodeId, maxKeyBytes: config.maxKeyBytes, inspector: deps.replicas, timeoutMs: deps.replicaTimeoutMs }));
-  addValuePreviewRoute(router, readOrBetter(auth), () => ({ nodeId: config.nodeId, maxKeyBytes: config.maxKeyBytes, cache: deps.cache }));
+  addReplicasRoute(router, readOrBetter(auth), { nodeId: config.nodeId, maxKeyBytes: config.maxKeyBytes, inspector: deps.replicas });
+  addValuePreviewRoute(router, readOrBetter(auth), { nodeId: config.nodeId, maxKeyBytes: config.maxKeyBytes, cache: deps.cache });
 
   router.delete("/cluster/members/:id", admin(auth), (ctx) => {
     const id = ctx.params.id as string;
@@ -214,7 +207,7 @@ function addControlRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
     ctx.body = out;
   });
 
-  addHintsRoute(router, readOrBetter(auth), () => deps);
+  addHintsRoute(router, readOrBetter(auth), deps);
 
   router.post("/dist/drain", readOrBetter(auth), (ctx) => {
     deps.lifecycle.drain("management request");

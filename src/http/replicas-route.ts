@@ -5,7 +5,7 @@ import type Koa from "koa";
 import type { components } from "../../gen/openapi/management.js";
 import type { ReplicaCopy, ReplicaInspector } from "../cluster/index.js";
 import type { AppState } from "./koa-middleware.js";
-import { decodeKeySegment, splitUrl } from "./validate.js";
+import { keyInPath } from "./validate.js";
 
 type Schemas = components["schemas"];
 
@@ -16,14 +16,12 @@ export interface ReplicasRouteDeps {
   readonly nodeId: string;
   readonly maxKeyBytes: number;
   readonly inspector: ReplicaInspector;
-  /** The per-owner timeout the inspector applies, ms (reported in the answer). */
-  readonly timeoutMs: number;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** One owner's copy in the answer's shape: fields that do not apply are null. */
-export function replicaBody(c: ReplicaCopy): Schemas["ReplicaCopy"] {
+function replicaBody(c: ReplicaCopy): Schemas["ReplicaCopy"] {
   const none = { version: null, origin: null, expires_at: null, last_updated: null, bytes: null, error: null };
   if (!c.reachable) return { node: c.node, role: c.role, state: "unreachable", present: false, ...none, error: c.error };
   const m = c.meta;
@@ -33,18 +31,16 @@ export function replicaBody(c: ReplicaCopy): Schemas["ReplicaCopy"] {
   return { node: c.node, role: c.role, state: "live", present: true, ...held, expires_at: m.expiresAtMs === 0 ? null : iso(m.expiresAtMs), bytes: m.valueBytes };
 }
 
-export function addReplicasRoute(router: Router<AppState>, guard: Koa.Middleware<AppState>, deps: () => ReplicasRouteDeps): void {
+export function addReplicasRoute(router: Router<AppState>, guard: Koa.Middleware<AppState>, deps: ReplicasRouteDeps): void {
   router.get("/cluster/keys/:key/replicas", guard, async (ctx) => {
-    const { nodeId, maxKeyBytes, inspector, timeoutMs } = deps();
-    // The raw segment (the router matched one segment: a "/" in a key arrives as %2F).
-    const path = splitUrl(ctx.req.url ?? "").path;
-    const key = decodeKeySegment(path.slice(PREFIX.length, path.length - SUFFIX.length), maxKeyBytes);
+    const { nodeId, maxKeyBytes, inspector } = deps;
+    const key = keyInPath(ctx.req.url ?? "", PREFIX, SUFFIX, maxKeyBytes);
     const report = await inspector.inspect(key);
     const out: Schemas["KeyReplicas"] = {
       key,
       node: nodeId,
       owners: [...report.owners],
-      timeout_ms: timeoutMs,
+      timeout_ms: inspector.timeoutMs,
       divergent: report.divergent,
       replicas: report.copies.map(replicaBody),
     };

@@ -7,6 +7,16 @@ import { LEASE_LIMITS } from "../core/limits.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { LeaseAsk } from "../cluster/index.js";
 
+/**
+ * The key of a route whose path is `prefix`, one key segment, then `suffix` (such as
+ * /cluster/keys/{key}/replicas), read from the raw URL so that a "/" in a key (%2F) stays
+ * encoded until the segment is decoded and checked.
+ */
+export function keyInPath(url: string, prefix: string, suffix: string, maxBytes: number): string {
+  const path = splitUrl(url).path;
+  return decodeKeySegment(path.slice(prefix.length, path.length - suffix.length), maxBytes);
+}
+
 /** Decodes a percent-encoded path segment into a key and checks it. */
 export function decodeKeySegment(segment: string, maxBytes: number): string {
   let key = segment;

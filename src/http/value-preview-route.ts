@@ -9,7 +9,7 @@ import { CacheError } from "../core/errors.js";
 import { VALUE_PREVIEW_BYTES_MAX } from "../core/limits.js";
 import type { CacheService } from "../cluster/index.js";
 import type { AppState } from "./koa-middleware.js";
-import { decodeKeySegment, splitUrl } from "./validate.js";
+import { keyInPath } from "./validate.js";
 
 type Schemas = components["schemas"];
 
@@ -22,12 +22,10 @@ export interface ValuePreviewDeps {
   readonly cache: CacheService;
 }
 
-export function addValuePreviewRoute(router: Router<AppState>, guard: Koa.Middleware<AppState>, deps: () => ValuePreviewDeps): void {
+export function addValuePreviewRoute(router: Router<AppState>, guard: Koa.Middleware<AppState>, deps: ValuePreviewDeps): void {
   router.get("/cluster/keys/:key/value", guard, async (ctx) => {
-    const { nodeId, maxKeyBytes, cache } = deps();
-    // The raw segment (the router matched one segment: a "/" in a key arrives as %2F).
-    const path = splitUrl(ctx.req.url ?? "").path;
-    const key = decodeKeySegment(path.slice(PREFIX.length, path.length - SUFFIX.length), maxKeyBytes);
+    const { nodeId, maxKeyBytes, cache } = deps;
+    const key = keyInPath(ctx.req.url ?? "", PREFIX, SUFFIX, maxKeyBytes);
     const { item } = await cache.read(key);
     if (item === undefined) throw new CacheError("NOT_FOUND", `no live value for key ${JSON.stringify(key)}`);
     const value = toBuffer(item.value);

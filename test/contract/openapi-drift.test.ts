@@ -11,6 +11,7 @@ import { ITEM_ROUTES } from "../../src/http/item-routes.js";
 import { createManagementRouter } from "../../src/http/management-app.js";
 import { recordingLogger } from "../../src/log/index.js";
 import { Metrics } from "../../src/observability/index.js";
+import { testConfig } from "../helpers/test-config.js";
 
 const OPERATIONS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
@@ -89,6 +90,7 @@ function clientAppRoutes(): string[] {
 function managementAppRoutes(): string[] {
   const logger = recordingLogger();
   const router = createManagementRouter(routerDeps<Parameters<typeof createManagementRouter>[0]>({
+    config: testConfig(),
     auth: openAuthenticator(),
     lifecycle: new Lifecycle({ metrics: new Metrics(), logger, nowMs: () => 0 }),
     logger,

@@ -79,7 +79,7 @@ describe("cluster/replica-inspector", () => {
     await flush();
     expect(done).to.equal(true);
     const copies = byNode((await pending).copies);
-    expect(copies.b).to.deep.include({ reachable: false, error: "no answer within 1500 ms" });
+    expect(copies.b).to.deep.include({ reachable: false, error: "inspect of b timed out after 1500 ms" });
     expect(copies.a).to.deep.include({ reachable: true });
     expect(clock.pending).to.equal(0);
   });
