@@ -21,10 +21,14 @@ export interface RssSample {
  * through the live size. Without both figures it is RSS.
  */
 export function retainedBytes(s: RssSample): number {
+  return hasHeapFigures(s) ? s.rss_bytes - (s.heap_committed_bytes - s.heap_live_bytes) : s.rss_bytes;
+}
+
+/** True when the sample carries both heap figures (live is 0 before the first full collection). */
+function hasHeapFigures(s: RssSample): s is RssSample & { heap_committed_bytes: number; heap_live_bytes: number } {
   const committed = s.heap_committed_bytes;
   const live = s.heap_live_bytes;
-  if (committed == null || live == null || !(live > 0) || !(committed >= live)) return s.rss_bytes;
-  return s.rss_bytes - (committed - live);
+  return committed != null && live != null && live > 0 && committed >= live;
 }
 
 /** Which figure a memory verdict is about. */
@@ -74,21 +78,25 @@ export function slope(points: readonly [number, number][]): number {
 
 
 /**
- * The memory verdict of one node on `measure` (RSS, or retained memory: the default): the
+ * The memory verdict of one node on `measure` (RSS by default, or retained memory): the
  * reference is the median around `referenceFraction` of the run, the final one the median of the
  * last `windowS` seconds, the slope a least-squares fit over every sample from the reference on.
+ * Retained memory is judged on the samples that carry heap figures only (one measure throughout);
+ * with none, the verdict's figures are NaN and its gates fail.
  */
 export function memoryVerdict(samples: readonly RssSample[], durationS: number, measure: MemoryMeasure = "RSS"): NodeMemoryVerdict {
   const value = measure === "RSS" ? (s: RssSample) => s.rss_bytes : retainedBytes;
-  const medianRss = (list: readonly RssSample[]) => percentile(list.map(value), 50);
-  const sorted = [...samples].sort((a, b) => a.t_s - b.t_s);
+  const median = (list: readonly RssSample[]) => percentile(list.map(value), 50);
+  const all = [...samples].sort((a, b) => a.t_s - b.t_s);
+  if (all.length === 0) throw new Error("no samples");
+  const sorted = measure === "RSS" ? all : all.filter(hasHeapFigures);
   const last = sorted[sorted.length - 1];
-  if (!last) throw new Error("no samples");
+  if (!last) return { node: (all[0] as RssSample).node, measure, reference_s: durationS * LIMITS.referenceFraction, reference_bytes: NaN, final_bytes: NaN, final_ratio: NaN, slope_pct_per_min: NaN };
   const refT = durationS * LIMITS.referenceFraction;
   const around = sorted.filter((s) => Math.abs(s.t_s - refT) <= LIMITS.windowS);
   const referenceSamples = around.length > 0 ? around : [sorted.find((s) => s.t_s >= refT) ?? last];
-  const reference_bytes = medianRss(referenceSamples);
-  const final_bytes = medianRss(sorted.filter((s) => s.t_s >= last.t_s - LIMITS.windowS));
+  const reference_bytes = median(referenceSamples);
+  const final_bytes = median(sorted.filter((s) => s.t_s >= last.t_s - LIMITS.windowS));
   const window = sorted.filter((s) => s.t_s >= refT).map((s): [number, number] => [s.t_s / 60, value(s)]);
   return {
     node: last.node,

@@ -77,4 +77,14 @@ describe("soak gates", () => {
       expect(soakGates([m], new Map(), new Map(), []).filter((g) => !g.passed).map((g) => g.name)).to.deep.equal(["n1 final retained memory ≤ 1.1 × reference", "n1 retained memory slope < 1%/min"]);
     }
   });
+
+  it("retained memory is judged only on samples with heap figures: samples without them (before the first full collection, a /metrics timeout) never stand in as RSS", () => {
+    // A native leak of 3 MiB/min, with no heap figures in the first 150 s: RSS there (garbage
+    // included) made a high reference for a lower retained final, and the leak passed.
+    const samples = run((t) => ({ ...sawtooth(t, 45, 168 + t / 20), ...(t <= 150 ? { heap_live_bytes: 0 } : {}) }));
+    const m = memoryVerdict(samples, 600, "retained memory");
+    expect(soakGates([m], new Map(), new Map(), []).filter((g) => !g.passed).map((g) => g.name)).to.include("n1 retained memory slope < 1%/min");
+    const none = memoryVerdict(run((t) => ({ ...sawtooth(t), heap_live_bytes: null })), 600, "retained memory");
+    expect(soakGates([none], new Map(), new Map(), []).filter((g) => !g.passed).map((g) => g.name), "no heap figures at all: no verdict passes").to.deep.equal(["n1 final retained memory ≤ 1.1 × reference", "n1 retained memory slope < 1%/min"]);
+  });
 });
