@@ -6,8 +6,10 @@
 // - with compression off on this node (SERVICE_COMPRESSION_THRESHOLD=0) a gzip body is refused
 //   (400 invalid_argument; SPEC: "a peer that has compression disabled may answer 400");
 // - otherwise the gzip trailer declares the inflated size (ISIZE): above the cap the body is
-//   refused (429 resource_exhausted, as Connect answers it), and within it the body is inflated
-//   into one buffer of that size, never past it (a trailer that lies fails the inflation).
+//   refused (429 resource_exhausted, as Connect answers it); a size DEFLATE cannot reach from
+//   the body's length (more than 1032:1) is a lie refused at once (400), so a few bytes cannot
+//   make the node allocate up to the cap; otherwise the body is inflated into one buffer of that
+//   size, never past it (a trailer that lies within the bound fails the inflation).
 // A body is one gzip member, as every Connect peer sends it (zlib.gzip of the message).
 import { promisify } from "node:util";
 import zlib from "node:zlib";
@@ -21,6 +23,11 @@ const gunzip = promisify(zlib.gunzip) as (input: Uint8Array, options: zlib.ZlibO
 const GZIP_MIN_BYTES = 18;
 /** zlib's smallest output chunk. */
 const ZLIB_CHUNK_MIN = 64;
+/**
+ * DEFLATE's greatest expansion: a stored-length code of 258 bytes costs at least 2 bits, so
+ * 1032:1 (rounded up), plus room for the gzip header and trailer of a tiny member.
+ */
+const DEFLATE_RATIO_MAX = 1033;
 
 /**
  * The inflated size a gzip member declares in its trailer (ISIZE, little-endian, modulo 2^32), or
@@ -51,6 +58,9 @@ export function peerGzip(options: PeerGzipOptions): Compression {
       if (size === undefined) throw new ConnectError("decompression failed: the body is not gzip", Code.InvalidArgument);
       if (size > readMaxBytes) {
         throw new ConnectError(`message is larger than configured readMaxBytes ${readMaxBytes} after decompression (its gzip trailer declares ${size} bytes)`, Code.ResourceExhausted);
+      }
+      if (size > (bytes.length + ZLIB_CHUNK_MIN) * DEFLATE_RATIO_MAX) {
+        throw new ConnectError(`decompression failed: ${bytes.length} bytes of gzip cannot inflate to the ${size} bytes its trailer declares`, Code.InvalidArgument);
       }
       try {
         // One output chunk of the declared size (plus room to see the end of the stream).

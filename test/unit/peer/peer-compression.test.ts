@@ -52,6 +52,17 @@ describe("peer gzip", () => {
     expect(e.rawMessage).to.match(/decompression failed/);
   });
 
+  it("refuses, before allocating its output, a body whose trailer declares more than DEFLATE can inflate from its size (at most 1032:1)", async () => {
+    const liar = Buffer.from(gzipSync(Buffer.alloc(0)));
+    liar.writeUInt32LE(16 * 2 ** 20 - 1, liar.length - 4);
+    const e = await refusal(on.decompress(liar, 16 * 2 ** 20));
+    expect(e.code).to.equal(Code.InvalidArgument);
+    expect(e.rawMessage).to.match(/cannot inflate/);
+    const dense = gzipSync(Buffer.alloc(1 << 20));
+    expect(declaredGzipSize(dense)! / dense.length, "a real member of zeros is within the bound").to.be.below(1033);
+    expect((await on.decompress(dense, 2 << 20)).length).to.equal(1 << 20);
+  });
+
   it("refuses bytes that are not gzip, and a truncated member", async () => {
     expect((await refusal(on.decompress(Buffer.from("plain text that is long enough"), 1 << 20))).code).to.equal(Code.InvalidArgument);
     const cut = gzipSync(text);
