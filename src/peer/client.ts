@@ -1,7 +1,7 @@
 // ConnectPeerTransport: the PeerTransport over the network. One client per remote node over
 // one multiplexed HTTP/2 session, the peer bearer token on every call, gzip for request bodies
 // above the compression threshold, 5 s call timeout, 16 MiB body cap both ways.
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import type { SecureClientSessionOptions } from "node:http2";
@@ -10,8 +10,9 @@ import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../c
 import type { Metrics, PeerCallMetrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { peerGzip } from "./peer-compression.js";
-import type { ForwardRequest, LeaseRequest, PeerMember, PeerRef, PeerTransport, WriteOutcome } from "../transport/index.js";
+import type { ClientWrite, ForwardRequest, LeaseRequest, PeerMember, PeerRef, PeerTransport, WriteOutcome } from "../transport/index.js";
 import {
+  ClientWriteSchema,
   DrainRequestSchema,
   ForwardRequestSchema,
   GetRequestSchema,
@@ -42,7 +43,10 @@ import { ExchangeChannel } from "./exchange-channel.js";
 import { peerTokenSigner } from "./peer-auth.js";
 import { PeerSession } from "./peer-session.js";
 import { installFastTextEncoding } from "./text-encoding.js";
-import { deletionField, entryField, forgetEntries, plainWriteField } from "./wire-encode.js";
+import { deletionField, entryField, forgetEntries, writeField } from "./wire-encode.js";
+
+/** A write's bytes as the generated ClientWrite message (the writes wire-encode.ts does not encode). */
+const encodeGeneratedWrite = (w: ClientWrite): Uint8Array => toBinary(ClientWriteSchema, toWireWrite(w));
 
 export interface ConnectPeerTransportOptions {
   /** Bearer token sent on every call. */
@@ -190,11 +194,8 @@ export class ConnectPeerTransport implements PeerTransport {
       senderApplies: req.senderApplies ?? false,
       sentAtUnixMs: BigInt(req.sentAtMs ?? 0),
     });
-    // Plain sets and removes are encoded by hand (wire-encode.ts); a batch with any other write
-    // takes the generated path, so the writes keep their order.
-    const plain = req.writes.map(plainWriteField);
-    if (plain.every((f) => f !== undefined)) msg.$unknown = plain;
-    else msg.writes = req.writes.map(toWireWrite);
+    // Plain sets and removes are encoded by hand, any other write by the generated code (wire-encode.ts).
+    msg.$unknown = req.writes.map((w) => writeField(w, encodeGeneratedWrite));
     return this.exchangeOr(
       to,
       "Forward",
@@ -207,8 +208,13 @@ export class ConnectPeerTransport implements PeerTransport {
     // The entries are encoded by hand, once per record for every replica whose call is under way
     // (wire-encode.ts); forgotten when this call is over.
     const msg = create(SetRequestSchema, { from, expectedOwners: expectedOwners ? [...expectedOwners] : [] });
-    msg.$unknown = records.map((r) => entryField(r));
     const done = () => forgetEntries(records);
+    try {
+      msg.$unknown = records.map(entryField);
+    } catch (err) {
+      done();
+      throw err;
+    }
     return this.exchangeOr(
       to,
       "Set",

@@ -6,7 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import { fromBytes, toBuffer } from "../core/byte-string.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
-import { CacheError } from "../core/errors.js";
+import { badRequest, CacheError } from "../core/errors.js";
 import type { ApplyOutcome, ClientWrite, LeaseOutcome, WriteCondition, PeerMember, PeerMemberState, PeerRef, RecordMeta, WriteOutcome } from "../transport/index.js";
 import {
   ApplyOutcome as WireOutcome,
@@ -18,6 +18,9 @@ import {
   type Precondition,
   DeletionSchema,
   EntrySchema,
+  GetResponseSchema,
+  GetResultSchema,
+  type GetResponse,
   LeaseOutcome as WireLeaseOutcome,
   LeaseResponseSchema,
   type LeaseResponse,
@@ -274,4 +277,24 @@ export function fromWireMember(m: Member): PeerMember | undefined {
     m.state === MemberState.ALIVE ? "alive" : m.state === MemberState.SUSPECT ? "suspect" : m.state === MemberState.DEAD ? "dead" : undefined;
   if (!state || m.id === "" || m.incarnation > INCARNATION_MAX || m.incarnation < 0n) return undefined;
   return { id: m.id, address: m.address, state, incarnation: toNumber(m.incarnation), lastSeenMs: toNumber(m.lastSeenUnixMs), apiUrl: m.apiUrl, mgmtUrl: m.mgmtUrl, ...(m.draining ? { draining: true } : {}), ...(m.left ? { left: true } : {}) };
+}
+
+/** The writes of a ForwardRequest (unary and exchange alike); a write of no known kind is BAD_REQUEST. */
+export function fromWireWrites(wire: readonly WireClientWrite[]): ClientWrite[] {
+  return wire.map((w, i) => {
+    const cw = fromWireWrite(w);
+    if (!cw) throw badRequest(`write ${i} has no known kind (set, remove or touch)`);
+    return cw;
+  });
+}
+
+/** The Get answer of `node` for `keys`: `records` may answer only a prefix of them (size budget), the caller asks again. */
+export function toGetResponse(node: string, keys: readonly string[], records: ReadonlyArray<VersionedRecord | undefined>): GetResponse {
+  return create(GetResponseSchema, {
+    node,
+    results: records.map((rec, i) => {
+      const key = keys[i] as string;
+      return create(GetResultSchema, rec ? { key, found: true, entry: toEntry(rec) } : { key, found: false });
+    }),
+  });
 }

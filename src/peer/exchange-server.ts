@@ -5,19 +5,17 @@ import { create } from "@bufbuild/protobuf";
 import { AsyncQueue } from "../core/async-queue.js";
 import { badRequest, toCacheError } from "../core/errors.js";
 import { EXCHANGE_LIMITS } from "../core/limits.js";
-import type { ClientWrite, PeerEndpoint } from "../transport/index.js";
+import type { PeerEndpoint } from "../transport/index.js";
 import {
   ExchangeErrorSchema,
   ExchangeResponseSchema,
   ForwardResponseSchema,
-  GetResponseSchema,
-  GetResultSchema,
   RemoveResponseSchema,
   SetResponseSchema,
   type ExchangeRequest,
   type ExchangeResponse,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { fromConsistency, fromDeletion, fromEntry, fromWireWrite, toEntry } from "./convert.js";
+import { fromConsistency, fromDeletion, fromEntry, fromWireWrites, toGetResponse } from "./convert.js";
 import { pushAnswerFields, writeResultField } from "./wire-encode.js";
 
 async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<ExchangeResponse> {
@@ -39,19 +37,11 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
         return create(ExchangeResponseSchema, { id, result: { case: "remove", value } });
       }
       case "get": {
-        const records = endpoint.getRecords(call.value.keys);
-        const results = records.map((rec, i) => {
-          const key = call.value.keys[i] as string;
-          return create(GetResultSchema, rec ? { key, found: true, entry: toEntry(rec) } : { key, found: false });
-        });
-        return create(ExchangeResponseSchema, { id, result: { case: "get", value: create(GetResponseSchema, { node: endpoint.health().node, results }) } });
+        const value = toGetResponse(endpoint.health().node, call.value.keys, endpoint.getRecords(call.value.keys));
+        return create(ExchangeResponseSchema, { id, result: { case: "get", value } });
       }
       case "forward": {
-        const writes = call.value.writes.map((w, i) => {
-          const cw = fromWireWrite(w);
-          if (!cw) throw badRequest(`write ${i} has no known kind (set, remove or touch)`);
-          return cw;
-        }) as ClientWrite[];
+        const writes = fromWireWrites(call.value.writes);
         const results = await endpoint.forward({ from: call.value.from, consistency: fromConsistency(call.value.consistency), writes, senderApplies: call.value.senderApplies, sentAtMs: Number(call.value.sentAtUnixMs) });
         const node = endpoint.health().node;
         const value = create(ForwardResponseSchema, {});

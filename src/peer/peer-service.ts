@@ -3,12 +3,10 @@
 import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
 import { CacheError, badRequest } from "../core/errors.js";
-import type { ClientWrite, PeerEndpoint } from "../transport/index.js";
+import type { PeerEndpoint } from "../transport/index.js";
 import {
   DrainResponseSchema,
   ForwardResponseSchema,
-  GetResponseSchema,
-  GetResultSchema,
   GossipResponseSchema,
   HandOffHintsResponseSchema,
   HealthResponseSchema,
@@ -23,7 +21,7 @@ import {
   SetResponseSchema,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import {
-  fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireWrite, toEntry, toRecordInfo, toWireMember, toWirePushAnswer, toWireResult, toNumber, toWireLease,
+  fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireWrites, toEntry, toGetResponse, toNumber, toRecordInfo, toWireLease, toWireMember, toWirePushAnswer, toWireResult,
 } from "./convert.js";
 import { toConnectError } from "./errors.js";
 import { exchangeHandler } from "./exchange-server.js";
@@ -44,31 +42,10 @@ function hexToBytes(hex: string): Uint8Array {
   return Buffer.from(hex, "hex");
 }
 
-/** The writes of a ForwardRequest; a write of no known kind is BAD_REQUEST. */
-function clientWrites(wire: Parameters<typeof fromWireWrite>[0][]): ClientWrite[] {
-  return wire.map((w, i) => {
-    const cw = fromWireWrite(w);
-    if (!cw) throw badRequest(`write ${i} has no known kind (set, remove or touch)`);
-    return cw;
-  }) as ClientWrite[];
-}
-
-/** The Get answer: the records may answer only a prefix of the keys (size budget): the caller asks again. */
-function getAnswer(endpoint: PeerEndpoint, keys: string[]) {
-  const records = endpoint.getRecords(keys);
-  return create(GetResponseSchema, {
-    node: endpoint.health().node,
-    results: records.map((rec, i) => {
-      const key = keys[i] as string;
-      return create(GetResultSchema, rec ? { key, found: true, entry: toEntry(rec) } : { key, found: false });
-    }),
-  });
-}
-
 export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof PeerService> {
   return {
     forward: guarded(async (req) => {
-      const writes = clientWrites(req.writes);
+      const writes = fromWireWrites(req.writes);
       const results = await endpoint.forward({ from: req.from, consistency: fromConsistency(req.consistency), writes, senderApplies: req.senderApplies, sentAtMs: Number(req.sentAtUnixMs) });
       const node = endpoint.health().node;
       return create(ForwardResponseSchema, { results: results.map((r) => toWireResult(r, node)) });
@@ -81,7 +58,7 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       const outcomes = endpoint.applyRemove(req.from, req.deletions.map(fromDeletion), req.expectedOwners);
       return create(RemoveResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node));
     }),
-    get: guarded((req) => getAnswer(endpoint, req.keys)),
+    get: guarded((req) => toGetResponse(endpoint.health().node, req.keys, endpoint.getRecords(req.keys))),
     keys: guarded((req) => {
       const page = endpoint.keysPage(req.cursor, req.limit, req.q);
       return create(KeysResponseSchema, { keys: page.keys, nextCursor: page.nextCursor, truncated: page.truncated });

@@ -122,8 +122,8 @@ export class PeerSession {
       conn.once("connect", () => {
         timer.cancel();
         if (settled) return;
-        // Reset or closed while connecting: this connection belongs to no one.
-        if (this.closed || generation !== this.generation) return fail(new Error("the session was reset while connecting"));
+        // Reset or closed while connecting (close() resets): this connection belongs to no one.
+        if (generation !== this.generation) return fail(new Error("the session was reset while connecting"));
         settled = true;
         this.conn = conn;
         this.connecting = undefined;

@@ -114,10 +114,8 @@ class Writer {
     this.pos += scratch.write(s, this.pos, s.length, "latin1");
   }
 
-  /** Already encoded bytes as a length-delimited field. */
-  raw(field: number, bytes: Uint8Array): void {
-    this.tag(field, WireType.LengthDelimited);
-    this.varint(bytes.length);
+  /** Already encoded bytes, as they are. */
+  append(bytes: Uint8Array): void {
     this.need(bytes.length);
     scratch.set(bytes, this.pos);
     this.pos += bytes.length;
@@ -149,13 +147,6 @@ class Writer {
     return out;
   }
 
-  /** What was written since `start`, copied out. Resets the writer. */
-  done(start: number): Uint8Array {
-    const out = new Uint8Array(scratch.subarray(start, this.pos));
-    this.reset();
-    return out;
-  }
-
   private reset(): void {
     this.pos = 0;
     if (scratch.length > SCRATCH_KEEP_BYTES) scratch = Buffer.allocUnsafe(4096);
@@ -166,13 +157,6 @@ const w = new Writer();
 
 function lengthDelimited(no: number, data: Uint8Array): UnknownField {
   return { no, wireType: WireType.LengthDelimited, data };
-}
-
-/** The bytes of `rec` as an Entry message (what toBinary(EntrySchema, toEntry(rec)) gives). */
-export function encodeEntry(rec: VersionedRecord): Uint8Array {
-  const start = w.startLength();
-  writeEntry(rec);
-  return w.done(start);
 }
 
 function writeEntry(rec: VersionedRecord): void {
@@ -188,17 +172,17 @@ function writeEntry(rec: VersionedRecord): void {
 const entryFields = new WeakMap<VersionedRecord, UnknownField>();
 
 /**
- * `rec` as an element of a repeated Entry field number `no` (SetRequest.entries), encoded once
- * per record object: a coordinator pushes the same record to every other owner. The caller
- * forgets the records once their call is over (forgetEntries): a record that waits as a hint
- * must not keep an encoded copy of its value alive beside it.
+ * `rec` as an element of SetRequest.entries (an Entry message, what toBinary(EntrySchema,
+ * toEntry(rec)) gives), encoded once per record object: a coordinator pushes the same record to
+ * every other owner. The caller forgets the records once their call is over (forgetEntries): a
+ * record that waits as a hint must not keep an encoded copy of its value alive beside it.
  */
-export function entryField(rec: VersionedRecord, no = 1): UnknownField {
+export function entryField(rec: VersionedRecord): UnknownField {
   const cached = entryFields.get(rec);
-  if (cached !== undefined && cached.no === no) return cached;
+  if (cached !== undefined) return cached;
   const start = w.startLength();
   writeEntry(rec);
-  const field = lengthDelimited(no, w.doneWithLength(start));
+  const field = lengthDelimited(1, w.doneWithLength(start));
   entryFields.set(rec, field);
   return field;
 }
@@ -218,6 +202,15 @@ export function deletionField(rec: VersionedRecord): UnknownField {
   return lengthDelimited(1, w.doneWithLength(start));
 }
 
+/**
+ * The ClientWrite fields that make a write "not plain" (encoded by the generated code): every
+ * field other than kind, key, value and ttlMs. The type below refuses to compile while a field of
+ * ClientWrite is in neither list, so a new field cannot be dropped on the wire unnoticed.
+ */
+const NOT_PLAIN = ["condition", "persist", "delta", "initial", "idempotencyKey", "leaseToken"] as const satisfies ReadonlyArray<keyof ClientWrite>;
+type Unclassified = Exclude<keyof ClientWrite, "kind" | "key" | "value" | "ttlMs" | (typeof NOT_PLAIN)[number]>;
+const _everyFieldClassified: [Unclassified] extends [never] ? true : never = true;
+
 /** WriteKind numbers of the plain writes encoded here. */
 const KIND_SET = 1;
 const KIND_REMOVE = 2;
@@ -229,12 +222,25 @@ const KIND_REMOVE = 2;
  */
 export function plainWriteField(write: ClientWrite): UnknownField | undefined {
   if (write.kind !== "set" && write.kind !== "remove") return undefined;
-  if (write.condition !== undefined || write.leaseToken !== undefined || write.idempotencyKey !== undefined || write.persist !== undefined) return undefined;
+  for (const f of NOT_PLAIN) if (write[f] !== undefined) return undefined;
   const start = w.startLength();
   w.int(1, write.kind === "set" ? KIND_SET : KIND_REMOVE);
   w.string(2, write.key);
   if (write.kind === "set") w.latin1(3, write.value);
   w.int(4, write.ttlMs);
+  return lengthDelimited(1, w.doneWithLength(start));
+}
+
+/**
+ * A write as an element of ForwardRequest.writes: plain ones by hand (plainWriteField), others
+ * from the bytes of the generated ClientWrite message (`generated`), so that one write that is
+ * not plain does not make the whole batch encode again, and the writes keep their order.
+ */
+export function writeField(write: ClientWrite, generated: (w: ClientWrite) => Uint8Array): UnknownField {
+  const plain = plainWriteField(write);
+  if (plain !== undefined) return plain;
+  const start = w.startLength();
+  w.append(generated(write));
   return lengthDelimited(1, w.doneWithLength(start));
 }
 

@@ -64,6 +64,8 @@ describe("peer/text-encoding", () => {
   it("gives protobuf-es the same wire bytes and decoded message as the default", () => {
     const msg = create(SetRequestSchema, { from: "node-\u00e9", entries: [{ key: "bench-1", value: new Uint8Array([1, 2]), origin: "n1", version: 5n }], expectedOwners: ["a", "b\u4e2d"] });
     const wire = toBinary(SetRequestSchema, msg);
+    // Put back what was set before (another test's peer client may have installed the fast path).
+    const before = getTextEncoding();
     configureTextEncoding(fast);
     try {
       expect([...toBinary(SetRequestSchema, msg)]).to.deep.equal([...wire]);
@@ -72,7 +74,7 @@ describe("peer/text-encoding", () => {
       expect(back.entries[0]?.key).to.equal("bench-1");
       expect(back.expectedOwners).to.deep.equal(["a", "b\u4e2d"]);
     } finally {
-      configureTextEncoding(base);
+      configureTextEncoding(before);
     }
   });
 });

@@ -16,7 +16,7 @@ import {
   WriteResultSchema,
 } from "../../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { toDeletion, toEntry, toWirePushAnswer, toWireResult, toWireWrite } from "../../../src/peer/convert.js";
-import { deletionField, encodeEntry, entryField, forgetEntries, plainWriteField, pushAnswerFields, writeResultField } from "../../../src/peer/wire-encode.js";
+import { deletionField, entryField, forgetEntries, plainWriteField, pushAnswerFields, writeField, writeResultField } from "../../../src/peer/wire-encode.js";
 import type { VersionedRecord } from "../../../src/store/index.js";
 import type { ApplyOutcome, ClientWrite, WriteOutcome } from "../../../src/transport/index.js";
 
@@ -54,8 +54,7 @@ describe("peer/wire-encode", () => {
   it("encodes an Entry to the bytes of the generated encoder", () => {
     for (const rec of records) {
       const want = toBinary(EntrySchema, toEntry(rec));
-      expect(Buffer.from(encodeEntry(rec)).equals(Buffer.from(want)), rec.key.slice(0, 20)).to.equal(true);
-      expect(Buffer.from(content(entryField(rec).data)).equals(Buffer.from(want))).to.equal(true);
+      expect(Buffer.from(content(entryField(rec).data)).equals(Buffer.from(want)), rec.key.slice(0, 20)).to.equal(true);
     }
   });
 
@@ -106,6 +105,29 @@ describe("peer/wire-encode", () => {
     fwd.$unknown = plain.map((p) => plainWriteField(p) as NonNullable<ReturnType<typeof plainWriteField>>);
     const want = create(ForwardRequestSchema, { from: "bench-1", senderApplies: true, sentAtUnixMs: 5n, writes: plain.map(toWireWrite) });
     expect(sameOnWire(ForwardRequestSchema, fwd, want)).to.equal(true);
+  });
+
+  it("encodes a batch mixing plain and other writes write by write, in order, as the generated encoder does", () => {
+    const mixed: ClientWrite[] = [
+      { kind: "set", key: "plain", value: "v", ttlMs: 0 },
+      { kind: "incr", key: "n", value: "", ttlMs: 0, delta: 2, initial: 5, idempotencyKey: "i-1" },
+      { kind: "set", key: "fill", value: "w", ttlMs: 1000, leaseToken: "7.xyz" },
+      { kind: "remove", key: "gone", value: "", ttlMs: 0, condition: { ifMatch: ['"a"'] } },
+      { kind: "remove", key: "plain-too", value: "", ttlMs: 0 },
+    ];
+    const generated = (w: ClientWrite) => toBinary(ClientWriteSchema, toWireWrite(w));
+    const fwd = create(ForwardRequestSchema, { from: "n1" });
+    fwd.$unknown = mixed.map((w) => writeField(w, generated));
+    expect(sameOnWire(ForwardRequestSchema, fwd, create(ForwardRequestSchema, { from: "n1", writes: mixed.map(toWireWrite) }))).to.equal(true);
+  });
+
+  it("knows every field of the messages it writes: a field added to the proto fails here instead of vanishing from the wire", () => {
+    const numbers = (schema: { fields: ReadonlyArray<{ number: number }> }) => schema.fields.map((f) => f.number).sort((a, b) => a - b);
+    const upTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+    expect(numbers(EntrySchema), "Entry: entryField writes 1-7").to.deep.equal(upTo(7));
+    expect(numbers(DeletionSchema), "Deletion: deletionField writes 1-4").to.deep.equal(upTo(4));
+    expect(numbers(WriteResultSchema), "WriteResult: writeResultField writes 1-12").to.deep.equal(upTo(12));
+    expect(numbers(ClientWriteSchema), "ClientWrite: plainWriteField writes 1-4; 5-10 make a write not plain").to.deep.equal(upTo(10));
   });
 
   it("encodes forward results as the generated encoder does", () => {
