@@ -72,14 +72,14 @@ export class OwnershipCensus {
         const ring = this.deps.view.ring();
         const now = this.deps.clock.nowMs();
         let looked = 0;
-        slot = store.scanRecords(shard, slot, (rec, hash) => {
+        slot = store.scanHeaders(shard, slot, (rec, hash) => {
           if (looked >= SCAN_LIMITS.sliceRecords) return false;
           looked++;
           if (!isLiveAt(rec, now)) return true;
           const ids = ring.ownersAtHash(hash).ids;
           const role = ids[0] === selfId ? c.primary : ids.includes(selfId) ? c.replica : c.none;
           role.items++;
-          role.bytes += rec.key.length + rec.value.length;
+          role.bytes += rec.key.length + rec.valueBytes;
           return true;
         });
         if (slot >= 0) await this.deps.yieldToLoop();

@@ -68,9 +68,4 @@ export class Readiness {
     const checks = this.checks();
     return { ready: Object.values(checks).every((c: ReadinessCheck) => c.ok), checks };
   }
-
-  /** True when every check passes. */
-  ready(): boolean {
-    return this.status().ready;
-  }
 }

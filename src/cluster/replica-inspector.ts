@@ -4,10 +4,9 @@
 // bounded by the replication factor and the timeout.
 import type { Clock, Timers } from "../core/clock.js";
 import { withTimeout } from "../core/timeout.js";
-import type { VersionedRecord } from "../store/index.js";
 import type { PeerTransport, RecordMeta } from "../transport/index.js";
 import type { ClusterView } from "./cluster-view.js";
-import { recordMeta } from "./read/record-meta.js";
+import { recordMeta, type RecordHeaders } from "./read/record-meta.js";
 
 /** One owner's copy of the key, or why it could not be read. */
 export type ReplicaCopy =
@@ -26,7 +25,7 @@ export interface ReplicaReport {
 export interface ReplicaInspectorDeps {
   readonly selfId: string;
   readonly view: ClusterView;
-  readonly store: { peek(key: string): VersionedRecord | undefined };
+  readonly store: RecordHeaders;
   readonly transport: PeerTransport;
   readonly clock: Clock;
   readonly timers: Timers;
@@ -57,7 +56,7 @@ export class ReplicaInspector {
 
   private async copyAt(node: string, role: "primary" | "replica", key: string): Promise<ReplicaCopy> {
     const { selfId, view, store, clock } = this.deps;
-    if (node === selfId) return { node, role, reachable: true, meta: recordMeta(key, store.peek(key), clock.nowMs()) };
+    if (node === selfId) return { node, role, reachable: true, meta: recordMeta(key, store.peekHeader(key), clock.nowMs()) };
     const peer = view.peer(node);
     if (peer === undefined) return { node, role, reachable: false, error: "not a member of this node's view" };
     try {

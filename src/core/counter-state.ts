@@ -7,6 +7,7 @@
 // state as JSON. Every receive path sees the magic and merges (cluster/counter-merge.ts); client
 // values that start with the magic are refused, so no client value is ever mistaken for one.
 import { CacheError } from "./errors.js";
+import { NODE_ID_CHARS } from "./node-id.js";
 
 /** Prefix of an encoded counter value (a NUL byte first: no text value starts with it). */
 export const COUNTER_MAGIC = "\u0000hc-counter/1\u0000";
@@ -18,7 +19,7 @@ export const COUNTER_SLOTS_MAX = 64;
  */
 export const COUNTER_SLOTS_CEILING = 4 * COUNTER_SLOTS_MAX;
 /** A writer (slot name): a node id, "@", a boot id (a UUID; the node id alphabet, 1 to 64 characters). */
-const WRITER_PATTERN = /^[A-Za-z0-9._-]{1,128}@[A-Za-z0-9._-]{1,64}$/;
+const WRITER_PATTERN = new RegExp(`^${NODE_ID_CHARS}{1,128}@${NODE_ID_CHARS}{1,64}$`);
 /** Largest magnitude of a counter value and of each part: 2^53 - 1. */
 export const COUNTER_BOUND = Number.MAX_SAFE_INTEGER;
 

@@ -18,6 +18,9 @@ interface KeyQueue {
   queued: number;
 }
 
+/** The tail of a key nobody holds (its first task starts at once and never waits on it). */
+const SETTLED: Promise<void> = Promise.resolve();
+
 export class KeyLock {
   private readonly queues = new Map<string, KeyQueue>();
 
@@ -39,7 +42,7 @@ export class KeyLock {
     const idle = q === undefined;
     if (q === undefined) {
       if (this.queues.size >= this.limits.keysMax) return Promise.reject(busy(`${this.limits.keysMax} keys already have conditional writes under way on this node`));
-      q = { tail: Promise.resolve(), queued: 0 };
+      q = { tail: SETTLED, queued: 0 };
       this.queues.set(key, q);
     } else if (q.queued >= this.limits.waitersPerKey) {
       return Promise.reject(busy(`${this.limits.waitersPerKey} conditional writes of this key are already queued on its primary`));

@@ -141,15 +141,17 @@ export class MemberTable {
 
   /** Alive members, the local node included. */
   aliveCount(): number {
-    let n = 0;
-    for (const e of this.entries.values()) if (e.state === "alive") n++;
-    return n;
+    return this.countWhere((e) => e.state === "alive");
   }
 
   /** Members not dead, the local node included. */
   notDeadCount(): number {
+    return this.countWhere((e) => e.state !== "dead");
+  }
+
+  private countWhere(pred: (e: Entry) => boolean): number {
     let n = 0;
-    for (const e of this.entries.values()) if (e.state !== "dead") n++;
+    for (const e of this.entries.values()) if (pred(e)) n++;
     return n;
   }
 

@@ -1,5 +1,5 @@
 export { ShardedStore, type LiveItem, type StoreOptions, type StoreCounters, type KeysPage } from "./sharded-store.js";
-export { Applied, isLiveAt, type ApplyResult, type VersionedRecord } from "./record.js";
+export { Applied, headerOf, isLiveAt, type ApplyResult, type RecordHeader, type VersionedRecord } from "./record.js";
 export { compareVersions } from "./lww.js";
 export { EvictionLoop, ExpirationLoop, type StoreLoopDeps } from "./store-loops.js";
 export { createPolicy, LruPolicy, LfuPolicy, CawolfuPolicy, type EvictionPolicy } from "./policies/index.js";

@@ -17,12 +17,23 @@ export interface VersionedRecord {
   readonly tombstone: boolean;
 }
 
+/** A record described without its value: what holding it costs, not what it holds. */
+export interface RecordHeader extends Omit<VersionedRecord, "value"> {
+  /** Bytes of the value; 0 for a tombstone. */
+  readonly valueBytes: number;
+}
+
+/** The header of `rec` (its value's size in place of the value). */
+export function headerOf(rec: VersionedRecord): RecordHeader {
+  return { key: rec.key, version: rec.version, origin: rec.origin, lastUpdatedMs: rec.lastUpdatedMs, expiresAtMs: rec.expiresAtMs, tombstone: rec.tombstone, valueBytes: rec.value.length };
+}
+
 /**
  * True when `rec` is a live item at `nowMs`: a value, not a tombstone, whose expiry (0: never) has
  * not passed. The one live check of records outside the store's slots (reads, conditions,
  * counters, leases, scans).
  */
-export function isLiveAt(rec: VersionedRecord | undefined, nowMs: number): rec is VersionedRecord {
+export function isLiveAt<R extends Pick<VersionedRecord, "tombstone" | "expiresAtMs">>(rec: R | undefined, nowMs: number): rec is R {
   return rec !== undefined && !rec.tombstone && (rec.expiresAtMs === 0 || rec.expiresAtMs > nowMs);
 }
 

@@ -13,7 +13,7 @@ import { RecordBytes } from "./record-bytes.js";
 import { compareVersions } from "./lww.js";
 import type { OriginTable } from "./origin-table.js";
 import type { EvictionPolicy } from "./policies/index.js";
-import { Applied, type ApplyResult, type VersionedRecord } from "./record.js";
+import { Applied, type ApplyResult, type RecordHeader, type VersionedRecord } from "./record.js";
 
 const EMPTY = 0;
 const LIVE = 1;
@@ -136,6 +136,20 @@ export class Shard {
       lastUpdatedMs: this.updatedAt(slot),
       expiresAtMs: this.state[slot] === TOMB ? 0 : (this.expires[slot] as number),
       tombstone: this.state[slot] === TOMB,
+    };
+  }
+
+  /** The record in a slot without its value (the value's size instead): nothing is copied. */
+  headerAt(slot: number): RecordHeader {
+    const tombstone = this.state[slot] === TOMB;
+    return {
+      key: this.records.keyAt(slot),
+      version: this.versions[slot] as number,
+      origin: this.originAt(slot),
+      lastUpdatedMs: this.updatedAt(slot),
+      expiresAtMs: tombstone ? 0 : (this.expires[slot] as number),
+      tombstone,
+      valueBytes: tombstone ? 0 : this.records.valueLength(slot),
     };
   }
 

@@ -8,7 +8,7 @@ import { hash32 } from "../core/hash.js";
 import type { EvictionAlgorithm } from "../config/index.js";
 import type { Metrics } from "../observability/index.js";
 import { createPolicy } from "./policies/index.js";
-import { Applied, type ApplyResult, type VersionedRecord } from "./record.js";
+import { Applied, type ApplyResult, type RecordHeader, type VersionedRecord } from "./record.js";
 import { OriginTable } from "./origin-table.js";
 import { Shard } from "./shard.js";
 
@@ -155,6 +155,14 @@ export class ShardedStore {
     const shard = this.shards[this.shardOfHash(h)] as Shard;
     const slot = shard.find(key, h);
     return slot < 0 ? undefined : shard.recordAt(slot);
+  }
+
+  /** The record of `key` without its value (live, expired or tombstone), nothing counted or copied. */
+  peekHeader(key: string): RecordHeader | undefined {
+    const h = hash32(key);
+    const shard = this.shards[this.shardOfHash(h)] as Shard;
+    const slot = shard.find(key, h);
+    return slot < 0 ? undefined : shard.headerAt(slot);
   }
 
   /**
@@ -327,6 +335,13 @@ export class ShardedStore {
     const s = this.shards[shard];
     if (!s) return -1;
     return s.scanSlots(fromSlot, (slot) => visit(s.recordAt(slot), s.hashAt(slot)));
+  }
+
+  /** scanRecords for scans that need no value: each record's header (its value's size instead), nothing copied. */
+  scanHeaders(shard: number, fromSlot: number, visit: (rec: RecordHeader, hash: number) => boolean): number {
+    const s = this.shards[shard];
+    if (!s) return -1;
+    return s.scanSlots(fromSlot, (slot) => visit(s.headerAt(slot), s.hashAt(slot)));
   }
 
   /** Removes `key` only while its record still has `version` (a newer write keeps it). */

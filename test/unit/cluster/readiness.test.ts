@@ -25,7 +25,7 @@ describe("cluster/readiness", () => {
     expect(failing()).to.deep.equal(["caught_up"]);
     state.everCaughtUp = true;
     expect(failing()).to.deep.equal([]);
-    expect(r.ready()).to.equal(true);
+    expect(r.status().ready).to.equal(true);
   });
 
   it("caught up is latched: a later catch-up (after a ring change) keeps the node ready, with no /readyz poll in between", async () => {
@@ -46,7 +46,7 @@ describe("cluster/readiness", () => {
     await clock.advanceAsync(2_500);
     await flush(5);
     expect(catchUp.caughtUp).to.equal(false);
-    expect(r.ready()).to.equal(true);
+    expect(r.status().ready).to.equal(true);
     expect(r.checks().caught_up).to.deep.equal({ ok: true, detail: "caught up with peers" });
     catchUp.stop();
   });

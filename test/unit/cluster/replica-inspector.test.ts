@@ -7,7 +7,7 @@ import { INSPECT_KEYS_MAX } from "../../../src/core/limits.js";
 import { copiesDiverge, ReplicaInspector, type ClusterView, type ReplicaCopy } from "../../../src/cluster/index.js";
 import { describeRecords, recordMeta } from "../../../src/cluster/read/record-meta.js";
 import { HashRing } from "../../../src/ring/index.js";
-import type { VersionedRecord } from "../../../src/store/index.js";
+import { headerOf, type VersionedRecord } from "../../../src/store/index.js";
 import type { PeerRef, PeerTransport, RecordMeta } from "../../../src/transport/index.js";
 import { flush, ManualClock } from "../../helpers/manual-clock.js";
 
@@ -17,7 +17,7 @@ const live = (key: string, version: number, origin = "a", extra: Partial<Version
 });
 
 function meta(rec: VersionedRecord | undefined, key: string): RecordMeta {
-  return recordMeta(key, rec, NOW);
+  return recordMeta(key, rec && headerOf(rec), NOW);
 }
 
 /** A view whose ring holds self, a and b (every one an owner with replication 3). */
@@ -44,7 +44,7 @@ function transport(answers: Record<string, VersionedRecord | undefined | Error |
 }
 
 function inspector(clock: ManualClock, local: VersionedRecord | undefined, peers: PeerTransport, v = view()) {
-  return new ReplicaInspector({ selfId: "self", view: v, store: { peek: () => local }, transport: peers, clock, timers: clock, timeoutMs: 1500 });
+  return new ReplicaInspector({ selfId: "self", view: v, store: { peekHeader: () => local && headerOf(local) }, transport: peers, clock, timers: clock, timeoutMs: 1500 });
 }
 
 const byNode = (copies: readonly ReplicaCopy[]) => Object.fromEntries(copies.map((c) => [c.node, c]));
@@ -120,7 +120,7 @@ describe("cluster/replica-inspector", () => {
         t: { ...live("t", 9_000_003, "n2"), value: "", tombstone: true },
         e: live("e", 9_000_004, "n1", { expiresAtMs: NOW }),
       };
-      expect(describeRecords({ peek: (k) => records[k] }, clock, ["v", "t", "e", "none"])).to.deep.equal([
+      expect(describeRecords({ peekHeader: (k) => (records[k] ? headerOf(records[k]) : undefined) }, clock, ["v", "t", "e", "none"])).to.deep.equal([
         { key: "v", state: "live", version: 9_000_002, origin: "n1", expiresAtMs: NOW + 1, lastUpdatedMs: 9_000, valueBytes: 5 },
         { key: "t", state: "tombstone", version: 9_000_003, origin: "n2", expiresAtMs: 0, lastUpdatedMs: 9_000, valueBytes: 0 },
         { key: "e", state: "absent", version: 0, origin: "", expiresAtMs: 0, lastUpdatedMs: 0, valueBytes: 0 },
@@ -129,7 +129,7 @@ describe("cluster/replica-inspector", () => {
     });
 
     it(`takes 1 to ${INSPECT_KEYS_MAX} keys: none or more is 400 BAD_REQUEST`, () => {
-      const store = { peek: () => undefined };
+      const store = { peekHeader: () => undefined };
       expect(describeRecords(store, clock, Array.from({ length: INSPECT_KEYS_MAX }, (_, i) => `k${i}`))).to.have.length(INSPECT_KEYS_MAX);
       for (const n of [0, INSPECT_KEYS_MAX + 1]) {
         expect(() => describeRecords(store, clock, Array.from({ length: n }, (_, i) => `k${i}`)))

@@ -1,7 +1,7 @@
 // ShardedStore: the node's store as the rest of the node sees it: version-gated apply,
 // tombstones, TTL, capacity-driven eviction, counters, byte accounting and key paging.
 import { expect } from "chai";
-import { Applied, ShardedStore, type VersionedRecord } from "../../../src/store/index.js";
+import { Applied, headerOf, ShardedStore, type VersionedRecord } from "../../../src/store/index.js";
 import { tombstoneCost } from "../../../src/store/shard.js";
 import type { EvictionAlgorithm } from "../../../src/config/index.js";
 import { CacheError } from "../../../src/core/errors.js";
@@ -102,6 +102,15 @@ describe("store/sharded-store ShardedStore", () => {
         expiresAtMs: Date.UTC(2026, 0, 2),
       });
       expect(store.versionOf("user:1")).to.equal(v);
+    });
+
+    it("peekHeader describes a value or a tombstone as peek does, its value's size in place of the value", () => {
+      const { store, now } = fixture();
+      store.apply(rec("big", now(1), { value: "x".repeat(5000), expiresAtMs: Date.UTC(2026, 0, 2) }));
+      store.apply(tomb("gone", now(2)));
+      for (const key of ["big", "gone"]) expect(store.peekHeader(key), key).to.deep.equal(headerOf(store.peek(key) as VersionedRecord));
+      expect(store.peekHeader("big")?.valueBytes).to.equal(5000);
+      expect(store.peekHeader("none")).to.equal(undefined);
     });
 
     it("a newer version replaces the value and reports the replaced value's size", () => {
