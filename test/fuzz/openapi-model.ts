@@ -44,6 +44,8 @@ export interface Operation {
   body?: { contentType: string; schema: Schema }[];
   /** Documented response statuses. */
   statuses: number[];
+  /** Error statuses (≥ 400) whose JSON body is documented as something other than the envelope, with its required properties. */
+  bodies: Record<number, string[]>;
   /** The scopes the operation needs ([] for any authenticated identity), or "public". */
   scopes: string[] | "public";
   /** The JSON schema of the error envelope's `code`. */
@@ -63,6 +65,19 @@ function resolve(doc: Json, node: unknown, seen: ReadonlySet<string> = new Set()
     return resolve(doc, target, new Set([...seen, ref]));
   }
   return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, resolve(doc, v, seen)]));
+}
+
+/** The error responses documented with a JSON body that is not the {error, code} envelope. */
+function nonEnvelopeBodies(responses: Json | undefined): Record<number, string[]> {
+  const out: Record<number, string[]> = {};
+  for (const [status, response] of Object.entries(responses ?? {})) {
+    const code = Number(status);
+    const schema = (response as { content?: Record<string, { schema?: Schema }> }).content?.["application/json"]?.schema;
+    if (!Number.isInteger(code) || code < 400 || !schema) continue;
+    const required = schema.required ?? [];
+    if (!(required.includes("error") && required.includes("code"))) out[code] = required;
+  }
+  return out;
 }
 
 const METHODS = ["get", "head", "put", "post", "delete", "patch", "options"];
@@ -94,6 +109,7 @@ export function loadOperations(file: string, api: Api): Operation[] {
         params,
         ...(content ? { body: Object.entries(content).map(([contentType, c]) => ({ contentType, schema: c.schema ?? {} })) } : {}),
         statuses: Object.keys((op.responses as Json | undefined) ?? {}).map(Number).filter(Number.isInteger),
+        bodies: nonEnvelopeBodies(op.responses as Json | undefined),
         scopes: scopesOf(op.security ?? globalSecurity),
         id: `${api} ${method.toUpperCase()} ${path}`,
       });

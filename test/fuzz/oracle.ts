@@ -35,6 +35,23 @@ export interface OracleContext {
   documented?: readonly number[];
   /** Every status documented anywhere (what a mutated route may legitimately land on). */
   allDocumented: readonly number[];
+  /**
+   * Error statuses whose documented body is not the envelope (the probes' 503 carries the probe's
+   * own body), with that body's required properties.
+   */
+  bodies?: Readonly<Record<number, readonly string[]>>;
+}
+
+function documentedBodyProblems(status: number, headers: Record<string, string>, body: Buffer, required: readonly string[]): string[] {
+  if (!(headers["content-type"] ?? "").startsWith("application/json")) return [`error ${status} without a JSON content type (${headers["content-type"] ?? "none"})`];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString("utf8"));
+  } catch {
+    return [`error ${status} body is not JSON: ${JSON.stringify(body.toString("latin1").slice(0, 120))}`];
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return [`error ${status} body is not an object`];
+  return required.filter((name) => !(name in parsed)).map((name) => `error ${status} documented body without "${name}"`);
 }
 
 function envelopeProblems(status: number, headers: Record<string, string>, body: Buffer): string[] {
@@ -67,11 +84,13 @@ export function judge(c: FuzzCase, x: Exchange, ctx: OracleContext): string[] {
   const { status, headers, body } = x.answer;
   const problems: string[] = [];
   if (status === 500) problems.push(`500 Internal Server Error: ${JSON.stringify(body.toString("latin1").slice(0, 200))}`);
-  const allowed = c.kind === "http" && ctx.documented && c.mutations.every((m) => !m.startsWith("path:") && !m.startsWith("method:")) ? [...ctx.documented, ...GENERIC_STATUSES] : [...ctx.allDocumented, ...GENERIC_STATUSES];
+  const sameOperation = c.kind === "http" && ctx.documented !== undefined && c.mutations.every((m) => !m.startsWith("path:") && !m.startsWith("method:"));
+  const allowed = sameOperation && ctx.documented ? [...ctx.documented, ...GENERIC_STATUSES] : [...ctx.allDocumented, ...GENERIC_STATUSES];
   if (c.listener !== "dist" && !allowed.includes(status)) problems.push(`status ${status} is not documented for this request`);
   const isHead = c.kind === "http" && c.method === "HEAD";
   // The dist listener speaks Connect (its own error JSON); the envelope is a client/management promise.
-  if (status >= 400 && !isHead && c.listener !== "dist") problems.push(...envelopeProblems(status, headers, body));
+  const ownBody = sameOperation ? ctx.bodies?.[status] : undefined;
+  if (status >= 400 && !isHead && c.listener !== "dist") problems.push(...(ownBody ? documentedBodyProblems(status, headers, body, ownBody) : envelopeProblems(status, headers, body)));
   if (c.listener === "dist" && status > 500 && status !== 501 && status !== 503) problems.push(`dist listener answered ${status}`);
   return problems;
 }

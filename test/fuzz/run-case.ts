@@ -33,7 +33,8 @@ export async function runCase(j: CaseJudge, c: FuzzCase, timeoutMs = ANSWER_TIME
       ? { bytes: Buffer.from(c.bytes, "base64"), halfClose: true }
       : serialize(c, `127.0.0.1:${port}`);
   const x = await exchange(port, sent.bytes, { halfClose: sent.halfClose, headOnly: c.kind === "http" && c.method === "HEAD", timeoutMs });
-  const ctx: OracleContext = { allDocumented: j.allDocumented, ...(c.kind === "http" && c.operation ? { documented: j.operations.get(c.operation)?.statuses } : {}) };
+  const op = c.kind === "http" && c.operation ? j.operations.get(c.operation) : undefined;
+  const ctx: OracleContext = { allDocumented: j.allDocumented, ...(op ? { documented: op.statuses, bodies: op.bodies } : {}) };
   const problems = judge(c, x, ctx);
   // give an asynchronous crash a moment to surface before looking at the process
   await new Promise((r) => setImmediate(r));

@@ -48,6 +48,16 @@ describe("fuzz oracle", () => {
     expect(judge(httpCase({ mutations: ["method:PATCH"] }), reply, ctx)).to.deep.equal([]);
   });
 
+  it("accepts a documented non-envelope error body (a probe's 503) only for the operation that documents it, with its required fields", () => {
+    const health = httpCase({ listener: "mgmt", operation: "mgmt GET /health", target: "/health" });
+    const probe: OracleContext = { ...ctx, bodies: { 503: ["status"] } };
+    expect(judge(health, answered(503, { status: "draining" }), probe)).to.deep.equal([]);
+    expect(judge(health, answered(503, { state: "draining" }), probe).join()).to.match(/without "status"/);
+    expect(judge(health, answered(503, { status: "draining" }), ctx).join()).to.match(/string "error"/);
+    expect(judge(health, answered(400, { status: "draining" }), probe).join()).to.match(/string "error"/);
+    expect(judge({ ...health, mutations: ["path:dots"] }, answered(503, { status: "draining" }), probe).join()).to.match(/string "error"/);
+  });
+
   it("names a failure by listener, mutation and problem class", () => {
     expect(failureSignature(httpCase({ mutations: ["body:nested"] }), ["the connection closed without an answer"])).to.equal("client|body:nested|closed");
     expect(failureSignature(httpCase(), ['500 Internal Server Error: "x"'])).to.equal("client|none|500");
