@@ -69,13 +69,16 @@ export function buildChain(parts: ChainParts): Authenticator {
 
   const cache = parts.tokenCache;
   /** The static table's identity of a bearer token, remembered by digest after a match. */
-  const matchToken = (token: string): Identity | undefined => {
+  const matchToken = (token: string, header: string, connection: object): Identity | undefined => {
     if (cache === undefined) return tokens.match(token);
     const { digest, key } = tokenDigest(token);
-    const hit = cache.get(key);
-    if (hit !== undefined) return hit;
-    const found = tokens.matchDigest(digest);
-    if (found !== undefined) cache.set(key, found);
+    let found = cache.get(key);
+    if (found === undefined) {
+      found = tokens.matchDigest(digest);
+      if (found === undefined) return undefined;
+      cache.set(key, found);
+    }
+    cache.rememberConnection(connection, header, key);
     return found;
   };
 
@@ -85,10 +88,13 @@ export function buildChain(parts: ChainParts): Authenticator {
     limiter !== undefined && err instanceof CacheError && err.code === "UNAUTHORIZED" ? limiter.fail(address, err) : err;
 
   const resolve = (req: IncomingMessage, address: string): Identity | Promise<Identity> => {
-    const cred = parseAuthorization(req.headers.authorization);
+    const header = req.headers.authorization;
+    const known = cache !== undefined && header !== undefined ? cache.connectionHit(req.socket, header) : undefined;
+    if (known !== undefined) return known;
+    const cred = parseAuthorization(header);
     if (cred.kind === "invalid") throw unauthorized(cred.reason);
-    if (cred.kind === "bearer" && tokens.size > 0) {
-      const byToken = matchToken(cred.token);
+    if (cred.kind === "bearer" && tokens.size > 0 && header !== undefined) {
+      const byToken = matchToken(cred.token, header, req.socket);
       if (byToken) return byToken;
     }
     const cert = certs.peerCertificate(req.socket);

@@ -4,6 +4,10 @@
 // successful match is cached (failures keep going through the chain and the failure limiter);
 // entries live TOKEN_CACHE_LIMITS.ttlMs and at most TOKEN_CACHE_LIMITS.entriesMax are held, the
 // oldest dropped first. The key is a digest, so a lookup's timing says nothing about a configured token.
+// A keep-alive connection that sends the same Authorization header as its last matched request
+// is served without hashing at all: the header is compared (===) with the one that connection
+// itself sent, so the comparison's timing tells the client only about its own earlier header, and
+// the entry it points to must still be live (TTL, eviction) or the request goes the whole way.
 import { hash } from "node:crypto";
 import type { Clock } from "../core/clock.js";
 import type { Identity } from "./identity.js";
@@ -26,8 +30,16 @@ export function tokenDigest(token: string): { readonly digest: Buffer; readonly 
   return { digest, key: digest.toString("base64") };
 }
 
+/** What one connection sent last with a matched token: the header value and the cache key. */
+interface ConnectionCredential {
+  readonly header: string;
+  readonly key: string;
+}
+
 export class TokenCache {
   private readonly entries = new Map<string, Entry>();
+  /** Per connection (its socket), the credential of its last matched request; dropped with the socket. */
+  private readonly connections = new WeakMap<object, ConnectionCredential>();
 
   constructor(private readonly deps: { readonly clock: Clock; readonly limits: TokenCacheLimits }) {}
 
@@ -37,6 +49,21 @@ export class TokenCache {
 
   /** The identity remembered for `key`, or undefined (never seen, or expired). */
   get(key: string): Identity | undefined {
+    return this.live(key);
+  }
+
+  /** The identity of `connection`'s last matched request when `header` is that request's Authorization header, still remembered. */
+  connectionHit(connection: object, header: string): Identity | undefined {
+    const last = this.connections.get(connection);
+    return last !== undefined && last.header === header ? this.live(last.key) : undefined;
+  }
+
+  /** Notes that `connection` sent `header`, whose token is remembered under `key`. */
+  rememberConnection(connection: object, header: string, key: string): void {
+    this.connections.set(connection, { header, key });
+  }
+
+  private live(key: string): Identity | undefined {
     const e = this.entries.get(key);
     if (e === undefined) return undefined;
     if (e.untilMs > this.deps.clock.monotonicMs()) return e.identity;

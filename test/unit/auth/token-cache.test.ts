@@ -11,6 +11,15 @@ import { TokenCache } from "../../../src/auth/token-cache.js";
 import { CacheError } from "../../../src/core/errors.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
 
+/** Counts the lookups by digest (the path a request takes when its connection has nothing remembered). */
+class CountingCache extends TokenCache {
+  byDigest = 0;
+  override get(key: string) {
+    this.byDigest++;
+    return super.get(key);
+  }
+}
+
 function fixture(limits = { ttlMs: 60_000, entriesMax: 8 }) {
   const clock = new ManualClock();
   const walked = { compares: 0 };
@@ -21,9 +30,10 @@ function fixture(limits = { ttlMs: 60_000, entriesMax: 8 }) {
     ],
     (a, b) => (walked.compares++, timingSafeEqual(a, b)),
   );
-  const cache = new TokenCache({ clock, limits });
+  const cache = new CountingCache({ clock, limits });
   const auth = buildChain({ tokens, basic: new BasicVerifier([], { clock }), certs: new CertIdentityTable([]), oidc: undefined, allowAnonymous: false, allowBasicWithoutTls: false, tokenCache: cache });
-  const call = (token: string) => auth.authenticate({ headers: { authorization: `Bearer ${token}` }, socket: {} } as unknown as IncomingMessage);
+  /** One request; `socket` is the connection it arrives on (a new one each call unless given). */
+  const call = (token: string, socket: object = {}) => auth.authenticate({ headers: { authorization: `Bearer ${token}` }, socket } as unknown as IncomingMessage);
   return { clock, walked, cache, call };
 }
 
@@ -65,5 +75,36 @@ describe("auth/token-cache TokenCache in the chain", () => {
     expect(walked.compares).to.equal(4);
     call("read-token");
     expect(walked.compares).to.equal(6);
+  });
+
+  it("serves a connection that sends the same Authorization header again without a digest, and only that header", () => {
+    const { walked, cache, call } = fixture();
+    const conn = {};
+    expect(call("write-token", conn)).to.include({ id: "writer" });
+    expect(cache.byDigest).to.equal(1);
+    expect(call("write-token", conn)).to.include({ id: "writer" });
+    expect(call("write-token", conn)).to.include({ id: "writer" });
+    expect(cache.byDigest).to.equal(1);
+    // Another header on the same connection goes the whole way: a wrong token is refused...
+    expect(() => call("wrong-token", conn)).to.throw(CacheError).with.property("code", "UNAUTHORIZED");
+    // ...and another valid one is that token's identity, never the connection's earlier one.
+    expect(call("read-token", conn)).to.include({ id: "reader" });
+    expect(call("read-token", conn)).to.include({ id: "reader" });
+    expect(call("write-token", conn)).to.include({ id: "writer" });
+    // The same token on another connection is found by digest.
+    expect(call("write-token", {})).to.include({ id: "writer" });
+    expect(walked.compares).to.equal(6);
+  });
+
+  it("lets a connection's remembered token lapse with the cache entry (TTL and eviction)", () => {
+    const { clock, walked, call } = fixture({ ttlMs: 1000, entriesMax: 1 });
+    const conn = {};
+    call("read-token", conn);
+    clock.advance(1000);
+    call("read-token", conn);
+    expect(walked.compares).to.equal(4);
+    call("write-token", {});
+    call("read-token", conn);
+    expect(walked.compares).to.equal(8);
   });
 });
