@@ -12,6 +12,7 @@ import type { components } from "../../gen/openapi/client.js";
 import type { Clock } from "../core/clock.js";
 import { CacheError, toCacheError } from "../core/errors.js";
 import { etagOf, type EtagCondition } from "../core/etag.js";
+import { lastValue } from "../core/last-value.js";
 import { requireScope, type Authenticator, type Identity } from "../auth/index.js";
 import type { CacheService, LeaseAsk, ReadResult } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
@@ -129,6 +130,13 @@ class ItemRoutes implements ItemHandler {
   /** http.server.request.duration of /v1/cache/{key} and of each key action's route. */
   private readonly itemDurations: RouteDurations;
   private readonly actionDurations: Readonly<Record<KeyAction, RouteDurations>>;
+  /** The query string's parameters, and a read's lease ask, for the last query seen (clients repeat theirs). */
+  private readonly paramsOf = lastValue(parseQuery);
+  private readonly leaseOf = lastValue((query: string) => {
+    const params = this.paramsOf(query);
+    const ask = parseLeaseQuery(oneParam(params, "lease"), oneParam(params, "wait"));
+    return ask === undefined ? undefined : Object.freeze(ask);
+  });
 
   constructor(private readonly deps: ItemRouteDeps) {
     this.nodeId = deps.cache.nodeId;
@@ -195,7 +203,7 @@ class ItemRoutes implements ItemHandler {
   }
 
   private authorized(req: IncomingMessage, res: ServerResponse, method: string, segment: string, action: KeyAction | undefined, query: string, identity: Identity): void | Promise<void> {
-    const params = query === "" ? undefined : parseQuery(query);
+    const params = query === "" ? undefined : this.paramsOf(query);
     const reading = method === "GET" || method === "HEAD";
     requireScope(identity, reading ? "read" : "write");
     const key = decodeKeySegment(segment, this.deps.maxKeyBytes);
@@ -204,7 +212,7 @@ class ItemRoutes implements ItemHandler {
     if (!reading) return this.write(req, res, method, key, consistency, params);
     const unless = readConditionOf(req.headers);
     // A lease read (?lease=) reads like any other: only its miss differs (leaseMiss).
-    const lease = params === undefined ? undefined : parseLeaseQuery(oneParam(params, "lease"), oneParam(params, "wait"));
+    const lease = params === undefined ? undefined : this.leaseOf(query);
     const r = this.deps.cache.read(key, consistency);
     if (r instanceof Promise) return r.then((read) => this.answerRead(req, res, method, key, read, unless, lease));
     return this.answerRead(req, res, method, key, r, unless, lease);
