@@ -287,6 +287,7 @@ export function buildObservability(config: Config, deps: NodeDeps, f: Foundation
       bytes: store.bytes,
       capacity: store.capacity,
       tombstones: store.tombstones,
+      storeMemory: store.memory(),
       byRole: census.last,
     };
   };

@@ -17,6 +17,10 @@ export interface RoleFigures {
 }
 
 /** The cache as an operator reads it (Redis INFO, memcached stats). */
+/** The parts of cache.store.memory. */
+export type StorePart = "records" | "garbage" | "free" | "large";
+const STORE_PARTS: readonly StorePart[] = ["records", "garbage", "free", "large"];
+
 export interface CacheFigures {
   /** Client reads answered by this node (batch get keys included): found, not found. */
   readonly hits: number;
@@ -29,6 +33,8 @@ export interface CacheFigures {
   readonly bytes: number;
   readonly capacity: number;
   readonly tombstones: number;
+  /** Bytes of the store's records by where they sit: live in pages, garbage, free page space, large records. */
+  readonly storeMemory: Readonly<Record<StorePart, number>>;
   /** Live items by this node's role for the key (the last ownership census), when taken. */
   readonly byRole: { readonly primary: RoleFigures; readonly replica: RoleFigures; readonly none: RoleFigures } | undefined;
 }
@@ -93,6 +99,14 @@ function cacheMetrics(c: CacheFigures): Collected[] {
     { kind: "gauge", otel: "cache.items.held", prom: "cache_items_held", unit: "{item}", description: "items held now (replicas included; the capacity counts these)", points: [{ attributes: {}, value: c.items }] },
     { kind: "gauge", otel: "cache.capacity", prom: "cache_capacity", unit: "{item}", description: "item capacity of this node (SERVICE_CAPACITY)", points: [{ attributes: {}, value: c.capacity }] },
     { kind: "gauge", otel: "cache.tombstones", prom: "cache_tombstones", unit: "{item}", description: "delete markers held", points: [{ attributes: {}, value: c.tombstones }] },
+    {
+      kind: "gauge",
+      otel: "cache.store.memory",
+      prom: "cache_store_memory_bytes",
+      unit: "By",
+      description: "bytes of the store's records outside the JS heap, by part: records (live, in pages), garbage (replaced or removed, until the next compaction), free (page space holding nothing), large (records with a buffer of their own)",
+      points: STORE_PARTS.map((part) => ({ attributes: { part }, value: c.storeMemory[part] })),
+    },
   ];
 }
 

@@ -37,6 +37,8 @@ export interface RecordBytesStats {
   readonly sparePages: number;
   /** Pages allocated since the start (a compaction reuses pages; it allocates none). */
   readonly pagesAllocated: number;
+  /** Bytes of the pages held, in use and spare (what the pages cost in memory). */
+  readonly pageBytes: number;
 }
 
 export class RecordBytes {
@@ -62,7 +64,7 @@ export class RecordBytes {
   stats(): RecordBytesStats {
     let largeBytes = 0;
     for (const b of this.large.values()) largeBytes += b.length;
-    return { pages: this.pages.length, liveBytes: this.live, garbageBytes: this.garbage, largeRecords: this.large.size, largeBytes, sparePages: this.spare.length, pagesAllocated: this.pagesAllocated };
+    return { pages: this.pages.length, liveBytes: this.live, garbageBytes: this.garbage, largeRecords: this.large.size, largeBytes, sparePages: this.spare.length, pagesAllocated: this.pagesAllocated, pageBytes: (this.pages.length + this.spare.length) * PAGE_BYTES };
   }
 
   /** Grows the per-slot tables to `slots` entries. */

@@ -9,7 +9,7 @@
 // reports the same time for the same version.
 import type { ByteString } from "../core/byte-string.js";
 import { KeyIndex } from "./key-index.js";
-import { RecordBytes } from "./record-bytes.js";
+import { RecordBytes, type RecordBytesStats } from "./record-bytes.js";
 import { compareVersions } from "./lww.js";
 import type { OriginTable } from "./origin-table.js";
 import type { EvictionPolicy } from "./policies/index.js";
@@ -76,6 +76,11 @@ export class Shard {
 
   get tombstones(): number {
     return this.tombstoneOrder.size;
+  }
+
+  /** What the shard's key and value bytes hold (pages, garbage, large records). */
+  recordStats(): RecordBytesStats {
+    return this.records.stats();
   }
 
   /** Records (live, expired or tombstone) in the shard. */

@@ -27,6 +27,18 @@ export interface StoreOptions {
   readonly metrics: Metrics;
 }
 
+/** Bytes of the store's records by where they sit (ShardedStore.memory). */
+export interface StoreMemory {
+  /** Live records (keys, values and tombstone keys) packed in pages. */
+  readonly records: number;
+  /** Replaced or removed records still in pages, reclaimed by the next compaction. */
+  readonly garbage: number;
+  /** Page space holding nothing: the unused end of each shard's last page and spare pages. */
+  readonly free: number;
+  /** Records larger than a page slot's limit, each in a buffer of its own. */
+  readonly large: number;
+}
+
 /** Client-visible counters of the store (for /stats). */
 export interface StoreCounters {
   hits: number;
@@ -262,6 +274,26 @@ export class ShardedStore {
     let n = 0;
     for (const s of this.shards) n += s.tombstones;
     return n;
+  }
+
+  /**
+   * Where the stored key and value bytes sit, over every shard: live records in pages, garbage
+   * in pages awaiting compaction, page space not in use (tails and spare pages), and records
+   * with a buffer of their own. What an operator reads to tell churn from growth.
+   */
+  memory(): StoreMemory {
+    let records = 0;
+    let garbage = 0;
+    let pages = 0;
+    let large = 0;
+    for (const s of this.shards) {
+      const r = s.recordStats();
+      records += r.liveBytes;
+      garbage += r.garbageBytes;
+      pages += r.pageBytes;
+      large += r.largeBytes;
+    }
+    return { records, garbage, free: pages - records - garbage, large };
   }
 
   /** Bytes charged for the tombstones held (see SERVICE_TOMBSTONE_MAX_BYTES). */

@@ -31,7 +31,7 @@ async function serve(mirror: OtelMirror): Promise<{ scrape: () => Promise<{ stat
 
 
 const CACHE: CacheFigures = {
-  hits: 7, misses: 3, sets: 11, deletes: 2, evictions: 5, expirations: 4, items: 9, bytes: 900, capacity: 100, tombstones: 1,
+  hits: 7, misses: 3, sets: 11, deletes: 2, evictions: 5, expirations: 4, items: 9, bytes: 900, capacity: 100, tombstones: 1, storeMemory: { records: 700, garbage: 60, free: 40, large: 5000 },
   byRole: { primary: { items: 4, bytes: 400 }, replica: { items: 3, bytes: 300 }, none: { items: 2, bytes: 200 } },
 };
 
@@ -120,7 +120,7 @@ describe("observability/otel-mirror", function () {
   });
 
   describe("operator metrics in Prometheus text", () => {
-    it("cache figures: cache_gets_total by result, items and bytes by role, evictions, expirations, tombstones", async () => {
+    it("cache figures: cache_gets_total by result, items and bytes by role, evictions, expirations, tombstones, store memory by part", async () => {
       const mirror = createOtelMirror(sourcesOf(new Metrics()), { ...OPTS, nodeId: "n", serviceVersion: "1" });
       const server = await serve(mirror);
       try {
@@ -136,6 +136,10 @@ describe("observability/otel-mirror", function () {
         expect(v("cache_expirations_total")).to.equal(4);
         expect(v("cache_tombstones")).to.equal(1);
         expect(v("cache_items_held")).to.equal(9);
+        expect(v("cache_store_memory_bytes", { part: "records" })).to.equal(700);
+        expect(v("cache_store_memory_bytes", { part: "garbage" })).to.equal(60);
+        expect(v("cache_store_memory_bytes", { part: "free" })).to.equal(40);
+        expect(v("cache_store_memory_bytes", { part: "large" })).to.equal(5000);
       } finally {
         await server.close();
         await mirror.shutdown();

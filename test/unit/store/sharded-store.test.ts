@@ -113,6 +113,17 @@ describe("store/sharded-store ShardedStore", () => {
       expect(store.peekHeader("none")).to.equal(undefined);
     });
 
+    it("memory() says where record bytes sit: live in pages, garbage after a replace, page space free, large records apart", () => {
+      const { store, now } = fixture({ shards: 1 });
+      expect(store.memory()).to.deep.equal({ records: 0, garbage: 0, free: 0, large: 0 });
+      store.apply(rec("a", now(1), { value: "x".repeat(100) }));
+      expect(store.memory()).to.deep.equal({ records: 101, garbage: 0, free: 65_536 - 101, large: 0 });
+      store.apply(rec("a", now(2), { value: "y".repeat(200) }));
+      expect(store.memory()).to.deep.equal({ records: 201, garbage: 101, free: 65_536 - 302, large: 0 });
+      store.apply(rec("big", now(3), { value: "z".repeat(5000) }));
+      expect(store.memory().large).to.equal(5003);
+    });
+
     it("a newer version replaces the value and reports the replaced value's size", () => {
       const { store, now } = fixture();
       store.apply(rec("k", now(1), { value: "abc" }));
