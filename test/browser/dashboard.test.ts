@@ -1,6 +1,6 @@
 // The dashboard in a real browser (Debian's Chromium through playwright-core) against a real
 // 3-node cluster with authentication: live members through kill -9 and restart, the key browser,
-// scopes, drain, a bad token, and sign-in with a Basic user and with no credential (on a node that
+// scopes, drain, a bad token, a dropped and a refused event stream, and sign-in with a Basic user and with no credential (on a node that
 // allows anonymous callers and on one that does not). Any console error, page error or failed request fails a test
 // (except the 401 and 403 provoked on purpose); axe finds no serious or critical violation; every
 // view is photographed at 1280x800 and 390x844 into test-artifacts/dashboard/.
@@ -222,6 +222,27 @@ describe("dashboard in Chromium against a 3-node cluster with auth", function ()
     await banner.waitFor({ state: "detached", timeout: 10_000 });
     expect(streams).to.equal(2);
     await page.locator('#members-table tbody tr[data-state="alive"]').nth(2).waitFor();
+    noProblems(watch);
+    await page.close();
+  });
+
+  it("when the event stream is refused (403), a banner says so with the server's code and no reconnect follows", async () => {
+    const { page, watch } = await watchedPage(browser.context);
+    watch.allowed.push(/status of 403/);
+    let streams = 0;
+    await page.route("**/cluster/events", (route) => {
+      streams++;
+      return route.fulfill({ status: 403, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: "identity lost the read scope", code: "FORBIDDEN" }) });
+    });
+    await page.addInitScript({ content: credentialScript(READ_TOKEN) });
+    await page.goto(`${base()}/dashboard/#/members`);
+    const banner = page.locator(".banner.error");
+    await banner.waitFor();
+    expect(await banner.innerText()).to.equal("The event stream was refused: identity lost the read scope (FORBIDDEN)");
+    // Longer than the first reconnect delay (1 s before any stream opened).
+    await page.waitForTimeout(1500);
+    expect(streams, "a refused stream is not asked again").to.equal(1);
+    expect(await page.locator(".banner.warn").count()).to.equal(0);
     noProblems(watch);
     await page.close();
   });
