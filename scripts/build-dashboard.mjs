@@ -1,6 +1,7 @@
 // Builds the web dashboard (dashboard/src) into dist/dashboard: one minified ES module and one
 // style sheet under assets/ with content-hashed names, and index.html naming them. esbuild
-// bundles Preact, htm, uPlot and eventsource-parser; no network is used.
+// bundles Preact, htm, uPlot and the SDK's browser build (@hypercache/client/browser, so the
+// packages are built first); no network is used.
 // Prints the gzip sizes and fails above the 150 KB budget (script and style sheet together).
 import { build } from "esbuild";
 import { createHash } from "node:crypto";

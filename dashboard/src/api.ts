@@ -1,77 +1,32 @@
-// Calls to the management listener that served the page (same origin: the CSP allows no other).
-// Plain fetch with the credential's Authorization header: every route the dashboard reads is
-// management-only (GET /me, /cluster/ring, /cluster/keys, ...) and the SDK's event watch
-// reconnects silently, where the dashboard must show the drop (see README, Dashboard). Every
-// failure becomes an ApiError carrying the server's envelope {error, code, details?}.
-import { authorization, type Credential } from "./credential.js";
-import type { Identity } from "./schemas.js";
+// The dashboard's client: the SDK's browser build (@hypercache/client/browser), management-only and
+// pinned to the listener that served the page. The page's CSP (`default-src 'self'`) allows no
+// other origin, so the client gets that one management endpoint, no client endpoint and no
+// discovery: it never fails over elsewhere. Errors of every kind become one Problem to show.
+import { AllEndpointsFailedError, HypercacheClient, HypercacheError, TransportError } from "@hypercache/client/browser";
+import { credentialOptions, type Credential } from "./credential.js";
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message);
-  }
+export type { HypercacheClient };
+
+/** What went wrong, as a view shows it: "message (code)". */
+export interface Problem {
+  readonly message: string;
+  readonly code: string;
 }
 
-export type { Identity };
-
-export class Api {
-  private readonly auth: string | undefined;
-
-  constructor(
-    private readonly origin: string,
-    credential: Credential,
-  ) {
-    // Basic is sent over plain http too: the server decides (allow_basic_without_tls).
-    this.auth = authorization(credential);
-  }
-
-  /** The Authorization header, for the event stream. */
-  get authorization(): string | undefined {
-    return this.auth;
-  }
-
-  /** The caller's identity and scopes (GET /me: any authenticated identity, unlike /v1/me). */
-  me(): Promise<Identity> {
-    return this.get<Identity>("/me");
-  }
-
-  get<T>(path: string, signal?: AbortSignal): Promise<T> {
-    return this.call<T>("GET", path, signal);
-  }
-
-  post<T>(path: string): Promise<T> {
-    return this.call<T>("POST", path);
-  }
-
-  private async call<T>(method: string, path: string, signal?: AbortSignal): Promise<T> {
-    const headers: Record<string, string> = { accept: "application/json" };
-    if (this.auth !== undefined) headers.authorization = this.auth;
-    let r: Response;
-    try {
-      r = await fetch(new URL(path, this.origin), { method, headers, cache: "no-store", ...(signal ? { signal } : {}) });
-    } catch (err) {
-      if (signal?.aborted) throw err;
-      throw new ApiError(0, "NETWORK", `the node did not answer ${method} ${path}`);
-    }
-    const text = await r.text();
-    if (!r.ok) throw envelopeError(r.status, text);
-    return (text === "" ? {} : JSON.parse(text)) as T;
-  }
-
+/** A client of the management listener at `origin` sending `credential`; throws ClientConfigError for an unusable credential. */
+export function createClient(origin: string, credential: Credential): HypercacheClient {
+  return new HypercacheClient({ managementEndpoints: [origin], ...credentialOptions(credential) });
 }
 
-/** The ApiError of a non-2xx answer: the envelope's fields, or the status alone. */
-export function envelopeError(status: number, text: string): ApiError {
-  try {
-    const env = JSON.parse(text) as { error?: unknown; code?: unknown; details?: Record<string, unknown> };
-    if (typeof env.error === "string" && typeof env.code === "string") return new ApiError(status, env.code, env.error, env.details);
-  } catch {
-    // Not an envelope: fall through.
-  }
-  return new ApiError(status, `HTTP_${status}`, `HTTP ${status}`);
+/**
+ * The Problem of a failed call: the node's envelope (message and code), NETWORK when the node did
+ * not answer, or the error's own message. With one endpoint, "all endpoints failed" is that
+ * endpoint's failure.
+ */
+export function problemOf(err: unknown): Problem {
+  const e = err instanceof AllEndpointsFailedError ? (err.attempts.at(-1)?.error ?? err) : err;
+  if (e instanceof HypercacheError) return { message: e.message, code: e.code };
+  if (e instanceof TransportError) return { message: "the node did not answer", code: "NETWORK" };
+  if (e instanceof Error) return { message: e.message, code: e.name };
+  return { message: String(e), code: "ERROR" };
 }

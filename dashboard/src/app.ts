@@ -1,12 +1,12 @@
 // The dashboard's shell: login, the identity's scopes, the live event stream, navigation by
-// hash (#/members) and the views. The server enforces scopes on every call; the shell only hides
-// what the identity cannot use.
+// hash (#/members) and the views. Every call goes through the SDK client of api.ts (this origin
+// only). The server enforces scopes on every call; the shell only hides what the identity cannot use.
 import { html } from "htm/preact";
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { Api, ApiError, type Identity } from "./api.js";
-import type { MembersView } from "./schemas.js";
+import type { WatchStatus } from "@hypercache/client/browser";
+import { createClient, problemOf, type HypercacheClient } from "./api.js";
+import type { Identity, MembersView } from "./schemas.js";
 import { forgetCredential, loadCredential, saveCredential, type Credential } from "./credential.js";
-import { openEventStream, type StreamStatus } from "./event-stream.js";
 import { RateHistory } from "./series.js";
 import { Login } from "./views/login.js";
 import { Overview } from "./views/overview.js";
@@ -45,12 +45,29 @@ function currentView(): ViewId {
   return (VIEWS.find((v) => v.id === id)?.id ?? "overview") as ViewId;
 }
 
+/** "message (code)" of a failed sign-in. */
+function signInError(err: unknown): string {
+  const p = problemOf(err);
+  return `${p.message} (${p.code})`;
+}
+
+/** The client of a credential, or why the credential cannot be used (an empty token, a ':' in a Basic user). */
+function clientFor(credential: Credential | undefined): { client?: HypercacheClient; error?: string } {
+  if (!credential) return {};
+  try {
+    return { client: createClient(location.origin, credential) };
+  } catch (err) {
+    return { error: signInError(err) };
+  }
+}
+
 export function App() {
   const [credential, setCredential] = useState<Credential | undefined>(() => loadCredential(sessionStorage));
   const [identity, setIdentity] = useState<Identity | undefined>();
   const [loginError, setLoginError] = useState<string | undefined>();
   const [view, setView] = useState<ViewId>(currentView);
-  const api = useMemo(() => (credential ? new Api(location.origin, credential) : undefined), [credential]);
+  const made = useMemo(() => clientFor(credential), [credential]);
+  const client = made.client;
 
   useEffect(() => {
     const onHash = () => setView(currentView());
@@ -59,21 +76,27 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    if (!api) return;
+    if (made.error !== undefined) {
+      forgetCredential(sessionStorage);
+      setCredential(undefined);
+      setLoginError(made.error);
+      return;
+    }
+    if (!client) return;
     let cancelled = false;
-    api.me().then(
+    client.identity().then(
       (me) => !cancelled && setIdentity(me),
       (err: unknown) => {
         if (cancelled) return;
         forgetCredential(sessionStorage);
         setCredential(undefined);
-        setLoginError(err instanceof ApiError ? `${err.message} (${err.code})` : String(err));
+        setLoginError(signInError(err));
       },
     );
     return () => {
       cancelled = true;
     };
-  }, [api]);
+  }, [made]);
 
   const login = useCallback((c: Credential) => {
     saveCredential(sessionStorage, c);
@@ -87,38 +110,40 @@ export function App() {
     setCredential(undefined);
   }, []);
 
-  if (!api || !identity) {
-    return html`<${Login} onLogin=${login} error=${loginError} busy=${api !== undefined && !loginError} />`;
+  if (!client || !identity) {
+    return html`<${Login} onLogin=${login} error=${loginError} busy=${client !== undefined && !loginError} />`;
   }
-  return html`<${Signed} api=${api} identity=${identity} view=${view} onLogout=${logout} />`;
+  return html`<${Signed} client=${client} identity=${identity} view=${view} onLogout=${logout} />`;
 }
 
-function Signed(props: { api: Api; identity: Identity; view: ViewId; onLogout: () => void }) {
-  const { api, identity, view } = props;
+function Signed(props: { client: HypercacheClient; identity: Identity; view: ViewId; onLogout: () => void }) {
+  const { client, identity, view } = props;
   const isAdmin = identity.scopes.includes("admin");
-  const [status, setStatus] = useState<StreamStatus>({ state: "connecting" });
+  const [status, setStatus] = useState<WatchStatus>({ state: "connecting" });
   const history = useRef(new RateHistory()).current;
   const [live, setLive] = useState<Live>({ members: undefined, membersAtMs: 0, metrics: undefined, history, tick: 0 });
 
-  useEffect(
-    () =>
-      openEventStream(new URL("/cluster/events", location.origin).href, api.authorization, {
-        onStatus: setStatus,
-        onEvent: (type, data) => {
-          if (type === "members") {
-            performance.clearMarks("hc:members-frame");
-            performance.mark("hc:members-frame");
-            const members = JSON.parse(data) as MembersView;
-            setLive((l) => ({ ...l, members, membersAtMs: Date.now() }));
-          } else if (type === "heartbeat") {
-            const metrics = JSON.parse(data) as Record<string, number>;
-            history.add(Date.now(), metrics);
-            setLive((l) => ({ ...l, metrics, tick: l.tick + 1 }));
-          }
-        },
-      }),
-    [api, history],
-  );
+  // The SDK's watch: reconnects with backoff and reports each state (the banner); a 401 or 403
+  // ends it, and its status says so.
+  useEffect(() => {
+    const ctrl = new AbortController();
+    const follow = async () => {
+      for await (const e of await client.watch({ signal: ctrl.signal, onStatus: setStatus })) {
+        if (e.type === "members") {
+          performance.clearMarks("hc:members-frame");
+          performance.mark("hc:members-frame");
+          const members = e.data;
+          setLive((l) => ({ ...l, members, membersAtMs: Date.now() }));
+        } else {
+          const metrics = e.data;
+          history.add(Date.now(), metrics);
+          setLive((l) => ({ ...l, metrics, tick: l.tick + 1 }));
+        }
+      }
+    };
+    follow().catch(() => undefined);
+    return () => ctrl.abort();
+  }, [client, history]);
 
   const nav = VIEWS.filter((v) => !("admin" in v) || isAdmin);
   const shown = view === "admin" && !isAdmin ? "overview" : view;
@@ -137,13 +162,13 @@ function Signed(props: { api: Api; identity: Identity; view: ViewId; onLogout: (
     </header>
     <${StreamBanner} status=${status} />
     <main id="main" tabindex="-1">
-      ${shown === "overview" && html`<${Overview} api=${api} live=${live} />`}
+      ${shown === "overview" && html`<${Overview} client=${client} live=${live} />`}
       ${shown === "members" && html`<${Members} live=${live} />`}
-      ${shown === "ring" && html`<${Ring} api=${api} live=${live} />`}
+      ${shown === "ring" && html`<${Ring} client=${client} live=${live} />`}
       ${shown === "metrics" && html`<${Metrics} live=${live} />`}
-      ${shown === "hints" && html`<${Hints} api=${api} />`}
-      ${shown === "keys" && html`<${Keys} api=${api} />`}
-      ${shown === "admin" && isAdmin && html`<${Admin} api=${api} live=${live} />`}
+      ${shown === "hints" && html`<${Hints} client=${client} />`}
+      ${shown === "keys" && html`<${Keys} client=${client} />`}
+      ${shown === "admin" && isAdmin && html`<${Admin} client=${client} live=${live} />`}
     </main>
   `;
 }

@@ -1,5 +1,8 @@
 // The login credential: Bearer token, Basic user and password, or none (anonymous or mTLS).
-// Kept in sessionStorage only, so it ends with the tab and is never written to disk storage.
+// Kept in sessionStorage only, so it ends with the tab and is never written to disk storage. The
+// SDK sends it (credentialOptions): as `Authorization: Bearer`, as `Authorization: Basic`, or not at all.
+import type { ClientOptions } from "@hypercache/client/browser";
+
 export type Credential =
   | { readonly kind: "bearer"; readonly token: string }
   | { readonly kind: "basic"; readonly user: string; readonly password: string }
@@ -14,17 +17,13 @@ export interface KeyValueStore {
   removeItem(key: string): void;
 }
 
-/** The Authorization header value, or undefined for none. */
-export function authorization(c: Credential): string | undefined {
-  if (c.kind === "bearer") return `Bearer ${c.token}`;
-  if (c.kind === "basic") return `Basic ${utf8Base64(`${c.user}:${c.password}`)}`;
-  return undefined;
-}
-
-function utf8Base64(text: string): string {
-  let bin = "";
-  for (const b of new TextEncoder().encode(text)) bin += String.fromCharCode(b);
-  return btoa(bin);
+/** The SDK client options of a credential: a bearer token, a Basic user, or nothing to send. */
+export function credentialOptions(c: Credential): Pick<ClientOptions, "token" | "basic" | "allowInsecureBasic"> {
+  if (c.kind === "bearer") return { token: c.token };
+  // Basic goes over plain http too: the node decides (its policy's allow_basic_without_tls), and
+  // the page can only ever talk to the node that served it.
+  if (c.kind === "basic") return { basic: { username: c.user, password: c.password }, allowInsecureBasic: true };
+  return {};
 }
 
 export function loadCredential(storage: KeyValueStore): Credential | undefined {

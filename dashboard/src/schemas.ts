@@ -1,16 +1,10 @@
-// The management API's JSON shapes, from the generated OpenAPI types (gen/openapi/management.ts):
-// a contract change that breaks a view fails the dashboard's type-check.
-import type { components } from "../../gen/openapi/management.js";
+// The management API's JSON shapes, as the SDK types them from its generated OpenAPI types
+// (packages/client/src/gen/management.ts): a contract change that breaks a view fails the
+// dashboard's type-check.
+import type { HintsView, KeyBrowserPage, KeyReplicas, ManagementIdentity, MembersView, RingView, ValuePreview } from "@hypercache/client/browser";
 
-type S = components["schemas"];
-export type MembersView = S["Members"];
-export type RingView = S["Ring"];
-export type HintsView = S["Hints"];
-export type HintQueueView = S["HintQueueView"];
-export type KeyPage = S["KeyBrowserPage"];
-export type StatsView = S["Stats"];
-export type DrainView = S["DrainStatus"];
-export type KeyReplicas = S["KeyReplicas"];
-export type ReplicaCopy = S["ReplicaCopy"];
-export type ValuePreview = S["ValuePreview"];
-export type Identity = S["Identity"];
+export type { HintsView, KeyReplicas, MembersView, RingView, ValuePreview };
+export type KeyPage = KeyBrowserPage;
+export type HintQueueView = HintsView["migrations"];
+export type ReplicaCopy = KeyReplicas["replicas"][number];
+export type Identity = ManagementIdentity;

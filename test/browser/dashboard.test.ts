@@ -1,6 +1,7 @@
 // The dashboard in a real browser (Debian's Chromium through playwright-core) against a real
 // 3-node cluster with authentication: live members through kill -9 and restart, the key browser,
-// scopes, drain and a bad token. Any console error, page error or failed request fails a test
+// scopes, drain, a bad token, a dropped and a refused event stream, and sign-in with a Basic user and with no credential (on a node that
+// allows anonymous callers and on one that does not). Any console error, page error or failed request fails a test
 // (except the 401 and 403 provoked on purpose); axe finds no serious or critical violation; every
 // view is photographed at 1280x800 and 390x844 into test-artifacts/dashboard/.
 import { expect } from "chai";
@@ -11,7 +12,7 @@ import type { Page } from "playwright-core";
 import { AxeBuilder } from "@axe-core/playwright";
 import { HypercacheClient } from "@hypercache/client";
 import { DESKTOP, PHONE, launchChromium, watchedPage, type Browser, type PageProblems } from "./browser.js";
-import { ADMIN_TOKEN, DashboardCluster, READ_TOKEN } from "./dashboard-cluster.js";
+import { ADMIN_TOKEN, ANONYMOUS_NODE, BASIC_PASSWORD, BASIC_USER, DashboardCluster, READ_TOKEN } from "./dashboard-cluster.js";
 import { RECORDERS, credentialScript, pollPage, recordRowStates, renderTimes, rowStates, signedInPage } from "./dashboard-page.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -79,6 +80,23 @@ const fitsWidth = (page: Page) => page.evaluate("document.documentElement.scroll
 
 async function aliveRows(page: Page): Promise<string[]> {
   return page.$$eval('#members-table tbody tr[data-state="alive"]', (rows) => rows.map((r) => r.getAttribute("data-member") ?? ""));
+}
+
+/** Signs in through the form with the credential kind named by its radio label. */
+async function signInWith(page: Page, kind: "User and password (Basic)" | "None (anonymous or client certificate)", fill: () => Promise<void> = async () => undefined): Promise<void> {
+  await page.getByLabel(kind).check();
+  await fill();
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+/** The Authorization header (or "none") of every request the page makes to `origin`, as "PATH header". */
+function recordAuthorization(page: Page, origin: string): string[] {
+  const seen: string[] = [];
+  page.on("request", (r) => {
+    const url = new URL(r.url());
+    if (url.origin === origin && !url.pathname.startsWith("/dashboard")) seen.push(`${url.pathname} ${r.headers().authorization ?? "none"}`);
+  });
+  return seen;
 }
 
 describe("dashboard in Chromium against a 3-node cluster with auth", function () {
@@ -208,6 +226,27 @@ describe("dashboard in Chromium against a 3-node cluster with auth", function ()
     await page.close();
   });
 
+  it("when the event stream is refused (403), a banner says so with the server's code and no reconnect follows", async () => {
+    const { page, watch } = await watchedPage(browser.context);
+    watch.allowed.push(/status of 403/);
+    let streams = 0;
+    await page.route("**/cluster/events", (route) => {
+      streams++;
+      return route.fulfill({ status: 403, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: "identity lost the read scope", code: "FORBIDDEN" }) });
+    });
+    await page.addInitScript({ content: credentialScript(READ_TOKEN) });
+    await page.goto(`${base()}/dashboard/#/members`);
+    const banner = page.locator(".banner.error");
+    await banner.waitFor();
+    expect(await banner.innerText()).to.equal("The event stream was refused: identity lost the read scope (FORBIDDEN)");
+    // Longer than the first reconnect delay (1 s before any stream opened).
+    await page.waitForTimeout(1500);
+    expect(streams, "a refused stream is not asked again").to.equal(1);
+    expect(await page.locator(".banner.warn").count()).to.equal(0);
+    noProblems(watch);
+    await page.close();
+  });
+
   it("1,000 keys written through the API are found by prefix and by glob, and paging is stable", async () => {
     const sdk = new HypercacheClient({ endpoints: [cluster.node("n1").api], token: ADMIN_TOKEN, discovery: false });
     try {
@@ -329,6 +368,64 @@ describe("dashboard in Chromium against a 3-node cluster with auth", function ()
     expect(await error.innerText()).to.match(/Sign-in failed: .*UNAUTHORIZED/);
     expect(await page.locator("nav, #members-table, .cards").count(), "no views or data").to.equal(0);
     expect(await page.evaluate("sessionStorage.length"), "the bad credential is forgotten").to.equal(0);
+    noProblems(watch);
+    await page.close();
+  });
+
+  it("an HTTP Basic user signs in through the form and sees the members table and that identity's controls", async () => {
+    const { page, watch } = await watchedPage(browser.context);
+    const sent = recordAuthorization(page, base());
+    await page.goto(`${base()}/dashboard/`);
+    await signInWith(page, "User and password (Basic)", async () => {
+      await page.getByLabel("User", { exact: true }).fill(BASIC_USER);
+      await page.getByLabel("Password", { exact: true }).fill(BASIC_PASSWORD);
+    });
+    await page.getByRole("link", { name: "Members" }).click();
+    await page.locator('#members-table tbody tr[data-state="alive"]').nth(2).waitFor();
+    expect((await aliveRows(page)).sort()).to.deep.equal(["n1", "n2", "n3"]);
+    expect(await page.locator(".who span").innerText()).to.equal(`Signed in as ${BASIC_USER} (read, admin)`);
+    await page.getByRole("link", { name: "Admin" }).click();
+    await page.locator("#drain").waitFor();
+    expect(await page.locator("#drain, #evict, #expire, #clear-confirm").count(), "the admin scope's controls").to.equal(4);
+    const header = `Basic ${Buffer.from(`${BASIC_USER}:${BASIC_PASSWORD}`).toString("base64")}`;
+    expect(sent.map((s) => s.split(" ")[0]), "identity, stream and views were asked").to.include.members(["/me", "/cluster/events", "/stats"]);
+    expect(sent.filter((s) => !s.endsWith(` ${header}`)), "every call carries the Basic credential").to.deep.equal([]);
+    expect(JSON.parse((await page.evaluate(`sessionStorage.getItem("hypercache.dashboard.credential")`)) as string)).to.deep.equal({ kind: "basic", user: BASIC_USER, password: BASIC_PASSWORD });
+    expect(await page.evaluate("localStorage.length"), "nothing in localStorage").to.equal(0);
+    noProblems(watch);
+    await page.close();
+  });
+
+  it("no credential, on a node that allows anonymous callers: the anonymous identity's data and controls", async () => {
+    const origin = cluster.node(ANONYMOUS_NODE).mgmt;
+    const { page, watch } = await watchedPage(browser.context);
+    const sent = recordAuthorization(page, origin);
+    await page.goto(`${origin}/dashboard/`);
+    await signInWith(page, "None (anonymous or client certificate)");
+    await page.getByRole("link", { name: "Members" }).click();
+    await page.locator('#members-table tbody tr[data-state="alive"]').nth(2).waitFor();
+    expect((await aliveRows(page)).sort()).to.deep.equal(["n1", "n2", "n3"]);
+    expect(await page.locator(".who span").innerText(), "anonymous holds every scope").to.equal("Signed in as anonymous (read, write, admin)");
+    expect(await page.getByRole("link", { name: "Admin" }).count()).to.equal(1);
+    await page.getByRole("link", { name: "Ring" }).click();
+    await page.locator("#ring-table tbody tr").nth(2).waitFor();
+    expect(sent.map((s) => s.split(" ")[0])).to.include.members(["/me", "/cluster/events", "/cluster/ring"]);
+    expect(sent.filter((s) => !s.endsWith(" none")), "no Authorization header is sent").to.deep.equal([]);
+    noProblems(watch);
+    await page.close();
+  });
+
+  it("no credential, on a node without anonymous access: an error and no data", async () => {
+    const { page, watch } = await watchedPage(browser.context);
+    watch.allowed.push(/status of 401/);
+    const sent = recordAuthorization(page, base());
+    await page.goto(`${base()}/dashboard/`);
+    await signInWith(page, "None (anonymous or client certificate)");
+    const error = await page.waitForSelector("#login-error");
+    expect(await error.innerText()).to.match(/Sign-in failed: .*UNAUTHORIZED/);
+    expect(await page.locator("nav, #members-table, .cards").count(), "no views or data").to.equal(0);
+    expect(sent, "only the identity was asked, without a credential").to.deep.equal(["/me none"]);
+    expect(await page.evaluate("sessionStorage.length"), "the refused sign-in is forgotten").to.equal(0);
     noProblems(watch);
     await page.close();
   });

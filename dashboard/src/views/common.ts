@@ -1,8 +1,8 @@
 // Small pieces shared by the views.
 import { html } from "htm/preact";
-import type { ApiError } from "../api.js";
+import type { Problem } from "../api.js";
 
-export function ErrorNote(props: { error: ApiError | undefined; what: string }) {
+export function ErrorNote(props: { error: Problem | undefined; what: string }) {
   if (!props.error) return null;
   return html`<p class="error" role="alert">Could not load ${props.what}: ${props.error.message} (${props.error.code})</p>`;
 }

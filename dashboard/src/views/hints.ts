@@ -1,9 +1,9 @@
 // Hints: this node's replay queue per target node (GET /dist/hints), refreshed every 2 s, with
 // the caps and counters, and the queue of failed migrations below it.
 import { html } from "htm/preact";
-import type { Api } from "../api.js";
+import type { HypercacheClient } from "../api.js";
 import { bytes, duration } from "../format.js";
-import type { HintQueueView, HintsView } from "../schemas.js";
+import type { HintQueueView } from "../schemas.js";
 import { ErrorNote } from "./common.js";
 import { usePoll } from "./use-poll.js";
 
@@ -20,8 +20,8 @@ function QueueTable(props: { id: string; caption: string; queue: HintQueueView; 
   </table></div>`;
 }
 
-export function Hints(props: { api: Api }) {
-  const hints = usePoll<HintsView>(props.api, "/dist/hints", 2000);
+export function Hints(props: { client: HypercacheClient }) {
+  const hints = usePoll(props.client, (c, signal) => c.hints({ signal }), 2000);
   const h = hints.data;
   return html`
     <h2>Hints</h2>

@@ -3,7 +3,7 @@
 // value; and the TTL counting down.
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
-import type { Api, ApiError } from "../api.js";
+import { problemOf, type HypercacheClient, type Problem } from "../api.js";
 import { asText, bytes, duration, fromBase64, hexDump } from "../format.js";
 import type { KeyReplicas, ReplicaCopy, ValuePreview } from "../schemas.js";
 import { ErrorNote } from "./common.js";
@@ -11,10 +11,10 @@ import { ErrorNote } from "./common.js";
 
 const COPY_CLASS: Record<ReplicaCopy["state"], string> = { live: "state-alive", tombstone: "state-suspect", absent: "state-suspect", unreachable: "state-unreachable" };
 
-export function KeyDetail(props: { api: Api; keyName: string }) {
+export function KeyDetail(props: { client: HypercacheClient; keyName: string }) {
   const [data, setData] = useState<KeyReplicas | undefined>();
   const [preview, setPreview] = useState<ValuePreview | undefined>();
-  const [error, setError] = useState<ApiError | undefined>();
+  const [error, setError] = useState<Problem | undefined>();
   const [hex, setHex] = useState(false);
   const [now, setNow] = useState(Date.now());
   const [reload, setReload] = useState(0);
@@ -22,15 +22,14 @@ export function KeyDetail(props: { api: Api; keyName: string }) {
     const ctrl = new AbortController();
     setData(undefined);
     setPreview(undefined);
-    const segment = encodeURIComponent(props.keyName);
-    props.api.get<KeyReplicas>(`/cluster/keys/${segment}/replicas`, ctrl.signal).then(
+    props.client.replicas(props.keyName, { signal: ctrl.signal }).then(
       (d) => (setData(d), setError(undefined)),
-      (err: unknown) => !ctrl.signal.aborted && setError(err as ApiError),
+      (err: unknown) => !ctrl.signal.aborted && setError(problemOf(err)),
     );
     // The value may be gone (expired or deleted) while its key is listed: no preview then.
-    props.api.get<ValuePreview>(`/cluster/keys/${segment}/value`, ctrl.signal).then(setPreview, () => setPreview(undefined));
+    props.client.valuePreview(props.keyName, { signal: ctrl.signal }).then(setPreview, () => setPreview(undefined));
     return () => ctrl.abort();
-  }, [props.api, props.keyName, reload]);
+  }, [props.client, props.keyName, reload]);
   useEffect(() => {
     const t = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(t);

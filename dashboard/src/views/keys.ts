@@ -4,7 +4,7 @@
 // the value and the TTL counting down.
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
-import type { Api, ApiError } from "../api.js";
+import { problemOf, type HypercacheClient, type Problem } from "../api.js";
 import { isGlob } from "../format.js";
 import type { KeyPage } from "../schemas.js";
 import { ErrorNote } from "./common.js";
@@ -13,13 +13,13 @@ import { KeyDetail } from "./key-detail.js";
 
 const PAGE_SIZES = [50, 100, 500];
 
-export function Keys(props: { api: Api }) {
+export function Keys(props: { client: HypercacheClient }) {
   const [q, setQ] = useState("");
   const [limit, setLimit] = useState(100);
   /** Cursors of the pages visited: [""] is the first page. */
   const [cursors, setCursors] = useState<string[] | undefined>();
   const [page, setPage] = useState<KeyPage | undefined>();
-  const [error, setError] = useState<ApiError | undefined>();
+  const [error, setError] = useState<Problem | undefined>();
   const [busy, setBusy] = useState(false);
   const [selected, setSelected] = useState<string | undefined>();
   const [query, setQuery] = useState({ q: "", limit: 100 });
@@ -28,16 +28,13 @@ export function Keys(props: { api: Api }) {
     if (cursors === undefined) return;
     const ctrl = new AbortController();
     const cursor = cursors[cursors.length - 1] ?? "";
-    const params = new URLSearchParams({ limit: String(query.limit) });
-    if (query.q !== "") params.set("q", query.q);
-    if (cursor !== "") params.set("cursor", cursor);
     setBusy(true);
-    props.api.get<KeyPage>(`/cluster/keys?${params.toString()}`, ctrl.signal).then(
+    props.client.keyPage({ q: query.q === "" ? undefined : query.q, limit: query.limit, cursor: cursor === "" ? undefined : cursor, signal: ctrl.signal }).then(
       (p) => (setPage(p), setError(undefined), setBusy(false)),
-      (err: unknown) => !ctrl.signal.aborted && (setError(err as ApiError), setPage(undefined), setBusy(false)),
+      (err: unknown) => !ctrl.signal.aborted && (setError(problemOf(err)), setPage(undefined), setBusy(false)),
     );
     return () => ctrl.abort();
-  }, [props.api, cursors, query]);
+  }, [props.client, cursors, query]);
 
   const search = (e: Event) => {
     e.preventDefault();
@@ -65,7 +62,7 @@ export function Keys(props: { api: Api }) {
         <ul class="key-list" id="key-list" aria-label="Keys">
           ${page.keys.map((k) => html`<li key=${k}><button type="button" class="link" aria-pressed=${selected === k} onClick=${() => setSelected(k)}>${k}</button></li>`)}
         </ul>
-        ${selected !== undefined && html`<${KeyDetail} api=${props.api} keyName=${selected} />`}
+        ${selected !== undefined && html`<${KeyDetail} client=${props.client} keyName=${selected} />`}
       </div>
       <div class="toolbar pager">
         <button type="button" id="prev-page" disabled=${busy || pageNo <= 1} onClick=${() => setCursors(cursors!.slice(0, -1))}>Previous page</button>

@@ -1,11 +1,10 @@
 // Overview: this node's state and uptime, members by state, and the alerts an operator acts on
 // (suspect or dead members, pending hints, quorum failures in the last 5 minutes).
 import { html } from "htm/preact";
-import type { Api } from "../api.js";
+import type { HypercacheClient } from "../api.js";
 import type { Live } from "../app.js";
 import { bytes, duration } from "../format.js";
 import { memberRows } from "../member-rows.js";
-import type { DrainView, StatsView } from "../schemas.js";
 import { RATE_SERIES } from "../series.js";
 import { ErrorNote } from "./common.js";
 import { usePoll } from "./use-poll.js";
@@ -13,10 +12,10 @@ import { usePoll } from "./use-poll.js";
 
 const QUORUM = RATE_SERIES.findIndex((s) => s.label.startsWith("quorum"));
 
-export function Overview(props: { api: Api; live: Live }) {
+export function Overview(props: { client: HypercacheClient; live: Live }) {
   const { live } = props;
-  const stats = usePoll<StatsView>(props.api, "/stats", 5000);
-  const drain = usePoll<DrainView>(props.api, "/dist/drain", 5000);
+  const stats = usePoll(props.client, (c, signal) => c.stats({ signal }), 5000);
+  const drain = usePoll(props.client, (c, signal) => c.drainStatus({ signal }), 5000);
   const members = live.members ? memberRows(live.members) : [];
   const count = (st: string) => members.filter((m) => m.state === st).length;
   const quorumFailures = Math.round(live.history.windowTotal(QUORUM));

@@ -1,16 +1,15 @@
 // Ring: the share of the hash space each node coordinates (primary) and holds a copy of (owner),
 // from GET /cluster/ring; fetched again whenever the membership version changes.
 import { html } from "htm/preact";
-import type { Api } from "../api.js";
+import type { HypercacheClient } from "../api.js";
 import type { Live } from "../app.js";
 import { percent } from "../format.js";
-import type { RingView } from "../schemas.js";
 import { ErrorNote } from "./common.js";
 import { usePoll } from "./use-poll.js";
 
 
-export function Ring(props: { api: Api; live: Live }) {
-  const ring = usePoll<RingView>(props.api, "/cluster/ring", 0, [props.live.members?.membership_version]);
+export function Ring(props: { client: HypercacheClient; live: Live }) {
+  const ring = usePoll(props.client, (c, signal) => c.ring({ signal }), 0, [props.live.members?.membership_version]);
   const r = ring.data;
   return html`
     <h2>Ring</h2>

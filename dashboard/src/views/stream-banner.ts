@@ -2,9 +2,9 @@
 // countdown), or refused.
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
-import type { StreamStatus } from "../event-stream.js";
+import type { WatchStatus } from "@hypercache/client/browser";
 
-export function StreamBanner(props: { status: StreamStatus }) {
+export function StreamBanner(props: { status: WatchStatus }) {
   const s = props.status;
   const [now, setNow] = useState(Date.now());
   useEffect(() => {

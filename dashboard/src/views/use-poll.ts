@@ -1,25 +1,25 @@
-// Polls a GET route while the view is shown: at once, then every `everyMs`; keeps the last answer
-// and the last error (an error keeps the previous data visible, marked stale by the caller).
+// Polls one SDK call while the view is shown: at once, then every `everyMs` (0: once per change of
+// `deps`); keeps the last answer and the last problem (a problem keeps the previous data visible).
 import { useEffect, useState } from "preact/hooks";
-import type { Api, ApiError } from "../api.js";
+import { problemOf, type HypercacheClient, type Problem } from "../api.js";
 
 export interface Polled<T> {
   readonly data: T | undefined;
-  readonly error: ApiError | undefined;
+  readonly error: Problem | undefined;
 }
 
-export function usePoll<T>(api: Api, path: string | undefined, everyMs: number, deps: readonly unknown[] = []): Polled<T> {
+/** `load` calls the client with the signal that ends it when the view goes away. */
+export function usePoll<T>(client: HypercacheClient, load: (client: HypercacheClient, signal: AbortSignal) => Promise<T>, everyMs: number, deps: readonly unknown[] = []): Polled<T> {
   const [state, setState] = useState<Polled<T>>({ data: undefined, error: undefined });
   useEffect(() => {
-    if (path === undefined) return;
     const ctrl = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const run = async () => {
       try {
-        const data = await api.get<T>(path, ctrl.signal);
+        const data = await load(client, ctrl.signal);
         if (!ctrl.signal.aborted) setState({ data, error: undefined });
       } catch (err) {
-        if (!ctrl.signal.aborted) setState((s) => ({ data: s.data, error: err as ApiError }));
+        if (!ctrl.signal.aborted) setState((s) => ({ data: s.data, error: problemOf(err) }));
       }
       if (!ctrl.signal.aborted && everyMs > 0) timer = setTimeout(() => void run(), everyMs);
     };
@@ -28,6 +28,6 @@ export function usePoll<T>(api: Api, path: string | undefined, everyMs: number, 
       ctrl.abort();
       if (timer !== undefined) clearTimeout(timer);
     };
-  }, [api, path, everyMs, ...deps]);
+  }, [client, everyMs, ...deps]);
   return state;
 }

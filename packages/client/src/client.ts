@@ -1,6 +1,7 @@
 // HypercacheClient: the cache API over every node of a cluster. It wires the endpoint pools (client
 // and management listeners), the failover transports, discovery and credentials, and maps each
-// call onto the typed OpenAPI routes.
+// call onto the typed OpenAPI routes. A client given management endpoints only (no `endpoints`)
+// talks to those alone: no discovery, no other origin.
 import type { Client } from "openapi-fetch";
 import type { AuthProvider } from "./auth.js";
 import { BatchOps, type BatchOptions, type DeleteManyResult, type GetManyResult, type SetManyItem, type SetManyResult } from "./batch-ops.js";
@@ -15,6 +16,23 @@ import { ByteRoutes } from "./byte-routes.js";
 import type { paths as apiPaths } from "./gen/client.js";
 import type { paths as mgmtPaths } from "./gen/management.js";
 import { KeyIterator, type KeysOptions } from "./key-iterator.js";
+import {
+  ManagementRoutes,
+  type CallOptions,
+  type ClearAnswer,
+  type DrainAnswer,
+  type DrainStatus,
+  type EvictAnswer,
+  type ExpireAnswer,
+  type HintsView,
+  type KeyBrowserPage,
+  type KeyPageOptions,
+  type KeyReplicas,
+  type ManagementIdentity,
+  type NodeStats,
+  type RingView,
+  type ValuePreview,
+} from "./management-routes.js";
 import { buffered, typedClient } from "./openapi-bridge.js";
 import { acceptEndpoint, authFromOptions, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT, seedList, type ClientOptions, type Consistency } from "./options.js";
 import { defaultRuntime, type Runtime, type TimerHandle } from "./runtime.js";
@@ -59,26 +77,30 @@ export class HypercacheClient {
   private readonly mgmtPool: EndpointPool;
   private readonly mgmtTransport: FailoverTransport;
   private readonly api: Client<apiPaths>;
-  private readonly mgmt: Client<mgmtPaths>;
+  private readonly mgmt: ManagementRoutes;
   private readonly batches: BatchOps;
   private readonly bytes: ByteRoutes;
   private readonly discovery: Discovery | undefined;
   private readonly timer: TimerHandle | undefined;
   private readonly pageSize = KEY_PAGE_LIMIT;
+  /** False for a management-only client (no `endpoints`): the cache API then refuses to run. */
+  private readonly hasApi: boolean;
   private closed = false;
 
   constructor(options: ClientOptions) {
-    const seeds = seedList(options.endpoints);
+    const seeds = seedList(options);
+    this.hasApi = seeds.length > 0;
     const base = defaultRuntime(options.seed);
     this.runtime = { ...base, ...options.runtime };
     const fetch: FetchLike = options.fetch ?? globalFetch();
-    const auth: AuthProvider = authFromOptions(options, { fetch, runtime: this.runtime }, seeds);
+    const auth: AuthProvider = authFromOptions(options, { fetch, runtime: this.runtime }, [...seeds, ...(options.managementEndpoints ?? [])]);
     const poolOpts = { clock: this.runtime.clock, random: this.runtime.random, randomStart: options.randomStart ?? true, accept: acceptEndpoint(options) };
     this.apiPool = new EndpointPool(seeds, poolOpts);
     this.mgmtPool = new EndpointPool(options.managementEndpoints ?? [], poolOpts);
     const common = { fetch, auth, runtime: this.runtime, timeoutMs: options.timeoutMs ?? ATTEMPT_TIMEOUT_MS, onEvent: options.onEvent };
 
-    const discoveryOn = options.discovery !== false;
+    // Discovery asks a client listener: a management-only client has none, and stays on its own.
+    const discoveryOn = options.discovery !== false && this.hasApi;
     if (discoveryOn) {
       this.discovery = new Discovery({ api: typedClient<apiPaths>(new FailoverTransport({ ...common, pool: this.apiPool })), apiPool: this.apiPool, mgmtPool: this.mgmtPool, onEvent: options.onEvent });
     }
@@ -87,10 +109,10 @@ export class HypercacheClient {
     this.api = typedClient<apiPaths>(apiTransport);
     this.bytes = new ByteRoutes(apiTransport);
     this.mgmtTransport = new FailoverTransport({ ...common, pool: this.mgmtPool, rediscover });
-    this.mgmt = typedClient<mgmtPaths>(this.mgmtTransport);
+    this.mgmt = new ManagementRoutes(typedClient<mgmtPaths>(this.mgmtTransport));
     this.batches = new BatchOps(this.api, { chunkItems: BATCH_CHUNK_ITEMS, concurrency: options.batchConcurrency ?? BATCH_CONCURRENCY });
 
-    const d = options.discovery === false ? undefined : options.discovery;
+    const d = discoveryOn ? (options.discovery as Exclude<ClientOptions["discovery"], false>) : undefined;
     if (this.discovery && d?.atStart !== false) void this.discovery.refresh().catch(() => undefined);
     const intervalMs = d?.intervalMs ?? DISCOVERY_INTERVAL_MS;
     if (this.discovery && intervalMs > 0) this.timer = this.runtime.timers.every(intervalMs, () => void this.discovery?.refresh().catch(() => undefined));
@@ -98,7 +120,7 @@ export class HypercacheClient {
 
   /** The value's bytes, or undefined when the key does not exist. */
   async get(key: string, o: ReadOptions = NO_OPTIONS): Promise<Uint8Array | undefined> {
-    this.open();
+    this.openApi();
     const { response } = await this.bytes.get(key, o.consistency, o.signal);
     if (response.status === 200) return response.bytes;
     return this.missingOrThrow(response);
@@ -118,7 +140,7 @@ export class HypercacheClient {
 
   /** The value with its version, origin, expiry and owners, or undefined when the key does not exist. */
   async getItem(key: string, o: ReadOptions = {}): Promise<CacheItem | undefined> {
-    this.open();
+    this.openApi();
     const { data, response } = await this.api.GET("/v1/cache/{key}", {
       params: { path: { key }, query: { consistency: o.consistency } },
       headers: { accept: "application/json" },
@@ -130,7 +152,7 @@ export class HypercacheClient {
 
   /** The item's metadata without its value, or undefined when the key does not exist. */
   async head(key: string, o: ReadOptions = {}): Promise<ItemMeta | undefined> {
-    this.open();
+    this.openApi();
     const { response } = await this.bytes.head(key, { consistency: o.consistency }, o.signal);
     if (response.status === 200) return metaFromHeaders(key, response.headers);
     return this.missingOrThrow(response);
@@ -138,7 +160,7 @@ export class HypercacheClient {
 
   /** Stores `value` (text as UTF-8, anything else as its bytes). */
   async set(key: string, value: CacheValue, o: SetOptions = {}): Promise<PutResult> {
-    this.open();
+    this.openApi();
     const body = await valueBody(value);
     const ttl = o.ttl === undefined ? undefined : `${ttlToMs(o.ttl)}ms`;
     const { response } = await this.bytes.put(key, body, { ttl, consistency: o.consistency }, o.signal);
@@ -153,7 +175,7 @@ export class HypercacheClient {
 
   /** Deletes the key; `deleted` is false when it was already absent. */
   async delete(key: string, o: WriteOptions = {}): Promise<DeleteResult> {
-    this.open();
+    this.openApi();
     const { data, response } = await this.api.DELETE("/v1/cache/{key}", { params: { path: { key }, query: { consistency: o.consistency } }, signal: o.signal });
     if (data) return data;
     throw answerError(buffered(response));
@@ -161,7 +183,7 @@ export class HypercacheClient {
 
   /** The key's owner node ids, primary first. */
   async owners(key: string, o: { signal?: AbortSignal } = {}): Promise<string[]> {
-    this.open();
+    this.openApi();
     const { data, response } = await this.api.GET("/v1/owners/{key}", { params: { path: { key } }, signal: o.signal });
     if (data) return data.owners;
     throw answerError(buffered(response));
@@ -169,7 +191,7 @@ export class HypercacheClient {
 
   /** The caller's identity: id, scopes and capabilities. */
   async me(o: { signal?: AbortSignal } = {}): Promise<Identity> {
-    this.open();
+    this.openApi();
     const { data, response } = await this.api.GET("/v1/me", { signal: o.signal });
     if (data) return data;
     throw answerError(buffered(response));
@@ -177,7 +199,7 @@ export class HypercacheClient {
 
   /** Whether the caller holds `capability` (`cache.read`, `cache.write` or `cache.admin`). */
   async can(capability: Capability, o: { signal?: AbortSignal } = {}): Promise<boolean> {
-    this.open();
+    this.openApi();
     const { data, response } = await this.api.GET("/v1/me/can", { params: { query: { capability } }, signal: o.signal });
     if (data) return data.allowed;
     throw answerError(buffered(response));
@@ -185,39 +207,96 @@ export class HypercacheClient {
 
   /** Reads many keys; one result per key, in input order. Never throws for a failed key. */
   getMany(keys: readonly string[], o?: BatchOptions): Promise<GetManyResult[]> {
-    this.open();
+    this.openApi();
     return this.batches.getMany(keys, o);
   }
 
   /** Stores many items; one result per item, in input order. Never throws for a failed item. */
   setMany(items: readonly SetManyItem[], o?: BatchOptions): Promise<SetManyResult[]> {
-    this.open();
+    this.openApi();
     return this.batches.setMany(items, o);
   }
 
   /** Deletes many keys; one result per key, in input order. Never throws for a failed key. */
   deleteMany(keys: readonly string[], o?: BatchOptions): Promise<DeleteManyResult[]> {
-    this.open();
+    this.openApi();
     return this.batches.deleteMany(keys, o);
   }
 
   /** Every key of the cluster matching `q`, page after page; see `partialNodes` afterwards. */
   keys(o: KeysOptions = {}): KeyIterator {
-    this.open();
+    this.openApi();
     return new KeyIterator(this.api, o, this.pageSize);
   }
 
-  /** Membership as a node's management listener reports it (discovered management endpoints). */
-  async members(o: { signal?: AbortSignal } = {}): Promise<MembersView> {
-    await this.needManagement();
-    const { data, response } = await this.mgmt.GET("/cluster/members", { signal: o.signal });
-    if (data) return data;
-    throw answerError(buffered(response));
+  /** Membership as a node's management listener reports it. */
+  async members(o: CallOptions = {}): Promise<MembersView> {
+    return (await this.management()).members(o);
   }
 
-  /** Typed membership and heartbeat events; reconnects to another node when a stream ends. */
+  /** The caller's identity on a management listener (`GET /me`: any authenticated identity, where `me()` needs read). */
+  async identity(o: CallOptions = {}): Promise<ManagementIdentity> {
+    return (await this.management()).identity(o);
+  }
+
+  /** The answering node's hash ring: each node's primary and owner share of the key space. */
+  async ring(o: CallOptions = {}): Promise<RingView> {
+    return (await this.management()).ring(o);
+  }
+
+  /** The answering node's hint queues per target node, with totals, caps and counters. */
+  async hints(o: CallOptions = {}): Promise<HintsView> {
+    return (await this.management()).hints(o);
+  }
+
+  /** One page of the cluster's keys (`GET /cluster/keys`); pass `next_cursor` as `cursor` for the next. */
+  async keyPage(o: KeyPageOptions = {}): Promise<KeyBrowserPage> {
+    return (await this.management()).keyPage(o);
+  }
+
+  /** Each owner's own copy of `key` (present, version, origin, expiry, size, or unreachable). */
+  async replicas(key: string, o: CallOptions = {}): Promise<KeyReplicas> {
+    return (await this.management()).replicas(key, o);
+  }
+
+  /** The first 4096 bytes of `key`'s value with its size and expiry; undefined when it has none. */
+  async valuePreview(key: string, o: CallOptions = {}): Promise<ValuePreview | undefined> {
+    return (await this.management()).valuePreview(key, o);
+  }
+
+  /** The answering node's store statistics. */
+  async stats(o: CallOptions = {}): Promise<NodeStats> {
+    return (await this.management()).stats(o);
+  }
+
+  /** The answering node's drain state and hand-off progress. */
+  async drainStatus(o: CallOptions = {}): Promise<DrainStatus> {
+    return (await this.management()).drainStatus(o);
+  }
+
+  /** Drains the answering node (admin; one-way until it restarts). */
+  async drain(o: CallOptions = {}): Promise<DrainAnswer> {
+    return (await this.management()).drain(o);
+  }
+
+  /** Runs one eviction pass on the answering node (admin). */
+  async evict(o: CallOptions = {}): Promise<EvictAnswer> {
+    return (await this.management()).evict(o);
+  }
+
+  /** Runs one expiration pass on the answering node (admin). */
+  async triggerExpiration(o: CallOptions = {}): Promise<ExpireAnswer> {
+    return (await this.management()).triggerExpiration(o);
+  }
+
+  /** Removes every item the answering node holds, on that node only (admin). */
+  async clearNode(o: CallOptions = {}): Promise<ClearAnswer> {
+    return (await this.management()).clearNode(o);
+  }
+
+  /** Typed membership and heartbeat events; reconnects (to another node when it knows one) and reports its state to `onStatus`. */
   async watch(o: WatchOptions = {}): Promise<ClusterWatch> {
-    await this.needManagement();
+    await this.management();
     return new ClusterWatch({ transport: this.mgmtTransport, pool: this.mgmtPool, runtime: this.runtime }, o);
   }
 
@@ -252,11 +331,18 @@ export class HypercacheClient {
     if (this.closed) throw new ClientConfigError("the client is closed");
   }
 
-  private async needManagement(): Promise<void> {
+  /** open(), for the cache API: a management-only client has no client endpoint to send to. */
+  private openApi(): void {
+    if (this.closed || !this.hasApi) throw new ClientConfigError(this.closed ? "the client is closed" : "no client endpoint: this client was given management endpoints only; pass endpoints");
+  }
+
+  /** The management routes, once a management endpoint is known (asking discovery if need be). */
+  private async management(): Promise<ManagementRoutes> {
     this.open();
-    if (this.mgmtPool.size() > 0) return;
+    if (this.mgmtPool.size() > 0) return this.mgmt;
     if (this.discovery) await this.discovery.refresh().catch(() => undefined);
     if (this.mgmtPool.size() === 0) throw new ClientConfigError("no management endpoint known: discovery found none; pass managementEndpoints");
+    return this.mgmt;
   }
 
   private missingOrThrow(response: Response | BufferedResponse): undefined {

@@ -1,12 +1,15 @@
 // `watch()`: the management listener's Server-Sent Events (`GET /cluster/events`) as typed events.
 // It reads the stream with fetch and eventsource-parser rather than EventSource, which cannot send
-// an Authorization header. When a stream ends or breaks, the watch reconnects after the server's
-// `retry:` delay through the management failover transport, so it moves to another node.
+// an Authorization header. When a stream ends, breaks or cannot be opened, the watch reconnects
+// through the management failover transport (so it moves to another node when it knows one)
+// after a growing delay (reconnect-delay.ts), and tells `onStatus` why and when; a 401 or 403
+// ends it, since asking again with the same credential cannot help.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import type { EndpointPool } from "./endpoint-pool.js";
-import { errorFromAnswer } from "./errors.js";
-import type { FailoverTransport } from "./failover-transport.js";
+import { AllEndpointsFailedError, errorFromAnswer, HypercacheError } from "./errors.js";
+import type { Answer, FailoverTransport } from "./failover-transport.js";
 import type { components } from "./gen/management.js";
+import { reconnectDelayMs } from "./reconnect-delay.js";
 import type { Runtime } from "./runtime.js";
 
 /** Reconnect delay until the server names one with `retry:` (ms). */
@@ -20,10 +23,45 @@ export type ClusterEvent =
   | { readonly type: "members"; readonly data: MembersView; readonly endpoint: string }
   | { readonly type: "heartbeat"; readonly data: DistMetrics; readonly endpoint: string };
 
+/** The state of the watch's connection, as `onStatus` hears of it. */
+export type WatchStatus =
+  /** A stream is being opened. */
+  | { readonly state: "connecting" }
+  /** A stream is open on `endpoint`; events flow. */
+  | { readonly state: "open"; readonly endpoint: string }
+  /**
+   * No stream: it ended, broke, or could not be opened (`reason` in words, `error` when there was
+   * one). The next attempt, number `attempt` since the last open stream, starts in `retryInMs`, at
+   * `retryAtMs` on the runtime's clock (milliseconds since the epoch with the default clock).
+   */
+  | { readonly state: "down"; readonly reason: string; readonly error: Error | undefined; readonly attempt: number; readonly retryInMs: number; readonly retryAtMs: number }
+  /** The node answered 401 or 403: the watch ends (the iteration throws `error`). */
+  | { readonly state: "refused"; readonly error: HypercacheError };
+
 export interface WatchOptions {
   readonly signal?: AbortSignal;
-  /** Reconnect when a stream ends (default true); false ends the iteration instead. */
+  /**
+   * Reconnect when a stream ends or cannot be opened (default true). False ends the iteration
+   * when a stream ends, and throws when none can be opened.
+   */
   readonly reconnect?: boolean;
+  /** Called on every change of the connection's state. Must return quickly and not throw. */
+  readonly onStatus?: (status: WatchStatus) => void;
+}
+
+/** Why a stream is gone: `opened` tells a stream that ended from one that never opened. */
+interface Drop {
+  readonly reason: string;
+  readonly error: Error | undefined;
+  readonly opened: boolean;
+}
+
+/** The reconnect state shared by one watch's attempts. */
+interface Backoff {
+  /** The server's `retry:` delay, or WATCH_RETRY_MS before any stream named one. */
+  retryMs: number;
+  /** Failed attempts since the last stream that opened. */
+  attempt: number;
 }
 
 export class ClusterWatch implements AsyncIterable<ClusterEvent> {
@@ -42,38 +80,20 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<ClusterEvent> {
-    let retryMs = WATCH_RETRY_MS;
+    const backoff: Backoff = { retryMs: WATCH_RETRY_MS, attempt: 0 };
     try {
       while (!this.ctrl.signal.aborted) {
-        const { response, endpoint } = await this.deps.transport.send({ method: "GET", path: "/cluster/events", headers: { accept: "text/event-stream" }, signal: this.ctrl.signal, stream: true });
-        if (response.status !== 200 || !response.body) throw errorFromAnswer(response.status, await response.text(), endpoint);
-        const queue: EventSourceMessage[] = [];
-        const parser = createParser({ onEvent: (m) => queue.push(m), onRetry: (ms) => (retryMs = ms) });
-        const reader = response.body.getReader();
-        const decoder = new TextDecoder();
-        // close() ends a pending read even where the fetch implementation ignores the signal.
-        const cancel = () => void reader.cancel().catch(() => undefined);
-        this.ctrl.signal.addEventListener("abort", cancel, { once: true });
-        try {
-          for (;;) {
-            const { done, value } = await reader.read();
-            if (done) break;
-            parser.feed(decoder.decode(value, { stream: true }));
-            for (const m of queue.splice(0)) {
-              const event = toEvent(m, endpoint);
-              if (event) yield event;
-            }
-          }
-        } catch (err) {
-          if (this.ctrl.signal.aborted) return;
-          this.deps.pool.failed(endpoint);
-          void err;
-        } finally {
-          this.ctrl.signal.removeEventListener("abort", cancel);
-          reader.releaseLock();
+        this.report({ state: "connecting" });
+        const drop = yield* this.stream(backoff);
+        if (drop === undefined || this.ctrl.signal.aborted) return;
+        if (this.opts.reconnect === false) {
+          if (!drop.opened && drop.error) throw drop.error;
+          return;
         }
-        if (this.opts.reconnect === false || this.ctrl.signal.aborted) return;
-        await this.pause(retryMs);
+        backoff.attempt++;
+        const retryInMs = reconnectDelayMs(backoff.attempt, backoff.retryMs, this.deps.runtime.random);
+        this.report({ state: "down", reason: drop.reason, error: drop.error, attempt: backoff.attempt, retryInMs, retryAtMs: this.deps.runtime.clock.nowMs() + retryInMs });
+        await this.pause(retryInMs);
       }
     } catch (err) {
       if (this.ctrl.signal.aborted) return;
@@ -83,12 +103,83 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
     }
   }
 
+  /** Opens one stream and yields its events until it ends; undefined when the watch was closed. */
+  private async *stream(backoff: Backoff): AsyncGenerator<ClusterEvent, Drop | undefined> {
+    let answer: Answer;
+    try {
+      answer = await this.deps.transport.send({ method: "GET", path: "/cluster/events", headers: { accept: "text/event-stream" }, signal: this.ctrl.signal, stream: true });
+    } catch (err) {
+      if (this.ctrl.signal.aborted) return undefined;
+      return { reason: unreachableReason(err), error: err as Error, opened: false };
+    }
+    const { response, endpoint } = answer;
+    if (response.status !== 200 || !response.body) {
+      const error = errorFromAnswer(response.status, await response.text(), endpoint);
+      if (response.status === 401 || response.status === 403) {
+        this.report({ state: "refused", error });
+        throw error;
+      }
+      return { reason: error.message, error, opened: false };
+    }
+    backoff.attempt = 0;
+    this.report({ state: "open", endpoint });
+    const queue: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (m) => queue.push(m), onRetry: (ms) => (backoff.retryMs = ms) });
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    // close() ends a pending read even where the fetch implementation ignores the signal.
+    const cancel = () => void reader.cancel().catch(() => undefined);
+    this.ctrl.signal.addEventListener("abort", cancel, { once: true });
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return { reason: "the stream ended", error: undefined, opened: true };
+        parser.feed(decoder.decode(value, { stream: true }));
+        for (const m of queue.splice(0)) {
+          const event = toEvent(m, endpoint);
+          if (event) yield event;
+        }
+      }
+    } catch (err) {
+      if (this.ctrl.signal.aborted) return undefined;
+      this.deps.pool.failed(endpoint);
+      return { reason: "the connection broke", error: err as Error, opened: true };
+    } finally {
+      this.ctrl.signal.removeEventListener("abort", cancel);
+      reader.releaseLock();
+    }
+  }
+
+  private report(status: WatchStatus): void {
+    this.opts.onStatus?.(status);
+  }
+
+  /** Waits `ms`, or until close(); leaves no listener behind (a watch may reconnect for days). */
   private pause(ms: number): Promise<void> {
+    const signal = this.ctrl.signal;
     return new Promise((resolve) => {
-      const t = this.deps.runtime.timers.after(ms, resolve);
-      this.ctrl.signal.addEventListener("abort", () => (t.cancel(), resolve()), { once: true });
+      const onAbort = () => {
+        timer.cancel();
+        resolve();
+      };
+      const timer = this.deps.runtime.timers.after(ms, () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      });
+      signal.addEventListener("abort", onAbort, { once: true });
     });
   }
+}
+
+/**
+ * Why no stream could be opened, in words: the message of the last node that answered (a 5xx), or
+ * that none could be reached.
+ */
+function unreachableReason(err: unknown): string {
+  const last = err instanceof AllEndpointsFailedError ? err.attempts.at(-1)?.error : undefined;
+  if (last instanceof HypercacheError) return last.message;
+  if (last) return `could not connect to ${last.endpoint}`;
+  return err instanceof Error ? err.message : String(err);
 }
 
 function toEvent(m: EventSourceMessage, endpoint: string): ClusterEvent | undefined {

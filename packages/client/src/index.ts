@@ -7,7 +7,24 @@ export type { AuthProvider, BasicCredentials, BearerToken } from "./auth.js";
 export { OidcClientCredentials, TokenRequestError, OIDC_REFRESH_FRACTION, type OidcClientCredentialsOptions } from "./oidc-client-credentials.js";
 export type { BatchOptions, DeleteManyResult, GetManyResult, SetManyItem, SetManyResult } from "./batch-ops.js";
 export { KeyIterator, type KeysOptions } from "./key-iterator.js";
-export { ClusterWatch, WATCH_RETRY_MS, type ClusterEvent, type DistMetrics, type MembersView, type WatchOptions } from "./cluster-watch.js";
+export { ClusterWatch, WATCH_RETRY_MS, type ClusterEvent, type DistMetrics, type MembersView, type WatchOptions, type WatchStatus } from "./cluster-watch.js";
+export { reconnectDelayMs, WATCH_RETRY_JITTER, WATCH_RETRY_MAX_MS } from "./reconnect-delay.js";
+export type {
+  CallOptions,
+  ClearAnswer,
+  DrainAnswer,
+  DrainStatus,
+  EvictAnswer,
+  ExpireAnswer,
+  HintsView,
+  KeyBrowserPage,
+  KeyPageOptions,
+  KeyReplicas,
+  ManagementIdentity,
+  NodeStats,
+  RingView,
+  ValuePreview,
+} from "./management-routes.js";
 export type { ClusterEndpoints } from "./discovery.js";
 export { COOLDOWN_BASE_MS, COOLDOWN_MAX_MS, cooldownMs, type EndpointStatus } from "./endpoint-pool.js";
 export { ATTEMPT_TIMEOUT_MS, type ClientEvent } from "./failover-transport.js";

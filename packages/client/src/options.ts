@@ -18,9 +18,17 @@ export const KEY_PAGE_LIMIT = 500;
 export type Consistency = "one" | "quorum" | "all";
 
 export interface ClientOptions {
-  /** Base URLs of client listeners (seeds), for example `https://cache-1:8080`. At least one. */
-  readonly endpoints: string | readonly string[];
-  /** Base URLs of management listeners; discovery adds the cluster's own. */
+  /**
+   * Base URLs of client listeners (seeds), for example `https://cache-1:8080`. At least one,
+   * unless `managementEndpoints` are given: a client without `endpoints` is management-only (an
+   * operator tool, a console served by a node): it talks to its management endpoints and no other
+   * origin, discovery is off, and the cache API (get, set, keys, ...) throws ClientConfigError.
+   */
+  readonly endpoints?: string | readonly string[];
+  /**
+   * Base URLs of management listeners, for example `https://cache-1:8081`. With discovery on it
+   * adds the cluster's own; with one endpoint and discovery off every management call goes there.
+   */
   readonly managementEndpoints?: readonly string[];
   /** Bearer token, or a function returning the current one. */
   readonly token?: BearerToken;
@@ -52,14 +60,20 @@ export interface ClientOptions {
   readonly runtime?: Partial<Runtime>;
 }
 
-/** The seed endpoints as a list; a ClientConfigError when there is none. */
-export function seedList(endpoints: string | readonly string[]): string[] {
+/**
+ * The seed endpoints as a list: empty for a management-only client, and a ClientConfigError when
+ * there is neither a seed nor a management endpoint.
+ */
+export function seedList(o: Pick<ClientOptions, "endpoints" | "managementEndpoints">): string[] {
+  const endpoints = o.endpoints ?? [];
   const list = (typeof endpoints === "string" ? endpoints.split(",") : [...endpoints]).map((s) => s.trim()).filter((s) => s !== "");
-  if (list.length === 0) throw new ClientConfigError("no endpoint given: pass at least one base URL of a client listener");
+  if (list.length === 0 && (o.managementEndpoints ?? []).length === 0) {
+    throw new ClientConfigError("no endpoint given: pass at least one base URL of a client listener (endpoints) or of a management listener (managementEndpoints)");
+  }
   return list;
 }
 
-/** The credential provider the options describe (at most one kind). */
+/** The credential provider the options describe (at most one kind); `seeds` are every endpoint given. */
 export function authFromOptions(o: ClientOptions, deps: { fetch: FetchLike; runtime: Runtime }, seeds: readonly string[]): AuthProvider {
   const kinds = [o.token !== undefined, o.basic !== undefined, o.oidc !== undefined, o.auth !== undefined].filter(Boolean).length;
   if (kinds > 1) throw new ClientConfigError("give one of token, basic, oidc or auth");

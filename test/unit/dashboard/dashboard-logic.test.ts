@@ -1,11 +1,34 @@
-// The dashboard's pure logic, by table: formatting, the rate history's ring buffers, reconnect
-// delays, member rows (pruned nodes shown dead) and the Authorization header of each credential.
+// The dashboard's logic, by table: formatting, the rate history's ring buffers, reconnect delays
+// (the SDK's watch), member rows (pruned nodes shown dead), the Authorization header the SDK client
+// of each credential sends, and how a failed call is shown.
 import { expect } from "chai";
-import { RECONNECT_MAX_MS, reconnectDelayMs } from "../../../dashboard/src/backoff.js";
-import { authorization, forgetCredential, loadCredential, saveCredential } from "../../../dashboard/src/credential.js";
+// The classes of the build the dashboard uses (its browser build), so that instanceof holds.
+import { AllEndpointsFailedError, ForbiddenError, TransportError } from "@hypercache/client/browser";
+import { WATCH_RETRY_MAX_MS as RECONNECT_MAX_MS, reconnectDelayMs as sdkReconnectDelayMs } from "../../../packages/client/src/reconnect-delay.js";
+import { createClient, problemOf } from "../../../dashboard/src/api.js";
+import { forgetCredential, loadCredential, saveCredential, type Credential } from "../../../dashboard/src/credential.js";
 import { ago, asText, duration, hexDump, isGlob } from "../../../dashboard/src/format.js";
 import { memberRows } from "../../../dashboard/src/member-rows.js";
 import { HISTORY_SAMPLES, RATE_SERIES, RateHistory, Ring } from "../../../dashboard/src/series.js";
+
+const reconnectDelayMs = (attempt: number, baseMs: number, random: () => number) => sdkReconnectDelayMs(attempt, baseMs, { next: random });
+
+/** The Authorization header (or undefined) the dashboard's client of `c` sends with GET /me. */
+async function authorization(c: Credential): Promise<string | undefined> {
+  let sent: string | undefined = "not called";
+  const fetch = async (_url: string, init: RequestInit) => {
+    sent = (init.headers as Record<string, string>).authorization;
+    return new Response(JSON.stringify({ id: "x", scopes: [], capabilities: [] }), { status: 200, headers: { "content-type": "application/json" } });
+  };
+  const saved = globalThis.fetch;
+  globalThis.fetch = fetch as typeof globalThis.fetch;
+  try {
+    await createClient("http://127.0.0.1:9", c).identity();
+  } finally {
+    globalThis.fetch = saved;
+  }
+  return sent;
+}
 
 class MemoryStorage {
   private readonly m = new Map<string, string>();
@@ -78,10 +101,10 @@ describe("dashboard logic", () => {
     expect(rows.map((r) => `${r.id}:${r.state}:${r.pruned}`)).to.deep.equal(["n1:alive:false", "n2:suspect:false", "n3:dead:true"]);
   });
 
-  it("credentials: the Authorization header of each kind, kept in the given (session) storage only", () => {
-    expect(authorization({ kind: "bearer", token: "t0k" })).to.equal("Bearer t0k");
-    expect(authorization({ kind: "basic", user: "ålice", password: "p:w" })).to.equal(`Basic ${Buffer.from("ålice:p:w").toString("base64")}`);
-    expect(authorization({ kind: "none" })).to.equal(undefined);
+  it("credentials: the Authorization header of each kind (Basic over http too), kept in the given (session) storage only", async () => {
+    expect(await authorization({ kind: "bearer", token: "t0k" })).to.equal("Bearer t0k");
+    expect(await authorization({ kind: "basic", user: "ålice", password: "p:w" })).to.equal(`Basic ${Buffer.from("ålice:p:w").toString("base64")}`);
+    expect(await authorization({ kind: "none" })).to.equal(undefined);
     const s = new MemoryStorage();
     saveCredential(s, { kind: "bearer", token: "x" });
     expect(loadCredential(s)).to.deep.equal({ kind: "bearer", token: "x" });
@@ -91,5 +114,12 @@ describe("dashboard logic", () => {
     saveCredential(s, { kind: "none" });
     forgetCredential(s);
     expect(s.length).to.equal(0);
+  });
+
+  it("a failed call shows as the node's message and code, NETWORK when the node did not answer, the only endpoint's failure for 'all endpoints failed'", () => {
+    const forbidden = new ForbiddenError({ status: 403, code: "FORBIDDEN", message: "needs admin", endpoint: "http://n" });
+    expect(problemOf(forbidden)).to.deep.equal({ message: "needs admin", code: "FORBIDDEN" });
+    expect(problemOf(new AllEndpointsFailedError([{ endpoint: "http://n", error: new TransportError("Failed to fetch", "http://n"), durationMs: 1 }]))).to.deep.equal({ message: "the node did not answer", code: "NETWORK" });
+    expect(problemOf(new AllEndpointsFailedError([{ endpoint: "http://n", error: forbidden, durationMs: 1 }]))).to.deep.equal({ message: "needs admin", code: "FORBIDDEN" });
   });
 });

@@ -54,7 +54,13 @@ export function registerClusterCommands(program: Command, run: Runner): void {
         const count = opts.count === undefined ? Infinity : Number(opts.count);
         if (!(count > 0 && (count === Infinity || Number.isInteger(count)))) throw new UsageError(`--count: expected a positive integer, got ${JSON.stringify(opts.count)}`);
         const wanted = new Set(opts.events.split(",").map((s) => s.trim()));
-        const w = await client.watch();
+        // The watch reconnects by itself (a dead node, a dropped stream): say so on stderr, so a
+        // watch that waits is not mistaken for a quiet cluster.
+        const w = await client.watch({
+          onStatus: (s) => {
+            if (s.state === "down") out.note(`watch: ${s.reason}; reconnecting in ${Math.ceil(s.retryInMs / 1000)} s (attempt ${s.attempt})`);
+          },
+        });
         let interrupted = false;
         const stop = io.onInterrupt(() => {
           interrupted = true;

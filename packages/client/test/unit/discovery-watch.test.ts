@@ -4,9 +4,8 @@ import { HypercacheClient } from "../../src/client.js";
 import { parseEndpoints } from "../../src/discovery.js";
 import { ForbiddenError } from "../../src/errors.js";
 import type { ClientEvent } from "../../src/failover-transport.js";
-import type { ResponseLike } from "../../src/fetch-types.js";
 import { systemTimers, seededRandom } from "../../src/runtime.js";
-import { answer, envelope, FakeFetch } from "./fake-fetch.js";
+import { answer, envelope, FakeFetch, sseAnswer } from "./fake-fetch.js";
 
 const SEED = "http://seed:8080";
 const ep = (n: number, state = "alive") => ({ node: `n${n}`, api_url: `http://10.0.0.${n}:8080`, mgmt_url: `http://10.0.0.${n}:8081`, state });
@@ -69,21 +68,6 @@ describe("client discovery", () => {
     expect(await c.refreshEndpoints()).to.equal(false);
   });
 });
-
-function sseAnswer(frames: string[], opts: { endAfter?: boolean } = {}): ResponseLike & { cancelled: () => boolean } {
-  let cancelled = false;
-  const enc = new TextEncoder();
-  const body = new ReadableStream<Uint8Array>({
-    start(ctrl) {
-      for (const fr of frames) ctrl.enqueue(enc.encode(fr));
-      if (opts.endAfter) ctrl.close();
-    },
-    cancel() {
-      cancelled = true;
-    },
-  });
-  return { ...answer(200, ""), body, cancelled: () => cancelled };
-}
 
 describe("client watch", () => {
   const MEMBERS = { node: "n1", replication: 3, virtual_nodes: 128, membership_version: 2, known_nodes: ["n1"], members: [] };

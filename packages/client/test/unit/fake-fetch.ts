@@ -28,6 +28,23 @@ export function answer(status: number, body: unknown = "", headers: Record<strin
   };
 }
 
+/** An event-stream answer carrying `frames`; open until cancelled unless `endAfter` (clean end) or `breakAfter` (a read error). */
+export function sseAnswer(frames: string[], opts: { endAfter?: boolean; breakAfter?: boolean } = {}): ResponseLike & { cancelled: () => boolean } {
+  let cancelled = false;
+  const enc = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    start(ctrl) {
+      for (const fr of frames) ctrl.enqueue(enc.encode(fr));
+      if (opts.endAfter) ctrl.close();
+      if (opts.breakAfter) ctrl.error(new TypeError("network error"));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  return { ...answer(200, ""), body, cancelled: () => cancelled };
+}
+
 /** An answer carrying raw bytes. */
 export function bytesAnswer(status: number, bytes: Uint8Array, headers: Record<string, string> = {}): ResponseLike {
   const r = answer(status, "", headers);

@@ -1,0 +1,116 @@
+// The management listener's read and admin routes (what an operator's console shows and does):
+// identity, membership, ring, hints, the cluster key browser one page at a time, a key's copies
+// and value preview, statistics, drain, and the maintenance passes. Paths, parameters and answers
+// are typed by the generated management types; an error answer becomes its typed error. These act
+// on the node that answers: pin the client to one management endpoint (see README, "Operator
+// tools") to be sure which one.
+import type { Client } from "openapi-fetch";
+import type { MembersView } from "./cluster-watch.js";
+import type { components, paths } from "./gen/management.js";
+import { buffered } from "./openapi-bridge.js";
+import { answerError, isMissingKey } from "./values.js";
+
+type S = components["schemas"];
+/** `GET /me` and `/v1/me`: id, scopes and capabilities. */
+export type ManagementIdentity = S["Identity"];
+/** `GET /cluster/ring`: each node's primary and owner share of the key space. */
+export type RingView = S["Ring"];
+/** `GET /dist/hints`: the replay queue per target node, totals, caps and the migration queue. */
+export type HintsView = S["Hints"];
+/** One page of `GET /cluster/keys`. */
+export type KeyBrowserPage = S["KeyBrowserPage"];
+/** `GET /cluster/keys/{key}/replicas`: each owner's copy. */
+export type KeyReplicas = S["KeyReplicas"];
+/** `GET /cluster/keys/{key}/value`: the first 4096 bytes of the value, base64. */
+export type ValuePreview = S["ValuePreview"];
+/** `GET /stats`: the answering node's store counters. */
+export type NodeStats = S["Stats"];
+/** `GET /dist/drain`: the drain hand-off's progress. */
+export type DrainStatus = S["DrainStatus"];
+export type DrainAnswer = S["DrainAnswer"];
+export type EvictAnswer = S["EvictAnswer"];
+export type ExpireAnswer = S["ExpireAnswer"];
+export type ClearAnswer = S["ClearAnswer"];
+
+/** Options every management call takes. */
+export interface CallOptions {
+  readonly signal?: AbortSignal;
+}
+
+export interface KeyPageOptions extends CallOptions {
+  /** A prefix, or a glob when it holds `*`, `?` or `[`; empty or omitted lists every key. */
+  readonly q?: string;
+  /** Keys per page (server default 100; clamped to 500). */
+  readonly limit?: number;
+  /** Size cap of the whole result set (server default 10000, ceiling 50000). */
+  readonly max?: number;
+  /** `next_cursor` of the previous page; omitted for the first page. */
+  readonly cursor?: string;
+}
+
+/** The data of a 2xx answer, or the typed error of any other. */
+function dataOf<T>(r: { data?: T; response: Response }): T {
+  if (r.data !== undefined) return r.data;
+  throw answerError(buffered(r.response));
+}
+
+export class ManagementRoutes {
+  constructor(private readonly mgmt: Client<paths>) {}
+
+  async identity(o: CallOptions): Promise<ManagementIdentity> {
+    return dataOf(await this.mgmt.GET("/me", { signal: o.signal }));
+  }
+
+  async members(o: CallOptions): Promise<MembersView> {
+    return dataOf(await this.mgmt.GET("/cluster/members", { signal: o.signal }));
+  }
+
+  async ring(o: CallOptions): Promise<RingView> {
+    return dataOf(await this.mgmt.GET("/cluster/ring", { signal: o.signal }));
+  }
+
+  async hints(o: CallOptions): Promise<HintsView> {
+    return dataOf(await this.mgmt.GET("/dist/hints", { signal: o.signal }));
+  }
+
+  async keyPage(o: KeyPageOptions): Promise<KeyBrowserPage> {
+    const query = { q: o.q, limit: o.limit, max: o.max, cursor: o.cursor };
+    return dataOf(await this.mgmt.GET("/cluster/keys", { params: { query }, signal: o.signal }));
+  }
+
+  async replicas(key: string, o: CallOptions): Promise<KeyReplicas> {
+    return dataOf(await this.mgmt.GET("/cluster/keys/{key}/replicas", { params: { path: { key } }, signal: o.signal }));
+  }
+
+  async valuePreview(key: string, o: CallOptions): Promise<ValuePreview | undefined> {
+    const { data, response } = await this.mgmt.GET("/cluster/keys/{key}/value", { params: { path: { key } }, signal: o.signal });
+    if (data !== undefined) return data;
+    const err = answerError(buffered(response));
+    if (isMissingKey(err)) return undefined;
+    throw err;
+  }
+
+  async stats(o: CallOptions): Promise<NodeStats> {
+    return dataOf(await this.mgmt.GET("/stats", { signal: o.signal }));
+  }
+
+  async drainStatus(o: CallOptions): Promise<DrainStatus> {
+    return dataOf(await this.mgmt.GET("/dist/drain", { signal: o.signal }));
+  }
+
+  async drain(o: CallOptions): Promise<DrainAnswer> {
+    return dataOf(await this.mgmt.POST("/dist/drain", { signal: o.signal }));
+  }
+
+  async evict(o: CallOptions): Promise<EvictAnswer> {
+    return dataOf(await this.mgmt.POST("/evict", { signal: o.signal }));
+  }
+
+  async triggerExpiration(o: CallOptions): Promise<ExpireAnswer> {
+    return dataOf(await this.mgmt.POST("/trigger-expiration", { signal: o.signal }));
+  }
+
+  async clearNode(o: CallOptions): Promise<ClearAnswer> {
+    return dataOf(await this.mgmt.POST("/clear", { signal: o.signal }));
+  }
+}

@@ -1,0 +1,162 @@
+// watch() reporting its connection to onStatus: connecting, open, down (reason, attempt, delay)
+// and refused, with the reconnect delays of reconnect-delay.ts, all on a ManualClock (nothing
+// sleeps but a few real milliseconds for promises to settle).
+import { expect } from "chai";
+import { ManualClock } from "../../../../test/helpers/manual-clock.js";
+import { HypercacheClient } from "../../src/client.js";
+import type { ClusterEvent, WatchStatus } from "../../src/cluster-watch.js";
+import { AllEndpointsFailedError, ForbiddenError, UnauthorizedError, UnavailableError } from "../../src/errors.js";
+import { reconnectDelayMs, WATCH_RETRY_MAX_MS } from "../../src/reconnect-delay.js";
+import type { Random } from "../../src/runtime.js";
+import { envelope, FakeFetch, refused, sseAnswer } from "./fake-fetch.js";
+
+const M1 = "http://m1:8081";
+const M2 = "http://m2:8081";
+const fixed = (v: number): Random => ({ next: () => v });
+const settle = () => new Promise((r) => setTimeout(r, 5));
+const HEARTBEAT = 'event: heartbeat\ndata: {"n":1}\n\n';
+
+/** A management-only client pinned to `endpoints`, watched in the background. */
+async function watching(f: FakeFetch, o: { random?: Random; endpoints?: string[]; reconnect?: boolean } = {}) {
+  const clock = new ManualClock();
+  const c = new HypercacheClient({ managementEndpoints: o.endpoints ?? [M1], fetch: f.fetch, randomStart: false, runtime: { clock, timers: clock, random: o.random ?? fixed(0) } });
+  const statuses: WatchStatus[] = [];
+  const events: ClusterEvent[] = [];
+  const w = await c.watch({ onStatus: (s) => statuses.push(s), ...(o.reconnect === undefined ? {} : { reconnect: o.reconnect }) });
+  const ended = (async () => {
+    for await (const e of w) events.push(e);
+  })().then(
+    () => "ended",
+    (err: unknown) => err,
+  );
+  await settle();
+  return { c, clock, w, statuses, events, ended };
+}
+
+type Down = Extract<WatchStatus, { state: "down" }>;
+const downs = (s: WatchStatus[]) => s.filter((x): x is Down => x.state === "down");
+
+describe("client watch status", () => {
+  it("reconnect delays: the base first, doubling per attempt up to 30 s, less up to 20% at random", () => {
+    const table: Array<[attempt: number, baseMs: number, random: number, ms: number]> = [
+      [1, 1000, 0, 1000],
+      [2, 1000, 0, 2000],
+      [3, 3000, 0, 12000],
+      [5, 3000, 0, WATCH_RETRY_MAX_MS],
+      [40, 1000, 0, WATCH_RETRY_MAX_MS],
+      [1, 1000, 0.999999, 800],
+      [3, 3000, 0.5, 10800],
+      [9, 1000, 1, 24000],
+    ];
+    for (const [attempt, baseMs, r, ms] of table) expect(reconnectDelayMs(attempt, baseMs, fixed(r)), `attempt ${attempt}, base ${baseMs}, random ${r}`).to.equal(ms);
+  });
+
+  it("reports connecting, then open on the endpoint, then down with the server's retry: delay when the stream ends", async () => {
+    let streams = 0;
+    const f = new FakeFetch().on(M1, () => (streams++ === 0 ? sseAnswer([`retry: 3000\n\n${HEARTBEAT}`], { endAfter: true }) : sseAnswer([HEARTBEAT])));
+    const { clock, w, statuses, events } = await watching(f, { random: fixed(0.5) });
+    expect(events.map((e) => e.type)).to.deep.equal(["heartbeat"]);
+    expect(statuses.slice(0, 2)).to.deep.equal([{ state: "connecting" }, { state: "open", endpoint: M1 }]);
+    expect(statuses[2]).to.deep.equal({ state: "down", reason: "the stream ended", error: undefined, attempt: 1, retryInMs: 2700, retryAtMs: clock.nowMs() + 2700 });
+    clock.advance(2699);
+    await settle();
+    expect(streams, "not before the delay").to.equal(1);
+    clock.advance(1);
+    await settle();
+    expect(streams).to.equal(2);
+    expect(statuses.slice(3)).to.deep.equal([{ state: "connecting" }, { state: "open", endpoint: M1 }]);
+    w.close();
+  });
+
+  it("a node that cannot be reached: down after each attempt, waiting 1 s, 2 s, 4 s ... up to 30 s; an open stream starts the count again", async () => {
+    let up = false;
+    const f = new FakeFetch().on(M1, () => (up ? sseAnswer([`retry: 500\n\n${HEARTBEAT}`], { endAfter: true }) : refused()));
+    const { clock, w, statuses, events } = await watching(f);
+    const waits: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const d = downs(statuses).at(-1);
+      if (!d) throw new Error("no down status");
+      expect(d).to.include({ reason: `could not connect to ${M1}`, attempt: i + 1, retryAtMs: clock.nowMs() + d.retryInMs });
+      expect(d.error).to.be.instanceOf(AllEndpointsFailedError);
+      waits.push(d.retryInMs);
+      clock.advance(d.retryInMs);
+      await settle();
+    }
+    expect(waits).to.deep.equal([1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+    expect(f.calls).to.have.length(8);
+    expect(statuses.filter((s) => s.state === "open")).to.deep.equal([]);
+
+    up = true;
+    clock.advance(30000);
+    await settle();
+    expect(events).to.have.length(1);
+    expect(downs(statuses).at(-1), "the count starts again from the stream's own retry: delay").to.deep.include({ reason: "the stream ended", attempt: 1, retryInMs: 500 });
+    w.close();
+  });
+
+  it("a stream that breaks is down with 'the connection broke' and its error", async () => {
+    const f = new FakeFetch().on(M1, () => sseAnswer([HEARTBEAT], { breakAfter: true }));
+    const { w, statuses } = await watching(f);
+    const d = downs(statuses)[0];
+    expect(d).to.deep.include({ state: "down", reason: "the connection broke", attempt: 1, retryInMs: 1000 });
+    expect(d?.error?.message).to.equal("network error");
+    w.close();
+  });
+
+  it("a 503 (no room for one more subscriber) is down with the node's message, and retried", async () => {
+    let calls = 0;
+    const f = new FakeFetch().on(M1, () => (calls++ === 0 ? envelope(503, "UNAVAILABLE", "too many event stream subscribers") : sseAnswer([HEARTBEAT])));
+    const { clock, w, statuses, events } = await watching(f);
+    const d = downs(statuses)[0];
+    expect(d).to.deep.include({ reason: "too many event stream subscribers", attempt: 1, retryInMs: 1000 });
+    expect(d?.error).to.be.instanceOf(AllEndpointsFailedError);
+    expect((d?.error as AllEndpointsFailedError).attempts[0]?.error).to.be.instanceOf(UnavailableError);
+    clock.advance(1000);
+    await settle();
+    expect(events).to.have.length(1);
+    expect(statuses.at(-1)).to.deep.equal({ state: "open", endpoint: M1 });
+    w.close();
+  });
+
+  it("a 401 or 403 is refused: reported with the typed error, the iteration throws it, and nothing is retried", async () => {
+    for (const [status, code, cls] of [[401, "UNAUTHORIZED", UnauthorizedError], [403, "FORBIDDEN", ForbiddenError]] as const) {
+      const f = new FakeFetch().on(M1, () => envelope(status, code, "no"));
+      const { clock, statuses, ended } = await watching(f);
+      const err = await ended;
+      expect(err, String(status)).to.be.instanceOf(cls);
+      expect(statuses).to.deep.equal([{ state: "connecting" }, { state: "refused", error: err }]);
+      clock.advance(120_000);
+      await settle();
+      expect(f.calls, String(status)).to.have.length(1);
+    }
+  });
+
+  it("pinned to one management endpoint, it never asks another origin, even when the stream moves nowhere", async () => {
+    const f = new FakeFetch().on(M1, () => sseAnswer([HEARTBEAT], { endAfter: true })).on(M2, () => sseAnswer([HEARTBEAT]));
+    const { clock, w } = await watching(f);
+    for (let i = 0; i < 3; i++) {
+      clock.advance(30_000);
+      await settle();
+    }
+    expect(new Set(f.order)).to.deep.equal(new Set([M1]));
+    expect(f.calls.length).to.be.greaterThan(1);
+    w.close();
+  });
+
+  it("reconnect: false throws when no stream can be opened, and ends quietly when one ends", async () => {
+    const down = await watching(new FakeFetch(), { reconnect: false });
+    expect(await down.ended).to.be.instanceOf(AllEndpointsFailedError);
+    const once = await watching(new FakeFetch().on(M1, () => sseAnswer([HEARTBEAT], { endAfter: true })), { reconnect: false });
+    expect(await once.ended).to.equal("ended");
+    expect(once.events).to.have.length(1);
+    expect(downs(once.statuses)).to.deep.equal([]);
+  });
+
+  it("close() while waiting to reconnect ends the iteration and cancels the timer", async () => {
+    const { clock, w, ended, statuses } = await watching(new FakeFetch());
+    expect(downs(statuses)).to.have.length(1);
+    w.close();
+    expect(await ended).to.equal("ended");
+    expect(clock.pending).to.equal(0);
+  });
+});
