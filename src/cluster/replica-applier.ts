@@ -9,7 +9,7 @@ import { isCounterValue } from "../core/counter-state.js";
 import { badRequest, type CacheError } from "../core/errors.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
-import type { HashRing } from "../ring/index.js";
+import { sameOwnerList, type HashRing } from "../ring/index.js";
 import { Applied, type ShardedStore, type VersionedRecord } from "../store/index.js";
 import { mergeCounterRecord } from "./counter-merge.js";
 import { peerRecordProblem, versionTooFarAhead } from "./peer-input.js";
@@ -105,7 +105,7 @@ export class ReplicaApplier {
     const ring = this.deps.ring();
     const checkOwners = expectedOwners !== undefined && expectedOwners.length > 0;
     return records.map((rec) => {
-      if (checkOwners && !sameOwners(ring.ownersOf(rec.key).ids, expectedOwners)) {
+      if (checkOwners && !sameOwnerList(ring.ownersOf(rec.key).ids, expectedOwners)) {
         this.deps.metrics.inc("dist.write.apply_refused");
         return OWNERS_DIFFER;
       }
@@ -138,9 +138,4 @@ export class ReplicaApplier {
     const held = store.peek(rec.key);
     return { kind: "stale", version: held?.version ?? 0, origin: held?.origin ?? "" };
   }
-}
-
-/** The same owner ids in the same order (primary first). */
-function sameOwners(mine: readonly string[], expected: readonly string[]): boolean {
-  return mine.length === expected.length && mine.every((id, i) => id === expected[i]);
 }

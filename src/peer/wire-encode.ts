@@ -207,7 +207,7 @@ export function deletionField(rec: VersionedRecord): UnknownField {
  * field other than kind, key, value and ttlMs. The type below refuses to compile while a field of
  * ClientWrite is in neither list, so a new field cannot be dropped on the wire unnoticed.
  */
-const NOT_PLAIN = ["condition", "persist", "delta", "initial", "idempotencyKey", "leaseToken"] as const satisfies ReadonlyArray<keyof ClientWrite>;
+const NOT_PLAIN = ["condition", "persist", "delta", "initial", "idempotencyKey", "leaseToken", "sender"] as const satisfies ReadonlyArray<keyof ClientWrite>;
 type Unclassified = Exclude<keyof ClientWrite, "kind" | "key" | "value" | "ttlMs" | (typeof NOT_PLAIN)[number]>;
 const _everyFieldClassified: [Unclassified] extends [never] ? true : never = true;
 
@@ -259,6 +259,7 @@ export function writeResultField(r: WriteOutcome, node: string): UnknownField {
   w.int(10, r.expiresAtMs);
   w.string(11, r.currentEtag ?? "");
   w.int(12, r.counterValue ?? 0);
+  w.bool(13, r.senderCounted === true);
   return lengthDelimited(1, w.doneWithLength(start));
 }
 

@@ -35,7 +35,7 @@ function recordingEndpoint() {
     forward: async (req) => {
       rec("forward", req);
       maybeFail();
-      return req.writes.map((w, i) => ({ key: w.key, applied: i === 0, bytes: w.value.length, owners: ["n1", "n2"], version: VERSION_MAX - i, origin: "n1", errorCode: i === 0 ? "" : "DRAINING", errorMessage: i === 0 ? "" : "node is draining", expiresAtMs: w.ttlMs > 0 ? 1_900_000_000_000 : 0 }));
+      return req.writes.map((w, i) => ({ key: w.key, applied: i === 0, bytes: w.value.length, owners: ["n1", "n2"], version: VERSION_MAX - i, origin: "n1", errorCode: i === 0 ? "" : "DRAINING", errorMessage: i === 0 ? "" : "node is draining", expiresAtMs: w.ttlMs > 0 ? 1_900_000_000_000 : 0, ...(i === 0 ? { senderCounted: true } : {}) }));
     },
     applySet: (from, records) => {
       rec("applySet", from, records);
@@ -168,13 +168,17 @@ for (const impl of IMPLEMENTATIONS) {
         writes: [
           { kind: "set", key: "a", value: ALL_BYTES, ttlMs: 60_000, leaseToken: "7.xyz-_~" },
           { kind: "remove", key: "b", value: "", ttlMs: 0 },
+          { kind: "set", key: "c", value: "v", ttlMs: 0, condition: { ifMatch: "*" }, sender: { owners: ["n1", "n2"], baseVersion: 0, baseOrigin: "" } },
+          { kind: "touch", key: "d", value: "", ttlMs: 5_000, sender: { owners: ["n1", "n2\u00e9"], baseVersion: VERSION_MAX, baseOrigin: "n1" } },
         ],
       };
       const out = await h.transport.forward(h.peer, req);
       expect(ep.calls[0]?.args[0]).to.deep.equal(req);
-      expect(out.map((o) => [o.key, o.applied, o.bytes, o.version, o.errorCode, o.expiresAtMs])).to.deep.equal([
-        ["a", true, 256, VERSION_MAX, "", 1_900_000_000_000],
-        ["b", false, 0, VERSION_MAX - 1, "DRAINING", 0],
+      expect(out.map((o) => [o.key, o.applied, o.bytes, o.version, o.errorCode, o.expiresAtMs, o.senderCounted])).to.deep.equal([
+        ["a", true, 256, VERSION_MAX, "", 1_900_000_000_000, true],
+        ["b", false, 0, VERSION_MAX - 1, "DRAINING", 0, undefined],
+        ["c", false, 1, VERSION_MAX - 2, "DRAINING", 0, undefined],
+        ["d", false, 0, VERSION_MAX - 3, "DRAINING", 1_900_000_000_000, undefined],
       ]);
       expect(out[0]?.owners).to.deep.equal(["n1", "n2"]);
     });

@@ -126,8 +126,8 @@ describe("peer/wire-encode", () => {
     const upTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
     expect(numbers(EntrySchema), "Entry: entryField writes 1-7").to.deep.equal(upTo(7));
     expect(numbers(DeletionSchema), "Deletion: deletionField writes 1-4").to.deep.equal(upTo(4));
-    expect(numbers(WriteResultSchema), "WriteResult: writeResultField writes 1-12").to.deep.equal(upTo(12));
-    expect(numbers(ClientWriteSchema), "ClientWrite: plainWriteField writes 1-4; 5-10 make a write not plain").to.deep.equal(upTo(10));
+    expect(numbers(WriteResultSchema), "WriteResult: writeResultField writes 1-13").to.deep.equal(upTo(13));
+    expect(numbers(ClientWriteSchema), "ClientWrite: plainWriteField writes 1-4; 5-13 make a write not plain").to.deep.equal(upTo(13));
   });
 
   it("encodes forward results as the generated encoder does", () => {
@@ -136,6 +136,7 @@ describe("peer/wire-encode", () => {
       { key: "k\u00e9", applied: false, bytes: 0, owners: ["n\u00f6de", ""], version: 0, origin: "", errorCode: "PRECONDITION_FAILED", errorMessage: "etag \u201cx\u201d", expiresAtMs: 2 ** 40, currentEtag: '"abc"' },
       { key: "c", applied: true, bytes: 3, owners: [], version: 9, origin: "o", errorCode: "", errorMessage: "", expiresAtMs: 0, counterValue: -(2 ** 53 - 1) },
       { key: "d", applied: true, bytes: 3, owners: ["a"], version: 9, origin: "o", errorCode: "", errorMessage: "", expiresAtMs: 0, counterValue: 42 },
+      { key: "e", applied: true, bytes: 5, owners: ["a", "b"], version: 10, origin: "a", errorCode: "", errorMessage: "", expiresAtMs: 7, senderCounted: true },
     ];
     for (const r of results) {
       const want = toBinary(WriteResultSchema, toWireResult(r, "bench-2"));
