@@ -42,6 +42,13 @@ export interface ApplyOutcome {
 }
 
 /**
+ * Per pushed record, in order: the owner list (primary first) the receiver checks the record's key
+ * against before storing it, or undefined for no check. A conditional write's primary sends its own
+ * list, so an owner that sees another ring refuses the record instead of acknowledging it.
+ */
+export type OwnerChecks = ReadonlyArray<readonly string[] | undefined>;
+
+/**
  * A client's If-Match / If-None-Match on a write: "*" or entity tags as sent (core/etag.ts).
  * Only the key's primary evaluates it (cluster/write/conditional-writer.ts).
  */

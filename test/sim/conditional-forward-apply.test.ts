@@ -5,20 +5,19 @@
 import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
 import { etagOf } from "../../src/core/etag.js";
-import type { ForwardRequest } from "../../src/transport/index.js";
+import type { ForwardRequest, PeerEndpoint } from "../../src/transport/index.js";
 import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
 import { expectCacheError, keyWhere, ownersOf, rec, text } from "./data-path-fixtures.js";
 
-/** Counts the pushed records (Set and Remove calls) a node receives, and the owner lists they carried. */
+/** Counts the pushed records (Set and Remove calls) a node receives, and the owner list each carried. */
 function countPushes(c: SimCluster, id: string): { records: number; expected: Array<readonly string[] | undefined> } {
   const counter = { records: 0, expected: [] as Array<readonly string[] | undefined> };
   const endpoint = c.node(id).endpoint;
-  const wrap = <F extends (from: string, records: readonly never[], expected?: readonly string[]) => unknown>(f: F) =>
-    ((from: string, records: readonly never[], expected?: readonly string[]) => {
-      counter.records += records.length;
-      counter.expected.push(expected);
-      return f(from, records, expected);
-    }) as F;
+  const wrap = (f: PeerEndpoint["applySet"]): PeerEndpoint["applySet"] => (from, records, checks) => {
+    counter.records += records.length;
+    counter.expected.push(...(checks ?? records.map(() => undefined)));
+    return f(from, records, checks);
+  };
   c.network.register(c.sim(id).address, { ...endpoint, applySet: wrap(endpoint.applySet.bind(endpoint)), applyRemove: wrap(endpoint.applyRemove.bind(endpoint)) });
   return counter;
 }
@@ -93,7 +92,7 @@ describe("sim/conditional writes: a forwarding owner applies the primary's resul
       expect(c.node("n1").store.peek(key)?.version).to.equal(r.version);
       // Now n1 refuses the primary's owner list as well: the ALL write fails, and n1 holds the old version.
       const n1 = c.node("n1").endpoint;
-      c.network.register(c.sim("n1").address, { ...n1, applySet: (from, records) => n1.applySet(from, records, ["n9", "n8", "n7"]) });
+      c.network.register(c.sim("n1").address, { ...n1, applySet: (from, records) => n1.applySet(from, records, records.map(() => ["n9", "n8", "n7"])) });
       await expectCacheError(c.node("n1").cache.admitWrite().set(key, fromUtf8("v2"), 0, "all", { ifMatch: [etagOf(r.version, r.origin)] }), "QUORUM_FAILED");
       expect(c.node("n1").store.peek(key)?.version).to.equal(r.version);
     }),
@@ -114,7 +113,7 @@ describe("sim/conditional writes: a forwarding owner applies the primary's resul
         ...n1,
         applySet: (from, records) => {
           pushed += records.length;
-          return n1.applySet(from, records, ["n9", "n8", "n7"]);
+          return n1.applySet(from, records, records.map(() => ["n9", "n8", "n7"]));
         },
       });
       const before = c.node("n1").store.peek(key)?.version;
@@ -181,6 +180,34 @@ describe("sim/conditional writes: a forwarding owner applies the primary's resul
       const e = await expectCacheError(c.node("n1").cache.admitWrite().touch(key, { ttlMs: 60_000 }, "quorum"), "UNAVAILABLE");
       expect(e.message).to.match(/could not store it/);
       expect(c.node("n1").store.peek(key)).to.equal(undefined);
+    }),
+  );
+
+  it(
+    "conditional pushes of several owner lists and a plain push to one owner share one Set call, each record with its own check",
+    withSeed(459, async () => {
+      const c = await settledCluster(cluster, 459);
+      const a = keyWhere(c, (o) => o.primary === "n1" && o.ids[1] === "n2", "lane-a");
+      const b = keyWhere(c, (o) => o.primary === "n1" && o.ids[1] === "n3", "lane-b");
+      const plain = keyWhere(c, (o) => o.primary === "n1", "lane-p");
+      const calls: Array<Map<string, readonly string[] | undefined>> = [];
+      const n2 = c.node("n2").endpoint;
+      c.network.register(c.sim("n2").address, {
+        ...n2,
+        applySet: (from, records, checks) => {
+          calls.push(new Map(records.map((r, i) => [r.key, checks?.[i]])));
+          return n2.applySet(from, records, checks);
+        },
+      });
+      const w = c.node("n1").cache.admitWrite();
+      await Promise.all([
+        w.set(a, fromUtf8("a"), 0, "all", { ifNoneMatch: "*" }),
+        w.set(b, fromUtf8("b"), 0, "all", { ifNoneMatch: "*" }),
+        w.set(plain, fromUtf8("p"), 0, "all"),
+      ]);
+      expect(calls, "one call").to.have.length(1);
+      expect(calls[0]).to.deep.equal(new Map([[a, ownersOf(c, a).ids], [b, ownersOf(c, b).ids], [plain, undefined]]));
+      for (const key of [a, b, plain]) expect(c.node("n2").store.peek(key), key).to.not.equal(undefined);
     }),
   );
 
