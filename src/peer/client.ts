@@ -194,7 +194,7 @@ export class ConnectPeerTransport implements PeerTransport {
       senderApplies: req.senderApplies ?? false,
       sentAtUnixMs: BigInt(req.sentAtMs ?? 0),
     });
-    // Plain sets and removes are encoded by hand, any other write by the generated code (wire-encode.ts).
+    // Sets, removes and touches are encoded by hand, increments by the generated code (wire-encode.ts).
     msg.$unknown = req.writes.map((w) => writeField(w, encodeGeneratedWrite));
     return this.exchangeOr(
       to,
