@@ -36,8 +36,9 @@ import {
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { CacheError } from "../core/errors.js";
 import {
-  checkAnswerer, fromEntry, fromRecordInfo, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toEntry, toNumber, toWireMember, toWireOwnerChecks, toWireWrite, fromWireLease,
+  checkAnswerer, fromEntry, fromRecordInfo, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toEntry, toNumber, toWireMember, toWireWrite, fromWireLease,
 } from "./convert.js";
+import { toWireOwnerChecks } from "./owner-checks.js";
 import { fromConnectError } from "./errors.js";
 import { ExchangeChannel } from "./exchange-channel.js";
 import { peerTokenSigner } from "./peer-auth.js";

@@ -15,7 +15,8 @@ import {
   type ExchangeRequest,
   type ExchangeResponse,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { fromConsistency, fromDeletion, fromEntry, fromWireOwnerChecks, fromWireWrites, toGetResponse } from "./convert.js";
+import { fromConsistency, fromDeletion, fromEntry, fromWireWrites, toGetResponse } from "./convert.js";
+import { fromWireOwnerChecks } from "./owner-checks.js";
 import { pushAnswerFields, writeResultField } from "./wire-encode.js";
 
 async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<ExchangeResponse> {

@@ -21,8 +21,9 @@ import {
   SetResponseSchema,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import {
-  fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireOwnerChecks, fromWireWrites, toEntry, toGetResponse, toNumber, toRecordInfo, toWireLease, toWireMember, toWirePushAnswer, toWireResult,
+  fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireWrites, toEntry, toGetResponse, toNumber, toRecordInfo, toWireLease, toWireMember, toWirePushAnswer, toWireResult,
 } from "./convert.js";
+import { fromWireOwnerChecks } from "./owner-checks.js";
 import { toConnectError } from "./errors.js";
 import { exchangeHandler } from "./exchange-server.js";
 import { addReflectionRoutes, ReflectionAnswers } from "./reflection.js";

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { fromWireOwnerChecks, toWireOwnerChecks } from "../../../src/peer/convert.js";
+import { fromWireOwnerChecks, toWireOwnerChecks } from "../../../src/peer/owner-checks.js";
 import { CacheError } from "../../../src/core/errors.js";
 
 const a = ["n1", "n2", "n3"];
