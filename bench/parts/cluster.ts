@@ -72,4 +72,19 @@ export async function clusterConditionalPart(s: Settings, report: Report): Promi
   const p = rounds.get(plain.name) as RoundResult[];
   report.figure(ratioFigure("cluster-cput.ops", `${NODES} nodes, conditional PUT / plain PUT (ops/s)`, c, p, (r) => r.opsPerSec, "≥ 0.7"));
   report.figure(ratioFigure("cluster-cput.cpu", "  entry node CPU per request, conditional / plain", c, p, (r) => r.cpuUsPerRequest));
+  report.figure(ratioFigure("cluster-cput.cpu-all", `  CPU of all ${NODES} nodes per request, conditional / plain`, c, p, (r) => r.allCpuUsPerRequest));
+  for (const [side, rs] of [["conditional", c], ["plain", p]] as const) {
+    const calls = rs.map((r) => r.peerCallsPerRequest ?? 0);
+    report.figure({
+      id: `cluster-cput.peer-calls.${side}`,
+      label: `  peer RPCs per ${side} write (all nodes)`,
+      value: median(calls),
+      unit: "",
+      digits: 2,
+      min: Math.min(...calls),
+      max: Math.max(...calls),
+      valid: rs.every((r) => r.errors === 0),
+      note: "(dist.peer.calls)",
+    });
+  }
 }

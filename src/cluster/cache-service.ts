@@ -23,6 +23,11 @@ export interface WriteResult {
   readonly counterValue?: number;
   /** Incr: the node that added to its slot (the primary, or an owner that promoted itself). */
   readonly appliedBy?: string;
+  /**
+   * A forwarded write: the coordinator counted its sender among the acknowledgements without
+   * pushing the write to it (write-coordinator.ts, `senderApplies`).
+   */
+  readonly senderCounted?: boolean;
 }
 
 /** One item of a batch set. */

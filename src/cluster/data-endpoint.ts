@@ -4,7 +4,7 @@
 // peer/ adapts it to the Connect service; the in-memory transport calls it directly. Membership
 // answers gossip and probe relays itself (membership/gossip-endpoint.ts).
 import type { ShardedStore, VersionedRecord } from "../store/index.js";
-import type { ApplyOutcome, PeerEndpoint } from "../transport/index.js";
+import type { ApplyOutcome, OwnerChecks, PeerEndpoint } from "../transport/index.js";
 import type { MerkleAnswers } from "./anti-entropy/merkle-answers.js";
 import type { KeyLister } from "./key-listing.js";
 import type { Lifecycle } from "./lifecycle.js";
@@ -55,8 +55,8 @@ function outcomeOf(rec: VersionedRecord, v: ApplyVerdict): ApplyOutcome {
   return REFUSED;
 }
 
-function applyAll(applier: ReplicaApplier, records: readonly VersionedRecord[], expectedOwners?: readonly string[]): ApplyOutcome[] {
-  const verdicts = applier.applyPushed(records, expectedOwners);
+function applyAll(applier: ReplicaApplier, records: readonly VersionedRecord[], checks?: OwnerChecks): ApplyOutcome[] {
+  const verdicts = applier.applyPushed(records, checks);
   return records.map((r, i) => outcomeOf(r, verdicts[i] as ApplyVerdict));
 }
 
@@ -64,10 +64,10 @@ export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
   const { applier, merkle } = deps;
   return {
     forward: (req) => deps.forwards.handle(req),
-    applySet: (_from, records: readonly VersionedRecord[], expectedOwners?: readonly string[]) =>
-      applyAll(applier, records.map((r) => (r.tombstone ? { ...r, tombstone: false } : r)), expectedOwners),
-    applyRemove: (_from, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]) =>
-      applyAll(applier, tombstones.map((r) => ({ ...r, value: "", expiresAtMs: 0, tombstone: true })), expectedOwners),
+    applySet: (_from, records: readonly VersionedRecord[], checks?: OwnerChecks) =>
+      applyAll(applier, records.map((r) => (r.tombstone ? { ...r, tombstone: false } : r)), checks),
+    applyRemove: (_from, tombstones: readonly VersionedRecord[], checks?: OwnerChecks) =>
+      applyAll(applier, tombstones.map((r) => ({ ...r, value: "", expiresAtMs: 0, tombstone: true })), checks),
     getRecords: (keys) => {
       deps.beforeAnswering();
       return recordsForPeer(deps.store, keys);

@@ -9,8 +9,9 @@ import { isCounterValue } from "../core/counter-state.js";
 import { badRequest, type CacheError } from "../core/errors.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
-import type { HashRing } from "../ring/index.js";
+import { sameOwnerList, type HashRing } from "../ring/index.js";
 import { Applied, type ShardedStore, type VersionedRecord } from "../store/index.js";
+import type { OwnerChecks } from "../transport/index.js";
 import { mergeCounterRecord } from "./counter-merge.js";
 import { peerRecordProblem, versionTooFarAhead } from "./peer-input.js";
 import type { VersionClock } from "./write/version-clock.js";
@@ -93,19 +94,20 @@ export class ReplicaApplier {
    * Applies a pushed batch (replica sets and removes, hint replays, remote repairs, migrations).
    * A batch with an invalid record is refused as a whole with that record's 400, before anything
    * is stored: a peer sending such records is broken, and its batch is not half-applied.
-   * `expectedOwners` (a primary's conditional write): a record whose owner list in this node's
-   * ring is not that list, in that order, is refused ("owners-differ") and stored nowhere.
+   * `checks` (a primary's conditional writes), record by record: a record whose owner list in
+   * this node's ring is not the one given, in that order, is refused ("owners-differ") and stored
+   * nowhere; undefined or an empty list: no check.
    */
-  applyPushed(records: readonly VersionedRecord[], expectedOwners?: readonly string[]): ApplyVerdict[] {
+  applyPushed(records: readonly VersionedRecord[], checks?: OwnerChecks): ApplyVerdict[] {
     const rules = RULES.push;
     for (const rec of records) {
       const problem = this.problemOf(rec, rules);
       if (problem !== undefined) throw problem;
     }
     const ring = this.deps.ring();
-    const checkOwners = expectedOwners !== undefined && expectedOwners.length > 0;
-    return records.map((rec) => {
-      if (checkOwners && !sameOwners(ring.ownersOf(rec.key).ids, expectedOwners)) {
+    return records.map((rec, i) => {
+      const expected = checks?.[i];
+      if (expected !== undefined && expected.length > 0 && !sameOwnerList(ring.ownersOf(rec.key).ids, expected)) {
         this.deps.metrics.inc("dist.write.apply_refused");
         return OWNERS_DIFFER;
       }
@@ -138,9 +140,4 @@ export class ReplicaApplier {
     const held = store.peek(rec.key);
     return { kind: "stale", version: held?.version ?? 0, origin: held?.origin ?? "" };
   }
-}
-
-/** The same owner ids in the same order (primary first). */
-function sameOwners(mine: readonly string[], expected: readonly string[]): boolean {
-  return mine.length === expected.length && mine.every((id, i) => id === expected[i]);
 }

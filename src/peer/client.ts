@@ -10,7 +10,7 @@ import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../c
 import type { Metrics, PeerCallMetrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { peerGzip } from "./peer-compression.js";
-import type { ClientWrite, ForwardRequest, LeaseRequest, PeerMember, PeerRef, PeerTransport, WriteOutcome } from "../transport/index.js";
+import type { ClientWrite, ForwardRequest, LeaseRequest, OwnerChecks, PeerMember, PeerRef, PeerTransport, WriteOutcome } from "../transport/index.js";
 import {
   ClientWriteSchema,
   DrainRequestSchema,
@@ -38,6 +38,7 @@ import { CacheError } from "../core/errors.js";
 import {
   checkAnswerer, fromEntry, fromRecordInfo, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toEntry, toNumber, toWireMember, toWireWrite, fromWireLease,
 } from "./convert.js";
+import { toWireOwnerChecks } from "./owner-checks.js";
 import { fromConnectError } from "./errors.js";
 import { ExchangeChannel } from "./exchange-channel.js";
 import { peerTokenSigner } from "./peer-auth.js";
@@ -194,7 +195,7 @@ export class ConnectPeerTransport implements PeerTransport {
       senderApplies: req.senderApplies ?? false,
       sentAtUnixMs: BigInt(req.sentAtMs ?? 0),
     });
-    // Plain sets and removes are encoded by hand, any other write by the generated code (wire-encode.ts).
+    // Sets, removes and touches are encoded by hand, increments by the generated code (wire-encode.ts).
     msg.$unknown = req.writes.map((w) => writeField(w, encodeGeneratedWrite));
     return this.exchangeOr(
       to,
@@ -204,10 +205,10 @@ export class ConnectPeerTransport implements PeerTransport {
       async (c) => forwardResults((await c.forward(msg)).results, to),
     );
   }
-  set(to: PeerRef, from: string, records: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
+  set(to: PeerRef, from: string, records: readonly VersionedRecord[], checks?: OwnerChecks) {
     // The entries are encoded by hand, once per record for every replica whose call is under way
     // (wire-encode.ts); forgotten when this call is over.
-    const msg = create(SetRequestSchema, { from, expectedOwners: expectedOwners ? [...expectedOwners] : [] });
+    const msg = create(SetRequestSchema, { from, ...toWireOwnerChecks(checks) });
     const done = () => forgetEntries(records);
     try {
       msg.$unknown = records.map(entryField);
@@ -223,8 +224,8 @@ export class ConnectPeerTransport implements PeerTransport {
       async (c) => fromWirePushAnswer(await c.set(msg), to),
     ).finally(done);
   }
-  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
-    const msg = create(RemoveRequestSchema, { from, expectedOwners: expectedOwners ? [...expectedOwners] : [] });
+  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], checks?: OwnerChecks) {
+    const msg = create(RemoveRequestSchema, { from, ...toWireOwnerChecks(checks) });
     msg.$unknown = tombstones.map(deletionField);
     return this.exchangeOr(
       to,

@@ -177,6 +177,9 @@ export function toWireWrite(w: ClientWrite): WireClientWrite {
     initial: BigInt(w.initial ?? 0),
     idempotencyKey: w.idempotencyKey ?? "",
     leaseToken: w.leaseToken ?? "",
+    senderOwners: w.sender ? [...w.sender.owners] : [],
+    senderBaseVersion: BigInt(w.sender?.baseVersion ?? 0),
+    senderBaseOrigin: w.sender?.baseOrigin ?? "",
   });
 }
 
@@ -199,6 +202,7 @@ export function fromWireWrite(w: WireClientWrite): ClientWrite | undefined {
     ...(kind === "touch" && w.persist ? { persist: true } : {}),
     ...(kind === "incr" ? { delta: toNumber(w.delta), initial: toNumber(w.initial), ...(w.idempotencyKey !== "" ? { idempotencyKey: w.idempotencyKey } : {}) } : {}),
     ...(kind === "set" && w.leaseToken !== "" ? { leaseToken: w.leaseToken } : {}),
+    ...(w.senderOwners.length > 0 ? { sender: { owners: w.senderOwners, baseVersion: toNumber(w.senderBaseVersion), baseOrigin: w.senderBaseOrigin } } : {}),
   };
 }
 
@@ -239,6 +243,7 @@ export function toWireResult(r: WriteOutcome, node: string): WireWriteResult {
     expiresAtUnixMs: BigInt(r.expiresAtMs),
     currentEtag: r.currentEtag ?? "",
     counterValue: BigInt(r.counterValue ?? 0),
+    senderCounted: r.senderCounted === true,
   });
 }
 
@@ -255,6 +260,7 @@ export function fromWireResult(r: WireWriteResult): WriteOutcome {
     expiresAtMs: toNumber(r.expiresAtUnixMs),
     ...(r.currentEtag !== "" ? { currentEtag: r.currentEtag } : {}),
     counterValue: toNumber(r.counterValue),
+    ...(r.senderCounted ? { senderCounted: true } : {}),
   };
 }
 

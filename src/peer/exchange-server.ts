@@ -16,6 +16,7 @@ import {
   type ExchangeResponse,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { fromConsistency, fromDeletion, fromEntry, fromWireWrites, toGetResponse } from "./convert.js";
+import { fromWireOwnerChecks } from "./owner-checks.js";
 import { pushAnswerFields, writeResultField } from "./wire-encode.js";
 
 async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<ExchangeResponse> {
@@ -24,14 +25,14 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
     const call = req.call;
     switch (call.case) {
       case "set": {
-        const outcomes = endpoint.applySet(call.value.from, call.value.entries.map((e) => fromEntry({ ...e, tombstone: false })), call.value.expectedOwners);
+        const outcomes = endpoint.applySet(call.value.from, call.value.entries.map((e) => fromEntry({ ...e, tombstone: false })), fromWireOwnerChecks(call.value, call.value.entries.length));
         // Answers of the write path are encoded by hand (wire-encode.ts).
         const value = create(SetResponseSchema, { node: endpoint.health().node });
         value.$unknown = pushAnswerFields(outcomes);
         return create(ExchangeResponseSchema, { id, result: { case: "set", value } });
       }
       case "remove": {
-        const outcomes = endpoint.applyRemove(call.value.from, call.value.deletions.map(fromDeletion), call.value.expectedOwners);
+        const outcomes = endpoint.applyRemove(call.value.from, call.value.deletions.map(fromDeletion), fromWireOwnerChecks(call.value, call.value.deletions.length));
         const value = create(RemoveResponseSchema, { node: endpoint.health().node });
         value.$unknown = pushAnswerFields(outcomes);
         return create(ExchangeResponseSchema, { id, result: { case: "remove", value } });

@@ -23,6 +23,7 @@ import {
 import {
   fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireWrites, toEntry, toGetResponse, toNumber, toRecordInfo, toWireLease, toWireMember, toWirePushAnswer, toWireResult,
 } from "./convert.js";
+import { fromWireOwnerChecks } from "./owner-checks.js";
 import { toConnectError } from "./errors.js";
 import { exchangeHandler } from "./exchange-server.js";
 import { addReflectionRoutes, ReflectionAnswers } from "./reflection.js";
@@ -51,11 +52,11 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       return create(ForwardResponseSchema, { results: results.map((r) => toWireResult(r, node)) });
     }),
     set: guarded((req) => {
-      const outcomes = endpoint.applySet(req.from, req.entries.map((e) => fromEntry({ ...e, tombstone: false })), req.expectedOwners);
+      const outcomes = endpoint.applySet(req.from, req.entries.map((e) => fromEntry({ ...e, tombstone: false })), fromWireOwnerChecks(req, req.entries.length));
       return create(SetResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node));
     }),
     remove: guarded((req) => {
-      const outcomes = endpoint.applyRemove(req.from, req.deletions.map(fromDeletion), req.expectedOwners);
+      const outcomes = endpoint.applyRemove(req.from, req.deletions.map(fromDeletion), fromWireOwnerChecks(req, req.deletions.length));
       return create(RemoveResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node));
     }),
     get: guarded((req) => toGetResponse(endpoint.health().node, req.keys, endpoint.getRecords(req.keys))),

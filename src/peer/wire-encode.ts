@@ -1,5 +1,5 @@
 // Hand-written protobuf encoding of the messages every replicated write sends: Entry (pushed
-// records), ClientWrite (forwarded plain writes), WriteResult (forward answers) and the
+// records), ClientWrite (forwarded writes but increments), WriteResult (forward answers) and the
 // outcomes of Set/Remove answers. They are the same bytes protobuf-es writes for these messages
 // (test/unit/peer/wire-encode.test.ts compares them), without its per-field reflection and one
 // small array per field: in the profile of a 3-node cluster under QUORUM PUTs, encoding these
@@ -13,7 +13,7 @@
 import type { UnknownField } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import type { VersionedRecord } from "../store/index.js";
-import type { ApplyOutcome, ClientWrite, WriteOutcome } from "../transport/index.js";
+import type { ApplyOutcome, ClientWrite, WriteCondition, WriteOutcome } from "../transport/index.js";
 
 /** Grows as needed; shrunk back after a message larger than SCRATCH_KEEP_BYTES. */
 let scratch = Buffer.allocUnsafe(4096);
@@ -203,42 +203,66 @@ export function deletionField(rec: VersionedRecord): UnknownField {
 }
 
 /**
- * The ClientWrite fields that make a write "not plain" (encoded by the generated code): every
- * field other than kind, key, value and ttlMs. The type below refuses to compile while a field of
- * ClientWrite is in neither list, so a new field cannot be dropped on the wire unnoticed.
+ * The ClientWrite fields handWriteField encodes, and those that send a write to the generated
+ * path (an increment's; handWriteField tests each of them). The type below refuses to compile
+ * while a field of ClientWrite is in neither list, so a new field cannot be dropped on the wire
+ * unnoticed.
  */
-const NOT_PLAIN = ["condition", "persist", "delta", "initial", "idempotencyKey", "leaseToken"] as const satisfies ReadonlyArray<keyof ClientWrite>;
-type Unclassified = Exclude<keyof ClientWrite, "kind" | "key" | "value" | "ttlMs" | (typeof NOT_PLAIN)[number]>;
+type ByHand = "kind" | "key" | "value" | "ttlMs" | "condition" | "persist" | "leaseToken" | "sender";
+type Generated = "delta" | "initial" | "idempotencyKey";
+type Unclassified = Exclude<keyof ClientWrite, ByHand | Generated>;
 const _everyFieldClassified: [Unclassified] extends [never] ? true : never = true;
 
-/** WriteKind numbers of the plain writes encoded here. */
-const KIND_SET = 1;
-const KIND_REMOVE = 2;
+/** WriteKind numbers of the writes encoded here. */
+const KIND_NUMBER: Readonly<Record<ClientWrite["kind"], number>> = Object.freeze({ set: 1, remove: 2, touch: 3, incr: 4 });
+
+/** A Precondition message with its length in front (field 5 of ClientWrite). */
+function preconditionBytes(c: WriteCondition): Uint8Array {
+  const start = w.startLength();
+  if (c.ifMatch !== undefined && c.ifMatch !== "*") for (const tag of c.ifMatch) w.string(1, tag, true);
+  w.bool(2, c.ifMatch === "*");
+  w.bool(3, c.ifNoneMatch === "*");
+  return w.doneWithLength(start);
+}
 
 /**
- * A plain set or remove as an element of ForwardRequest.writes (a ClientWrite message);
- * undefined for other writes (conditions, lease fills, touches, increments), which take the
- * generated path: only the fields written below may be set.
+ * A set, remove or touch (conditions, lease tokens and the sender's view included) as an element
+ * of ForwardRequest.writes (a ClientWrite message); undefined for an increment, which takes the
+ * generated path.
  */
-export function plainWriteField(write: ClientWrite): UnknownField | undefined {
-  if (write.kind !== "set" && write.kind !== "remove") return undefined;
-  for (const f of NOT_PLAIN) if (write[f] !== undefined) return undefined;
+export function handWriteField(write: ClientWrite): UnknownField | undefined {
+  if (write.kind === "incr" || write.delta !== undefined || write.initial !== undefined || write.idempotencyKey !== undefined) return undefined;
+  // The writer is not reentrant: the nested message is encoded first.
+  const condition = write.condition === undefined ? undefined : preconditionBytes(write.condition);
   const start = w.startLength();
-  w.int(1, write.kind === "set" ? KIND_SET : KIND_REMOVE);
+  w.int(1, KIND_NUMBER[write.kind]);
   w.string(2, write.key);
   if (write.kind === "set") w.latin1(3, write.value);
   w.int(4, write.ttlMs);
+  if (condition !== undefined) {
+    w.tag(5, WireType.LengthDelimited);
+    w.append(condition);
+  }
+  w.bool(6, write.persist === true);
+  w.string(10, write.leaseToken ?? "");
+  const view = write.sender;
+  if (view !== undefined) {
+    for (const id of view.owners) w.string(11, id, true);
+    w.int(12, view.baseVersion);
+    w.string(13, view.baseOrigin);
+  }
   return lengthDelimited(1, w.doneWithLength(start));
 }
 
 /**
- * A write as an element of ForwardRequest.writes: plain ones by hand (plainWriteField), others
- * from the bytes of the generated ClientWrite message (`generated`), so that one write that is
- * not plain does not make the whole batch encode again, and the writes keep their order.
+ * A write as an element of ForwardRequest.writes: sets, removes and touches by hand
+ * (handWriteField), increments from the bytes of the generated ClientWrite message (`generated`),
+ * so that one increment does not make the whole batch encode again, and the writes keep their
+ * order.
  */
 export function writeField(write: ClientWrite, generated: (w: ClientWrite) => Uint8Array): UnknownField {
-  const plain = plainWriteField(write);
-  if (plain !== undefined) return plain;
+  const byHand = handWriteField(write);
+  if (byHand !== undefined) return byHand;
   const start = w.startLength();
   w.append(generated(write));
   return lengthDelimited(1, w.doneWithLength(start));
@@ -259,6 +283,7 @@ export function writeResultField(r: WriteOutcome, node: string): UnknownField {
   w.int(10, r.expiresAtMs);
   w.string(11, r.currentEtag ?? "");
   w.int(12, r.counterValue ?? 0);
+  w.bool(13, r.senderCounted === true);
   return lengthDelimited(1, w.doneWithLength(start));
 }
 

@@ -16,6 +16,15 @@ export interface Owners {
   readonly json: string;
 }
 
+/**
+ * True when two owner lists name the same ids in the same order (primary first): the check a
+ * replica makes before it acknowledges a conditional write, and a primary before it counts the
+ * owner that forwarded one.
+ */
+export function sameOwnerList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
+}
+
 export class HashRing {
   private readonly points: Uint32Array;
   private readonly ownersAt: readonly Owners[];

@@ -1,2 +1,2 @@
-export { HashRing, HASH_SPACE, type Owners } from "./hash-ring.js";
+export { HashRing, HASH_SPACE, sameOwnerList, type Owners } from "./hash-ring.js";
 export { ringShares, type NodeShare } from "./ring-shares.js";

@@ -7,7 +7,7 @@ import type { Random } from "../core/random.js";
 import type { Metrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import type { PeerTransport } from "./peer-transport.js";
-import type { ForwardRequest, LeaseRequest, PeerMember, PeerRef } from "./types.js";
+import type { ForwardRequest, LeaseRequest, OwnerChecks, PeerMember, PeerRef } from "./types.js";
 
 /** Fault settings shared by every node of a simulated network. */
 export class Chaos {
@@ -76,11 +76,11 @@ export class ChaosTransport implements PeerTransport {
   forward(to: PeerRef, req: ForwardRequest) {
     return this.gate(to, () => this.inner.forward(to, req));
   }
-  set(to: PeerRef, from: string, records: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
-    return this.gate(to, () => this.inner.set(to, from, records, expectedOwners));
+  set(to: PeerRef, from: string, records: readonly VersionedRecord[], checks?: OwnerChecks) {
+    return this.gate(to, () => this.inner.set(to, from, records, checks));
   }
-  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
-    return this.gate(to, () => this.inner.remove(to, from, tombstones, expectedOwners));
+  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], checks?: OwnerChecks) {
+    return this.gate(to, () => this.inner.remove(to, from, tombstones, checks));
   }
   get(to: PeerRef, keys: readonly string[]) {
     return this.gate(to, () => this.inner.get(to, keys));

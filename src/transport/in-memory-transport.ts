@@ -4,7 +4,7 @@
 import { CacheError } from "../core/errors.js";
 import type { VersionedRecord } from "../store/index.js";
 import type { PeerEndpoint, PeerTransport } from "./peer-transport.js";
-import type { ForwardRequest, LeaseOutcome, LeaseRequest, PeerMember, PeerRef } from "./types.js";
+import type { ForwardRequest, LeaseOutcome, LeaseRequest, OwnerChecks, PeerMember, PeerRef } from "./types.js";
 
 export class InMemoryNetwork {
   private readonly endpoints = new Map<string, PeerEndpoint>();
@@ -56,11 +56,11 @@ class InMemoryTransport implements PeerTransport {
   forward(to: PeerRef, req: ForwardRequest) {
     return this.callAddressed(to, (e) => e.forward({ ...req, writes: req.writes.map((w) => ({ ...w })) }));
   }
-  set(to: PeerRef, from: string, records: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
-    return this.callAddressed(to, (e) => e.applySet(from, copyRecords(records), expectedOwners && [...expectedOwners]));
+  set(to: PeerRef, from: string, records: readonly VersionedRecord[], checks?: OwnerChecks) {
+    return this.callAddressed(to, (e) => e.applySet(from, copyRecords(records), checks && checks.map((c) => c && [...c])));
   }
-  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]) {
-    return this.callAddressed(to, (e) => e.applyRemove(from, copyRecords(tombstones), expectedOwners && [...expectedOwners]));
+  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], checks?: OwnerChecks) {
+    return this.callAddressed(to, (e) => e.applyRemove(from, copyRecords(tombstones), checks && checks.map((c) => c && [...c])));
   }
   get(to: PeerRef, keys: readonly string[]) {
     return this.call(to, (e) => e.getRecords([...keys]).map((r) => (r ? { ...r } : undefined)));

@@ -6,19 +6,19 @@
 import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import type {
-  ApplyOutcome, ForwardRequest, HealthInfo, KeysPage, MerkleRangePage, MerkleRoot, PeerMember, PeerRef, ProbeResult, RecordMeta, WriteOutcome, LeaseOutcome, LeaseRequest,
+  ApplyOutcome, ForwardRequest, HealthInfo, KeysPage, MerkleRangePage, MerkleRoot, OwnerChecks, PeerMember, PeerRef, ProbeResult, RecordMeta, WriteOutcome, LeaseOutcome, LeaseRequest,
 } from "./types.js";
 
 /** The calling side. */
 export interface PeerTransport {
   forward(to: PeerRef, req: ForwardRequest): Promise<WriteOutcome[]>;
   /**
-   * Pushes versioned values. `expectedOwners` (conditional writes): the sender's owner list of
-   * the keys; the receiver refuses records whose owner list differs in its own ring.
+   * Pushes versioned values. `checks` (conditional writes), record by record: the sender's owner
+   * list of the key; the receiver refuses a record whose owner list differs in its own ring.
    */
-  set(to: PeerRef, from: string, records: readonly VersionedRecord[], expectedOwners?: readonly string[]): Promise<ApplyOutcome[]>;
-  /** Pushes versioned tombstones (`expectedOwners` as for set). */
-  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]): Promise<ApplyOutcome[]>;
+  set(to: PeerRef, from: string, records: readonly VersionedRecord[], checks?: OwnerChecks): Promise<ApplyOutcome[]>;
+  /** Pushes versioned tombstones (`checks` as for set). */
+  remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], checks?: OwnerChecks): Promise<ApplyOutcome[]>;
   get(to: PeerRef, keys: readonly string[]): Promise<Array<VersionedRecord | undefined>>;
   keys(to: PeerRef, cursor: string, limit: number, q: string): Promise<KeysPage>;
   /**
@@ -51,8 +51,8 @@ export interface PeerTransport {
 /** The receiving side: what a node answers. Composed by node.ts from dist and membership. */
 export interface PeerEndpoint {
   forward(req: ForwardRequest): Promise<WriteOutcome[]>;
-  applySet(from: string, records: readonly VersionedRecord[], expectedOwners?: readonly string[]): ApplyOutcome[];
-  applyRemove(from: string, tombstones: readonly VersionedRecord[], expectedOwners?: readonly string[]): ApplyOutcome[];
+  applySet(from: string, records: readonly VersionedRecord[], checks?: OwnerChecks): ApplyOutcome[];
+  applyRemove(from: string, tombstones: readonly VersionedRecord[], checks?: OwnerChecks): ApplyOutcome[];
   getRecords(keys: readonly string[]): Array<VersionedRecord | undefined>;
   keysPage(cursor: string, limit: number, q: string): KeysPage;
   /** What this node holds for each key, without values (at most INSPECT_KEYS_MAX keys, else 400). */

@@ -42,6 +42,13 @@ export interface ApplyOutcome {
 }
 
 /**
+ * Per pushed record, in order: the owner list (primary first) the receiver checks the record's key
+ * against before storing it, or undefined for no check. A conditional write's primary sends its own
+ * list, so an owner that sees another ring refuses the record instead of acknowledging it.
+ */
+export type OwnerChecks = ReadonlyArray<readonly string[] | undefined>;
+
+/**
  * A client's If-Match / If-None-Match on a write: "*" or entity tags as sent (core/etag.ts).
  * Only the key's primary evaluates it (cluster/write/conditional-writer.ts).
  */
@@ -77,6 +84,20 @@ export interface ClientWrite {
    * primary takes it, and stores it only while that lease is held (cluster/lease/lease-table.ts).
    */
   readonly leaseToken?: string;
+  /**
+   * A conditional write or touch forwarded by an owner that applies the primary's result itself
+   * (ForwardRequest.senderApplies): what the primary needs to decide whether to count it.
+   */
+  readonly sender?: SenderView;
+}
+
+/** What a forwarding owner saw of a conditional write's key when it forwarded it. */
+export interface SenderView {
+  /** Its owner list of the key, primary first. */
+  readonly owners: readonly string[];
+  /** Touch only: version and origin of the live item it holds (0 and "": none). */
+  readonly baseVersion: number;
+  readonly baseOrigin: string;
 }
 
 /**
@@ -113,6 +134,11 @@ export interface WriteOutcome {
   readonly currentEtag?: string;
   /** Incr: the counter's value after the increment. */
   readonly counterValue?: number;
+  /**
+   * The coordinator counted the sender (ForwardRequest.senderApplies) among the acknowledgements
+   * without pushing the write to it: the sender must hold the result before it answers.
+   */
+  readonly senderCounted?: boolean;
 }
 
 export interface ForwardRequest {

@@ -35,15 +35,15 @@ function recordingEndpoint() {
     forward: async (req) => {
       rec("forward", req);
       maybeFail();
-      return req.writes.map((w, i) => ({ key: w.key, applied: i === 0, bytes: w.value.length, owners: ["n1", "n2"], version: VERSION_MAX - i, origin: "n1", errorCode: i === 0 ? "" : "DRAINING", errorMessage: i === 0 ? "" : "node is draining", expiresAtMs: w.ttlMs > 0 ? 1_900_000_000_000 : 0 }));
+      return req.writes.map((w, i) => ({ key: w.key, applied: i === 0, bytes: w.value.length, owners: ["n1", "n2"], version: VERSION_MAX - i, origin: "n1", errorCode: i === 0 ? "" : "DRAINING", errorMessage: i === 0 ? "" : "node is draining", expiresAtMs: w.ttlMs > 0 ? 1_900_000_000_000 : 0, ...(i === 0 ? { senderCounted: true } : {}) }));
     },
-    applySet: (from, records) => {
-      rec("applySet", from, records);
+    applySet: (from, records, checks) => {
+      rec("applySet", from, records, ...(checks ? [checks] : []));
       maybeFail();
       return records.map((r, i) => ({ kind: (["applied", "stale", "refused"] as const)[i % 3] as "applied", version: i === 1 ? VERSION_MAX : i === 0 ? r.version : 0, origin: i === 1 ? "n9" : i === 0 ? r.origin : "" }));
     },
-    applyRemove: (from, records) => {
-      rec("applyRemove", from, records);
+    applyRemove: (from, records, checks) => {
+      rec("applyRemove", from, records, ...(checks ? [checks] : []));
       return records.map((r) => ({ kind: "applied" as const, version: r.version, origin: r.origin }));
     },
     getRecords: (keys) => {
@@ -168,13 +168,17 @@ for (const impl of IMPLEMENTATIONS) {
         writes: [
           { kind: "set", key: "a", value: ALL_BYTES, ttlMs: 60_000, leaseToken: "7.xyz-_~" },
           { kind: "remove", key: "b", value: "", ttlMs: 0 },
+          { kind: "set", key: "c", value: "v", ttlMs: 0, condition: { ifMatch: "*" }, sender: { owners: ["n1", "n2"], baseVersion: 0, baseOrigin: "" } },
+          { kind: "touch", key: "d", value: "", ttlMs: 5_000, sender: { owners: ["n1", "n2\u00e9"], baseVersion: VERSION_MAX, baseOrigin: "n1" } },
         ],
       };
       const out = await h.transport.forward(h.peer, req);
       expect(ep.calls[0]?.args[0]).to.deep.equal(req);
-      expect(out.map((o) => [o.key, o.applied, o.bytes, o.version, o.errorCode, o.expiresAtMs])).to.deep.equal([
-        ["a", true, 256, VERSION_MAX, "", 1_900_000_000_000],
-        ["b", false, 0, VERSION_MAX - 1, "DRAINING", 0],
+      expect(out.map((o) => [o.key, o.applied, o.bytes, o.version, o.errorCode, o.expiresAtMs, o.senderCounted])).to.deep.equal([
+        ["a", true, 256, VERSION_MAX, "", 1_900_000_000_000, true],
+        ["b", false, 0, VERSION_MAX - 1, "DRAINING", 0, undefined],
+        ["c", false, 1, VERSION_MAX - 2, "DRAINING", 0, undefined],
+        ["d", false, 0, VERSION_MAX - 3, "DRAINING", 1_900_000_000_000, undefined],
       ]);
       expect(out[0]?.owners).to.deep.equal(["n1", "n2"]);
     });
@@ -189,6 +193,20 @@ for (const impl of IMPLEMENTATIONS) {
       expect(ep.calls[0]).to.deep.equal({ method: "applySet", args: ["n1", [value, value, value]] });
       expect(await h.transport.remove(h.peer, "n1", [tomb])).to.deep.equal([{ kind: "applied", version: tomb.version, origin: tomb.origin }]);
       expect(ep.calls[1]).to.deep.equal({ method: "applyRemove", args: ["n1", [tomb]] });
+    });
+
+    it("set and remove with owner checks: each record arrives with its own list (or none), mixed or all alike", async () => {
+      const a = ["n1", "n2", "n3"];
+      const b = ["n1", "n3", "n2\u00e9"];
+      await h.transport.set(h.peer, "n1", [value, value, value, value], [a, undefined, b, a]);
+      expect(ep.calls[0]).to.deep.equal({ method: "applySet", args: ["n1", [value, value, value, value], [a, undefined, b, a]] });
+      await h.transport.set(h.peer, "n1", [value, value], [b, b]);
+      expect(ep.calls[1]).to.deep.equal({ method: "applySet", args: ["n1", [value, value], [b, b]] });
+      await h.transport.remove(h.peer, "n1", [tomb, tomb], [undefined, a]);
+      expect(ep.calls[2]).to.deep.equal({ method: "applyRemove", args: ["n1", [tomb, tomb], [undefined, a]] });
+      await h.transport.set(h.peer, "n1", [value], [undefined]);
+      expect(ep.calls[3]?.args.slice(0, 2)).to.deep.equal(["n1", [value]]);
+      expect((ep.calls[3]?.args[2] as unknown[] | undefined)?.every((x) => x === undefined) ?? true, "no list: no check").to.equal(true);
     });
 
     it("get: records come back in key order, tombstones as tombstones and absent keys as undefined in place", async () => {

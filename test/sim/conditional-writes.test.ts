@@ -96,13 +96,13 @@ describe("sim/conditional writes and touch", () => {
       const replica = c.node(replicas[0]!);
       const version = c.clock.nowMs() * 1000 + 7;
       const record = rec(key, "pushed", version, ids[0]!);
-      const [refused] = replica.endpoint.applySet(ids[0]!, [record], [...ids].reverse());
+      const [refused] = replica.endpoint.applySet(ids[0]!, [record], [[...ids].reverse()]);
       expect(refused?.kind).to.equal("refused");
       expect(replica.store.peek(key)).to.equal(undefined);
       expect(replica.metrics.get("dist.write.apply_refused")).to.equal(1);
-      const [tomb] = replica.endpoint.applyRemove(ids[0]!, [{ ...record, value: "", tombstone: true }], ["n1", "n9"]);
+      const [tomb] = replica.endpoint.applyRemove(ids[0]!, [{ ...record, value: "", tombstone: true }], [["n1", "n9"]]);
       expect(tomb?.kind).to.equal("refused");
-      const [applied] = replica.endpoint.applySet(ids[0]!, [record], ids);
+      const [applied] = replica.endpoint.applySet(ids[0]!, [record], [ids]);
       expect(applied?.kind).to.equal("applied");
       expect(text(replica.store.peek(key)?.value)).to.equal("pushed");
     }),
@@ -123,9 +123,9 @@ describe("sim/conditional writes and touch", () => {
         const applySet = endpoint.applySet.bind(endpoint);
         c.network.register(c.sim(id).address, {
           ...endpoint,
-          applySet: (from, records, expected) => {
-            seen.push(expected);
-            return applySet(from, records, expected === undefined ? undefined : ["n9", "n8", "n7"]);
+          applySet: (from, records, checks) => {
+            seen.push(...(checks ?? records.map(() => undefined)));
+            return applySet(from, records, checks === undefined ? undefined : records.map(() => ["n9", "n8", "n7"]));
           },
         });
       }

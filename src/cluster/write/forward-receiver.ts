@@ -55,6 +55,7 @@ export class ForwardReceiver {
       return {
         key: w.key, applied: r.applied, bytes: r.bytes, owners: r.owners.ids, version: r.version, origin: r.origin, errorCode: "", errorMessage: "", expiresAtMs: r.expiresAtMs,
         ...(r.counterValue !== undefined ? { counterValue: r.counterValue } : {}),
+        ...(r.senderCounted === true ? { senderCounted: true } : {}),
       };
     } catch (err) {
       const e = toCacheError(err);

@@ -1,5 +1,8 @@
 // Pushes versioned records to other owners through per-peer batchers (values in Set calls,
-// tombstones in Remove calls). A push that fails is queued as a hint for replay.
+// tombstones in Remove calls). A push that fails is queued as a hint for replay. A conditional
+// write's record carries the primary's owner list, which the receiver checks record by record,
+// so conditional and plain pushes to a peer share its batches (one lane per owner list sent
+// conditional pushes in more, smaller calls).
 import type { Timers } from "../../core/clock.js";
 import { PEER_BATCHING } from "../../core/limits.js";
 import { byteSize } from "../record-size.js";
@@ -10,17 +13,26 @@ import type { Owners } from "../../ring/index.js";
 import type { VersionedRecord } from "../../store/index.js";
 import type { ApplyOutcome, PeerRef, PeerTransport } from "../../transport/index.js";
 
+/** One record to push, and the owner list the receiver checks it against (conditional writes). */
+interface Push {
+  readonly record: VersionedRecord;
+  readonly owners: readonly string[] | undefined;
+}
+
+/** The records of a batch, and their owner checks (none when no record has one). */
+function split(items: readonly Push[]): [VersionedRecord[], Array<readonly string[] | undefined> | undefined] {
+  const records = items.map((p) => p.record);
+  return [records, items.some((p) => p.owners !== undefined) ? items.map((p) => p.owners) : undefined];
+}
+
 export class ReplicaPusher {
-  private readonly sets: PeerBatcher<VersionedRecord, ApplyOutcome>;
-  private readonly removes: PeerBatcher<VersionedRecord, ApplyOutcome>;
+  private readonly sets: PeerBatcher<Push, ApplyOutcome>;
+  private readonly removes: PeerBatcher<Push, ApplyOutcome>;
 
   constructor(private readonly deps: { transport: PeerTransport; selfId: string; hints: HintQueue; timers: Timers; metrics: Metrics }) {
-    const opts = batchOptions(PEER_BATCHING.push, byteSize, deps.timers, () => deps.metrics.inc("dist.peer.queue_overflow"));
-    // The lane of a conditional write's push is the primary's owner list (node ids hold no
-    // comma); plain pushes travel in the "" lane, without the check.
-    const owners = (lane: string) => (lane === "" ? undefined : lane.split(","));
-    this.sets = new PeerBatcher((peer, recs, lane) => deps.transport.set(peer, deps.selfId, recs, owners(lane)), opts);
-    this.removes = new PeerBatcher((peer, recs, lane) => deps.transport.remove(peer, deps.selfId, recs, owners(lane)), opts);
+    const opts = batchOptions<Push>(PEER_BATCHING.push, (p) => byteSize(p.record), deps.timers, () => deps.metrics.inc("dist.peer.queue_overflow"));
+    this.sets = new PeerBatcher((peer, items) => deps.transport.set(peer, deps.selfId, ...split(items)), opts);
+    this.removes = new PeerBatcher((peer, items) => deps.transport.remove(peer, deps.selfId, ...split(items)), opts);
   }
 
   /** Peer calls made so far. */
@@ -38,7 +50,7 @@ export class ReplicaPusher {
   async push(peer: PeerRef, record: VersionedRecord, expectedOwners?: Owners): Promise<ApplyOutcome | undefined> {
     let outcome: ApplyOutcome | undefined;
     try {
-      outcome = await (record.tombstone ? this.removes : this.sets).enqueue(peer, record, expectedOwners?.header ?? "");
+      outcome = await (record.tombstone ? this.removes : this.sets).enqueue(peer, { record, owners: expectedOwners?.ids });
     } catch {
       outcome = undefined;
     }

@@ -12,7 +12,9 @@
 // A conditional write (the primary evaluated its condition under the key's lock) is pushed with
 // the primary's owner list, so an owner that sees another ring refuses it, and is never stamped
 // again: a stale answer means the condition was evaluated against a copy that was not the newest,
-// so the write only counts the acknowledgements it got, and `onStale` tells the caller. Counter
+// so the write only counts the acknowledgements it got, and `onStale` tells the caller. Its
+// forwarding owner is counted without a push (`senderApplies`) only when the conditional writer
+// found that owner's owner list equal to this node's (conditional-writer.ts). Counter
 // increments are not stamped again either (every owner merges them instead).
 //
 // A lease fill (a set carrying an X-Cache-Lease token) is stored only while its lease is held:
@@ -118,7 +120,10 @@ export class WriteCoordinator {
         origin: "",
         expiresAtMs: 0,
       };
-      const result: WriteResult = { ...first, version: rec.version, origin: rec.origin, expiresAtMs: rec.expiresAtMs };
+      const result: WriteResult =
+        sender === undefined
+          ? { ...first, version: rec.version, origin: rec.origin, expiresAtMs: rec.expiresAtMs }
+          : { ...first, version: rec.version, origin: rec.origin, expiresAtMs: rec.expiresAtMs, senderCounted: true };
       // No other owner to push to (one node, or replication 1): the local apply is the answer.
       if (others.length === 0 && inHand.length >= need) return result;
       const wait = await waitForQuorum(

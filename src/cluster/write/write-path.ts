@@ -1,9 +1,12 @@
 // Where a client write goes. The key's primary coordinates it. Any other node forwards it to the
 // primary and returns the primary's real outcome; an owner that forwards applies the primary's
-// stamped record itself. When the forward fails and this node is a replica owner it promotes
-// itself: it coordinates the write, and the old primary gets its copy as a hint.
+// stamped record itself (forward-result.ts). When the forward fails and this node is a replica
+// owner it promotes itself: it coordinates the write, and the old primary gets its copy as a hint.
 // Conditional writes and touches go to the primary alone (conditional-writer.ts there) and are
-// never promoted: when the primary cannot be reached they fail with UNAVAILABLE. Increments are
+// never promoted: when the primary cannot be reached they fail with UNAVAILABLE. An owner that
+// forwards one sends its view of the key with it and applies the result itself when the primary
+// counted it (its owner list equals the primary's; for a touch, it holds the item touched);
+// otherwise the primary pushes the result to it. Increments are
 // promoted like plain writes: the promoted owner adds to its own counter slot (counter-writer.ts);
 // an increment with If-Match is conditional (the primary alone, never promoted). A lease fill
 // goes to the primary alone too (the lease lives in its memory) and is never promoted.
@@ -12,7 +15,7 @@ import type { ConsistencyLevel } from "../../config/index.js";
 import type { Logger } from "../../log/index.js";
 import type { Metrics } from "../../observability/index.js";
 import type { Owners } from "../../ring/index.js";
-import type { VersionedRecord } from "../../store/index.js";
+import type { ShardedStore } from "../../store/index.js";
 import { isConditional, primaryOnly, type ClientWrite, type WriteOutcome } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
@@ -20,6 +23,7 @@ import type { ReplicaApplier } from "../replica-applier.js";
 import type { ConditionalWriter } from "./conditional-writer.js";
 import type { CounterWriter } from "./counter-writer.js";
 import type { Forwarder } from "./forwarder.js";
+import { holdsResultOrLater, holdsValue, resultRecord, stampedRecord, withSenderView } from "./forward-result.js";
 import { afterForwardFailure } from "./promotion.js";
 import type { CoordinateOptions, WriteCoordinator } from "./write-coordinator.js";
 
@@ -31,6 +35,8 @@ export interface WritePathDeps {
   readonly counters: CounterWriter;
   readonly forwarder: Forwarder;
   readonly applier: ReplicaApplier;
+  /** This node's store: what a forwarding owner holds of a key it touches. */
+  readonly store: ShardedStore;
   readonly metrics: Metrics;
   readonly logger: Logger;
 }
@@ -106,21 +112,19 @@ export class WritePath {
   coordinateHere(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string): Promise<WriteResult> {
     // An increment with If-Match is conditional too: the counter writer evaluates it under the lock.
     if (write.kind === "incr") return this.deps.counters.incr(write, owners, level);
-    if (isConditional(write)) return this.deps.conditional.coordinate(write, owners, level);
+    if (isConditional(write)) return this.deps.conditional.coordinate(write, owners, level, senderApplies);
     return this.deps.coordinator.coordinate(write, owners, level, senderApplies === undefined ? PLAIN : { senderApplies, restamps: true });
   }
 
   private async forwardTo(targetId: string, write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult | ForwardFailure> {
     const primary = this.deps.view.peer(targetId);
     if (!primary) return { failure: new CacheError("UNAVAILABLE", `owner ${targetId} is not a member`), reached: false };
-    // An owner applies the primary's result itself instead of having it pushed back; not for a
-    // conditional write, whose push carries the primary's owner list (and a touch's result no value),
-    // nor for a lease fill (the primary alone takes it). Nor for an increment: its result is a
-    // counter state the sender does not have.
-    const applies = !primaryOnly(write) && write.kind !== "incr" && owners.ids.includes(this.deps.selfId);
+    const applies = this.appliesResult(write, owners);
+    // Only a touch needs what this node holds of the key (a peek copies the value out).
+    const sent = applies && isConditional(write) ? withSenderView(write, owners, write.kind === "touch" ? this.deps.store.peek(write.key) : undefined) : write;
     let outcome: WriteOutcome;
     try {
-      outcome = await this.deps.forwarder.forward(primary, write, level, applies);
+      outcome = await this.deps.forwarder.forward(primary, sent, level, applies);
     } catch (err) {
       return { failure: toCacheError(err), reached: false };
     }
@@ -129,22 +133,40 @@ export class WritePath {
       const details = code === "PRECONDITION_FAILED" ? (outcome.currentEtag === undefined ? {} : { current_etag: outcome.currentEtag }) : undefined;
       return { failure: new CacheError(code, outcome.errorMessage, details), reached: true };
     }
-    if (applies) this.deps.applier.apply(stampedRecord(write, outcome), "forward-result");
+    if (applies) this.applyResult(sent, outcome, targetId);
     const counter = write.kind === "incr" ? { counterValue: outcome.counterValue ?? 0, appliedBy: targetId } : {};
     return { key: write.key, applied: outcome.applied, bytes: outcome.bytes, owners, version: outcome.version, origin: outcome.origin, expiresAtMs: outcome.expiresAtMs, ...counter };
   }
-}
 
-/** The record the primary stamped for a forwarded write. */
-function stampedRecord(write: ClientWrite, outcome: WriteOutcome): VersionedRecord {
-  const tombstone = write.kind === "remove";
-  return {
-    key: write.key,
-    value: tombstone ? "" : write.value,
-    version: outcome.version,
-    origin: outcome.origin,
-    lastUpdatedMs: Math.floor(outcome.version / 1000),
-    expiresAtMs: tombstone ? 0 : outcome.expiresAtMs,
-    tombstone,
-  };
+  /**
+   * Whether this owner applies the primary's result of `write` itself instead of having it pushed
+   * back. Not for an increment (its result is a counter state this node does not have) nor a
+   * lease fill (the primary alone takes it); a touch's result carries no value, so only an owner
+   * holding a value offers to apply one.
+   */
+  private appliesResult(write: ClientWrite, owners: Owners): boolean {
+    if (write.kind === "incr" || write.leaseToken !== undefined || !owners.ids.includes(this.deps.selfId)) return false;
+    return write.kind !== "touch" || holdsValue(this.deps.store.peek(write.key));
+  }
+
+  /**
+   * Stores the primary's result of `sent`. A plain write's always (the primary counted this
+   * owner). A conditional write's or touch's only when the primary counted this owner, and then it
+   * must be held here before the client hears 200: a result this node cannot store (the touched
+   * item replaced meanwhile, a record it refuses) is an unknown outcome, 503.
+   */
+  private applyResult(sent: ClientWrite, outcome: WriteOutcome, primary: string): void {
+    if (!isConditional(sent)) {
+      this.deps.applier.apply(stampedRecord(sent, outcome), "forward-result");
+      return;
+    }
+    if (outcome.senderCounted !== true) return;
+    const rec = sent.kind === "touch" ? resultRecord(sent, outcome, this.deps.store.peek(sent.key)) : stampedRecord(sent, outcome);
+    if (rec !== undefined && this.deps.applier.apply(rec, "forward-result").kind === "applied") return;
+    if (holdsResultOrLater(this.deps.store.peek(sent.key), outcome)) return;
+    throw new CacheError(
+      "UNAVAILABLE",
+      `primary ${primary} applied the write of key ${JSON.stringify(sent.key)} counting this owner among its acknowledgements, but this owner could not store it (it holds another version now); the write may or may not persist`,
+    );
+  }
 }

@@ -16,7 +16,7 @@ import {
   WriteResultSchema,
 } from "../../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { toDeletion, toEntry, toWirePushAnswer, toWireResult, toWireWrite } from "../../../src/peer/convert.js";
-import { deletionField, entryField, forgetEntries, plainWriteField, pushAnswerFields, writeField, writeResultField } from "../../../src/peer/wire-encode.js";
+import { deletionField, entryField, forgetEntries, handWriteField, pushAnswerFields, writeField, writeResultField } from "../../../src/peer/wire-encode.js";
 import type { VersionedRecord } from "../../../src/store/index.js";
 import type { ApplyOutcome, ClientWrite, WriteOutcome } from "../../../src/transport/index.js";
 
@@ -83,27 +83,33 @@ describe("peer/wire-encode", () => {
     expect(sameOnWire(RemoveRequestSchema, rm, wantRm)).to.equal(true);
   });
 
-  it("encodes plain forwarded writes as the generated encoder does, and leaves the others to it", () => {
-    const plain: ClientWrite[] = [
+  it("encodes forwarded sets, removes and touches (conditions, lease tokens, the sender's view) as the generated encoder does, and leaves increments to it", () => {
+    const byHand: ClientWrite[] = [
       { kind: "set", key: "bench-7", value: "v".repeat(100), ttlMs: 0 },
       { kind: "set", key: "t\u00e9", value: binary, ttlMs: 60_000 },
       { kind: "remove", key: "bench-8", value: "", ttlMs: 0 },
+      { kind: "set", key: "k", value: "v", ttlMs: 0, condition: { ifNoneMatch: "*" } },
+      { kind: "set", key: "k", value: "v", ttlMs: 7, condition: { ifMatch: "*" }, sender: { owners: ["n1", "n2", "n\u00f63"], baseVersion: 0, baseOrigin: "" } },
+      { kind: "remove", key: "k", value: "", ttlMs: 0, condition: { ifMatch: ['"a"', 'W/"b"', ""] } },
+      { kind: "touch", key: "k", value: "", ttlMs: 5, sender: { owners: ["n1", ""], baseVersion: 1_767_225_600_000_123, baseOrigin: "n1" } },
+      { kind: "touch", key: "k", value: "", ttlMs: 0, persist: true, condition: { ifMatch: ['"x"'] } },
+      { kind: "set", key: "k", value: "v", ttlMs: 0, leaseToken: "7.xyz" },
     ];
-    for (const write of plain) {
-      const f = plainWriteField(write);
+    for (const write of byHand) {
+      const f = handWriteField(write);
       expect(f).to.not.equal(undefined);
-      expect(Buffer.from(content((f as { data: Uint8Array }).data)).equals(Buffer.from(toBinary(ClientWriteSchema, toWireWrite(write))))).to.equal(true);
+      expect(Buffer.from(content((f as { data: Uint8Array }).data)).equals(Buffer.from(toBinary(ClientWriteSchema, toWireWrite(write)))), JSON.stringify(write)).to.equal(true);
     }
-    expect(plainWriteField({ kind: "set", key: "k", value: "v", ttlMs: 0, condition: { ifNoneMatch: "*" } })).to.equal(undefined);
-    expect(plainWriteField({ kind: "touch", key: "k", value: "", ttlMs: 5 })).to.equal(undefined);
-    expect(plainWriteField({ kind: "set", key: "k", value: "v", ttlMs: 0, leaseToken: "7.xyz" }), "a lease fill keeps its token").to.equal(undefined);
     // A fraction fails here as it does in the generated path.
     expect(() => toWireWrite({ kind: "set", key: "k", value: "v", ttlMs: 1.5 })).to.throw(RangeError);
-    expect(() => plainWriteField({ kind: "set", key: "k", value: "v", ttlMs: 1.5 })).to.throw(RangeError);
-    expect(plainWriteField({ kind: "incr", key: "k", value: "", ttlMs: 0, delta: 1, initial: 0 })).to.equal(undefined);
+    expect(() => handWriteField({ kind: "set", key: "k", value: "v", ttlMs: 1.5 })).to.throw(RangeError);
+    expect(handWriteField({ kind: "incr", key: "k", value: "", ttlMs: 0, delta: 1, initial: 0 })).to.equal(undefined);
+    for (const extra of [{ delta: 1 }, { initial: 0 }, { idempotencyKey: "i" }]) {
+      expect(handWriteField({ kind: "set", key: "k", value: "v", ttlMs: 0, ...extra }), JSON.stringify(extra)).to.equal(undefined);
+    }
     const fwd = create(ForwardRequestSchema, { from: "bench-1", senderApplies: true, sentAtUnixMs: 5n });
-    fwd.$unknown = plain.map((p) => plainWriteField(p) as NonNullable<ReturnType<typeof plainWriteField>>);
-    const want = create(ForwardRequestSchema, { from: "bench-1", senderApplies: true, sentAtUnixMs: 5n, writes: plain.map(toWireWrite) });
+    fwd.$unknown = byHand.map((p) => handWriteField(p) as NonNullable<ReturnType<typeof handWriteField>>);
+    const want = create(ForwardRequestSchema, { from: "bench-1", senderApplies: true, sentAtUnixMs: 5n, writes: byHand.map(toWireWrite) });
     expect(sameOnWire(ForwardRequestSchema, fwd, want)).to.equal(true);
   });
 
@@ -126,8 +132,8 @@ describe("peer/wire-encode", () => {
     const upTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
     expect(numbers(EntrySchema), "Entry: entryField writes 1-7").to.deep.equal(upTo(7));
     expect(numbers(DeletionSchema), "Deletion: deletionField writes 1-4").to.deep.equal(upTo(4));
-    expect(numbers(WriteResultSchema), "WriteResult: writeResultField writes 1-12").to.deep.equal(upTo(12));
-    expect(numbers(ClientWriteSchema), "ClientWrite: plainWriteField writes 1-4; 5-10 make a write not plain").to.deep.equal(upTo(10));
+    expect(numbers(WriteResultSchema), "WriteResult: writeResultField writes 1-13").to.deep.equal(upTo(13));
+    expect(numbers(ClientWriteSchema), "ClientWrite: handWriteField writes 1-6, 10-13; 7-9 (increments) take the generated path").to.deep.equal(upTo(13));
   });
 
   it("encodes forward results as the generated encoder does", () => {
@@ -136,6 +142,7 @@ describe("peer/wire-encode", () => {
       { key: "k\u00e9", applied: false, bytes: 0, owners: ["n\u00f6de", ""], version: 0, origin: "", errorCode: "PRECONDITION_FAILED", errorMessage: "etag \u201cx\u201d", expiresAtMs: 2 ** 40, currentEtag: '"abc"' },
       { key: "c", applied: true, bytes: 3, owners: [], version: 9, origin: "o", errorCode: "", errorMessage: "", expiresAtMs: 0, counterValue: -(2 ** 53 - 1) },
       { key: "d", applied: true, bytes: 3, owners: ["a"], version: 9, origin: "o", errorCode: "", errorMessage: "", expiresAtMs: 0, counterValue: 42 },
+      { key: "e", applied: true, bytes: 5, owners: ["a", "b"], version: 10, origin: "a", errorCode: "", errorMessage: "", expiresAtMs: 7, senderCounted: true },
     ];
     for (const r of results) {
       const want = toBinary(WriteResultSchema, toWireResult(r, "bench-2"));

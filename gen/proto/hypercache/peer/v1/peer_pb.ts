@@ -23,7 +23,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hypercache/peer/v1/peer.proto.
  */
 export const file_hypercache_peer_v1_peer: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oeXBlcmNhY2hlL3BlZXIvdjEvcGVlci5wcm90bxISaHlwZXJjYWNoZS5wZWVyLnYxIpEBCgVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAwSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhEKCXRvbWJzdG9uZRgHIAEoCCJRCgxQcmVjb25kaXRpb24SEAoIaWZfbWF0Y2gYASADKAkSFAoMaWZfbWF0Y2hfYW55GAIgASgIEhkKEWlmX25vbmVfbWF0Y2hfYW55GAMgASgIIv0BCgtDbGllbnRXcml0ZRIrCgRraW5kGAEgASgOMh0uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlS2luZBILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAwSDgoGdHRsX21zGAQgASgDEjYKDHByZWNvbmRpdGlvbhgFIAEoCzIgLmh5cGVyY2FjaGUucGVlci52MS5QcmVjb25kaXRpb24SDwoHcGVyc2lzdBgGIAEoCBINCgVkZWx0YRgHIAEoAxIPCgdpbml0aWFsGAggASgDEhcKD2lkZW1wb3RlbmN5X2tleRgJIAEoCRITCgtsZWFzZV90b2tlbhgKIAEoCSK2AQoORm9yd2FyZFJlcXVlc3QSLwoGd3JpdGVzGAEgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkNsaWVudFdyaXRlEjQKC2NvbnNpc3RlbmN5GAIgASgOMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkNvbnNpc3RlbmN5EgwKBGZyb20YAyABKAkSFgoOc2VuZGVyX2FwcGxpZXMYBCABKAgSFwoPc2VudF9hdF91bml4X21zGAUgASgDIu0BCgtXcml0ZVJlc3VsdBILCgNrZXkYASABKAkSDwoHYXBwbGllZBgCIAEoCBINCgVieXRlcxgDIAEoAxIOCgZvd25lcnMYBCADKAkSDwoHdmVyc2lvbhgFIAEoBBIOCgZvcmlnaW4YBiABKAkSEgoKZXJyb3JfY29kZRgHIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAggASgJEgwKBG5vZGUYCSABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAogASgDEhQKDGN1cnJlbnRfZXRhZxgLIAEoCRIVCg1jb3VudGVyX3ZhbHVlGAwgASgDIkMKD0ZvcndhcmRSZXNwb25zZRIwCgdyZXN1bHRzGAEgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlUmVzdWx0Il8KClNldFJlcXVlc3QSKgoHZW50cmllcxgBIAMoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRIMCgRmcm9tGAIgASgJEhcKD2V4cGVjdGVkX293bmVycxgDIAMoCSIuCgtIZWxkVmVyc2lvbhIPCgd2ZXJzaW9uGAEgASgEEg4KBm9yaWdpbhgCIAEoCSJ+CgtTZXRSZXNwb25zZRIyCghvdXRjb21lcxgBIAMoDjIgLmh5cGVyY2FjaGUucGVlci52MS5BcHBseU91dGNvbWUSLQoEaGVsZBgCIAMoCzIfLmh5cGVyY2FjaGUucGVlci52MS5IZWxkVmVyc2lvbhIMCgRub2RlGAMgASgJIlQKCERlbGV0aW9uEgsKA2tleRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEg4KBm9yaWdpbhgDIAEoCRIaChJkZWxldGVkX2F0X3VuaXhfbXMYBCABKAMiZwoNUmVtb3ZlUmVxdWVzdBIvCglkZWxldGlvbnMYASADKAsyHC5oeXBlcmNhY2hlLnBlZXIudjEuRGVsZXRpb24SDAoEZnJvbRgCIAEoCRIXCg9leHBlY3RlZF9vd25lcnMYAyADKAkigQEKDlJlbW92ZVJlc3BvbnNlEjIKCG91dGNvbWVzGAEgAygOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkFwcGx5T3V0Y29tZRItCgRoZWxkGAIgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkhlbGRWZXJzaW9uEgwKBG5vZGUYAyABKAkiGgoKR2V0UmVxdWVzdBIMCgRrZXlzGAEgAygJIlEKCUdldFJlc3VsdBILCgNrZXkYASABKAkSDQoFZm91bmQYAiABKAgSKAoFZW50cnkYAyABKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkiSwoLR2V0UmVzcG9uc2USLgoHcmVzdWx0cxgBIAMoCzIdLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXN1bHQSDAoEbm9kZRgCIAEoCSI3CgtLZXlzUmVxdWVzdBIOCgZjdXJzb3IYASABKAkSDQoFbGltaXQYAiABKA0SCQoBcRgDIAEoCSJECgxLZXlzUmVzcG9uc2USDAoEa2V5cxgBIAMoCRITCgtuZXh0X2N1cnNvchgCIAEoCRIRCgl0cnVuY2F0ZWQYAyABKAgiHgoMUHJvYmVSZXF1ZXN0Eg4KBnRhcmdldBgBIAEoCSI6Cg1Qcm9iZVJlc3BvbnNlEg4KBnRhcmdldBgBIAEoCRIKCgJvaxgCIAEoCBINCgVlcnJvchgDIAEoCSLIAQoGTWVtYmVyEgoKAmlkGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSLgoFc3RhdGUYAyABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuTWVtYmVyU3RhdGUSEwoLaW5jYXJuYXRpb24YBCABKAQSGQoRbGFzdF9zZWVuX3VuaXhfbXMYBSABKAMSDwoHYXBpX3VybBgGIAEoCRIQCghtZ210X3VybBgHIAEoCRIQCghkcmFpbmluZxgIIAEoCBIMCgRsZWZ0GAkgASgIIkoKDUdvc3NpcFJlcXVlc3QSDAoEZnJvbRgBIAEoCRIrCgdtZW1iZXJzGAIgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlciI9Cg5Hb3NzaXBSZXNwb25zZRIrCgdtZW1iZXJzGAEgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlciI6ChFNZXJrbGVSb290UmVxdWVzdBIRCglyZXF1ZXN0ZXIYASABKAkSEgoKbGVhZl9jb3VudBgCIAEoDSJMChJNZXJrbGVSb290UmVzcG9uc2USDAoEcm9vdBgBIAEoDBISCgpsZWFmX2NvdW50GAIgASgNEhQKDHJlY29yZF9jb3VudBgDIAEoBCI8ChNNZXJrbGVMZWF2ZXNSZXF1ZXN0EhEKCXJlcXVlc3RlchgBIAEoCRISCgpsZWFmX2NvdW50GAIgASgNIiYKFE1lcmtsZUxlYXZlc1Jlc3BvbnNlEg4KBmxlYXZlcxgBIAMoDCJbChJNZXJrbGVSYW5nZVJlcXVlc3QSEQoJcmVxdWVzdGVyGAEgASgJEhIKCmxlYWZfY291bnQYAiABKA0SDgoGbGVhdmVzGAMgAygNEg4KBmN1cnNvchgEIAEoCSJWChNNZXJrbGVSYW5nZVJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSEwoLbmV4dF9jdXJzb3IYAiABKAki7wEKD0V4Y2hhbmdlUmVxdWVzdBIKCgJpZBgBIAEoBBI1Cgdmb3J3YXJkGAIgASgLMiIuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXF1ZXN0SAASLQoDc2V0GAMgASgLMh4uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlcXVlc3RIABIzCgZyZW1vdmUYBCABKAsyIS5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVxdWVzdEgAEi0KA2dldBgFIAEoCzIeLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXF1ZXN0SABCBgoEY2FsbCIuCg1FeGNoYW5nZUVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCSKqAgoQRXhjaGFuZ2VSZXNwb25zZRIKCgJpZBgBIAEoBBI2Cgdmb3J3YXJkGAIgASgLMiMuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXNwb25zZUgAEi4KA3NldBgDIAEoCzIfLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXNwb25zZUgAEjQKBnJlbW92ZRgEIAEoCzIiLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXNwb25zZUgAEi4KA2dldBgFIAEoCzIfLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXNwb25zZUgAEjIKBWVycm9yGAYgASgLMiEuaHlwZXJjYWNoZS5wZWVyLnYxLkV4Y2hhbmdlRXJyb3JIAEIICgZyZXN1bHQiDgoMRHJhaW5SZXF1ZXN0IiEKDURyYWluUmVzcG9uc2USEAoIZHJhaW5pbmcYASABKAgidwoTSGFuZE9mZkhpbnRzUmVxdWVzdBIMCgRmcm9tGAEgASgJEg4KBnRhcmdldBgCIAEoCRIWCg50YXJnZXRfYWRkcmVzcxgDIAEoCRIqCgdlbnRyaWVzGAQgAygLMhkuaHlwZXJjYWNoZS5wZWVyLnYxLkVudHJ5IjYKFEhhbmRPZmZIaW50c1Jlc3BvbnNlEhAKCGFjY2VwdGVkGAEgAygIEgwKBG5vZGUYAiABKAkiTAoMTGVhc2VSZXF1ZXN0EgsKA2tleRgBIAEoCRIQCghsZWFzZV9tcxgCIAEoAxIPCgd3YWl0X21zGAMgASgDEgwKBGZyb20YBCABKAkioQEKDUxlYXNlUmVzcG9uc2USMQoHb3V0Y29tZRgBIAEoDjIgLmh5cGVyY2FjaGUucGVlci52MS5MZWFzZU91dGNvbWUSKAoFZW50cnkYAiABKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSDQoFdG9rZW4YAyABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYBCABKAMSDAoEbm9kZRgFIAEoCSIyCg1IZWFsdGhSZXF1ZXN0EiEKGXVuYXZhaWxhYmxlX3doZW5fZHJhaW5pbmcYASABKAgiVgoOSGVhbHRoUmVzcG9uc2USDAoEbm9kZRgBIAEoCRIQCghkcmFpbmluZxgCIAEoCBITCgtpbmNhcm5hdGlvbhgDIAEoBBIPCgd1bml4X21zGAQgASgEIh4KDkluc3BlY3RSZXF1ZXN0EgwKBGtleXMYASADKAkiuQEKClJlY29yZEluZm8SCwoDa2V5GAEgASgJEi4KBXN0YXRlGAIgASgOMh8uaHlwZXJjYWNoZS5wZWVyLnYxLlJlY29yZFN0YXRlEg8KB3ZlcnNpb24YAyABKAQSDgoGb3JpZ2luGAQgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgFIAEoAxIcChRsYXN0X3VwZGF0ZWRfdW5peF9tcxgGIAEoAxITCgt2YWx1ZV9ieXRlcxgHIAEoBCJQCg9JbnNwZWN0UmVzcG9uc2USLwoHcmVjb3JkcxgBIAMoCzIeLmh5cGVyY2FjaGUucGVlci52MS5SZWNvcmRJbmZvEgwKBG5vZGUYAiABKAkqbAoLQ29uc2lzdGVuY3kSGwoXQ09OU0lTVEVOQ1lfVU5TUEVDSUZJRUQQABITCg9DT05TSVNURU5DWV9PTkUQARIWChJDT05TSVNURU5DWV9RVU9SVU0QAhITCg9DT05TSVNURU5DWV9BTEwQAyp9CglXcml0ZUtpbmQSGgoWV1JJVEVfS0lORF9VTlNQRUNJRklFRBAAEhIKDldSSVRFX0tJTkRfU0VUEAESFQoRV1JJVEVfS0lORF9SRU1PVkUQAhIUChBXUklURV9LSU5EX1RPVUNIEAMSEwoPV1JJVEVfS0lORF9JTkNSEAQqfAoMQXBwbHlPdXRjb21lEh0KGUFQUExZX09VVENPTUVfVU5TUEVDSUZJRUQQABIZChVBUFBMWV9PVVRDT01FX0FQUExJRUQQARIXChNBUFBMWV9PVVRDT01FX1NUQUxFEAISGQoVQVBQTFlfT1VUQ09NRV9SRUZVU0VEEAMqdAoLTWVtYmVyU3RhdGUSHAoYTUVNQkVSX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSTUVNQkVSX1NUQVRFX0FMSVZFEAESGAoUTUVNQkVSX1NUQVRFX1NVU1BFQ1QQAhIVChFNRU1CRVJfU1RBVEVfREVBRBADKo8BCgxMZWFzZU91dGNvbWUSHQoZTEVBU0VfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhUKEUxFQVNFX09VVENPTUVfSElUEAESGQoVTEVBU0VfT1VUQ09NRV9HUkFOVEVEEAISFgoSTEVBU0VfT1VUQ09NRV9IRUxEEAMSFgoSTEVBU0VfT1VUQ09NRV9OT05FEAQqdwoLUmVjb3JkU3RhdGUSHAoYUkVDT1JEX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTUkVDT1JEX1NUQVRFX0FCU0VOVBABEhUKEVJFQ09SRF9TVEFURV9MSVZFEAISGgoWUkVDT1JEX1NUQVRFX1RPTUJTVE9ORRADMvMKCgtQZWVyU2VydmljZRJSCgdGb3J3YXJkEiIuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXF1ZXN0GiMuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXNwb25zZRJGCgNTZXQSHi5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVxdWVzdBofLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXNwb25zZRJPCgZSZW1vdmUSIS5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXNwb25zZRJLCgNHZXQSHi5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVxdWVzdBofLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXNwb25zZSIDkAIBEk4KBEtleXMSHy5oeXBlcmNhY2hlLnBlZXIudjEuS2V5c1JlcXVlc3QaIC5oeXBlcmNhY2hlLnBlZXIudjEuS2V5c1Jlc3BvbnNlIgOQAgESUQoFUHJvYmUSIC5oeXBlcmNhY2hlLnBlZXIudjEuUHJvYmVSZXF1ZXN0GiEuaHlwZXJjYWNoZS5wZWVyLnYxLlByb2JlUmVzcG9uc2UiA5ACARJPCgZHb3NzaXASIS5oeXBlcmNhY2hlLnBlZXIudjEuR29zc2lwUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5Hb3NzaXBSZXNwb25zZRJgCgpNZXJrbGVSb290EiUuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJvb3RSZXF1ZXN0GiYuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJvb3RSZXNwb25zZSIDkAIBEmYKDE1lcmtsZUxlYXZlcxInLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVMZWF2ZXNSZXF1ZXN0GiguaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZUxlYXZlc1Jlc3BvbnNlIgOQAgESYwoLTWVya2xlUmFuZ2USJi5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUmFuZ2VSZXF1ZXN0GicuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJhbmdlUmVzcG9uc2UiA5ACARJZCghFeGNoYW5nZRIjLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZVJlcXVlc3QaJC5oeXBlcmNhY2hlLnBlZXIudjEuRXhjaGFuZ2VSZXNwb25zZSgBMAESTAoFRHJhaW4SIC5oeXBlcmNhY2hlLnBlZXIudjEuRHJhaW5SZXF1ZXN0GiEuaHlwZXJjYWNoZS5wZWVyLnYxLkRyYWluUmVzcG9uc2USYQoMSGFuZE9mZkhpbnRzEicuaHlwZXJjYWNoZS5wZWVyLnYxLkhhbmRPZmZIaW50c1JlcXVlc3QaKC5oeXBlcmNhY2hlLnBlZXIudjEuSGFuZE9mZkhpbnRzUmVzcG9uc2USVwoHSW5zcGVjdBIiLmh5cGVyY2FjaGUucGVlci52MS5JbnNwZWN0UmVxdWVzdBojLmh5cGVyY2FjaGUucGVlci52MS5JbnNwZWN0UmVzcG9uc2UiA5ACARJMCgVMZWFzZRIgLmh5cGVyY2FjaGUucGVlci52MS5MZWFzZVJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuTGVhc2VSZXNwb25zZRJUCgZIZWFsdGgSIS5oeXBlcmNhY2hlLnBlZXIudjEuSGVhbHRoUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5IZWFsdGhSZXNwb25zZSIDkAIBYgZwcm90bzM");
+  fileDesc("Ch1oeXBlcmNhY2hlL3BlZXIvdjEvcGVlci5wcm90bxISaHlwZXJjYWNoZS5wZWVyLnYxIpEBCgVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAwSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhEKCXRvbWJzdG9uZRgHIAEoCCJRCgxQcmVjb25kaXRpb24SEAoIaWZfbWF0Y2gYASADKAkSFAoMaWZfbWF0Y2hfYW55GAIgASgIEhkKEWlmX25vbmVfbWF0Y2hfYW55GAMgASgIIs0CCgtDbGllbnRXcml0ZRIrCgRraW5kGAEgASgOMh0uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlS2luZBILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAwSDgoGdHRsX21zGAQgASgDEjYKDHByZWNvbmRpdGlvbhgFIAEoCzIgLmh5cGVyY2FjaGUucGVlci52MS5QcmVjb25kaXRpb24SDwoHcGVyc2lzdBgGIAEoCBINCgVkZWx0YRgHIAEoAxIPCgdpbml0aWFsGAggASgDEhcKD2lkZW1wb3RlbmN5X2tleRgJIAEoCRITCgtsZWFzZV90b2tlbhgKIAEoCRIVCg1zZW5kZXJfb3duZXJzGAsgAygJEhsKE3NlbmRlcl9iYXNlX3ZlcnNpb24YDCABKAQSGgoSc2VuZGVyX2Jhc2Vfb3JpZ2luGA0gASgJIrYBCg5Gb3J3YXJkUmVxdWVzdBIvCgZ3cml0ZXMYASADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuQ2xpZW50V3JpdGUSNAoLY29uc2lzdGVuY3kYAiABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuQ29uc2lzdGVuY3kSDAoEZnJvbRgDIAEoCRIWCg5zZW5kZXJfYXBwbGllcxgEIAEoCBIXCg9zZW50X2F0X3VuaXhfbXMYBSABKAMihQIKC1dyaXRlUmVzdWx0EgsKA2tleRgBIAEoCRIPCgdhcHBsaWVkGAIgASgIEg0KBWJ5dGVzGAMgASgDEg4KBm93bmVycxgEIAMoCRIPCgd2ZXJzaW9uGAUgASgEEg4KBm9yaWdpbhgGIAEoCRISCgplcnJvcl9jb2RlGAcgASgJEhUKDWVycm9yX21lc3NhZ2UYCCABKAkSDAoEbm9kZRgJIAEoCRIaChJleHBpcmVzX2F0X3VuaXhfbXMYCiABKAMSFAoMY3VycmVudF9ldGFnGAsgASgJEhUKDWNvdW50ZXJfdmFsdWUYDCABKAMSFgoOc2VuZGVyX2NvdW50ZWQYDSABKAgiQwoPRm9yd2FyZFJlc3BvbnNlEjAKB3Jlc3VsdHMYASADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuV3JpdGVSZXN1bHQirgEKClNldFJlcXVlc3QSKgoHZW50cmllcxgBIAMoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRIMCgRmcm9tGAIgASgJEhcKD2V4cGVjdGVkX293bmVycxgDIAMoCRIyCgtvd25lcl9saXN0cxgEIAMoCzIdLmh5cGVyY2FjaGUucGVlci52MS5Pd25lckxpc3QSGQoRZW50cnlfb3duZXJfbGlzdHMYBSADKA0iGAoJT3duZXJMaXN0EgsKA2lkcxgBIAMoCSIuCgtIZWxkVmVyc2lvbhIPCgd2ZXJzaW9uGAEgASgEEg4KBm9yaWdpbhgCIAEoCSJ+CgtTZXRSZXNwb25zZRIyCghvdXRjb21lcxgBIAMoDjIgLmh5cGVyY2FjaGUucGVlci52MS5BcHBseU91dGNvbWUSLQoEaGVsZBgCIAMoCzIfLmh5cGVyY2FjaGUucGVlci52MS5IZWxkVmVyc2lvbhIMCgRub2RlGAMgASgJIlQKCERlbGV0aW9uEgsKA2tleRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEg4KBm9yaWdpbhgDIAEoCRIaChJkZWxldGVkX2F0X3VuaXhfbXMYBCABKAMitgEKDVJlbW92ZVJlcXVlc3QSLwoJZGVsZXRpb25zGAEgAygLMhwuaHlwZXJjYWNoZS5wZWVyLnYxLkRlbGV0aW9uEgwKBGZyb20YAiABKAkSFwoPZXhwZWN0ZWRfb3duZXJzGAMgAygJEjIKC293bmVyX2xpc3RzGAQgAygLMh0uaHlwZXJjYWNoZS5wZWVyLnYxLk93bmVyTGlzdBIZChFlbnRyeV9vd25lcl9saXN0cxgFIAMoDSKBAQoOUmVtb3ZlUmVzcG9uc2USMgoIb3V0Y29tZXMYASADKA4yIC5oeXBlcmNhY2hlLnBlZXIudjEuQXBwbHlPdXRjb21lEi0KBGhlbGQYAiADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuSGVsZFZlcnNpb24SDAoEbm9kZRgDIAEoCSIaCgpHZXRSZXF1ZXN0EgwKBGtleXMYASADKAkiUQoJR2V0UmVzdWx0EgsKA2tleRgBIAEoCRINCgVmb3VuZBgCIAEoCBIoCgVlbnRyeRgDIAEoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeSJLCgtHZXRSZXNwb25zZRIuCgdyZXN1bHRzGAEgAygLMh0uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3VsdBIMCgRub2RlGAIgASgJIjcKC0tleXNSZXF1ZXN0Eg4KBmN1cnNvchgBIAEoCRINCgVsaW1pdBgCIAEoDRIJCgFxGAMgASgJIkQKDEtleXNSZXNwb25zZRIMCgRrZXlzGAEgAygJEhMKC25leHRfY3Vyc29yGAIgASgJEhEKCXRydW5jYXRlZBgDIAEoCCIeCgxQcm9iZVJlcXVlc3QSDgoGdGFyZ2V0GAEgASgJIjoKDVByb2JlUmVzcG9uc2USDgoGdGFyZ2V0GAEgASgJEgoKAm9rGAIgASgIEg0KBWVycm9yGAMgASgJIsgBCgZNZW1iZXISCgoCaWQYASABKAkSDwoHYWRkcmVzcxgCIAEoCRIuCgVzdGF0ZRgDIAEoDjIfLmh5cGVyY2FjaGUucGVlci52MS5NZW1iZXJTdGF0ZRITCgtpbmNhcm5hdGlvbhgEIAEoBBIZChFsYXN0X3NlZW5fdW5peF9tcxgFIAEoAxIPCgdhcGlfdXJsGAYgASgJEhAKCG1nbXRfdXJsGAcgASgJEhAKCGRyYWluaW5nGAggASgIEgwKBGxlZnQYCSABKAgiSgoNR29zc2lwUmVxdWVzdBIMCgRmcm9tGAEgASgJEisKB21lbWJlcnMYAiADKAsyGi5oeXBlcmNhY2hlLnBlZXIudjEuTWVtYmVyIj0KDkdvc3NpcFJlc3BvbnNlEisKB21lbWJlcnMYASADKAsyGi5oeXBlcmNhY2hlLnBlZXIudjEuTWVtYmVyIjoKEU1lcmtsZVJvb3RSZXF1ZXN0EhEKCXJlcXVlc3RlchgBIAEoCRISCgpsZWFmX2NvdW50GAIgASgNIkwKEk1lcmtsZVJvb3RSZXNwb25zZRIMCgRyb290GAEgASgMEhIKCmxlYWZfY291bnQYAiABKA0SFAoMcmVjb3JkX2NvdW50GAMgASgEIjwKE01lcmtsZUxlYXZlc1JlcXVlc3QSEQoJcmVxdWVzdGVyGAEgASgJEhIKCmxlYWZfY291bnQYAiABKA0iJgoUTWVya2xlTGVhdmVzUmVzcG9uc2USDgoGbGVhdmVzGAEgAygMIlsKEk1lcmtsZVJhbmdlUmVxdWVzdBIRCglyZXF1ZXN0ZXIYASABKAkSEgoKbGVhZl9jb3VudBgCIAEoDRIOCgZsZWF2ZXMYAyADKA0SDgoGY3Vyc29yGAQgASgJIlYKE01lcmtsZVJhbmdlUmVzcG9uc2USKgoHZW50cmllcxgBIAMoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRITCgtuZXh0X2N1cnNvchgCIAEoCSLvAQoPRXhjaGFuZ2VSZXF1ZXN0EgoKAmlkGAEgASgEEjUKB2ZvcndhcmQYAiABKAsyIi5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlcXVlc3RIABItCgNzZXQYAyABKAsyHi5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVxdWVzdEgAEjMKBnJlbW92ZRgEIAEoCzIhLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXF1ZXN0SAASLQoDZ2V0GAUgASgLMh4uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlcXVlc3RIAEIGCgRjYWxsIi4KDUV4Y2hhbmdlRXJyb3ISDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJIqoCChBFeGNoYW5nZVJlc3BvbnNlEgoKAmlkGAEgASgEEjYKB2ZvcndhcmQYAiABKAsyIy5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlc3BvbnNlSAASLgoDc2V0GAMgASgLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlc3BvbnNlSAASNAoGcmVtb3ZlGAQgASgLMiIuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlc3BvbnNlSAASLgoDZ2V0GAUgASgLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3BvbnNlSAASMgoFZXJyb3IYBiABKAsyIS5oeXBlcmNhY2hlLnBlZXIudjEuRXhjaGFuZ2VFcnJvckgAQggKBnJlc3VsdCIOCgxEcmFpblJlcXVlc3QiIQoNRHJhaW5SZXNwb25zZRIQCghkcmFpbmluZxgBIAEoCCJ3ChNIYW5kT2ZmSGludHNSZXF1ZXN0EgwKBGZyb20YASABKAkSDgoGdGFyZ2V0GAIgASgJEhYKDnRhcmdldF9hZGRyZXNzGAMgASgJEioKB2VudHJpZXMYBCADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkiNgoUSGFuZE9mZkhpbnRzUmVzcG9uc2USEAoIYWNjZXB0ZWQYASADKAgSDAoEbm9kZRgCIAEoCSJMCgxMZWFzZVJlcXVlc3QSCwoDa2V5GAEgASgJEhAKCGxlYXNlX21zGAIgASgDEg8KB3dhaXRfbXMYAyABKAMSDAoEZnJvbRgEIAEoCSKhAQoNTGVhc2VSZXNwb25zZRIxCgdvdXRjb21lGAEgASgOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkxlYXNlT3V0Y29tZRIoCgVlbnRyeRgCIAEoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRINCgV0b2tlbhgDIAEoCRIWCg5yZXRyeV9hZnRlcl9tcxgEIAEoAxIMCgRub2RlGAUgASgJIjIKDUhlYWx0aFJlcXVlc3QSIQoZdW5hdmFpbGFibGVfd2hlbl9kcmFpbmluZxgBIAEoCCJWCg5IZWFsdGhSZXNwb25zZRIMCgRub2RlGAEgASgJEhAKCGRyYWluaW5nGAIgASgIEhMKC2luY2FybmF0aW9uGAMgASgEEg8KB3VuaXhfbXMYBCABKAQiHgoOSW5zcGVjdFJlcXVlc3QSDAoEa2V5cxgBIAMoCSK5AQoKUmVjb3JkSW5mbxILCgNrZXkYASABKAkSLgoFc3RhdGUYAiABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuUmVjb3JkU3RhdGUSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhMKC3ZhbHVlX2J5dGVzGAcgASgEIlAKD0luc3BlY3RSZXNwb25zZRIvCgdyZWNvcmRzGAEgAygLMh4uaHlwZXJjYWNoZS5wZWVyLnYxLlJlY29yZEluZm8SDAoEbm9kZRgCIAEoCSpsCgtDb25zaXN0ZW5jeRIbChdDT05TSVNURU5DWV9VTlNQRUNJRklFRBAAEhMKD0NPTlNJU1RFTkNZX09ORRABEhYKEkNPTlNJU1RFTkNZX1FVT1JVTRACEhMKD0NPTlNJU1RFTkNZX0FMTBADKn0KCVdyaXRlS2luZBIaChZXUklURV9LSU5EX1VOU1BFQ0lGSUVEEAASEgoOV1JJVEVfS0lORF9TRVQQARIVChFXUklURV9LSU5EX1JFTU9WRRACEhQKEFdSSVRFX0tJTkRfVE9VQ0gQAxITCg9XUklURV9LSU5EX0lOQ1IQBCp8CgxBcHBseU91dGNvbWUSHQoZQVBQTFlfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhkKFUFQUExZX09VVENPTUVfQVBQTElFRBABEhcKE0FQUExZX09VVENPTUVfU1RBTEUQAhIZChVBUFBMWV9PVVRDT01FX1JFRlVTRUQQAyp0CgtNZW1iZXJTdGF0ZRIcChhNRU1CRVJfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJNRU1CRVJfU1RBVEVfQUxJVkUQARIYChRNRU1CRVJfU1RBVEVfU1VTUEVDVBACEhUKEU1FTUJFUl9TVEFURV9ERUFEEAMqjwEKDExlYXNlT3V0Y29tZRIdChlMRUFTRV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASFQoRTEVBU0VfT1VUQ09NRV9ISVQQARIZChVMRUFTRV9PVVRDT01FX0dSQU5URUQQAhIWChJMRUFTRV9PVVRDT01FX0hFTEQQAxIWChJMRUFTRV9PVVRDT01FX05PTkUQBCp3CgtSZWNvcmRTdGF0ZRIcChhSRUNPUkRfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNSRUNPUkRfU1RBVEVfQUJTRU5UEAESFQoRUkVDT1JEX1NUQVRFX0xJVkUQAhIaChZSRUNPUkRfU1RBVEVfVE9NQlNUT05FEAMy8woKC1BlZXJTZXJ2aWNlElIKB0ZvcndhcmQSIi5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlcXVlc3QaIy5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlc3BvbnNlEkYKA1NldBIeLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXF1ZXN0Gh8uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlc3BvbnNlEk8KBlJlbW92ZRIhLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlc3BvbnNlEksKA0dldBIeLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXF1ZXN0Gh8uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3BvbnNlIgOQAgESTgoES2V5cxIfLmh5cGVyY2FjaGUucGVlci52MS5LZXlzUmVxdWVzdBogLmh5cGVyY2FjaGUucGVlci52MS5LZXlzUmVzcG9uc2UiA5ACARJRCgVQcm9iZRIgLmh5cGVyY2FjaGUucGVlci52MS5Qcm9iZVJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuUHJvYmVSZXNwb25zZSIDkAIBEk8KBkdvc3NpcBIhLmh5cGVyY2FjaGUucGVlci52MS5Hb3NzaXBSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLkdvc3NpcFJlc3BvbnNlEmAKCk1lcmtsZVJvb3QSJS5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUm9vdFJlcXVlc3QaJi5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUm9vdFJlc3BvbnNlIgOQAgESZgoMTWVya2xlTGVhdmVzEicuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZUxlYXZlc1JlcXVlc3QaKC5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlTGVhdmVzUmVzcG9uc2UiA5ACARJjCgtNZXJrbGVSYW5nZRImLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVSYW5nZVJlcXVlc3QaJy5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUmFuZ2VSZXNwb25zZSIDkAIBElkKCEV4Y2hhbmdlEiMuaHlwZXJjYWNoZS5wZWVyLnYxLkV4Y2hhbmdlUmVxdWVzdBokLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZVJlc3BvbnNlKAEwARJMCgVEcmFpbhIgLmh5cGVyY2FjaGUucGVlci52MS5EcmFpblJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuRHJhaW5SZXNwb25zZRJhCgxIYW5kT2ZmSGludHMSJy5oeXBlcmNhY2hlLnBlZXIudjEuSGFuZE9mZkhpbnRzUmVxdWVzdBooLmh5cGVyY2FjaGUucGVlci52MS5IYW5kT2ZmSGludHNSZXNwb25zZRJXCgdJbnNwZWN0EiIuaHlwZXJjYWNoZS5wZWVyLnYxLkluc3BlY3RSZXF1ZXN0GiMuaHlwZXJjYWNoZS5wZWVyLnYxLkluc3BlY3RSZXNwb25zZSIDkAIBEkwKBUxlYXNlEiAuaHlwZXJjYWNoZS5wZWVyLnYxLkxlYXNlUmVxdWVzdBohLmh5cGVyY2FjaGUucGVlci52MS5MZWFzZVJlc3BvbnNlElQKBkhlYWx0aBIhLmh5cGVyY2FjaGUucGVlci52MS5IZWFsdGhSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLkhlYWx0aFJlc3BvbnNlIgOQAgFiBnByb3RvMw");
 
 /**
  * Entry is one versioned record as it travels between peers.
@@ -205,6 +205,32 @@ export type ClientWrite = Message<"hypercache.peer.v1.ClientWrite"> & {
    * @generated from field: string lease_token = 10;
    */
   leaseToken: string;
+
+  /**
+   * Conditional writes and touches forwarded with ForwardRequest.sender_applies: the sender's
+   * owner list of the key (primary first) when it forwarded the write. The primary counts the
+   * sender among the acknowledgements, and does not push the write to it, only when this list
+   * equals its own, in the same order (as a pushed replica's expected_owners check); it says so
+   * in WriteResult.sender_counted. Empty: the sender is pushed to like any other owner.
+   *
+   * @generated from field: repeated string sender_owners = 11;
+   */
+  senderOwners: string[];
+
+  /**
+   * Touch only, with sender_owners: the version and origin of the live item the sender holds.
+   * A touch's result carries no value, so the sender can apply it only on top of the very item
+   * the primary touched: the primary counts the sender only when these name that item, and
+   * otherwise pushes it the full item. 0: the sender holds no live item.
+   *
+   * @generated from field: uint64 sender_base_version = 12;
+   */
+  senderBaseVersion: bigint;
+
+  /**
+   * @generated from field: string sender_base_origin = 13;
+   */
+  senderBaseOrigin: string;
 };
 
 /**
@@ -241,6 +267,8 @@ export type ForwardRequest = Message<"hypercache.peer.v1.ForwardRequest"> & {
    * True when the sender owns the keys too and applies each successful write itself from its
    * result (version, origin, expiry): the receiver does not push those writes back to it and
    * counts it among the acknowledgements, since the sender answers its client only after applying.
+   * For a conditional write or touch only as ClientWrite.sender_owners allows (its result says
+   * so in sender_counted).
    *
    * @generated from field: bool sender_applies = 4;
    */
@@ -346,6 +374,17 @@ export type WriteResult = Message<"hypercache.peer.v1.WriteResult"> & {
    * @generated from field: int64 counter_value = 12;
    */
   counterValue: bigint;
+
+  /**
+   * True when the coordinator counted the sender of the forward (sender_applies) among the
+   * acknowledgements without pushing the write to it: the sender must hold the result before it
+   * answers its client, or answer that the outcome is unknown. Set for conditional writes and
+   * touches only when ClientWrite.sender_owners (and for a touch its base) allowed it; a plain
+   * write's sender applies whenever it asked to. Older coordinators never set it.
+   *
+   * @generated from field: bool sender_counted = 13;
+   */
+  senderCounted: boolean;
 };
 
 /**
@@ -401,6 +440,23 @@ export type SetRequest = Message<"hypercache.peer.v1.SetRequest"> & {
    * @generated from field: repeated string expected_owners = 3;
    */
   expectedOwners: string[];
+
+  /**
+   * The same check entry by entry, for a batch that mixes conditional and plain writes or the
+   * owner lists of several keys (used when expected_owners is empty): entry i is checked against
+   * owner_lists[entry_owner_lists[i] - 1]; 0 means no check. When non-empty it has one element
+   * per entry, and every element is 0 or the number of an owner list (else INVALID_ARGUMENT).
+   * Every node of the cluster must know these fields: an older receiver would store such entries
+   * without the check (a sender uses expected_owners when every entry has the same list).
+   *
+   * @generated from field: repeated hypercache.peer.v1.OwnerList owner_lists = 4;
+   */
+  ownerLists: OwnerList[];
+
+  /**
+   * @generated from field: repeated uint32 entry_owner_lists = 5;
+   */
+  entryOwnerLists: number[];
 };
 
 /**
@@ -409,6 +465,25 @@ export type SetRequest = Message<"hypercache.peer.v1.SetRequest"> & {
  */
 export const SetRequestSchema: GenMessage<SetRequest> = /*@__PURE__*/
   messageDesc(file_hypercache_peer_v1_peer, 6);
+
+/**
+ * OwnerList is one key's owner node ids, primary first.
+ *
+ * @generated from message hypercache.peer.v1.OwnerList
+ */
+export type OwnerList = Message<"hypercache.peer.v1.OwnerList"> & {
+  /**
+   * @generated from field: repeated string ids = 1;
+   */
+  ids: string[];
+};
+
+/**
+ * Describes the message hypercache.peer.v1.OwnerList.
+ * Use `create(OwnerListSchema)` to create a new message.
+ */
+export const OwnerListSchema: GenMessage<OwnerList> = /*@__PURE__*/
+  messageDesc(file_hypercache_peer_v1_peer, 7);
 
 /**
  * HeldVersion is the version and origin a receiver holds for a key.
@@ -432,7 +507,7 @@ export type HeldVersion = Message<"hypercache.peer.v1.HeldVersion"> & {
  * Use `create(HeldVersionSchema)` to create a new message.
  */
 export const HeldVersionSchema: GenMessage<HeldVersion> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 7);
+  messageDesc(file_hypercache_peer_v1_peer, 8);
 
 /**
  * SetResponse holds one outcome per entry, in request order.
@@ -466,7 +541,7 @@ export type SetResponse = Message<"hypercache.peer.v1.SetResponse"> & {
  * Use `create(SetResponseSchema)` to create a new message.
  */
 export const SetResponseSchema: GenMessage<SetResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 8);
+  messageDesc(file_hypercache_peer_v1_peer, 9);
 
 /**
  * Deletion is a versioned delete of one key.
@@ -502,7 +577,7 @@ export type Deletion = Message<"hypercache.peer.v1.Deletion"> & {
  * Use `create(DeletionSchema)` to create a new message.
  */
 export const DeletionSchema: GenMessage<Deletion> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 9);
+  messageDesc(file_hypercache_peer_v1_peer, 10);
 
 /**
  * RemoveRequest carries versioned deletes.
@@ -526,6 +601,18 @@ export type RemoveRequest = Message<"hypercache.peer.v1.RemoveRequest"> & {
    * @generated from field: repeated string expected_owners = 3;
    */
   expectedOwners: string[];
+
+  /**
+   * As in SetRequest, entry by entry of deletions.
+   *
+   * @generated from field: repeated hypercache.peer.v1.OwnerList owner_lists = 4;
+   */
+  ownerLists: OwnerList[];
+
+  /**
+   * @generated from field: repeated uint32 entry_owner_lists = 5;
+   */
+  entryOwnerLists: number[];
 };
 
 /**
@@ -533,7 +620,7 @@ export type RemoveRequest = Message<"hypercache.peer.v1.RemoveRequest"> & {
  * Use `create(RemoveRequestSchema)` to create a new message.
  */
 export const RemoveRequestSchema: GenMessage<RemoveRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 10);
+  messageDesc(file_hypercache_peer_v1_peer, 11);
 
 /**
  * RemoveResponse holds one outcome per deletion, in request order.
@@ -566,7 +653,7 @@ export type RemoveResponse = Message<"hypercache.peer.v1.RemoveResponse"> & {
  * Use `create(RemoveResponseSchema)` to create a new message.
  */
 export const RemoveResponseSchema: GenMessage<RemoveResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 11);
+  messageDesc(file_hypercache_peer_v1_peer, 12);
 
 /**
  * GetRequest names the keys to read from the receiver's local store.
@@ -585,7 +672,7 @@ export type GetRequest = Message<"hypercache.peer.v1.GetRequest"> & {
  * Use `create(GetRequestSchema)` to create a new message.
  */
 export const GetRequestSchema: GenMessage<GetRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 12);
+  messageDesc(file_hypercache_peer_v1_peer, 13);
 
 /**
  * GetResult is the local record of one key.
@@ -616,7 +703,7 @@ export type GetResult = Message<"hypercache.peer.v1.GetResult"> & {
  * Use `create(GetResultSchema)` to create a new message.
  */
 export const GetResultSchema: GenMessage<GetResult> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 13);
+  messageDesc(file_hypercache_peer_v1_peer, 14);
 
 /**
  * GetResponse holds one result per key, in request order. When the records would pass the
@@ -644,7 +731,7 @@ export type GetResponse = Message<"hypercache.peer.v1.GetResponse"> & {
  * Use `create(GetResponseSchema)` to create a new message.
  */
 export const GetResponseSchema: GenMessage<GetResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 14);
+  messageDesc(file_hypercache_peer_v1_peer, 15);
 
 /**
  * KeysRequest asks for one page of live keys.
@@ -679,7 +766,7 @@ export type KeysRequest = Message<"hypercache.peer.v1.KeysRequest"> & {
  * Use `create(KeysRequestSchema)` to create a new message.
  */
 export const KeysRequestSchema: GenMessage<KeysRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 15);
+  messageDesc(file_hypercache_peer_v1_peer, 16);
 
 /**
  * KeysResponse is one page: the keys of one shard (or part of it: a limit or the 8 MiB size budget
@@ -713,7 +800,7 @@ export type KeysResponse = Message<"hypercache.peer.v1.KeysResponse"> & {
  * Use `create(KeysResponseSchema)` to create a new message.
  */
 export const KeysResponseSchema: GenMessage<KeysResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 16);
+  messageDesc(file_hypercache_peer_v1_peer, 17);
 
 /**
  * ProbeRequest names the node to probe.
@@ -732,7 +819,7 @@ export type ProbeRequest = Message<"hypercache.peer.v1.ProbeRequest"> & {
  * Use `create(ProbeRequestSchema)` to create a new message.
  */
 export const ProbeRequestSchema: GenMessage<ProbeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 17);
+  messageDesc(file_hypercache_peer_v1_peer, 18);
 
 /**
  * ProbeResponse says whether the relay reached the target.
@@ -763,7 +850,7 @@ export type ProbeResponse = Message<"hypercache.peer.v1.ProbeResponse"> & {
  * Use `create(ProbeResponseSchema)` to create a new message.
  */
 export const ProbeResponseSchema: GenMessage<ProbeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 18);
+  messageDesc(file_hypercache_peer_v1_peer, 19);
 
 /**
  * Member is one entry of a membership list.
@@ -840,7 +927,7 @@ export type Member = Message<"hypercache.peer.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 19);
+  messageDesc(file_hypercache_peer_v1_peer, 20);
 
 /**
  * GossipRequest pushes the sender's member list.
@@ -864,7 +951,7 @@ export type GossipRequest = Message<"hypercache.peer.v1.GossipRequest"> & {
  * Use `create(GossipRequestSchema)` to create a new message.
  */
 export const GossipRequestSchema: GenMessage<GossipRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 20);
+  messageDesc(file_hypercache_peer_v1_peer, 21);
 
 /**
  * GossipResponse answers with the receiver's member list after the merge.
@@ -883,7 +970,7 @@ export type GossipResponse = Message<"hypercache.peer.v1.GossipResponse"> & {
  * Use `create(GossipResponseSchema)` to create a new message.
  */
 export const GossipResponseSchema: GenMessage<GossipResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 21);
+  messageDesc(file_hypercache_peer_v1_peer, 22);
 
 /**
  * MerkleRootRequest asks for the root over the keys the receiver and the requester both own.
@@ -911,7 +998,7 @@ export type MerkleRootRequest = Message<"hypercache.peer.v1.MerkleRootRequest"> 
  * Use `create(MerkleRootRequestSchema)` to create a new message.
  */
 export const MerkleRootRequestSchema: GenMessage<MerkleRootRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 22);
+  messageDesc(file_hypercache_peer_v1_peer, 23);
 
 /**
  * MerkleRootResponse is the root hash and the size of the compared key set.
@@ -940,7 +1027,7 @@ export type MerkleRootResponse = Message<"hypercache.peer.v1.MerkleRootResponse"
  * Use `create(MerkleRootResponseSchema)` to create a new message.
  */
 export const MerkleRootResponseSchema: GenMessage<MerkleRootResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 23);
+  messageDesc(file_hypercache_peer_v1_peer, 24);
 
 /**
  * MerkleLeavesRequest asks for every leaf hash.
@@ -964,7 +1051,7 @@ export type MerkleLeavesRequest = Message<"hypercache.peer.v1.MerkleLeavesReques
  * Use `create(MerkleLeavesRequestSchema)` to create a new message.
  */
 export const MerkleLeavesRequestSchema: GenMessage<MerkleLeavesRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 24);
+  messageDesc(file_hypercache_peer_v1_peer, 25);
 
 /**
  * MerkleLeavesResponse holds leaf_count hashes, leaf 0 first.
@@ -983,7 +1070,7 @@ export type MerkleLeavesResponse = Message<"hypercache.peer.v1.MerkleLeavesRespo
  * Use `create(MerkleLeavesResponseSchema)` to create a new message.
  */
 export const MerkleLeavesResponseSchema: GenMessage<MerkleLeavesResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 25);
+  messageDesc(file_hypercache_peer_v1_peer, 26);
 
 /**
  * MerkleRangeRequest asks for the records in the given leaves.
@@ -1019,7 +1106,7 @@ export type MerkleRangeRequest = Message<"hypercache.peer.v1.MerkleRangeRequest"
  * Use `create(MerkleRangeRequestSchema)` to create a new message.
  */
 export const MerkleRangeRequestSchema: GenMessage<MerkleRangeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 26);
+  messageDesc(file_hypercache_peer_v1_peer, 27);
 
 /**
  * MerkleRangeResponse holds records (values and tombstones) of the requested leaves.
@@ -1045,7 +1132,7 @@ export type MerkleRangeResponse = Message<"hypercache.peer.v1.MerkleRangeRespons
  * Use `create(MerkleRangeResponseSchema)` to create a new message.
  */
 export const MerkleRangeResponseSchema: GenMessage<MerkleRangeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 27);
+  messageDesc(file_hypercache_peer_v1_peer, 28);
 
 /**
  * ExchangeRequest is one call on an Exchange stream.
@@ -1095,7 +1182,7 @@ export type ExchangeRequest = Message<"hypercache.peer.v1.ExchangeRequest"> & {
  * Use `create(ExchangeRequestSchema)` to create a new message.
  */
 export const ExchangeRequestSchema: GenMessage<ExchangeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 28);
+  messageDesc(file_hypercache_peer_v1_peer, 29);
 
 /**
  * ExchangeError is a failed call on an Exchange stream.
@@ -1121,7 +1208,7 @@ export type ExchangeError = Message<"hypercache.peer.v1.ExchangeError"> & {
  * Use `create(ExchangeErrorSchema)` to create a new message.
  */
 export const ExchangeErrorSchema: GenMessage<ExchangeError> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 29);
+  messageDesc(file_hypercache_peer_v1_peer, 30);
 
 /**
  * ExchangeResponse answers the call with the same id.
@@ -1175,7 +1262,7 @@ export type ExchangeResponse = Message<"hypercache.peer.v1.ExchangeResponse"> & 
  * Use `create(ExchangeResponseSchema)` to create a new message.
  */
 export const ExchangeResponseSchema: GenMessage<ExchangeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 30);
+  messageDesc(file_hypercache_peer_v1_peer, 31);
 
 /**
  * DrainRequest has no fields.
@@ -1190,7 +1277,7 @@ export type DrainRequest = Message<"hypercache.peer.v1.DrainRequest"> & {
  * Use `create(DrainRequestSchema)` to create a new message.
  */
 export const DrainRequestSchema: GenMessage<DrainRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 31);
+  messageDesc(file_hypercache_peer_v1_peer, 32);
 
 /**
  * DrainResponse confirms the draining state.
@@ -1209,7 +1296,7 @@ export type DrainResponse = Message<"hypercache.peer.v1.DrainResponse"> & {
  * Use `create(DrainResponseSchema)` to create a new message.
  */
 export const DrainResponseSchema: GenMessage<DrainResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 32);
+  messageDesc(file_hypercache_peer_v1_peer, 33);
 
 /**
  * HandOffHintsRequest carries hints for one target node.
@@ -1251,7 +1338,7 @@ export type HandOffHintsRequest = Message<"hypercache.peer.v1.HandOffHintsReques
  * Use `create(HandOffHintsRequestSchema)` to create a new message.
  */
 export const HandOffHintsRequestSchema: GenMessage<HandOffHintsRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 33);
+  messageDesc(file_hypercache_peer_v1_peer, 34);
 
 /**
  * HandOffHintsResponse says which entries the receiver queued.
@@ -1279,7 +1366,7 @@ export type HandOffHintsResponse = Message<"hypercache.peer.v1.HandOffHintsRespo
  * Use `create(HandOffHintsResponseSchema)` to create a new message.
  */
 export const HandOffHintsResponseSchema: GenMessage<HandOffHintsResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 34);
+  messageDesc(file_hypercache_peer_v1_peer, 35);
 
 /**
  * LeaseRequest asks for the stampede lease of one key (see Lease).
@@ -1320,7 +1407,7 @@ export type LeaseRequest = Message<"hypercache.peer.v1.LeaseRequest"> & {
  * Use `create(LeaseRequestSchema)` to create a new message.
  */
 export const LeaseRequestSchema: GenMessage<LeaseRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 35);
+  messageDesc(file_hypercache_peer_v1_peer, 36);
 
 /**
  * LeaseResponse answers a LeaseRequest.
@@ -1367,7 +1454,7 @@ export type LeaseResponse = Message<"hypercache.peer.v1.LeaseResponse"> & {
  * Use `create(LeaseResponseSchema)` to create a new message.
  */
 export const LeaseResponseSchema: GenMessage<LeaseResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 36);
+  messageDesc(file_hypercache_peer_v1_peer, 37);
 
 /**
  * HealthRequest asks whether the receiver is up.
@@ -1390,7 +1477,7 @@ export type HealthRequest = Message<"hypercache.peer.v1.HealthRequest"> & {
  * Use `create(HealthRequestSchema)` to create a new message.
  */
 export const HealthRequestSchema: GenMessage<HealthRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 37);
+  messageDesc(file_hypercache_peer_v1_peer, 38);
 
 /**
  * HealthResponse identifies the answering node.
@@ -1428,7 +1515,7 @@ export type HealthResponse = Message<"hypercache.peer.v1.HealthResponse"> & {
  * Use `create(HealthResponseSchema)` to create a new message.
  */
 export const HealthResponseSchema: GenMessage<HealthResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 38);
+  messageDesc(file_hypercache_peer_v1_peer, 39);
 
 /**
  * InspectRequest names the keys whose local records to describe.
@@ -1449,7 +1536,7 @@ export type InspectRequest = Message<"hypercache.peer.v1.InspectRequest"> & {
  * Use `create(InspectRequestSchema)` to create a new message.
  */
 export const InspectRequestSchema: GenMessage<InspectRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 39);
+  messageDesc(file_hypercache_peer_v1_peer, 40);
 
 /**
  * RecordInfo describes one local record, never its value.
@@ -1506,7 +1593,7 @@ export type RecordInfo = Message<"hypercache.peer.v1.RecordInfo"> & {
  * Use `create(RecordInfoSchema)` to create a new message.
  */
 export const RecordInfoSchema: GenMessage<RecordInfo> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 40);
+  messageDesc(file_hypercache_peer_v1_peer, 41);
 
 /**
  * InspectResponse holds one RecordInfo per requested key, in request order.
@@ -1532,7 +1619,7 @@ export type InspectResponse = Message<"hypercache.peer.v1.InspectResponse"> & {
  * Use `create(InspectResponseSchema)` to create a new message.
  */
 export const InspectResponseSchema: GenMessage<InspectResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 41);
+  messageDesc(file_hypercache_peer_v1_peer, 42);
 
 /**
  * Consistency is how many owners must acknowledge a write or answer a read.
