@@ -68,19 +68,7 @@ export function buildChain(parts: ChainParts): Authenticator {
   };
 
   const cache = parts.tokenCache;
-  /** The static table's identity of a bearer token, remembered by digest after a match. */
-  const matchToken = (token: string, header: string, connection: object): Identity | undefined => {
-    if (cache === undefined) return tokens.match(token);
-    const { digest, key } = tokenDigest(token);
-    let found = cache.get(key);
-    if (found === undefined) {
-      found = tokens.matchDigest(digest);
-      if (found === undefined) return undefined;
-      cache.set(key, found);
-    }
-    cache.rememberConnection(connection, header, key);
-    return found;
-  };
+  const matchToken = tokenMatcher(tokens, cache);
 
   const limiter = parts.limiter;
   /** A failure counted against its address: the 401 itself, or 429 past the limit. */
@@ -125,6 +113,25 @@ export function buildChain(parts: ChainParts): Authenticator {
   };
 
   return { enabled: true, methods: Object.freeze(methods), challenge, authenticate, close: parts.close ?? (() => Promise.resolve()) };
+}
+
+/**
+ * The static table's identity of a bearer token, remembered by digest after a match (and, for
+ * the connection that sent it, by its Authorization header: TokenCache.connectionHit).
+ */
+function tokenMatcher(tokens: StaticTokenTable, cache: TokenCache | undefined): (token: string, header: string, connection: object) => Identity | undefined {
+  return (token, header, connection) => {
+    if (cache === undefined) return tokens.match(token);
+    const { digest, key } = tokenDigest(token);
+    let found = cache.get(key);
+    if (found === undefined) {
+      found = tokens.matchDigest(digest);
+      if (found === undefined) return undefined;
+      cache.set(key, found);
+    }
+    cache.rememberConnection(connection, header, key);
+    return found;
+  };
 }
 
 /** WWW-Authenticate: the HTTP schemes a client can use. With neither (mTLS only) Bearer is named. */
