@@ -37,4 +37,18 @@ describe("cluster/ownership-census", () => {
     expect(census.last).to.deep.equal(want);
     for (const role of [want.primary, want.replica, want.none]) expect(role.items, "every role occurs").to.be.greaterThan(0);
   });
+
+  it("yields every sliceRecords records across shard boundaries, not only inside a shard larger than a slice", async () => {
+    const clock = new ManualClock();
+    const store = new ShardedStore({ shards: 16, capacity: 10_000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 1 << 26, clock, metrics: new Metrics() });
+    const version = clock.nowMs() * 1000;
+    for (let i = 0; i < 1000; i++) store.apply({ key: `key-${i}`, value: "v", version: version + i, origin: "me", lastUpdatedMs: 0, expiresAtMs: 0, tombstone: false });
+    // Every shard holds fewer records than a slice (about 62 against 100).
+    const ring = HashRing.build(["me"], 1);
+    let yields = 0;
+    const census = new OwnershipCensus({ selfId: "me", store, view: { ring: () => ring }, clock, timers: clock, yieldToLoop: () => (yields++, Promise.resolve()), sliceRecords: 100 });
+    await census.runCensusTick();
+    expect(census.last?.primary.items).to.equal(1000);
+    expect(yields).to.be.within(9, 10);
+  });
 });
