@@ -87,7 +87,9 @@ describe("integration/drain: scale-down hands off", function () {
       }
       await sleep(100);
     }
-    expect(await a.exited).to.equal(0);
+    // On a crash, the message carries what A wrote last (a native crash prints only to stderr).
+    const lastWords = () => `stderr: ${a.stderr.join("").slice(-2000)}; last log records: ${JSON.stringify(a.logs.slice(-8))}`;
+    expect(await a.exited, lastWords()).to.equal(0);
     const pending = samples.map((s) => s.hints_pending + s.migrations_pending);
     expect(samples.filter((s) => s.state === "draining").length, "A answered /dist/drain while draining").to.be.greaterThan(0);
     expect(Math.max(...pending), JSON.stringify(samples.slice(0, 3))).to.be.greaterThan(0);
