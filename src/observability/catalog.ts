@@ -16,11 +16,11 @@ export interface RoleFigures {
   readonly bytes: number;
 }
 
-/** The cache as an operator reads it (Redis INFO, memcached stats). */
 /** The parts of cache.store.memory. */
 export type StorePart = "records" | "garbage" | "free" | "large";
 const STORE_PARTS: readonly StorePart[] = ["records", "garbage", "free", "large"];
 
+/** The cache as an operator reads it (Redis INFO, memcached stats). */
 export interface CacheFigures {
   /** Client reads answered by this node (batch get keys included): found, not found. */
   readonly hits: number;

@@ -51,6 +51,8 @@ export class RecordBytes {
   private live = 0;
   private garbage = 0;
   private readonly large = new Map<number, Buffer>();
+  /** Bytes of the records in `large` (kept as they change, so stats() never walks them). */
+  private largeBytes = 0;
   private locations: Uint32Array;
   private keyLengths: Uint32Array;
   private valueLengths: Uint32Array;
@@ -62,9 +64,7 @@ export class RecordBytes {
   }
 
   stats(): RecordBytesStats {
-    let largeBytes = 0;
-    for (const b of this.large.values()) largeBytes += b.length;
-    return { pages: this.pages.length, liveBytes: this.live, garbageBytes: this.garbage, largeRecords: this.large.size, largeBytes, sparePages: this.spare.length, pagesAllocated: this.pagesAllocated, pageBytes: (this.pages.length + this.spare.length) * PAGE_BYTES };
+    return { pages: this.pages.length, liveBytes: this.live, garbageBytes: this.garbage, largeRecords: this.large.size, largeBytes: this.largeBytes, sparePages: this.spare.length, pagesAllocated: this.pagesAllocated, pageBytes: (this.pages.length + this.spare.length) * PAGE_BYTES };
   }
 
   /** Grows the per-slot tables to `slots` entries. */
@@ -104,7 +104,7 @@ export class RecordBytes {
     }
     // The old record stays live while room is made (a compaction moves it), then is copied from.
     const oldLarge = oldSize > LARGE_RECORD_BYTES ? this.large.get(slot) : undefined;
-    this.large.delete(slot);
+    this.dropLarge(slot);
     this.claim(slot, size);
     const buf = this.claimed as Buffer;
     this.claimed = undefined;
@@ -127,7 +127,7 @@ export class RecordBytes {
   remove(slot: number): void {
     const size = (this.keyLengths[slot] as number) + (this.valueLengths[slot] as number);
     if (size > LARGE_RECORD_BYTES) {
-      this.large.delete(slot);
+      this.dropLarge(slot);
     } else {
       this.live -= size;
       this.garbage += size;
@@ -142,7 +142,7 @@ export class RecordBytes {
     this.pages = [];
     this.spare = [];
     this.tail = PAGE_BYTES;
-    this.live = this.garbage = 0;
+    this.live = this.garbage = this.largeBytes = 0;
     this.large.clear();
     this.locations.fill(0);
     this.keyLengths.fill(0);
@@ -193,6 +193,14 @@ export class RecordBytes {
     return this.valueLengths[slot] as number;
   }
 
+  /** Forgets the slot's own buffer, if it has one. */
+  private dropLarge(slot: number): void {
+    const b = this.large.get(slot);
+    if (b === undefined) return;
+    this.largeBytes -= b.length;
+    this.large.delete(slot);
+  }
+
   /** Where the last claim put the new record: its buffer, offset, and location for the slot table. */
   private claimed: Buffer | undefined;
   private claimedAt = 0;
@@ -207,6 +215,7 @@ export class RecordBytes {
     if (size > LARGE_RECORD_BYTES) {
       this.claimed = Buffer.allocUnsafeSlow(size);
       this.large.set(slot, this.claimed);
+      this.largeBytes += size;
       this.claimedAt = this.claimedLocation = 0;
       return;
     }
