@@ -42,29 +42,29 @@ export interface OracleContext {
   bodies?: Readonly<Record<number, readonly string[]>>;
 }
 
-function documentedBodyProblems(status: number, headers: Record<string, string>, body: Buffer, required: readonly string[]): string[] {
-  if (!(headers["content-type"] ?? "").startsWith("application/json")) return [`error ${status} without a JSON content type (${headers["content-type"] ?? "none"})`];
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString("utf8"));
-  } catch {
-    return [`error ${status} body is not JSON: ${JSON.stringify(body.toString("latin1").slice(0, 120))}`];
-  }
-  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return [`error ${status} body is not an object`];
-  return required.filter((name) => !(name in parsed)).map((name) => `error ${status} documented body without "${name}"`);
-}
-
-function envelopeProblems(status: number, headers: Record<string, string>, body: Buffer): string[] {
+/** An error answer's body as a JSON object, with what is wrong with it as one (content type, JSON, shape). */
+function jsonErrorBody(status: number, headers: Record<string, string>, body: Buffer): { problems: string[]; object?: Record<string, unknown> } {
   const problems: string[] = [];
   if (!(headers["content-type"] ?? "").startsWith("application/json")) problems.push(`error ${status} without a JSON content type (${headers["content-type"] ?? "none"})`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString("utf8"));
   } catch {
-    return [...problems, `error ${status} body is not JSON: ${JSON.stringify(body.toString("latin1").slice(0, 120))}`];
+    return { problems: [...problems, `error ${status} body is not JSON: ${JSON.stringify(body.toString("latin1").slice(0, 120))}`] };
   }
-  const env = parsed as { error?: unknown; code?: unknown; details?: unknown };
-  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return [...problems, `error ${status} body is not an object`];
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return { problems: [...problems, `error ${status} body is not an object`] };
+  return { problems, object: parsed as Record<string, unknown> };
+}
+
+function documentedBodyProblems(status: number, headers: Record<string, string>, body: Buffer, required: readonly string[]): string[] {
+  const { problems, object } = jsonErrorBody(status, headers, body);
+  if (object === undefined) return problems;
+  return [...problems, ...required.filter((name) => !(name in object)).map((name) => `error ${status} documented body without "${name}"`)];
+}
+
+function envelopeProblems(status: number, headers: Record<string, string>, body: Buffer): string[] {
+  const { problems, object: env } = jsonErrorBody(status, headers, body);
+  if (env === undefined) return problems;
   if (typeof env.error !== "string") problems.push(`error ${status} envelope without a string "error"`);
   if (typeof env.code !== "string" || !(env.code in CODE_STATUS)) problems.push(`error ${status} envelope with unknown code ${JSON.stringify(env.code)}`);
   else if (!CODE_STATUS[env.code]?.includes(status)) problems.push(`code ${env.code} does not match status ${status}`);
