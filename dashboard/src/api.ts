@@ -24,7 +24,7 @@ export function createClient(origin: string, credential: Credential): Hypercache
  * endpoint's failure.
  */
 export function problemOf(err: unknown): Problem {
-  const e = err instanceof AllEndpointsFailedError ? (err.attempts.at(-1)?.error ?? err) : err;
+  const e = err instanceof AllEndpointsFailedError ? (err.last ?? err) : err;
   if (e instanceof HypercacheError) return { message: e.message, code: e.code };
   if (e instanceof TransportError) return { message: "the node did not answer", code: "NETWORK" };
   if (e instanceof Error) return { message: e.message, code: e.name };

@@ -17,7 +17,7 @@ import type { paths as apiPaths } from "./gen/client.js";
 import type { paths as mgmtPaths } from "./gen/management.js";
 import { KeyIterator, type KeysOptions } from "./key-iterator.js";
 import {
-  ManagementRoutes,
+  dataOf,
   type CallOptions,
   type ClearAnswer,
   type DrainAnswer,
@@ -77,7 +77,7 @@ export class HypercacheClient {
   private readonly mgmtPool: EndpointPool;
   private readonly mgmtTransport: FailoverTransport;
   private readonly api: Client<apiPaths>;
-  private readonly mgmt: ManagementRoutes;
+  private readonly mgmt: Client<mgmtPaths>;
   private readonly batches: BatchOps;
   private readonly bytes: ByteRoutes;
   private readonly discovery: Discovery | undefined;
@@ -109,7 +109,7 @@ export class HypercacheClient {
     this.api = typedClient<apiPaths>(apiTransport);
     this.bytes = new ByteRoutes(apiTransport);
     this.mgmtTransport = new FailoverTransport({ ...common, pool: this.mgmtPool, rediscover });
-    this.mgmt = new ManagementRoutes(typedClient<mgmtPaths>(this.mgmtTransport));
+    this.mgmt = typedClient<mgmtPaths>(this.mgmtTransport);
     this.batches = new BatchOps(this.api, { chunkItems: BATCH_CHUNK_ITEMS, concurrency: options.batchConcurrency ?? BATCH_CONCURRENCY });
 
     const d = discoveryOn ? (options.discovery as Exclude<ClientOptions["discovery"], false>) : undefined;
@@ -231,67 +231,69 @@ export class HypercacheClient {
 
   /** Membership as a node's management listener reports it. */
   async members(o: CallOptions = {}): Promise<MembersView> {
-    return (await this.management()).members(o);
+    return dataOf(await (await this.management()).GET("/cluster/members", { signal: o.signal }));
   }
 
   /** The caller's identity on a management listener (`GET /me`: any authenticated identity, where `me()` needs read). */
   async identity(o: CallOptions = {}): Promise<ManagementIdentity> {
-    return (await this.management()).identity(o);
+    return dataOf(await (await this.management()).GET("/me", { signal: o.signal }));
   }
 
   /** The answering node's hash ring: each node's primary and owner share of the key space. */
   async ring(o: CallOptions = {}): Promise<RingView> {
-    return (await this.management()).ring(o);
+    return dataOf(await (await this.management()).GET("/cluster/ring", { signal: o.signal }));
   }
 
   /** The answering node's hint queues per target node, with totals, caps and counters. */
   async hints(o: CallOptions = {}): Promise<HintsView> {
-    return (await this.management()).hints(o);
+    return dataOf(await (await this.management()).GET("/dist/hints", { signal: o.signal }));
   }
 
   /** One page of the cluster's keys (`GET /cluster/keys`); pass `next_cursor` as `cursor` for the next. */
   async keyPage(o: KeyPageOptions = {}): Promise<KeyBrowserPage> {
-    return (await this.management()).keyPage(o);
+    const query = { q: o.q, limit: o.limit, max: o.max, cursor: o.cursor };
+    return dataOf(await (await this.management()).GET("/cluster/keys", { params: { query }, signal: o.signal }));
   }
 
   /** Each owner's own copy of `key` (present, version, origin, expiry, size, or unreachable). */
   async replicas(key: string, o: CallOptions = {}): Promise<KeyReplicas> {
-    return (await this.management()).replicas(key, o);
+    return dataOf(await (await this.management()).GET("/cluster/keys/{key}/replicas", { params: { path: { key } }, signal: o.signal }));
   }
 
   /** The first 4096 bytes of `key`'s value with its size and expiry; undefined when it has none. */
   async valuePreview(key: string, o: CallOptions = {}): Promise<ValuePreview | undefined> {
-    return (await this.management()).valuePreview(key, o);
+    const { data, response } = await (await this.management()).GET("/cluster/keys/{key}/value", { params: { path: { key } }, signal: o.signal });
+    return data ?? this.missingOrThrow(response);
   }
 
   /** The answering node's store statistics. */
   async stats(o: CallOptions = {}): Promise<NodeStats> {
-    return (await this.management()).stats(o);
+    return dataOf(await (await this.management()).GET("/stats", { signal: o.signal }));
   }
 
   /** The answering node's drain state and hand-off progress. */
   async drainStatus(o: CallOptions = {}): Promise<DrainStatus> {
-    return (await this.management()).drainStatus(o);
+    return dataOf(await (await this.management()).GET("/dist/drain", { signal: o.signal }));
   }
 
   /** Drains the answering node (admin; one-way until it restarts). */
   async drain(o: CallOptions = {}): Promise<DrainAnswer> {
-    return (await this.management()).drain(o);
+    return dataOf(await (await this.management()).POST("/dist/drain", { signal: o.signal }));
   }
 
   /** Runs one eviction pass on the answering node (admin). */
   async evict(o: CallOptions = {}): Promise<EvictAnswer> {
-    return (await this.management()).evict(o);
+    return dataOf(await (await this.management()).POST("/evict", { signal: o.signal }));
   }
 
   /** Runs one expiration pass on the answering node (admin). */
   async triggerExpiration(o: CallOptions = {}): Promise<ExpireAnswer> {
-    return (await this.management()).triggerExpiration(o);
+    return dataOf(await (await this.management()).POST("/trigger-expiration", { signal: o.signal }));
   }
 
   /** Removes every item the answering node holds, on that node only (admin). */
   async clearNode(o: CallOptions = {}): Promise<ClearAnswer> {
-    return (await this.management()).clearNode(o);
+    return dataOf(await (await this.management()).POST("/clear", { signal: o.signal }));
   }
 
   /** Typed membership and heartbeat events; reconnects (to another node when it knows one) and reports its state to `onStatus`. */
@@ -337,7 +339,8 @@ export class HypercacheClient {
   }
 
   /** The management routes, once a management endpoint is known (asking discovery if need be). */
-  private async management(): Promise<ManagementRoutes> {
+  /** The typed management routes, once a management endpoint is known (discovered if need be). */
+  private async management(): Promise<Client<mgmtPaths>> {
     this.open();
     if (this.mgmtPool.size() > 0) return this.mgmt;
     if (this.discovery) await this.discovery.refresh().catch(() => undefined);

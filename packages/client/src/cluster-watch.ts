@@ -14,6 +14,8 @@ import type { Runtime } from "./runtime.js";
 
 /** Reconnect delay until the server names one with `retry:` (ms). */
 export const WATCH_RETRY_MS = 1_000;
+/** Shortest `retry:` delay taken from a server: `retry: 0` (a proxy's) would reconnect at once, forever. */
+export const WATCH_RETRY_MIN_MS = 100;
 
 export type MembersView = components["schemas"]["Members"];
 export type DistMetrics = components["schemas"]["DistMetrics"];
@@ -58,7 +60,7 @@ interface Drop {
 
 /** The reconnect state shared by one watch's attempts. */
 interface Backoff {
-  /** The server's `retry:` delay, or WATCH_RETRY_MS before any stream named one. */
+  /** The server's `retry:` delay (at least WATCH_RETRY_MIN_MS), or WATCH_RETRY_MS before any stream named one. */
   retryMs: number;
   /** Failed attempts since the last stream that opened. */
   attempt: number;
@@ -124,7 +126,7 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
     backoff.attempt = 0;
     this.report({ state: "open", endpoint });
     const queue: EventSourceMessage[] = [];
-    const parser = createParser({ onEvent: (m) => queue.push(m), onRetry: (ms) => (backoff.retryMs = ms) });
+    const parser = createParser({ onEvent: (m) => queue.push(m), onRetry: (ms) => (backoff.retryMs = Math.max(ms, WATCH_RETRY_MIN_MS)) });
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     // close() ends a pending read even where the fetch implementation ignores the signal.
@@ -176,7 +178,7 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
  * that none could be reached.
  */
 function unreachableReason(err: unknown): string {
-  const last = err instanceof AllEndpointsFailedError ? err.attempts.at(-1)?.error : undefined;
+  const last = err instanceof AllEndpointsFailedError ? err.last : undefined;
   if (last instanceof HypercacheError) return last.message;
   if (last) return `could not connect to ${last.endpoint}`;
   return err instanceof Error ? err.message : String(err);

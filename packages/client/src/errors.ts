@@ -141,6 +141,11 @@ export class AllEndpointsFailedError extends Error {
     super(attempts.length === 0 ? "no endpoint to try" : `all endpoints failed (${attempts.length} attempts): ${list}`);
     this.attempts = attempts;
   }
+
+  /** The error of the last attempt (what the caller most likely wants to show), if any. */
+  get last(): HypercacheError | TransportError | undefined {
+    return this.attempts.at(-1)?.error;
+  }
 }
 
 function describe(e: HypercacheError | TransportError): string {

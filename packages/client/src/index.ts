@@ -7,7 +7,7 @@ export type { AuthProvider, BasicCredentials, BearerToken } from "./auth.js";
 export { OidcClientCredentials, TokenRequestError, OIDC_REFRESH_FRACTION, type OidcClientCredentialsOptions } from "./oidc-client-credentials.js";
 export type { BatchOptions, DeleteManyResult, GetManyResult, SetManyItem, SetManyResult } from "./batch-ops.js";
 export { KeyIterator, type KeysOptions } from "./key-iterator.js";
-export { ClusterWatch, WATCH_RETRY_MS, type ClusterEvent, type DistMetrics, type MembersView, type WatchOptions, type WatchStatus } from "./cluster-watch.js";
+export { ClusterWatch, WATCH_RETRY_MIN_MS, WATCH_RETRY_MS, type ClusterEvent, type DistMetrics, type MembersView, type WatchOptions, type WatchStatus } from "./cluster-watch.js";
 export { reconnectDelayMs, WATCH_RETRY_JITTER, WATCH_RETRY_MAX_MS } from "./reconnect-delay.js";
 export type {
   CallOptions,

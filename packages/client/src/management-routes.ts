@@ -1,14 +1,12 @@
-// The management listener's read and admin routes (what an operator's console shows and does):
-// identity, membership, ring, hints, the cluster key browser one page at a time, a key's copies
-// and value preview, statistics, drain, and the maintenance passes. Paths, parameters and answers
-// are typed by the generated management types; an error answer becomes its typed error. These act
-// on the node that answers: pin the client to one management endpoint (see README, "Operator
-// tools") to be sure which one.
-import type { Client } from "openapi-fetch";
-import type { MembersView } from "./cluster-watch.js";
-import type { components, paths } from "./gen/management.js";
+// The answers and options of the management listener's read and admin routes (what an operator's
+// console shows and does), which HypercacheClient calls: identity, membership, ring, hints, the
+// cluster key browser one page at a time, a key's copies and value preview, statistics, drain, and
+// the maintenance passes. Answers are typed by the generated management types; an error answer
+// becomes its typed error (dataOf). These act on the node that answers: pin the client to one
+// management endpoint (see README, "Operator tools") to be sure which one.
+import type { components } from "./gen/management.js";
 import { buffered } from "./openapi-bridge.js";
-import { answerError, isMissingKey } from "./values.js";
+import { answerError } from "./values.js";
 
 type S = components["schemas"];
 /** `GET /me` and `/v1/me`: id, scopes and capabilities. */
@@ -49,68 +47,7 @@ export interface KeyPageOptions extends CallOptions {
 }
 
 /** The data of a 2xx answer, or the typed error of any other. */
-function dataOf<T>(r: { data?: T; response: Response }): T {
+export function dataOf<T>(r: { data?: T; response: Response }): T {
   if (r.data !== undefined) return r.data;
   throw answerError(buffered(r.response));
-}
-
-export class ManagementRoutes {
-  constructor(private readonly mgmt: Client<paths>) {}
-
-  async identity(o: CallOptions): Promise<ManagementIdentity> {
-    return dataOf(await this.mgmt.GET("/me", { signal: o.signal }));
-  }
-
-  async members(o: CallOptions): Promise<MembersView> {
-    return dataOf(await this.mgmt.GET("/cluster/members", { signal: o.signal }));
-  }
-
-  async ring(o: CallOptions): Promise<RingView> {
-    return dataOf(await this.mgmt.GET("/cluster/ring", { signal: o.signal }));
-  }
-
-  async hints(o: CallOptions): Promise<HintsView> {
-    return dataOf(await this.mgmt.GET("/dist/hints", { signal: o.signal }));
-  }
-
-  async keyPage(o: KeyPageOptions): Promise<KeyBrowserPage> {
-    const query = { q: o.q, limit: o.limit, max: o.max, cursor: o.cursor };
-    return dataOf(await this.mgmt.GET("/cluster/keys", { params: { query }, signal: o.signal }));
-  }
-
-  async replicas(key: string, o: CallOptions): Promise<KeyReplicas> {
-    return dataOf(await this.mgmt.GET("/cluster/keys/{key}/replicas", { params: { path: { key } }, signal: o.signal }));
-  }
-
-  async valuePreview(key: string, o: CallOptions): Promise<ValuePreview | undefined> {
-    const { data, response } = await this.mgmt.GET("/cluster/keys/{key}/value", { params: { path: { key } }, signal: o.signal });
-    if (data !== undefined) return data;
-    const err = answerError(buffered(response));
-    if (isMissingKey(err)) return undefined;
-    throw err;
-  }
-
-  async stats(o: CallOptions): Promise<NodeStats> {
-    return dataOf(await this.mgmt.GET("/stats", { signal: o.signal }));
-  }
-
-  async drainStatus(o: CallOptions): Promise<DrainStatus> {
-    return dataOf(await this.mgmt.GET("/dist/drain", { signal: o.signal }));
-  }
-
-  async drain(o: CallOptions): Promise<DrainAnswer> {
-    return dataOf(await this.mgmt.POST("/dist/drain", { signal: o.signal }));
-  }
-
-  async evict(o: CallOptions): Promise<EvictAnswer> {
-    return dataOf(await this.mgmt.POST("/evict", { signal: o.signal }));
-  }
-
-  async triggerExpiration(o: CallOptions): Promise<ExpireAnswer> {
-    return dataOf(await this.mgmt.POST("/trigger-expiration", { signal: o.signal }));
-  }
-
-  async clearNode(o: CallOptions): Promise<ClearAnswer> {
-    return dataOf(await this.mgmt.POST("/clear", { signal: o.signal }));
-  }
 }

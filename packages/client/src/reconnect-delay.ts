@@ -1,7 +1,8 @@
 // How long `watch()` waits before it opens the event stream again: the server's `retry:` delay
-// first (1 s until a stream named one), doubled on each further failed attempt up to 30 s, less up
-// to 20% at random so that many watchers (dashboards) that lost the same node do not all come
-// back in the same millisecond. A stream that opens starts the count again.
+// first (1 s until a stream named one, at least 100 ms), doubled on each further failed attempt
+// up to 30 s as an endpoint's cooldown is (cooldownMs), less up to 20% at random so that many
+// watchers (dashboards) that lost the same node do not all come back in the same millisecond. A stream that opens starts the count again.
+import { cooldownMs } from "./endpoint-pool.js";
 import type { Random } from "./runtime.js";
 
 /** Longest wait between two attempts to open the event stream (ms). */
@@ -15,6 +16,5 @@ export const WATCH_RETRY_JITTER = 0.2;
  * less up to {@link WATCH_RETRY_JITTER} of it at random; rounded to whole milliseconds.
  */
 export function reconnectDelayMs(attempt: number, baseMs: number, random: Random): number {
-  const raw = Math.min(WATCH_RETRY_MAX_MS, baseMs * 2 ** Math.min(Math.max(0, attempt - 1), 30));
-  return Math.round(raw * (1 - WATCH_RETRY_JITTER * random.next()));
+  return Math.round(cooldownMs(attempt, baseMs, WATCH_RETRY_MAX_MS) * (1 - WATCH_RETRY_JITTER * random.next()));
 }

@@ -118,6 +118,13 @@ describe("client watch status", () => {
     w.close();
   });
 
+  it("a server retry: under 100 ms counts as 100 ms (retry: 0 from a proxy would reconnect at once, forever)", async () => {
+    const f = new FakeFetch().on(M1, () => sseAnswer([`retry: 0\n\n${HEARTBEAT}`], { endAfter: true }));
+    const { w, statuses } = await watching(f);
+    expect(downs(statuses)[0]?.retryInMs).to.equal(100);
+    w.close();
+  });
+
   it("a 401 or 403 is refused: reported with the typed error, the iteration throws it, and nothing is retried", async () => {
     for (const [status, code, cls] of [[401, "UNAUTHORIZED", UnauthorizedError], [403, "FORBIDDEN", ForbiddenError]] as const) {
       const f = new FakeFetch().on(M1, () => envelope(status, code, "no"));
@@ -131,8 +138,9 @@ describe("client watch status", () => {
     }
   });
 
-  it("pinned to one management endpoint, it never asks another origin, even when the stream moves nowhere", async () => {
-    const f = new FakeFetch().on(M1, () => sseAnswer([HEARTBEAT], { endAfter: true })).on(M2, () => sseAnswer([HEARTBEAT]));
+  it("pinned to one management endpoint, it never asks another origin, not even one its members frames advertise", async () => {
+    const advertised = `event: members\ndata: ${JSON.stringify({ membership_version: 2, members: [{ id: "m2", state: "alive", api_url: "http://m2:8080", mgmt_url: M2 }] })}\n\n`;
+    const f = new FakeFetch().on(M1, () => sseAnswer([advertised], { endAfter: true })).on(M2, () => sseAnswer([HEARTBEAT]));
     const { clock, w } = await watching(f);
     for (let i = 0; i < 3; i++) {
       clock.advance(30_000);
