@@ -5,7 +5,7 @@ import { withinBound } from "../core/counter-state.js";
 import { badRequest, CacheError } from "../core/errors.js";
 import { checkKey } from "../core/key-check.js";
 import { MAX_DURATION_MS } from "../core/duration.js";
-import { ETAG_LIMITS, IDEMPOTENCY_KEY_CHARS_MAX, KEY_BYTES_CEILING, LEASE_LIMITS, PEER_VERSION_AHEAD_MAX_MS, TIME_MS_MAX } from "../core/limits.js";
+import { ETAG_LIMITS, IDEMPOTENCY_KEY_CHARS_MAX, KEY_BYTES_CEILING, LEASE_LIMITS, PEER_VERSION_AHEAD_MAX_MS, REPLICATION_MAX, TIME_MS_MAX } from "../core/limits.js";
 import { isNodeId } from "../core/node-id.js";
 import type { VersionedRecord } from "../store/index.js";
 import type { ClientWrite, LeaseRequest } from "../transport/index.js";
@@ -68,6 +68,10 @@ export function checkForwardedWrite(w: ClientWrite): void {
     throw badRequest("a forwarded touch needs exactly one of a positive ttl and persist");
   }
   checkForwardedIfMatch(w.condition?.ifMatch);
+  const owners = w.sender?.owners;
+  if (owners !== undefined && (owners.length === 0 || owners.length > REPLICATION_MAX)) {
+    throw badRequest(`a forwarded write's owner list holds ${owners.length} ids (1 to ${REPLICATION_MAX})`);
+  }
   if (w.leaseToken !== undefined && (w.kind !== "set" || w.leaseToken.length === 0 || w.leaseToken.length > LEASE_LIMITS.tokenCharsMax)) {
     throw badRequest(`a forwarded write's lease token must be on a set and 1 to ${LEASE_LIMITS.tokenCharsMax} characters long`);
   }

@@ -1,7 +1,7 @@
 // The table of every SERVICE_* setting: name, default, parser and meaning. loadConfig reads it,
 // /config shows it and the README's configuration table is written from it.
 import * as p from "./parsers.js";
-import { KEY_BYTES_CEILING } from "../core/limits.js";
+import { KEY_BYTES_CEILING, REPLICATION_MAX } from "../core/limits.js";
 
 /** Raw (string) values of the settings after defaults, keyed by variable name. */
 export interface SettingSpec {
@@ -25,7 +25,7 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
   { name: "SERVICE_DASHBOARD", default: "on", parse: p.oneOf(["on", "off"]), meaning: "on serves the web dashboard at /dashboard/ of the management listener (and redirects / to it); off answers 404 there" },
   { name: "SERVICE_MGMT_ADVERTISE_URL", default: "", parse: p.baseUrl(), meaning: "base URL clients are told to use for this node's management listener; empty means http, or https with SERVICE_MGMT_TLS_CERT, the host of SERVICE_DIST_ADDR and the port of SERVICE_MGMT_ADDR" },
   { name: "SERVICE_SEEDS", default: "", parse: p.seeds(), meaning: "comma-separated seed peers, id@host:port (a bare host:port is accepted with a warning)" },
-  { name: "SERVICE_REPLICATION", default: "3", parse: p.integer({ min: 1, max: 64 }), meaning: "owners (replicas) per key" },
+  { name: "SERVICE_REPLICATION", default: "3", parse: p.integer({ min: 1, max: REPLICATION_MAX }), meaning: "owners (replicas) per key" },
   { name: "SERVICE_CAPACITY", default: "100000", parse: p.integer({ min: 1 }), meaning: "items this node holds at most (replicas included), within plus or minus the shard count" },
   { name: "SERVICE_LOG_LEVEL", default: "info", parse: p.oneOf(["debug", "info", "warn", "error"]), meaning: "debug, info, warn or error" },
   { name: "SERVICE_HEARTBEAT", default: "1s", parse: D(), meaning: "interval of direct heartbeat probes; a probe times out after half of it" },

@@ -16,6 +16,12 @@ export const TIME_MS_MAX = 8_640_000_000_000_000;
 /** How far ahead of this node's clock a peer's version may be (bounds clock skew's reach). */
 export const PEER_VERSION_AHEAD_MAX_MS = 24 * 3_600_000;
 
+/**
+ * SERVICE_REPLICATION's ceiling, so also the most ids an owner list a peer sends may hold
+ * (pushed owner checks, a forwarder's view of a key).
+ */
+export const REPLICATION_MAX = 64;
+
 /** If-Match / If-None-Match: entity tags per header and header length at most (400 past them). */
 export const ETAG_LIMITS = Object.freeze({ tagsMax: 64, headerCharsMax: 8192 });
 

@@ -202,6 +202,14 @@ describe("dist/peer-input", () => {
       const e = refusal(() => checkForwardedWrite(write({ condition: { ifMatch: tags(2, ETAG_LIMITS.headerCharsMax) } })));
       expect(e.message).to.match(/^a forwarded write's If-Match is longer than 8192 characters/);
     });
+
+    it("refuses a forwarder's view of the key with more owners than the replication ceiling, or without any, with a 400", () => {
+      const view = (owners: string[]) => write({ condition: { ifMatch: "*" }, sender: { owners, baseVersion: 0, baseOrigin: "" } });
+      expect(() => checkForwardedWrite(view(["n1", "n2"]))).to.not.throw();
+      for (const owners of [[], Array.from({ length: 65 }, (_, i) => `n${i}`)]) {
+        expect(refusal(() => checkForwardedWrite(view(owners))).message).to.match(/^a forwarded write's owner list holds/);
+      }
+    });
   });
   describe("versionTooFarAhead and peerRecordProblem (the checks of pulled records)", () => {
     const limitVersion = (NOW + PEER_VERSION_AHEAD_MAX_MS) * 1000;
