@@ -145,7 +145,8 @@ export function fromConsistency(c: Consistency): ConsistencyLevel | undefined {
   return c === Consistency.ONE ? "one" : c === Consistency.QUORUM ? "quorum" : c === Consistency.ALL ? "all" : undefined;
 }
 
-const KIND_TO_WIRE: Readonly<Record<ClientWrite["kind"], WriteKind>> = Object.freeze({ set: WriteKind.SET, remove: WriteKind.REMOVE, touch: WriteKind.TOUCH, incr: WriteKind.INCR });
+/** A client write's kind as the peer contract numbers it (WriteKind). */
+export const KIND_TO_WIRE: Readonly<Record<ClientWrite["kind"], WriteKind>> = Object.freeze({ set: WriteKind.SET, remove: WriteKind.REMOVE, touch: WriteKind.TOUCH, incr: WriteKind.INCR });
 
 function toWireCondition(c: WriteCondition | undefined): Precondition | undefined {
   if (c === undefined) return undefined;

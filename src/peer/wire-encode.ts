@@ -14,6 +14,7 @@ import type { UnknownField } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import type { VersionedRecord } from "../store/index.js";
 import type { ApplyOutcome, ClientWrite, WriteCondition, WriteOutcome } from "../transport/index.js";
+import { KIND_TO_WIRE } from "./convert.js";
 
 /** Grows as needed; shrunk back after a message larger than SCRATCH_KEEP_BYTES. */
 let scratch = Buffer.allocUnsafe(4096);
@@ -213,9 +214,6 @@ type Generated = "delta" | "initial" | "idempotencyKey";
 type Unclassified = Exclude<keyof ClientWrite, ByHand | Generated>;
 const _everyFieldClassified: [Unclassified] extends [never] ? true : never = true;
 
-/** WriteKind numbers of the writes encoded here. */
-const KIND_NUMBER: Readonly<Record<ClientWrite["kind"], number>> = Object.freeze({ set: 1, remove: 2, touch: 3, incr: 4 });
-
 /** A Precondition message with its length in front (field 5 of ClientWrite). */
 function preconditionBytes(c: WriteCondition): Uint8Array {
   const start = w.startLength();
@@ -235,7 +233,7 @@ export function handWriteField(write: ClientWrite): UnknownField | undefined {
   // The writer is not reentrant: the nested message is encoded first.
   const condition = write.condition === undefined ? undefined : preconditionBytes(write.condition);
   const start = w.startLength();
-  w.int(1, KIND_NUMBER[write.kind]);
+  w.int(1, KIND_TO_WIRE[write.kind]);
   w.string(2, write.key);
   if (write.kind === "set") w.latin1(3, write.value);
   w.int(4, write.ttlMs);

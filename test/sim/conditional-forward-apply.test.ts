@@ -68,11 +68,13 @@ describe("sim/conditional writes: a forwarding owner applies the primary's resul
       const key = keyWhere(c, (o) => o.primary === "n2", "cfwdq");
       await c.node("n2").cache.admitWrite().set(key, fromUtf8("v0"), 0, "all");
       await c.settle();
+      const toN1 = countPushes(c, "n1");
       c.chaos.isolate("n3");
       const r = await c.node("n1").cache.admitWrite().set(key, fromUtf8("v1"), 0, "quorum", { ifMatch: "*" });
       expect(c.node("n1").store.peek(key)?.version).to.equal(r.version);
       await expectCacheError(c.node("n1").cache.admitWrite().set(key, fromUtf8("v2"), 0, "all", { ifMatch: "*" }), "QUORUM_FAILED");
       expect(c.node("n2").hints.size("n1"), "the forwarder was never pushed to").to.equal(0);
+      expect(toN1.records, "nor is it pushed to directly").to.equal(0);
     }),
   );
 

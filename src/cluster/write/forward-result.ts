@@ -7,16 +7,19 @@
 // of the item the sender held when it forwarded; an owner that holds no value does not offer to
 // apply a touch at all.
 import type { Owners } from "../../ring/index.js";
-import type { VersionedRecord } from "../../store/index.js";
+import type { RecordHeader, VersionedRecord } from "../../store/index.js";
 import type { ClientWrite, WriteOutcome } from "../../transport/index.js";
 
-/** A held record a touch's result can be applied on: a value (expired or not), not a tombstone. */
-export function holdsValue(held: VersionedRecord | undefined): held is VersionedRecord {
+/** What the sender's view and its checks read of a held record: a record or its header (peekHeader) will do. */
+export type HeldVersion = Pick<RecordHeader, "version" | "origin" | "tombstone">;
+
+/** A held record (or its header) a touch's result can be applied on: a value (expired or not), not a tombstone. */
+export function holdsValue<R extends Pick<RecordHeader, "tombstone">>(held: R | undefined): held is R {
   return held !== undefined && !held.tombstone;
 }
 
 /** `write` (conditional) with the sender's view of its key: `owners`, and for a touch `held` (ignored otherwise). */
-export function withSenderView(write: ClientWrite, owners: Owners, held: VersionedRecord | undefined): ClientWrite {
+export function withSenderView(write: ClientWrite, owners: Owners, held: HeldVersion | undefined): ClientWrite {
   const base = write.kind === "touch" && holdsValue(held) ? held : undefined;
   return { ...write, sender: { owners: owners.ids, baseVersion: base?.version ?? 0, baseOrigin: base?.origin ?? "" } };
 }
@@ -51,6 +54,6 @@ export function resultRecord(sent: ClientWrite, outcome: WriteOutcome, held: Ver
  * True when `held` is the result or a later write of the same coordinator (its versions only
  * grow): a counted sender that holds it need not store the result to answer.
  */
-export function holdsResultOrLater(held: VersionedRecord | undefined, outcome: WriteOutcome): boolean {
+export function holdsResultOrLater(held: HeldVersion | undefined, outcome: WriteOutcome): boolean {
   return held !== undefined && held.origin === outcome.origin && held.version >= outcome.version;
 }

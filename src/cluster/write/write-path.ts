@@ -15,7 +15,7 @@ import type { ConsistencyLevel } from "../../config/index.js";
 import type { Logger } from "../../log/index.js";
 import type { Metrics } from "../../observability/index.js";
 import type { Owners } from "../../ring/index.js";
-import type { ShardedStore } from "../../store/index.js";
+import type { RecordHeader, ShardedStore } from "../../store/index.js";
 import { isConditional, primaryOnly, type ClientWrite, type WriteOutcome } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
@@ -119,9 +119,10 @@ export class WritePath {
   private async forwardTo(targetId: string, write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult | ForwardFailure> {
     const primary = this.deps.view.peer(targetId);
     if (!primary) return { failure: new CacheError("UNAVAILABLE", `owner ${targetId} is not a member`), reached: false };
-    const applies = this.appliesResult(write, owners);
-    // Only a touch needs what this node holds of the key (a peek copies the value out).
-    const sent = applies && isConditional(write) ? withSenderView(write, owners, write.kind === "touch" ? this.deps.store.peek(write.key) : undefined) : write;
+    // Only a touch needs what this node holds of the key: its header, looked up once.
+    const held = write.kind === "touch" ? this.deps.store.peekHeader(write.key) : undefined;
+    const applies = this.appliesResult(write, owners, held);
+    const sent = applies && isConditional(write) ? withSenderView(write, owners, held) : write;
     let outcome: WriteOutcome;
     try {
       outcome = await this.deps.forwarder.forward(primary, sent, level, applies);
@@ -144,9 +145,9 @@ export class WritePath {
    * lease fill (the primary alone takes it); a touch's result carries no value, so only an owner
    * holding a value offers to apply one.
    */
-  private appliesResult(write: ClientWrite, owners: Owners): boolean {
+  private appliesResult(write: ClientWrite, owners: Owners, held: RecordHeader | undefined): boolean {
     if (write.kind === "incr" || write.leaseToken !== undefined || !owners.ids.includes(this.deps.selfId)) return false;
-    return write.kind !== "touch" || holdsValue(this.deps.store.peek(write.key));
+    return write.kind !== "touch" || holdsValue(held);
   }
 
   /**
@@ -163,7 +164,7 @@ export class WritePath {
     if (outcome.senderCounted !== true) return;
     const rec = sent.kind === "touch" ? resultRecord(sent, outcome, this.deps.store.peek(sent.key)) : stampedRecord(sent, outcome);
     if (rec !== undefined && this.deps.applier.apply(rec, "forward-result").kind === "applied") return;
-    if (holdsResultOrLater(this.deps.store.peek(sent.key), outcome)) return;
+    if (holdsResultOrLater(this.deps.store.peekHeader(sent.key), outcome)) return;
     throw new CacheError(
       "UNAVAILABLE",
       `primary ${primary} applied the write of key ${JSON.stringify(sent.key)} counting this owner among its acknowledgements, but this owner could not store it (it holds another version now); the write may or may not persist`,

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { senderCounts } from "../../../../src/cluster/write/conditional-writer.js";
 import { holdsResultOrLater, resultRecord, stampedRecord, withSenderView } from "../../../../src/cluster/write/forward-result.js";
 import { HashRing } from "../../../../src/ring/index.js";
-import type { VersionedRecord } from "../../../../src/store/index.js";
+import { headerOf, type VersionedRecord } from "../../../../src/store/index.js";
 import type { ClientWrite, WriteOutcome } from "../../../../src/transport/index.js";
 
 const NOW = 1_767_225_600_000;
@@ -17,7 +17,7 @@ describe("cluster/write/forward-result and senderCounts", () => {
   it("withSenderView sends the owner list, and for a touch the value it holds (none for a tombstone or nothing held)", () => {
     expect(withSenderView(set, owners, item).sender).to.deep.equal({ owners: owners.ids, baseVersion: 0, baseOrigin: "" });
     expect(withSenderView(touch, owners, item).sender).to.deep.equal({ owners: owners.ids, baseVersion: item.version, baseOrigin: "n2" });
-    expect(withSenderView(touch, owners, { ...item, tombstone: true, value: "" }).sender).to.include({ baseVersion: 0, baseOrigin: "" });
+    expect(withSenderView(touch, owners, { ...headerOf(item), tombstone: true }).sender).to.include({ baseVersion: 0, baseOrigin: "" });
     expect(withSenderView(touch, owners, undefined).sender).to.include({ baseVersion: 0 });
   });
 
