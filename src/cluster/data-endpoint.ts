@@ -4,13 +4,13 @@
 // peer/ adapts it to the Connect service; the in-memory transport calls it directly. Membership
 // answers gossip and probe relays itself (membership/gossip-endpoint.ts).
 import type { ShardedStore, VersionedRecord } from "../store/index.js";
-import type { ApplyOutcome, OwnerChecks, PeerEndpoint } from "../transport/index.js";
+import type { ApplyOutcome, OwnerChecks, PeerEndpoint, TouchOutcome } from "../transport/index.js";
 import type { MerkleAnswers } from "./anti-entropy/merkle-answers.js";
 import type { KeyLister } from "./key-listing.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { recordsForPeer } from "./read/record-answers.js";
 import { describeRecords } from "./read/record-meta.js";
-import type { ApplyVerdict, ReplicaApplier } from "./replica-applier.js";
+import type { ApplyVerdict, ReplicaApplier, TouchVerdict } from "./replica-applier.js";
 import { acceptHandOff } from "./hints/hand-off-receiver.js";
 import type { HintQueue } from "./hints/hint-queue.js";
 import type { Clock } from "../core/clock.js";
@@ -49,10 +49,17 @@ const REFUSED: ApplyOutcome = Object.freeze({ kind: "refused", version: 0, origi
  * What the sender learns of a pushed record: "applied" when this node holds it now (a duplicate
  * delivery included), "stale" with the newer version it holds, or "refused".
  */
-function outcomeOf(rec: VersionedRecord, v: ApplyVerdict): ApplyOutcome {
+function outcomeOf(rec: { readonly version: number; readonly origin: string }, v: ApplyVerdict): ApplyOutcome {
   if (v.kind === "applied") return { kind: "applied", version: rec.version, origin: rec.origin };
   if (v.kind === "stale") return { kind: "stale", version: v.version, origin: v.origin };
   return REFUSED;
+}
+
+const BASE_MISSING: TouchOutcome = Object.freeze({ kind: "base-missing", version: 0, origin: "" });
+
+/** What the sender learns of a pushed touch: as outcomeOf, or "base-missing" (it pushes the full item then). */
+function touchOutcomeOf(t: { readonly version: number; readonly origin: string }, v: TouchVerdict): TouchOutcome {
+  return v.kind === "base-missing" ? BASE_MISSING : outcomeOf(t, v);
 }
 
 function applyAll(applier: ReplicaApplier, records: readonly VersionedRecord[], checks?: OwnerChecks): ApplyOutcome[] {
@@ -68,6 +75,10 @@ export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
       applyAll(applier, records.map((r) => (r.tombstone ? { ...r, tombstone: false } : r)), checks),
     applyRemove: (_from, tombstones: readonly VersionedRecord[], checks?: OwnerChecks) =>
       applyAll(applier, tombstones.map((r) => ({ ...r, value: "", expiresAtMs: 0, tombstone: true })), checks),
+    applyTouches: (_from, touches) => {
+      const verdicts = applier.applyTouches(touches);
+      return touches.map((t, i) => touchOutcomeOf(t, verdicts[i] as TouchVerdict));
+    },
     getRecords: (keys) => {
       deps.beforeAnswering();
       return recordsForPeer(deps.store, keys);

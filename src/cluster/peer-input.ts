@@ -8,7 +8,7 @@ import { MAX_DURATION_MS } from "../core/duration.js";
 import { ETAG_LIMITS, IDEMPOTENCY_KEY_CHARS_MAX, KEY_BYTES_CEILING, LEASE_LIMITS, PEER_VERSION_AHEAD_MAX_MS, REPLICATION_MAX, TIME_MS_MAX } from "../core/limits.js";
 import { isNodeId } from "../core/node-id.js";
 import type { VersionedRecord } from "../store/index.js";
-import type { ClientWrite, LeaseRequest } from "../transport/index.js";
+import type { ClientWrite, LeaseRequest, TouchPush } from "../transport/index.js";
 
 function isTime(ms: number): boolean {
   return Number.isSafeInteger(ms) && ms >= 0 && ms <= TIME_MS_MAX;
@@ -51,6 +51,22 @@ function checkRecord(rec: VersionedRecord, nowMs: number): void {
   }
   if (!isTime(rec.lastUpdatedMs)) throw badRequest(`a pushed record has an invalid last-updated time ${rec.lastUpdatedMs}`);
   if (!isTime(rec.expiresAtMs)) throw badRequest(`a pushed record has an invalid expiry ${rec.expiresAtMs}`);
+}
+
+/**
+ * Why a touch pushed without its value must not be applied (a 400), or undefined when it may:
+ * the checks of a pushed record on its new version and times, a base (version and origin of the
+ * item touched) below that version, and an owner list of 1 to REPLICATION_MAX ids.
+ */
+export function touchPushProblem(t: TouchPush, nowMs: number): CacheError | undefined {
+  const header: VersionedRecord = { key: t.key, value: "", version: t.version, origin: t.origin, expiresAtMs: t.expiresAtMs, lastUpdatedMs: t.lastUpdatedMs, tombstone: false };
+  const problem = peerRecordProblem(header, nowMs);
+  if (problem !== undefined) return problem;
+  if (!isNodeId(t.baseOrigin) || !Number.isSafeInteger(t.baseVersion) || t.baseVersion <= 0 || t.baseVersion >= t.version) {
+    return badRequest(`a pushed touch of version ${t.version} names an invalid base (version ${t.baseVersion}, origin ${JSON.stringify(t.baseOrigin.slice(0, 64))})`);
+  }
+  if (t.owners.length === 0 || t.owners.length > REPLICATION_MAX) return badRequest(`a pushed touch's owner list holds ${t.owners.length} ids (1 to ${REPLICATION_MAX})`);
+  return undefined;
 }
 
 /** True when `version` is more than PEER_VERSION_AHEAD_MAX_MS ahead of `nowMs`. */

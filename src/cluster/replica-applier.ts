@@ -4,16 +4,18 @@
 // miss, local read repair, and anti-entropy pulls. The rules per path are one table; the checks
 // themselves (input, ownership guard, version gate, clock observe, capacity, metrics) live here
 // and nowhere else. Counter records merge with the counter held (counter-merge.ts) on every path.
+// A touch pushed without its value (applyTouches) becomes a record here, from the item it names,
+// and takes the push path's rules from there.
 import type { Clock } from "../core/clock.js";
 import { isCounterValue } from "../core/counter-state.js";
 import { badRequest, type CacheError } from "../core/errors.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
 import { sameOwnerList, type HashRing } from "../ring/index.js";
-import { Applied, type ShardedStore, type VersionedRecord } from "../store/index.js";
-import type { OwnerChecks } from "../transport/index.js";
+import { Applied, compareVersions, type ShardedStore, type VersionedRecord } from "../store/index.js";
+import type { OwnerChecks, TouchPush } from "../transport/index.js";
 import { mergeCounterRecord } from "./counter-merge.js";
-import { peerRecordProblem, versionTooFarAhead } from "./peer-input.js";
+import { peerRecordProblem, touchPushProblem, versionTooFarAhead } from "./peer-input.js";
 import type { VersionClock } from "./write/version-clock.js";
 
 /** Where a record comes from. */
@@ -29,6 +31,12 @@ export type ApplyVerdict =
   | { readonly kind: "refused"; readonly reason: "not-owner" | "owners-differ" | "at-capacity" | "before-reset" }
   /** The record fails the input checks (bad key, origin, version or times). */
   | { readonly kind: "invalid"; readonly error: CacheError };
+
+/**
+ * What applying one pushed touch did: an ApplyVerdict, or "base-missing" when this node does not
+ * hold the item touched (by version and origin) and stored nothing.
+ */
+export type TouchVerdict = ApplyVerdict | { readonly kind: "base-missing" };
 
 interface SourceRules {
   /** "full": every input check; "version": only the version bound (the key was checked already). */
@@ -60,6 +68,7 @@ const NOT_OWNER: ApplyVerdict = Object.freeze({ kind: "refused", reason: "not-ow
 const OWNERS_DIFFER: ApplyVerdict = Object.freeze({ kind: "refused", reason: "owners-differ" });
 const AT_CAPACITY: ApplyVerdict = Object.freeze({ kind: "refused", reason: "at-capacity" });
 const BEFORE_RESET: ApplyVerdict = Object.freeze({ kind: "refused", reason: "before-reset" });
+const BASE_MISSING: TouchVerdict = Object.freeze({ kind: "base-missing" });
 
 export interface ReplicaApplierDeps {
   readonly selfId: string;
@@ -113,6 +122,45 @@ export class ReplicaApplier {
       }
       return this.gateAndStore(rec, rules, ring);
     });
+  }
+
+  /**
+   * Applies touches pushed without their values (a primary's touches, each with its owner list).
+   * A touch is stored on top of the item it names when this node holds exactly that item, live or
+   * expired: the same value with the touch's version, origin and expiry, through the push path's
+   * rules. Otherwise nothing is stored: "applied" when this node holds the touch already, "stale"
+   * when it holds a newer version, else "base-missing" (the sender pushes the full item). A
+   * touch whose owner list differs from this node's is refused ("owners-differ"). A batch with an
+   * invalid touch is refused as a whole with its 400, as applyPushed does.
+   */
+  applyTouches(touches: readonly TouchPush[]): TouchVerdict[] {
+    const now = this.deps.clock.nowMs();
+    for (const t of touches) {
+      const problem = touchPushProblem(t, now);
+      if (problem !== undefined) throw problem;
+    }
+    const ring = this.deps.ring();
+    return touches.map((t) => this.applyTouch(t, ring));
+  }
+
+  private applyTouch(t: TouchPush, ring: HashRing): TouchVerdict {
+    const { store, metrics } = this.deps;
+    if (!sameOwnerList(ring.ownersOf(t.key).ids, t.owners)) {
+      metrics.inc("dist.write.apply_refused");
+      return OWNERS_DIFFER;
+    }
+    const held = store.peek(t.key);
+    if (held === undefined) return BASE_MISSING;
+    if (!held.tombstone && held.version === t.baseVersion && held.origin === t.baseOrigin) {
+      metrics.inc("dist.replica.touches_in_place");
+      const rec: VersionedRecord = { key: t.key, value: held.value, version: t.version, origin: t.origin, expiresAtMs: t.expiresAtMs, lastUpdatedMs: t.lastUpdatedMs, tombstone: false };
+      return this.gateAndStore(rec, RULES.push, ring);
+    }
+    const order = compareVersions(held.version, held.origin, t.version, t.origin);
+    if (order === 0) return DUPLICATE;
+    if (order < 0) return BASE_MISSING;
+    metrics.inc("dist.version.conflicts");
+    return { kind: "stale", version: held.version, origin: held.origin };
   }
 
   private problemOf(rec: VersionedRecord, rules: SourceRules): CacheError | undefined {

@@ -10,7 +10,7 @@ import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../c
 import type { Metrics, PeerCallMetrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { peerGzip } from "./peer-compression.js";
-import type { ClientWrite, ForwardRequest, LeaseRequest, OwnerChecks, PeerMember, PeerRef, PeerTransport, WriteOutcome } from "../transport/index.js";
+import type { ClientWrite, ForwardRequest, LeaseRequest, OwnerChecks, PeerMember, PeerRef, PeerTransport, TouchPush, WriteOutcome } from "../transport/index.js";
 import {
   ClientWriteSchema,
   DrainRequestSchema,
@@ -39,6 +39,7 @@ import {
   checkAnswerer, fromEntry, fromRecordInfo, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toEntry, toNumber, toWireMember, toWireWrite, fromWireLease,
 } from "./convert.js";
 import { toWireOwnerChecks } from "./owner-checks.js";
+import { fromWireTouchAnswer, toWireTouch } from "./set-request.js";
 import { fromConnectError } from "./errors.js";
 import { ExchangeChannel } from "./exchange-channel.js";
 import { peerTokenSigner } from "./peer-auth.js";
@@ -223,6 +224,16 @@ export class ConnectPeerTransport implements PeerTransport {
       (r) => (r.result.case === "set" ? fromWirePushAnswer(r.result.value, to) : undefined),
       async (c) => fromWirePushAnswer(await c.set(msg), to),
     ).finally(done);
+  }
+  touch(to: PeerRef, from: string, touches: readonly TouchPush[]) {
+    const msg = create(SetRequestSchema, { from, touches: touches.map(toWireTouch) });
+    return this.exchangeOr(
+      to,
+      "Set",
+      { case: "set", value: msg },
+      (r) => (r.result.case === "set" ? fromWireTouchAnswer(r.result.value, touches.length, to) : undefined),
+      async (c) => fromWireTouchAnswer(await c.set(msg), touches.length, to),
+    );
   }
   remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], checks?: OwnerChecks) {
     const msg = create(RemoveRequestSchema, { from, ...toWireOwnerChecks(checks) });

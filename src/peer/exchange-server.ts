@@ -15,9 +15,10 @@ import {
   type ExchangeRequest,
   type ExchangeResponse,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { fromConsistency, fromDeletion, fromEntry, fromWireWrites, toGetResponse } from "./convert.js";
+import { fromConsistency, fromDeletion, fromWireWrites, toGetResponse } from "./convert.js";
 import { fromWireOwnerChecks } from "./owner-checks.js";
 import { pushAnswerFields, writeResultField } from "./wire-encode.js";
+import { applySetRequest, toWireTouchAnswer } from "./set-request.js";
 
 async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<ExchangeResponse> {
   const id = req.id;
@@ -25,10 +26,10 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
     const call = req.call;
     switch (call.case) {
       case "set": {
-        const outcomes = endpoint.applySet(call.value.from, call.value.entries.map((e) => fromEntry({ ...e, tombstone: false })), fromWireOwnerChecks(call.value, call.value.entries.length));
-        // Answers of the write path are encoded by hand (wire-encode.ts).
-        const value = create(SetResponseSchema, { node: endpoint.health().node });
-        value.$unknown = pushAnswerFields(outcomes);
+        const answer = applySetRequest(endpoint, call.value);
+        // Answers of the write path are encoded by hand (wire-encode.ts); touch answers are rarer.
+        const value = create(SetResponseSchema, { node: endpoint.health().node, ...toWireTouchAnswer(answer.touches) });
+        value.$unknown = pushAnswerFields(answer.outcomes);
         return create(ExchangeResponseSchema, { id, result: { case: "set", value } });
       }
       case "remove": {

@@ -24,6 +24,7 @@ import {
   fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireWrites, toEntry, toGetResponse, toNumber, toRecordInfo, toWireLease, toWireMember, toWirePushAnswer, toWireResult,
 } from "./convert.js";
 import { fromWireOwnerChecks } from "./owner-checks.js";
+import { applySetRequest, toWireTouchAnswer } from "./set-request.js";
 import { toConnectError } from "./errors.js";
 import { exchangeHandler } from "./exchange-server.js";
 import { addReflectionRoutes, ReflectionAnswers } from "./reflection.js";
@@ -52,8 +53,8 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       return create(ForwardResponseSchema, { results: results.map((r) => toWireResult(r, node)) });
     }),
     set: guarded((req) => {
-      const outcomes = endpoint.applySet(req.from, req.entries.map((e) => fromEntry({ ...e, tombstone: false })), fromWireOwnerChecks(req, req.entries.length));
-      return create(SetResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node));
+      const answer = applySetRequest(endpoint, req);
+      return create(SetResponseSchema, { ...toWirePushAnswer(answer.outcomes, endpoint.health().node), ...toWireTouchAnswer(answer.touches) });
     }),
     remove: guarded((req) => {
       const outcomes = endpoint.applyRemove(req.from, req.deletions.map(fromDeletion), fromWireOwnerChecks(req, req.deletions.length));

@@ -7,7 +7,7 @@ import type { Random } from "../core/random.js";
 import type { Metrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import type { PeerTransport } from "./peer-transport.js";
-import type { ForwardRequest, LeaseRequest, OwnerChecks, PeerMember, PeerRef } from "./types.js";
+import type { ForwardRequest, LeaseRequest, OwnerChecks, PeerMember, PeerRef, TouchPush } from "./types.js";
 
 /** Fault settings shared by every node of a simulated network. */
 export class Chaos {
@@ -81,6 +81,9 @@ export class ChaosTransport implements PeerTransport {
   }
   remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], checks?: OwnerChecks) {
     return this.gate(to, () => this.inner.remove(to, from, tombstones, checks));
+  }
+  touch(to: PeerRef, from: string, touches: readonly TouchPush[]) {
+    return this.gate(to, () => this.inner.touch(to, from, touches));
   }
   get(to: PeerRef, keys: readonly string[]) {
     return this.gate(to, () => this.inner.get(to, keys));

@@ -4,7 +4,7 @@
 import { CacheError } from "../core/errors.js";
 import type { VersionedRecord } from "../store/index.js";
 import type { PeerEndpoint, PeerTransport } from "./peer-transport.js";
-import type { ForwardRequest, LeaseOutcome, LeaseRequest, OwnerChecks, PeerMember, PeerRef } from "./types.js";
+import type { ForwardRequest, LeaseOutcome, LeaseRequest, OwnerChecks, PeerMember, PeerRef, TouchPush } from "./types.js";
 
 export class InMemoryNetwork {
   private readonly endpoints = new Map<string, PeerEndpoint>();
@@ -61,6 +61,9 @@ class InMemoryTransport implements PeerTransport {
   }
   remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], checks?: OwnerChecks) {
     return this.callAddressed(to, (e) => e.applyRemove(from, copyRecords(tombstones), checks && checks.map((c) => c && [...c])));
+  }
+  touch(to: PeerRef, from: string, touches: readonly TouchPush[]) {
+    return this.callAddressed(to, (e) => e.applyTouches(from, touches.map((t) => ({ ...t, owners: [...t.owners] }))));
   }
   get(to: PeerRef, keys: readonly string[]) {
     return this.call(to, (e) => e.getRecords([...keys]).map((r) => (r ? { ...r } : undefined)));

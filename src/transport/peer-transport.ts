@@ -6,7 +6,7 @@
 import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import type {
-  ApplyOutcome, ForwardRequest, HealthInfo, KeysPage, MerkleRangePage, MerkleRoot, OwnerChecks, PeerMember, PeerRef, ProbeResult, RecordMeta, WriteOutcome, LeaseOutcome, LeaseRequest,
+  ApplyOutcome, ForwardRequest, TouchOutcome, TouchPush, HealthInfo, KeysPage, MerkleRangePage, MerkleRoot, OwnerChecks, PeerMember, PeerRef, ProbeResult, RecordMeta, WriteOutcome, LeaseOutcome, LeaseRequest,
 } from "./types.js";
 
 /** The calling side. */
@@ -19,6 +19,11 @@ export interface PeerTransport {
   set(to: PeerRef, from: string, records: readonly VersionedRecord[], checks?: OwnerChecks): Promise<ApplyOutcome[]>;
   /** Pushes versioned tombstones (`checks` as for set). */
   remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], checks?: OwnerChecks): Promise<ApplyOutcome[]>;
+  /**
+   * Pushes touches without their values (SetRequest.touches); one outcome per touch, in order. A
+   * receiver that does not know touches (an older node) answers "base-missing" for each.
+   */
+  touch(to: PeerRef, from: string, touches: readonly TouchPush[]): Promise<TouchOutcome[]>;
   get(to: PeerRef, keys: readonly string[]): Promise<Array<VersionedRecord | undefined>>;
   keys(to: PeerRef, cursor: string, limit: number, q: string): Promise<KeysPage>;
   /**
@@ -53,6 +58,7 @@ export interface PeerEndpoint {
   forward(req: ForwardRequest): Promise<WriteOutcome[]>;
   applySet(from: string, records: readonly VersionedRecord[], checks?: OwnerChecks): ApplyOutcome[];
   applyRemove(from: string, tombstones: readonly VersionedRecord[], checks?: OwnerChecks): ApplyOutcome[];
+  applyTouches(from: string, touches: readonly TouchPush[]): TouchOutcome[];
   getRecords(keys: readonly string[]): Array<VersionedRecord | undefined>;
   keysPage(cursor: string, limit: number, q: string): KeysPage;
   /** What this node holds for each key, without values (at most INSPECT_KEYS_MAX keys, else 400). */

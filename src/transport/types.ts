@@ -42,6 +42,30 @@ export interface ApplyOutcome {
 }
 
 /**
+ * A touch pushed without its value (SetRequest.touches): the new version, origin and expiry of
+ * the item whose version and origin were `baseVersion` and `baseOrigin`. The receiver applies it
+ * on top of that item only (cluster/replica-applier.ts applyTouch).
+ */
+export interface TouchPush {
+  readonly key: string;
+  readonly baseVersion: number;
+  readonly baseOrigin: string;
+  readonly version: number;
+  readonly origin: string;
+  /** The new expiry, Unix ms; 0 = never. */
+  readonly expiresAtMs: number;
+  readonly lastUpdatedMs: number;
+  /** The sender's owner list of the key, primary first; always checked (a touch is conditional). */
+  readonly owners: readonly string[];
+}
+
+/**
+ * What a receiver did with one pushed touch: an ApplyOutcome, or "base-missing" when it does not
+ * hold the item touched and stored nothing (the sender pushes the full item instead).
+ */
+export type TouchOutcome = ApplyOutcome | { readonly kind: "base-missing"; readonly version: number; readonly origin: string };
+
+/**
  * Per pushed record, in order: the owner list (primary first) the receiver checks the record's key
  * against before storing it, or undefined for no check. A conditional write's primary sends its own
  * list, so an owner that sees another ring refuses the record instead of acknowledging it.

@@ -8,7 +8,7 @@ import { expect } from "chai";
 import { CacheError } from "../../src/core/errors.js";
 import { ConnectPeerTransport, createPeerHandler, createPeerServer, type PeerServer } from "../../src/peer/index.js";
 import type { VersionedRecord } from "../../src/store/index.js";
-import { InMemoryNetwork, type ForwardRequest, type LeaseOutcome, type PeerEndpoint, type PeerMember, type PeerRef, type PeerTransport, type RecordMeta } from "../../src/transport/index.js";
+import { InMemoryNetwork, type ForwardRequest, type LeaseOutcome, type PeerEndpoint, type PeerMember, type PeerRef, type PeerTransport, type RecordMeta, type TouchPush } from "../../src/transport/index.js";
 
 const TOKEN = "contract-peer-token";
 /** Every byte value once: values are byte strings and must survive the wire unchanged. */
@@ -41,6 +41,15 @@ function recordingEndpoint() {
       rec("applySet", from, records, ...(checks ? [checks] : []));
       maybeFail();
       return records.map((r, i) => ({ kind: (["applied", "stale", "refused"] as const)[i % 3] as "applied", version: i === 1 ? VERSION_MAX : i === 0 ? r.version : 0, origin: i === 1 ? "n9" : i === 0 ? r.origin : "" }));
+    },
+    applyTouches: (from, touches) => {
+      rec("applyTouches", from, touches);
+      maybeFail();
+      const kinds = ["applied", "stale", "refused", "base-missing"] as const;
+      return touches.map((t, i) => {
+        const kind = kinds[i % 4] as (typeof kinds)[number];
+        return kind === "applied" ? { kind, version: t.version, origin: t.origin } : kind === "stale" ? { kind, version: VERSION_MAX, origin: "n9" } : { kind, version: 0, origin: "" };
+      });
     },
     applyRemove: (from, records, checks) => {
       rec("applyRemove", from, records, ...(checks ? [checks] : []));
@@ -207,6 +216,21 @@ for (const impl of IMPLEMENTATIONS) {
       await h.transport.set(h.peer, "n1", [value], [undefined]);
       expect(ep.calls[3]?.args.slice(0, 2)).to.deep.equal(["n1", [value]]);
       expect((ep.calls[3]?.args[2] as unknown[] | undefined)?.every((x) => x === undefined) ?? true, "no list: no check").to.equal(true);
+    });
+
+    it("touch: touches arrive as sent (base, version, expiry, owner list) and each outcome comes back in order, base-missing included", async () => {
+      const t: TouchPush = { key: "k/ü", baseVersion: VERSION_MAX - 5, baseOrigin: "n-2.b_c", version: VERSION_MAX, origin: "n1", expiresAtMs: 1_900_000_000_000, lastUpdatedMs: Math.floor(VERSION_MAX / 1000), owners: ["n1", "n2\u00e9", "n3"] };
+      const persisted: TouchPush = { ...t, key: "p", expiresAtMs: 0, owners: ["n1"] };
+      const outcomes = await h.transport.touch(h.peer, "n1", [t, persisted, t, t]);
+      expect(outcomes).to.deep.equal([
+        { kind: "applied", version: VERSION_MAX, origin: "n1" },
+        { kind: "stale", version: VERSION_MAX, origin: "n9" },
+        { kind: "refused", version: 0, origin: "" },
+        { kind: "base-missing", version: 0, origin: "" },
+      ]);
+      expect(ep.calls[0]).to.deep.equal({ method: "applyTouches", args: ["n1", [t, persisted, t, t]] });
+      ep.failWith(new CacheError("BAD_REQUEST", "a pushed touch names an invalid base"));
+      expect(await codeOf(h.transport.touch(h.peer, "n1", [t]))).to.equal("BAD_REQUEST");
     });
 
     it("get: records come back in key order, tombstones as tombstones and absent keys as undefined in place", async () => {

@@ -27,6 +27,11 @@ async function call(node: NodeProcess, method: string, path: string, init: { hea
 
 const item = (key: string) => `/v1/cache/${encodeURIComponent(key)}`;
 
+async function metric(node: NodeProcess, name: string): Promise<number> {
+  const res = await fetch(`${node.mgmt}/dist/metrics`);
+  return ((await res.json()) as Record<string, number>)[name] as number;
+}
+
 describe("conditional writes and touch across three real processes", function () {
   this.timeout(60_000);
   let nodes: NodeProcess[];
@@ -114,6 +119,29 @@ describe("conditional writes and touch across three real processes", function ()
     const gone = await call(pick(0), "DELETE", item(key), { headers: { "If-Match": "*" } });
     expect(gone.status).to.equal(412);
     expect(gone.json?.details).to.deep.equal({});
+  });
+
+  it("touch over the peer wire: replicas holding the item take it without the value, and each serves the value with the touched ETag", async () => {
+    const key = await keyWithLivePrimary("touch-meta");
+    const value = "m".repeat(8192);
+    expect((await call(pick(0), "PUT", `${item(key)}?ttl=5s&consistency=all`, { body: value })).status).to.equal(200);
+    const inPlace = async () => (await Promise.all(alive.map((n) => metric(n, "dist.replica.touches_in_place")))).reduce((a, b) => a + b, 0);
+    const before = await inPlace();
+    // Through the primary: it pushes the touch to both replicas (a forwarding replica would apply the result itself).
+    const owners = (await call(pick(0), "GET", `/v1/owners/${key}`)).json?.owners as string[];
+    const primary = alive.find((n) => n.id === owners[0]) as NodeProcess;
+    const t = await call(primary, "POST", `${item(key)}/touch?consistency=all`, { headers: { "content-type": "application/json" }, body: JSON.stringify({ ttl: "1h" }) });
+    expect(t.status, JSON.stringify(t.json)).to.equal(200);
+    // Both replicas of the key applied it in place.
+    expect((await inPlace()) - before).to.equal(2);
+    for (const n of alive) {
+      // HEAD carries the full headers (the expiry among them); GET the value.
+      const head = await fetch(`${n.api}${item(key)}?consistency=one`, { method: "HEAD" });
+      expect(head.headers.get("etag"), n.id).to.equal(t.etag);
+      expect(head.headers.get("x-cache-node"), n.id).to.equal(n.id);
+      expect(head.headers.get("x-cache-expires-at"), n.id).to.equal(t.json?.expires_at);
+      expect(await (await fetch(`${n.api}${item(key)}?consistency=one`)).text(), n.id).to.equal(value);
+    }
   });
 
   it("touch round trip: new expiry and ETag, value unchanged; persist; 404 after delete", async () => {

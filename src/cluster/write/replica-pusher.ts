@@ -3,6 +3,10 @@
 // write's record carries the primary's owner list, which the receiver checks record by record,
 // so conditional and plain pushes to a peer share its batches (one lane per owner list sent
 // conditional pushes in more, smaller calls).
+//
+// A touch is pushed without its value first (SetRequest.touches, a lane of its own): an owner
+// that holds the item touched applies the new version and expiry on top of it. One that does not
+// ("base-missing", also every older node) gets the full item in a second push.
 import type { Timers } from "../../core/clock.js";
 import { PEER_BATCHING } from "../../core/limits.js";
 import { byteSize } from "../record-size.js";
@@ -11,12 +15,18 @@ import type { HintQueue } from "../hints/hint-queue.js";
 import type { Metrics } from "../../observability/index.js";
 import type { Owners } from "../../ring/index.js";
 import type { VersionedRecord } from "../../store/index.js";
-import type { ApplyOutcome, PeerRef, PeerTransport } from "../../transport/index.js";
+import type { ApplyOutcome, PeerRef, PeerTransport, TouchOutcome, TouchPush } from "../../transport/index.js";
 
 /** One record to push, and the owner list the receiver checks it against (conditional writes). */
 interface Push {
   readonly record: VersionedRecord;
   readonly owners: readonly string[] | undefined;
+}
+
+/** The item a touch was applied on, by version and origin: what the receiver must hold. */
+export interface TouchBase {
+  readonly version: number;
+  readonly origin: string;
 }
 
 /** The records of a batch, and their owner checks (none when no record has one). */
@@ -25,19 +35,27 @@ function split(items: readonly Push[]): [VersionedRecord[], Array<readonly strin
   return [records, items.some((p) => p.owners !== undefined) ? items.map((p) => p.owners) : undefined];
 }
 
+/** Bytes of a touch on the wire, about: key, two origins, owner ids and fixed fields. */
+function touchSize(t: TouchPush): number {
+  return t.key.length * 3 + t.owners.length * 40 + 120;
+}
+
 export class ReplicaPusher {
   private readonly sets: PeerBatcher<Push, ApplyOutcome>;
   private readonly removes: PeerBatcher<Push, ApplyOutcome>;
+  private readonly touches: PeerBatcher<TouchPush, TouchOutcome>;
 
   constructor(private readonly deps: { transport: PeerTransport; selfId: string; hints: HintQueue; timers: Timers; metrics: Metrics }) {
-    const opts = batchOptions<Push>(PEER_BATCHING.push, (p) => byteSize(p.record), deps.timers, () => deps.metrics.inc("dist.peer.queue_overflow"));
+    const overflow = () => deps.metrics.inc("dist.peer.queue_overflow");
+    const opts = batchOptions<Push>(PEER_BATCHING.push, (p) => byteSize(p.record), deps.timers, overflow);
     this.sets = new PeerBatcher((peer, items) => deps.transport.set(peer, deps.selfId, ...split(items)), opts);
     this.removes = new PeerBatcher((peer, items) => deps.transport.remove(peer, deps.selfId, ...split(items)), opts);
+    this.touches = new PeerBatcher((peer, items) => deps.transport.touch(peer, deps.selfId, items), batchOptions(PEER_BATCHING.push, touchSize, deps.timers, overflow));
   }
 
   /** Peer calls made so far. */
   get calls(): number {
-    return this.sets.calls + this.removes.calls;
+    return this.sets.calls + this.removes.calls + this.touches.calls;
   }
 
   /**
@@ -45,15 +63,45 @@ export class ReplicaPusher {
    * failed. A failed or refused record is queued as a hint (a receiver that does not own the key
    * yet may own it once its view catches up); a stale one is not (the receiver holds newer).
    * `expectedOwners` (conditional writes): the receiver refuses the record unless its owner list
-   * of the key is this one.
+   * of the key is this one. `touchBase` (a touch's record, with `expectedOwners`): the item the
+   * touch was applied on; the value is sent only to a receiver that does not hold that item.
    */
-  async push(peer: PeerRef, record: VersionedRecord, expectedOwners?: Owners): Promise<ApplyOutcome | undefined> {
+  async push(peer: PeerRef, record: VersionedRecord, expectedOwners?: Owners, touchBase?: TouchBase): Promise<ApplyOutcome | undefined> {
+    if (touchBase !== undefined && expectedOwners !== undefined && !record.tombstone) {
+      const touched = await this.pushTouch(peer, record, expectedOwners, touchBase);
+      if (touched !== "base-missing") return touched;
+      this.deps.metrics.inc("dist.write.touch_full_pushes");
+    }
     let outcome: ApplyOutcome | undefined;
     try {
       outcome = await (record.tombstone ? this.removes : this.sets).enqueue(peer, { record, owners: expectedOwners?.ids });
     } catch {
       outcome = undefined;
     }
+    if (outcome === undefined || outcome.kind === "refused") this.deps.hints.add(peer, record);
+    return outcome;
+  }
+
+  /** A touch without its value: the receiver's outcome, "base-missing", or undefined (failed, hinted in full). */
+  private async pushTouch(peer: PeerRef, record: VersionedRecord, owners: Owners, base: TouchBase): Promise<ApplyOutcome | undefined | "base-missing"> {
+    this.deps.metrics.inc("dist.write.touch_pushes");
+    const touch: TouchPush = {
+      key: record.key,
+      baseVersion: base.version,
+      baseOrigin: base.origin,
+      version: record.version,
+      origin: record.origin,
+      expiresAtMs: record.expiresAtMs,
+      lastUpdatedMs: record.lastUpdatedMs,
+      owners: owners.ids,
+    };
+    let outcome: TouchOutcome | undefined;
+    try {
+      outcome = await this.touches.enqueue(peer, touch);
+    } catch {
+      outcome = undefined;
+    }
+    if (outcome?.kind === "base-missing") return "base-missing";
     if (outcome === undefined || outcome.kind === "refused") this.deps.hints.add(peer, record);
     return outcome;
   }

@@ -31,7 +31,7 @@ import type { WriteResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
 import { clientBytes, counterBytesOf } from "../counter-view.js";
 import { hasMajority, replicaCount, requiredAcks, waitForQuorum } from "./quorum.js";
-import type { ReplicaPusher } from "./replica-pusher.js";
+import type { ReplicaPusher, TouchBase } from "./replica-pusher.js";
 import type { VersionClock } from "./version-clock.js";
 
 export interface CoordinatorDeps {
@@ -70,6 +70,11 @@ export interface CoordinateOptions {
   readonly heldVersion?: number;
   /** The size clients read of the value written, when the caller knows it (a counter's text). */
   readonly valueBytes?: number;
+  /**
+   * A touch (with `expectedOwners`): the item touched, by version and origin. Owners that hold it
+   * get the new version and expiry without the value (replica-pusher.ts).
+   */
+  readonly touchBase?: TouchBase;
 }
 
 /** An owner's answer to one push: its outcome, or undefined when the push failed (hinted). */
@@ -127,7 +132,7 @@ export class WriteCoordinator {
       // No other owner to push to (one node, or replication 1): the local apply is the answer.
       if (others.length === 0 && inHand.length >= need) return result;
       const wait = await waitForQuorum(
-        others.map((id) => this.pushTo(id, rec, expectedOwners)),
+        others.map((id) => this.pushTo(id, rec, expectedOwners, opts.touchBase)),
         need,
         inHand,
         isAck,
@@ -197,9 +202,9 @@ export class WriteCoordinator {
     for (const id of owners.ids) if (id !== this.deps.selfId) void this.pushTo(id, rec);
   }
 
-  private pushTo(id: string, rec: VersionedRecord, expectedOwners?: Owners): Promise<PushAnswer> {
+  private pushTo(id: string, rec: VersionedRecord, expectedOwners?: Owners, touchBase?: TouchBase): Promise<PushAnswer> {
     const peer = this.deps.view.peer(id);
-    return peer ? this.deps.pusher.push(peer, rec, expectedOwners) : Promise.resolve(undefined);
+    return peer ? this.deps.pusher.push(peer, rec, expectedOwners, touchBase) : Promise.resolve(undefined);
   }
 
   /** The versioned record of a client write, above `floor` (at least the key's version here). */

@@ -23,7 +23,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hypercache/peer/v1/peer.proto.
  */
 export const file_hypercache_peer_v1_peer: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oeXBlcmNhY2hlL3BlZXIvdjEvcGVlci5wcm90bxISaHlwZXJjYWNoZS5wZWVyLnYxIpEBCgVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAwSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhEKCXRvbWJzdG9uZRgHIAEoCCJRCgxQcmVjb25kaXRpb24SEAoIaWZfbWF0Y2gYASADKAkSFAoMaWZfbWF0Y2hfYW55GAIgASgIEhkKEWlmX25vbmVfbWF0Y2hfYW55GAMgASgIIs0CCgtDbGllbnRXcml0ZRIrCgRraW5kGAEgASgOMh0uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlS2luZBILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAwSDgoGdHRsX21zGAQgASgDEjYKDHByZWNvbmRpdGlvbhgFIAEoCzIgLmh5cGVyY2FjaGUucGVlci52MS5QcmVjb25kaXRpb24SDwoHcGVyc2lzdBgGIAEoCBINCgVkZWx0YRgHIAEoAxIPCgdpbml0aWFsGAggASgDEhcKD2lkZW1wb3RlbmN5X2tleRgJIAEoCRITCgtsZWFzZV90b2tlbhgKIAEoCRIVCg1zZW5kZXJfb3duZXJzGAsgAygJEhsKE3NlbmRlcl9iYXNlX3ZlcnNpb24YDCABKAQSGgoSc2VuZGVyX2Jhc2Vfb3JpZ2luGA0gASgJIrYBCg5Gb3J3YXJkUmVxdWVzdBIvCgZ3cml0ZXMYASADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuQ2xpZW50V3JpdGUSNAoLY29uc2lzdGVuY3kYAiABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuQ29uc2lzdGVuY3kSDAoEZnJvbRgDIAEoCRIWCg5zZW5kZXJfYXBwbGllcxgEIAEoCBIXCg9zZW50X2F0X3VuaXhfbXMYBSABKAMihQIKC1dyaXRlUmVzdWx0EgsKA2tleRgBIAEoCRIPCgdhcHBsaWVkGAIgASgIEg0KBWJ5dGVzGAMgASgDEg4KBm93bmVycxgEIAMoCRIPCgd2ZXJzaW9uGAUgASgEEg4KBm9yaWdpbhgGIAEoCRISCgplcnJvcl9jb2RlGAcgASgJEhUKDWVycm9yX21lc3NhZ2UYCCABKAkSDAoEbm9kZRgJIAEoCRIaChJleHBpcmVzX2F0X3VuaXhfbXMYCiABKAMSFAoMY3VycmVudF9ldGFnGAsgASgJEhUKDWNvdW50ZXJfdmFsdWUYDCABKAMSFgoOc2VuZGVyX2NvdW50ZWQYDSABKAgiQwoPRm9yd2FyZFJlc3BvbnNlEjAKB3Jlc3VsdHMYASADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuV3JpdGVSZXN1bHQirgEKClNldFJlcXVlc3QSKgoHZW50cmllcxgBIAMoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRIMCgRmcm9tGAIgASgJEhcKD2V4cGVjdGVkX293bmVycxgDIAMoCRIyCgtvd25lcl9saXN0cxgEIAMoCzIdLmh5cGVyY2FjaGUucGVlci52MS5Pd25lckxpc3QSGQoRZW50cnlfb3duZXJfbGlzdHMYBSADKA0iGAoJT3duZXJMaXN0EgsKA2lkcxgBIAMoCSIuCgtIZWxkVmVyc2lvbhIPCgd2ZXJzaW9uGAEgASgEEg4KBm9yaWdpbhgCIAEoCSJ+CgtTZXRSZXNwb25zZRIyCghvdXRjb21lcxgBIAMoDjIgLmh5cGVyY2FjaGUucGVlci52MS5BcHBseU91dGNvbWUSLQoEaGVsZBgCIAMoCzIfLmh5cGVyY2FjaGUucGVlci52MS5IZWxkVmVyc2lvbhIMCgRub2RlGAMgASgJIlQKCERlbGV0aW9uEgsKA2tleRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEg4KBm9yaWdpbhgDIAEoCRIaChJkZWxldGVkX2F0X3VuaXhfbXMYBCABKAMitgEKDVJlbW92ZVJlcXVlc3QSLwoJZGVsZXRpb25zGAEgAygLMhwuaHlwZXJjYWNoZS5wZWVyLnYxLkRlbGV0aW9uEgwKBGZyb20YAiABKAkSFwoPZXhwZWN0ZWRfb3duZXJzGAMgAygJEjIKC293bmVyX2xpc3RzGAQgAygLMh0uaHlwZXJjYWNoZS5wZWVyLnYxLk93bmVyTGlzdBIZChFlbnRyeV9vd25lcl9saXN0cxgFIAMoDSKBAQoOUmVtb3ZlUmVzcG9uc2USMgoIb3V0Y29tZXMYASADKA4yIC5oeXBlcmNhY2hlLnBlZXIudjEuQXBwbHlPdXRjb21lEi0KBGhlbGQYAiADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuSGVsZFZlcnNpb24SDAoEbm9kZRgDIAEoCSIaCgpHZXRSZXF1ZXN0EgwKBGtleXMYASADKAkiUQoJR2V0UmVzdWx0EgsKA2tleRgBIAEoCRINCgVmb3VuZBgCIAEoCBIoCgVlbnRyeRgDIAEoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeSJLCgtHZXRSZXNwb25zZRIuCgdyZXN1bHRzGAEgAygLMh0uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3VsdBIMCgRub2RlGAIgASgJIjcKC0tleXNSZXF1ZXN0Eg4KBmN1cnNvchgBIAEoCRINCgVsaW1pdBgCIAEoDRIJCgFxGAMgASgJIkQKDEtleXNSZXNwb25zZRIMCgRrZXlzGAEgAygJEhMKC25leHRfY3Vyc29yGAIgASgJEhEKCXRydW5jYXRlZBgDIAEoCCIeCgxQcm9iZVJlcXVlc3QSDgoGdGFyZ2V0GAEgASgJIjoKDVByb2JlUmVzcG9uc2USDgoGdGFyZ2V0GAEgASgJEgoKAm9rGAIgASgIEg0KBWVycm9yGAMgASgJIsgBCgZNZW1iZXISCgoCaWQYASABKAkSDwoHYWRkcmVzcxgCIAEoCRIuCgVzdGF0ZRgDIAEoDjIfLmh5cGVyY2FjaGUucGVlci52MS5NZW1iZXJTdGF0ZRITCgtpbmNhcm5hdGlvbhgEIAEoBBIZChFsYXN0X3NlZW5fdW5peF9tcxgFIAEoAxIPCgdhcGlfdXJsGAYgASgJEhAKCG1nbXRfdXJsGAcgASgJEhAKCGRyYWluaW5nGAggASgIEgwKBGxlZnQYCSABKAgiSgoNR29zc2lwUmVxdWVzdBIMCgRmcm9tGAEgASgJEisKB21lbWJlcnMYAiADKAsyGi5oeXBlcmNhY2hlLnBlZXIudjEuTWVtYmVyIj0KDkdvc3NpcFJlc3BvbnNlEisKB21lbWJlcnMYASADKAsyGi5oeXBlcmNhY2hlLnBlZXIudjEuTWVtYmVyIjoKEU1lcmtsZVJvb3RSZXF1ZXN0EhEKCXJlcXVlc3RlchgBIAEoCRISCgpsZWFmX2NvdW50GAIgASgNIkwKEk1lcmtsZVJvb3RSZXNwb25zZRIMCgRyb290GAEgASgMEhIKCmxlYWZfY291bnQYAiABKA0SFAoMcmVjb3JkX2NvdW50GAMgASgEIjwKE01lcmtsZUxlYXZlc1JlcXVlc3QSEQoJcmVxdWVzdGVyGAEgASgJEhIKCmxlYWZfY291bnQYAiABKA0iJgoUTWVya2xlTGVhdmVzUmVzcG9uc2USDgoGbGVhdmVzGAEgAygMIlsKEk1lcmtsZVJhbmdlUmVxdWVzdBIRCglyZXF1ZXN0ZXIYASABKAkSEgoKbGVhZl9jb3VudBgCIAEoDRIOCgZsZWF2ZXMYAyADKA0SDgoGY3Vyc29yGAQgASgJIlYKE01lcmtsZVJhbmdlUmVzcG9uc2USKgoHZW50cmllcxgBIAMoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRITCgtuZXh0X2N1cnNvchgCIAEoCSLvAQoPRXhjaGFuZ2VSZXF1ZXN0EgoKAmlkGAEgASgEEjUKB2ZvcndhcmQYAiABKAsyIi5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlcXVlc3RIABItCgNzZXQYAyABKAsyHi5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVxdWVzdEgAEjMKBnJlbW92ZRgEIAEoCzIhLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXF1ZXN0SAASLQoDZ2V0GAUgASgLMh4uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlcXVlc3RIAEIGCgRjYWxsIi4KDUV4Y2hhbmdlRXJyb3ISDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJIqoCChBFeGNoYW5nZVJlc3BvbnNlEgoKAmlkGAEgASgEEjYKB2ZvcndhcmQYAiABKAsyIy5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlc3BvbnNlSAASLgoDc2V0GAMgASgLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlc3BvbnNlSAASNAoGcmVtb3ZlGAQgASgLMiIuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlc3BvbnNlSAASLgoDZ2V0GAUgASgLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3BvbnNlSAASMgoFZXJyb3IYBiABKAsyIS5oeXBlcmNhY2hlLnBlZXIudjEuRXhjaGFuZ2VFcnJvckgAQggKBnJlc3VsdCIOCgxEcmFpblJlcXVlc3QiIQoNRHJhaW5SZXNwb25zZRIQCghkcmFpbmluZxgBIAEoCCJ3ChNIYW5kT2ZmSGludHNSZXF1ZXN0EgwKBGZyb20YASABKAkSDgoGdGFyZ2V0GAIgASgJEhYKDnRhcmdldF9hZGRyZXNzGAMgASgJEioKB2VudHJpZXMYBCADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkiNgoUSGFuZE9mZkhpbnRzUmVzcG9uc2USEAoIYWNjZXB0ZWQYASADKAgSDAoEbm9kZRgCIAEoCSJMCgxMZWFzZVJlcXVlc3QSCwoDa2V5GAEgASgJEhAKCGxlYXNlX21zGAIgASgDEg8KB3dhaXRfbXMYAyABKAMSDAoEZnJvbRgEIAEoCSKhAQoNTGVhc2VSZXNwb25zZRIxCgdvdXRjb21lGAEgASgOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkxlYXNlT3V0Y29tZRIoCgVlbnRyeRgCIAEoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRINCgV0b2tlbhgDIAEoCRIWCg5yZXRyeV9hZnRlcl9tcxgEIAEoAxIMCgRub2RlGAUgASgJIjIKDUhlYWx0aFJlcXVlc3QSIQoZdW5hdmFpbGFibGVfd2hlbl9kcmFpbmluZxgBIAEoCCJWCg5IZWFsdGhSZXNwb25zZRIMCgRub2RlGAEgASgJEhAKCGRyYWluaW5nGAIgASgIEhMKC2luY2FybmF0aW9uGAMgASgEEg8KB3VuaXhfbXMYBCABKAQiHgoOSW5zcGVjdFJlcXVlc3QSDAoEa2V5cxgBIAMoCSK5AQoKUmVjb3JkSW5mbxILCgNrZXkYASABKAkSLgoFc3RhdGUYAiABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuUmVjb3JkU3RhdGUSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhMKC3ZhbHVlX2J5dGVzGAcgASgEIlAKD0luc3BlY3RSZXNwb25zZRIvCgdyZWNvcmRzGAEgAygLMh4uaHlwZXJjYWNoZS5wZWVyLnYxLlJlY29yZEluZm8SDAoEbm9kZRgCIAEoCSpsCgtDb25zaXN0ZW5jeRIbChdDT05TSVNURU5DWV9VTlNQRUNJRklFRBAAEhMKD0NPTlNJU1RFTkNZX09ORRABEhYKEkNPTlNJU1RFTkNZX1FVT1JVTRACEhMKD0NPTlNJU1RFTkNZX0FMTBADKn0KCVdyaXRlS2luZBIaChZXUklURV9LSU5EX1VOU1BFQ0lGSUVEEAASEgoOV1JJVEVfS0lORF9TRVQQARIVChFXUklURV9LSU5EX1JFTU9WRRACEhQKEFdSSVRFX0tJTkRfVE9VQ0gQAxITCg9XUklURV9LSU5EX0lOQ1IQBCp8CgxBcHBseU91dGNvbWUSHQoZQVBQTFlfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhkKFUFQUExZX09VVENPTUVfQVBQTElFRBABEhcKE0FQUExZX09VVENPTUVfU1RBTEUQAhIZChVBUFBMWV9PVVRDT01FX1JFRlVTRUQQAyp0CgtNZW1iZXJTdGF0ZRIcChhNRU1CRVJfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJNRU1CRVJfU1RBVEVfQUxJVkUQARIYChRNRU1CRVJfU1RBVEVfU1VTUEVDVBACEhUKEU1FTUJFUl9TVEFURV9ERUFEEAMqjwEKDExlYXNlT3V0Y29tZRIdChlMRUFTRV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASFQoRTEVBU0VfT1VUQ09NRV9ISVQQARIZChVMRUFTRV9PVVRDT01FX0dSQU5URUQQAhIWChJMRUFTRV9PVVRDT01FX0hFTEQQAxIWChJMRUFTRV9PVVRDT01FX05PTkUQBCp3CgtSZWNvcmRTdGF0ZRIcChhSRUNPUkRfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNSRUNPUkRfU1RBVEVfQUJTRU5UEAESFQoRUkVDT1JEX1NUQVRFX0xJVkUQAhIaChZSRUNPUkRfU1RBVEVfVE9NQlNUT05FEAMy8woKC1BlZXJTZXJ2aWNlElIKB0ZvcndhcmQSIi5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlcXVlc3QaIy5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlc3BvbnNlEkYKA1NldBIeLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXF1ZXN0Gh8uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlc3BvbnNlEk8KBlJlbW92ZRIhLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlc3BvbnNlEksKA0dldBIeLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXF1ZXN0Gh8uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3BvbnNlIgOQAgESTgoES2V5cxIfLmh5cGVyY2FjaGUucGVlci52MS5LZXlzUmVxdWVzdBogLmh5cGVyY2FjaGUucGVlci52MS5LZXlzUmVzcG9uc2UiA5ACARJRCgVQcm9iZRIgLmh5cGVyY2FjaGUucGVlci52MS5Qcm9iZVJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuUHJvYmVSZXNwb25zZSIDkAIBEk8KBkdvc3NpcBIhLmh5cGVyY2FjaGUucGVlci52MS5Hb3NzaXBSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLkdvc3NpcFJlc3BvbnNlEmAKCk1lcmtsZVJvb3QSJS5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUm9vdFJlcXVlc3QaJi5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUm9vdFJlc3BvbnNlIgOQAgESZgoMTWVya2xlTGVhdmVzEicuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZUxlYXZlc1JlcXVlc3QaKC5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlTGVhdmVzUmVzcG9uc2UiA5ACARJjCgtNZXJrbGVSYW5nZRImLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVSYW5nZVJlcXVlc3QaJy5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUmFuZ2VSZXNwb25zZSIDkAIBElkKCEV4Y2hhbmdlEiMuaHlwZXJjYWNoZS5wZWVyLnYxLkV4Y2hhbmdlUmVxdWVzdBokLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZVJlc3BvbnNlKAEwARJMCgVEcmFpbhIgLmh5cGVyY2FjaGUucGVlci52MS5EcmFpblJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuRHJhaW5SZXNwb25zZRJhCgxIYW5kT2ZmSGludHMSJy5oeXBlcmNhY2hlLnBlZXIudjEuSGFuZE9mZkhpbnRzUmVxdWVzdBooLmh5cGVyY2FjaGUucGVlci52MS5IYW5kT2ZmSGludHNSZXNwb25zZRJXCgdJbnNwZWN0EiIuaHlwZXJjYWNoZS5wZWVyLnYxLkluc3BlY3RSZXF1ZXN0GiMuaHlwZXJjYWNoZS5wZWVyLnYxLkluc3BlY3RSZXNwb25zZSIDkAIBEkwKBUxlYXNlEiAuaHlwZXJjYWNoZS5wZWVyLnYxLkxlYXNlUmVxdWVzdBohLmh5cGVyY2FjaGUucGVlci52MS5MZWFzZVJlc3BvbnNlElQKBkhlYWx0aBIhLmh5cGVyY2FjaGUucGVlci52MS5IZWFsdGhSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLkhlYWx0aFJlc3BvbnNlIgOQAgFiBnByb3RvMw");
+  fileDesc("Ch1oeXBlcmNhY2hlL3BlZXIvdjEvcGVlci5wcm90bxISaHlwZXJjYWNoZS5wZWVyLnYxIpEBCgVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAwSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhEKCXRvbWJzdG9uZRgHIAEoCCJRCgxQcmVjb25kaXRpb24SEAoIaWZfbWF0Y2gYASADKAkSFAoMaWZfbWF0Y2hfYW55GAIgASgIEhkKEWlmX25vbmVfbWF0Y2hfYW55GAMgASgIIs0CCgtDbGllbnRXcml0ZRIrCgRraW5kGAEgASgOMh0uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlS2luZBILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAwSDgoGdHRsX21zGAQgASgDEjYKDHByZWNvbmRpdGlvbhgFIAEoCzIgLmh5cGVyY2FjaGUucGVlci52MS5QcmVjb25kaXRpb24SDwoHcGVyc2lzdBgGIAEoCBINCgVkZWx0YRgHIAEoAxIPCgdpbml0aWFsGAggASgDEhcKD2lkZW1wb3RlbmN5X2tleRgJIAEoCRITCgtsZWFzZV90b2tlbhgKIAEoCRIVCg1zZW5kZXJfb3duZXJzGAsgAygJEhsKE3NlbmRlcl9iYXNlX3ZlcnNpb24YDCABKAQSGgoSc2VuZGVyX2Jhc2Vfb3JpZ2luGA0gASgJIrYBCg5Gb3J3YXJkUmVxdWVzdBIvCgZ3cml0ZXMYASADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuQ2xpZW50V3JpdGUSNAoLY29uc2lzdGVuY3kYAiABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuQ29uc2lzdGVuY3kSDAoEZnJvbRgDIAEoCRIWCg5zZW5kZXJfYXBwbGllcxgEIAEoCBIXCg9zZW50X2F0X3VuaXhfbXMYBSABKAMihQIKC1dyaXRlUmVzdWx0EgsKA2tleRgBIAEoCRIPCgdhcHBsaWVkGAIgASgIEg0KBWJ5dGVzGAMgASgDEg4KBm93bmVycxgEIAMoCRIPCgd2ZXJzaW9uGAUgASgEEg4KBm9yaWdpbhgGIAEoCRISCgplcnJvcl9jb2RlGAcgASgJEhUKDWVycm9yX21lc3NhZ2UYCCABKAkSDAoEbm9kZRgJIAEoCRIaChJleHBpcmVzX2F0X3VuaXhfbXMYCiABKAMSFAoMY3VycmVudF9ldGFnGAsgASgJEhUKDWNvdW50ZXJfdmFsdWUYDCABKAMSFgoOc2VuZGVyX2NvdW50ZWQYDSABKAgiQwoPRm9yd2FyZFJlc3BvbnNlEjAKB3Jlc3VsdHMYASADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuV3JpdGVSZXN1bHQi3wEKClNldFJlcXVlc3QSKgoHZW50cmllcxgBIAMoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRIMCgRmcm9tGAIgASgJEhcKD2V4cGVjdGVkX293bmVycxgDIAMoCRIyCgtvd25lcl9saXN0cxgEIAMoCzIdLmh5cGVyY2FjaGUucGVlci52MS5Pd25lckxpc3QSGQoRZW50cnlfb3duZXJfbGlzdHMYBSADKA0SLwoHdG91Y2hlcxgGIAMoCzIeLmh5cGVyY2FjaGUucGVlci52MS5Ub3VjaEVudHJ5IrgBCgpUb3VjaEVudHJ5EgsKA2tleRgBIAEoCRIUCgxiYXNlX3ZlcnNpb24YAiABKAQSEwoLYmFzZV9vcmlnaW4YAyABKAkSDwoHdmVyc2lvbhgEIAEoBBIOCgZvcmlnaW4YBSABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAYgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAcgASgDEhcKD2V4cGVjdGVkX293bmVycxgIIAMoCSIYCglPd25lckxpc3QSCwoDaWRzGAEgAygJIi4KC0hlbGRWZXJzaW9uEg8KB3ZlcnNpb24YASABKAQSDgoGb3JpZ2luGAIgASgJIu0BCgtTZXRSZXNwb25zZRIyCghvdXRjb21lcxgBIAMoDjIgLmh5cGVyY2FjaGUucGVlci52MS5BcHBseU91dGNvbWUSLQoEaGVsZBgCIAMoCzIfLmh5cGVyY2FjaGUucGVlci52MS5IZWxkVmVyc2lvbhIMCgRub2RlGAMgASgJEjgKDnRvdWNoX291dGNvbWVzGAQgAygOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkFwcGx5T3V0Y29tZRIzCgp0b3VjaF9oZWxkGAUgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkhlbGRWZXJzaW9uIlQKCERlbGV0aW9uEgsKA2tleRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEg4KBm9yaWdpbhgDIAEoCRIaChJkZWxldGVkX2F0X3VuaXhfbXMYBCABKAMitgEKDVJlbW92ZVJlcXVlc3QSLwoJZGVsZXRpb25zGAEgAygLMhwuaHlwZXJjYWNoZS5wZWVyLnYxLkRlbGV0aW9uEgwKBGZyb20YAiABKAkSFwoPZXhwZWN0ZWRfb3duZXJzGAMgAygJEjIKC293bmVyX2xpc3RzGAQgAygLMh0uaHlwZXJjYWNoZS5wZWVyLnYxLk93bmVyTGlzdBIZChFlbnRyeV9vd25lcl9saXN0cxgFIAMoDSKBAQoOUmVtb3ZlUmVzcG9uc2USMgoIb3V0Y29tZXMYASADKA4yIC5oeXBlcmNhY2hlLnBlZXIudjEuQXBwbHlPdXRjb21lEi0KBGhlbGQYAiADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuSGVsZFZlcnNpb24SDAoEbm9kZRgDIAEoCSIaCgpHZXRSZXF1ZXN0EgwKBGtleXMYASADKAkiUQoJR2V0UmVzdWx0EgsKA2tleRgBIAEoCRINCgVmb3VuZBgCIAEoCBIoCgVlbnRyeRgDIAEoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeSJLCgtHZXRSZXNwb25zZRIuCgdyZXN1bHRzGAEgAygLMh0uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3VsdBIMCgRub2RlGAIgASgJIjcKC0tleXNSZXF1ZXN0Eg4KBmN1cnNvchgBIAEoCRINCgVsaW1pdBgCIAEoDRIJCgFxGAMgASgJIkQKDEtleXNSZXNwb25zZRIMCgRrZXlzGAEgAygJEhMKC25leHRfY3Vyc29yGAIgASgJEhEKCXRydW5jYXRlZBgDIAEoCCIeCgxQcm9iZVJlcXVlc3QSDgoGdGFyZ2V0GAEgASgJIjoKDVByb2JlUmVzcG9uc2USDgoGdGFyZ2V0GAEgASgJEgoKAm9rGAIgASgIEg0KBWVycm9yGAMgASgJIsgBCgZNZW1iZXISCgoCaWQYASABKAkSDwoHYWRkcmVzcxgCIAEoCRIuCgVzdGF0ZRgDIAEoDjIfLmh5cGVyY2FjaGUucGVlci52MS5NZW1iZXJTdGF0ZRITCgtpbmNhcm5hdGlvbhgEIAEoBBIZChFsYXN0X3NlZW5fdW5peF9tcxgFIAEoAxIPCgdhcGlfdXJsGAYgASgJEhAKCG1nbXRfdXJsGAcgASgJEhAKCGRyYWluaW5nGAggASgIEgwKBGxlZnQYCSABKAgiSgoNR29zc2lwUmVxdWVzdBIMCgRmcm9tGAEgASgJEisKB21lbWJlcnMYAiADKAsyGi5oeXBlcmNhY2hlLnBlZXIudjEuTWVtYmVyIj0KDkdvc3NpcFJlc3BvbnNlEisKB21lbWJlcnMYASADKAsyGi5oeXBlcmNhY2hlLnBlZXIudjEuTWVtYmVyIjoKEU1lcmtsZVJvb3RSZXF1ZXN0EhEKCXJlcXVlc3RlchgBIAEoCRISCgpsZWFmX2NvdW50GAIgASgNIkwKEk1lcmtsZVJvb3RSZXNwb25zZRIMCgRyb290GAEgASgMEhIKCmxlYWZfY291bnQYAiABKA0SFAoMcmVjb3JkX2NvdW50GAMgASgEIjwKE01lcmtsZUxlYXZlc1JlcXVlc3QSEQoJcmVxdWVzdGVyGAEgASgJEhIKCmxlYWZfY291bnQYAiABKA0iJgoUTWVya2xlTGVhdmVzUmVzcG9uc2USDgoGbGVhdmVzGAEgAygMIlsKEk1lcmtsZVJhbmdlUmVxdWVzdBIRCglyZXF1ZXN0ZXIYASABKAkSEgoKbGVhZl9jb3VudBgCIAEoDRIOCgZsZWF2ZXMYAyADKA0SDgoGY3Vyc29yGAQgASgJIlYKE01lcmtsZVJhbmdlUmVzcG9uc2USKgoHZW50cmllcxgBIAMoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRITCgtuZXh0X2N1cnNvchgCIAEoCSLvAQoPRXhjaGFuZ2VSZXF1ZXN0EgoKAmlkGAEgASgEEjUKB2ZvcndhcmQYAiABKAsyIi5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlcXVlc3RIABItCgNzZXQYAyABKAsyHi5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVxdWVzdEgAEjMKBnJlbW92ZRgEIAEoCzIhLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXF1ZXN0SAASLQoDZ2V0GAUgASgLMh4uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlcXVlc3RIAEIGCgRjYWxsIi4KDUV4Y2hhbmdlRXJyb3ISDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJIqoCChBFeGNoYW5nZVJlc3BvbnNlEgoKAmlkGAEgASgEEjYKB2ZvcndhcmQYAiABKAsyIy5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlc3BvbnNlSAASLgoDc2V0GAMgASgLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlc3BvbnNlSAASNAoGcmVtb3ZlGAQgASgLMiIuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlc3BvbnNlSAASLgoDZ2V0GAUgASgLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3BvbnNlSAASMgoFZXJyb3IYBiABKAsyIS5oeXBlcmNhY2hlLnBlZXIudjEuRXhjaGFuZ2VFcnJvckgAQggKBnJlc3VsdCIOCgxEcmFpblJlcXVlc3QiIQoNRHJhaW5SZXNwb25zZRIQCghkcmFpbmluZxgBIAEoCCJ3ChNIYW5kT2ZmSGludHNSZXF1ZXN0EgwKBGZyb20YASABKAkSDgoGdGFyZ2V0GAIgASgJEhYKDnRhcmdldF9hZGRyZXNzGAMgASgJEioKB2VudHJpZXMYBCADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkiNgoUSGFuZE9mZkhpbnRzUmVzcG9uc2USEAoIYWNjZXB0ZWQYASADKAgSDAoEbm9kZRgCIAEoCSJMCgxMZWFzZVJlcXVlc3QSCwoDa2V5GAEgASgJEhAKCGxlYXNlX21zGAIgASgDEg8KB3dhaXRfbXMYAyABKAMSDAoEZnJvbRgEIAEoCSKhAQoNTGVhc2VSZXNwb25zZRIxCgdvdXRjb21lGAEgASgOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkxlYXNlT3V0Y29tZRIoCgVlbnRyeRgCIAEoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRINCgV0b2tlbhgDIAEoCRIWCg5yZXRyeV9hZnRlcl9tcxgEIAEoAxIMCgRub2RlGAUgASgJIjIKDUhlYWx0aFJlcXVlc3QSIQoZdW5hdmFpbGFibGVfd2hlbl9kcmFpbmluZxgBIAEoCCJWCg5IZWFsdGhSZXNwb25zZRIMCgRub2RlGAEgASgJEhAKCGRyYWluaW5nGAIgASgIEhMKC2luY2FybmF0aW9uGAMgASgEEg8KB3VuaXhfbXMYBCABKAQiHgoOSW5zcGVjdFJlcXVlc3QSDAoEa2V5cxgBIAMoCSK5AQoKUmVjb3JkSW5mbxILCgNrZXkYASABKAkSLgoFc3RhdGUYAiABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuUmVjb3JkU3RhdGUSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhMKC3ZhbHVlX2J5dGVzGAcgASgEIlAKD0luc3BlY3RSZXNwb25zZRIvCgdyZWNvcmRzGAEgAygLMh4uaHlwZXJjYWNoZS5wZWVyLnYxLlJlY29yZEluZm8SDAoEbm9kZRgCIAEoCSpsCgtDb25zaXN0ZW5jeRIbChdDT05TSVNURU5DWV9VTlNQRUNJRklFRBAAEhMKD0NPTlNJU1RFTkNZX09ORRABEhYKEkNPTlNJU1RFTkNZX1FVT1JVTRACEhMKD0NPTlNJU1RFTkNZX0FMTBADKn0KCVdyaXRlS2luZBIaChZXUklURV9LSU5EX1VOU1BFQ0lGSUVEEAASEgoOV1JJVEVfS0lORF9TRVQQARIVChFXUklURV9LSU5EX1JFTU9WRRACEhQKEFdSSVRFX0tJTkRfVE9VQ0gQAxITCg9XUklURV9LSU5EX0lOQ1IQBCqcAQoMQXBwbHlPdXRjb21lEh0KGUFQUExZX09VVENPTUVfVU5TUEVDSUZJRUQQABIZChVBUFBMWV9PVVRDT01FX0FQUExJRUQQARIXChNBUFBMWV9PVVRDT01FX1NUQUxFEAISGQoVQVBQTFlfT1VUQ09NRV9SRUZVU0VEEAMSHgoaQVBQTFlfT1VUQ09NRV9CQVNFX01JU1NJTkcQBCp0CgtNZW1iZXJTdGF0ZRIcChhNRU1CRVJfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJNRU1CRVJfU1RBVEVfQUxJVkUQARIYChRNRU1CRVJfU1RBVEVfU1VTUEVDVBACEhUKEU1FTUJFUl9TVEFURV9ERUFEEAMqjwEKDExlYXNlT3V0Y29tZRIdChlMRUFTRV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASFQoRTEVBU0VfT1VUQ09NRV9ISVQQARIZChVMRUFTRV9PVVRDT01FX0dSQU5URUQQAhIWChJMRUFTRV9PVVRDT01FX0hFTEQQAxIWChJMRUFTRV9PVVRDT01FX05PTkUQBCp3CgtSZWNvcmRTdGF0ZRIcChhSRUNPUkRfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNSRUNPUkRfU1RBVEVfQUJTRU5UEAESFQoRUkVDT1JEX1NUQVRFX0xJVkUQAhIaChZSRUNPUkRfU1RBVEVfVE9NQlNUT05FEAMy8woKC1BlZXJTZXJ2aWNlElIKB0ZvcndhcmQSIi5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlcXVlc3QaIy5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlc3BvbnNlEkYKA1NldBIeLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXF1ZXN0Gh8uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlc3BvbnNlEk8KBlJlbW92ZRIhLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlc3BvbnNlEksKA0dldBIeLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXF1ZXN0Gh8uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3BvbnNlIgOQAgESTgoES2V5cxIfLmh5cGVyY2FjaGUucGVlci52MS5LZXlzUmVxdWVzdBogLmh5cGVyY2FjaGUucGVlci52MS5LZXlzUmVzcG9uc2UiA5ACARJRCgVQcm9iZRIgLmh5cGVyY2FjaGUucGVlci52MS5Qcm9iZVJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuUHJvYmVSZXNwb25zZSIDkAIBEk8KBkdvc3NpcBIhLmh5cGVyY2FjaGUucGVlci52MS5Hb3NzaXBSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLkdvc3NpcFJlc3BvbnNlEmAKCk1lcmtsZVJvb3QSJS5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUm9vdFJlcXVlc3QaJi5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUm9vdFJlc3BvbnNlIgOQAgESZgoMTWVya2xlTGVhdmVzEicuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZUxlYXZlc1JlcXVlc3QaKC5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlTGVhdmVzUmVzcG9uc2UiA5ACARJjCgtNZXJrbGVSYW5nZRImLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVSYW5nZVJlcXVlc3QaJy5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUmFuZ2VSZXNwb25zZSIDkAIBElkKCEV4Y2hhbmdlEiMuaHlwZXJjYWNoZS5wZWVyLnYxLkV4Y2hhbmdlUmVxdWVzdBokLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZVJlc3BvbnNlKAEwARJMCgVEcmFpbhIgLmh5cGVyY2FjaGUucGVlci52MS5EcmFpblJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuRHJhaW5SZXNwb25zZRJhCgxIYW5kT2ZmSGludHMSJy5oeXBlcmNhY2hlLnBlZXIudjEuSGFuZE9mZkhpbnRzUmVxdWVzdBooLmh5cGVyY2FjaGUucGVlci52MS5IYW5kT2ZmSGludHNSZXNwb25zZRJXCgdJbnNwZWN0EiIuaHlwZXJjYWNoZS5wZWVyLnYxLkluc3BlY3RSZXF1ZXN0GiMuaHlwZXJjYWNoZS5wZWVyLnYxLkluc3BlY3RSZXNwb25zZSIDkAIBEkwKBUxlYXNlEiAuaHlwZXJjYWNoZS5wZWVyLnYxLkxlYXNlUmVxdWVzdBohLmh5cGVyY2FjaGUucGVlci52MS5MZWFzZVJlc3BvbnNlElQKBkhlYWx0aBIhLmh5cGVyY2FjaGUucGVlci52MS5IZWFsdGhSZXF1ZXN0GiIuaHlwZXJjYWNoZS5wZWVyLnYxLkhlYWx0aFJlc3BvbnNlIgOQAgFiBnByb3RvMw");
 
 /**
  * Entry is one versioned record as it travels between peers.
@@ -457,6 +457,15 @@ export type SetRequest = Message<"hypercache.peer.v1.SetRequest"> & {
    * @generated from field: repeated uint32 entry_owner_lists = 5;
    */
   entryOwnerLists: number[];
+
+  /**
+   * Touches pushed without their value (the primary's touch of an item the receiver may hold).
+   * Answered one by one in SetResponse.touch_outcomes. An older receiver ignores this field and
+   * answers no touch outcome, which a sender reads as BASE_MISSING: it then pushes the full item.
+   *
+   * @generated from field: repeated hypercache.peer.v1.TouchEntry touches = 6;
+   */
+  touches: TouchEntry[];
 };
 
 /**
@@ -465,6 +474,76 @@ export type SetRequest = Message<"hypercache.peer.v1.SetRequest"> & {
  */
 export const SetRequestSchema: GenMessage<SetRequest> = /*@__PURE__*/
   messageDesc(file_hypercache_peer_v1_peer, 6);
+
+/**
+ * TouchEntry is a touch as a primary pushes it to a replica that may hold the item touched: the
+ * new version, origin and expiry of the item whose version and origin were base_version and
+ * base_origin, without the value. The receiver applies it on top of that item (same value) when
+ * it holds exactly that item, live or expired; otherwise it stores nothing and answers
+ * BASE_MISSING (the sender then pushes the full item), or STALE when it holds a newer version.
+ *
+ * @generated from message hypercache.peer.v1.TouchEntry
+ */
+export type TouchEntry = Message<"hypercache.peer.v1.TouchEntry"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * The item touched: its version and origin before the touch (not 0 and not empty).
+   *
+   * @generated from field: uint64 base_version = 2;
+   */
+  baseVersion: bigint;
+
+  /**
+   * @generated from field: string base_origin = 3;
+   */
+  baseOrigin: string;
+
+  /**
+   * The touch's own version and origin (above the base).
+   *
+   * @generated from field: uint64 version = 4;
+   */
+  version: bigint;
+
+  /**
+   * @generated from field: string origin = 5;
+   */
+  origin: string;
+
+  /**
+   * The new absolute expiry, Unix milliseconds; 0 = never (a persist).
+   *
+   * @generated from field: int64 expires_at_unix_ms = 6;
+   */
+  expiresAtUnixMs: bigint;
+
+  /**
+   * When the origin applied the touch, Unix milliseconds.
+   *
+   * @generated from field: int64 last_updated_unix_ms = 7;
+   */
+  lastUpdatedUnixMs: bigint;
+
+  /**
+   * The sender's owner list of the key, primary first (1 to 64 ids; a touch is a conditional
+   * write): the receiver applies the touch only when its own owner list is this list, in this
+   * order, and answers REFUSED otherwise.
+   *
+   * @generated from field: repeated string expected_owners = 8;
+   */
+  expectedOwners: string[];
+};
+
+/**
+ * Describes the message hypercache.peer.v1.TouchEntry.
+ * Use `create(TouchEntrySchema)` to create a new message.
+ */
+export const TouchEntrySchema: GenMessage<TouchEntry> = /*@__PURE__*/
+  messageDesc(file_hypercache_peer_v1_peer, 7);
 
 /**
  * OwnerList is one key's owner node ids, primary first.
@@ -483,7 +562,7 @@ export type OwnerList = Message<"hypercache.peer.v1.OwnerList"> & {
  * Use `create(OwnerListSchema)` to create a new message.
  */
 export const OwnerListSchema: GenMessage<OwnerList> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 7);
+  messageDesc(file_hypercache_peer_v1_peer, 8);
 
 /**
  * HeldVersion is the version and origin a receiver holds for a key.
@@ -507,7 +586,7 @@ export type HeldVersion = Message<"hypercache.peer.v1.HeldVersion"> & {
  * Use `create(HeldVersionSchema)` to create a new message.
  */
 export const HeldVersionSchema: GenMessage<HeldVersion> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 8);
+  messageDesc(file_hypercache_peer_v1_peer, 9);
 
 /**
  * SetResponse holds one outcome per entry, in request order.
@@ -534,6 +613,19 @@ export type SetResponse = Message<"hypercache.peer.v1.SetResponse"> & {
    * @generated from field: string node = 3;
    */
   node: string;
+
+  /**
+   * One per SetRequest.touches element, in request order (empty from older nodes), and what the
+   * receiver holds for each touch's key afterwards, as held is for entries.
+   *
+   * @generated from field: repeated hypercache.peer.v1.ApplyOutcome touch_outcomes = 4;
+   */
+  touchOutcomes: ApplyOutcome[];
+
+  /**
+   * @generated from field: repeated hypercache.peer.v1.HeldVersion touch_held = 5;
+   */
+  touchHeld: HeldVersion[];
 };
 
 /**
@@ -541,7 +633,7 @@ export type SetResponse = Message<"hypercache.peer.v1.SetResponse"> & {
  * Use `create(SetResponseSchema)` to create a new message.
  */
 export const SetResponseSchema: GenMessage<SetResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 9);
+  messageDesc(file_hypercache_peer_v1_peer, 10);
 
 /**
  * Deletion is a versioned delete of one key.
@@ -577,7 +669,7 @@ export type Deletion = Message<"hypercache.peer.v1.Deletion"> & {
  * Use `create(DeletionSchema)` to create a new message.
  */
 export const DeletionSchema: GenMessage<Deletion> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 10);
+  messageDesc(file_hypercache_peer_v1_peer, 11);
 
 /**
  * RemoveRequest carries versioned deletes.
@@ -620,7 +712,7 @@ export type RemoveRequest = Message<"hypercache.peer.v1.RemoveRequest"> & {
  * Use `create(RemoveRequestSchema)` to create a new message.
  */
 export const RemoveRequestSchema: GenMessage<RemoveRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 11);
+  messageDesc(file_hypercache_peer_v1_peer, 12);
 
 /**
  * RemoveResponse holds one outcome per deletion, in request order.
@@ -653,7 +745,7 @@ export type RemoveResponse = Message<"hypercache.peer.v1.RemoveResponse"> & {
  * Use `create(RemoveResponseSchema)` to create a new message.
  */
 export const RemoveResponseSchema: GenMessage<RemoveResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 12);
+  messageDesc(file_hypercache_peer_v1_peer, 13);
 
 /**
  * GetRequest names the keys to read from the receiver's local store.
@@ -672,7 +764,7 @@ export type GetRequest = Message<"hypercache.peer.v1.GetRequest"> & {
  * Use `create(GetRequestSchema)` to create a new message.
  */
 export const GetRequestSchema: GenMessage<GetRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 13);
+  messageDesc(file_hypercache_peer_v1_peer, 14);
 
 /**
  * GetResult is the local record of one key.
@@ -703,7 +795,7 @@ export type GetResult = Message<"hypercache.peer.v1.GetResult"> & {
  * Use `create(GetResultSchema)` to create a new message.
  */
 export const GetResultSchema: GenMessage<GetResult> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 14);
+  messageDesc(file_hypercache_peer_v1_peer, 15);
 
 /**
  * GetResponse holds one result per key, in request order. When the records would pass the
@@ -731,7 +823,7 @@ export type GetResponse = Message<"hypercache.peer.v1.GetResponse"> & {
  * Use `create(GetResponseSchema)` to create a new message.
  */
 export const GetResponseSchema: GenMessage<GetResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 15);
+  messageDesc(file_hypercache_peer_v1_peer, 16);
 
 /**
  * KeysRequest asks for one page of live keys.
@@ -766,7 +858,7 @@ export type KeysRequest = Message<"hypercache.peer.v1.KeysRequest"> & {
  * Use `create(KeysRequestSchema)` to create a new message.
  */
 export const KeysRequestSchema: GenMessage<KeysRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 16);
+  messageDesc(file_hypercache_peer_v1_peer, 17);
 
 /**
  * KeysResponse is one page: the keys of one shard (or part of it: a limit or the 8 MiB size budget
@@ -800,7 +892,7 @@ export type KeysResponse = Message<"hypercache.peer.v1.KeysResponse"> & {
  * Use `create(KeysResponseSchema)` to create a new message.
  */
 export const KeysResponseSchema: GenMessage<KeysResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 17);
+  messageDesc(file_hypercache_peer_v1_peer, 18);
 
 /**
  * ProbeRequest names the node to probe.
@@ -819,7 +911,7 @@ export type ProbeRequest = Message<"hypercache.peer.v1.ProbeRequest"> & {
  * Use `create(ProbeRequestSchema)` to create a new message.
  */
 export const ProbeRequestSchema: GenMessage<ProbeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 18);
+  messageDesc(file_hypercache_peer_v1_peer, 19);
 
 /**
  * ProbeResponse says whether the relay reached the target.
@@ -850,7 +942,7 @@ export type ProbeResponse = Message<"hypercache.peer.v1.ProbeResponse"> & {
  * Use `create(ProbeResponseSchema)` to create a new message.
  */
 export const ProbeResponseSchema: GenMessage<ProbeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 19);
+  messageDesc(file_hypercache_peer_v1_peer, 20);
 
 /**
  * Member is one entry of a membership list.
@@ -927,7 +1019,7 @@ export type Member = Message<"hypercache.peer.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 20);
+  messageDesc(file_hypercache_peer_v1_peer, 21);
 
 /**
  * GossipRequest pushes the sender's member list.
@@ -951,7 +1043,7 @@ export type GossipRequest = Message<"hypercache.peer.v1.GossipRequest"> & {
  * Use `create(GossipRequestSchema)` to create a new message.
  */
 export const GossipRequestSchema: GenMessage<GossipRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 21);
+  messageDesc(file_hypercache_peer_v1_peer, 22);
 
 /**
  * GossipResponse answers with the receiver's member list after the merge.
@@ -970,7 +1062,7 @@ export type GossipResponse = Message<"hypercache.peer.v1.GossipResponse"> & {
  * Use `create(GossipResponseSchema)` to create a new message.
  */
 export const GossipResponseSchema: GenMessage<GossipResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 22);
+  messageDesc(file_hypercache_peer_v1_peer, 23);
 
 /**
  * MerkleRootRequest asks for the root over the keys the receiver and the requester both own.
@@ -998,7 +1090,7 @@ export type MerkleRootRequest = Message<"hypercache.peer.v1.MerkleRootRequest"> 
  * Use `create(MerkleRootRequestSchema)` to create a new message.
  */
 export const MerkleRootRequestSchema: GenMessage<MerkleRootRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 23);
+  messageDesc(file_hypercache_peer_v1_peer, 24);
 
 /**
  * MerkleRootResponse is the root hash and the size of the compared key set.
@@ -1027,7 +1119,7 @@ export type MerkleRootResponse = Message<"hypercache.peer.v1.MerkleRootResponse"
  * Use `create(MerkleRootResponseSchema)` to create a new message.
  */
 export const MerkleRootResponseSchema: GenMessage<MerkleRootResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 24);
+  messageDesc(file_hypercache_peer_v1_peer, 25);
 
 /**
  * MerkleLeavesRequest asks for every leaf hash.
@@ -1051,7 +1143,7 @@ export type MerkleLeavesRequest = Message<"hypercache.peer.v1.MerkleLeavesReques
  * Use `create(MerkleLeavesRequestSchema)` to create a new message.
  */
 export const MerkleLeavesRequestSchema: GenMessage<MerkleLeavesRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 25);
+  messageDesc(file_hypercache_peer_v1_peer, 26);
 
 /**
  * MerkleLeavesResponse holds leaf_count hashes, leaf 0 first.
@@ -1070,7 +1162,7 @@ export type MerkleLeavesResponse = Message<"hypercache.peer.v1.MerkleLeavesRespo
  * Use `create(MerkleLeavesResponseSchema)` to create a new message.
  */
 export const MerkleLeavesResponseSchema: GenMessage<MerkleLeavesResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 26);
+  messageDesc(file_hypercache_peer_v1_peer, 27);
 
 /**
  * MerkleRangeRequest asks for the records in the given leaves.
@@ -1106,7 +1198,7 @@ export type MerkleRangeRequest = Message<"hypercache.peer.v1.MerkleRangeRequest"
  * Use `create(MerkleRangeRequestSchema)` to create a new message.
  */
 export const MerkleRangeRequestSchema: GenMessage<MerkleRangeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 27);
+  messageDesc(file_hypercache_peer_v1_peer, 28);
 
 /**
  * MerkleRangeResponse holds records (values and tombstones) of the requested leaves.
@@ -1132,7 +1224,7 @@ export type MerkleRangeResponse = Message<"hypercache.peer.v1.MerkleRangeRespons
  * Use `create(MerkleRangeResponseSchema)` to create a new message.
  */
 export const MerkleRangeResponseSchema: GenMessage<MerkleRangeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 28);
+  messageDesc(file_hypercache_peer_v1_peer, 29);
 
 /**
  * ExchangeRequest is one call on an Exchange stream.
@@ -1182,7 +1274,7 @@ export type ExchangeRequest = Message<"hypercache.peer.v1.ExchangeRequest"> & {
  * Use `create(ExchangeRequestSchema)` to create a new message.
  */
 export const ExchangeRequestSchema: GenMessage<ExchangeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 29);
+  messageDesc(file_hypercache_peer_v1_peer, 30);
 
 /**
  * ExchangeError is a failed call on an Exchange stream.
@@ -1208,7 +1300,7 @@ export type ExchangeError = Message<"hypercache.peer.v1.ExchangeError"> & {
  * Use `create(ExchangeErrorSchema)` to create a new message.
  */
 export const ExchangeErrorSchema: GenMessage<ExchangeError> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 30);
+  messageDesc(file_hypercache_peer_v1_peer, 31);
 
 /**
  * ExchangeResponse answers the call with the same id.
@@ -1262,7 +1354,7 @@ export type ExchangeResponse = Message<"hypercache.peer.v1.ExchangeResponse"> & 
  * Use `create(ExchangeResponseSchema)` to create a new message.
  */
 export const ExchangeResponseSchema: GenMessage<ExchangeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 31);
+  messageDesc(file_hypercache_peer_v1_peer, 32);
 
 /**
  * DrainRequest has no fields.
@@ -1277,7 +1369,7 @@ export type DrainRequest = Message<"hypercache.peer.v1.DrainRequest"> & {
  * Use `create(DrainRequestSchema)` to create a new message.
  */
 export const DrainRequestSchema: GenMessage<DrainRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 32);
+  messageDesc(file_hypercache_peer_v1_peer, 33);
 
 /**
  * DrainResponse confirms the draining state.
@@ -1296,7 +1388,7 @@ export type DrainResponse = Message<"hypercache.peer.v1.DrainResponse"> & {
  * Use `create(DrainResponseSchema)` to create a new message.
  */
 export const DrainResponseSchema: GenMessage<DrainResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 33);
+  messageDesc(file_hypercache_peer_v1_peer, 34);
 
 /**
  * HandOffHintsRequest carries hints for one target node.
@@ -1338,7 +1430,7 @@ export type HandOffHintsRequest = Message<"hypercache.peer.v1.HandOffHintsReques
  * Use `create(HandOffHintsRequestSchema)` to create a new message.
  */
 export const HandOffHintsRequestSchema: GenMessage<HandOffHintsRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 34);
+  messageDesc(file_hypercache_peer_v1_peer, 35);
 
 /**
  * HandOffHintsResponse says which entries the receiver queued.
@@ -1366,7 +1458,7 @@ export type HandOffHintsResponse = Message<"hypercache.peer.v1.HandOffHintsRespo
  * Use `create(HandOffHintsResponseSchema)` to create a new message.
  */
 export const HandOffHintsResponseSchema: GenMessage<HandOffHintsResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 35);
+  messageDesc(file_hypercache_peer_v1_peer, 36);
 
 /**
  * LeaseRequest asks for the stampede lease of one key (see Lease).
@@ -1407,7 +1499,7 @@ export type LeaseRequest = Message<"hypercache.peer.v1.LeaseRequest"> & {
  * Use `create(LeaseRequestSchema)` to create a new message.
  */
 export const LeaseRequestSchema: GenMessage<LeaseRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 36);
+  messageDesc(file_hypercache_peer_v1_peer, 37);
 
 /**
  * LeaseResponse answers a LeaseRequest.
@@ -1454,7 +1546,7 @@ export type LeaseResponse = Message<"hypercache.peer.v1.LeaseResponse"> & {
  * Use `create(LeaseResponseSchema)` to create a new message.
  */
 export const LeaseResponseSchema: GenMessage<LeaseResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 37);
+  messageDesc(file_hypercache_peer_v1_peer, 38);
 
 /**
  * HealthRequest asks whether the receiver is up.
@@ -1477,7 +1569,7 @@ export type HealthRequest = Message<"hypercache.peer.v1.HealthRequest"> & {
  * Use `create(HealthRequestSchema)` to create a new message.
  */
 export const HealthRequestSchema: GenMessage<HealthRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 38);
+  messageDesc(file_hypercache_peer_v1_peer, 39);
 
 /**
  * HealthResponse identifies the answering node.
@@ -1515,7 +1607,7 @@ export type HealthResponse = Message<"hypercache.peer.v1.HealthResponse"> & {
  * Use `create(HealthResponseSchema)` to create a new message.
  */
 export const HealthResponseSchema: GenMessage<HealthResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 39);
+  messageDesc(file_hypercache_peer_v1_peer, 40);
 
 /**
  * InspectRequest names the keys whose local records to describe.
@@ -1536,7 +1628,7 @@ export type InspectRequest = Message<"hypercache.peer.v1.InspectRequest"> & {
  * Use `create(InspectRequestSchema)` to create a new message.
  */
 export const InspectRequestSchema: GenMessage<InspectRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 40);
+  messageDesc(file_hypercache_peer_v1_peer, 41);
 
 /**
  * RecordInfo describes one local record, never its value.
@@ -1593,7 +1685,7 @@ export type RecordInfo = Message<"hypercache.peer.v1.RecordInfo"> & {
  * Use `create(RecordInfoSchema)` to create a new message.
  */
 export const RecordInfoSchema: GenMessage<RecordInfo> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 41);
+  messageDesc(file_hypercache_peer_v1_peer, 42);
 
 /**
  * InspectResponse holds one RecordInfo per requested key, in request order.
@@ -1619,7 +1711,7 @@ export type InspectResponse = Message<"hypercache.peer.v1.InspectResponse"> & {
  * Use `create(InspectResponseSchema)` to create a new message.
  */
 export const InspectResponseSchema: GenMessage<InspectResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 42);
+  messageDesc(file_hypercache_peer_v1_peer, 43);
 
 /**
  * Consistency is how many owners must acknowledge a write or answer a read.
@@ -1741,6 +1833,14 @@ export enum ApplyOutcome {
    * @generated from enum value: APPLY_OUTCOME_REFUSED = 3;
    */
   REFUSED = 3,
+
+  /**
+   * Touches only (SetResponse.touch_outcomes): the receiver does not hold the item touched (by
+   * version and origin) and stored nothing; the sender pushes the full item instead.
+   *
+   * @generated from enum value: APPLY_OUTCOME_BASE_MISSING = 4;
+   */
+  BASE_MISSING = 4,
 }
 
 /**

@@ -1,0 +1,100 @@
+// A SetRequest as the receiver takes it (pushed entries, or touches pushed without their values)
+// and the touch half of its answer, between the wire messages and the transport types. The entry
+// half of the answer is convert.ts's toWirePushAnswer / wire-encode.ts's pushAnswerFields.
+import { create } from "@bufbuild/protobuf";
+import { badRequest } from "../core/errors.js";
+import type { ApplyOutcome, PeerEndpoint, PeerRef, TouchOutcome, TouchPush } from "../transport/index.js";
+import {
+  ApplyOutcome as WireOutcome,
+  HeldVersionSchema,
+  TouchEntrySchema,
+  type HeldVersion,
+  type SetRequest,
+  type TouchEntry,
+} from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
+import { checkAnswerer, fromEntry, toNumber } from "./convert.js";
+import { fromWireOwnerChecks } from "./owner-checks.js";
+
+export function toWireTouch(t: TouchPush): TouchEntry {
+  return create(TouchEntrySchema, {
+    key: t.key,
+    baseVersion: BigInt(t.baseVersion),
+    baseOrigin: t.baseOrigin,
+    version: BigInt(t.version),
+    origin: t.origin,
+    expiresAtUnixMs: BigInt(t.expiresAtMs),
+    lastUpdatedUnixMs: BigInt(t.lastUpdatedMs),
+    expectedOwners: [...t.owners],
+  });
+}
+
+export function fromWireTouch(e: TouchEntry): TouchPush {
+  return {
+    key: e.key,
+    baseVersion: toNumber(e.baseVersion),
+    baseOrigin: e.baseOrigin,
+    version: toNumber(e.version),
+    origin: e.origin,
+    expiresAtMs: toNumber(e.expiresAtUnixMs),
+    lastUpdatedMs: toNumber(e.lastUpdatedUnixMs),
+    owners: e.expectedOwners,
+  };
+}
+
+/** What a receiver did with a SetRequest: one outcome per entry, or one per touch. */
+export interface SetAnswer {
+  readonly outcomes: readonly ApplyOutcome[];
+  readonly touches: readonly TouchOutcome[];
+}
+
+/**
+ * Applies a SetRequest's entries (with their owner checks) or its touches. A request with both is
+ * INVALID_ARGUMENT: each half is refused as a whole when one of its items is invalid, and a
+ * request half applied before the other half failed would be neither.
+ */
+export function applySetRequest(endpoint: PeerEndpoint, req: SetRequest): SetAnswer {
+  if (req.touches.length === 0) {
+    return { outcomes: endpoint.applySet(req.from, req.entries.map((e) => fromEntry({ ...e, tombstone: false })), fromWireOwnerChecks(req, req.entries.length)), touches: [] };
+  }
+  if (req.entries.length > 0) throw badRequest(`a set request carries ${req.entries.length} entries and ${req.touches.length} touches; send them apart`);
+  if (req.expectedOwners.length > 0 || req.ownerLists.length > 0 || req.entryOwnerLists.length > 0) throw badRequest("a set request's touches carry their own owner lists (expected_owners and owner_lists are for entries)");
+  return { outcomes: [], touches: endpoint.applyTouches(req.from, req.touches.map(fromWireTouch)) };
+}
+
+const TOUCH_OUTCOME_TO_WIRE: Readonly<Record<TouchOutcome["kind"], WireOutcome>> = Object.freeze({
+  applied: WireOutcome.APPLIED,
+  stale: WireOutcome.STALE,
+  refused: WireOutcome.REFUSED,
+  "base-missing": WireOutcome.BASE_MISSING,
+});
+
+/** SetResponse.touch_outcomes and touch_held for `touches`. */
+export function toWireTouchAnswer(touches: readonly TouchOutcome[]): { touchOutcomes: WireOutcome[]; touchHeld: HeldVersion[] } {
+  return {
+    touchOutcomes: touches.map((o) => TOUCH_OUTCOME_TO_WIRE[o.kind]),
+    touchHeld: touches.map((o) => create(HeldVersionSchema, { version: BigInt(o.version), origin: o.origin })),
+  };
+}
+
+const BASE_MISSING: TouchOutcome = Object.freeze({ kind: "base-missing", version: 0, origin: "" });
+
+/**
+ * The outcomes of `count` pushed touches from `to`'s answer; UNAVAILABLE when another node
+ * answered. An answer without one outcome per touch (an older node ignores touches) or with an
+ * outcome this node does not know reads as "base-missing": the sender pushes the full item, which
+ * every node takes.
+ */
+export function fromWireTouchAnswer(
+  answer: { readonly touchOutcomes: readonly WireOutcome[]; readonly touchHeld: readonly HeldVersion[]; readonly node: string },
+  count: number,
+  to: PeerRef,
+): TouchOutcome[] {
+  checkAnswerer(answer.node, to);
+  if (answer.touchOutcomes.length !== count) return new Array<TouchOutcome>(count).fill(BASE_MISSING);
+  return answer.touchOutcomes.map((o, i) => {
+    const held = answer.touchHeld[i];
+    const kind = o === WireOutcome.APPLIED ? "applied" : o === WireOutcome.STALE ? "stale" : o === WireOutcome.REFUSED ? "refused" : undefined;
+    if (kind === undefined) return BASE_MISSING;
+    return { kind, version: held ? toNumber(held.version) : 0, origin: held?.origin ?? "" };
+  });
+}

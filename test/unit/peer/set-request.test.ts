@@ -1,0 +1,80 @@
+// peer/set-request.ts: touches in a SetRequest survive the wire, a request with entries and
+// touches (or touches with the entries' owner-check fields) is a 400, and a touch answer that
+// does not carry one known outcome per touch (an older receiver ignores touches) reads as
+// base-missing, so the sender pushes the full item instead of counting an acknowledgement.
+import { expect } from "chai";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { CacheError } from "../../../src/core/errors.js";
+import { applySetRequest, fromWireTouchAnswer, toWireTouch, toWireTouchAnswer } from "../../../src/peer/set-request.js";
+import { toEntry } from "../../../src/peer/convert.js";
+import type { PeerEndpoint, TouchOutcome, TouchPush } from "../../../src/transport/index.js";
+import { ApplyOutcome as WireOutcome, SetRequestSchema, SetResponseSchema } from "../../../gen/proto/hypercache/peer/v1/peer_pb.js";
+
+const touch: TouchPush = { key: "k/ü", baseVersion: 2 ** 52 + 1, baseOrigin: "n2", version: 2 ** 53 - 2, origin: "n2", expiresAtMs: 1_900_000_000_000, lastUpdatedMs: 1_800_000_000_000, owners: ["n2", "n1", "n3"] };
+const peer = { id: "n3", address: "127.0.0.1:1" };
+
+/** An endpoint that records what applySet and applyTouches got. */
+function endpoint() {
+  const got: { sets: unknown[]; touches: TouchPush[][] } = { sets: [], touches: [] };
+  const e = {
+    applySet: (_from: string, records: unknown[]) => {
+      got.sets.push(records);
+      return [];
+    },
+    applyTouches: (_from: string, touches: readonly TouchPush[]) => {
+      got.touches.push([...touches]);
+      return touches.map((): TouchOutcome => ({ kind: "base-missing", version: 0, origin: "" }));
+    },
+  } as unknown as PeerEndpoint;
+  return { e, got };
+}
+
+describe("peer/set-request (touches pushed without their values)", () => {
+  it("a touch survives encoding and decoding a SetRequest unchanged, and is applied as a touch", () => {
+    const bytes = toBinary(SetRequestSchema, create(SetRequestSchema, { from: "n2", touches: [toWireTouch(touch)] }));
+    const { e, got } = endpoint();
+    const answer = applySetRequest(e, fromBinary(SetRequestSchema, bytes));
+    expect(got.touches).to.deep.equal([[touch]]);
+    expect(got.sets).to.deep.equal([]);
+    expect(answer.touches).to.have.length(1);
+  });
+
+  it("entries and touches in one request, or touches with expected_owners / owner lists: 400, nothing applied", () => {
+    const entry = toEntry({ key: "e", value: "v", version: 5, origin: "n2", lastUpdatedMs: 0, expiresAtMs: 0, tombstone: false });
+    const mixed = [
+      create(SetRequestSchema, { from: "n2", entries: [entry], touches: [toWireTouch(touch)] }),
+      create(SetRequestSchema, { from: "n2", expectedOwners: ["n1"], touches: [toWireTouch(touch)] }),
+      create(SetRequestSchema, { from: "n2", entryOwnerLists: [1], touches: [toWireTouch(touch)] }),
+    ];
+    for (const req of mixed) {
+      const { e, got } = endpoint();
+      expect(() => applySetRequest(e, req)).to.throw(CacheError).with.property("code", "BAD_REQUEST");
+      expect(got).to.deep.equal({ sets: [], touches: [] });
+    }
+  });
+
+  it("each outcome comes back with what the receiver holds, in order", () => {
+    const outcomes: TouchOutcome[] = [
+      { kind: "applied", version: touch.version, origin: "n2" },
+      { kind: "stale", version: 2 ** 53 - 1, origin: "n1" },
+      { kind: "refused", version: 0, origin: "" },
+      { kind: "base-missing", version: 0, origin: "" },
+    ];
+    const wire = fromBinary(SetResponseSchema, toBinary(SetResponseSchema, create(SetResponseSchema, { node: "n3", ...toWireTouchAnswer(outcomes) })));
+    expect(fromWireTouchAnswer(wire, 4, peer)).to.deep.equal(outcomes);
+  });
+
+  it("an answer without one outcome per touch (an older node ignores touches) or with an unknown outcome: base-missing for those, never an acknowledgement", () => {
+    const older = create(SetResponseSchema, { node: "n3" });
+    expect(fromWireTouchAnswer(older, 2, peer).map((o) => o.kind)).to.deep.equal(["base-missing", "base-missing"]);
+    const short = create(SetResponseSchema, { node: "n3", touchOutcomes: [WireOutcome.APPLIED] });
+    expect(fromWireTouchAnswer(short, 2, peer).map((o) => o.kind)).to.deep.equal(["base-missing", "base-missing"]);
+    const unknown = create(SetResponseSchema, { node: "n3", touchOutcomes: [99 as WireOutcome, WireOutcome.UNSPECIFIED] });
+    expect(fromWireTouchAnswer(unknown, 2, peer).map((o) => o.kind)).to.deep.equal(["base-missing", "base-missing"]);
+  });
+
+  it("an answer from another node than the one addressed is UNAVAILABLE", () => {
+    const other = create(SetResponseSchema, { node: "n9", ...toWireTouchAnswer([{ kind: "applied", version: 1, origin: "n2" }]) });
+    expect(() => fromWireTouchAnswer(other, 1, peer)).to.throw(CacheError).with.property("code", "UNAVAILABLE");
+  });
+});
