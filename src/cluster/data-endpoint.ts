@@ -4,7 +4,7 @@
 // peer/ adapts it to the Connect service; the in-memory transport calls it directly. Membership
 // answers gossip and probe relays itself (membership/gossip-endpoint.ts).
 import type { ShardedStore, VersionedRecord } from "../store/index.js";
-import type { ApplyOutcome, OwnerChecks, PeerEndpoint, TouchOutcome } from "../transport/index.js";
+import { BASE_MISSING, type ApplyOutcome, type OwnerChecks, type PeerEndpoint, type TouchOutcome } from "../transport/index.js";
 import type { MerkleAnswers } from "./anti-entropy/merkle-answers.js";
 import type { KeyLister } from "./key-listing.js";
 import type { Lifecycle } from "./lifecycle.js";
@@ -54,8 +54,6 @@ function outcomeOf(rec: { readonly version: number; readonly origin: string }, v
   if (v.kind === "stale") return { kind: "stale", version: v.version, origin: v.origin };
   return REFUSED;
 }
-
-const BASE_MISSING: TouchOutcome = Object.freeze({ kind: "base-missing", version: 0, origin: "" });
 
 /** What the sender learns of a pushed touch: as outcomeOf, or "base-missing" (it pushes the full item then). */
 function touchOutcomeOf(t: { readonly version: number; readonly origin: string }, v: TouchVerdict): TouchOutcome {

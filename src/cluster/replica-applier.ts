@@ -9,10 +9,11 @@
 import type { Clock } from "../core/clock.js";
 import { isCounterValue } from "../core/counter-state.js";
 import { badRequest, type CacheError } from "../core/errors.js";
+import { PEER_BATCH_BYTES, PEER_BATCHING } from "../core/limits.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
 import { sameOwnerList, type HashRing } from "../ring/index.js";
-import { Applied, compareVersions, type ShardedStore, type VersionedRecord } from "../store/index.js";
+import { Applied, compareVersions, type RecordHeader, type ShardedStore, type VersionedRecord } from "../store/index.js";
 import type { OwnerChecks, TouchPush } from "../transport/index.js";
 import { mergeCounterRecord } from "./counter-merge.js";
 import { peerRecordProblem, touchPushProblem, versionTooFarAhead } from "./peer-input.js";
@@ -130,37 +131,60 @@ export class ReplicaApplier {
    * expired: the same value with the touch's version, origin and expiry, through the push path's
    * rules. Otherwise nothing is stored: "applied" when this node holds the touch already, "stale"
    * when it holds a newer version, else "base-missing" (the sender pushes the full item). A
-   * touch whose owner list differs from this node's is refused ("owners-differ"). A batch with an
-   * invalid touch is refused as a whole with its 400, as applyPushed does.
+   * touch whose owner list differs from this node's is refused ("owners-differ").
+   *
+   * Bounds: at most PEER_BATCHING.push.items touches (else 400), and a stored touch copies its
+   * value out of the store and back, so one call copies at most PEER_BATCH_BYTES of values (the
+   * first touch always): the touches past that answer "base-missing" and arrive as full items,
+   * under the Set path's caps. A batch with an invalid touch is refused as a whole with its 400,
+   * as applyPushed does.
    */
   applyTouches(touches: readonly TouchPush[]): TouchVerdict[] {
+    if (touches.length > PEER_BATCHING.push.items) throw badRequest(`a push carries ${touches.length} touches (at most ${PEER_BATCHING.push.items})`);
     const now = this.deps.clock.nowMs();
     for (const t of touches) {
       const problem = touchPushProblem(t, now);
       if (problem !== undefined) throw problem;
     }
     const ring = this.deps.ring();
-    return touches.map((t) => this.applyTouch(t, ring));
+    let copied = 0;
+    return touches.map((t) => {
+      const base = this.touchBase(t, ring);
+      if (base === undefined || "kind" in base) return base ?? BASE_MISSING;
+      if (copied > 0 && copied + base.valueBytes > PEER_BATCH_BYTES) return BASE_MISSING;
+      copied += base.valueBytes;
+      return this.applyOnBase(t, ring);
+    });
   }
 
-  private applyTouch(t: TouchPush, ring: HashRing): TouchVerdict {
-    const { store, metrics } = this.deps;
+  /**
+   * The header of the item `t` names when this node holds it (a value, not a tombstone, with the
+   * base's version and origin); else the touch's verdict without it, or undefined for base-missing.
+   */
+  private touchBase(t: TouchPush, ring: HashRing): RecordHeader | TouchVerdict | undefined {
     if (!sameOwnerList(ring.ownersOf(t.key).ids, t.owners)) {
-      metrics.inc("dist.write.apply_refused");
+      this.deps.metrics.inc("dist.write.apply_refused");
       return OWNERS_DIFFER;
     }
-    const held = store.peek(t.key);
-    if (held === undefined) return BASE_MISSING;
-    if (!held.tombstone && held.version === t.baseVersion && held.origin === t.baseOrigin) {
-      metrics.inc("dist.replica.touches_in_place");
-      const rec: VersionedRecord = { key: t.key, value: held.value, version: t.version, origin: t.origin, expiresAtMs: t.expiresAtMs, lastUpdatedMs: t.lastUpdatedMs, tombstone: false };
-      return this.gateAndStore(rec, RULES.push, ring);
-    }
+    const held = this.deps.store.peekHeader(t.key);
+    if (held === undefined) return undefined;
+    if (!held.tombstone && held.version === t.baseVersion && held.origin === t.baseOrigin) return held;
     const order = compareVersions(held.version, held.origin, t.version, t.origin);
     if (order === 0) return DUPLICATE;
-    if (order < 0) return BASE_MISSING;
-    metrics.inc("dist.version.conflicts");
+    if (order < 0) return undefined;
+    this.deps.metrics.inc("dist.version.conflicts");
     return { kind: "stale", version: held.version, origin: held.origin };
+  }
+
+  /** Stores the value this node holds for `t.key` (the touch's base) under the touch's version and expiry. */
+  private applyOnBase(t: TouchPush, ring: HashRing): TouchVerdict {
+    const held = this.deps.store.peek(t.key);
+    // touchBase() found it with nothing awaited since; checked again so no other value is ever used.
+    if (held === undefined || held.tombstone || held.version !== t.baseVersion || held.origin !== t.baseOrigin) return BASE_MISSING;
+    const rec: VersionedRecord = { key: t.key, value: held.value, version: t.version, origin: t.origin, expiresAtMs: t.expiresAtMs, lastUpdatedMs: t.lastUpdatedMs, tombstone: false };
+    const verdict = this.gateAndStore(rec, RULES.push, ring);
+    if (verdict === STORED) this.deps.metrics.inc("dist.replica.touches_in_place");
+    return verdict;
   }
 
   private problemOf(rec: VersionedRecord, rules: SourceRules): CacheError | undefined {

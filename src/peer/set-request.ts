@@ -3,7 +3,7 @@
 // half of the answer is convert.ts's toWirePushAnswer / wire-encode.ts's pushAnswerFields.
 import { create } from "@bufbuild/protobuf";
 import { badRequest } from "../core/errors.js";
-import type { ApplyOutcome, PeerEndpoint, PeerRef, TouchOutcome, TouchPush } from "../transport/index.js";
+import { BASE_MISSING, type ApplyOutcome, type PeerEndpoint, type PeerRef, type TouchOutcome, type TouchPush } from "../transport/index.js";
 import {
   ApplyOutcome as WireOutcome,
   HeldVersionSchema,
@@ -15,6 +15,7 @@ import {
 import { checkAnswerer, fromEntry, toNumber } from "./convert.js";
 import { fromWireOwnerChecks } from "./owner-checks.js";
 
+/** `t` as a SetRequest.touches element. */
 export function toWireTouch(t: TouchPush): TouchEntry {
   return create(TouchEntrySchema, {
     key: t.key,
@@ -28,6 +29,7 @@ export function toWireTouch(t: TouchPush): TouchEntry {
   });
 }
 
+/** A SetRequest.touches element as a TouchPush (checked by ReplicaApplier.applyTouches, not here). */
 export function fromWireTouch(e: TouchEntry): TouchPush {
   return {
     key: e.key,
@@ -75,8 +77,6 @@ export function toWireTouchAnswer(touches: readonly TouchOutcome[]): { touchOutc
     touchHeld: touches.map((o) => create(HeldVersionSchema, { version: BigInt(o.version), origin: o.origin })),
   };
 }
-
-const BASE_MISSING: TouchOutcome = Object.freeze({ kind: "base-missing", version: 0, origin: "" });
 
 /**
  * The outcomes of `count` pushed touches from `to`'s answer; UNAVAILABLE when another node

@@ -65,6 +65,9 @@ export interface TouchPush {
  */
 export type TouchOutcome = ApplyOutcome | { readonly kind: "base-missing"; readonly version: number; readonly origin: string };
 
+/** The "base-missing" answer to a pushed touch (it holds nothing of the touch to report). */
+export const BASE_MISSING: TouchOutcome = Object.freeze({ kind: "base-missing", version: 0, origin: "" });
+
 /**
  * Per pushed record, in order: the owner list (primary first) the receiver checks the record's key
  * against before storing it, or undefined for no check. A conditional write's primary sends its own

@@ -11,8 +11,8 @@
 // among the acknowledgements, and not pushed to, only when its owner list of the key, sent with
 // the write, equals this node's (the check a pushed replica makes), and for a touch only when it
 // holds the very item touched (a touch's result carries no value): senderCounts() decides.
-// Otherwise it is pushed to like any other owner. A touch is pushed without its value to owners
-// that hold the item touched (replica-pusher.ts).
+// Otherwise it is pushed to like any other owner. A touch goes to the other owners without its
+// value first; those that do not hold the item touched then get the full item (replica-pusher.ts).
 import { badRequest } from "../../core/errors.js";
 import type { Clock } from "../../core/clock.js";
 import type { ConsistencyLevel } from "../../config/index.js";

@@ -4,9 +4,11 @@
 // so conditional and plain pushes to a peer share its batches (one lane per owner list sent
 // conditional pushes in more, smaller calls).
 //
-// A touch is pushed without its value first (SetRequest.touches, a lane of its own): an owner
-// that holds the item touched applies the new version and expiry on top of it. One that does not
-// ("base-missing", also every older node) gets the full item in a second push.
+// A touch is pushed to every other owner without its value first (SetRequest.touches, a lane of
+// its own): an owner that holds the item touched applies the new version and expiry on top of
+// it. One that does not ("base-missing", also every older node) gets the full item in a second
+// push. A touch can overtake the Set that created its base (separate lanes); that owner then
+// answers base-missing and gets the full item, so the order costs a push, never correctness.
 import type { Timers } from "../../core/clock.js";
 import { PEER_BATCHING } from "../../core/limits.js";
 import { byteSize } from "../record-size.js";
@@ -35,22 +37,30 @@ function split(items: readonly Push[]): [VersionedRecord[], Array<readonly strin
   return [records, items.some((p) => p.owners !== undefined) ? items.map((p) => p.owners) : undefined];
 }
 
-/** Bytes of a touch on the wire, about: key, two origins, owner ids and fixed fields. */
-function touchSize(t: TouchPush): number {
-  return t.key.length * 3 + t.owners.length * 40 + 120;
+/**
+ * A touch and what it weighs against a call's byte cap: the full record's size, value included.
+ * It is small on the wire, but its receiver copies the value it holds, and a call's work stays
+ * within the cap as a Set call's does (the receiver bounds it too: ReplicaApplier.applyTouches).
+ */
+interface TouchItem {
+  readonly touch: TouchPush;
+  readonly bytes: number;
 }
 
 export class ReplicaPusher {
   private readonly sets: PeerBatcher<Push, ApplyOutcome>;
   private readonly removes: PeerBatcher<Push, ApplyOutcome>;
-  private readonly touches: PeerBatcher<TouchPush, TouchOutcome>;
+  private readonly touches: PeerBatcher<TouchItem, TouchOutcome>;
 
   constructor(private readonly deps: { transport: PeerTransport; selfId: string; hints: HintQueue; timers: Timers; metrics: Metrics }) {
     const overflow = () => deps.metrics.inc("dist.peer.queue_overflow");
     const opts = batchOptions<Push>(PEER_BATCHING.push, (p) => byteSize(p.record), deps.timers, overflow);
     this.sets = new PeerBatcher((peer, items) => deps.transport.set(peer, deps.selfId, ...split(items)), opts);
     this.removes = new PeerBatcher((peer, items) => deps.transport.remove(peer, deps.selfId, ...split(items)), opts);
-    this.touches = new PeerBatcher((peer, items) => deps.transport.touch(peer, deps.selfId, items), batchOptions(PEER_BATCHING.push, touchSize, deps.timers, overflow));
+    this.touches = new PeerBatcher(
+      (peer, items) => deps.transport.touch(peer, deps.selfId, items.map((i) => i.touch)),
+      batchOptions<TouchItem>(PEER_BATCHING.push, (i) => i.bytes, deps.timers, overflow),
+    );
   }
 
   /** Peer calls made so far. */
@@ -97,7 +107,7 @@ export class ReplicaPusher {
     };
     let outcome: TouchOutcome | undefined;
     try {
-      outcome = await this.touches.enqueue(peer, touch);
+      outcome = await this.touches.enqueue(peer, { touch, bytes: byteSize(record) });
     } catch {
       outcome = undefined;
     }

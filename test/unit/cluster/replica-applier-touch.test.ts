@@ -82,6 +82,45 @@ describe("ReplicaApplier.applyTouches (touches pushed without their values)", ()
     expect(applier.applyTouches([touch])).to.deep.equal([{ kind: "stale", version: newer.version, origin: newer.origin }]);
     expect(store.peek("k")?.value).to.equal("newer");
     expect(metrics.get("dist.version.conflicts")).to.equal(1);
+    const deleted = setup();
+    const tomb = { ...deleted.item, value: "", expiresAtMs: 0, tombstone: true, version: deleted.touch.version + 1 };
+    deleted.store.apply(tomb);
+    expect(deleted.applier.applyTouches([deleted.touch])).to.deep.equal([{ kind: "stale", version: tomb.version, origin: tomb.origin }]);
+    expect(deleted.store.peek("k")).to.include({ tombstone: true, version: tomb.version });
+  });
+
+  it("a node that does not own the key (its owner list is the sender's, without it): refused by the ownership guard, not counted as applied in place", () => {
+    const clock = new ManualClock();
+    const metrics = new Metrics();
+    const store = new ShardedStore({ shards: 2, capacity: 1000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 1 << 20, clock, metrics });
+    const ring = HashRing.build(["self", "n2", "n3"], 2);
+    const applier = new ReplicaApplier({ selfId: "self", store, versions: new VersionClock(clock), clock, metrics, logger: recordingLogger("error"), ring: () => ring, versionFloor: () => 0 });
+    let key = "k0";
+    for (let i = 0; ring.isOwner(key, "self"); i++) key = `k${i}`;
+    const base = clock.nowMs() * 1000;
+    store.apply({ key, value: "v", version: base + 1, origin: "n2", lastUpdatedMs: clock.nowMs(), expiresAtMs: 0, tombstone: false });
+    const t: TouchPush = { key, baseVersion: base + 1, baseOrigin: "n2", version: base + 2, origin: "n2", expiresAtMs: 0, lastUpdatedMs: clock.nowMs(), owners: ring.ownersOf(key).ids };
+    expect(applier.applyTouches([t])).to.deep.equal([{ kind: "refused", reason: "not-owner" }]);
+    expect(metrics.get("dist.replica.touches_in_place")).to.equal(0);
+  });
+
+  it("bounds: more than 512 touches is 400; one call copies at most 8 MiB of values (the first touch always), the rest answer base-missing", () => {
+    const { store, applier, item, touch } = setup();
+    expect(() => applier.applyTouches(new Array<TouchPush>(513).fill(touch)))
+      .to.throw(CacheError)
+      .with.property("code", "BAD_REQUEST");
+    const big = "b".repeat(5 * 1024 * 1024);
+    const keys = ["big-1", "big-2", "big-3"];
+    const ring = HashRing.build(["self", "n2", "n3"], 3);
+    for (const key of keys) store.apply({ ...item, key, value: big });
+    const touches = keys.map((key) => ({ ...touch, key, owners: ring.ownersOf(key).ids }));
+    expect(applier.applyTouches(touches).map((v) => v.kind)).to.deep.equal(["applied", "base-missing", "base-missing"]);
+    expect(store.peek("big-1")?.version).to.equal(touch.version);
+    expect(store.peek("big-2")?.version).to.equal(item.version);
+    // A single touch larger than the budget still applies (it is the first of its call).
+    const huge = "h".repeat(9 * 1024 * 1024);
+    store.apply({ ...item, key: "huge", value: huge });
+    expect(applier.applyTouches([{ ...touch, key: "huge", owners: ring.ownersOf("huge").ids }]).map((v) => v.kind)).to.deep.equal(["applied"]);
   });
 
   it("an owner list other than this node's (another ring view): refused, nothing stored", () => {

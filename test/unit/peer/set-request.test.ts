@@ -4,11 +4,13 @@
 // base-missing, so the sender pushes the full item instead of counting an acknowledgement.
 import { expect } from "chai";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { CacheError } from "../../../src/core/errors.js";
 import { applySetRequest, fromWireTouchAnswer, toWireTouch, toWireTouchAnswer } from "../../../src/peer/set-request.js";
 import { toEntry } from "../../../src/peer/convert.js";
 import type { PeerEndpoint, TouchOutcome, TouchPush } from "../../../src/transport/index.js";
-import { ApplyOutcome as WireOutcome, SetRequestSchema, SetResponseSchema } from "../../../gen/proto/hypercache/peer/v1/peer_pb.js";
+import { peerServiceImpl } from "../../../src/peer/peer-service.js";
+import { ApplyOutcome as WireOutcome, SetRequestSchema, SetResponseSchema, type SetRequest, type SetResponse } from "../../../gen/proto/hypercache/peer/v1/peer_pb.js";
 
 const touch: TouchPush = { key: "k/ü", baseVersion: 2 ** 52 + 1, baseOrigin: "n2", version: 2 ** 53 - 2, origin: "n2", expiresAtMs: 1_900_000_000_000, lastUpdatedMs: 1_800_000_000_000, owners: ["n2", "n1", "n3"] };
 const peer = { id: "n3", address: "127.0.0.1:1" };
@@ -71,6 +73,23 @@ describe("peer/set-request (touches pushed without their values)", () => {
     expect(fromWireTouchAnswer(short, 2, peer).map((o) => o.kind)).to.deep.equal(["base-missing", "base-missing"]);
     const unknown = create(SetResponseSchema, { node: "n3", touchOutcomes: [99 as WireOutcome, WireOutcome.UNSPECIFIED] });
     expect(fromWireTouchAnswer(unknown, 2, peer).map((o) => o.kind)).to.deep.equal(["base-missing", "base-missing"]);
+  });
+
+  it("the unary Set handler (peers without the Exchange stream) answers touches one by one, and refuses a mixed request as INVALID_ARGUMENT", async () => {
+    const { e, got } = endpoint();
+    const service = peerServiceImpl({ ...e, health: () => ({ node: "n3", draining: false, incarnation: 1 }) });
+    const set = service.set as unknown as (req: SetRequest) => Promise<SetResponse>;
+    const answer = await set(create(SetRequestSchema, { from: "n2", touches: [toWireTouch(touch), toWireTouch({ ...touch, key: "b" })] }));
+    expect(got.touches.map((ts) => ts.map((t) => t.key))).to.deep.equal([[touch.key, "b"]]);
+    expect(fromWireTouchAnswer(answer, 2, peer).map((o) => o.kind)).to.deep.equal(["base-missing", "base-missing"]);
+    expect(answer.touchOutcomes).to.deep.equal([WireOutcome.BASE_MISSING, WireOutcome.BASE_MISSING]);
+    const entry = toEntry({ key: "e", value: "v", version: 5, origin: "n2", lastUpdatedMs: 0, expiresAtMs: 0, tombstone: false });
+    const refused = await set(create(SetRequestSchema, { from: "n2", entries: [entry], touches: [toWireTouch(touch)] })).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).to.be.instanceOf(ConnectError);
+    expect((refused as ConnectError).code).to.equal(Code.InvalidArgument);
   });
 
   it("an answer from another node than the one addressed is UNAVAILABLE", () => {
