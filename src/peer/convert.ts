@@ -7,7 +7,7 @@ import { fromBytes, toBuffer } from "../core/byte-string.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { badRequest, CacheError } from "../core/errors.js";
-import type { ApplyOutcome, ClientWrite, LeaseOutcome, WriteCondition, PeerMember, PeerMemberState, PeerRef, RecordMeta, WriteOutcome } from "../transport/index.js";
+import type { ApplyOutcome, ClientWrite, LeaseOutcome, TouchOutcome, WriteCondition, PeerMember, PeerMemberState, PeerRef, RecordMeta, WriteOutcome } from "../transport/index.js";
 import {
   ApplyOutcome as WireOutcome,
   HeldVersionSchema,
@@ -103,28 +103,47 @@ export function fromDeletion(d: Deletion): VersionedRecord {
   return { key: d.key, value: "", version: toNumber(d.version), origin: d.origin, lastUpdatedMs: toNumber(d.deletedAtUnixMs), expiresAtMs: 0, tombstone: true };
 }
 
-const OUTCOME_TO_WIRE: Readonly<Record<ApplyOutcome["kind"], WireOutcome>> = Object.freeze({
+const OUTCOME_TO_WIRE: Readonly<Record<TouchOutcome["kind"], WireOutcome>> = Object.freeze({
   applied: WireOutcome.APPLIED,
   stale: WireOutcome.STALE,
   refused: WireOutcome.REFUSED,
+  "base-missing": WireOutcome.BASE_MISSING,
 });
 
-/** The fields of a Set or Remove answer: one outcome and held version per record, and who answered. */
-export function toWirePushAnswer(outcomes: readonly ApplyOutcome[], node: string): { outcomes: WireOutcome[]; held: HeldVersion[]; node: string } {
+const WIRE_TO_OUTCOME: ReadonlyMap<WireOutcome, TouchOutcome["kind"]> = new Map(Object.entries(OUTCOME_TO_WIRE).map(([kind, wire]) => [wire, kind as TouchOutcome["kind"]]));
+
+/**
+ * Outcomes and what the receiver holds, one each per pushed item, as Set and Remove answers carry
+ * them for entries (outcomes, held) and touches (touch_outcomes, touch_held).
+ */
+export function toWireOutcomes(outcomes: readonly TouchOutcome[]): { outcomes: WireOutcome[]; held: HeldVersion[] } {
   return {
     outcomes: outcomes.map((o) => OUTCOME_TO_WIRE[o.kind]),
     held: outcomes.map((o) => create(HeldVersionSchema, { version: BigInt(o.version), origin: o.origin })),
-    node,
   };
 }
 
-/** The outcomes of a Set or Remove answer from `to`; UNAVAILABLE when another node answered. */
+/** One pushed item's outcome with what the receiver holds; undefined for an outcome this node does not know. */
+export function fromWireOutcome(o: WireOutcome, held: HeldVersion | undefined): TouchOutcome | undefined {
+  const kind = WIRE_TO_OUTCOME.get(o);
+  return kind === undefined ? undefined : ({ kind, version: held ? toNumber(held.version) : 0, origin: held?.origin ?? "" } as TouchOutcome);
+}
+
+/** The fields of a Set or Remove answer: one outcome and held version per record, and who answered. */
+export function toWirePushAnswer(outcomes: readonly ApplyOutcome[], node: string): { outcomes: WireOutcome[]; held: HeldVersion[]; node: string } {
+  return { ...toWireOutcomes(outcomes), node };
+}
+
+/**
+ * The outcomes of a Set or Remove answer from `to`; UNAVAILABLE when another node answered. An
+ * outcome an entry cannot have (unknown, or a touch's base-missing) reads as stale: no acknowledgement.
+ */
 export function fromWirePushAnswer(answer: { readonly outcomes: readonly WireOutcome[]; readonly held: readonly HeldVersion[]; readonly node: string }, to: PeerRef): ApplyOutcome[] {
   checkAnswerer(answer.node, to);
   return answer.outcomes.map((o, i) => {
     const held = answer.held[i];
-    const kind = o === WireOutcome.APPLIED ? "applied" : o === WireOutcome.REFUSED ? "refused" : "stale";
-    return { kind, version: held ? toNumber(held.version) : 0, origin: held?.origin ?? "" };
+    const r = fromWireOutcome(o, held);
+    return r !== undefined && r.kind !== "base-missing" ? r : { kind: "stale", version: held ? toNumber(held.version) : 0, origin: held?.origin ?? "" };
   });
 }
 

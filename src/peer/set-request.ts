@@ -1,18 +1,18 @@
 // A SetRequest as the receiver takes it (pushed entries, or touches pushed without their values)
-// and the touch half of its answer, between the wire messages and the transport types. The entry
-// half of the answer is convert.ts's toWirePushAnswer / wire-encode.ts's pushAnswerFields.
+// and the touch half of its answer, between the wire messages and the transport types. Both
+// halves of the answer share convert.ts's outcome table (toWireOutcomes / fromWireOutcome); the
+// entry half is also encoded by hand (wire-encode.ts pushAnswerFields).
 import { create } from "@bufbuild/protobuf";
 import { badRequest } from "../core/errors.js";
 import { BASE_MISSING, type ApplyOutcome, type PeerEndpoint, type PeerRef, type TouchOutcome, type TouchPush } from "../transport/index.js";
 import {
-  ApplyOutcome as WireOutcome,
-  HeldVersionSchema,
+  type ApplyOutcome as WireOutcome,
   TouchEntrySchema,
   type HeldVersion,
   type SetRequest,
   type TouchEntry,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { checkAnswerer, fromEntry, toNumber } from "./convert.js";
+import { checkAnswerer, fromEntry, fromWireOutcome, toNumber, toWireOutcomes } from "./convert.js";
 import { fromWireOwnerChecks } from "./owner-checks.js";
 
 /** `t` as a SetRequest.touches element. */
@@ -63,19 +63,10 @@ export function applySetRequest(endpoint: PeerEndpoint, req: SetRequest): SetAns
   return { outcomes: [], touches: endpoint.applyTouches(req.from, req.touches.map(fromWireTouch)) };
 }
 
-const TOUCH_OUTCOME_TO_WIRE: Readonly<Record<TouchOutcome["kind"], WireOutcome>> = Object.freeze({
-  applied: WireOutcome.APPLIED,
-  stale: WireOutcome.STALE,
-  refused: WireOutcome.REFUSED,
-  "base-missing": WireOutcome.BASE_MISSING,
-});
-
 /** SetResponse.touch_outcomes and touch_held for `touches`. */
 export function toWireTouchAnswer(touches: readonly TouchOutcome[]): { touchOutcomes: WireOutcome[]; touchHeld: HeldVersion[] } {
-  return {
-    touchOutcomes: touches.map((o) => TOUCH_OUTCOME_TO_WIRE[o.kind]),
-    touchHeld: touches.map((o) => create(HeldVersionSchema, { version: BigInt(o.version), origin: o.origin })),
-  };
+  const { outcomes, held } = toWireOutcomes(touches);
+  return { touchOutcomes: outcomes, touchHeld: held };
 }
 
 /**
@@ -91,10 +82,5 @@ export function fromWireTouchAnswer(
 ): TouchOutcome[] {
   checkAnswerer(answer.node, to);
   if (answer.touchOutcomes.length !== count) return new Array<TouchOutcome>(count).fill(BASE_MISSING);
-  return answer.touchOutcomes.map((o, i) => {
-    const held = answer.touchHeld[i];
-    const kind = o === WireOutcome.APPLIED ? "applied" : o === WireOutcome.STALE ? "stale" : o === WireOutcome.REFUSED ? "refused" : undefined;
-    if (kind === undefined) return BASE_MISSING;
-    return { kind, version: held ? toNumber(held.version) : 0, origin: held?.origin ?? "" };
-  });
+  return answer.touchOutcomes.map((o, i) => fromWireOutcome(o, answer.touchHeld[i]) ?? BASE_MISSING);
 }
