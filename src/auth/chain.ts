@@ -30,7 +30,10 @@ export interface ChainParts {
   readonly oidc: BearerVerifier | undefined;
   readonly allowAnonymous: boolean;
   readonly allowBasicWithoutTls: boolean;
-  /** Static-token matches remembered by token digest; without it every request walks the table. */
+  /**
+   * Static-token matches remembered by token digest, and per connection by its last matched
+   * Authorization header; without it every request walks the table.
+   */
   readonly tokenCache?: TokenCache;
   /** Counts failures per client address; without it failures are not limited. */
   readonly limiter?: AuthFailLimiter;

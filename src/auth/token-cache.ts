@@ -5,10 +5,11 @@
 // entries live TOKEN_CACHE_LIMITS.ttlMs and at most TOKEN_CACHE_LIMITS.entriesMax are held, the
 // oldest dropped first. The key is a digest, so a lookup's timing says nothing about a configured token.
 // A keep-alive connection that sends the same Authorization header as its last matched request
-// is served without hashing at all: the header is compared (===) with the one that connection
-// itself sent, so the comparison's timing tells the client only about its own earlier header, and
-// the entry it points to must still be live (TTL, eviction) or the request goes the whole way.
-import { hash } from "node:crypto";
+// is served without hashing at all: the header is compared with the one that connection sent
+// last, in constant time (a proxy that pools upstream connections sends several users' headers
+// over one socket, so that earlier header may be another user's token), and the entry it points
+// to must still be live (TTL, eviction) or the request goes the whole way.
+import { hash, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../core/clock.js";
 import type { Identity } from "./identity.js";
 
@@ -30,9 +31,9 @@ export function tokenDigest(token: string): { readonly digest: Buffer; readonly 
   return { digest, key: digest.toString("base64") };
 }
 
-/** What one connection sent last with a matched token: the header value and the cache key. */
+/** What one connection sent last with a matched token: the header value's bytes and the cache key. */
 interface ConnectionCredential {
-  readonly header: string;
+  readonly header: Buffer;
   readonly key: string;
 }
 
@@ -55,12 +56,14 @@ export class TokenCache {
   /** The identity of `connection`'s last matched request when `header` is that request's Authorization header, still remembered. */
   connectionHit(connection: object, header: string): Identity | undefined {
     const last = this.connections.get(connection);
-    return last !== undefined && last.header === header ? this.live(last.key) : undefined;
+    // Header values are byte strings (latin1); lengths may differ in time, contents may not.
+    if (last === undefined || last.header.length !== header.length) return undefined;
+    return timingSafeEqual(Buffer.from(header, "latin1"), last.header) ? this.live(last.key) : undefined;
   }
 
   /** Notes that `connection` sent `header`, whose token is remembered under `key`. */
   rememberConnection(connection: object, header: string, key: string): void {
-    this.connections.set(connection, { header, key });
+    this.connections.set(connection, { header: Buffer.from(header, "latin1"), key });
   }
 
   private live(key: string): Identity | undefined {

@@ -93,6 +93,7 @@ describe("auth/token-cache TokenCache in the chain", () => {
     expect(call("write-token", conn)).to.include({ id: "writer" });
     // The same token on another connection is found by digest.
     expect(call("write-token", {})).to.include({ id: "writer" });
+    expect(cache.byDigest, "another connection has no memo of its own yet").to.equal(5);
     expect(walked.compares).to.equal(6);
   });
 
