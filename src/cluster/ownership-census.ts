@@ -5,18 +5,11 @@
 // (like every long scan), and the metrics show the last complete count.
 import { WorkSlicer, type Clock, type TimerHandle, type Timers, type YieldToLoop } from "../core/clock.js";
 import { isLiveAt, type ShardedStore } from "../store/index.js";
+import { SCAN_LIMITS } from "../core/limits.js";
 import type { ClusterView } from "./cluster-view.js";
 
 /** How often the census runs, ms. */
 export const CENSUS_INTERVAL_MS = 15_000;
-
-/**
- * Records the census looks at before it yields, across shard boundaries: each costs a key
- * decode, a ring lookup and an owner check, about 2 µs, so a slice stays near 2 ms. (With the
- * whole-scan slice of 8192 and a budget that started again at every shard, a store of small shards
- * was counted in one pass: 21 ms for 10,000 items in the p99 profile, whole seconds at a million.)
- */
-export const CENSUS_SLICE_RECORDS = 1024;
 
 export interface RoleCount {
   items: number;
@@ -37,7 +30,7 @@ export interface OwnershipCensusDeps {
   readonly timers: Timers;
   readonly yieldToLoop: YieldToLoop;
   readonly intervalMs?: number;
-  /** Records per slice (default CENSUS_SLICE_RECORDS). */
+  /** Records per slice (default SCAN_LIMITS.censusRecords). */
   readonly sliceRecords?: number;
 }
 
@@ -76,7 +69,7 @@ export class OwnershipCensus {
     const { store, selfId } = this.deps;
     const c: Census = { primary: { items: 0, bytes: 0 }, replica: { items: 0, bytes: 0 }, none: { items: 0, bytes: 0 } };
     // One budget across shards: a shard that ends mid-slice does not start a new one.
-    const slicer = new WorkSlicer(this.deps.yieldToLoop, this.deps.sliceRecords ?? CENSUS_SLICE_RECORDS);
+    const slicer = new WorkSlicer(this.deps.yieldToLoop, this.deps.sliceRecords ?? SCAN_LIMITS.censusRecords);
     for (let shard = 0; shard < store.shardCount; shard++) {
       let slot = 0;
       while (slot >= 0) {

@@ -170,6 +170,13 @@ export const PEER_BATCHING: Readonly<Record<"forward" | "push" | "get" | "repair
 export const SCAN_LIMITS = Object.freeze({
   /** Records a whole-store scan looks at before it yields (see SCAN_SLICE_RECORDS). */
   sliceRecords: SCAN_SLICE_RECORDS,
+  /**
+   * Records the ownership census looks at before it yields, across shard boundaries: each costs a
+   * key decode, a ring lookup and an owner check, about 2 µs, so a slice stays near 2 ms. (With
+   * the whole-scan slice and a budget that started again at every shard, a store of small shards
+   * was counted in one pass: 21 ms for 10,000 items in the p99 profile, whole seconds at a million.)
+   */
+  censusRecords: 1024,
   /** Records a rebalance scan looks at per batch before a tick gives the event loop back. */
   rebalanceRecordsPerBatch: 4096,
   /** Records per Merkle range page (and at most PEER_BATCH_BYTES of them). */

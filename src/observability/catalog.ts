@@ -17,7 +17,7 @@ export interface RoleFigures {
 }
 
 /** The parts of cache.store.memory. */
-export type StorePart = "records" | "garbage" | "free" | "large";
+type StorePart = "records" | "garbage" | "free" | "large";
 const STORE_PARTS: readonly StorePart[] = ["records", "garbage", "free", "large"];
 
 /** The cache as an operator reads it (Redis INFO, memcached stats). */

@@ -1,4 +1,4 @@
-export { ShardedStore, type LiveItem, type StoreOptions, type StoreCounters, type StoreMemory, type KeysPage } from "./sharded-store.js";
+export { ShardedStore, type LiveItem, type StoreOptions, type StoreCounters, type KeysPage } from "./sharded-store.js";
 export { Applied, headerOf, isLiveAt, type ApplyResult, type RecordHeader, type VersionedRecord } from "./record.js";
 export { compareVersions } from "./lww.js";
 export { EvictionLoop, ExpirationLoop, type StoreLoopDeps } from "./store-loops.js";

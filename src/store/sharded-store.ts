@@ -31,9 +31,12 @@ export interface StoreOptions {
 export interface StoreMemory {
   /** Live records (keys, values and tombstone keys) packed in pages. */
   readonly records: number;
-  /** Replaced or removed records still in pages, reclaimed by the next compaction. */
+  /**
+   * Replaced or removed records still in pages, reclaimed by the next compaction (which a write
+   * that needs a new page starts, once garbage is a quarter of the paged bytes).
+   */
   readonly garbage: number;
-  /** Page space holding nothing: the unused end of each shard's last page and spare pages. */
+  /** Page space holding no record: the tails pages keep when a record does not fit, and spare pages. */
   readonly free: number;
   /** Records larger than a page slot's limit, each in a buffer of its own. */
   readonly large: number;

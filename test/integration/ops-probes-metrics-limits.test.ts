@@ -98,6 +98,9 @@ describe("integration/ops: probes, metrics, reflection and rate limits", functio
     expect(value("cache_gets_total", { result: "hit" })).to.equal(3);
     expect(value("cache_gets_total", { result: "miss" })).to.equal(2);
     expect(value("http_server_request_duration_seconds_count", { http_route: "/v1/cache/{key}", http_request_method: "GET", http_response_status_code: "404" })).to.equal(2);
+    // The store's off-heap bytes reach the exporter from the running node (the key just stored).
+    expect(value("cache_store_memory_bytes", { part: "records" })).to.be.greaterThan(0);
+    for (const part of ["garbage", "free", "large"]) expect(value("cache_store_memory_bytes", { part }), part).to.be.a("number");
     const promtool = await new Promise<{ code: number; out: string }>((resolve) => {
       const child = execFile("promtool", ["check", "metrics"], (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` }));
       child.stdin?.end(text);
