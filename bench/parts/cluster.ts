@@ -4,7 +4,7 @@
 import { availableParallelism } from "node:os";
 import { alternate, GET, PUT, type RoundResult, type Settings, type Side, type Workload } from "../measure.js";
 import { median } from "../stats.js";
-import { fmt, ratioFigure, type Report } from "../report.js";
+import { fmt, ratioFigure, type Figure, type Report } from "../report.js";
 import { startNodes } from "../servers.js";
 
 const NODES = 3;
@@ -26,26 +26,27 @@ export async function clusterPart(method: "PUT" | "GET", s: Settings, report: Re
   const id = method === "PUT" ? "cluster-put" : "cluster-get";
   const target = method === "PUT" ? "≥ 0.8" : "≥ 0.9";
   const ops = ratioFigure(`${id}.ops`, `${NODES} nodes, ${what} through one node / one node`, many, one, (r) => r.opsPerSec, target);
-  // With fewer cores than nodes plus wrk, the generator and the nodes take each other's CPU: the
-  // ratio is as much the machine's as the node's.
-  const cores = availableParallelism();
-  report.figure(cores > NODES ? ops : { ...ops, note: `${ops.note ? `${ops.note} ` : ""}(${cores} cores for ${NODES} nodes and wrk: they share cores, read with care)` });
+  report.figure(sharedCores(ops));
   report.figure(ratioFigure(`${id}.cpu`, `  entry node CPU per request / one node's`, many, one, (r) => r.cpuUsPerRequest));
   // The cost of replication itself: every node's CPU per client request. Unlike ops/s on a machine
   // with fewer cores than processes, it hardly depends on how the kernel shared the cores.
   report.figure(ratioFigure(`${id}.cpu-all`, `  CPU of all ${NODES} nodes per request / one node's`, many, one, (r) => r.allCpuUsPerRequest));
-  const calls = many.map((r) => r.peerCallsPerRequest ?? 0);
-  report.figure({
-    id: `${id}.peer-calls`,
-    label: `  peer RPCs per client ${method === "PUT" ? "write" : "read"} (all nodes)`,
-    value: median(calls),
-    unit: "",
-    digits: 2,
-    min: Math.min(...calls),
-    max: Math.max(...calls),
-    valid: many.every((r) => r.errors === 0),
-    note: "(dist.peer.calls)",
-  });
+  report.figure(peerCallsFigure(`${id}.peer-calls`, `  peer RPCs per client ${method === "PUT" ? "write" : "read"} (all nodes)`, many));
+}
+
+/**
+ * `ops` with a note when the machine has no more cores than nodes: the nodes and wrk then take
+ * each other's CPU, and an ops/s ratio is as much the machine's as the nodes'.
+ */
+function sharedCores(ops: Figure): Figure {
+  const cores = availableParallelism();
+  return cores > NODES ? ops : { ...ops, note: `${ops.note ? `${ops.note} ` : ""}(${cores} cores for ${NODES} nodes and wrk: they share cores, read with care)` };
+}
+
+/** The median peer RPCs per client request of `rs` (dist.peer.calls of all nodes), with its spread. */
+function peerCallsFigure(id: string, label: string, rs: readonly RoundResult[]): Figure {
+  const calls = rs.map((r) => r.peerCallsPerRequest ?? 0);
+  return { id, label, value: median(calls), unit: "", digits: 2, min: Math.min(...calls), max: Math.max(...calls), valid: rs.every((r) => r.errors === 0), note: "(dist.peer.calls)" };
 }
 
 /** A conditional PUT that holds: `If-Match: *` on the preloaded keys. */
@@ -70,21 +71,8 @@ export async function clusterConditionalPart(s: Settings, report: Report): Promi
   const rounds = await alternate([plain, conditional], PUT, s, (r) => report.round(r));
   const c = rounds.get(conditional.name) as RoundResult[];
   const p = rounds.get(plain.name) as RoundResult[];
-  report.figure(ratioFigure("cluster-cput.ops", `${NODES} nodes, conditional PUT / plain PUT (ops/s)`, c, p, (r) => r.opsPerSec, "≥ 0.7"));
+  report.figure(sharedCores(ratioFigure("cluster-cput.ops", `${NODES} nodes, conditional PUT / plain PUT (ops/s)`, c, p, (r) => r.opsPerSec, "≥ 0.7")));
   report.figure(ratioFigure("cluster-cput.cpu", "  entry node CPU per request, conditional / plain", c, p, (r) => r.cpuUsPerRequest));
   report.figure(ratioFigure("cluster-cput.cpu-all", `  CPU of all ${NODES} nodes per request, conditional / plain`, c, p, (r) => r.allCpuUsPerRequest));
-  for (const [side, rs] of [["conditional", c], ["plain", p]] as const) {
-    const calls = rs.map((r) => r.peerCallsPerRequest ?? 0);
-    report.figure({
-      id: `cluster-cput.peer-calls.${side}`,
-      label: `  peer RPCs per ${side} write (all nodes)`,
-      value: median(calls),
-      unit: "",
-      digits: 2,
-      min: Math.min(...calls),
-      max: Math.max(...calls),
-      valid: rs.every((r) => r.errors === 0),
-      note: "(dist.peer.calls)",
-    });
-  }
+  for (const [side, rs] of [["conditional", c], ["plain", p]] as const) report.figure(peerCallsFigure(`cluster-cput.peer-calls.${side}`, `  peer RPCs per ${side} write (all nodes)`, rs));
 }

@@ -3,15 +3,26 @@
 import { randomInt } from "node:crypto";
 import { RATE_KEPT_MIN, runH2load, SEND_INTERVAL_MS } from "../h2load.js";
 import { preload } from "../http.js";
-import { alternate, GET, type RoundResult, type Settings } from "../measure.js";
-import { fmt, type Report } from "../report.js";
+import { alternate, GET, type RoundResult, type Settings, type Side } from "../measure.js";
+import { cpuMicrosBetween, cpuTicks } from "../proc.js";
+import { fmt, type Figure, type Report } from "../report.js";
 import { median } from "../stats.js";
 import { runWrk } from "../wrk.js";
-import type { Side } from "../measure.js";
 import { ceiling, GENERATOR_CORE, node } from "./sides.js";
 
 /** The fixed rate, as a share of the peak GET rate. */
 const SHARE_OF_PEAK = 0.5;
+/**
+ * h2load's share of its core above which a round is not valid: a generator that busy sends and
+ * reads late, so its latencies are its own as much as the server's.
+ */
+const GENERATOR_SHARE_MAX = 0.9;
+
+interface SideRounds {
+  readonly side: Side;
+  readonly p99s: number[];
+  valid: boolean;
+}
 
 /** `peakRounds`: the node's GET rounds of this run, if the GET part measured them. */
 export async function p99Part(peakRounds: readonly RoundResult[] | undefined, s: Settings, report: Report): Promise<void> {
@@ -32,7 +43,9 @@ export async function p99Part(peakRounds: readonly RoundResult[] | undefined, s:
   );
   // The ceiling (bare node:http + Map) takes the same schedule in alternate rounds: what this
   // harness and machine let any Node server reach, so the node's figure can be read against it.
-  const sides: Array<{ side: Side; p99s: number[]; valid: boolean }> = [node, ceiling].map((side) => ({ side, p99s: [], valid: true }));
+  const own: SideRounds = { side: node, p99s: [], valid: true };
+  const base: SideRounds = { side: ceiling, p99s: [], valid: true };
+  const sides = [own, base];
   const perRound: unknown[] = [];
   for (let round = 1; round <= s.rounds; round++) {
     for (const entry of sides) {
@@ -40,21 +53,29 @@ export async function p99Part(peakRounds: readonly RoundResult[] | undefined, s:
       try {
         await preload(target.port, s.keys, s.valueBytes);
         await runWrk({ port: target.port, workload: GET, keys: s.keys, valueBytes: s.valueBytes, connections: s.connections, seconds: s.warmupSeconds, placement: GENERATOR_CORE }, s.hz);
+        const cpu0 = cpuTicks(target.entryPid);
+        const t0 = performance.now();
         const r = await runH2load(
           { port: target.port, rate, seconds: s.seconds, warmupSeconds: s.warmupSeconds, keys: s.keys, placement: GENERATOR_CORE, random: () => randomInt(2 ** 32) / 2 ** 32 },
           s.hz,
         );
+        // Server CPU over the whole h2load run (warm-up included), per request it sent.
+        const cpuUs = cpuMicrosBetween(cpu0, cpuTicks(target.entryPid), s.hz);
+        const serverShare = cpuUs / ((performance.now() - t0) * 1000);
         const failures = r.summary.failed + r.summary.errored + r.summary.timeout + r.non2xx;
         const kept = r.ratePerSec >= RATE_KEPT_MIN * r.plan.rate;
         const bounded = Number.isFinite(r.p99BoundMs);
-        const roundValid = failures === 0 && kept && bounded;
+        const generatorFree = r.generatorCpuShare <= GENERATOR_SHARE_MAX;
+        const roundValid = failures === 0 && kept && bounded && generatorFree;
         entry.valid &&= roundValid;
         // Unbounded (more than 1% may have left late): the log's p99, and the figure is not valid.
         entry.p99s.push(bounded ? r.p99BoundMs : r.p99Ms);
-        perRound.push({ side: entry.side.name, round, ...r, valid: roundValid });
+        perRound.push({ side: entry.side.name, round, ...r, serverCpuUsPerRequest: cpuUs / Math.max(1, r.summary.total), serverCpuShare: serverShare, valid: roundValid });
         report.line(
           `  round ${round}  ${entry.side.name.padEnd(8)} ${r.plan.clients} connections × ${r.plan.rpsPerClient} req/s: ${fmt(r.ratePerSec)} req/s sent (${fmt(r.requests)} measured)  ` +
-            `p50 ${fmt(r.p50Ms, 2)} ms  p99 ${fmt(r.p99Ms, 2)} ms  max ${fmt(r.maxMs, 2)} ms  load gen. CPU ${fmt(100 * r.generatorCpuShare)}%` +
+            `p50 ${fmt(r.p50Ms, 2)} ms  p99 ${fmt(r.p99Ms, 2)} ms  max ${fmt(r.maxMs, 2)} ms  ` +
+            `server CPU ${fmt(cpuUs / Math.max(1, r.summary.total), 1)} µs/req (${fmt(100 * serverShare)}% of its core)  load gen. CPU ${fmt(100 * r.generatorCpuShare)}%` +
+            (generatorFree ? "" : `  LOAD GENERATOR BUSY (over ${fmt(100 * GENERATOR_SHARE_MAX)}% of its core)`) +
             (r.mayHaveLeftLate > 0
               ? `  ${fmt(r.slowerThanInterval)} answers slower than ${fmt(r.plan.intervalMs)} ms, ${fmt(r.mayHaveLeftLate)} requests may have left late: p99 bound ${bounded ? `${fmt(r.p99BoundMs, 2)} ms` : "none (more than 1%)"}`
               : "") +
@@ -67,7 +88,15 @@ export async function p99Part(peakRounds: readonly RoundResult[] | undefined, s:
     }
   }
   report.fact("p99Rounds", perRound);
-  const [own, base] = sides as [(typeof sides)[0], (typeof sides)[0]];
-  report.figure({ id: "p99.get", label: "GET p99 at half of peak rate (open loop; late-sent requests counted as slowest)", value: median(own.p99s), unit: "ms", min: Math.min(...own.p99s), max: Math.max(...own.p99s), target: "≤ 2 ms", valid: own.valid });
-  report.figure({ id: "p99.ceiling", label: "  the ceiling's GET p99 at the same rate (same harness: what it allows)", value: median(base.p99s), unit: "ms", min: Math.min(...base.p99s), max: Math.max(...base.p99s), valid: base.valid });
+  const ceilingP99 = median(base.p99s);
+  // When the bare ceiling misses the target on the same schedule, the harness and machine decide it.
+  const note = ceilingP99 > P99_TARGET_MS ? `(the ceiling misses ${fmt(P99_TARGET_MS)} ms too on this harness: ${fmt(ceilingP99, 2)} ms)` : undefined;
+  report.figure({ ...p99Figure("p99.get", "GET p99 at half of peak rate (open loop; late-sent requests counted as slowest)", own), target: `≤ ${P99_TARGET_MS} ms`, ...(note ? { note } : {}) });
+  report.figure(p99Figure("p99.ceiling", "  the ceiling's GET p99 at the same rate (same harness: what it allows)", base));
+}
+
+const P99_TARGET_MS = 2;
+
+function p99Figure(id: string, label: string, rounds: SideRounds): Figure {
+  return { id, label, value: median(rounds.p99s), unit: "ms", min: Math.min(...rounds.p99s), max: Math.max(...rounds.p99s), valid: rounds.valid };
 }
