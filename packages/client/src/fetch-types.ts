@@ -61,13 +61,14 @@ export function globalFetch(): FetchLike {
       const signal = init.signal ? AbortSignal.any([init.signal, limit]) : limit;
       return (await f(url, { method: init.method, headers: init.headers, body, signal })) as ResponseLike;
     }
-    // A stream: the limit covers the headers, then only the caller's signal can end it.
-    const ctrl = new AbortController();
-    const onAbort = () => ctrl.abort(init.signal?.reason);
-    init.signal?.addEventListener("abort", onAbort, { once: true });
-    const timer = setTimeout(() => ctrl.abort(timeoutError(ms)), ms);
+    // A stream: the limit covers the headers, then only the caller's signal can end it. Joined
+    // with AbortSignal.any, which puts no listener on the caller's signal (a watch reconnects on
+    // one signal for days).
+    const limit = new AbortController();
+    const timer = setTimeout(() => limit.abort(timeoutError(ms)), ms);
+    const signal = init.signal ? AbortSignal.any([init.signal, limit.signal]) : limit.signal;
     try {
-      return (await f(url, { method: init.method, headers: init.headers, body, signal: ctrl.signal })) as ResponseLike;
+      return (await f(url, { method: init.method, headers: init.headers, body, signal })) as ResponseLike;
     } finally {
       clearTimeout(timer);
     }
