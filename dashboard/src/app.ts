@@ -76,22 +76,18 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    if (made.error !== undefined) {
+    /** A credential that cannot be used: forgotten, and the sign-in form says why. */
+    const refuse = (why: string) => {
       forgetCredential(sessionStorage);
       setCredential(undefined);
-      setLoginError(made.error);
-      return;
-    }
+      setLoginError(why);
+    };
+    if (made.error !== undefined) return refuse(made.error);
     if (!client) return;
     let cancelled = false;
     client.identity().then(
       (me) => !cancelled && setIdentity(me),
-      (err: unknown) => {
-        if (cancelled) return;
-        forgetCredential(sessionStorage);
-        setCredential(undefined);
-        setLoginError(signInError(err));
-      },
+      (err: unknown) => !cancelled && refuse(signInError(err)),
     );
     return () => {
       cancelled = true;

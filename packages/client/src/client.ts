@@ -17,7 +17,6 @@ import type { paths as apiPaths } from "./gen/client.js";
 import type { paths as mgmtPaths } from "./gen/management.js";
 import { KeyIterator, type KeysOptions } from "./key-iterator.js";
 import {
-  dataOf,
   type CallOptions,
   type ClearAnswer,
   type DrainAnswer,
@@ -38,6 +37,7 @@ import { acceptEndpoint, authFromOptions, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, 
 import { defaultRuntime, type Runtime, type TimerHandle } from "./runtime.js";
 import {
   answerError,
+  dataOf,
   isMissingKey,
   itemFromEnvelope,
   metaFromHeaders,
@@ -176,33 +176,25 @@ export class HypercacheClient {
   /** Deletes the key; `deleted` is false when it was already absent. */
   async delete(key: string, o: WriteOptions = {}): Promise<DeleteResult> {
     this.openApi();
-    const { data, response } = await this.api.DELETE("/v1/cache/{key}", { params: { path: { key }, query: { consistency: o.consistency } }, signal: o.signal });
-    if (data) return data;
-    throw answerError(buffered(response));
+    return dataOf(await this.api.DELETE("/v1/cache/{key}", { params: { path: { key }, query: { consistency: o.consistency } }, signal: o.signal }));
   }
 
   /** The key's owner node ids, primary first. */
   async owners(key: string, o: { signal?: AbortSignal } = {}): Promise<string[]> {
     this.openApi();
-    const { data, response } = await this.api.GET("/v1/owners/{key}", { params: { path: { key } }, signal: o.signal });
-    if (data) return data.owners;
-    throw answerError(buffered(response));
+    return dataOf(await this.api.GET("/v1/owners/{key}", { params: { path: { key } }, signal: o.signal })).owners;
   }
 
   /** The caller's identity: id, scopes and capabilities. */
   async me(o: { signal?: AbortSignal } = {}): Promise<Identity> {
     this.openApi();
-    const { data, response } = await this.api.GET("/v1/me", { signal: o.signal });
-    if (data) return data;
-    throw answerError(buffered(response));
+    return dataOf(await this.api.GET("/v1/me", { signal: o.signal }));
   }
 
   /** Whether the caller holds `capability` (`cache.read`, `cache.write` or `cache.admin`). */
   async can(capability: Capability, o: { signal?: AbortSignal } = {}): Promise<boolean> {
     this.openApi();
-    const { data, response } = await this.api.GET("/v1/me/can", { params: { query: { capability } }, signal: o.signal });
-    if (data) return data.allowed;
-    throw answerError(buffered(response));
+    return dataOf(await this.api.GET("/v1/me/can", { params: { query: { capability } }, signal: o.signal })).allowed;
   }
 
   /** Reads many keys; one result per key, in input order. Never throws for a failed key. */
@@ -338,7 +330,6 @@ export class HypercacheClient {
     if (this.closed || !this.hasApi) throw new ClientConfigError(this.closed ? "the client is closed" : "no client endpoint: this client was given management endpoints only; pass endpoints");
   }
 
-  /** The management routes, once a management endpoint is known (asking discovery if need be). */
   /** The typed management routes, once a management endpoint is known (discovered if need be). */
   private async management(): Promise<Client<mgmtPaths>> {
     this.open();

@@ -2,11 +2,9 @@
 // console shows and does), which HypercacheClient calls: identity, membership, ring, hints, the
 // cluster key browser one page at a time, a key's copies and value preview, statistics, drain, and
 // the maintenance passes. Answers are typed by the generated management types; an error answer
-// becomes its typed error (dataOf). These act on the node that answers: pin the client to one
+// becomes its typed error (values.ts dataOf). These act on the node that answers: pin the client to one
 // management endpoint (see README, "Operator tools") to be sure which one.
 import type { components } from "./gen/management.js";
-import { buffered } from "./openapi-bridge.js";
-import { answerError } from "./values.js";
 
 type S = components["schemas"];
 /** `GET /me` and `/v1/me`: id, scopes and capabilities. */
@@ -44,10 +42,4 @@ export interface KeyPageOptions extends CallOptions {
   readonly max?: number;
   /** `next_cursor` of the previous page; omitted for the first page. */
   readonly cursor?: string;
-}
-
-/** The data of a 2xx answer, or the typed error of any other. */
-export function dataOf<T>(r: { data?: T; response: Response }): T {
-  if (r.data !== undefined) return r.data;
-  throw answerError(buffered(r.response));
 }

@@ -4,6 +4,7 @@ import { decodeBase64 } from "./base64.js";
 import { errorFromAnswer, type HypercacheError } from "./errors.js";
 import type { BufferedResponse } from "./failover-transport.js";
 import type { components } from "./gen/client.js";
+import { buffered } from "./openapi-bridge.js";
 
 /** A value to store: text is stored as UTF-8, anything else as its bytes. */
 export type CacheValue = string | Uint8Array | ArrayBuffer | ArrayBufferView | Blob;
@@ -94,4 +95,10 @@ export function answerError(response: BufferedResponse): HypercacheError {
 /** True for the 404 of a missing key, false for the 404 of an unknown route (a wrong base URL). */
 export function isMissingKey(err: HypercacheError): boolean {
   return err.status === 404 && err.details?.route !== "unknown";
+}
+
+/** The data of a 2xx openapi-fetch answer, or the typed error of any other. */
+export function dataOf<T>(r: { data?: T; response: Response }): T {
+  if (r.data !== undefined) return r.data;
+  throw answerError(buffered(r.response));
 }

@@ -1,17 +1,14 @@
-// The dashboard's logic, by table: formatting, the rate history's ring buffers, reconnect delays
-// (the SDK's watch), member rows (pruned nodes shown dead), the Authorization header the SDK client
-// of each credential sends, and how a failed call is shown.
+// The dashboard's logic, by table: formatting, the rate history's ring buffers, member rows
+// (pruned nodes shown dead), the Authorization header the SDK client of each credential sends,
+// and how a failed call is shown. (Reconnect delays are the SDK's: watch-status.test.ts.)
 import { expect } from "chai";
 // The classes of the build the dashboard uses (its browser build), so that instanceof holds.
 import { AllEndpointsFailedError, ForbiddenError, TransportError } from "@hypercache/client/browser";
-import { WATCH_RETRY_MAX_MS as RECONNECT_MAX_MS, reconnectDelayMs as sdkReconnectDelayMs } from "../../../packages/client/src/reconnect-delay.js";
 import { createClient, problemOf } from "../../../dashboard/src/api.js";
 import { forgetCredential, loadCredential, saveCredential, type Credential } from "../../../dashboard/src/credential.js";
 import { ago, asText, duration, hexDump, isGlob } from "../../../dashboard/src/format.js";
 import { memberRows } from "../../../dashboard/src/member-rows.js";
 import { HISTORY_SAMPLES, RATE_SERIES, RateHistory, Ring } from "../../../dashboard/src/series.js";
-
-const reconnectDelayMs = (attempt: number, baseMs: number, random: () => number) => sdkReconnectDelayMs(attempt, baseMs, { next: random });
 
 /** The Authorization header (or undefined) the dashboard's client of `c` sends with GET /me. */
 async function authorization(c: Credential): Promise<string | undefined> {
@@ -86,13 +83,6 @@ describe("dashboard logic", () => {
     expect(h.series[writes]!.last()).to.equal(10);
     expect(h.windowTotal(writes)).to.be.closeTo(10 * (HISTORY_SAMPLES - 1), 1e-9);
     expect([...h.missing], "series whose counter no snapshot carried").to.include("evictions/s").and.not.include("writes/s");
-  });
-
-  it("reconnect delays double from the base up to 30 s, with at most 20% jitter off", () => {
-    expect(reconnectDelayMs(1, 3000, () => 0)).to.equal(3000);
-    expect(reconnectDelayMs(2, 3000, () => 0)).to.equal(6000);
-    expect(reconnectDelayMs(3, 3000, () => 1)).to.equal(9600);
-    expect(reconnectDelayMs(20, 3000, () => 0)).to.equal(RECONNECT_MAX_MS);
   });
 
   it("member rows add a dead row for every known node pruned from membership, sorted by id", () => {

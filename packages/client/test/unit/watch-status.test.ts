@@ -47,6 +47,11 @@ describe("client watch status", () => {
       [1, 1000, 0.999999, 800],
       [3, 3000, 0.5, 10800],
       [9, 1000, 1, 24000],
+      // The dashboard's base (3 s), from its former copy of this table.
+      [1, 3000, 0, 3000],
+      [2, 3000, 0, 6000],
+      [3, 3000, 1, 9600],
+      [20, 3000, 0, WATCH_RETRY_MAX_MS],
     ];
     for (const [attempt, baseMs, r, ms] of table) expect(reconnectDelayMs(attempt, baseMs, fixed(r)), `attempt ${attempt}, base ${baseMs}, random ${r}`).to.equal(ms);
   });
