@@ -16,6 +16,7 @@ import { sameOwnerList, type HashRing } from "../ring/index.js";
 import { Applied, compareVersions, type RecordHeader, type ShardedStore, type VersionedRecord } from "../store/index.js";
 import type { OwnerChecks, TouchPush } from "../transport/index.js";
 import { mergeCounterRecord } from "./counter-merge.js";
+import { touchedRecord } from "./touched-record.js";
 import { peerRecordProblem, touchPushProblem, versionTooFarAhead } from "./peer-input.js";
 import type { VersionClock } from "./write/version-clock.js";
 
@@ -178,10 +179,10 @@ export class ReplicaApplier {
 
   /** Stores the value this node holds for `t.key` (the touch's base) under the touch's version and expiry. */
   private applyOnBase(t: TouchPush, ring: HashRing): TouchVerdict {
-    const held = this.deps.store.peek(t.key);
-    // touchBase() found it with nothing awaited since; checked again so no other value is ever used.
-    if (held === undefined || held.tombstone || held.version !== t.baseVersion || held.origin !== t.baseOrigin) return BASE_MISSING;
-    const rec: VersionedRecord = { key: t.key, value: held.value, version: t.version, origin: t.origin, expiresAtMs: t.expiresAtMs, lastUpdatedMs: t.lastUpdatedMs, tombstone: false };
+    // touchBase() found the item with nothing awaited since; touchedRecord checks it again, so no
+    // other value is ever used.
+    const rec = touchedRecord(this.deps.store.peek(t.key), t);
+    if (rec === undefined) return BASE_MISSING;
     const verdict = this.gateAndStore(rec, RULES.push, ring);
     if (verdict === STORED) this.deps.metrics.inc("dist.replica.touches_in_place");
     return verdict;

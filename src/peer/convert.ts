@@ -103,7 +103,8 @@ export function fromDeletion(d: Deletion): VersionedRecord {
   return { key: d.key, value: "", version: toNumber(d.version), origin: d.origin, lastUpdatedMs: toNumber(d.deletedAtUnixMs), expiresAtMs: 0, tombstone: true };
 }
 
-const OUTCOME_TO_WIRE: Readonly<Record<TouchOutcome["kind"], WireOutcome>> = Object.freeze({
+/** ApplyOutcome enum numbers by outcome (entries and touches). */
+export const OUTCOME_TO_WIRE: Readonly<Record<TouchOutcome["kind"], WireOutcome>> = Object.freeze({
   applied: WireOutcome.APPLIED,
   stale: WireOutcome.STALE,
   refused: WireOutcome.REFUSED,

@@ -15,10 +15,9 @@ import {
   type ExchangeRequest,
   type ExchangeResponse,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { fromConsistency, fromDeletion, fromWireWrites, toGetResponse } from "./convert.js";
-import { fromWireOwnerChecks } from "./owner-checks.js";
+import { fromConsistency, fromWireWrites, toGetResponse } from "./convert.js";
 import { pushAnswerFields, writeResultField } from "./wire-encode.js";
-import { applySetRequest, toWireTouchAnswer } from "./set-request.js";
+import { applyRemoveRequest, applySetRequest, toWireTouchAnswer } from "./set-request.js";
 
 async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<ExchangeResponse> {
   const id = req.id;
@@ -33,7 +32,7 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
         return create(ExchangeResponseSchema, { id, result: { case: "set", value } });
       }
       case "remove": {
-        const outcomes = endpoint.applyRemove(call.value.from, call.value.deletions.map(fromDeletion), fromWireOwnerChecks(call.value, call.value.deletions.length));
+        const outcomes = applyRemoveRequest(endpoint, call.value);
         const value = create(RemoveResponseSchema, { node: endpoint.health().node });
         value.$unknown = pushAnswerFields(outcomes);
         return create(ExchangeResponseSchema, { id, result: { case: "remove", value } });

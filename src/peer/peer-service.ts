@@ -21,10 +21,9 @@ import {
   SetResponseSchema,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import {
-  fromConsistency, fromDeletion, fromEntry, fromWireMember, fromWireWrites, toEntry, toGetResponse, toNumber, toRecordInfo, toWireLease, toWireMember, toWirePushAnswer, toWireResult,
+  fromConsistency, fromEntry, fromWireMember, fromWireWrites, toEntry, toGetResponse, toNumber, toRecordInfo, toWireLease, toWireMember, toWirePushAnswer, toWireResult,
 } from "./convert.js";
-import { fromWireOwnerChecks } from "./owner-checks.js";
-import { applySetRequest, toWireTouchAnswer } from "./set-request.js";
+import { applyRemoveRequest, applySetRequest, toWireTouchAnswer } from "./set-request.js";
 import { toConnectError } from "./errors.js";
 import { exchangeHandler } from "./exchange-server.js";
 import { addReflectionRoutes, ReflectionAnswers } from "./reflection.js";
@@ -57,8 +56,7 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       return create(SetResponseSchema, { ...toWirePushAnswer(answer.outcomes, endpoint.health().node), ...toWireTouchAnswer(answer.touches) });
     }),
     remove: guarded((req) => {
-      const outcomes = endpoint.applyRemove(req.from, req.deletions.map(fromDeletion), fromWireOwnerChecks(req, req.deletions.length));
-      return create(RemoveResponseSchema, toWirePushAnswer(outcomes, endpoint.health().node));
+      return create(RemoveResponseSchema, toWirePushAnswer(applyRemoveRequest(endpoint, req), endpoint.health().node));
     }),
     get: guarded((req) => toGetResponse(endpoint.health().node, req.keys, endpoint.getRecords(req.keys))),
     keys: guarded((req) => {

@@ -1,4 +1,5 @@
-// A SetRequest as the receiver takes it (pushed entries, or touches pushed without their values)
+// A SetRequest as the receiver takes it (pushed entries, or touches pushed without their values),
+// a RemoveRequest likewise,
 // and the touch half of its answer, between the wire messages and the transport types. Both
 // halves of the answer share convert.ts's outcome table (toWireOutcomes / fromWireOutcome); the
 // entry half is also encoded by hand (wire-encode.ts pushAnswerFields).
@@ -9,10 +10,11 @@ import {
   type ApplyOutcome as WireOutcome,
   TouchEntrySchema,
   type HeldVersion,
+  type RemoveRequest,
   type SetRequest,
   type TouchEntry,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { checkAnswerer, fromEntry, fromWireOutcome, toNumber, toWireOutcomes } from "./convert.js";
+import { checkAnswerer, fromDeletion, fromEntry, fromWireOutcome, toNumber, toWireOutcomes } from "./convert.js";
 import { fromWireOwnerChecks } from "./owner-checks.js";
 
 /** `t` as a SetRequest.touches element. */
@@ -56,11 +58,19 @@ export interface SetAnswer {
  */
 export function applySetRequest(endpoint: PeerEndpoint, req: SetRequest): SetAnswer {
   if (req.touches.length === 0) {
-    return { outcomes: endpoint.applySet(req.from, req.entries.map((e) => fromEntry({ ...e, tombstone: false })), fromWireOwnerChecks(req, req.entries.length)), touches: [] };
+    // The owner checks first: a malformed request is refused before any value is decoded.
+    const checks = fromWireOwnerChecks(req, req.entries.length);
+    return { outcomes: endpoint.applySet(req.from, req.entries.map((e) => fromEntry({ ...e, tombstone: false })), checks), touches: [] };
   }
   if (req.entries.length > 0) throw badRequest(`a set request carries ${req.entries.length} entries and ${req.touches.length} touches; send them apart`);
   if (req.expectedOwners.length > 0 || req.ownerLists.length > 0 || req.entryOwnerLists.length > 0) throw badRequest("a set request's touches carry their own owner lists (expected_owners and owner_lists are for entries)");
   return { outcomes: [], touches: endpoint.applyTouches(req.from, req.touches.map(fromWireTouch)) };
+}
+
+/** Applies a RemoveRequest's deletions with their owner checks (checked first). */
+export function applyRemoveRequest(endpoint: PeerEndpoint, req: RemoveRequest): ApplyOutcome[] {
+  const checks = fromWireOwnerChecks(req, req.deletions.length);
+  return endpoint.applyRemove(req.from, req.deletions.map(fromDeletion), checks);
 }
 
 /** SetResponse.touch_outcomes and touch_held for `touches`. */

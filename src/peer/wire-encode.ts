@@ -14,7 +14,7 @@ import type { UnknownField } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import type { VersionedRecord } from "../store/index.js";
 import type { ApplyOutcome, ClientWrite, WriteCondition, WriteOutcome } from "../transport/index.js";
-import { KIND_TO_WIRE } from "./convert.js";
+import { KIND_TO_WIRE, OUTCOME_TO_WIRE } from "./convert.js";
 
 /** Grows as needed; shrunk back after a message larger than SCRATCH_KEEP_BYTES. */
 let scratch = Buffer.allocUnsafe(4096);
@@ -285,9 +285,6 @@ export function writeResultField(r: WriteOutcome, node: string): UnknownField {
   return lengthDelimited(1, w.doneWithLength(start));
 }
 
-/** ApplyOutcome enum numbers. */
-const OUTCOME_NUMBER: Readonly<Record<ApplyOutcome["kind"], number>> = Object.freeze({ applied: 1, stale: 2, refused: 3 });
-
 /**
  * The outcomes and held versions of a Set or Remove answer: field 1, the outcomes packed, and
  * field 2, one HeldVersion per outcome.
@@ -296,7 +293,7 @@ export function pushAnswerFields(outcomes: readonly ApplyOutcome[]): UnknownFiel
   const fields: UnknownField[] = [];
   if (outcomes.length === 0) return fields;
   let start = w.startLength();
-  for (const o of outcomes) w.varint(OUTCOME_NUMBER[o.kind]);
+  for (const o of outcomes) w.varint(OUTCOME_TO_WIRE[o.kind]);
   fields.push(lengthDelimited(1, w.doneWithLength(start)));
   for (const o of outcomes) {
     start = w.startLength();

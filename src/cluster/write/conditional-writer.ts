@@ -72,7 +72,7 @@ export class ConditionalWriter {
       onStale: () => this.markDoubtful(write.key),
       need,
       heldVersion: held?.version ?? 0,
-      touchBase: write.kind === "touch" && live !== undefined ? { version: live.version, origin: live.origin } : undefined,
+      touchBase: write.kind === "touch" ? live : undefined,
     });
   }
 

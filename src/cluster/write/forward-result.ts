@@ -9,6 +9,7 @@
 import type { Owners } from "../../ring/index.js";
 import type { RecordHeader, VersionedRecord } from "../../store/index.js";
 import type { ClientWrite, WriteOutcome } from "../../transport/index.js";
+import { touchedRecord } from "../touched-record.js";
 
 /** What the sender's view and its checks read of a held record: a record or its header (peekHeader) will do. */
 export type HeldVersion = Pick<RecordHeader, "version" | "origin" | "tombstone">;
@@ -46,8 +47,9 @@ export function stampedRecord(write: ClientWrite, outcome: WriteOutcome): Versio
 export function resultRecord(sent: ClientWrite, outcome: WriteOutcome, held: VersionedRecord | undefined): VersionedRecord | undefined {
   if (sent.kind !== "touch") return stampedRecord(sent, outcome);
   const view = sent.sender;
-  if (view === undefined || !holdsValue(held) || held.version !== view.baseVersion || held.origin !== view.baseOrigin) return undefined;
-  return { ...held, version: outcome.version, origin: outcome.origin, lastUpdatedMs: Math.floor(outcome.version / 1000), expiresAtMs: outcome.expiresAtMs };
+  if (view === undefined) return undefined;
+  const { version, origin, expiresAtMs } = outcome;
+  return touchedRecord(held, { baseVersion: view.baseVersion, baseOrigin: view.baseOrigin, version, origin, expiresAtMs, lastUpdatedMs: Math.floor(version / 1000) });
 }
 
 /**

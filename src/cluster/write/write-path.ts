@@ -107,7 +107,9 @@ export class WritePath {
   /**
    * This owner applies the write: an increment to its own counter slot (its If-Match evaluated
    * under the key's lock), a conditional write or touch evaluated under the key's lock (the caller
-   * checked that this node is the primary), else as stamped. `senderApplies`: a forwarding owner that applies a plain write's result itself.
+   * checked that this node is the primary), else as stamped. `senderApplies`: the forwarding owner
+   * that would apply the result itself (always counted for a plain write; for a conditional write
+   * or touch as the conditional writer decides).
    */
   coordinateHere(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string): Promise<WriteResult> {
     // An increment with If-Match is conditional too: the counter writer evaluates it under the lock.

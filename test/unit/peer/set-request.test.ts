@@ -7,10 +7,23 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { CacheError } from "../../../src/core/errors.js";
 import { applySetRequest, fromWireTouchAnswer, toWireTouch, toWireTouchAnswer } from "../../../src/peer/set-request.js";
-import { toEntry } from "../../../src/peer/convert.js";
+import { toDeletion, toEntry } from "../../../src/peer/convert.js";
+import { exchangeHandler } from "../../../src/peer/exchange-server.js";
 import type { PeerEndpoint, TouchOutcome, TouchPush } from "../../../src/transport/index.js";
 import { peerServiceImpl } from "../../../src/peer/peer-service.js";
-import { ApplyOutcome as WireOutcome, SetRequestSchema, SetResponseSchema, type SetRequest, type SetResponse } from "../../../gen/proto/hypercache/peer/v1/peer_pb.js";
+import {
+  ApplyOutcome as WireOutcome,
+  ExchangeRequestSchema,
+  OwnerListSchema,
+  RemoveRequestSchema,
+  SetRequestSchema,
+  SetResponseSchema,
+  type ExchangeRequest,
+  type ExchangeResponse,
+  type RemoveRequest,
+  type SetRequest,
+  type SetResponse,
+} from "../../../gen/proto/hypercache/peer/v1/peer_pb.js";
 
 const touch: TouchPush = { key: "k/ü", baseVersion: 2 ** 52 + 1, baseOrigin: "n2", version: 2 ** 53 - 2, origin: "n2", expiresAtMs: 1_900_000_000_000, lastUpdatedMs: 1_800_000_000_000, owners: ["n2", "n1", "n3"] };
 const peer = { id: "n3", address: "127.0.0.1:1" };
@@ -90,6 +103,38 @@ describe("peer/set-request (touches pushed without their values)", () => {
     );
     expect(refused).to.be.instanceOf(ConnectError);
     expect((refused as ConnectError).code).to.equal(Code.InvalidArgument);
+  });
+
+  it("a Set or Remove with malformed owner checks is refused before anything is applied: INVALID_ARGUMENT unary, a BAD_REQUEST error frame on the Exchange stream", async () => {
+    const calls: string[] = [];
+    const e = {
+      applySet: () => (calls.push("applySet"), []),
+      applyRemove: () => (calls.push("applyRemove"), []),
+      health: () => ({ node: "n3", draining: false, incarnation: 1 }),
+    } as unknown as PeerEndpoint;
+    const entry = toEntry({ key: "e", value: "v", version: 5, origin: "n2", lastUpdatedMs: 0, expiresAtMs: 0, tombstone: false });
+    const deletion = toDeletion({ key: "e", value: "", version: 5, origin: "n2", lastUpdatedMs: 0, expiresAtMs: 0, tombstone: true });
+    // Entry 1 names owner list 2 of 1: its check would be skipped if taken.
+    const badChecks = { ownerLists: [create(OwnerListSchema, { ids: ["n1", "n2"] })], entryOwnerLists: [2] };
+    const set = create(SetRequestSchema, { from: "n2", entries: [entry], ...badChecks });
+    const remove = create(RemoveRequestSchema, { from: "n2", deletions: [deletion], ...badChecks });
+    const service = peerServiceImpl(e);
+    for (const unary of [() => (service.set as unknown as (r: SetRequest) => Promise<unknown>)(set), () => (service.remove as unknown as (r: RemoveRequest) => Promise<unknown>)(remove)]) {
+      const err = await unary().then(() => undefined, (x: unknown) => x);
+      expect(err).to.be.instanceOf(ConnectError);
+      expect((err as ConnectError).code).to.equal(Code.InvalidArgument);
+    }
+    async function* frames(): AsyncIterable<ExchangeRequest> {
+      yield create(ExchangeRequestSchema, { id: 1n, call: { case: "set", value: set } });
+      yield create(ExchangeRequestSchema, { id: 2n, call: { case: "remove", value: remove } });
+    }
+    const answers: ExchangeResponse[] = [];
+    for await (const r of exchangeHandler(e)(frames())) answers.push(r);
+    expect(answers.map((a) => [a.id, a.result.case, a.result.case === "error" ? a.result.value.code : ""]).sort()).to.deep.equal([
+      [1n, "error", "BAD_REQUEST"],
+      [2n, "error", "BAD_REQUEST"],
+    ]);
+    expect(calls, "nothing applied").to.deep.equal([]);
   });
 
   it("an answer from another node than the one addressed is UNAVAILABLE", () => {
