@@ -124,6 +124,8 @@ function runtimeMetrics(r: RuntimeMetrics): Collected[] {
     bytes("v8js.memory.heap.committed", "v8js_memory_heap_committed_bytes", "V8 heap committed", m.heapTotal),
     bytes("v8js.memory.heap.limit", "v8js_memory_heap_limit_bytes", "V8 heap limit (--max-old-space-size)", m.heapLimit),
     bytes("nodejs.memory.external", "nodejs_memory_external_bytes", "memory of Buffers and other objects outside the V8 heap", m.external),
+    bytes("nodejs.memory.array_buffers", "nodejs_memory_array_buffers_bytes", "memory of ArrayBuffers and Buffers (part of the external memory)", m.arrayBuffers),
+    bytes("nodejs.memory.array_buffers.live", "nodejs_memory_array_buffers_live_bytes", "memory of ArrayBuffers and Buffers just after the last full garbage collection (0 before the first)", m.arrayBuffersLive),
     bytes("process.memory.usage", "process_memory_usage_bytes", "resident set size of the process", m.rss),
     { kind: "counter", otel: "process.cpu.time", prom: "process_cpu_time_seconds", unit: "s", description: "CPU time used by the process, by mode", points: [{ attributes: { "cpu.mode": "user" }, value: cpu.user }, { attributes: { "cpu.mode": "system" }, value: cpu.system }] },
     { kind: "histogram", otel: "v8js.gc.duration", prom: "v8js_gc_duration_seconds", unit: "s", description: "garbage-collection pauses, by kind", histogram: r.gc },

@@ -1,5 +1,5 @@
-// The soak's gates, pure: memory must level off (retained memory, RSS less V8's garbage: see
-// retainedBytes), the event loop must stay responsive, and no request may get a 500. The reference point and windows scale with the run: for the 10-minute
+// The soak's gates, pure: memory must level off (retained memory, RSS less garbage waiting for a
+// collection: see retainedBytes), the event loop must stay responsive, and no request may get a 500. The reference point and windows scale with the run: for the 10-minute
 // soak they are "RSS at minute 2" and "the last 8 minutes".
 
 /** One memory sample of one node. */
@@ -10,18 +10,30 @@ export interface RssSample {
   /** V8 heap committed and V8 heap live (in use after the last full collection), from /metrics. */
   heap_committed_bytes?: number | null;
   heap_live_bytes?: number | null;
+  /** ArrayBuffer (Buffer) memory now, and just after the last full collection, from /metrics. */
+  array_buffers_bytes?: number | null;
+  array_buffers_live_bytes?: number | null;
 }
 
 /**
- * What the node retains: RSS less the part of the V8 heap that holds nothing alive (committed
- * minus live: garbage waiting for a collection, and empty pages V8 keeps). Under the soak V8's
- * committed heap swings by 60-100 MiB between collections while RSS minus it stays within a few
- * MiB, so RSS compares two points of a garbage-collection sawtooth; this does not. A leak outside
- * the heap (record pages, buffers, memory the allocator keeps) shows in full, a leak in the heap
- * through the live size. Without both figures it is RSS.
+ * What the node retains: RSS less the garbage waiting for a collection. In the heap that is
+ * committed minus live (garbage, and empty pages V8 keeps); outside it, the ArrayBuffers
+ * (Buffers) allocated since the last full collection beyond what it left alive, which V8 lets
+ * grow by up to 64 MiB before it collects. Under the soak the committed heap swings by 60-100 MiB
+ * between collections and ArrayBuffers by 40-50 MiB, so RSS compares two points of a
+ * garbage-collection sawtooth; this does not. A leak in the heap shows through the live size, a
+ * leak of Buffers through their live size, any other native leak (record pages, memory the
+ * allocator keeps) in full. ArrayBuffers below their live size (a minor collection freed some)
+ * are not added back. Without the heap figures it is RSS; without the ArrayBuffer figures, RSS
+ * less the heap's garbage.
  */
 export function retainedBytes(s: RssSample): number {
-  return hasHeapFigures(s) ? s.rss_bytes - (s.heap_committed_bytes - s.heap_live_bytes) : s.rss_bytes;
+  if (!hasHeapFigures(s)) return s.rss_bytes;
+  const heapGarbage = s.heap_committed_bytes - s.heap_live_bytes;
+  const buffers = s.array_buffers_bytes;
+  const buffersLive = s.array_buffers_live_bytes;
+  const bufferGarbage = buffers != null && buffersLive != null && buffersLive > 0 ? Math.max(0, buffers - buffersLive) : 0;
+  return s.rss_bytes - heapGarbage - bufferGarbage;
 }
 
 /** True when the sample carries both heap figures (live is 0 before the first full collection). */

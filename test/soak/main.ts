@@ -24,7 +24,7 @@ const KEY_SPACE = 200_000;
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
 /** The node's own runtime gauges: event-loop delay p99 and max of the last 10 s (ms), heap in use (bytes). */
-async function runtime(n: NodeProcess): Promise<{ loop_p99_ms: number; loop_max_ms: number; heap_bytes: number; heap_committed_bytes: number; heap_live_bytes: number; external_bytes: number; tombstones: number; store_bytes: Record<string, number> } | null> {
+async function runtime(n: NodeProcess): Promise<{ loop_p99_ms: number; loop_max_ms: number; heap_bytes: number; heap_committed_bytes: number; heap_live_bytes: number; external_bytes: number; array_buffers_bytes: number; array_buffers_live_bytes: number; tombstones: number; store_bytes: Record<string, number> } | null> {
   try {
     const metrics = parsePrometheus(await (await fetch(`${n.mgmt}/metrics`, { signal: AbortSignal.timeout(5_000) })).text());
     const gauge = (name: string) => metrics.value(name) ?? NaN;
@@ -35,6 +35,8 @@ async function runtime(n: NodeProcess): Promise<{ loop_p99_ms: number; loop_max_
       heap_committed_bytes: gauge("v8js_memory_heap_committed_bytes"),
       heap_live_bytes: gauge("v8js_memory_heap_live_bytes"),
       external_bytes: gauge("nodejs_memory_external_bytes"),
+      array_buffers_bytes: gauge("nodejs_memory_array_buffers_bytes"),
+      array_buffers_live_bytes: gauge("nodejs_memory_array_buffers_live_bytes"),
       tombstones: gauge("cache_tombstones"),
       store_bytes: Object.fromEntries(["records", "garbage", "free", "large"].map((part) => [part, metrics.samples.find((x) => x.name === "cache_store_memory_bytes" && x.labels.part === part)?.value ?? NaN])),
     };
@@ -101,13 +103,13 @@ async function main(): Promise<number> {
     for (const n of nodes) {
       if (n.child.exitCode !== null) continue;
       const r = await runtime(n);
-      samples.push({ node: n.id, t_s, rss_bytes: rssBytes(n), items: await items(n), loop_p99_ms: withLoop ? (r?.loop_p99_ms ?? null) : null, loop_max_ms: withLoop ? (r?.loop_max_ms ?? null) : null, heap_bytes: r?.heap_bytes ?? null, heap_committed_bytes: r?.heap_committed_bytes ?? null, heap_live_bytes: r?.heap_live_bytes ?? null, external_bytes: r?.external_bytes ?? null, tombstones: r?.tombstones ?? null, store_bytes: r?.store_bytes ?? null });
+      samples.push({ node: n.id, t_s, rss_bytes: rssBytes(n), items: await items(n), loop_p99_ms: withLoop ? (r?.loop_p99_ms ?? null) : null, loop_max_ms: withLoop ? (r?.loop_max_ms ?? null) : null, heap_bytes: r?.heap_bytes ?? null, heap_committed_bytes: r?.heap_committed_bytes ?? null, heap_live_bytes: r?.heap_live_bytes ?? null, external_bytes: r?.external_bytes ?? null, array_buffers_bytes: r?.array_buffers_bytes ?? null, array_buffers_live_bytes: r?.array_buffers_live_bytes ?? null, tombstones: r?.tombstones ?? null, store_bytes: r?.store_bytes ?? null });
     }
     const line = nodes.map((n) => {
       const s = samples.filter((x) => x.node === n.id).at(-1);
       const d = delays.get(n.id) ?? [];
       const loop = s?.loop_p99_ms == null ? "" : ` loop p99 ${s.loop_p99_ms.toFixed(0)} ms`;
-      const heap = s?.heap_bytes == null ? "" : ` heap ${(s.heap_bytes / 2 ** 20).toFixed(0)}/${((s.heap_live_bytes ?? NaN) / 2 ** 20).toFixed(0)}/${((s.heap_committed_bytes ?? NaN) / 2 ** 20).toFixed(0)} MiB (used/live/committed) retained ${(retainedBytes(s) / 2 ** 20).toFixed(0)} MiB`;
+      const heap = s?.heap_bytes == null ? "" : ` heap ${(s.heap_bytes / 2 ** 20).toFixed(0)}/${((s.heap_live_bytes ?? NaN) / 2 ** 20).toFixed(0)}/${((s.heap_committed_bytes ?? NaN) / 2 ** 20).toFixed(0)} MiB (used/live/committed) buffers ${((s.array_buffers_bytes ?? NaN) / 2 ** 20).toFixed(0)}/${((s.array_buffers_live_bytes ?? NaN) / 2 ** 20).toFixed(0)} MiB (now/live) retained ${(retainedBytes(s) / 2 ** 20).toFixed(0)} MiB`;
       const mib = (b: number | undefined) => ((b ?? NaN) / 2 ** 20).toFixed(0);
       const store = s?.store_bytes ? ` store ${mib(s.store_bytes.records)}/${mib(s.store_bytes.garbage)}/${mib(s.store_bytes.free)}/${mib(s.store_bytes.large)} MiB (records/garbage/free/large) ${s.tombstones ?? "?"} tombstones` : "";
       return `${n.id} ${s ? (s.rss_bytes / 2 ** 20).toFixed(0) : "?"} MiB${heap}${store} ${s?.items ?? "?"} items${loop} healthz p99 ${percentile(d.slice(-100), 99).toFixed(0)} ms`;

@@ -87,4 +87,33 @@ describe("soak gates", () => {
     const none = memoryVerdict(run((t) => ({ ...sawtooth(t), heap_live_bytes: null })), 600, "retained memory");
     expect(soakGates([none], new Map(), new Map(), []).filter((g) => !g.passed).map((g) => g.name), "no heap figures at all: no verdict passes").to.deep.equal(["n1 final retained memory ≤ 1.1 × reference", "n1 retained memory slope < 1%/min"]);
   });
+
+  // The 10-minute soak of 2026-11-24 (n1, seed 1): retained memory jumped between about 190 and
+  // 230 MiB from one sample to the next, with the jumps in ArrayBuffer memory (external 80 to
+  // 130 MiB) that V8 frees only at its next collection. Modelled: a heap sawtooth plus a Buffer
+  // sawtooth whose peaks fall on the final window and not on the reference.
+  const withBuffers = (t: number, liveBuffersMiB = 20, nativeMiB = 148): RssSample => {
+    const bufferGarbage = (t >= 90 && t <= 150 ? 0 : t >= 570 ? 45 : ((t % 40) / 40) * 45) * MiB;
+    const heap = sawtooth(t, 45, nativeMiB);
+    return { ...heap, rss_bytes: heap.rss_bytes + liveBuffersMiB * MiB + bufferGarbage, array_buffers_bytes: liveBuffersMiB * MiB + bufferGarbage, array_buffers_live_bytes: liveBuffersMiB * MiB };
+  };
+
+  it("retained memory also leaves out ArrayBuffers allocated since the last full collection, never below their live size", () => {
+    const base = { node: "n1", t_s: 0, rss_bytes: 300 * MiB, heap_committed_bytes: 120 * MiB, heap_live_bytes: 40 * MiB };
+    expect(retainedBytes({ ...base, array_buffers_bytes: 90 * MiB, array_buffers_live_bytes: 60 * MiB })).to.equal(190 * MiB);
+    expect(retainedBytes({ ...base, array_buffers_bytes: 50 * MiB, array_buffers_live_bytes: 60 * MiB }), "a minor collection freed some").to.equal(220 * MiB);
+    expect(retainedBytes({ ...base, array_buffers_bytes: 90 * MiB, array_buffers_live_bytes: 0 }), "no full collection yet").to.equal(220 * MiB);
+    expect(retainedBytes({ ...base, array_buffers_bytes: 90 * MiB }), "a node without the figure").to.equal(220 * MiB);
+  });
+
+  it("a Buffer sawtooth fails the retained gates without the ArrayBuffer figures and passes with them; a Buffer leak still fails", () => {
+    const samples = run((t) => withBuffers(t));
+    const heapOnly = memoryVerdict(samples.map(({ array_buffers_live_bytes: _, ...s }) => s), 600, "retained memory");
+    expect(heapOnly.final_ratio, "heap garbage alone left out").to.be.above(1.1);
+    const m = memoryVerdict(samples, 600, "retained memory");
+    expect(m.final_ratio).to.equal(1);
+    expect(soakGates([m], new Map(), new Map(), []).every((g) => g.passed)).to.equal(true);
+    const leak = memoryVerdict(run((t) => withBuffers(t, 20 + t / 12)), 600, "retained memory");
+    expect(soakGates([leak], new Map(), new Map(), []).filter((g) => !g.passed).map((g) => g.name)).to.deep.equal(["n1 final retained memory ≤ 1.1 × reference", "n1 retained memory slope < 1%/min"]);
+  });
 });

@@ -1,5 +1,5 @@
-// The live heap gauge: V8 heap in use read just after a full collection (what a leak raises),
-// 0 before the first one. A full collection is forced here through V8's test hook.
+// The live heap and live ArrayBuffer gauges: V8 heap in use and Buffer memory outside it, read
+// just after a full collection (what a leak raises), 0 before the first one. A full collection is forced here through V8's test hook.
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { expect } from "chai";
@@ -26,6 +26,45 @@ describe("runtime metrics: live heap", () => {
       gc();
       for (let i = 0; i < 50 && r.memory().heapLive === withHeld; i++) await new Promise((resolve) => setImmediate(resolve));
       expect(withHeld - r.memory().heapLive).to.be.above(8 * 2 ** 20);
+    } finally {
+      r.stop();
+    }
+  });
+
+  it("live ArrayBuffer memory is what Buffers hold once the sweeper has run after the last full collection", async () => {
+    // The reading is deferred by a timer: V8 frees dead buffers on a concurrent sweeper after
+    // the collection. The test fires that timer itself, once the sweeper is done.
+    const pending: Array<() => void> = [];
+    const timers = { every: () => ({ cancel: () => undefined }), after: (_ms: number, f: () => void) => (pending.push(f), { cancel: () => pending.splice(pending.indexOf(f), 1) }) };
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const r = new RuntimeMetrics();
+    expect(r.memory().arrayBuffersLive).to.equal(0);
+    r.start(timers as never);
+    const collect = async (gc: () => void) => {
+      gc();
+      for (let i = 0; i < 50 && pending.length === 0; i++) await turn();
+      expect(pending, "a full collection schedules one reading").to.have.length(1);
+    };
+    try {
+      setFlagsFromString("--expose-gc");
+      const gc = runInNewContext("gc") as () => void;
+      let held: Buffer[] | undefined = Array.from({ length: 16 }, () => Buffer.alloc(2 ** 20, 1));
+      await collect(gc);
+      expect(r.memory().arrayBuffersLive, "nothing read before the timer fires").to.equal(0);
+      pending.shift()?.();
+      const withHeld = r.memory().arrayBuffersLive;
+      expect(withHeld).to.be.above(16 * 2 ** 20);
+      expect(held.length).to.equal(16);
+      // garbage raises the current figure, not the live one, until a full collection frees it
+      held = undefined;
+      let garbage: Buffer | undefined = Buffer.alloc(8 * 2 ** 20, 1);
+      expect(r.memory().arrayBuffers - r.memory().arrayBuffersLive).to.be.at.least(8 * 2 ** 20);
+      garbage = undefined;
+      await collect(gc);
+      for (let i = 0; i < 500 && process.memoryUsage().arrayBuffers > withHeld - 16 * 2 ** 20; i++) await turn();
+      pending.shift()?.();
+      expect(withHeld - r.memory().arrayBuffersLive).to.be.above(15 * 2 ** 20);
+      expect(garbage).to.equal(undefined);
     } finally {
       r.stop();
     }
