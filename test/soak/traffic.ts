@@ -21,7 +21,14 @@ export interface TrafficOptions {
 /** Shares of the mix; the rest (5%) is DELETE and batch calls. */
 export const MIX = { get: 0.7, put: 0.25, delete: 0.02, batchPut: 0.01, batchGet: 0.01, batchDelete: 0.01 } as const;
 const BATCH_ITEMS = 20;
-const PUT_TTL_S = [60, 600] as const;
+/**
+ * PUT TTLs: most items long-lived (they outlast the run, so writes keep the cache at its capacity
+ * and eviction runs throughout), a share short (they expire, and become tombstones, at a steady
+ * rate from the first 30 s on). With TTLs spread up to the run's length instead, expiries rose
+ * through the whole run and the store never reached the steady state the memory gates compare.
+ */
+export const PUT_TTL_S = { long: [1800, 3600], short: [5, 30], shortShare: 0.2 } as const;
+
 const VALUE_BYTES = [64, 1024] as const;
 
 export class Traffic {
@@ -77,6 +84,11 @@ export class Traffic {
     return `k${this.random.int(0, this.o.keySpace - 1)}`;
   }
 
+  private ttlS(): number {
+    const [low, high] = this.random.next() < PUT_TTL_S.shortShare ? PUT_TTL_S.short : PUT_TTL_S.long;
+    return this.random.int(low, high);
+  }
+
   private value(): Buffer {
     return this.values.subarray(0, this.random.int(VALUE_BYTES[0], VALUE_BYTES[1]));
   }
@@ -88,11 +100,11 @@ export class Traffic {
     const json = { "content-type": "application/json" };
     let edge = MIX.get;
     if (roll < edge) return this.request(item(this.key()), "GET");
-    if (roll < (edge += MIX.put)) return this.request(`${item(this.key())}?ttl=${this.random.int(...PUT_TTL_S)}s`, "PUT", this.value());
+    if (roll < (edge += MIX.put)) return this.request(`${item(this.key())}?ttl=${this.ttlS()}s`, "PUT", this.value());
     if (roll < (edge += MIX.delete)) return this.request(item(this.key()), "DELETE");
     const keys = Array.from({ length: BATCH_ITEMS }, () => this.key());
     if (roll < (edge += MIX.batchPut)) {
-      const items = keys.map((key) => ({ key, value: this.value().toString(), ttl_ms: this.random.int(...PUT_TTL_S) * 1000 }));
+      const items = keys.map((key) => ({ key, value: this.value().toString(), ttl_ms: this.ttlS() * 1000 }));
       return this.request(`${t.api}/v1/cache/batch/put`, "POST", JSON.stringify({ items }), json);
     }
     if (roll < (edge += MIX.batchGet)) return this.request(`${t.api}/v1/cache/batch/get`, "POST", JSON.stringify({ keys }), json);
