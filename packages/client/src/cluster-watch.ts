@@ -2,8 +2,9 @@
 // It reads the stream with fetch and eventsource-parser rather than EventSource, which cannot send
 // an Authorization header. When a stream ends, breaks or cannot be opened, the watch reconnects
 // through the management failover transport (so it moves to another node when it knows one)
-// after a growing delay (reconnect-delay.ts), and tells `onStatus` why and when; a 401 or 403
-// ends it, since asking again with the same credential cannot help.
+// after a growing delay (reconnect-delay.ts), and tells `onStatus` why and when. An answer that
+// asking again cannot change ends it, as it ends an EventSource: a 401 or 403 (the same
+// credential), any other 4xx but 408 and 429 (a wrong path or request), a 2xx other than 200.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import type { EndpointPool } from "./endpoint-pool.js";
 import { AllEndpointsFailedError, errorFromAnswer, HypercacheError } from "./errors.js";
@@ -11,6 +12,14 @@ import type { Answer, FailoverTransport } from "./failover-transport.js";
 import type { components } from "./gen/management.js";
 import { reconnectDelayMs } from "./reconnect-delay.js";
 import type { Runtime } from "./runtime.js";
+
+/** Answers below 500 (higher ones fail over) that a watch retries: the rest end it. */
+const RETRIED_STATUSES: ReadonlySet<number> = new Set([200, 408, 429]);
+
+/** True when an answer to the stream request ends the watch (200 without a body is retried). */
+function endsWatch(status: number): boolean {
+  return !RETRIED_STATUSES.has(status);
+}
 
 /** Reconnect delay until the server names one with `retry:` (ms). */
 export const WATCH_RETRY_MS = 1_000;
@@ -37,7 +46,10 @@ export type WatchStatus =
    * `retryAtMs` on the runtime's clock (milliseconds since the epoch with the default clock).
    */
   | { readonly state: "down"; readonly reason: string; readonly error: Error | undefined; readonly attempt: number; readonly retryInMs: number; readonly retryAtMs: number }
-  /** The node answered 401 or 403: the watch ends (the iteration throws `error`). */
+  /**
+   * The node answered what asking again cannot change (401 or 403, another 4xx than 408 and 429,
+   * a 2xx other than 200): the watch ends (the iteration throws `error`).
+   */
   | { readonly state: "refused"; readonly error: HypercacheError };
 
 export interface WatchOptions {
@@ -117,7 +129,7 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
     const { response, endpoint } = answer;
     if (response.status !== 200 || !response.body) {
       const error = errorFromAnswer(response.status, await response.text(), endpoint);
-      if (response.status === 401 || response.status === 403) {
+      if (endsWatch(response.status)) {
         this.report({ state: "refused", error });
         throw error;
       }

@@ -143,6 +143,29 @@ describe("client watch status", () => {
     }
   });
 
+  it("any other answer asking again cannot change (400, 404, 406, 410, a 204) ends the watch as refused; 408 and 429 are down and retried", async () => {
+    for (const [status, code] of [[400, "BAD_REQUEST"], [404, "NOT_FOUND"], [406, "UNKNOWN"], [410, "UNKNOWN"], [204, "UNKNOWN"]] as const) {
+      const f = new FakeFetch().on(M1, () => envelope(status, code, "no"));
+      const { clock, statuses, ended } = await watching(f);
+      const err = await ended;
+      expect(err, String(status)).to.be.instanceOf(Error);
+      expect(statuses, String(status)).to.deep.equal([{ state: "connecting" }, { state: "refused", error: err }]);
+      clock.advance(120_000);
+      await settle();
+      expect(f.calls, String(status)).to.have.length(1);
+    }
+    for (const [status, code] of [[408, "UNKNOWN"], [429, "TOO_MANY_REQUESTS"]] as const) {
+      let calls = 0;
+      const f = new FakeFetch().on(M1, () => (calls++ === 0 ? envelope(status, code, "later") : sseAnswer([HEARTBEAT])));
+      const { clock, w, statuses, events } = await watching(f);
+      expect(downs(statuses)[0], String(status)).to.deep.include({ attempt: 1, retryInMs: 1000 });
+      clock.advance(1000);
+      await settle();
+      expect(events, String(status)).to.have.length(1);
+      w.close();
+    }
+  });
+
   it("pinned to one management endpoint, it never asks another origin, not even one its members frames advertise", async () => {
     const advertised = `event: members\ndata: ${JSON.stringify({ membership_version: 2, members: [{ id: "m2", state: "alive", api_url: "http://m2:8080", mgmt_url: M2 }] })}\n\n`;
     const f = new FakeFetch().on(M1, () => sseAnswer([advertised], { endAfter: true })).on(M2, () => sseAnswer([HEARTBEAT]));
