@@ -16,7 +16,7 @@ import { sameOwnerList, type HashRing } from "../ring/index.js";
 import { Applied, compareVersions, type RecordHeader, type ShardedStore, type VersionedRecord } from "../store/index.js";
 import type { OwnerChecks, TouchPush } from "../transport/index.js";
 import { mergeCounterRecord } from "./counter-merge.js";
-import { touchedRecord } from "./touched-record.js";
+import { isTouchBase, touchedRecord } from "./touched-record.js";
 import { peerRecordProblem, touchPushProblem, versionTooFarAhead } from "./peer-input.js";
 import type { VersionClock } from "./write/version-clock.js";
 
@@ -151,7 +151,7 @@ export class ReplicaApplier {
     let copied = 0;
     return touches.map((t) => {
       const base = this.touchBase(t, ring);
-      if (base === undefined || "kind" in base) return base ?? BASE_MISSING;
+      if ("kind" in base) return base;
       if (copied > 0 && copied + base.valueBytes > PEER_BATCH_BYTES) return BASE_MISSING;
       copied += base.valueBytes;
       return this.applyOnBase(t, ring);
@@ -159,20 +159,20 @@ export class ReplicaApplier {
   }
 
   /**
-   * The header of the item `t` names when this node holds it (a value, not a tombstone, with the
-   * base's version and origin); else the touch's verdict without it, or undefined for base-missing.
+   * The header of the item `t` names when this node holds it (isTouchBase); else the touch's
+   * verdict without it.
    */
-  private touchBase(t: TouchPush, ring: HashRing): RecordHeader | TouchVerdict | undefined {
+  private touchBase(t: TouchPush, ring: HashRing): RecordHeader | TouchVerdict {
     if (!sameOwnerList(ring.ownersOf(t.key).ids, t.owners)) {
       this.deps.metrics.inc("dist.write.apply_refused");
       return OWNERS_DIFFER;
     }
     const held = this.deps.store.peekHeader(t.key);
-    if (held === undefined) return undefined;
-    if (!held.tombstone && held.version === t.baseVersion && held.origin === t.baseOrigin) return held;
+    if (held === undefined) return BASE_MISSING;
+    if (isTouchBase(held, t)) return held;
     const order = compareVersions(held.version, held.origin, t.version, t.origin);
     if (order === 0) return DUPLICATE;
-    if (order < 0) return undefined;
+    if (order < 0) return BASE_MISSING;
     this.deps.metrics.inc("dist.version.conflicts");
     return { kind: "stale", version: held.version, origin: held.origin };
   }

@@ -81,7 +81,9 @@ export class RuntimeMetrics {
       // memory its objects own outside it hold alive.
       if (!major) return;
       this.heapLive = getHeapStatistics().used_heap_size;
-      this.arrayBuffersRead?.cancel();
+      // One reading pending at a time: re-arming on every collection would put it off for as long
+      // as full collections come less than ARRAY_BUFFERS_SETTLE_MS apart (a heap near its limit).
+      if (this.arrayBuffersRead !== undefined) return;
       this.arrayBuffersRead = timers.after(ARRAY_BUFFERS_SETTLE_MS, () => {
         this.arrayBuffersRead = undefined;
         this.arrayBuffersLive = process.memoryUsage().arrayBuffers;

@@ -44,7 +44,7 @@ export interface ApplyOutcome {
 /**
  * A touch pushed without its value (SetRequest.touches): the new version, origin and expiry of
  * the item whose version and origin were `baseVersion` and `baseOrigin`. The receiver applies it
- * on top of that item only (cluster/replica-applier.ts applyTouch).
+ * on top of that item only (cluster/replica-applier.ts applyTouches).
  */
 export interface TouchPush {
   readonly key: string;

@@ -184,6 +184,9 @@ describe("observability/otel-mirror", function () {
         expect(of("dist_peer_failures_total", { method: "Set", peer: "n2" })).to.equal(1);
         expect(of("process_memory_usage_bytes")).to.be.greaterThan(0);
         expect(of("v8js_memory_heap_used_bytes")).to.be.greaterThan(0);
+        // The soak reads both (gates.ts retainedBytes); live is 0 before the first full collection.
+        expect(of("nodejs_memory_array_buffers_bytes")).to.be.greaterThan(0);
+        expect(of("nodejs_memory_array_buffers_live_bytes")).to.be.a("number");
         expect(of("process_cpu_time_seconds_total", { cpu_mode: "user" })).to.be.greaterThan(0);
         expect(prom.families.has("nodejs_eventloop_delay_p99_seconds")).to.equal(true);
       } finally {
