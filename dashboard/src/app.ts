@@ -119,8 +119,8 @@ function Signed(props: { client: HypercacheClient; identity: Identity; view: Vie
   const history = useRef(new RateHistory()).current;
   const [live, setLive] = useState<Live>({ members: undefined, membersAtMs: 0, metrics: undefined, history, tick: 0 });
 
-  // The SDK's watch: reconnects with backoff and reports each state (the banner); a 401 or 403
-  // ends it, and its status says so.
+  // The SDK's watch: reconnects with backoff and reports each state (the banner); an answer that
+  // asking again cannot change (401, 403, another 4xx but 408 and 429) ends it, and its status says so.
   useEffect(() => {
     const ctrl = new AbortController();
     const follow = async () => {

@@ -8,7 +8,7 @@ import { errorFromAnswer } from "./errors.js";
 import type { components, paths } from "./gen/client.js";
 import { buffered } from "./openapi-bridge.js";
 import type { Consistency } from "./options.js";
-import { answerError, itemFromEnvelope, valueBody, type CacheItem, type CacheValue } from "./values.js";
+import { dataOf, itemFromEnvelope, valueBody, type CacheItem, type CacheValue } from "./values.js";
 
 export interface BatchOptions {
   readonly consistency?: Consistency;
@@ -84,9 +84,9 @@ export class BatchOps {
 
   getMany(keys: readonly string[], o: BatchOptions = {}): Promise<GetManyResult[]> {
     return this.run(keys, o, async (part) => {
-      const { data, response } = await this.api.POST("/v1/cache/batch/get", { body: { keys: part }, params: { query: { consistency: o.consistency } }, signal: o.signal });
-      if (!data) throw answerError(buffered(response));
-      const endpoint = buffered(response).endpoint;
+      const answered = await this.api.POST("/v1/cache/batch/get", { body: { keys: part }, params: { query: { consistency: o.consistency } }, signal: o.signal });
+      const data = dataOf(answered);
+      const endpoint = buffered(answered.response).endpoint;
       return data.results.map((r): GetManyResult => {
         const error = itemError(r, endpoint);
         if (error) return { key: r.key, found: false, error };
@@ -99,9 +99,9 @@ export class BatchOps {
     return this.run(items, o, async (part) => {
       const body: components["schemas"]["BatchPutItem"][] = [];
       for (const it of part) body.push(typeof Blob !== "undefined" && it.value instanceof Blob ? await wireItem(it) : wireItemSync(it));
-      const { data, response } = await this.api.POST("/v1/cache/batch/put", { body: { items: body }, params: { query: { consistency: o.consistency } }, signal: o.signal });
-      if (!data) throw answerError(buffered(response));
-      const endpoint = buffered(response).endpoint;
+      const answered = await this.api.POST("/v1/cache/batch/put", { body: { items: body }, params: { query: { consistency: o.consistency } }, signal: o.signal });
+      const data = dataOf(answered);
+      const endpoint = buffered(answered.response).endpoint;
       return data.results.map((r): SetManyResult => {
         const error = itemError(r, endpoint);
         return error ? { key: r.key, stored: false, error } : { key: r.key, stored: r.stored, ...(r.bytes !== undefined ? { bytes: r.bytes } : {}), owners: r.owners };
@@ -111,9 +111,9 @@ export class BatchOps {
 
   deleteMany(keys: readonly string[], o: BatchOptions = {}): Promise<DeleteManyResult[]> {
     return this.run(keys, o, async (part) => {
-      const { data, response } = await this.api.POST("/v1/cache/batch/delete", { body: { keys: part }, params: { query: { consistency: o.consistency } }, signal: o.signal });
-      if (!data) throw answerError(buffered(response));
-      const endpoint = buffered(response).endpoint;
+      const answered = await this.api.POST("/v1/cache/batch/delete", { body: { keys: part }, params: { query: { consistency: o.consistency } }, signal: o.signal });
+      const data = dataOf(answered);
+      const endpoint = buffered(answered.response).endpoint;
       return data.results.map((r): DeleteManyResult => {
         const error = itemError(r, endpoint);
         return error ? { key: r.key, deleted: false, error } : { key: r.key, deleted: r.deleted, ...(r.bytes !== undefined ? { bytes: r.bytes } : {}) };

@@ -13,13 +13,8 @@ import type { components } from "./gen/management.js";
 import { reconnectDelayMs } from "./reconnect-delay.js";
 import type { Runtime } from "./runtime.js";
 
-/** Answers below 500 (higher ones fail over) that a watch retries: the rest end it. */
-const RETRIED_STATUSES: ReadonlySet<number> = new Set([200, 408, 429]);
-
-/** True when an answer to the stream request ends the watch (200 without a body is retried). */
-function endsWatch(status: number): boolean {
-  return !RETRIED_STATUSES.has(status);
-}
+/** Answers below 500 (higher ones fail over) other than 200 that a watch retries: the rest end it. */
+const RETRIED_STATUSES: ReadonlySet<number> = new Set([408, 429]);
 
 /** Reconnect delay until the server names one with `retry:` (ms). */
 export const WATCH_RETRY_MS = 1_000;
@@ -117,11 +112,28 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
     }
   }
 
-  /** Opens one stream and yields its events until it ends; undefined when the watch was closed. */
+  /**
+   * Opens one stream and yields its events until it ends; undefined when the watch was closed.
+   * Each attempt has its own signal, linked to the watch's only while the attempt lasts: the
+   * layers below join it with their time limits (AbortSignal.any), and on Node 20 every join
+   * leaves an entry on its source signal for the source's lifetime, which for the watch's own
+   * signal is days of reconnects.
+   */
   private async *stream(backoff: Backoff): AsyncGenerator<ClusterEvent, Drop | undefined> {
+    const attempt = new AbortController();
+    const link = () => attempt.abort(this.ctrl.signal.reason);
+    this.ctrl.signal.addEventListener("abort", link, { once: true });
+    try {
+      return yield* this.attempt(backoff, attempt.signal);
+    } finally {
+      this.ctrl.signal.removeEventListener("abort", link);
+    }
+  }
+
+  private async *attempt(backoff: Backoff, signal: AbortSignal): AsyncGenerator<ClusterEvent, Drop | undefined> {
     let answer: Answer;
     try {
-      answer = await this.deps.transport.send({ method: "GET", path: "/cluster/events", headers: { accept: "text/event-stream" }, signal: this.ctrl.signal, stream: true });
+      answer = await this.deps.transport.send({ method: "GET", path: "/cluster/events", headers: { accept: "text/event-stream" }, signal, stream: true });
     } catch (err) {
       if (this.ctrl.signal.aborted) return undefined;
       return { reason: unreachableReason(err), error: err as Error, opened: false };
@@ -129,7 +141,8 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
     const { response, endpoint } = answer;
     if (response.status !== 200 || !response.body) {
       const error = errorFromAnswer(response.status, await response.text(), endpoint);
-      if (endsWatch(response.status)) {
+      // A 200 without a body (a custom fetch's) is retried.
+      if (response.status !== 200 && !RETRIED_STATUSES.has(response.status)) {
         this.report({ state: "refused", error });
         throw error;
       }
@@ -143,7 +156,7 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
     const decoder = new TextDecoder();
     // close() ends a pending read even where the fetch implementation ignores the signal.
     const cancel = () => void reader.cancel().catch(() => undefined);
-    this.ctrl.signal.addEventListener("abort", cancel, { once: true });
+    signal.addEventListener("abort", cancel, { once: true });
     try {
       for (;;) {
         const { done, value } = await reader.read();
@@ -159,7 +172,7 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
       this.deps.pool.failed(endpoint);
       return { reason: "the connection broke", error: err as Error, opened: true };
     } finally {
-      this.ctrl.signal.removeEventListener("abort", cancel);
+      signal.removeEventListener("abort", cancel);
       reader.releaseLock();
     }
   }

@@ -6,8 +6,7 @@ import type { EndpointPool } from "./endpoint-pool.js";
 import type { Client } from "openapi-fetch";
 import type { ClientEvent } from "./failover-transport.js";
 import type { components, paths } from "./gen/client.js";
-import { buffered } from "./openapi-bridge.js";
-import { answerError } from "./values.js";
+import { dataOf } from "./values.js";
 
 export const DISCOVERY_PATH = "/v1/cluster/endpoints" as const;
 
@@ -49,8 +48,7 @@ export class Discovery {
 
   private async run(): Promise<boolean> {
     try {
-      const { data, response } = await this.deps.api.GET(DISCOVERY_PATH);
-      if (!data) throw answerError(buffered(response));
+      const data = dataOf(await this.deps.api.GET(DISCOVERY_PATH));
       const body: Partial<ClusterEndpoints> = data;
       const found = parseEndpoints(body);
       const before = this.deps.apiPool.urls().join(" ");

@@ -3,8 +3,7 @@
 // `partialNodes`, so a caller can tell a complete scan from a partial one.
 import type { Client } from "openapi-fetch";
 import type { paths } from "./gen/client.js";
-import { buffered } from "./openapi-bridge.js";
-import { answerError } from "./values.js";
+import { dataOf } from "./values.js";
 
 export interface KeysOptions {
   /** A prefix, or a glob when it holds `*`, `?` or `[`; empty or omitted lists every key. */
@@ -40,8 +39,7 @@ export class KeyIterator implements AsyncIterable<string> {
     let cursor: string | undefined;
     do {
       const query = { q: this.opts.q, limit: this.opts.pageSize ?? this.pageSize, max: this.opts.max, cursor };
-      const { data, response } = await this.api.GET("/v1/cache/keys", { params: { query }, signal: this.opts.signal });
-      if (!data) throw answerError(buffered(response));
+      const data = dataOf(await this.api.GET("/v1/cache/keys", { params: { query }, signal: this.opts.signal }));
       this.pages++;
       for (const n of data.partial_nodes) this.partial.add(n);
       this.truncated ||= data.truncated;

@@ -1,12 +1,13 @@
 // How long `watch()` waits before it opens the event stream again: the server's `retry:` delay
 // first (1 s until a stream named one, at least 100 ms), doubled on each further failed attempt
 // up to 30 s as an endpoint's cooldown is (cooldownMs), less up to 20% at random so that many
-// watchers (dashboards) that lost the same node do not all come back in the same millisecond. A stream that opens starts the count again.
-import { cooldownMs } from "./endpoint-pool.js";
+// watchers (dashboards) that lost the same node do not all come back in the same millisecond.
+// A stream that opens starts the count again.
+import { COOLDOWN_MAX_MS, cooldownMs } from "./endpoint-pool.js";
 import type { Random } from "./runtime.js";
 
 /** Longest wait between two attempts to open the event stream (ms). */
-export const WATCH_RETRY_MAX_MS = 30_000;
+export const WATCH_RETRY_MAX_MS = COOLDOWN_MAX_MS;
 /** Largest share of a reconnect delay taken off at random. */
 export const WATCH_RETRY_JITTER = 0.2;
 

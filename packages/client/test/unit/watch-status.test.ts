@@ -4,7 +4,7 @@
 import { expect } from "chai";
 import { ManualClock } from "../../../../test/helpers/manual-clock.js";
 import { HypercacheClient } from "../../src/client.js";
-import type { ClusterEvent, WatchStatus } from "../../src/cluster-watch.js";
+import { WATCH_RETRY_MIN_MS, type ClusterEvent, type WatchStatus } from "../../src/cluster-watch.js";
 import { AllEndpointsFailedError, ForbiddenError, UnauthorizedError, UnavailableError } from "../../src/errors.js";
 import { reconnectDelayMs, WATCH_RETRY_MAX_MS } from "../../src/reconnect-delay.js";
 import type { Random } from "../../src/runtime.js";
@@ -47,7 +47,7 @@ describe("client watch status", () => {
       [1, 1000, 0.999999, 800],
       [3, 3000, 0.5, 10800],
       [9, 1000, 1, 24000],
-      // The dashboard's base (3 s), from its former copy of this table.
+      // The server's retry: (3 s, SSE_RETRY_MS), as the dashboard sees it.
       [1, 3000, 0, 3000],
       [2, 3000, 0, 6000],
       [3, 3000, 1, 9600],
@@ -126,7 +126,7 @@ describe("client watch status", () => {
   it("a server retry: under 100 ms counts as 100 ms (retry: 0 from a proxy would reconnect at once, forever)", async () => {
     const f = new FakeFetch().on(M1, () => sseAnswer([`retry: 0\n\n${HEARTBEAT}`], { endAfter: true }));
     const { w, statuses } = await watching(f);
-    expect(downs(statuses)[0]?.retryInMs).to.equal(100);
+    expect(downs(statuses)[0]?.retryInMs).to.equal(WATCH_RETRY_MIN_MS);
     w.close();
   });
 
@@ -143,10 +143,12 @@ describe("client watch status", () => {
     }
   });
 
-  it("any other answer asking again cannot change (400, 404, 406, 410, a 204) ends the watch as refused; 408 and 429 are down and retried", async () => {
+  it("any other answer asking again cannot change (400, 404, 406, 410, a 204) ends the watch as refused; 408, 429 and a 200 without a body are down and retried", async () => {
     for (const [status, code] of [[400, "BAD_REQUEST"], [404, "NOT_FOUND"], [406, "UNKNOWN"], [410, "UNKNOWN"], [204, "UNKNOWN"]] as const) {
       const f = new FakeFetch().on(M1, () => envelope(status, code, "no"));
       const { clock, statuses, ended } = await watching(f);
+      // Checked before awaiting the end, so a retried answer fails here rather than by timeout.
+      expect(statuses.map((x) => x.state), String(status)).to.deep.equal(["connecting", "refused"]);
       const err = await ended;
       expect(err, String(status)).to.be.instanceOf(Error);
       expect(statuses, String(status)).to.deep.equal([{ state: "connecting" }, { state: "refused", error: err }]);
@@ -154,7 +156,7 @@ describe("client watch status", () => {
       await settle();
       expect(f.calls, String(status)).to.have.length(1);
     }
-    for (const [status, code] of [[408, "UNKNOWN"], [429, "TOO_MANY_REQUESTS"]] as const) {
+    for (const [status, code] of [[408, "UNKNOWN"], [429, "TOO_MANY_REQUESTS"], [200, "UNKNOWN"]] as const) {
       let calls = 0;
       const f = new FakeFetch().on(M1, () => (calls++ === 0 ? envelope(status, code, "later") : sseAnswer([HEARTBEAT])));
       const { clock, w, statuses, events } = await watching(f);
@@ -164,6 +166,25 @@ describe("client watch status", () => {
       expect(events, String(status)).to.have.length(1);
       w.close();
     }
+  });
+
+  it("each attempt gets a signal of its own, not the watch's (joined below with time limits, which on Node 20 leaves an entry on the source per join); close() aborts the one under way", async () => {
+    const f = new FakeFetch().on(M1, () => refused());
+    const { clock, w, statuses } = await watching(f);
+    for (let i = 1; i <= 3; i++) {
+      clock.advance(downs(statuses).at(-1)?.retryInMs ?? 0);
+      await settle();
+    }
+    const signals = f.calls.map((c) => c.init.signal);
+    expect(signals).to.have.length(4);
+    expect(new Set(signals).size).to.equal(4);
+    expect(signals.every((x) => x !== undefined && !x.aborted)).to.equal(true);
+    const streaming = new FakeFetch().on(M1, () => sseAnswer([HEARTBEAT]));
+    const open = await watching(streaming);
+    expect(open.statuses.at(-1)).to.deep.equal({ state: "open", endpoint: M1 });
+    open.w.close();
+    expect(streaming.calls[0]?.init.signal?.aborted).to.equal(true);
+    w.close();
   });
 
   it("pinned to one management endpoint, it never asks another origin, not even one its members frames advertise", async () => {
