@@ -5,6 +5,7 @@
 // entry half is also encoded by hand (wire-encode.ts pushAnswerFields).
 import { create } from "@bufbuild/protobuf";
 import { badRequest } from "../core/errors.js";
+import { PEER_BATCHING } from "../core/limits.js";
 import { BASE_MISSING, type ApplyOutcome, type PeerEndpoint, type PeerRef, type TouchOutcome, type TouchPush } from "../transport/index.js";
 import {
   type ApplyOutcome as WireOutcome,
@@ -63,6 +64,8 @@ export function applySetRequest(endpoint: PeerEndpoint, req: SetRequest): SetAns
     return { outcomes: endpoint.applySet(req.from, req.entries.map((e) => fromEntry({ ...e, tombstone: false })), checks), touches: [] };
   }
   if (req.entries.length > 0) throw badRequest(`a set request carries ${req.entries.length} entries and ${req.touches.length} touches; send them apart`);
+  // Refused before converting them (the applier bounds them too, for every transport).
+  if (req.touches.length > PEER_BATCHING.push.items) throw badRequest(`a push carries ${req.touches.length} touches (at most ${PEER_BATCHING.push.items})`);
   if (req.expectedOwners.length > 0 || req.ownerLists.length > 0 || req.entryOwnerLists.length > 0) throw badRequest("a set request's touches carry their own owner lists (expected_owners and owner_lists are for entries)");
   return { outcomes: [], touches: endpoint.applyTouches(req.from, req.touches.map(fromWireTouch)) };
 }

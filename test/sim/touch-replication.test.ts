@@ -121,4 +121,25 @@ describe("sim/touch replication: metadata only to owners holding the item", () =
       expectTouched(c, key, t, "hinted");
     }),
   );
+
+  it(
+    "an owner that refuses a touch (its owner list differs) is hinted the full item; one that answers stale is not",
+    withSeed(474, async () => {
+      const c = await settledCluster(cluster, 474);
+      const key = keyWhere(c, (o) => o.primary === "n1", "trefuse");
+      await c.node("n1").cache.admitWrite().set(key, fromUtf8("held"), 10_000, "all");
+      await c.settle();
+      for (const [id, kind] of [["n2", "refused"], ["n3", "stale"]] as const) {
+        const endpoint = c.node(id).endpoint;
+        const applyTouches: PeerEndpoint["applyTouches"] = (_from, touches) => touches.map(() => ({ kind, version: kind === "stale" ? 2 ** 52 : 0, origin: kind === "stale" ? "n0" : "" }));
+        c.network.register(c.sim(id).address, { ...endpoint, applyTouches });
+      }
+      // Neither answer acknowledges: the QUORUM touch fails, and what the primary queued is the point.
+      const failed = await c.node("n1").cache.admitWrite().touch(key, { ttlMs: 600_000 }, "quorum").then(() => undefined, (err: unknown) => err);
+      expect(failed).to.have.property("code", "QUORUM_FAILED");
+      await c.settle();
+      expect(c.node("n1").hints.size("n2"), "refused: hinted in full").to.equal(1);
+      expect(c.node("n1").hints.size("n3"), "stale: the receiver holds newer").to.equal(0);
+    }),
+  );
 });

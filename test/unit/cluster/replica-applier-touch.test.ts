@@ -58,6 +58,17 @@ describe("ReplicaApplier.applyTouches (touches pushed without their values)", ()
     expect(store.peek("k")).to.deep.include({ version: touch.version, expiresAtMs: 0 });
   });
 
+  it("the same version from another origin: the tie goes to the smaller origin (stale, a conflict counted) or the touch wins (base-missing), never a duplicate", () => {
+    const { store, applier, touch, item, metrics } = setup();
+    store.apply({ ...item, version: touch.version, origin: "n1" });
+    expect(applier.applyTouches([touch])).to.deep.equal([{ kind: "stale", version: touch.version, origin: "n1" }]);
+    expect(metrics.get("dist.version.conflicts")).to.equal(1);
+    const later = setup();
+    later.store.apply({ ...later.item, version: later.touch.version, origin: "n3" });
+    expect(later.applier.applyTouches([later.touch])).to.deep.equal([{ kind: "base-missing" }]);
+    expect(later.store.peek("k")?.origin, "nothing stored").to.equal("n3");
+  });
+
   it("no item, another version of it, or a tombstone: base-missing and nothing stored", () => {
     const { store, applier, item, touch } = setup();
     expect(applier.applyTouches([touch])).to.deep.equal([{ kind: "base-missing" }]);

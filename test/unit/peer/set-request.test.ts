@@ -6,6 +6,7 @@ import { expect } from "chai";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { CacheError } from "../../../src/core/errors.js";
+import { PEER_BATCHING } from "../../../src/core/limits.js";
 import { applySetRequest, fromWireTouchAnswer, toWireTouch, toWireTouchAnswer } from "../../../src/peer/set-request.js";
 import { toDeletion, toEntry } from "../../../src/peer/convert.js";
 import { exchangeHandler } from "../../../src/peer/exchange-server.js";
@@ -28,8 +29,8 @@ import {
 const touch: TouchPush = { key: "k/ü", baseVersion: 2 ** 52 + 1, baseOrigin: "n2", version: 2 ** 53 - 2, origin: "n2", expiresAtMs: 1_900_000_000_000, lastUpdatedMs: 1_800_000_000_000, owners: ["n2", "n1", "n3"] };
 const peer = { id: "n3", address: "127.0.0.1:1" };
 
-/** An endpoint that records what applySet and applyTouches got. */
-function endpoint() {
+/** An endpoint that records what applySet and applyTouches got; touch i is answered answers[i % n] (base-missing by default). */
+function endpoint(answers: readonly TouchOutcome[] = [{ kind: "base-missing", version: 0, origin: "" }]) {
   const got: { sets: unknown[]; touches: TouchPush[][] } = { sets: [], touches: [] };
   const e = {
     applySet: (_from: string, records: unknown[]) => {
@@ -38,7 +39,7 @@ function endpoint() {
     },
     applyTouches: (_from: string, touches: readonly TouchPush[]) => {
       got.touches.push([...touches]);
-      return touches.map((): TouchOutcome => ({ kind: "base-missing", version: 0, origin: "" }));
+      return touches.map((_t, i): TouchOutcome => answers[i % answers.length] as TouchOutcome);
     },
   } as unknown as PeerEndpoint;
   return { e, got };
@@ -60,6 +61,7 @@ describe("peer/set-request (touches pushed without their values)", () => {
       create(SetRequestSchema, { from: "n2", entries: [entry], touches: [toWireTouch(touch)] }),
       create(SetRequestSchema, { from: "n2", expectedOwners: ["n1"], touches: [toWireTouch(touch)] }),
       create(SetRequestSchema, { from: "n2", entryOwnerLists: [1], touches: [toWireTouch(touch)] }),
+      create(SetRequestSchema, { from: "n2", ownerLists: [create(OwnerListSchema, { ids: ["n1"] })], touches: [toWireTouch(touch)] }),
     ];
     for (const req of mixed) {
       const { e, got } = endpoint();
@@ -103,6 +105,27 @@ describe("peer/set-request (touches pushed without their values)", () => {
     );
     expect(refused).to.be.instanceOf(ConnectError);
     expect((refused as ConnectError).code).to.equal(Code.InvalidArgument);
+  });
+
+  it("the unary Set handler answers each touch's outcome in request order", async () => {
+    const outcomes: TouchOutcome[] = [
+      { kind: "applied", version: touch.version, origin: "n2" },
+      { kind: "stale", version: 2 ** 53 - 1, origin: "n1" },
+      { kind: "refused", version: 0, origin: "" },
+      { kind: "base-missing", version: 0, origin: "" },
+    ];
+    const { e } = endpoint(outcomes);
+    const service = peerServiceImpl({ ...e, health: () => ({ node: "n3", draining: false, incarnation: 1 }) });
+    const set = service.set as unknown as (req: SetRequest) => Promise<SetResponse>;
+    const answer = await set(create(SetRequestSchema, { from: "n2", touches: ["a", "b", "c", "d"].map((key) => toWireTouch({ ...touch, key })) }));
+    expect(fromWireTouchAnswer(answer, 4, peer)).to.deep.equal(outcomes);
+  });
+
+  it("more touches than a push may carry: 400 before any is converted or applied", () => {
+    const { e, got } = endpoint();
+    const many = create(SetRequestSchema, { from: "n2", touches: Array.from({ length: PEER_BATCHING.push.items + 1 }, (_, i) => toWireTouch({ ...touch, key: `k${i}` })) });
+    expect(() => applySetRequest(e, many)).to.throw(CacheError).with.property("code", "BAD_REQUEST");
+    expect(got.touches).to.deep.equal([]);
   });
 
   it("a Set or Remove with malformed owner checks is refused before anything is applied: INVALID_ARGUMENT unary, a BAD_REQUEST error frame on the Exchange stream", async () => {
