@@ -33,6 +33,14 @@ export const SERVER_SHARE_MIN = 0.9;
 
 const starved = (r: RoundResult) => r.pinned && r.serverCpuShare < SERVER_SHARE_MIN;
 
+/**
+ * Above this share of its core the load generator was the bottleneck (it busy sends and reads
+ * late): the round's ops/s and latencies are the generator's as much as the server's.
+ */
+export const GENERATOR_SHARE_MAX = 0.9;
+
+const generatorBusy = (r: { readonly generatorCpuShare: number }) => r.generatorCpuShare > GENERATOR_SHARE_MAX;
+
 function pct(share: number): string {
   return `${fmt(100 * share)}%`;
 }
@@ -52,10 +60,14 @@ export function formatRound(r: RoundResult): string {
   if (r.peerCallsPerRequest !== undefined) cols.push(`all nodes' CPU ${fmt(r.allCpuUsPerRequest, 1)} µs/req`, `peer RPCs/req ${fmt(r.peerCallsPerRequest, 2)}`);
   if (r.errors > 0) cols.push(`ERRORS ${fmt(r.errors)}`);
   if (starved(r)) cols.push("SERVER SHORT OF ITS CORE");
+  if (generatorBusy(r)) cols.push("LOAD GENERATOR BUSY");
   return "  " + cols.join("  ");
 }
 
-/** median(pick(numerator rounds)) / median(pick(denominator rounds)), valid when no round had errors. */
+/**
+ * median(pick(numerator rounds)) / median(pick(denominator rounds)), valid when no round had
+ * errors and no round's load generator was above GENERATOR_SHARE_MAX of its core.
+ */
 export function ratioFigure(
   id: string,
   label: string,
@@ -66,9 +78,14 @@ export function ratioFigure(
 ): Figure {
   const r = ratioOfMedians(numerator.map(pick), denominator.map(pick));
   const all = [...numerator, ...denominator];
-  const valid = all.every((x) => x.errors === 0);
+  const busy = all.filter(generatorBusy).length;
+  const valid = all.every((x) => x.errors === 0) && busy === 0;
   const short = all.filter(starved).length;
-  const note = short > 0 ? `(${short} of ${all.length} rounds had the server below ${pct(SERVER_SHARE_MIN)} of its core: a busy machine)` : undefined;
+  const notes = [
+    ...(short > 0 ? [`${short} of ${all.length} rounds had the server below ${pct(SERVER_SHARE_MIN)} of its core: a busy machine`] : []),
+    ...(busy > 0 ? [`${busy} of ${all.length} rounds had the load generator above ${pct(GENERATOR_SHARE_MAX)} of its core: the generator's figure`] : []),
+  ];
+  const note = notes.length > 0 ? `(${notes.join("; ")})` : undefined;
   return { id, label, value: r.value, unit: "×", min: r.min, max: r.max, ...(target ? { target } : {}), valid, ...(note ? { note } : {}) };
 }
 
@@ -77,7 +94,7 @@ export function formatFigure(f: Figure): string {
   const value = `${fmt(f.value, digits)}${f.unit === "×" || f.unit === "" ? "" : ` ${f.unit}`}`;
   const spread = f.min !== undefined && f.max !== undefined ? ` (rounds ${fmt(f.min, digits)}–${fmt(f.max, digits)})` : "";
   const target = f.target ? `   target ${f.target}` : "";
-  const invalid = f.valid ? "" : "   NOT VALID: errors or a broken schedule in its rounds (see above)";
+  const invalid = f.valid ? "" : "   NOT VALID: errors, a broken schedule or a busy load generator in its rounds (see above)";
   const note = f.note ? `   ${f.note}` : "";
   return `  ${f.label.padEnd(52)} ${value}${spread}${target}${invalid}${note}`;
 }

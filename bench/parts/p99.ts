@@ -5,18 +5,13 @@ import { RATE_KEPT_MIN, runH2load, SEND_INTERVAL_MS } from "../h2load.js";
 import { preload } from "../http.js";
 import { alternate, GET, type RoundResult, type Settings, type Side } from "../measure.js";
 import { cpuMicrosBetween, cpuTicks } from "../proc.js";
-import { fmt, type Figure, type Report } from "../report.js";
+import { fmt, GENERATOR_SHARE_MAX, type Figure, type Report } from "../report.js";
 import { median } from "../stats.js";
 import { runWrk } from "../wrk.js";
 import { ceiling, GENERATOR_CORE, node } from "./sides.js";
 
 /** The fixed rate, as a share of the peak GET rate. */
 const SHARE_OF_PEAK = 0.5;
-/**
- * h2load's share of its core above which a round is not valid: a generator that busy sends and
- * reads late, so its latencies are its own as much as the server's.
- */
-const GENERATOR_SHARE_MAX = 0.9;
 
 interface SideRounds {
   readonly side: Side;

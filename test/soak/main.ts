@@ -17,6 +17,8 @@ import { memoryVerdict, percentile, retainedBytes, soakGates, type RssSample } f
 import { PUT_TTL_S, Traffic } from "./traffic.js";
 
 const SAMPLE_EVERY_MS = 10_000;
+/** A sample's figures when the node's /metrics did not answer. */
+const NO_FIGURES = Object.freeze({ loop_p99_ms: null, loop_max_ms: null, heap_bytes: null, heap_committed_bytes: null, heap_live_bytes: null, external_bytes: null, array_buffers_bytes: null, array_buffers_live_bytes: null, tombstones: null, store_bytes: null });
 /**
  * The nodes keep tombstones 60 s instead of the default 10 minutes: tombstones then reach their
  * steady state (as many compacted as made) before minute 2 and their compaction runs all along,
@@ -30,8 +32,25 @@ const KEY_SPACE = 200_000;
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
-/** The node's own runtime gauges: event-loop delay p99 and max of the last 10 s (ms), heap in use (bytes). */
-async function runtime(n: NodeProcess): Promise<{ loop_p99_ms: number; loop_max_ms: number; heap_bytes: number; heap_committed_bytes: number; heap_live_bytes: number; external_bytes: number; array_buffers_bytes: number; array_buffers_live_bytes: number; tombstones: number; store_bytes: Record<string, number> } | null> {
+/** What a sample reads from the node's /metrics, besides the memory figures of RssSample. */
+interface RuntimeFigures {
+  /** Event-loop delay p99 and max of the node's last 10 s window, ms. */
+  loop_p99_ms: number;
+  loop_max_ms: number;
+  heap_bytes: number;
+  external_bytes: number;
+  tombstones: number;
+  store_bytes: Record<string, number>;
+}
+
+/** The memory figures of RssSample the node's /metrics give (all but RSS, read from /proc). */
+type NodeMemoryFigures = Required<Omit<RssSample, "node" | "t_s" | "rss_bytes">>;
+
+/** One sample of one node; a figure is null when /metrics did not answer (or, for the loop, in the preload's window). */
+type Sample = RssSample & { items: number | null } & { [K in keyof RuntimeFigures]: RuntimeFigures[K] | null };
+
+/** The node's own runtime gauges and memory figures from /metrics; null when it does not answer. */
+async function runtime(n: NodeProcess): Promise<(RuntimeFigures & { [K in keyof NodeMemoryFigures]: number }) | null> {
   try {
     const metrics = parsePrometheus(await (await fetch(`${n.mgmt}/metrics`, { signal: AbortSignal.timeout(5_000) })).text());
     const gauge = (name: string) => metrics.value(name) ?? NaN;
@@ -89,7 +108,7 @@ async function main(): Promise<number> {
   const exposed = await runtimeMetrics(nodes[0] as NodeProcess);
   print(`soak: 3 nodes, capacity ${CAPACITY}, ${KEY_SPACE} keys, ≤ ${rate} ops/s for ${durationS} s (seed ${seed}); tombstone TTL ${TOMBSTONE_TTL}; PUT TTLs ${PUT_TTL_S.long.join("-")} s, ${100 * PUT_TTL_S.shortShare}% ${PUT_TTL_S.short.join("-")} s; runtime metrics exposed by the node: ${exposed.length ? exposed.join(", ") : "none"}`);
   const t0 = performance.now();
-  await traffic.preload(Math.round(CAPACITY * 1.2), PUT_TTL_S.long);
+  await traffic.preload(Math.round(CAPACITY * 1.2));
   print(`preloaded ${Math.round(CAPACITY * 1.2)} items in ${((performance.now() - t0) / 1000).toFixed(0)} s; items per node: ${(await Promise.all(nodes.map(items))).join(", ")}`);
 
   const delays = new Map<string, number[]>(nodes.map((n) => [n.id, []]));
@@ -103,14 +122,14 @@ async function main(): Promise<number> {
 
   const start = performance.now();
   traffic.start();
-  type Sample = RssSample & { items: number | null; loop_p99_ms: number | null; loop_max_ms: number | null; heap_bytes: number | null; external_bytes: number | null; tombstones: number | null; store_bytes: Record<string, number> | null };
   const samples: Sample[] = [];
   const sample = async (withLoop: boolean) => {
     const t_s = (performance.now() - start) / 1000;
     for (const n of nodes) {
       if (n.child.exitCode !== null) continue;
       const r = await runtime(n);
-      samples.push({ node: n.id, t_s, rss_bytes: rssBytes(n), items: await items(n), loop_p99_ms: withLoop ? (r?.loop_p99_ms ?? null) : null, loop_max_ms: withLoop ? (r?.loop_max_ms ?? null) : null, heap_bytes: r?.heap_bytes ?? null, heap_committed_bytes: r?.heap_committed_bytes ?? null, heap_live_bytes: r?.heap_live_bytes ?? null, external_bytes: r?.external_bytes ?? null, array_buffers_bytes: r?.array_buffers_bytes ?? null, array_buffers_live_bytes: r?.array_buffers_live_bytes ?? null, tombstones: r?.tombstones ?? null, store_bytes: r?.store_bytes ?? null });
+      const figures = r ?? NO_FIGURES;
+      samples.push({ node: n.id, t_s, rss_bytes: rssBytes(n), items: await items(n), ...figures, ...(withLoop ? {} : { loop_p99_ms: null, loop_max_ms: null }) });
     }
     const line = nodes.map((n) => {
       const s = samples.filter((x) => x.node === n.id).at(-1);

@@ -111,8 +111,8 @@ export class Traffic {
     return this.request(`${t.api}/v1/cache/batch/delete`, "POST", JSON.stringify({ keys: keys.slice(0, 10) }), json);
   }
 
-  /** Fills the nodes to about capacity before the clock starts, so minute 2 is already a plateau. */
-  async preload(items: number, ttlRangeS: readonly [number, number]): Promise<void> {
+  /** Fills the nodes to about capacity (long TTLs) before the clock starts, so minute 2 is already a plateau. */
+  async preload(items: number): Promise<void> {
     const t = this.targets[0] as TrafficTarget;
     const batch = 500;
     for (let start = 0; start < items; start += batch * 4) {
@@ -120,7 +120,7 @@ export class Traffic {
         [0, 1, 2, 3].map(async (j) => {
           const from = start + j * batch;
           if (from >= items) return;
-          const list = Array.from({ length: Math.min(batch, items - from) }, (_, i) => ({ key: `k${from + i}`, value: this.value().toString(), ttl_ms: this.random.int(...ttlRangeS) * 1000 }));
+          const list = Array.from({ length: Math.min(batch, items - from) }, (_, i) => ({ key: `k${from + i}`, value: this.value().toString(), ttl_ms: this.random.int(...PUT_TTL_S.long) * 1000 }));
           await this.request(`${t.api}/v1/cache/batch/put`, "POST", JSON.stringify({ items: list }), { "content-type": "application/json" });
         }),
       );
