@@ -103,8 +103,7 @@ export class RecordBytes {
       return;
     }
     // The old record stays live while room is made (a compaction moves it), then is copied from.
-    const oldLarge = oldSize > LARGE_RECORD_BYTES ? this.large.get(slot) : undefined;
-    this.dropLarge(slot);
+    const oldLarge = this.dropLarge(slot);
     this.claim(slot, size);
     const buf = this.claimed as Buffer;
     this.claimed = undefined;
@@ -194,11 +193,13 @@ export class RecordBytes {
   }
 
   /** Forgets the slot's own buffer, if it has one. */
-  private dropLarge(slot: number): void {
+  /** Forgets `slot`'s large record, if it has one, and returns it. */
+  private dropLarge(slot: number): Buffer | undefined {
     const b = this.large.get(slot);
-    if (b === undefined) return;
+    if (b === undefined) return undefined;
     this.largeBytes -= b.length;
     this.large.delete(slot);
+    return b;
   }
 
   /** Where the last claim put the new record: its buffer, offset, and location for the slot table. */

@@ -44,6 +44,8 @@ describe("store/record-bytes RecordBytes", () => {
     expect(stats.liveBytes + stats.largeBytes, "live bytes").to.equal(live);
     expect(stats.largeRecords).to.be.greaterThan(0);
     expect(stats.garbageBytes * 4, "garbage is at most a quarter after the last compaction, plus a page").to.be.at.most(stats.liveBytes + stats.garbageBytes + 4 * 65_536);
+    bytes.clear();
+    expect(bytes.stats(), "clear() forgets every byte count").to.deep.include({ liveBytes: 0, garbageBytes: 0, largeRecords: 0, largeBytes: 0 });
   });
 
   it("compares keys by their UTF-8 bytes: equal length in UTF-16 units is not enough", () => {
