@@ -127,6 +127,9 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
       return yield* this.attempt(backoff, attempt.signal);
     } finally {
       this.ctrl.signal.removeEventListener("abort", link);
+      // However the attempt ended (a drop, close(), or a consumer that stopped iterating), its
+      // request ends with it: an open response would keep its connection, and the process, alive.
+      attempt.abort();
     }
   }
 

@@ -168,7 +168,7 @@ describe("client watch status", () => {
     }
   });
 
-  it("each attempt gets a signal of its own, not the watch's (joined below with time limits, which on Node 20 leaves an entry on the source per join); close() aborts the one under way", async () => {
+  it("each attempt gets a signal of its own, not the watch's (joined below with time limits, which on Node 20 leaves an entry on the source per join); an attempt's signal is aborted when it ends; close() aborts the one under way", async () => {
     const f = new FakeFetch().on(M1, () => refused());
     const { clock, w, statuses } = await watching(f);
     for (let i = 1; i <= 3; i++) {
@@ -178,13 +178,25 @@ describe("client watch status", () => {
     const signals = f.calls.map((c) => c.init.signal);
     expect(signals).to.have.length(4);
     expect(new Set(signals).size).to.equal(4);
-    expect(signals.every((x) => x !== undefined && !x.aborted)).to.equal(true);
+    expect(signals.every((x) => x?.aborted === true), "each failed attempt's request ends with it").to.equal(true);
+    expect(statuses.at(-1)?.state, "while the watch goes on").to.equal("down");
     const streaming = new FakeFetch().on(M1, () => sseAnswer([HEARTBEAT]));
     const open = await watching(streaming);
     expect(open.statuses.at(-1)).to.deep.equal({ state: "open", endpoint: M1 });
     open.w.close();
     expect(streaming.calls[0]?.init.signal?.aborted).to.equal(true);
     w.close();
+  });
+
+  it("a consumer that stops iterating (break after --count events) ends the request under way: its signal is aborted", async () => {
+    const f = new FakeFetch().on(M1, () => sseAnswer([HEARTBEAT, HEARTBEAT]));
+    const c = new HypercacheClient({ managementEndpoints: [M1], fetch: f.fetch, randomStart: false });
+    const w = await c.watch();
+    for await (const e of w) {
+      expect(e.type).to.equal("heartbeat");
+      break;
+    }
+    expect(f.calls[0]?.init.signal?.aborted).to.equal(true);
   });
 
   it("pinned to one management endpoint, it never asks another origin, not even one its members frames advertise", async () => {
