@@ -17,23 +17,53 @@ export interface RssSample {
 
 /**
  * What the node retains: RSS less the garbage waiting for a collection. In the heap that is
- * committed minus live (garbage, and empty pages V8 keeps); outside it, the ArrayBuffers
- * (Buffers) allocated since the last full collection beyond what it left alive, which V8 lets
- * grow by up to 64 MiB before it collects. Under the soak the committed heap swings by 60-100 MiB
- * between collections and ArrayBuffers by 40-50 MiB, so RSS compares two points of a
- * garbage-collection sawtooth; this does not. A leak in the heap shows through the live size, a
- * leak of Buffers through their live size, any other native leak (record pages, memory the
- * allocator keeps) in full. ArrayBuffers below their live size (a minor collection freed some)
- * are not added back. Without the heap figures it is RSS; without the ArrayBuffer figures, RSS
- * less the heap's garbage.
+ * committed minus live (garbage, and empty pages V8 keeps); outside it, the memory that Buffers
+ * (ArrayBuffers) dead since the last full collection hold, which V8 lets grow by up to 64 MiB
+ * before it collects. `buffersHeld` is the Buffer memory the process holds resident (by default
+ * the ArrayBuffers now); retainedSeries estimates it, since glibc keeps freed Buffer memory. A leak
+ * in the heap shows through the live size, a leak of Buffers through their live size, any other
+ * native leak (record pages, memory the allocator keeps) in full. Held Buffer memory below its live
+ * size (a minor collection freed some) is not added back. Without the heap figures it is RSS;
+ * without the ArrayBuffer figures, RSS less the heap's garbage.
  */
-export function retainedBytes(s: RssSample): number {
+export function retainedBytes(s: RssSample, buffersHeld: number | null | undefined = s.array_buffers_bytes): number {
   if (!hasHeapFigures(s)) return s.rss_bytes;
   const heapGarbage = s.heap_committed_bytes - s.heap_live_bytes;
-  const buffers = s.array_buffers_bytes;
   const buffersLive = s.array_buffers_live_bytes;
-  const bufferGarbage = buffers != null && buffersLive != null && buffersLive > 0 ? Math.max(0, buffers - buffersLive) : 0;
+  const bufferGarbage = buffersHeld != null && buffersLive != null && buffersLive > 0 ? Math.max(0, buffersHeld - buffersLive) : 0;
   return s.rss_bytes - heapGarbage - bufferGarbage;
+}
+
+/**
+ * Retained memory of one node's samples, in time order. The Buffer memory the process holds is
+ * somewhere between the ArrayBuffers now and their peak so far: glibc keeps the memory of freed
+ * Buffers resident and hands it to the next ones, so after a collection RSS can stay at the peak
+ * while the Buffers fall to their live size (the 10-minute runs of seed 7 on 2026-11-24: RSS flat,
+ * RSS less heap and Buffers swinging 61-124 MiB against them), where an allocator that gives memory
+ * back lets RSS fall with them. Which one happened shows in how RSS outside the heap moved, so the
+ * held figure follows that movement, kept within [Buffers now, peak so far]. Counted at the
+ * Buffers' size now, the garbage a collection had just freed reappeared as retained memory under
+ * glibc, and the verdict depended on which side of a collection the last 30 s fell. Memory outside
+ * the heap growing while the held figure is at the peak is retained in full; below the peak, at
+ * most the gap to the peak (less than V8's 64 MiB) is taken for Buffers first.
+ */
+export function retainedSeries(samples: readonly RssSample[]): { sample: RssSample; retained: number }[] {
+  let peak: number | undefined;
+  let held: number | undefined;
+  let outsideHeap: number | undefined;
+  return [...samples]
+    .sort((a, b) => a.t_s - b.t_s)
+    .map((sample) => {
+      const buffers = sample.array_buffers_bytes;
+      const outside = sample.heap_committed_bytes == null ? undefined : sample.rss_bytes - sample.heap_committed_bytes;
+      if (buffers != null) {
+        peak = Math.max(peak ?? buffers, buffers);
+        const moved = held !== undefined && outside !== undefined && outsideHeap !== undefined ? held + (outside - outsideHeap) : buffers;
+        held = Math.min(peak, Math.max(buffers, moved));
+      }
+      outsideHeap = outside;
+      return { sample, retained: retainedBytes(sample, buffers == null ? buffers : held) };
+    });
 }
 
 /** True when the sample carries both heap figures (live is 0 before the first full collection). */
@@ -97,19 +127,17 @@ export function slope(points: readonly [number, number][]): number {
  * with none, the verdict's figures are NaN and its gates fail.
  */
 export function memoryVerdict(samples: readonly RssSample[], durationS: number, measure: MemoryMeasure = "RSS"): NodeMemoryVerdict {
-  const value = measure === "RSS" ? (s: RssSample) => s.rss_bytes : retainedBytes;
-  const median = (list: readonly RssSample[]) => percentile(list.map(value), 50);
-  const all = [...samples].sort((a, b) => a.t_s - b.t_s);
-  if (all.length === 0) throw new Error("no samples");
-  const sorted = measure === "RSS" ? all : all.filter(hasHeapFigures);
-  const last = sorted[sorted.length - 1];
-  if (!last) return { node: (all[0] as RssSample).node, measure, reference_s: durationS * LIMITS.referenceFraction, reference_bytes: NaN, final_bytes: NaN, final_ratio: NaN, slope_pct_per_min: NaN };
+  if (samples.length === 0) throw new Error("no samples");
+  const valued = measure === "RSS" ? [...samples].sort((a, b) => a.t_s - b.t_s).map((sample) => ({ sample, value: sample.rss_bytes })) : retainedSeries(samples).filter(({ sample }) => hasHeapFigures(sample)).map(({ sample, retained }) => ({ sample, value: retained }));
+  const median = (list: readonly { value: number }[]) => percentile(list.map((v) => v.value), 50);
+  const last = valued[valued.length - 1]?.sample;
+  if (!last) return { node: (samples[0] as RssSample).node, measure, reference_s: durationS * LIMITS.referenceFraction, reference_bytes: NaN, final_bytes: NaN, final_ratio: NaN, slope_pct_per_min: NaN };
   const refT = durationS * LIMITS.referenceFraction;
-  const around = sorted.filter((s) => Math.abs(s.t_s - refT) <= LIMITS.windowS);
-  const referenceSamples = around.length > 0 ? around : [sorted.find((s) => s.t_s >= refT) ?? last];
+  const around = valued.filter(({ sample }) => Math.abs(sample.t_s - refT) <= LIMITS.windowS);
+  const referenceSamples = around.length > 0 ? around : [valued.find(({ sample }) => sample.t_s >= refT) ?? (valued[valued.length - 1] as { value: number })];
   const reference_bytes = median(referenceSamples);
-  const final_bytes = median(sorted.filter((s) => s.t_s >= last.t_s - LIMITS.windowS));
-  const window = sorted.filter((s) => s.t_s >= refT).map((s): [number, number] => [s.t_s / 60, value(s)]);
+  const final_bytes = median(valued.filter(({ sample }) => sample.t_s >= last.t_s - LIMITS.windowS));
+  const window = valued.filter(({ sample }) => sample.t_s >= refT).map(({ sample, value }): [number, number] => [sample.t_s / 60, value]);
   return {
     node: last.node,
     measure,

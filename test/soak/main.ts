@@ -13,7 +13,7 @@ import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
 import { startCluster, type NodeProcess } from "../helpers/node-process.js";
 import { parsePrometheus } from "../integration/observability-helpers.js";
-import { memoryVerdict, percentile, retainedBytes, soakGates, type RssSample } from "./gates.js";
+import { memoryVerdict, percentile, retainedSeries, soakGates, type RssSample } from "./gates.js";
 import { PUT_TTL_S, Traffic } from "./traffic.js";
 
 const SAMPLE_EVERY_MS = 10_000;
@@ -135,7 +135,7 @@ async function main(): Promise<number> {
       const s = samples.filter((x) => x.node === n.id).at(-1);
       const d = delays.get(n.id) ?? [];
       const loop = s?.loop_p99_ms == null ? "" : ` loop p99 ${s.loop_p99_ms.toFixed(0)} ms`;
-      const heap = s?.heap_bytes == null ? "" : ` heap ${(s.heap_bytes / 2 ** 20).toFixed(0)}/${((s.heap_live_bytes ?? NaN) / 2 ** 20).toFixed(0)}/${((s.heap_committed_bytes ?? NaN) / 2 ** 20).toFixed(0)} MiB (used/live/committed) buffers ${((s.array_buffers_bytes ?? NaN) / 2 ** 20).toFixed(0)}/${((s.array_buffers_live_bytes ?? NaN) / 2 ** 20).toFixed(0)} MiB (now/live) retained ${(retainedBytes(s) / 2 ** 20).toFixed(0)} MiB`;
+      const heap = s?.heap_bytes == null ? "" : ` heap ${(s.heap_bytes / 2 ** 20).toFixed(0)}/${((s.heap_live_bytes ?? NaN) / 2 ** 20).toFixed(0)}/${((s.heap_committed_bytes ?? NaN) / 2 ** 20).toFixed(0)} MiB (used/live/committed) buffers ${((s.array_buffers_bytes ?? NaN) / 2 ** 20).toFixed(0)}/${((s.array_buffers_live_bytes ?? NaN) / 2 ** 20).toFixed(0)} MiB (now/live) retained ${((retainedSeries(samples.filter((x) => x.node === n.id)).at(-1)?.retained ?? NaN) / 2 ** 20).toFixed(0)} MiB`;
       const mib = (b: number | undefined) => ((b ?? NaN) / 2 ** 20).toFixed(0);
       const store = s?.store_bytes ? ` store ${mib(s.store_bytes.records)}/${mib(s.store_bytes.garbage)}/${mib(s.store_bytes.free)}/${mib(s.store_bytes.large)} MiB (records/garbage/free/large) ${s.tombstones ?? "?"} tombstones` : "";
       return `${n.id} ${s ? (s.rss_bytes / 2 ** 20).toFixed(0) : "?"} MiB${heap}${store} ${s?.items ?? "?"} items${loop} healthz p99 ${percentile(d.slice(-100), 99).toFixed(0)} ms`;
