@@ -1,9 +1,9 @@
-// Whole-store scans (Merkle summaries and range pages, the key browser's local listing) pause
-// every SCAN_SLICE_RECORDS records so requests are served meanwhile. These tests count the
+// Whole-store scans (Merkle summaries and range pages every SCAN_LIMITS.merkleRecords records,
+// the key browser's local listing every SCAN_SLICE_RECORDS) so requests are served meanwhile. These tests count the
 // pauses with an injected yieldToLoop, write to the store during them, and check that the answers
 // stay right.
 import { expect } from "chai";
-import { SCAN_SLICE_RECORDS } from "../../src/core/limits.js";
+import { SCAN_LIMITS, SCAN_SLICE_RECORDS } from "../../src/core/limits.js";
 import { simCluster, type SimCluster } from "../helpers/sim-cluster.js";
 import { collectKeys } from "../helpers/store-contents.js";
 import { BASE_VERSION, rec, tomb } from "./data-path-fixtures.js";
@@ -39,11 +39,11 @@ describe("sim: whole-store scans yield to the event loop", function () {
     await c.stop();
   });
 
-  it("a Merkle root over more than SCAN_SLICE_RECORDS records pauses once per slice and counts every record", async () => {
+  it("a Merkle root over more than a slice of records pauses once per SCAN_LIMITS.merkleRecords records and counts every record", async () => {
     const root = await c.node("n1").merkle.answers.root("n2", 64);
     expect(root.recordCount).to.equal(RECORDS);
-    // One pause per SCAN_SLICE_RECORDS records scanned (digests are taken during the scan).
-    expect(pauses).to.be.within(Math.floor(RECORDS / SCAN_SLICE_RECORDS), Math.ceil(RECORDS / SCAN_SLICE_RECORDS));
+    // One pause per merkleRecords records scanned (digests are taken during the scan).
+    expect(pauses).to.be.within(Math.floor(RECORDS / SCAN_LIMITS.merkleRecords), Math.ceil(RECORDS / SCAN_LIMITS.merkleRecords));
   });
 
   it("a small store is summarized without pausing", async () => {
@@ -91,7 +91,7 @@ describe("sim: whole-store scans yield to the event loop", function () {
       pages++;
     } while (cursor !== "" && pages < 100);
     expect(cursor).to.equal("");
-    expect(pauses, "one scan over every record, paused per slice").to.be.within(Math.floor(RECORDS / SCAN_SLICE_RECORDS), Math.ceil(RECORDS / SCAN_SLICE_RECORDS) + 1);
+    expect(pauses, "one scan over every record, paused per slice").to.be.within(Math.floor(RECORDS / SCAN_LIMITS.merkleRecords), Math.ceil(RECORDS / SCAN_LIMITS.merkleRecords) + 1);
     expect(keys.length).to.equal(new Set(keys).size);
     const leaves = await ae.leaves("n2", 1024);
     expect(leaves[7]).to.not.equal("0000000000000000");

@@ -1,12 +1,12 @@
 // The store scans behind Merkle anti-entropy, shared by both sides: summarizing the records
 // this node and a peer both own into a tree, and reading the records of chosen leaves a page
 // at a time. The compared set is the keys both nodes own in this node's ring view, values and
-// tombstones, expired values left out. Scans yield to the event loop every SCAN_SLICE_RECORDS
+// tombstones, expired values left out. Scans yield to the event loop every SCAN_LIMITS.merkleRecords
 // records; writes landing meanwhile may or may not be counted, which the next sync settles.
 import { WorkSlicer, type Clock, type YieldToLoop } from "../../core/clock.js";
 import { badRequest } from "../../core/errors.js";
 import { cursorInt, decodeCursor, encodeCursor } from "../../core/cursor.js";
-import { PEER_BATCH_BYTES, SCAN_LIMITS, SCAN_SLICE_RECORDS } from "../../core/limits.js";
+import { PEER_BATCH_BYTES, SCAN_LIMITS } from "../../core/limits.js";
 import type { HashRing } from "../../ring/index.js";
 import { isLiveAt, type ShardedStore, type VersionedRecord } from "../../store/index.js";
 import type { MerkleRangePage } from "../../transport/index.js";
@@ -18,7 +18,7 @@ export interface MerkleScanDeps {
   readonly store: ShardedStore;
   readonly clock: Clock;
   readonly ring: () => HashRing;
-  /** How scans pause between slices of SCAN_SLICE_RECORDS records. */
+  /** How scans pause between slices of SCAN_LIMITS.merkleRecords records. */
   readonly yieldToLoop: YieldToLoop;
   /** Target records per leaf when this side picks the leaf count. */
   readonly chunkSize: number;
@@ -35,7 +35,7 @@ export class MerkleScan {
     const { store } = this.deps;
     const now = this.deps.clock.nowMs();
     const ring = this.deps.ring();
-    const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_SLICE_RECORDS);
+    const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_LIMITS.merkleRecords);
     // Digests, not records, are kept until the leaf count is known: 24 bytes per record, and
     // values overwritten meanwhile are not held on to.
     const hashes: number[] = [];
@@ -77,7 +77,7 @@ export class MerkleScan {
     let full = false;
     const now = this.deps.clock.nowMs();
     const ring = this.deps.ring();
-    const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_SLICE_RECORDS);
+    const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_LIMITS.merkleRecords);
     while (shard < store.shardCount) {
       const resume = store.scanRecords(shard, slot, (rec, hash) => {
         if (slicer.spend()) return false;
