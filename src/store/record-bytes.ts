@@ -192,7 +192,6 @@ export class RecordBytes {
     return this.valueLengths[slot] as number;
   }
 
-  /** Forgets the slot's own buffer, if it has one. */
   /** Forgets `slot`'s large record, if it has one, and returns it. */
   private dropLarge(slot: number): Buffer | undefined {
     const b = this.large.get(slot);

@@ -34,6 +34,14 @@ async function settledCluster(cluster: ReturnType<typeof simClusters>, seed: num
   return c;
 }
 
+/** Writes `value` at ALL (10 s TTL) under a key whose primary is n1, and lets every owner store it. */
+async function heldByEveryOwner(c: SimCluster, prefix: string, value: string): Promise<{ key: string; written: { version: number; origin: string } }> {
+  const key = keyWhere(c, (o) => o.primary === "n1", prefix);
+  const written = await c.node("n1").cache.admitWrite().set(key, fromUtf8(value), 10_000, "all");
+  await c.settle();
+  return { key, written };
+}
+
 function expectTouched(c: SimCluster, key: string, t: { version: number; origin: string; expiresAtMs: number }, value: string): void {
   for (const id of ownersOf(c, key).ids) {
     const held = c.node(id).store.peek(key);
@@ -49,10 +57,8 @@ describe("sim/touch replication: metadata only to owners holding the item", () =
     "a touch through the primary at ALL: both replicas get the touch without the value, no Set record, and hold the value with the new version and expiry",
     withSeed(471, async () => {
       const c = await settledCluster(cluster, 471);
-      const key = keyWhere(c, (o) => o.primary === "n1", "tmeta");
       const value = "v".repeat(4096);
-      const w = await c.node("n1").cache.admitWrite().set(key, fromUtf8(value), 10_000, "all");
-      await c.settle();
+      const { key, written: w } = await heldByEveryOwner(c, "tmeta", value);
       const seen = { n2: countReceived(c, "n2", key), n3: countReceived(c, "n3", key) };
       const t = await c.node("n1").cache.admitWrite().touch(key, { ttlMs: 600_000 }, "all");
       await c.settle();
@@ -105,9 +111,7 @@ describe("sim/touch replication: metadata only to owners holding the item", () =
     "a replica unreachable during a QUORUM touch gets the full item as a hint, and holds the touched item after it comes back",
     withSeed(473, async () => {
       const c = await settledCluster(cluster, 473);
-      const key = keyWhere(c, (o) => o.primary === "n1", "thint");
-      await c.node("n1").cache.admitWrite().set(key, fromUtf8("hinted"), 10_000, "all");
-      await c.settle();
+      const { key } = await heldByEveryOwner(c, "thint", "hinted");
       c.chaos.isolate("n3");
       const t = await c.node("n1").cache.admitWrite().touch(key, { ttlMs: 600_000 }, "quorum");
       await c.settle();
@@ -126,9 +130,7 @@ describe("sim/touch replication: metadata only to owners holding the item", () =
     "an owner that refuses a touch (its owner list differs) is hinted the full item; one that answers stale is not",
     withSeed(474, async () => {
       const c = await settledCluster(cluster, 474);
-      const key = keyWhere(c, (o) => o.primary === "n1", "trefuse");
-      await c.node("n1").cache.admitWrite().set(key, fromUtf8("held"), 10_000, "all");
-      await c.settle();
+      const { key } = await heldByEveryOwner(c, "trefuse", "held");
       for (const [id, kind] of [["n2", "refused"], ["n3", "stale"]] as const) {
         const endpoint = c.node(id).endpoint;
         const applyTouches: PeerEndpoint["applyTouches"] = (_from, touches) => touches.map(() => ({ kind, version: kind === "stale" ? 2 ** 52 : 0, origin: kind === "stale" ? "n0" : "" }));

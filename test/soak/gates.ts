@@ -128,13 +128,19 @@ export function slope(points: readonly [number, number][]): number {
  */
 export function memoryVerdict(samples: readonly RssSample[], durationS: number, measure: MemoryMeasure = "RSS"): NodeMemoryVerdict {
   if (samples.length === 0) throw new Error("no samples");
-  const valued = measure === "RSS" ? [...samples].sort((a, b) => a.t_s - b.t_s).map((sample) => ({ sample, value: sample.rss_bytes })) : retainedSeries(samples).filter(({ sample }) => hasHeapFigures(sample)).map(({ sample, retained }) => ({ sample, value: retained }));
+  const valued =
+    measure === "RSS"
+      ? [...samples].sort((a, b) => a.t_s - b.t_s).map((sample) => ({ sample, value: sample.rss_bytes }))
+      : retainedSeries(samples)
+          .filter(({ sample }) => hasHeapFigures(sample))
+          .map(({ sample, retained }) => ({ sample, value: retained }));
   const median = (list: readonly { value: number }[]) => percentile(list.map((v) => v.value), 50);
-  const last = valued[valued.length - 1]?.sample;
-  if (!last) return { node: (samples[0] as RssSample).node, measure, reference_s: durationS * LIMITS.referenceFraction, reference_bytes: NaN, final_bytes: NaN, final_ratio: NaN, slope_pct_per_min: NaN };
+  const latest = valued.at(-1);
+  if (!latest) return { node: (samples[0] as RssSample).node, measure, reference_s: durationS * LIMITS.referenceFraction, reference_bytes: NaN, final_bytes: NaN, final_ratio: NaN, slope_pct_per_min: NaN };
+  const last = latest.sample;
   const refT = durationS * LIMITS.referenceFraction;
   const around = valued.filter(({ sample }) => Math.abs(sample.t_s - refT) <= LIMITS.windowS);
-  const referenceSamples = around.length > 0 ? around : [valued.find(({ sample }) => sample.t_s >= refT) ?? (valued[valued.length - 1] as { value: number })];
+  const referenceSamples = around.length > 0 ? around : [valued.find(({ sample }) => sample.t_s >= refT) ?? latest];
   const reference_bytes = median(referenceSamples);
   const final_bytes = median(valued.filter(({ sample }) => sample.t_s >= last.t_s - LIMITS.windowS));
   const window = valued.filter(({ sample }) => sample.t_s >= refT).map(({ sample, value }): [number, number] => [sample.t_s / 60, value]);
