@@ -10,9 +10,9 @@ import {
   CatchUp, ClusterCache, ContactGuard, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
   MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
   SettleWindow, SyncLoop, VersionClock, WriteCoordinator, ConditionalWriter, CounterWriter, IdempotencyCache, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
-  LeaseTable, Leases,
+  LeaseTable, Leases, QuorumVote,
 } from "./cluster/index.js";
-import { CONDITIONAL_LIMITS, DRAIN_LIMITS, IDEMPOTENCY_LIMITS, LEASE_LIMITS, PEER_TIMEOUT_MS } from "./core/limits.js";
+import { CONDITIONAL_LIMITS, DRAIN_LIMITS, IDEMPOTENCY_LIMITS, LEASE_LIMITS, PEER_TIMEOUT_MS, REJOIN_HOLD_GOSSIP_ROUNDS } from "./core/limits.js";
 import { KeyLock } from "./core/key-lock.js";
 import { LOG } from "./log/index.js";
 import type { Logger } from "./log/index.js";
@@ -92,8 +92,9 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
       callMetrics: peerCallMetrics,
       monotonicMs: () => clock.monotonicMs(),
     });
-  const contact = new ContactGuard({ clock, timers: deps.timers, view, store, metrics, logger, tombstoneTtlMs: config.tombstoneTtlMs, intervalMs: config.heartbeatIntervalMs });
-  return { metrics, peerCallMetrics, lifecycle, store, versions, clockOffsets, members, ring, settle, view, transport, contact };
+  const vote = new QuorumVote({ holdMs: REJOIN_HOLD_GOSSIP_ROUNDS * config.gossipIntervalMs, logger, metrics });
+  const contact = new ContactGuard({ clock, timers: deps.timers, view, store, metrics, logger, tombstoneTtlMs: config.tombstoneTtlMs, intervalMs: config.heartbeatIntervalMs, vote });
+  return { metrics, peerCallMetrics, lifecycle, store, versions, clockOffsets, members, ring, settle, view, transport, contact, vote };
 }
 
 export type Foundation = ReturnType<typeof buildFoundation>;
@@ -123,7 +124,7 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
     },
   });
   const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication, clockGuard: f.clockOffsets, leases: leaseTable });
-  const reader = new Reader({ selfId, store, clock, timers, view, transport, repairer, applier, metrics, replication: config.replication });
+  const reader = new Reader({ selfId, store, clock, timers, view, transport, repairer, applier, metrics, replication: config.replication, votes: () => f.vote.voting });
   const forwarder = new Forwarder({ selfId, transport, timers, clock, metrics });
   const locks = new KeyLock(CONDITIONAL_LIMITS);
   // Conditional writes and increments are both read-modify-write on the key: they share its lock.

@@ -141,6 +141,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
       clock,
       addressOf: (id) => members.get(id)?.address,
       leases: d.leases,
+      counts: (key) => f.vote.voting && f.view.ring().isOwner(key, config.nodeId),
     }),
     ...createMembershipEndpoint({ selfId: config.nodeId, members, transport: f.transport }),
   };
@@ -159,6 +160,8 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
   // Wiring: the observers between the parts, all in one place.
   // New ownership: pull what this node now owns from its co-owners.
   f.ring.onRingChange(() => l.catchUp.request());
+  // A node back in contact with a majority votes in quorum reads again after a catch-up pass.
+  f.vote.catchUpWith(l.catchUp);
   // Reads look past a local miss until catch-up is done and while a rebalance moves keys.
   f.settle.watch(() => !l.catchUp.caughtUp);
   f.settle.watch(() => l.rebalancer.busy);

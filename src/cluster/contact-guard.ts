@@ -10,29 +10,41 @@
 // The gap is measured on the monotonic clock, so a paused process (SIGSTOP) counts the pause, and
 // the check also runs before this node answers data to a peer, so a node resumed after a long
 // pause drops its data before anyone pulls it.
+//
+// Every look also tells the quorum vote (quorum-vote.ts) whether this node sees a majority alive
+// and whether the looks stopped for longer than PAUSE_INTERVALS intervals (a paused process): a
+// node that lost contact does not count towards quorum reads until it has caught up. A node alone
+// in its cluster has nothing to lose contact with and always votes.
 import type { Clock, TimerHandle, Timers } from "../core/clock.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
 import type { ShardedStore } from "../store/index.js";
 import type { ClusterView } from "./cluster-view.js";
+import type { QuorumVote } from "./quorum-vote.js";
 import { hasMajority } from "./write/quorum.js";
+
+/** Looks this many intervals apart mean the process was paused (or its event loop blocked). */
+const PAUSE_INTERVALS = 3;
 
 export interface ContactGuardDeps {
   readonly clock: Clock;
   readonly timers: Timers;
-  readonly view: Pick<ClusterView, "notDeadCount" | "knownCount">;
+  readonly view: Pick<ClusterView, "notDeadCount" | "aliveCount" | "knownCount">;
   readonly store: ShardedStore;
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly tombstoneTtlMs: number;
   /** How often the guard looks (the heartbeat). */
   readonly intervalMs: number;
+  /** Told of every look (whether this node counts towards quorum reads). */
+  readonly vote?: QuorumVote;
 }
 
 export class ContactGuard {
   private timer: TimerHandle | undefined;
   private lastMajorityMonoMs: number;
   private lastMajorityWallMs: number;
+  private lastLookMonoMs: number;
   /** Version floor while the node has dropped its data and not yet seen a majority again; 0 = none. */
   private floor = 0;
   private readonly resetListeners: Array<() => void> = [];
@@ -40,9 +52,11 @@ export class ContactGuard {
   constructor(private readonly deps: ContactGuardDeps) {
     this.lastMajorityMonoMs = deps.clock.monotonicMs();
     this.lastMajorityWallMs = deps.clock.nowMs();
+    this.lastLookMonoMs = this.lastMajorityMonoMs;
   }
 
   start(): void {
+    this.lastLookMonoMs = this.deps.clock.monotonicMs();
     this.timer ??= this.deps.timers.every(this.deps.intervalMs, () => this.check());
   }
 
@@ -68,12 +82,16 @@ export class ContactGuard {
   check(): void {
     const { clock, view } = this.deps;
     const mono = clock.monotonicMs();
+    const paused = mono - this.lastLookMonoMs > PAUSE_INTERVALS * this.deps.intervalMs;
+    this.lastLookMonoMs = mono;
     if (this.floor === 0 && mono - this.lastMajorityMonoMs > this.deps.tombstoneTtlMs) this.reset(mono);
-    if (hasMajority(view.notDeadCount(), view.knownCount())) {
+    const known = view.knownCount();
+    if (hasMajority(view.notDeadCount(), known)) {
       this.lastMajorityMonoMs = mono;
       this.lastMajorityWallMs = clock.nowMs();
       this.floor = 0;
     }
+    if (known > 1) this.deps.vote?.observe(hasMajority(view.aliveCount(), known), paused, mono);
   }
 
   private reset(monoNowMs: number): void {

@@ -41,6 +41,11 @@ export interface DataEndpointDeps {
   readonly addressOf: (id: string) => string | undefined;
   /** Answers lease requests forwarded by peers. */
   readonly leases: Leases;
+  /**
+   * True when this node's copy of `key` counts towards a peer's quorum read: it owns the key in its
+   * ring view and votes (quorum-vote.ts). A Get answer says so, key by key.
+   */
+  readonly counts: (key: string) => boolean;
 }
 
 const REFUSED: ApplyOutcome = Object.freeze({ kind: "refused", version: 0, origin: "" });
@@ -79,7 +84,7 @@ export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
     },
     getRecords: (keys) => {
       deps.beforeAnswering();
-      return recordsForPeer(deps.store, keys);
+      return recordsForPeer(deps.store, keys).map((record, i) => ({ record, counts: deps.counts(keys[i] as string) }));
     },
     keysPage: (cursor, limit, q) => {
       deps.beforeAnswering();

@@ -128,6 +128,12 @@ export const PRUNED_REMEMBERED_MAX = 1024;
 /** Merkle anti-entropy: target records per leaf. */
 export const MERKLE_CHUNK_SIZE = 128;
 
+/**
+ * Gossip rounds a node back in contact with a majority waits, so the others have re-added it and
+ * the ring views agree, before the catch-up pass after which it counts towards quorum reads again.
+ */
+export const REJOIN_HOLD_GOSSIP_ROUNDS = 5;
+
 /** Eviction shard count ceiling (a shard is a unit of locking-free work and of key paging). */
 export const EVICTION_SHARDS_MAX = 1024;
 

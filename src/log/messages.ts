@@ -13,6 +13,8 @@ export const LOG = Object.freeze({
   peerTokenMissing: "client authentication is on but the peer transport has no token",
   peerProtectedMode: "peer transport in protected mode: no peer token or peer mTLS, so only loopback callers are served",
   contactLost: "out of contact with a majority for longer than the tombstone TTL: local data dropped, rejoining as a new node",
+  quorumVoteSuspended: "out of contact with a majority: this node's copies do not count towards quorum reads until it has caught up",
+  quorumVoteResumed: "caught up after losing contact: this node's copies count towards quorum reads again",
   peerInsecure: "peer transport open to every address without a credential (SERVICE_PEER_INSECURE)",
   authEnabled: "authentication enabled",
   dashboardMissing: "dashboard assets not built: /dashboard/ answers 404 (run npm run build)",

@@ -31,12 +31,11 @@ import {
   SetRequestSchema,
   type ExchangeRequest,
   type ExchangeResponse,
-  type GetResponse,
   type WriteResult as WireWriteResult,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { CacheError } from "../core/errors.js";
 import {
-  checkAnswerer, fromEntry, fromRecordInfo, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toEntry, toNumber, toWireMember, toWireWrite, fromWireLease,
+  checkAnswerer, fromEntry, fromGetResponse, fromRecordInfo, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toEntry, toNumber, toWireMember, toWireWrite, fromWireLease,
 } from "./convert.js";
 import { toWireOwnerChecks } from "./owner-checks.js";
 import { fromWireTouchAnswer, toWireTouch } from "./set-request.js";
@@ -248,13 +247,12 @@ export class ConnectPeerTransport implements PeerTransport {
   }
   get(to: PeerRef, keys: readonly string[]) {
     const msg = create(GetRequestSchema, { keys: [...keys] });
-    const records = (res: GetResponse) => res.results.map((r) => (r.found && r.entry ? fromEntry(r.entry) : undefined));
     return this.exchangeOr(
       to,
       "Get",
       { case: "get", value: msg },
-      (r) => (r.result.case === "get" ? records(r.result.value) : undefined),
-      async (c) => records(await c.get(msg)),
+      (r) => (r.result.case === "get" ? fromGetResponse(r.result.value) : undefined),
+      async (c) => fromGetResponse(await c.get(msg)),
     );
   }
   keys(to: PeerRef, cursor: string, limit: number, q: string) {

@@ -7,7 +7,7 @@ import { fromBytes, toBuffer } from "../core/byte-string.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { badRequest, CacheError } from "../core/errors.js";
-import type { ApplyOutcome, ClientWrite, LeaseOutcome, TouchOutcome, WriteCondition, PeerMember, PeerMemberState, PeerRef, RecordMeta, WriteOutcome } from "../transport/index.js";
+import type { ApplyOutcome, ClientWrite, HeldRecord, LeaseOutcome, TouchOutcome, WriteCondition, PeerMember, PeerMemberState, PeerRef, RecordMeta, WriteOutcome } from "../transport/index.js";
 import {
   ApplyOutcome as WireOutcome,
   HeldVersionSchema,
@@ -316,12 +316,17 @@ export function fromWireWrites(wire: readonly WireClientWrite[]): ClientWrite[] 
 }
 
 /** The Get answer of `node` for `keys`: `records` may answer only a prefix of them (size budget), the caller asks again. */
-export function toGetResponse(node: string, keys: readonly string[], records: ReadonlyArray<VersionedRecord | undefined>): GetResponse {
+export function toGetResponse(node: string, keys: readonly string[], answers: readonly HeldRecord[]): GetResponse {
   return create(GetResponseSchema, {
     node,
-    results: records.map((rec, i) => {
+    results: answers.map(({ record, counts }, i) => {
       const key = keys[i] as string;
-      return create(GetResultSchema, rec ? { key, found: true, entry: toEntry(rec) } : { key, found: false });
+      return create(GetResultSchema, record ? { key, found: true, entry: toEntry(record), abstains: !counts } : { key, found: false, abstains: !counts });
     }),
   });
+}
+
+/** A Get answer's results as held records (the answers of a node that predates `abstains` count). */
+export function fromGetResponse(res: GetResponse): HeldRecord[] {
+  return res.results.map((r) => ({ record: r.found && r.entry ? fromEntry(r.entry) : undefined, counts: !r.abstains }));
 }

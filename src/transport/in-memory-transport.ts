@@ -66,7 +66,7 @@ class InMemoryTransport implements PeerTransport {
     return this.callAddressed(to, (e) => e.applyTouches(from, touches.map((t) => ({ ...t, owners: [...t.owners] }))));
   }
   get(to: PeerRef, keys: readonly string[]) {
-    return this.call(to, (e) => e.getRecords([...keys]).map((r) => (r ? { ...r } : undefined)));
+    return this.call(to, (e) => e.getRecords([...keys]).map((h) => (h.record ? { record: { ...h.record }, counts: h.counts } : h)));
   }
   keys(to: PeerRef, cursor: string, limit: number, q: string) {
     return this.call(to, (e) => e.keysPage(cursor, limit, q));

@@ -6,7 +6,7 @@
 import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import type {
-  ApplyOutcome, ForwardRequest, TouchOutcome, TouchPush, HealthInfo, KeysPage, MerkleRangePage, MerkleRoot, OwnerChecks, PeerMember, PeerRef, ProbeResult, RecordMeta, WriteOutcome, LeaseOutcome, LeaseRequest,
+  ApplyOutcome, ForwardRequest, TouchOutcome, TouchPush, HealthInfo, HeldRecord, KeysPage, MerkleRangePage, MerkleRoot, OwnerChecks, PeerMember, PeerRef, ProbeResult, RecordMeta, WriteOutcome, LeaseOutcome, LeaseRequest,
 } from "./types.js";
 
 /** The calling side. */
@@ -24,7 +24,8 @@ export interface PeerTransport {
    * receiver that does not know touches (an older node) answers "base-missing" for each.
    */
   touch(to: PeerRef, from: string, touches: readonly TouchPush[]): Promise<TouchOutcome[]>;
-  get(to: PeerRef, keys: readonly string[]): Promise<Array<VersionedRecord | undefined>>;
+  /** The receiver's records of `keys`, in order (a prefix when they pass its size budget: ask again). */
+  get(to: PeerRef, keys: readonly string[]): Promise<HeldRecord[]>;
   keys(to: PeerRef, cursor: string, limit: number, q: string): Promise<KeysPage>;
   /**
    * What `to` holds for each key (at most INSPECT_KEYS_MAX), without the values; one entry per
@@ -59,7 +60,7 @@ export interface PeerEndpoint {
   applySet(from: string, records: readonly VersionedRecord[], checks?: OwnerChecks): ApplyOutcome[];
   applyRemove(from: string, tombstones: readonly VersionedRecord[], checks?: OwnerChecks): ApplyOutcome[];
   applyTouches(from: string, touches: readonly TouchPush[]): TouchOutcome[];
-  getRecords(keys: readonly string[]): Array<VersionedRecord | undefined>;
+  getRecords(keys: readonly string[]): HeldRecord[];
   keysPage(cursor: string, limit: number, q: string): KeysPage;
   /** What this node holds for each key, without values (at most INSPECT_KEYS_MAX keys, else 400). */
   inspectRecords(keys: readonly string[]): RecordMeta[];

@@ -57,7 +57,8 @@ function recordingEndpoint() {
     },
     getRecords: (keys) => {
       rec("getRecords", keys);
-      return keys.map((k) => (k === value.key ? value : k === tomb.key ? tomb : undefined));
+      // The tombstone and "elsewhere" are answered as not counting towards a quorum.
+      return keys.map((k) => ({ record: k === value.key ? value : k === tomb.key ? tomb : undefined, counts: k !== tomb.key && k !== "elsewhere" }));
     },
     keysPage: (cursor, limit, q) => {
       rec("keysPage", cursor, limit, q);
@@ -233,9 +234,14 @@ for (const impl of IMPLEMENTATIONS) {
       expect(await codeOf(h.transport.touch(h.peer, "n1", [t]))).to.equal("BAD_REQUEST");
     });
 
-    it("get: records come back in key order, tombstones as tombstones and absent keys as undefined in place", async () => {
-      const got = await h.transport.get(h.peer, ["missing", value.key, tomb.key]);
-      expect(got).to.deep.equal([undefined, value, tomb]);
+    it("get: records come back in key order, tombstones as tombstones and absent keys as undefined in place, each with whether it counts towards a quorum", async () => {
+      const got = await h.transport.get(h.peer, ["missing", value.key, tomb.key, "elsewhere"]);
+      expect(got).to.deep.equal([
+        { record: undefined, counts: true },
+        { record: value, counts: true },
+        { record: tomb, counts: false },
+        { record: undefined, counts: false },
+      ]);
     });
 
     it("keys, health, probe, gossip, Merkle and drain round-trip their fields", async () => {

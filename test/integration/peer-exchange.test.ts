@@ -64,8 +64,8 @@ describe("peer exchange stream", function () {
     expect(outcomes.every((o) => o.length === 1 && o[0]?.kind === "applied")).to.equal(true);
     const got = await Promise.all(Array.from({ length: 200 }, (_, i) => transport.get(to, [`k${i}`, "missing"])));
     got.forEach((g, i) => {
-      expect(g[0]?.value).to.equal(`v${i}`);
-      expect(g[1]).to.equal(undefined);
+      expect(g[0]?.record?.value).to.equal(`v${i}`);
+      expect(g[1]?.record).to.equal(undefined);
     });
     expect(transport.calls).to.equal(400);
   });
@@ -261,7 +261,7 @@ describe("peer exchange stream", function () {
     const to = { id: "ex1", address: `127.0.0.1:${(h2.address() as net.AddressInfo).port}` };
     const out = await t.set(to, "peer-x", [record("fallback", "v", Date.now() * 1000 + 99)]);
     expect(out.map((o) => o.kind)).to.deep.equal(["applied"]);
-    expect((await t.get(to, ["fallback"]))[0]?.value).to.equal("v");
+    expect((await t.get(to, ["fallback"]))[0]?.record?.value).to.equal("v");
     await t.close();
     h2.close();
   });

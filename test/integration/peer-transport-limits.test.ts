@@ -96,7 +96,7 @@ describe("peer transport: compression threshold and body caps", function () {
     expect((err as ConnectError).code).to.equal(Code.ResourceExhausted);
     expect(node.store.peek("huge")).to.equal(undefined);
     const t = new ConnectPeerTransport({ compressionThresholdBytes: 0 });
-    expect((await t.get({ id: "lim1", address }, ["big"]))[0]?.key).to.equal("big");
+    expect((await t.get({ id: "lim1", address }, ["big"]))[0]?.record?.key).to.equal("big");
     await t.close();
   });
 

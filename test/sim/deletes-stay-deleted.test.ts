@@ -6,8 +6,11 @@
 //   new node, so it cannot spread keys deleted while it was away.
 import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
+import { CacheError } from "../../src/core/errors.js";
+import { HashRing } from "../../src/ring/index.js";
 import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
 import { keyWhere, text } from "./data-path-fixtures.js";
+import { stateOf } from "./membership-fixtures.js";
 
 /** Syncs every pair of nodes both ways (anti-entropy by hand). */
 async function syncAll(c: SimCluster): Promise<void> {
@@ -29,7 +32,9 @@ describe("sim/deletes stay deleted", () => {
       for (let i = 0; i < 2000; i++) await c.node("n1").cache.admitWrite().remove(`absent-${i}`, "one");
       await c.advance(3_000); // the hints for n2 expire
       c.revive("n2");
-      await c.advance(2_000); // a probe finds n2 alive again (QUORUM and ALL reads need a majority alive)
+      // A probe finds n2 alive again (QUORUM and ALL reads need a majority alive), and both nodes,
+      // which lost sight of a majority, count again once caught up (the hold, then a catch-up pass).
+      await c.advance(8_000);
       await syncAll(c);
       expect(c.node("n1").store.peek("victim")?.tombstone, "n1 still holds the tombstone").to.equal(true);
       expect((await c.node("n1").cache.get("victim", "all")).item).to.equal(undefined);
@@ -50,7 +55,9 @@ describe("sim/deletes stay deleted", () => {
       await c.advance(5_000); // the newer value expires on n1; the hint for n2 expires too
       expect(c.node("n1").store.peek("ttl-key"), "n1 keeps a tombstone of the expired version").to.deep.include({ tombstone: true, version: w.version });
       c.revive("n2");
-      await c.advance(2_000); // a probe finds n2 alive again (QUORUM and ALL reads need a majority alive)
+      // A probe finds n2 alive again (QUORUM and ALL reads need a majority alive), and both nodes,
+      // which lost sight of a majority, count again once caught up (the hold, then a catch-up pass).
+      await c.advance(8_000);
       await syncAll(c);
       expect((await c.node("n1").cache.get("ttl-key", "all")).item).to.equal(undefined);
       expect(c.node("n2").store.peek("ttl-key")?.tombstone, "n2's older value was replaced by the tombstone").to.equal(true);
@@ -95,6 +102,119 @@ describe("sim/deletes stay deleted", () => {
       await c.advance(20_000);
       for (const n of c.nodes) expect(n.node.store.peek(key), `${n.id} holds nothing for the deleted key`).to.equal(undefined);
       expect(text((await c.node("n3").cache.get("kept", "all")).item?.value), "n3 caught up like a new node").to.equal("kept");
+    }),
+  );
+});
+
+/** A QUORUM read through `id`: the value's text, "absent", or the error code. */
+function quorumRead(c: SimCluster, id: string, key: string): Promise<string> {
+  return c.node(id).cache.get(key, "quorum").then(
+    (r) => (r.item ? (text(r.item.value) ?? "") : "absent"),
+    (e: unknown) => (e instanceof CacheError ? e.code : String(e)),
+  );
+}
+
+/**
+ * A key and three nodes for the uneven-views scenario after n1's return: `a` owns the key with
+ * and without n1 and has not re-added n1, `b` owns it in both views, `z` owned it only while n1
+ * was away, and n1's own view (everyone but `a`) makes n1 and `b` owners.
+ */
+function unevenViewsKey(): { key: string; a: string; b: string; z: string } {
+  const all = ["n1", "n2", "n3", "n4", "n5"];
+  const ownersIn = (ids: readonly string[], key: string) => HashRing.build(ids, 3).ownersOf(key).ids;
+  for (let i = 0; i < 10_000; i++) {
+    const key = `views-${i}`;
+    const full = ownersIn(all, key);
+    if (!full.includes("n1")) continue;
+    const away = ownersIn(all.filter((id) => id !== "n1"), key);
+    const z = away.find((id) => !full.includes(id));
+    if (z === undefined) continue;
+    for (const a of away.filter((id) => id !== z)) {
+      const b = away.find((id) => id !== z && id !== a) as string;
+      const mine = ownersIn(all.filter((id) => id !== a), key);
+      if (mine.includes("n1") && mine.includes(b)) return { key, a, b, z };
+    }
+  }
+  throw new Error("no key fits the uneven-views scenario");
+}
+
+describe("sim/deletes stay deleted: quorums across uneven ring views", () => {
+  const cluster = simClusters();
+
+  it(
+    "after a heal, a quorum read on a node that has not re-added the returning primary does not count a former owner's answer: it never returns the value a quorum delete replaced",
+    withSeed(515, async () => {
+      const { key, a, b, z } = unevenViewsKey();
+      const env = { SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_AUTO_SYNC_INTERVAL: "0" };
+      const c = await cluster({ nodes: 5, seed: 515, env });
+      await c.advance(3_000);
+      c.chaos.isolate("n1");
+      await c.advance(10_000); // every node prunes n1, and n1 prunes every node
+      for (const id of [a, b, z]) expect(stateOf(c, id, "n1"), `${id} pruned n1`).to.equal("absent");
+      await c.node(a).cache.admitWrite().set(key, fromUtf8("before the delete"), 0, "all"); // on a, b and z
+      // The heal reaches every node but a, which keeps n1 pruned (hearsay cannot bring it back).
+      c.chaos.heal();
+      c.chaos.partition(["n1"], [a]);
+      await c.advance(3_000);
+      for (const id of [b, z]) expect(stateOf(c, id, "n1"), `${id} re-added n1`).to.equal("alive");
+      expect(stateOf(c, a, "n1"), `${a} has not re-added n1`).to.equal("absent");
+      expect(c.node(z).cache.owners(key).ids, `${z} no longer owns the key`).to.not.include(z);
+      expect(c.node(a).cache.owners(key).ids, `${a}'s view still has ${z} as an owner`).to.include(z);
+      // The delete: n1 (primary in its view) and b (an owner in every view) acknowledge it.
+      await c.node("n1").cache.admitWrite().remove(key, "quorum");
+      expect(c.node(b).store.peek(key)?.tombstone, `${b} holds the tombstone`).to.equal(true);
+      // a's quorum read while only z (no longer an owner) answers it: not a quorum of owners.
+      c.chaos.partition(["n1", b], [a]);
+      const onlyFormerOwner = await quorumRead(c, a, key);
+      expect(onlyFormerOwner, "a quorum of a's owners did not answer").to.equal("QUORUM_FAILED");
+      // With b reachable, a's quorum read counts b's tombstone.
+      c.chaos.partition(["n1"], [a]);
+      expect((await c.node(a).cache.get(key, "quorum")).item, "the deleted key stays deleted").to.equal(undefined);
+    }),
+  );
+});
+
+/**
+ * A key for the returning-minority scenario, replication 2: n4 and n5 own it in the full view and
+ * in every view that holds them both; the majority side (n1, n2, n3) gives it to n1 and n2.
+ */
+function minorityOwnedKey(): string {
+  const ownersIn = (ids: readonly string[], key: string) => [...HashRing.build(ids, 2).ownersOf(key).ids].sort().join(",");
+  for (let i = 0; i < 10_000; i++) {
+    const key = `minority-${i}`;
+    if (ownersIn(["n1", "n2", "n3", "n4", "n5"], key) !== "n4,n5" || ownersIn(["n3", "n4", "n5"], key) !== "n4,n5") continue;
+    if (ownersIn(["n1", "n2", "n3"], key) === "n1,n2") return key;
+  }
+  throw new Error("no key fits the returning-minority scenario");
+}
+
+describe("sim/deletes stay deleted: nodes back from the minority side", () => {
+  const cluster = simClusters();
+
+  it(
+    "after a 3|2 split heals, two owners back from the minority side do not make up a quorum read that answers the value the majority deleted",
+    withSeed(516, async () => {
+      const key = minorityOwnedKey();
+      const env = { SERVICE_REPLICATION: "2", SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_AUTO_SYNC_INTERVAL: "0" };
+      const c = await cluster({ nodes: 5, seed: 516, env });
+      await c.advance(3_000);
+      await c.node("n4").cache.admitWrite().set(key, fromUtf8("before the delete"), 0, "all"); // on n4 and n5
+      c.chaos.partition(["n1", "n2", "n3"], ["n4", "n5"]);
+      await c.advance(10_000); // each side prunes the other
+      expect(stateOf(c, "n5", "n1"), "n5 pruned n1").to.equal("absent");
+      await c.node("n1").cache.admitWrite().remove(key, "quorum"); // on n1 and n2, the owners the majority sees
+      // The heal reaches n3 first: n4 and n5 see a majority again (n3, n4, n5), n1 and n2 not yet.
+      c.chaos.partition(["n1", "n2"], ["n4", "n5"]);
+      await c.advance(3_000);
+      for (const id of ["n4", "n5"]) expect(stateOf(c, id, "n3"), `${id} re-added n3`).to.equal("alive");
+      expect(c.node("n5").cache.owners(key).ids, "n5's view gives the key to n4 and n5").to.have.members(["n4", "n5"]);
+      const read = await quorumRead(c, "n5", key);
+      expect(read, "n4 and n5 have not caught up with the majority: they are no quorum").to.equal("QUORUM_FAILED");
+      // Fully healed: once both have caught up (hold, catch-up pass, the majority's migrations), the delete holds.
+      c.chaos.heal();
+      await c.advance(15_000);
+      expect((await c.node("n5").cache.get(key, "quorum")).item, "the deleted key stays deleted").to.equal(undefined);
+      for (const id of ["n4", "n5"]) expect(c.node(id).store.peek(key)?.tombstone, `${id} holds the tombstone`).to.equal(true);
     }),
   );
 });

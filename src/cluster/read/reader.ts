@@ -1,13 +1,20 @@
 // Reads. ONE reads the local copy when this node owns the key, else the first reachable owner.
 // QUORUM and ALL consult the owners in parallel, pick the newest (version, origin) among the
 // answers and repair the owners that answered with an older copy or none.
+//
+// A quorum counts only answers from nodes that own the key in their own ring view, as a write's
+// acknowledgements do (the ownership guard refuses the others). After a ring change, a node whose
+// view is behind still lists a former owner, which may hold the value a delete replaced on the new
+// owners: its answer is weighed (a newer record is kept) but never makes up the quorum. Nor does
+// the answer (or the own copy) of a node that lost sight of a majority and has not caught up since
+// (quorum-vote.ts): it missed what the majority acknowledged meanwhile.
 import type { Clock, Timers } from "../../core/clock.js";
 import { CacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Metrics } from "../../observability/index.js";
 import type { Owners } from "../../ring/index.js";
 import { compareVersions, isLiveAt, type LiveItem, type ShardedStore, type VersionedRecord } from "../../store/index.js";
-import type { PeerRef, PeerTransport } from "../../transport/index.js";
+import type { HeldRecord, PeerRef, PeerTransport } from "../../transport/index.js";
 import { batchOptions, PeerBatcher } from "../write/batcher.js";
 import { PEER_BATCHING } from "../../core/limits.js";
 import type { ReadResult } from "../cache-service.js";
@@ -27,11 +34,19 @@ export interface ReaderDeps {
   readonly applier: ReplicaApplier;
   readonly metrics: Metrics;
   readonly replication: number;
+  /** True when this node's own copies count towards its quorum reads (quorum-vote.ts). */
+  readonly votes: () => boolean;
 }
 
 interface Answer {
   readonly id: string;
   readonly rec: VersionedRecord | undefined;
+  /** The answer counts towards the quorum (see the file comment). */
+  readonly counts: boolean;
+}
+
+function countsForQuorum(a: Answer): boolean {
+  return a.counts;
 }
 
 /** A record as a client read sees it: live and unexpired, or absent. */
@@ -41,7 +56,7 @@ export function liveItemOf(rec: VersionedRecord | undefined, nowMs: number): Liv
 }
 
 export class Reader {
-  private readonly gets: PeerBatcher<string, VersionedRecord | undefined>;
+  private readonly gets: PeerBatcher<string, HeldRecord>;
 
   constructor(private readonly deps: ReaderDeps) {
     // Answers are cut by bytes on the answering side (a prefix), so keys count by their own size.
@@ -56,8 +71,8 @@ export class Reader {
   }
 
   /** Records of `keys` from a peer, asking again while it answers only a prefix (size budget). */
-  private async getAll(peer: PeerRef, keys: string[]): Promise<Array<VersionedRecord | undefined>> {
-    const out: Array<VersionedRecord | undefined> = [];
+  private async getAll(peer: PeerRef, keys: string[]): Promise<HeldRecord[]> {
+    const out: HeldRecord[] = [];
     while (out.length < keys.length) {
       const part = await this.deps.transport.get(peer, keys.slice(out.length));
       if (part.length === 0) throw new CacheError("INTERNAL", `peer ${peer.id} answered no record for ${keys.length - out.length} keys`);
@@ -103,7 +118,7 @@ export class Reader {
       const peer = view.peer(id);
       if (!peer) continue;
       try {
-        const rec = await this.gets.enqueue(peer, key);
+        const rec = (await this.gets.enqueue(peer, key)).record;
         reached = true;
         if (rec && (!best || compareVersions(rec.version, rec.origin, best.version, best.origin) > 0)) best = rec;
         if (conclusive || rec) break;
@@ -132,16 +147,17 @@ export class Reader {
         .filter((id) => id !== selfId)
         .map(async (id): Promise<Answer> => {
           const peer = view.peer(id);
-          if (!peer) return { id, rec: undefined };
+          if (!peer) return { id, rec: undefined, counts: false };
           try {
-            return { id, rec: await this.gets.enqueue(peer, key) };
+            const held = await this.gets.enqueue(peer, key);
+            return { id, rec: held.record, counts: held.counts };
           } catch {
-            return { id, rec: undefined };
+            return { id, rec: undefined, counts: false };
           }
         }),
     );
     const mine = this.deps.store.peek(key);
-    const best = newest([{ id: selfId, rec: mine }, ...answers]);
+    const best = newest([{ id: selfId, rec: mine, counts: true }, ...answers]);
     if (!best) return undefined;
     if (best !== mine) this.deps.applier.apply(best, "read-fallback");
     return liveItemOf(best, this.deps.clock.nowMs());
@@ -180,18 +196,22 @@ export class Reader {
     const calls: Array<Promise<Answer>> = [];
     for (const id of owners.ids) {
       if (id === selfId) {
-        inHand.push({ id, rec: store.peek(key) });
+        inHand.push({ id, rec: store.peek(key), counts: this.deps.votes() });
         continue;
       }
       const peer = view.peer(id);
-      if (peer) calls.push(this.gets.enqueue(peer, key).then((rec) => ({ id, rec })));
+      if (peer) calls.push(this.gets.enqueue(peer, key).then((held) => ({ id, rec: held.record, counts: held.counts })));
     }
-    const wait = await waitForQuorum(calls, need, inHand);
+    const wait = await waitForQuorum(calls, need, inHand, countsForQuorum);
     if (!wait.reached) {
-      throw new CacheError("QUORUM_FAILED", `read reached ${wait.answers.length} of the ${need} owners its ${level} consistency needs`, {
+      const counted = wait.answers.filter(countsForQuorum).length;
+      const abstained = wait.answers.length - counted;
+      const because = abstained > 0 ? ` (${abstained} more answered without counting: not an owner in their ring view, or not caught up after losing contact)` : "";
+      throw new CacheError("QUORUM_FAILED", `read reached ${counted} of the ${need} owners its ${level} consistency needs${because}`, {
         consistency: level,
-        answered: wait.answers.length,
+        answered: counted,
         required: need,
+        ...(abstained > 0 ? { abstained } : {}),
       });
     }
     const chosen = newest(wait.answers);
@@ -203,7 +223,10 @@ export class Reader {
     return chosen;
   }
 
-  /** Sends `chosen` to an owner whose answer was older or empty. */
+  /**
+   * Sends `chosen` to an owner whose answer was older or empty, whether its answer counted or not
+   * (one that no longer owns the key drops the repair: its ownership guard).
+   */
   private repairIfStale(a: Answer, chosen: VersionedRecord | undefined): void {
     if (!chosen) return;
     if (a.rec && compareVersions(a.rec.version, a.rec.origin, chosen.version, chosen.origin) >= 0) return;

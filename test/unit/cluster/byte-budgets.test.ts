@@ -98,7 +98,7 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
         async get(_to: PeerRef, asked: readonly string[]) {
           calls.push([...asked]);
           await Promise.resolve();
-          return asked.slice(0, 2).map((k) => remote.get(k));
+          return asked.slice(0, 2).map((k) => ({ record: remote.get(k), counts: true }));
         },
       } as unknown as PeerTransport;
       const view: ClusterView = {
@@ -118,7 +118,7 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
       const repairer = new ReadRepairer({ transport, selfId: "self", metrics, logger, timers: clock, batchSize: 0, intervalMs: 100 });
       const store = newStore(clock);
       const applier = new ReplicaApplier({ selfId: "self", store, versions: new VersionClock(clock), clock, metrics, logger, ring: () => ring, versionFloor: () => 0 });
-      const reader = new Reader({ selfId: "self", store, clock, timers: clock, view, transport, repairer, applier, metrics, replication: 1 });
+      const reader = new Reader({ selfId: "self", store, clock, timers: clock, view, transport, repairer, applier, metrics, replication: 1, votes: () => true });
       const results = await Promise.all(keys.map((k) => reader.read(k, "one")));
       expect(results.map((r) => r.item?.key)).to.deep.equal(keys);
       expect(results.map((r) => r.item?.version)).to.deep.equal(keys.map((k) => remote.get(k)?.version));
@@ -402,7 +402,7 @@ function spyEndpoint(c: SimCluster, sim: SimNode, method: "applySet" | "getRecor
     },
     getRecords: (keys) => {
       const out = e.getRecords(keys);
-      if (method === "getRecords") seen.push(out.filter((r): r is VersionedRecord => r !== undefined));
+      if (method === "getRecords") seen.push(out.flatMap((h) => (h.record ? [h.record] : [])));
       return out;
     },
     merkleRange: async (requester, leafCount, leaves, cursor) => {
