@@ -10,9 +10,9 @@ import {
   CatchUp, ClusterCache, ContactGuard, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
   MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
   SettleWindow, SyncLoop, VersionClock, WriteCoordinator, ConditionalWriter, CounterWriter, IdempotencyCache, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
-  LeaseTable, Leases, QuorumVote,
+  LeaseTable, Leases, QuorumVote, ViewsDisagreement, hasMajority,
 } from "./cluster/index.js";
-import { CONDITIONAL_LIMITS, DRAIN_LIMITS, IDEMPOTENCY_LIMITS, LEASE_LIMITS, PEER_TIMEOUT_MS, REJOIN_HOLD_GOSSIP_ROUNDS } from "./core/limits.js";
+import { CONDITIONAL_LIMITS, DRAIN_LIMITS, IDEMPOTENCY_LIMITS, LEASE_LIMITS, PEER_TIMEOUT_MS, REJOIN_HOLD_GOSSIP_ROUNDS, VIEWS_DISAGREE_GOSSIP_ROUNDS } from "./core/limits.js";
 import { KeyLock } from "./core/key-lock.js";
 import { LOG } from "./log/index.js";
 import type { Logger } from "./log/index.js";
@@ -92,8 +92,12 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
       callMetrics: peerCallMetrics,
       monotonicMs: () => clock.monotonicMs(),
     });
-  const vote = new QuorumVote({ holdMs: REJOIN_HOLD_GOSSIP_ROUNDS * config.gossipIntervalMs, logger, metrics });
-  const contact = new ContactGuard({ clock, timers: deps.timers, view, store, metrics, logger, tombstoneTtlMs: config.tombstoneTtlMs, intervalMs: config.heartbeatIntervalMs, vote });
+  const holdMs = REJOIN_HOLD_GOSSIP_ROUNDS * config.gossipIntervalMs;
+  const vote = new QuorumVote({ holdMs, knownCount: () => view.knownCount(), majority: () => hasMajority(view.aliveCount(), view.knownCount()), logger, metrics });
+  // Hearsay of pruned members, again and again for longer than a rejoin takes (quorum-vote.ts).
+  const disagreement = new ViewsDisagreement(holdMs, VIEWS_DISAGREE_GOSSIP_ROUNDS * config.gossipIntervalMs);
+  const viewsDisagree = () => disagreement.disagree(members.prunedHeardAliveAtMs, clock.nowMs());
+  const contact = new ContactGuard({ clock, timers: deps.timers, view, store, metrics, logger, tombstoneTtlMs: config.tombstoneTtlMs, intervalMs: config.heartbeatIntervalMs, vote, viewsDisagree });
   return { metrics, peerCallMetrics, lifecycle, store, versions, clockOffsets, members, ring, settle, view, transport, contact, vote };
 }
 

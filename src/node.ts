@@ -162,8 +162,10 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
   f.ring.onRingChange(() => l.catchUp.request());
   // A node back in contact with a majority votes in quorum reads again after a catch-up pass.
   f.vote.catchUpWith(l.catchUp);
-  // Reads look past a local miss until catch-up is done and while a rebalance moves keys.
+  // Reads look past a local miss until catch-up is done, while a rebalance moves keys, and while
+  // this node does not count towards quorum reads (its copies may miss writes).
   f.settle.watch(() => !l.catchUp.caughtUp);
+  f.settle.watch(() => !f.vote.voting);
   f.settle.watch(() => l.rebalancer.busy);
   // A node that dropped its data after losing contact catches up like a new node.
   f.contact.onReset(() => l.catchUp.request());
@@ -202,8 +204,10 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
       l.rebalancer.start();
       l.hints.start();
       l.antiEntropy.start();
-      // A node starts empty: it pulls what it owns from its peers before it counts as caught up.
+      // A node starts empty: it pulls what it owns from its peers before it counts as caught up,
+      // and before its copies count towards quorum reads.
       l.catchUp.request();
+      f.vote.starting();
       d.repairer.start();
       l.eviction.start();
       l.expiration.start();

@@ -11,10 +11,10 @@
 // the check also runs before this node answers data to a peer, so a node resumed after a long
 // pause drops its data before anyone pulls it.
 //
-// Every look also tells the quorum vote (quorum-vote.ts) whether this node sees a majority alive
-// and whether the looks stopped for longer than PAUSE_INTERVALS intervals (a paused process): a
-// node that lost contact does not count towards quorum reads until it has caught up. A node alone
-// in its cluster has nothing to lose contact with and always votes.
+// Every look also tells the quorum vote (quorum-vote.ts) whether this node sees a majority alive,
+// whether the looks stopped for longer than PAUSE_INTERVALS intervals (a paused process) and
+// whether its view disagrees with its peers': such a node does not count towards quorum reads
+// until it has caught up.
 import type { Clock, TimerHandle, Timers } from "../core/clock.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
@@ -38,6 +38,8 @@ export interface ContactGuardDeps {
   readonly intervalMs: number;
   /** Told of every look (whether this node counts towards quorum reads). */
   readonly vote?: QuorumVote;
+  /** True while a peer recently gossiped as alive a member this node pruned. */
+  readonly viewsDisagree?: () => boolean;
 }
 
 export class ContactGuard {
@@ -91,7 +93,7 @@ export class ContactGuard {
       this.lastMajorityWallMs = clock.nowMs();
       this.floor = 0;
     }
-    if (known > 1) this.deps.vote?.observe(hasMajority(view.aliveCount(), known), paused, mono);
+    this.deps.vote?.observe({ majority: hasMajority(view.aliveCount(), known), paused, viewsDisagree: this.deps.viewsDisagree?.() ?? false, monoMs: mono });
   }
 
   private reset(monoNowMs: number): void {

@@ -2,7 +2,7 @@ export type { AdmittedWrites, CacheService, IncrRequest, KeyListing, LeaseAsk, L
 export { createClusterView, type ClusterView, type MemberDirectory } from "./cluster-view.js";
 export { ClusterCache, type ClusterCacheDeps } from "./cluster-cache.js";
 export { ContactGuard } from "./contact-guard.js";
-export { QuorumVote } from "./quorum-vote.js";
+export { QuorumVote, ViewsDisagreement } from "./quorum-vote.js";
 export { createDataEndpoint, type DataEndpoint } from "./data-endpoint.js";
 export { KeyLister } from "./key-listing.js";
 export { ReplicaInspector, copiesDiverge, type ReplicaCopy, type ReplicaReport } from "./replica-inspector.js";
@@ -41,3 +41,4 @@ export { HintHandoff } from "./drain/hint-handoff.js";
 export { KeyHandoff } from "./drain/key-handoff.js";
 export { Readiness, type ReadinessCheck, type ReadinessChecks } from "./readiness.js";
 export { OwnershipCensus, CENSUS_INTERVAL_MS, type Census, type RoleCount } from "./ownership-census.js";
+export { hasMajority } from "./write/quorum.js";

@@ -1,33 +1,55 @@
 // Whether this node's copies count towards quorum reads: its own copy when it coordinates one, and
 // its answers to peers' Get calls (GetResult.abstains).
 //
-// A node that lost sight of a majority of the known nodes (the minority side of a partition, an
-// isolated node, a paused process) missed what the majority acknowledged meanwhile, deletes
-// included, on keys it owns: the majority re-owned them or queued hints. After the heal two such
-// nodes can make up a quorum of a key's owners and answer the value the majority deleted. So from
-// the loss until it has caught up the node abstains: once it sees a majority again it waits
-// `holdMs` (the other nodes re-add it and the ring views settle), then runs a catch-up pass
-// (Merkle syncs with every alive peer) and votes again once a pass reached every peer.
-//
-// A node that never saw a majority yet (starting up) votes: a new node is caught up by its
-// start-up catch-up, which readiness waits for.
+// A node may hold copies that miss what a majority acknowledged:
+// - it lost sight of a majority of the known nodes (the minority side of a partition, an isolated
+//   node) or was paused: the majority re-owned its keys or queued hints meanwhile, deletes
+//   included. After the heal two such nodes can make up a quorum of a key's owners and answer the
+//   value the majority deleted;
+// - its view lastingly disagrees with its peers' (peers keep gossiping as alive a member this node
+//   pruned, for longer than a rejoin takes: ViewsDisagreement): the two see different owners for
+//   some keys, as on both sides of a bridge (A-B-C, where A and C each see a majority through B);
+// - it has just started (a restart comes back with an empty memory).
+// So from such a moment until it has caught up the node abstains: once it sees a majority with
+// agreeing views again it waits `holdMs` (the others re-add it and the views settle), then runs a
+// catch-up pass (Merkle syncs with every alive or suspect peer in its view) and votes again once
+// that pass reached every one of them. A started node votes once it sees a majority and its
+// catch-up after the last ring change is done (no hold: nothing of its own to distrust). A node
+// alone in its cluster always votes.
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
 
-/** The catch-up passes a returning node runs before it votes again (CatchUp). */
+/** The catch-up passes a node runs before it votes (CatchUp). */
 export interface CatchUpPass {
   request(): void;
+  /** A pass reached every peer since the last request (start-up or ring change). */
   readonly caughtUp: boolean;
 }
 
 export interface QuorumVoteDeps {
-  /** How long after seeing a majority again the node waits before its catch-up pass. */
+  /** How long after seeing a majority with agreeing views again the node waits before its catch-up pass. */
   readonly holdMs: number;
+  /** The nodes this node has seen in its cluster (ClusterView.knownCount). */
+  readonly knownCount: () => number;
+  /** True while this node sees a strict majority of the known nodes alive. */
+  readonly majority: () => boolean;
   readonly logger: Logger;
   readonly metrics: Metrics;
 }
 
-type VoteState = "voting" | "lost" | "holding" | "catching-up";
+/** One look at this node's contact (ContactGuard.check). */
+export interface ContactLook {
+  /** It sees a strict majority of the known nodes alive. */
+  readonly majority: boolean;
+  /** The looks stopped for longer than they should: the process was stopped or its loop blocked. */
+  readonly paused: boolean;
+  /** A peer recently gossiped as alive a member this node pruned. */
+  readonly viewsDisagree: boolean;
+  /** The monotonic clock. */
+  readonly monoMs: number;
+}
+
+type VoteState = "voting" | "starting" | "lost" | "holding" | "catching-up";
 
 export class QuorumVote {
   private state: VoteState = "voting";
@@ -37,54 +59,92 @@ export class QuorumVote {
 
   constructor(private readonly deps: QuorumVoteDeps) {}
 
-  /** Wiring: the catch-up this node runs before it votes again (none: it votes after the hold). */
+  /** Wiring: the catch-up this node runs before it votes (none: it votes after the hold). */
   catchUpWith(pass: CatchUpPass): void {
     this.catchUp = pass;
   }
 
-  /** True when this node's copies count towards quorum reads. */
-  get voting(): boolean {
-    return this.state === "voting";
+  /** The node starts (node.start()): it votes once it sees a majority and has caught up. */
+  starting(): void {
+    if (this.state === "voting") this.state = "starting";
   }
 
-  /**
-   * One look at this node's contact (ContactGuard.check). `majority`: it sees a strict majority of
-   * the known nodes alive. `paused`: the looks stopped for longer than they should (the process
-   * was stopped or its event loop blocked), so it may have missed writes like a partitioned node.
-   * `monoMs`: the monotonic clock.
-   */
-  observe(majority: boolean, paused: boolean, monoMs: number): void {
-    if (!majority) {
-      if (this.seenMajority) this.lose("minority");
+  /** True when this node's copies count towards quorum reads. */
+  get voting(): boolean {
+    if (this.state === "voting" || this.deps.knownCount() <= 1) return true;
+    // A starting node's catch-up may end between two looks.
+    return this.state === "starting" && this.deps.majority() && this.caughtUp();
+  }
+
+  /** Follows one look at this node's contact (see the file comment). */
+  observe(look: ContactLook): void {
+    if (this.deps.knownCount() <= 1) {
+      // Alone (a single node, or the others removed by hand): nothing to miss.
+      this.state = "voting";
       return;
     }
-    if (paused && this.seenMajority) this.lose("paused");
+    if (!look.majority) {
+      if (this.seenMajority && this.state !== "starting") this.lose("minority");
+      return;
+    }
+    if (look.paused && this.seenMajority) this.lose("paused");
     this.seenMajority = true;
+    if (look.viewsDisagree) this.lose("views-disagree");
     switch (this.state) {
       case "voting":
         return;
+      case "starting":
+        if (this.caughtUp()) this.state = "voting";
+        return;
       case "lost":
         this.state = "holding";
-        this.regainedAtMs = monoMs;
+        this.regainedAtMs = look.monoMs;
         return;
       case "holding":
-        if (monoMs - this.regainedAtMs < this.deps.holdMs) return;
+        if (look.monoMs - this.regainedAtMs < this.deps.holdMs) return;
         this.state = "catching-up";
         this.catchUp?.request();
         return;
       case "catching-up":
-        if (this.catchUp !== undefined && !this.catchUp.caughtUp) return;
+        if (!this.caughtUp()) return;
         this.state = "voting";
         this.deps.logger.info(LOG.quorumVoteResumed, {});
         return;
     }
   }
 
-  private lose(reason: "minority" | "paused"): void {
+  private caughtUp(): boolean {
+    return this.catchUp === undefined || this.catchUp.caughtUp;
+  }
+
+  private lose(reason: "minority" | "paused" | "views-disagree"): void {
     if (this.state === "voting") {
       this.deps.metrics.inc("dist.contact.abstentions");
       this.deps.logger.info(LOG.quorumVoteSuspended, { reason });
     }
     this.state = "lost";
+  }
+}
+
+/**
+ * Whether hearsay of pruned members (MemberTable.prunedHeardAliveAtMs) says the views lastingly
+ * disagree. While a returning node is re-added, peers that re-added it first gossip it as alive to
+ * those that have not yet, for a second or two: that alone is no reason to abstain (the former
+ * owner abstains from its answers instead). Hearsay heard again and again for `persistMs`, each
+ * within `windowMs` of the previous, is a bridge: this node cannot reach nodes its peers reach.
+ */
+export class ViewsDisagreement {
+  private lastHeardMs = 0;
+  private episodeStartMs = 0;
+
+  constructor(private readonly windowMs: number, private readonly persistMs: number) {}
+
+  /** Follows the latest hearsay time (0: never) at wall-clock `nowMs`. */
+  disagree(heardAtMs: number, nowMs: number): boolean {
+    if (heardAtMs !== this.lastHeardMs) {
+      if (this.lastHeardMs === 0 || heardAtMs - this.lastHeardMs > this.windowMs) this.episodeStartMs = heardAtMs;
+      this.lastHeardMs = heardAtMs;
+    }
+    return heardAtMs > 0 && nowMs - heardAtMs < this.windowMs && heardAtMs - this.episodeStartMs >= this.persistMs;
   }
 }

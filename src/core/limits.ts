@@ -134,6 +134,12 @@ export const MERKLE_CHUNK_SIZE = 128;
  */
 export const REJOIN_HOLD_GOSSIP_ROUNDS = 5;
 
+/**
+ * Gossip rounds over which peers keep gossiping as alive members this node pruned before the views
+ * count as disagreeing (a bridge) rather than a rejoin under way (quorum-vote.ts).
+ */
+export const VIEWS_DISAGREE_GOSSIP_ROUNDS = 4;
+
 /** Eviction shard count ceiling (a shard is a unit of locking-free work and of key paging). */
 export const EVICTION_SHARDS_MAX = 1024;
 

@@ -43,6 +43,8 @@ export class MemberTable {
   private selfLeft = false;
   /** A peer answered a probe or gossiped its own claim at least once. */
   private contactedPeer = false;
+  /** When a peer last gossiped as alive a member this node pruned (0: never). */
+  private prunedHeardAliveMs = 0;
 
   constructor(private readonly deps: MemberTableDeps) {
     const now = deps.clock.nowMs();
@@ -103,6 +105,14 @@ export class MemberTable {
   /** True once a peer answered a probe or sent its own claim (the node joined its cluster). */
   get contacted(): boolean {
     return this.contactedPeer;
+  }
+
+  /**
+   * When (wall clock) a peer last gossiped as alive a member this node pruned, 0 if never: the
+   * views disagree (this node cannot reach a node its peers reach, or has not re-added it yet).
+   */
+  get prunedHeardAliveAtMs(): number {
+    return this.prunedHeardAliveMs;
   }
 
   /**
@@ -282,6 +292,7 @@ export class MemberTable {
       if (this.takeLeaveOrDrainNotice(from, claim)) continue;
       const local = this.entries.get(claim.id);
       const blocked = this.pruned.has(claim.id) || this.removed.has(claim.id);
+      if (claim.id !== from && claim.state === "alive" && this.pruned.has(claim.id)) this.prunedHeardAliveMs = now;
       const d = decideGossip(this.deps.selfId, this.selfIncarnation, from, claim, local ? freeze(local) : undefined, blocked, this.selfDraining);
       const knownIncarnation = local?.incarnation ?? 0;
       switch (d.kind) {

@@ -150,9 +150,25 @@ export function startMember(layout: readonly ClusterPorts[], id: string, env: Re
   return startNode({ id, ports: { api: p.api, mgmt: p.mgmt, dist: p.dist }, env: { SERVICE_SEEDS: seedsFor(layout, id), ...env } });
 }
 
-/** Starts every node of a fresh layout of `n` nodes. */
+/**
+ * Starts every node of a fresh layout of `n` nodes and waits until each is ready (/readyz 200:
+ * joined and caught up with its peers), as an orchestrator would before sending traffic: until
+ * then a node's copies do not count towards quorum reads (cluster/quorum-vote.ts).
+ */
 export async function startCluster(n: number, env: Record<string, string> = {}): Promise<{ layout: ClusterPorts[]; nodes: NodeProcess[] }> {
   const layout = await clusterPorts(n);
   const nodes = await Promise.all(layout.map((p) => startMember(layout, p.id, env)));
+  await Promise.all(nodes.map((node) => waitReady(node)));
   return { layout, nodes };
+}
+
+/** Polls the node's /readyz until it answers 200 (at most `timeoutMs`). */
+export async function waitReady(node: NodeProcess, timeoutMs = 15_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await fetch(`${node.mgmt}/readyz`).then((r) => r.status, () => 0);
+    if (status === 200) return;
+    if (Date.now() > until) throw new Error(`node ${node.id} not ready within ${timeoutMs} ms (/readyz ${status})`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

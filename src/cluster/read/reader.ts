@@ -206,12 +206,12 @@ export class Reader {
     if (!wait.reached) {
       const counted = wait.answers.filter(countsForQuorum).length;
       const abstained = wait.answers.length - counted;
-      const because = abstained > 0 ? ` (${abstained} more answered without counting: not an owner in their ring view, or not caught up after losing contact)` : "";
+      const because = abstained > 0 ? ` (${abstained} more answered without counting: not an owner in their ring view, or not caught up)` : "";
       throw new CacheError("QUORUM_FAILED", `read reached ${counted} of the ${need} owners its ${level} consistency needs${because}`, {
         consistency: level,
-        answered: counted,
+        answered: wait.answers.length,
         required: need,
-        ...(abstained > 0 ? { abstained } : {}),
+        ...(abstained > 0 ? { counted, abstained } : {}),
       });
     }
     const chosen = newest(wait.answers);

@@ -687,7 +687,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description No owner of the key could be reached (UNAVAILABLE); a QUORUM or ALL read got fewer answers that count than its consistency needs (QUORUM_FAILED, details `answered`, `required` and `abstained`: answers that did not count, from nodes that do not own the key in their ring view or have not caught up since they lost sight of a majority, see docs/design.md); or the password checks of HTTP Basic are all busy and their queue is full (UNAVAILABLE, with Retry-After). */
+        /** @description No owner of the key could be reached (UNAVAILABLE); a QUORUM or ALL read got fewer answers that count than its consistency needs (QUORUM_FAILED, details `answered`: all answers, `required`, and when some did not count `counted` and `abstained`: answers from nodes that do not own the key in their ring view or have not caught up since they lost sight of a majority, were paused or saw their view disagree with their peers', see docs/design.md); or the password checks of HTTP Basic are all busy and their queue is full (UNAVAILABLE, with Retry-After). */
         Unavailable: {
             headers: {
                 [name: string]: unknown;
