@@ -57,7 +57,9 @@ export class QuorumVote {
   private regainedAtMs = 0;
   private catchUp: CatchUpPass | undefined;
 
-  constructor(private readonly deps: QuorumVoteDeps) {}
+  constructor(private readonly deps: QuorumVoteDeps) {
+    deps.metrics.set("dist.contact.voting", 1);
+  }
 
   /** Wiring: the catch-up this node runs before it votes (none: it votes after the hold). */
   catchUpWith(pass: CatchUpPass): void {
@@ -66,7 +68,7 @@ export class QuorumVote {
 
   /** The node starts (node.start()): it votes once it sees a majority and has caught up. */
   starting(): void {
-    if (this.state === "voting") this.state = "starting";
+    if (this.state === "voting") this.enter("starting");
   }
 
   /** True when this node's copies count towards quorum reads. */
@@ -80,7 +82,7 @@ export class QuorumVote {
   observe(look: ContactLook): void {
     if (this.deps.knownCount() <= 1) {
       // Alone (a single node, or the others removed by hand): nothing to miss.
-      this.state = "voting";
+      this.enter("voting");
       return;
     }
     if (!look.majority) {
@@ -94,23 +96,29 @@ export class QuorumVote {
       case "voting":
         return;
       case "starting":
-        if (this.caughtUp()) this.state = "voting";
+        if (this.caughtUp()) this.enter("voting");
         return;
       case "lost":
-        this.state = "holding";
+        this.enter("holding");
         this.regainedAtMs = look.monoMs;
         return;
       case "holding":
         if (look.monoMs - this.regainedAtMs < this.deps.holdMs) return;
-        this.state = "catching-up";
+        this.enter("catching-up");
         this.catchUp?.request();
         return;
       case "catching-up":
         if (!this.caughtUp()) return;
-        this.state = "voting";
+        this.enter("voting");
         this.deps.logger.info(LOG.quorumVoteResumed, {});
         return;
     }
+  }
+
+  /** Moves to `state`; the gauge dist.contact.voting says whether this node votes (1) or not (0). */
+  private enter(state: VoteState): void {
+    this.state = state;
+    this.deps.metrics.set("dist.contact.voting", state === "voting" ? 1 : 0);
   }
 
   private caughtUp(): boolean {
@@ -122,7 +130,7 @@ export class QuorumVote {
       this.deps.metrics.inc("dist.contact.abstentions");
       this.deps.logger.info(LOG.quorumVoteSuspended, { reason });
     }
-    this.state = "lost";
+    this.enter("lost");
   }
 }
 

@@ -67,6 +67,7 @@ export const COUNTERS = [
 
 export const GAUGES = [
   "dist.members.alive",
+  "dist.contact.voting",
   "dist.nodes.suspect",
   "dist.membership.version",
   "dist.hinted.bytes",
@@ -133,6 +134,7 @@ export const METRIC_HELP: Readonly<Record<MetricName, string>> = Object.freeze({
   "dist.tombstones.dropped": "tombstones dropped before their TTL because the tombstone budget was full",
   "dist.tombstones.bytes": "bytes of tombstones held (keys and bookkeeping)",
   "dist.contact.resets": "times this node dropped its data after seeing no majority for longer than the tombstone TTL",
+  "dist.contact.voting": "1 while this node's copies count towards quorum reads, 0 while it abstains (lost contact, paused, restarted or views disagreeing, until caught up)",
   "dist.contact.abstentions": "times this node stopped counting towards quorum reads (it lost sight of a majority, or was paused) until it caught up again",
   "dist.clock.offset_ns": "this node's wall clock minus the cluster's median clock (from probe answers), ns",
   "dist.clock.refused_writes": "client writes refused because this node's clock was too far from the cluster's",

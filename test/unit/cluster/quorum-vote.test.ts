@@ -112,6 +112,7 @@ describe("cluster/quorum vote", () => {
     f.clock.advance(HEARTBEAT_MS);
     expect(f.vote.voting, "on the minority side").to.equal(false);
     expect(f.metrics.get("dist.contact.abstentions")).to.equal(1);
+    expect(f.metrics.get("dist.contact.voting"), "the gauge").to.equal(0);
     f.clock.advance(20 * HEARTBEAT_MS);
     f.members.alive = 3;
     f.clock.advance(HEARTBEAT_MS); // sees a majority again: the hold starts
@@ -126,6 +127,7 @@ describe("cluster/quorum vote", () => {
     f.catchUp.caughtUp = true;
     f.clock.advance(HEARTBEAT_MS);
     expect(f.vote.voting).to.equal(true);
+    expect(f.metrics.get("dist.contact.voting"), "the gauge").to.equal(1);
     expect(f.messages()).to.deep.equal([LOG.quorumVoteSuspended, LOG.quorumVoteResumed]);
   });
 
