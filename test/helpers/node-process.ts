@@ -44,6 +44,24 @@ export interface StartOptions {
   wrap?: readonly string[];
 }
 
+/**
+ * Node processes still running, killed when the test process exits: a suite whose before hook
+ * failed half way (one of several nodes did not start) never stops the ones that did, and they
+ * outlived the run (sdk-tls and sdk-plain were found running an hour after a failed run).
+ */
+const running = new Set<ChildProcess>();
+let killOnExit = false;
+
+function track(child: ChildProcess): void {
+  running.add(child);
+  child.once("exit", () => running.delete(child));
+  if (killOnExit) return;
+  killOnExit = true;
+  process.once("exit", () => {
+    for (const c of running) c.kill("SIGKILL");
+  });
+}
+
 export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
   const id = opts.id ?? "n1";
   const [api, mgmt, dist] = opts.ports ? [opts.ports.api, opts.ports.mgmt, opts.ports.dist] : await freePorts(3);
@@ -57,6 +75,7 @@ export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {
   };
   const argv = [...(opts.wrap ?? []), process.execPath, BIN];
   const child = spawn(argv[0] as string, argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"] });
+  track(child);
   const logs: LogRecord[] = [];
   const stderr: string[] = [];
   const waiters = new Waiters();
