@@ -43,7 +43,7 @@ export interface ContactLook {
   readonly majority: boolean;
   /** The looks stopped for longer than they should: the process was stopped or its loop blocked. */
   readonly paused: boolean;
-  /** A peer recently gossiped as alive a member this node pruned. */
+  /** Peers keep gossiping as alive members this node pruned (ViewsDisagreement). */
   readonly viewsDisagree: boolean;
   /** The monotonic clock. */
   readonly monoMs: number;
