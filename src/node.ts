@@ -141,7 +141,8 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
       clock,
       addressOf: (id) => members.get(id)?.address,
       leases: d.leases,
-      counts: (key) => f.vote.voting && f.view.ring().isOwner(key, config.nodeId),
+      votes: () => f.vote.voting,
+      owns: (key) => f.view.ring().isOwner(key, config.nodeId),
     }),
     ...createMembershipEndpoint({ selfId: config.nodeId, members, transport: f.transport }),
   };

@@ -38,7 +38,7 @@ export interface ContactGuardDeps {
   readonly intervalMs: number;
   /** Told of every look (whether this node counts towards quorum reads). */
   readonly vote?: QuorumVote;
-  /** True while a peer recently gossiped as alive a member this node pruned. */
+  /** True while peers keep gossiping as alive members this node pruned (quorum-vote.ts, ViewsDisagreement). */
   readonly viewsDisagree?: () => boolean;
 }
 

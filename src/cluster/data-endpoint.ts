@@ -42,10 +42,11 @@ export interface DataEndpointDeps {
   /** Answers lease requests forwarded by peers. */
   readonly leases: Leases;
   /**
-   * True when this node's copy of `key` counts towards a peer's quorum read: it owns the key in its
-   * ring view and votes (quorum-vote.ts). A Get answer says so, key by key.
+   * A Get answer says, key by key, whether it counts towards the peer's quorum read: when this node
+   * votes (quorum-vote.ts) and owns the key in its ring view.
    */
-  readonly counts: (key: string) => boolean;
+  readonly votes: () => boolean;
+  readonly owns: (key: string) => boolean;
 }
 
 const REFUSED: ApplyOutcome = Object.freeze({ kind: "refused", version: 0, origin: "" });
@@ -84,7 +85,8 @@ export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
     },
     getRecords: (keys) => {
       deps.beforeAnswering();
-      return recordsForPeer(deps.store, keys).map((record, i) => ({ record, counts: deps.counts(keys[i] as string) }));
+      const votes = deps.votes();
+      return recordsForPeer(deps.store, keys).map((record, i) => ({ record, counts: votes && deps.owns(keys[i] as string) }));
     },
     keysPage: (cursor, limit, q) => {
       deps.beforeAnswering();

@@ -45,12 +45,15 @@ export class MemberTable {
   private contactedPeer = false;
   /** When a peer last gossiped as alive a member this node pruned (0: never). */
   private prunedHeardAliveMs = 0;
+  /** Alive and not-dead members, this node included: recounted on every change (recount()). */
+  private aliveMembers = 0;
+  private notDeadMembers = 0;
 
   constructor(private readonly deps: MemberTableDeps) {
     const now = deps.clock.nowMs();
     this.entries.set(deps.selfId, { id: deps.selfId, address: deps.selfAddress, state: "alive", incarnation: 1, lastSeenMs: now, lastProbeOkMs: now, apiUrl: deps.selfApiUrl ?? "", mgmtUrl: deps.selfMgmtUrl ?? "", draining: false });
     this.known.add(deps.selfId);
-    this.updateGauges();
+    this.recount();
   }
 
   get selfId(): string {
@@ -149,20 +152,17 @@ export class MemberTable {
     return this.known.size;
   }
 
-  /** Alive members, the local node included. */
+  /**
+   * Alive members, the local node included. Kept from the last change, not counted per call: the
+   * contact guard asks before every answer to a peer.
+   */
   aliveCount(): number {
-    return this.countWhere((e) => e.state === "alive");
+    return this.aliveMembers;
   }
 
-  /** Members not dead, the local node included. */
+  /** Members not dead, the local node included (kept like aliveCount). */
   notDeadCount(): number {
-    return this.countWhere((e) => e.state !== "dead");
-  }
-
-  private countWhere(pred: (e: Entry) => boolean): number {
-    let n = 0;
-    for (const e of this.entries.values()) if (pred(e)) n++;
-    return n;
+    return this.notDeadMembers;
   }
 
   onChange(observer: MembershipObserver): () => void {
@@ -373,18 +373,23 @@ export class MemberTable {
 
   private changed(): void {
     this.versionCounter++;
-    this.updateGauges();
+    this.recount();
     const snapshot = this.list();
     for (const o of this.observers) o(snapshot);
   }
 
-  private updateGauges(): void {
+  /** Recounts the members by state (what aliveCount and notDeadCount answer) and sets the gauges. */
+  private recount(): void {
     let alive = 0;
     let suspect = 0;
+    let dead = 0;
     for (const e of this.entries.values()) {
       if (e.state === "alive") alive++;
       else if (e.state === "suspect") suspect++;
+      else dead++;
     }
+    this.aliveMembers = alive;
+    this.notDeadMembers = this.entries.size - dead;
     this.deps.metrics.set("dist.members.alive", alive);
     this.deps.metrics.set("dist.nodes.suspect", suspect);
     this.deps.metrics.set("dist.membership.version", this.versionCounter);

@@ -135,7 +135,7 @@ export const METRIC_HELP: Readonly<Record<MetricName, string>> = Object.freeze({
   "dist.tombstones.bytes": "bytes of tombstones held (keys and bookkeeping)",
   "dist.contact.resets": "times this node dropped its data after seeing no majority for longer than the tombstone TTL",
   "dist.contact.voting": "1 while this node's copies count towards quorum reads, 0 while it abstains (lost contact, paused, restarted or views disagreeing, until caught up)",
-  "dist.contact.abstentions": "times this node stopped counting towards quorum reads (it lost sight of a majority, or was paused) until it caught up again",
+  "dist.contact.abstentions": "times this node stopped counting towards quorum reads (it lost sight of a majority, was paused, or its view lastingly disagreed with its peers') until it caught up again",
   "dist.clock.offset_ns": "this node's wall clock minus the cluster's median clock (from probe answers), ns",
   "dist.clock.refused_writes": "client writes refused because this node's clock was too far from the cluster's",
   "dist.rebalance.batches": "migration batches sent",

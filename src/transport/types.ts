@@ -221,7 +221,7 @@ export type LeaseOutcome =
  * A peer's answer for one key of a Get: its record (a value, an expired value or a tombstone;
  * undefined when it holds none) and whether the answer counts towards a quorum read. It does not
  * when the peer does not own the key in its own ring view (its record is left from a former
- * ownership) or lost sight of a majority and has not caught up since (cluster/quorum-vote.ts): a
+ * ownership) or may have missed writes and has not caught up since (cluster/quorum-vote.ts): a
  * quorum read takes such a record into account when it is newer, but does not count the answer.
  */
 export interface HeldRecord {

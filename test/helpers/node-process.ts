@@ -50,16 +50,13 @@ export interface StartOptions {
  * outlived the run (sdk-tls and sdk-plain were found running an hour after a failed run).
  */
 const running = new Set<ChildProcess>();
-let killOnExit = false;
+process.once("exit", () => {
+  for (const c of running) c.kill("SIGKILL");
+});
 
 function track(child: ChildProcess): void {
   running.add(child);
   child.once("exit", () => running.delete(child));
-  if (killOnExit) return;
-  killOnExit = true;
-  process.once("exit", () => {
-    for (const c of running) c.kill("SIGKILL");
-  });
 }
 
 export async function startNode(opts: StartOptions = {}): Promise<NodeProcess> {

@@ -13,8 +13,15 @@ const LOWEST_PORT = 10_000;
 /** Linux's default ephemeral range starts here; used when /proc does not say. */
 const DEFAULT_EPHEMERAL_LOW = 32_768;
 
-/** The first port of the kernel's ephemeral range. */
+/** The first port of the kernel's ephemeral range (read once per process). */
 export function ephemeralLow(): number {
+  ephemeralLowPort ??= readEphemeralLow();
+  return ephemeralLowPort;
+}
+
+let ephemeralLowPort: number | undefined;
+
+function readEphemeralLow(): number {
   try {
     const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
     return Number.isInteger(low) && low > LOWEST_PORT + 1000 ? low : DEFAULT_EPHEMERAL_LOW;

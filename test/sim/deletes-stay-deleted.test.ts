@@ -114,6 +114,14 @@ function quorumRead(c: SimCluster, id: string, key: string): Promise<string> {
   );
 }
 
+/** Failure detection in seconds, and no anti-entropy (it would repair what the tests look at). */
+const MEMBERSHIP_ENV = { SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_AUTO_SYNC_INTERVAL: "0" };
+
+/** The owners of `key` in a ring of `ids` with replication `rf`, primary first. */
+function ownersIn(ids: readonly string[], key: string, rf: number): readonly string[] {
+  return HashRing.build(ids, rf).ownersOf(key).ids;
+}
+
 /**
  * A key and three nodes for the uneven-views scenario after n1's return: `a` owns the key with
  * and without n1 and has not re-added n1, `b` owns it in both views, `z` owned it only while n1
@@ -121,17 +129,16 @@ function quorumRead(c: SimCluster, id: string, key: string): Promise<string> {
  */
 function unevenViewsKey(): { key: string; a: string; b: string; z: string } {
   const all = ["n1", "n2", "n3", "n4", "n5"];
-  const ownersIn = (ids: readonly string[], key: string) => HashRing.build(ids, 3).ownersOf(key).ids;
   for (let i = 0; i < 10_000; i++) {
     const key = `views-${i}`;
-    const full = ownersIn(all, key);
+    const full = ownersIn(all, key, 3);
     if (!full.includes("n1")) continue;
-    const away = ownersIn(all.filter((id) => id !== "n1"), key);
+    const away = ownersIn(all.filter((id) => id !== "n1"), key, 3);
     const z = away.find((id) => !full.includes(id));
     if (z === undefined) continue;
     for (const a of away.filter((id) => id !== z)) {
       const b = away.find((id) => id !== z && id !== a) as string;
-      const mine = ownersIn(all.filter((id) => id !== a), key);
+      const mine = ownersIn(all.filter((id) => id !== a), key, 3);
       if (mine.includes("n1") && mine.includes(b)) return { key, a, b, z };
     }
   }
@@ -145,7 +152,7 @@ describe("sim/deletes stay deleted: quorums across uneven ring views", () => {
     "after a heal, a quorum read on a node that has not re-added the returning primary does not count a former owner's answer: it never returns the value a quorum delete replaced",
     withSeed(515, async () => {
       const { key, a, b, z } = unevenViewsKey();
-      const env = { SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_AUTO_SYNC_INTERVAL: "0" };
+      const env = MEMBERSHIP_ENV;
       const c = await cluster({ nodes: 5, seed: 515, env });
       await c.advance(3_000);
       c.chaos.isolate("n1");
@@ -181,11 +188,11 @@ describe("sim/deletes stay deleted: quorums across uneven ring views", () => {
  * in every view that holds them both; the majority side (n1, n2, n3) gives it to n1 and n2.
  */
 function minorityOwnedKey(): string {
-  const ownersIn = (ids: readonly string[], key: string) => [...HashRing.build(ids, 2).ownersOf(key).ids].sort().join(",");
+  const pair = (ids: readonly string[], key: string) => [...ownersIn(ids, key, 2)].sort().join(",");
   for (let i = 0; i < 10_000; i++) {
     const key = `minority-${i}`;
-    if (ownersIn(["n1", "n2", "n3", "n4", "n5"], key) !== "n4,n5" || ownersIn(["n3", "n4", "n5"], key) !== "n4,n5") continue;
-    if (ownersIn(["n1", "n2", "n3"], key) === "n1,n2") return key;
+    if (pair(["n1", "n2", "n3", "n4", "n5"], key) !== "n4,n5" || pair(["n3", "n4", "n5"], key) !== "n4,n5") continue;
+    if (pair(["n1", "n2", "n3"], key) === "n1,n2") return key;
   }
   throw new Error("no key fits the returning-minority scenario");
 }
@@ -197,7 +204,7 @@ describe("sim/deletes stay deleted: nodes back from the minority side", () => {
     "after a 3|2 split heals, two owners back from the minority side do not make up a quorum read that answers the value the majority deleted",
     withSeed(516, async () => {
       const key = minorityOwnedKey();
-      const env = { SERVICE_REPLICATION: "2", SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_AUTO_SYNC_INTERVAL: "0" };
+      const env = { ...MEMBERSHIP_ENV, SERVICE_REPLICATION: "2" };
       const c = await cluster({ nodes: 5, seed: 516, env });
       await c.advance(3_000);
       await c.node("n4").cache.admitWrite().set(key, fromUtf8("before the delete"), 0, "all"); // on n4 and n5
@@ -232,7 +239,7 @@ describe("sim/deletes stay deleted: a restarted node", () => {
   it(
     "a node restarted with an empty memory does not count towards a quorum read before its start-up catch-up: it lost the tombstone it acknowledged",
     withSeed(517, async () => {
-      const env = { SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_AUTO_SYNC_INTERVAL: "0" };
+      const env = MEMBERSHIP_ENV;
       const c = await cluster({ nodes: 3, seed: 517, env });
       await c.advance(3_000);
       await c.node("n1").cache.admitWrite().set("k", fromUtf8("before the delete"), 0, "all");

@@ -1,7 +1,7 @@
-// Whole-store scans (Merkle summaries and range pages every SCAN_LIMITS.merkleRecords records,
-// the key browser's local listing every SCAN_SLICE_RECORDS) so requests are served meanwhile. These tests count the
-// pauses with an injected yieldToLoop, write to the store during them, and check that the answers
-// stay right.
+// Whole-store scans pause so requests are served meanwhile: Merkle summaries and range pages every
+// SCAN_LIMITS.merkleRecords records, the key browser's local listing every SCAN_SLICE_RECORDS.
+// These tests count the pauses with an injected yieldToLoop, write to the store during them, and
+// check that the answers stay right.
 import { expect } from "chai";
 import { SCAN_LIMITS, SCAN_SLICE_RECORDS } from "../../src/core/limits.js";
 import { simCluster, type SimCluster } from "../helpers/sim-cluster.js";

@@ -6,8 +6,9 @@
 // acknowledgements do (the ownership guard refuses the others). After a ring change, a node whose
 // view is behind still lists a former owner, which may hold the value a delete replaced on the new
 // owners: its answer is weighed (a newer record is kept) but never makes up the quorum. Nor does
-// the answer (or the own copy) of a node that lost sight of a majority and has not caught up since
-// (quorum-vote.ts): it missed what the majority acknowledged meanwhile.
+// the answer (or the own copy) of a node that may have missed writes and has not caught up since
+// (quorum-vote.ts: it lost sight of a majority, was paused, has just started, or its view
+// lastingly disagrees with its peers').
 import type { Clock, Timers } from "../../core/clock.js";
 import { CacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";

@@ -7,7 +7,7 @@
 import { expect } from "chai";
 import { PEER_BATCH_BYTES, PEER_BODY_BYTES_MAX } from "../../../src/core/limits.js";
 import { HINTED_METRICS, HintQueue } from "../../../src/cluster/hints/hint-queue.js";
-import { Reader, ReadRepairer, ReplicaApplier, VersionClock, type ClusterView } from "../../../src/cluster/index.js";
+import { ReadRepairer } from "../../../src/cluster/index.js";
 import { recordsForPeer } from "../../../src/cluster/read/record-answers.js";
 import { byteSize, chunkBy } from "../../../src/cluster/record-size.js";
 import { recordingLogger } from "../../../src/log/index.js";
@@ -16,6 +16,7 @@ import { HashRing } from "../../../src/ring/index.js";
 import { ShardedStore, type VersionedRecord } from "../../../src/store/index.js";
 import type { ApplyOutcome, MerkleRangePage, PeerEndpoint, PeerRef, PeerTransport } from "../../../src/transport/index.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
+import { readerFixture } from "../../helpers/reader-fixture.js";
 import { simCluster, withSeed, type SimCluster, type SimNode } from "../../helpers/sim-cluster.js";
 
 const MIB = 1024 * 1024;
@@ -88,7 +89,6 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
 
   describe("Reader", () => {
     it("asks the peer again until every key is answered when the peer answers prefixes (a fake transport answering two records per call)", async () => {
-      const clock = new ManualClock();
       const ring = HashRing.build(["self", "p"], 1);
       const keys: string[] = [];
       for (let i = 0; keys.length < 6; i++) if (ring.ownersOf(`r-${i}`).primary === "p") keys.push(`r-${i}`);
@@ -101,24 +101,7 @@ describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", (
           return asked.slice(0, 2).map((k) => ({ record: remote.get(k), counts: true }));
         },
       } as unknown as PeerTransport;
-      const view: ClusterView = {
-        selfId: "self",
-        ring: () => ring,
-        peer: (id) => (id === "p" ? { id: "p", address: "p:7946" } : undefined),
-        alivePeers: () => [{ id: "p", address: "p:7946" }],
-        ringPeers: () => [{ id: "p", address: "p:7946" }],
-        suspect: () => false,
-        knownCount: () => 2,
-        notDeadCount: () => 2,
-        aliveCount: () => 2,
-        unsettled: () => false,
-      };
-      const metrics = new Metrics();
-      const logger = recordingLogger("error");
-      const repairer = new ReadRepairer({ transport, selfId: "self", metrics, logger, timers: clock, batchSize: 0, intervalMs: 100 });
-      const store = newStore(clock);
-      const applier = new ReplicaApplier({ selfId: "self", store, versions: new VersionClock(clock), clock, metrics, logger, ring: () => ring, versionFloor: () => 0 });
-      const reader = new Reader({ selfId: "self", store, clock, timers: clock, view, transport, repairer, applier, metrics, replication: 1, votes: () => true });
+      const { reader } = readerFixture({ transport, ring, peerIds: ["p"], replication: 1 });
       const results = await Promise.all(keys.map((k) => reader.read(k, "one")));
       expect(results.map((r) => r.item?.key)).to.deep.equal(keys);
       expect(results.map((r) => r.item?.version)).to.deep.equal(keys.map((k) => remote.get(k)?.version));

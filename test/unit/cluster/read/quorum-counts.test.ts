@@ -1,16 +1,15 @@
 // A quorum read counts only answers that count (GetResult.abstains unset) and its own copy only
 // while this node votes; an answer that does not count is still weighed (a newer record wins) and
-// too few that count is QUORUM_FAILED with details.counted and details.abstained (answered: all answers). Reader over a fake transport.
+// read-repaired when stale, and too few that count is QUORUM_FAILED with details.counted and
+// details.abstained (answered: all answers). Reader over a fake transport.
 import { expect } from "chai";
-import { Reader, ReadRepairer, ReplicaApplier, VersionClock, type ClusterView } from "../../../../src/cluster/index.js";
+import type { Reader } from "../../../../src/cluster/index.js";
 import { CacheError } from "../../../../src/core/errors.js";
-import { recordingLogger } from "../../../../src/log/index.js";
-import { Metrics } from "../../../../src/observability/index.js";
 import { HashRing } from "../../../../src/ring/index.js";
-import { ShardedStore, type VersionedRecord } from "../../../../src/store/index.js";
+import type { VersionedRecord } from "../../../../src/store/index.js";
 import type { HeldRecord, PeerRef, PeerTransport } from "../../../../src/transport/index.js";
 import { rec, text } from "../../../sim/data-path-fixtures.js";
-import { ManualClock } from "../../../helpers/manual-clock.js";
+import { readerFixture } from "../../../helpers/reader-fixture.js";
 
 const BASE = Date.UTC(2026, 0, 1) * 1000;
 const OLD = rec("k", "old", BASE + 1, "self");
@@ -20,39 +19,24 @@ const TOMB: VersionedRecord = { ...rec("k", "", BASE + 3, "p2"), tombstone: true
 /** Peers' answers for "k": a held record, or "down" (the call fails). */
 type PeerAnswer = HeldRecord | "down";
 
+/** A reader on "self" whose store holds `own`; p1 and p2 answer "k" as given. Repairs sent are in `repairs`. */
 function reader(answers: Record<"p1" | "p2", PeerAnswer>, own: VersionedRecord | undefined, votes = true) {
-  const clock = new ManualClock();
-  const ring = HashRing.build(["self", "p1", "p2"], 3);
+  const repairs: Array<{ to: string; record: VersionedRecord }> = [];
   const transport = {
     async get(to: PeerRef, keys: readonly string[]) {
       const a = answers[to.id as "p1" | "p2"];
       if (a === "down") throw new CacheError("UNAVAILABLE", `${to.id} unreachable`);
       return keys.map(() => a);
     },
-    async set() {
-      return [];
+    async set(to: PeerRef, _from: string, records: readonly VersionedRecord[]) {
+      for (const record of records) repairs.push({ to: to.id, record });
+      return records.map(() => ({ kind: "applied", version: 0, origin: "" }));
     },
   } as unknown as PeerTransport;
-  const peers = ["p1", "p2"].map((id) => ({ id, address: `${id}:7946` }));
-  const view: ClusterView = {
-    selfId: "self",
-    ring: () => ring,
-    peer: (id) => peers.find((p) => p.id === id),
-    alivePeers: () => peers,
-    ringPeers: () => peers,
-    suspect: () => false,
-    knownCount: () => 3,
-    notDeadCount: () => 3,
-    aliveCount: () => 3,
-    unsettled: () => false,
-  };
-  const metrics = new Metrics();
-  const logger = recordingLogger("error");
-  const store = new ShardedStore({ shards: 4, capacity: 1000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 1 << 20, clock, metrics });
-  if (own) store.apply(own);
-  const repairer = new ReadRepairer({ transport, selfId: "self", metrics, logger, timers: clock, batchSize: 0, intervalMs: 100 });
-  const applier = new ReplicaApplier({ selfId: "self", store, versions: new VersionClock(clock), clock, metrics, logger, ring: () => ring, versionFloor: () => 0 });
-  return new Reader({ selfId: "self", store, clock, timers: clock, view, transport, repairer, applier, metrics, replication: 3, votes: () => votes });
+  transport.remove = transport.set; // tombstones are repaired through Remove
+  const f = readerFixture({ transport, ring: HashRing.build(["self", "p1", "p2"], 3), peerIds: ["p1", "p2"], replication: 3, votes: () => votes });
+  if (own) f.store.apply(own);
+  return Object.assign(f.reader, { repairs });
 }
 
 async function outcome(r: Reader): Promise<string> {
@@ -71,9 +55,11 @@ describe("cluster/read: what a quorum read counts", () => {
     expect(await outcome(r)).to.equal('QUORUM_FAILED {"consistency":"quorum","answered":2,"required":2,"counted":1,"abstained":1}');
   });
 
-  it("an answer that counts makes the quorum, and its newer tombstone is the answer", async () => {
+  it("an answer that counts makes the quorum, and its newer tombstone is the answer; the stale answer that did not count is read-repaired too", async () => {
     const r = reader({ p1: { record: OLD, counts: false }, p2: { record: TOMB, counts: true } }, OLD);
     expect(await outcome(r)).to.equal("absent");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(r.repairs.map((x) => [x.to, x.record.tombstone])).to.deep.equal([["p1", true]]);
   });
 
   it("this node's own copy does not count while it does not vote", async () => {

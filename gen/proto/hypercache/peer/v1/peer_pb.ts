@@ -791,10 +791,11 @@ export type GetResult = Message<"hypercache.peer.v1.GetResult"> & {
 
   /**
    * True when this answer must not count towards the caller's quorum: the receiver does not own
-   * the key in its own ring view (its record, if any, is left from a former ownership), or it lost
-   * sight of a majority (a partition, a pause) and has not caught up since. A quorum read still
-   * takes such a record into account when it is newer. False from nodes that predate the field,
-   * whose answers count as before.
+   * the key in its own ring view (its record, if any, is left from a former ownership), or it may
+   * have missed writes and has not caught up since (it lost sight of a majority, was paused, has
+   * just started, or its view lastingly disagrees with its peers'). A quorum read still takes such
+   * a record into account when it is newer. False from nodes that predate the field, whose
+   * answers count as before.
    *
    * @generated from field: bool abstains = 4;
    */
