@@ -128,7 +128,7 @@ export function runTool(placement: Placement, file: string, args: readonly strin
 }
 
 /** Where each missing tool comes from (Debian packages). */
-export const TOOL_PACKAGES: Readonly<Record<string, string>> = { wrk: "wrk", h2load: "nghttp2-client", taskset: "util-linux", getconf: "libc-bin" };
+export const TOOL_PACKAGES: Readonly<Record<string, string>> = { wrk: "wrk", cc: "gcc", taskset: "util-linux", getconf: "libc-bin" };
 
 /** The tools of `names` not found as executables on `searchPath` (a PATH value). */
 export function missingTools(names: readonly string[], searchPath: string): string[] {

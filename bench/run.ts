@@ -1,6 +1,6 @@
 // npm run bench: throughput, latency and server CPU of hypercache-server against a ceiling
-// (bare node:http + Map) measured in the same run, with wrk (closed loop) and h2load (open loop,
-// fixed rate) as load generators pinned away from the server. See README "Benchmarks".
+// (bare node:http + Map) measured in the same run, with wrk (closed loop) and bench/openloop.c (open
+// loop, fixed rate) as load generators pinned away from the server. See README "Benchmarks".
 import os from "node:os";
 import type { Settings } from "./measure.js";
 import { parseOptions, USAGE, type Part } from "./options.js";
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   }
   const has = (p: Part) => opts.only.has(p);
   const pinned = PINNED_PARTS.some(has);
-  const tools = ["getconf", "wrk", ...(pinned ? ["taskset"] : []), ...(has("p99") ? ["h2load"] : [])];
+  const tools = ["getconf", "wrk", ...(pinned ? ["taskset"] : []), ...(has("p99") ? ["cc"] : [])];
   const missing = missingTools(tools, process.env.PATH ?? "");
   if (missing.length > 0) fail(`npm run bench needs ${missing.join(", ")}: install with \`apt-get install ${missing.map((t) => TOOL_PACKAGES[t]).join(" ")}\``);
   if (pinned && os.availableParallelism() < 2) fail("npm run bench pins the server and the load generator to two different cores: this machine has one");

@@ -38,8 +38,8 @@ describe("bench: tool check", () => {
     try {
       writeFileSync(path.join(dir, "wrk"), "#!/bin/sh\n");
       chmodSync(path.join(dir, "wrk"), 0o755);
-      writeFileSync(path.join(dir, "h2load"), "not executable");
-      expect(missingTools(["wrk", "h2load", "taskset"], `/nonexistent${path.delimiter}${dir}`)).to.deep.equal(["h2load", "taskset"]);
+      writeFileSync(path.join(dir, "cc"), "not executable");
+      expect(missingTools(["wrk", "cc", "taskset"], `/nonexistent${path.delimiter}${dir}`)).to.deep.equal(["cc", "taskset"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

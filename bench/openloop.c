@@ -1,0 +1,299 @@
+/*
+ * openloop: an open-loop HTTP/1.1 GET load generator for the p99 part of npm run bench.
+ *
+ * Why not wrk or h2load: wrk keeps N requests in flight (closed loop), so a slow answer slows the
+ * load and hides itself. h2load --rps keeps a rate, but measures each request from when it left:
+ * a request due while its connection still waits for an answer leaves late and the wait is lost
+ * (coordinated omission); and h2load on one core could not keep 24,000 req/s over the hundreds of
+ * connections that rate needs. This program does one thing, as wrk2 does it:
+ *
+ * - Request s (s = 0, 1, ...) is due at t0 + s / rate and goes to connection s mod C. Each
+ *   connection therefore sends every C / rate seconds, the connections' phases spread evenly.
+ * - A request is sent when it is due, or, when its connection is still waiting for an answer,
+ *   as soon as that answer arrives (HTTP/1.1: one request in flight per connection).
+ * - Its latency runs from when it was DUE to when its answer was complete, so time spent
+ *   waiting behind a slow answer counts against the server, not lost.
+ *
+ * One thread, epoll, a timerfd armed at the next due time; the requests are prebuilt strings
+ * with a random key out of KEYS. Output: one JSON line on stdout.
+ *
+ * usage: openloop PORT RATE CONNECTIONS SECONDS WARMUP_SECONDS KEYS PREFIX [SEED]
+ * Latencies are kept for the requests due in [warmup, warmup + seconds); the run then waits up
+ * to 2 s for answers still missing (counted as timeouts).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUF_BYTES 65536
+#define DRAIN_NS 2000000000LL
+
+typedef struct {
+  int fd;
+  int busy;            /* a request is in flight */
+  int64_t k_next;      /* index (per connection) of the next request to send */
+  int64_t due_ns;      /* due time of the request in flight */
+  int measured;        /* the request in flight is in the measured window */
+  size_t len;
+  char buf[BUF_BYTES];
+} conn_t;
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static double cpu_seconds(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+static void die(const char *what) {
+  fprintf(stderr, "openloop: %s: %s\n", what, strerror(errno));
+  exit(2);
+}
+
+static uint64_t rng_state = 88172645463325252ULL;
+static uint64_t xorshift(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+static int port, connections, keys;
+static double rate;
+static const char *prefix;
+static conn_t *conns;
+static int epfd;
+
+static int64_t t0, warmup_ns, end_ns;
+static int64_t sent_measured, done_measured, non2xx, errors, timeouts, reconnects;
+static int64_t lat_count, lat_cap;
+static uint32_t *lat_us;
+static int64_t max_ns;
+
+static int64_t due_of(int c, int64_t k) {
+  /* request s = k * C + c is due at t0 + s / rate */
+  double s = (double)k * connections + c;
+  return t0 + (int64_t)(s * 1e9 / rate);
+}
+
+static void open_conn(int c) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  if (fd < 0) die("socket");
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0 && errno != EINPROGRESS) die("connect");
+  struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)c};
+  if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) die("epoll_ctl");
+  conns[c].fd = fd;
+  conns[c].len = 0;
+}
+
+static void send_request(int c, int64_t now) {
+  conn_t *x = &conns[c];
+  char req[512];
+  unsigned key = (unsigned)(xorshift() % (uint64_t)keys);
+  int n = snprintf(req, sizeof req, "GET /v1/cache/%s%u HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", prefix, key, port);
+  x->due_ns = due_of(c, x->k_next);
+  x->k_next++;
+  x->busy = 1;
+  x->measured = x->due_ns >= t0 + warmup_ns && x->due_ns < end_ns;
+  if (x->measured) sent_measured++;
+  /* A request this small fits any socket buffer with room for one in-flight request. */
+  ssize_t w = write(x->fd, req, (size_t)n);
+  if (w != n) {
+    /* Connecting still (EAGAIN before the handshake ends is not expected on loopback): count it. */
+    errors++;
+    x->busy = 0;
+  }
+  (void)now;
+}
+
+static void record(conn_t *x, int64_t now, int status) {
+  if (status < 200 || status > 299) non2xx++;
+  if (!x->measured) return;
+  done_measured++;
+  int64_t lat = now - x->due_ns;
+  if (lat > max_ns) max_ns = lat;
+  if (lat_count == lat_cap) {
+    lat_cap = lat_cap ? lat_cap * 2 : 1 << 16;
+    lat_us = realloc(lat_us, (size_t)lat_cap * sizeof *lat_us);
+    if (!lat_us) die("realloc");
+  }
+  lat_us[lat_count++] = (uint32_t)(lat / 1000);
+}
+
+/* One complete answer at the start of x->buf? Returns its length (0: not yet), sets *status. */
+static size_t parse_answer(conn_t *x, int *status) {
+  char *end = memmem(x->buf, x->len, "\r\n\r\n", 4);
+  if (!end) {
+    if (x->len == BUF_BYTES) { errno = EMSGSIZE; die("answer head too large"); }
+    return 0;
+  }
+  size_t head = (size_t)(end - x->buf) + 4;
+  if (x->len < 12 || memcmp(x->buf, "HTTP/1.", 7) != 0) { errno = EPROTO; die("not an HTTP/1 answer"); }
+  *status = atoi(x->buf + 9);
+  size_t body = 0;
+  for (char *p = x->buf; p < end; p++) {
+    if (*p == '\n' && strncasecmp(p + 1, "content-length:", 15) == 0) { body = (size_t)strtoul(p + 16, NULL, 10); break; }
+    if (*p == '\n' && strncasecmp(p + 1, "transfer-encoding:", 18) == 0) { errno = EPROTO; die("chunked answers are not supported"); }
+  }
+  if (head + body > BUF_BYTES) { errno = EMSGSIZE; die("answer too large"); }
+  return x->len >= head + body ? head + body : 0;
+}
+
+static void on_readable(int c, int64_t *now) {
+  conn_t *x = &conns[c];
+  for (;;) {
+    ssize_t r = read(x->fd, x->buf + x->len, BUF_BYTES - x->len);
+    if (r < 0) {
+      if (errno == EAGAIN) return;
+      r = 0;
+    }
+    if (r == 0) {
+      /* The server closed the connection: the request in flight failed; reconnect. */
+      if (x->busy) errors++;
+      x->busy = 0;
+      close(x->fd);
+      reconnects++;
+      open_conn(c);
+      return;
+    }
+    x->len += (size_t)r;
+    int status;
+    size_t used = parse_answer(x, &status);
+    if (used == 0) continue;
+    *now = now_ns();
+    if (x->busy) record(x, *now, status);
+    x->busy = 0;
+    memmove(x->buf, x->buf + used, x->len - used);
+    x->len -= used;
+    /* Behind schedule: the next request of this connection was due already; send it now. */
+    if (due_of(c, x->k_next) <= *now && due_of(c, x->k_next) < end_ns) send_request(c, *now);
+  }
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double pct(double p) {
+  if (lat_count == 0) return 0;
+  int64_t i = (int64_t)(p * (double)lat_count);
+  if (i >= lat_count) i = lat_count - 1;
+  return lat_us[i] / 1000.0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 8) {
+    fprintf(stderr, "usage: openloop PORT RATE CONNECTIONS SECONDS WARMUP_SECONDS KEYS PREFIX [SEED]\n");
+    return 2;
+  }
+  port = atoi(argv[1]);
+  rate = atof(argv[2]);
+  connections = atoi(argv[3]);
+  double seconds = atof(argv[4]), warmup = atof(argv[5]);
+  keys = atoi(argv[6]);
+  prefix = argv[7];
+  if (argc > 8) rng_state = strtoull(argv[8], NULL, 10) | 1;
+  if (port <= 0 || rate <= 0 || connections <= 0 || seconds <= 0 || warmup < 0 || keys <= 0) {
+    fprintf(stderr, "openloop: bad arguments\n");
+    return 2;
+  }
+  conns = calloc((size_t)connections, sizeof *conns);
+  if (!conns) die("calloc");
+  epfd = epoll_create1(0);
+  if (epfd < 0) die("epoll_create1");
+  int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+  if (tfd < 0) die("timerfd_create");
+  struct epoll_event tev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
+  if (epoll_ctl(epfd, EPOLL_CTL_ADD, tfd, &tev) < 0) die("epoll_ctl timer");
+  for (int c = 0; c < connections; c++) open_conn(c);
+
+  /* Let the handshakes finish before the schedule starts. */
+  usleep(100000);
+  t0 = now_ns() + 1000000;
+  warmup_ns = (int64_t)(warmup * 1e9);
+  end_ns = t0 + warmup_ns + (int64_t)(seconds * 1e9);
+  double cpu_start = 0;
+  int64_t wall_start = 0;
+  int cpu_started = 0;
+
+  int64_t s = 0; /* the next request index the schedule has not yet passed */
+  struct epoll_event evs[256];
+  int64_t now = now_ns();
+  for (;;) {
+    now = now_ns();
+    if (!cpu_started && now >= t0 + warmup_ns) { cpu_start = cpu_seconds(); wall_start = now; cpu_started = 1; }
+    /* Every request due by now: send it if its connection is free (a busy one sends on its answer). */
+    for (;;) {
+      int64_t due = t0 + (int64_t)((double)s * 1e9 / rate);
+      if (due > now || due >= end_ns) break;
+      int c = (int)(s % connections);
+      conn_t *x = &conns[c];
+      if (!x->busy && x->k_next * connections + c == s) send_request(c, now);
+      s++;
+    }
+    int64_t next_due = t0 + (int64_t)((double)s * 1e9 / rate);
+    int finished = next_due >= end_ns;
+    if (finished) {
+      int busy = 0;
+      for (int c = 0; c < connections; c++) busy += conns[c].busy;
+      /* Requests behind schedule still to send? (a connection sends those on its answer) */
+      if (busy == 0 || now >= end_ns + DRAIN_NS) {
+        for (int c = 0; c < connections; c++) if (conns[c].busy && conns[c].measured) timeouts++;
+        break;
+      }
+      next_due = now + 1000000;
+    }
+    struct itimerspec its = {0};
+    its.it_value.tv_sec = next_due / 1000000000LL;
+    its.it_value.tv_nsec = next_due % 1000000000LL;
+    if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0) die("timerfd_settime");
+    int n = epoll_wait(epfd, evs, 256, -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      die("epoll_wait");
+    }
+    for (int i = 0; i < n; i++) {
+      uint32_t id = evs[i].data.u32;
+      if (id == UINT32_MAX) {
+        uint64_t ticks;
+        if (read(tfd, &ticks, sizeof ticks) < 0 && errno != EAGAIN) die("read timerfd");
+        continue;
+      }
+      on_readable((int)id, &now);
+    }
+  }
+  int64_t wall_end = now_ns();
+  double cpu_share = cpu_started ? (cpu_seconds() - cpu_start) / ((double)(wall_end - wall_start) / 1e9) : 0;
+  qsort(lat_us, (size_t)lat_count, sizeof *lat_us, cmp_u32);
+  /* Requests sent more than 1 ms after they were due (their connection was waiting). */
+  printf(
+      "{\"rate\":%.1f,\"connections\":%d,\"seconds\":%.3f,\"sent\":%lld,\"answered\":%lld,\"non2xx\":%lld,\"errors\":%lld,"
+      "\"timeouts\":%lld,\"reconnects\":%lld,\"p50Ms\":%.3f,\"p90Ms\":%.3f,\"p99Ms\":%.3f,\"p999Ms\":%.3f,\"maxMs\":%.3f,\"generatorCpuShare\":%.4f}\n",
+      rate, connections, seconds, (long long)sent_measured, (long long)done_measured, (long long)non2xx, (long long)errors,
+      (long long)timeouts, (long long)reconnects, pct(0.5), pct(0.9), pct(0.99), pct(0.999), max_ns / 1e6, cpu_share);
+  return 0;
+}
