@@ -5,7 +5,8 @@ import { expect } from "chai";
 import { fromUtf8 } from "../../src/core/byte-string.js";
 import { simCluster, withSeed } from "../helpers/sim-cluster.js";
 import type { SimCluster } from "../helpers/sim-cluster.js";
-import { keyWhere, ownersOf } from "./data-path-fixtures.js";
+import { PEER_VERSION_AHEAD_MAX_MS } from "../../src/core/limits.js";
+import { expectCacheError, keyWhere, ownersOf } from "./data-path-fixtures.js";
 
 /** Counts the pushed records (Set and Remove calls) a node receives. */
 function countPushes(c: SimCluster, id: string): { records: number } {
@@ -89,6 +90,25 @@ describe("sim/data path: a forwarding owner applies the primary's result", () =>
       expect(pushes.map((p) => p.records)).to.deep.equal([1, 1]);
       expect(c.node("n1").store.peek(key)).to.equal(undefined);
       for (const id of ids) expect(c.node(id).store.peek(key)?.value, id).to.equal("v");
+      await c.stop();
+    }),
+  );
+
+  it(
+    "a forwarding owner that refuses the primary's result answers 503 UNAVAILABLE, not 200: the primary counted it among the acknowledgements",
+    withSeed(405, async () => {
+      // The primary's clock is more than PEER_VERSION_AHEAD_MAX_MS ahead of n1's (its versions are
+      // microseconds of its clock): n1 refuses the stamped record. The third owner is unreachable,
+      // so the QUORUM of 2 was the primary and n1, and n1 holds nothing.
+      const c = await simCluster({ nodes: 3, seed: 405, startLoops: false });
+      const key = keyWhere(c, (o) => o.primary === "n2");
+      c.chaos.isolate("n3");
+      const endpoint = c.node("n2").endpoint;
+      const aheadUs = (PEER_VERSION_AHEAD_MAX_MS + 3_600_000) * 1000;
+      c.network.register(c.sim("n2").address, { ...endpoint, forward: async (req) => (await endpoint.forward(req)).map((r) => ({ ...r, version: r.version + aheadUs })) });
+      const e = await expectCacheError(c.node("n1").cache.admitWrite().set(key, fromUtf8("v"), 0, "quorum"), "UNAVAILABLE");
+      expect(e.message).to.match(/refused/);
+      expect(c.node("n1").store.peek(key)).to.equal(undefined);
       await c.stop();
     }),
   );

@@ -154,22 +154,24 @@ export class WritePath {
 
   /**
    * Stores the primary's result of `sent`. A plain write's always (the primary counted this
-   * owner). A conditional write's or touch's only when the primary counted this owner, and then it
-   * must be held here before the client hears 200: a result this node cannot store (the touched
-   * item replaced meanwhile, a record it refuses) is an unknown outcome, 503.
+   * owner). A conditional write's or touch's only when the primary counted this owner. Either way
+   * it must be held here before the client hears 200: a result this node refuses (a version
+   * beyond its clock bound or below its reset floor) or cannot store (the touched item replaced
+   * meanwhile) is an unknown outcome, 503. A plain write superseded here by a newer version
+   * (stale) was applied and overwritten, as last-write-wins has it.
    */
   private applyResult(sent: ClientWrite, outcome: WriteOutcome, primary: string): void {
-    if (!isConditional(sent)) {
-      this.deps.applier.apply(stampedRecord(sent, outcome), "forward-result");
-      return;
-    }
-    if (outcome.senderCounted !== true) return;
+    const plain = !isConditional(sent);
+    if (!plain && outcome.senderCounted !== true) return;
     const rec = sent.kind === "touch" ? resultRecord(sent, outcome, this.deps.store.peek(sent.key)) : stampedRecord(sent, outcome);
-    if (rec !== undefined && this.deps.applier.apply(rec, "forward-result").kind === "applied") return;
-    if (holdsResultOrLater(this.deps.store.peekHeader(sent.key), outcome)) return;
+    const verdict = rec === undefined ? undefined : this.deps.applier.apply(rec, "forward-result");
+    if (verdict?.kind === "applied" || (plain && verdict?.kind === "stale")) return;
+    if (!plain && holdsResultOrLater(this.deps.store.peekHeader(sent.key), outcome)) return;
+    const why =
+      verdict?.kind === "invalid" ? `it refused the record: ${verdict.error.message}` : verdict?.kind === "refused" ? `it refused the record (${verdict.reason})` : "it holds another version now";
     throw new CacheError(
       "UNAVAILABLE",
-      `primary ${primary} applied the write of key ${JSON.stringify(sent.key)} counting this owner among its acknowledgements, but this owner could not store it (it holds another version now); the write may or may not persist`,
+      `primary ${primary} applied the write of key ${JSON.stringify(sent.key)} counting this owner among its acknowledgements, but this owner could not store it (${why}); the write may or may not persist`,
     );
   }
 }
