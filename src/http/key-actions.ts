@@ -16,6 +16,7 @@ import { readJsonBody } from "./body.js";
 import { writeConditionOf } from "./conditions.js";
 
 type Schemas = components["schemas"];
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** The writes on a key named by the path after the key: `/incr` and `/touch`. */
 export type KeyAction = "incr" | "touch";
@@ -52,8 +53,11 @@ export async function runKeyAction(writes: AdmittedWrites, nodeId: string, req: 
   let r: WriteResult;
   if (action === "incr") {
     const idempotencyKey = idempotencyKeyOf(req.headers);
-    const body = parseIncrBody(hasBody(req.headers) ? await readJsonBody(req, INCR_BODY_BYTES_MAX) : {});
-    r = await writes.incr(key, { ...body, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(condition !== undefined ? { condition } : {}) }, consistency);
+    const incr: Mutable<IncrRequest> = hasBody(req.headers) ? parseIncrBody(await readJsonBody(req, INCR_BODY_BYTES_MAX)) : { delta: 1, initial: 0, ttlMs: 0 };
+    // Built without spreads (V8 builds a literal with spreads on a slow path).
+    if (idempotencyKey !== undefined) incr.idempotencyKey = idempotencyKey;
+    if (condition !== undefined) incr.condition = condition;
+    r = await writes.incr(key, incr, consistency);
     const out: Schemas["IncrResponse"] = { value: r.counterValue ?? 0, version: r.version, owners: r.owners.ids as string[], applied_by: r.appliedBy ?? nodeId };
     return { json: JSON.stringify(out), etag: etagOf(r.version, r.origin) };
   }
@@ -84,7 +88,7 @@ function ttlOf(value: unknown): number {
 }
 
 /** An incr body (`{}` when there is none) as a request without the idempotency key; 400 naming what is malformed. */
-function parseIncrBody(body: unknown): Omit<IncrRequest, "idempotencyKey"> {
+function parseIncrBody(body: unknown): Mutable<IncrRequest> {
   const b = members(body, INCR_MEMBERS, "incr");
   return { delta: integerMember(b, "delta", 1), initial: integerMember(b, "initial", 0), ttlMs: b.ttl === undefined ? 0 : ttlOf(b.ttl) };
 }

@@ -18,6 +18,7 @@ import type { WriteResult } from "../cache-service.js";
 import { counterStep } from "./counter-step.js";
 import type { IdempotencyCache } from "./idempotency-cache.js";
 import { runLocked, type LockedPlan, type LockedState, type LockedWriteDeps } from "./locked-write.js";
+import type { CoordinateOptions } from "./write-coordinator.js";
 import { evaluatePrecondition, preconditionFailed } from "./precondition.js";
 
 export interface CounterWriterDeps extends LockedWriteDeps {
@@ -74,9 +75,10 @@ export class CounterWriter {
     const ttlMs = step.created ? write.ttlMs : remainingTtlMs(held, now);
     const value = counterTotal(step.state);
     const set: ClientWrite = { kind: "set", key: write.key, value: encodeCounter(step.state), ttlMs };
-    // A conditional increment is pushed with the owner list: an owner that sees another ring refuses it.
-    const expected = write.condition !== undefined ? { expectedOwners: owners } : {};
-    const r = await this.deps.coordinator.coordinate(set, owners, level, { restamps: false, need, heldVersion: held?.version ?? 0, valueBytes: String(value).length, ...expected });
+    // A conditional increment is pushed with the owner list: an owner that sees another ring
+    // refuses it. One literal without spreads (V8 builds a literal with spreads on a slow path).
+    const options: CoordinateOptions = { restamps: false, need, heldVersion: held?.version ?? 0, valueBytes: String(value).length, expectedOwners: write.condition !== undefined ? owners : undefined };
+    const r = await this.deps.coordinator.coordinate(set, owners, level, options);
     this.deps.metrics.inc("dist.incr.applied");
     const result: WriteResult = {
       key: r.key, applied: r.applied, bytes: r.bytes, owners: r.owners, version: r.version, origin: r.origin, expiresAtMs: r.expiresAtMs, counterValue: value, appliedBy: this.deps.selfId,
