@@ -344,6 +344,29 @@ describe("dashboard in Chromium against a 3-node cluster with auth", function ()
     await page.close();
   });
 
+  it("the key detail says why there is no value preview: gone (404), or the node's error (503) instead of nothing", async () => {
+    const { page, watch } = await signedInPage(browser.context, base(), READ_TOKEN, "keys");
+    watch.allowed.push(/status of 503/, /status of 404/);
+    // The node's own answers, as a node gives them when no owner answers or the value is gone.
+    const envelope = (error: string, code: string) => JSON.stringify({ error, code });
+    await page.route("**/cluster/keys/dash-key-0124/value", (route) => route.fulfill({ status: 503, contentType: "application/json", body: envelope("no owner of key dash-key-0124 answered", "UNAVAILABLE") }));
+    await page.route("**/cluster/keys/dash-key-0125/value", (route) => route.fulfill({ status: 404, contentType: "application/json", body: envelope("key dash-key-0125 not found", "NOT_FOUND") }));
+    await search(page, "dash-key-012", 50);
+    await page.getByRole("button", { name: "dash-key-0124" }).click();
+    await page.locator('#replicas-table tbody tr[data-copy="live"]').nth(2).waitFor();
+    expect(await page.locator("#key-detail .error").innerText()).to.equal("Could not load the value preview: no owner of key dash-key-0124 answered (UNAVAILABLE)");
+    expect(await page.locator("#value-preview").count()).to.equal(0);
+    await page.getByRole("button", { name: "dash-key-0125" }).click();
+    await page.locator("#no-value").waitFor();
+    expect(await page.locator("#key-detail .error").count(), "a value that is gone is no error").to.equal(0);
+    expect(await page.locator("#value-preview").count()).to.equal(0);
+    await page.getByRole("button", { name: "dash-key-0126" }).click();
+    await page.locator("#value-preview").waitFor();
+    expect(await page.locator("#no-value").count()).to.equal(0);
+    noProblems(watch);
+    await page.close();
+  });
+
   it("a read token sees no admin controls, and a forced admin call from the page gets 403", async () => {
     const { page, watch } = await signedInPage(browser.context, base(), READ_TOKEN, "admin");
     watch.allowed.push(/status of 403/);

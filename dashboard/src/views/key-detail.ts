@@ -13,7 +13,9 @@ const COPY_CLASS: Record<ReplicaCopy["state"], string> = { live: "state-alive", 
 
 export function KeyDetail(props: { client: HypercacheClient; keyName: string }) {
   const [data, setData] = useState<KeyReplicas | undefined>();
-  const [preview, setPreview] = useState<ValuePreview | undefined>();
+  // undefined: not answered yet; null: the key has no live value (404).
+  const [preview, setPreview] = useState<ValuePreview | null | undefined>();
+  const [previewError, setPreviewError] = useState<Problem | undefined>();
   const [error, setError] = useState<Problem | undefined>();
   const [hex, setHex] = useState(false);
   const [now, setNow] = useState(Date.now());
@@ -22,12 +24,17 @@ export function KeyDetail(props: { client: HypercacheClient; keyName: string }) 
     const ctrl = new AbortController();
     setData(undefined);
     setPreview(undefined);
+    setPreviewError(undefined);
     props.client.replicas(props.keyName, { signal: ctrl.signal }).then(
       (d) => (setData(d), setError(undefined)),
       (err: unknown) => !ctrl.signal.aborted && setError(problemOf(err)),
     );
-    // The value may be gone (expired or deleted) while its key is listed: no preview then.
-    props.client.valuePreview(props.keyName, { signal: ctrl.signal }).then(setPreview, () => setPreview(undefined));
+    // The value may be gone (expired or deleted) while its key is listed: the page says so. Any
+    // other failure (403, 429, 503...) is shown with the node's message, not hidden.
+    props.client.valuePreview(props.keyName, { signal: ctrl.signal }).then(
+      (p) => setPreview(p ?? null),
+      (err: unknown) => !ctrl.signal.aborted && setPreviewError(problemOf(err)),
+    );
     return () => ctrl.abort();
   }, [props.client, props.keyName, reload]);
   useEffect(() => {
@@ -35,7 +42,7 @@ export function KeyDetail(props: { client: HypercacheClient; keyName: string }) 
     return () => clearInterval(t);
   }, []);
 
-  const value = preview !== undefined ? fromBase64(preview.preview_base64) : undefined;
+  const value = preview ? fromBase64(preview.preview_base64) : undefined;
   const text = value ? asText(value, preview?.truncated === true) : undefined;
   const expiry = preview?.expires_at ?? data?.replicas.find((c) => c.present && c.expires_at !== null)?.expires_at ?? undefined;
   return html`
@@ -54,6 +61,8 @@ export function KeyDetail(props: { client: HypercacheClient; keyName: string }) 
             <td><code>${c.version ?? "–"}</code></td><td>${c.origin ?? "–"}</td><td>${c.last_updated ?? "–"}</td><td>${c.expires_at ?? "–"}</td><td class="num">${c.bytes !== null ? bytes(c.bytes) : "–"}</td>
           </tr>`)}</tbody>
         </table></div>
+        <${ErrorNote} error=${previewError} what="the value preview" />
+        ${preview === null && html`<p id="no-value">No live value: the key expired or was deleted since it was listed.</p>`}
         ${value &&
         html`<div class="toolbar"><h4>Value (${bytes(preview!.bytes)}${preview!.truncated ? `, first ${bytes(value.length)} shown` : ""})</h4>
             <button type="button" aria-pressed=${hex || text === undefined} disabled=${text === undefined} onClick=${() => setHex(!hex)}>${hex || text === undefined ? "Show text" : "Show hex"}</button>
