@@ -18,8 +18,11 @@
  * with a random key out of KEYS. Output: one JSON line on stdout.
  *
  * usage: openloop PORT RATE CONNECTIONS SECONDS WARMUP_SECONDS KEYS PREFIX [SEED]
- * Latencies are kept for the requests due in [warmup, warmup + seconds); the run then waits up
- * to 2 s for answers still missing (counted as timeouts).
+ * Latencies are kept for the requests due in [warmup, warmup + seconds) (`due`); the run then
+ * waits up to 2 s for answers still missing. Every request of the window is accounted for:
+ * answered, failed (its write failed or the server closed its connection: `errors`), in flight
+ * at the end (`timeouts`), or never sent because its connection was still waiting at the end
+ * (`unsent`). A figure is only as good as `answered == due`.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -35,6 +38,7 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,7 +88,7 @@ static conn_t *conns;
 static int epfd;
 
 static int64_t t0, warmup_ns, end_ns;
-static int64_t sent_measured, done_measured, non2xx, errors, timeouts, reconnects;
+static int64_t sent_measured, done_measured, non2xx, errors, timeouts, reconnects, unsent, due_window;
 static int64_t lat_count, lat_cap;
 static uint32_t *lat_us;
 static int64_t max_ns;
@@ -122,9 +126,13 @@ static void send_request(int c, int64_t now) {
   /* A request this small fits any socket buffer with room for one in-flight request. */
   ssize_t w = write(x->fd, req, (size_t)n);
   if (w != n) {
-    /* Connecting still (EAGAIN before the handshake ends is not expected on loopback): count it. */
+    /* A failed write (a reset connection; a partial one is not expected on loopback) fails the
+     * request: reconnect, and the connection's next due request goes out on the next sweep. */
     errors++;
     x->busy = 0;
+    close(x->fd);
+    reconnects++;
+    open_conn(c);
   }
   (void)now;
 }
@@ -171,7 +179,8 @@ static void on_readable(int c, int64_t *now) {
       r = 0;
     }
     if (r == 0) {
-      /* The server closed the connection: the request in flight failed; reconnect. */
+      /* The server closed the connection: the request in flight failed; reconnect (the next
+       * sweep of the main loop sends the connection's next due request). */
       if (x->busy) errors++;
       x->busy = 0;
       close(x->fd);
@@ -221,6 +230,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "openloop: bad arguments\n");
     return 2;
   }
+  /* A write to a connection the server reset fails with EPIPE instead of killing the generator. */
+  signal(SIGPIPE, SIG_IGN);
   conns = calloc((size_t)connections, sizeof *conns);
   if (!conns) die("calloc");
   epfd = epoll_create1(0);
@@ -240,32 +251,35 @@ int main(int argc, char **argv) {
   int64_t wall_start = 0;
   int cpu_started = 0;
 
-  int64_t s = 0; /* the next request index the schedule has not yet passed */
   struct epoll_event evs[256];
   int64_t now = now_ns();
+  int64_t cpu_end_wall = 0;
+  double cpu_end = 0;
   for (;;) {
     now = now_ns();
     if (!cpu_started && now >= t0 + warmup_ns) { cpu_start = cpu_seconds(); wall_start = now; cpu_started = 1; }
-    /* Every request due by now: send it if its connection is free (a busy one sends on its answer). */
-    for (;;) {
-      int64_t due = t0 + (int64_t)((double)s * 1e9 / rate);
-      if (due > now || due >= end_ns) break;
-      int c = (int)(s % connections);
+    if (cpu_end_wall == 0 && now >= end_ns) { cpu_end = cpu_seconds(); cpu_end_wall = now; }
+    /* Sweep: every idle connection whose next request is due sends it (a waiting one sends on
+     * its answer); the timer wakes the loop at the earliest due time still ahead. */
+    int64_t next_due = INT64_MAX;
+    int busy = 0;
+    for (int c = 0; c < connections; c++) {
       conn_t *x = &conns[c];
-      if (!x->busy && x->k_next * connections + c == s) send_request(c, now);
-      s++;
-    }
-    int64_t next_due = t0 + (int64_t)((double)s * 1e9 / rate);
-    int finished = next_due >= end_ns;
-    if (finished) {
-      int busy = 0;
-      for (int c = 0; c < connections; c++) busy += conns[c].busy;
-      /* Requests behind schedule still to send? (a connection sends those on its answer) */
-      if (busy == 0 || now >= end_ns + DRAIN_NS) {
-        for (int c = 0; c < connections; c++) if (conns[c].busy && conns[c].measured) timeouts++;
-        break;
+      if (!x->busy) {
+        int64_t d = due_of(c, x->k_next);
+        if (d >= end_ns) continue;
+        if (d > now) {
+          if (d < next_due) next_due = d;
+          continue;
+        }
+        send_request(c, now);
       }
-      next_due = now + 1000000;
+      busy += x->busy;
+    }
+    if (next_due == INT64_MAX) {
+      /* The schedule is over: wait for the answers still missing, at most DRAIN_NS. */
+      if (busy == 0 || now >= end_ns + DRAIN_NS) break;
+      next_due = end_ns + DRAIN_NS;
     }
     struct itimerspec its = {0};
     its.it_value.tv_sec = next_due / 1000000000LL;
@@ -286,14 +300,27 @@ int main(int argc, char **argv) {
       on_readable((int)id, &now);
     }
   }
-  int64_t wall_end = now_ns();
-  double cpu_share = cpu_started ? (cpu_seconds() - cpu_start) / ((double)(wall_end - wall_start) / 1e9) : 0;
+  /* Account for every request due in the window: in flight still, or never sent. */
+  for (int c = 0; c < connections; c++) {
+    conn_t *x = &conns[c];
+    if (x->busy && x->measured) timeouts++;
+    for (int64_t k = 0;; k++) {
+      int64_t d = due_of(c, k);
+      if (d >= end_ns) break;
+      if (d < t0 + warmup_ns) continue;
+      due_window++;
+      if (k >= x->k_next) unsent++;
+    }
+  }
+  if (cpu_end_wall == 0) { cpu_end = cpu_seconds(); cpu_end_wall = now_ns(); }
+  /* The generator's CPU over the measured window alone (not the drain after it). */
+  double cpu_share = cpu_started && cpu_end_wall > wall_start ? (cpu_end - cpu_start) / ((double)(cpu_end_wall - wall_start) / 1e9) : 0;
   qsort(lat_us, (size_t)lat_count, sizeof *lat_us, cmp_u32);
   /* Requests sent more than 1 ms after they were due (their connection was waiting). */
   printf(
-      "{\"rate\":%.1f,\"connections\":%d,\"seconds\":%.3f,\"sent\":%lld,\"answered\":%lld,\"non2xx\":%lld,\"errors\":%lld,"
-      "\"timeouts\":%lld,\"reconnects\":%lld,\"p50Ms\":%.3f,\"p90Ms\":%.3f,\"p99Ms\":%.3f,\"p999Ms\":%.3f,\"maxMs\":%.3f,\"generatorCpuShare\":%.4f}\n",
-      rate, connections, seconds, (long long)sent_measured, (long long)done_measured, (long long)non2xx, (long long)errors,
-      (long long)timeouts, (long long)reconnects, pct(0.5), pct(0.9), pct(0.99), pct(0.999), max_ns / 1e6, cpu_share);
+      "{\"rate\":%.1f,\"connections\":%d,\"seconds\":%.3f,\"due\":%lld,\"sent\":%lld,\"answered\":%lld,\"non2xx\":%lld,\"errors\":%lld,"
+      "\"timeouts\":%lld,\"unsent\":%lld,\"reconnects\":%lld,\"p50Ms\":%.3f,\"p90Ms\":%.3f,\"p99Ms\":%.3f,\"p999Ms\":%.3f,\"maxMs\":%.3f,\"generatorCpuShare\":%.4f}\n",
+      rate, connections, seconds, (long long)due_window, (long long)sent_measured, (long long)done_measured, (long long)non2xx, (long long)errors,
+      (long long)timeouts, (long long)unsent, (long long)reconnects, pct(0.5), pct(0.9), pct(0.99), pct(0.999), max_ns / 1e6, cpu_share);
   return 0;
 }

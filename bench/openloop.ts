@@ -17,7 +17,9 @@ export interface OpenLoopRun {
   readonly rate: number;
   readonly connections: number;
   readonly seconds: number;
-  /** Requests due in the measured window that were sent. */
+  /** Requests due in the measured window (the schedule's count). */
+  readonly due: number;
+  /** Of those, the ones sent. */
   readonly sent: number;
   /** Of those, the ones answered (latency recorded). */
   readonly answered: number;
@@ -27,6 +29,8 @@ export interface OpenLoopRun {
   readonly errors: number;
   /** Requests of the window still unanswered 2 s after the schedule ended. */
   readonly timeouts: number;
+  /** Requests of the window never sent: their connection was still waiting when the run ended. */
+  readonly unsent: number;
   readonly reconnects: number;
   readonly p50Ms: number;
   readonly p90Ms: number;
@@ -37,7 +41,7 @@ export interface OpenLoopRun {
   readonly generatorCpuShare: number;
 }
 
-const NUMBER_FIELDS = ["rate", "connections", "seconds", "sent", "answered", "non2xx", "errors", "timeouts", "reconnects", "p50Ms", "p90Ms", "p99Ms", "p999Ms", "maxMs", "generatorCpuShare"] as const;
+const NUMBER_FIELDS = ["rate", "connections", "seconds", "due", "sent", "answered", "non2xx", "errors", "timeouts", "unsent", "reconnects", "p50Ms", "p90Ms", "p99Ms", "p999Ms", "maxMs", "generatorCpuShare"] as const;
 
 /** Parses openloop's output line; throws on anything else. */
 export function parseOpenLoopOutput(text: string): OpenLoopRun {
@@ -65,7 +69,12 @@ export function buildOpenLoop(): string {
   if (existsSync(bin)) return bin;
   mkdirSync(dir, { recursive: true });
   const partial = `${bin}.${process.pid}`;
-  execFileSync("cc", ["-O2", "-Wall", "-o", partial, SOURCE], { stdio: ["ignore", "ignore", "inherit"] });
+  try {
+    execFileSync("cc", ["-O2", "-Wall", "-o", partial, SOURCE], { stdio: ["ignore", "ignore", "pipe"] });
+  } catch (err) {
+    const why = (err as { stderr?: Buffer }).stderr?.toString().trim().split("\n")[0] ?? String(err);
+    throw new Error(`could not build bench/openloop.c with cc (install with \`apt-get install gcc libc6-dev\`): ${why}`);
+  }
   renameSync(partial, bin);
   return bin;
 }

@@ -62,18 +62,19 @@ export async function p99Part(peakRounds: readonly RoundResult[] | undefined, s:
         const elapsedS = (performance.now() - t0) / 1000;
         const serverShare = cpuUs / (elapsedS * 1e6);
         const requests = rate * (s.seconds + s.warmupSeconds);
-        const failures = r.errors + r.timeouts + r.non2xx + r.reconnects + (r.sent - r.answered);
+        // Every request due in the window answered 2xx, or the round does not count.
+        const failures = r.errors + r.timeouts + r.unsent + r.non2xx + r.reconnects + (r.due - r.answered);
         const generatorFree = r.generatorCpuShare <= GENERATOR_SHARE_MAX;
         const roundValid = failures === 0 && generatorFree;
         entry.valid &&= roundValid;
         entry.p99s.push(r.p99Ms);
         perRound.push({ side: entry.side.name, round, ...r, serverCpuUsPerRequest: cpuUs / requests, serverCpuShare: serverShare, valid: roundValid });
         report.line(
-          `  round ${round}  ${entry.side.name.padEnd(8)} ${fmt(r.answered)} answered of ${fmt(r.sent)} due  ` +
+          `  round ${round}  ${entry.side.name.padEnd(8)} ${fmt(r.answered)} answered of ${fmt(r.due)} due  ` +
             `p50 ${fmt(r.p50Ms, 2)} ms  p90 ${fmt(r.p90Ms, 2)} ms  p99 ${fmt(r.p99Ms, 2)} ms  p99.9 ${fmt(r.p999Ms, 2)} ms  max ${fmt(r.maxMs, 2)} ms  ` +
             `server CPU ${fmt(cpuUs / requests, 1)} µs/req (${fmt(100 * serverShare)}% of its core)  load gen. CPU ${fmt(100 * r.generatorCpuShare)}%` +
             (generatorFree ? "" : `  LOAD GENERATOR BUSY (over ${fmt(100 * GENERATOR_SHARE_MAX)}% of its core)`) +
-            (failures > 0 ? `  ERRORS ${failures} (errors ${r.errors}, timeouts ${r.timeouts}, non-2xx ${r.non2xx}, reconnects ${r.reconnects})` : ""),
+            (failures > 0 ? `  ERRORS ${failures} (errors ${r.errors}, timeouts ${r.timeouts}, unsent ${r.unsent}, non-2xx ${r.non2xx}, reconnects ${r.reconnects})` : ""),
         );
       } finally {
         await target.stop();
