@@ -15,9 +15,9 @@ import type { KeyLister } from "./key-listing.js";
 import type { Leases } from "./lease/leases.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { liveItemOf, type Reader } from "./read/reader.js";
+import type { WritePath } from "./write/write-path.js";
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-import type { WritePath } from "./write/write-path.js";
 
 export interface ClusterCacheDeps {
   readonly nodeId: string;
@@ -46,7 +46,6 @@ export class ClusterCache implements CacheService {
       }
     };
     const each = <T>(items: readonly T[], one: (item: T) => Promise<WriteResult>) => Promise.all(items.map((it) => one(it).catch(toCacheError)));
-    const cond = (condition: WriteCondition | undefined) => (condition === undefined ? {} : { condition });
     // The hot writes are built without spreads: a spread into an object literal made V8 build
     // each one on a slow path (the conditional writer measured it).
     const set = (key: string, value: ByteString, ttlMs: number, consistency?: ConsistencyLevel, condition?: WriteCondition, leaseToken?: string) => {
@@ -64,8 +63,12 @@ export class ClusterCache implements CacheService {
     this.admitted = Object.freeze({
       set,
       remove,
-      touch: (key: string, expiry: TouchExpiry, consistency?: ConsistencyLevel, condition?: WriteCondition) =>
-        write({ kind: "touch", key, value: "", ...("persist" in expiry ? { ttlMs: 0, persist: true } : { ttlMs: expiry.ttlMs }), ...cond(condition) }, consistency),
+      touch: (key: string, expiry: TouchExpiry, consistency?: ConsistencyLevel, condition?: WriteCondition) => {
+        const w: Mutable<ClientWrite> = { kind: "touch", key, value: "", ttlMs: "persist" in expiry ? 0 : expiry.ttlMs };
+        if ("persist" in expiry) w.persist = true;
+        if (condition !== undefined) w.condition = condition;
+        return write(w, consistency);
+      },
       incr: (key: string, incr: IncrRequest, consistency?: ConsistencyLevel) => {
         const w: Mutable<ClientWrite> = { kind: "incr", key, value: "", ttlMs: incr.ttlMs, delta: incr.delta, initial: incr.initial };
         if (incr.idempotencyKey !== undefined) w.idempotencyKey = incr.idempotencyKey;

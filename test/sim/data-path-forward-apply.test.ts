@@ -112,4 +112,23 @@ describe("sim/data path: a forwarding owner applies the primary's result", () =>
       await c.stop();
     }),
   );
+
+  it(
+    "a refused result the primary did not count (an older primary, or one whose ring does not list the forwarder) is no error: 200",
+    withSeed(406, async () => {
+      const c = await simCluster({ nodes: 3, seed: 406, startLoops: false });
+      const key = keyWhere(c, (o) => o.primary === "n2");
+      const endpoint = c.node("n2").endpoint;
+      const aheadUs = (PEER_VERSION_AHEAD_MAX_MS + 3_600_000) * 1000;
+      // As an older primary answers: no sender_counted (it reached its quorum with n3's ack).
+      c.network.register(c.sim("n2").address, {
+        ...endpoint,
+        forward: async (req) => (await endpoint.forward(req)).map(({ senderCounted: _, ...r }) => ({ ...r, version: r.version + aheadUs })),
+      });
+      const r = await c.node("n1").cache.admitWrite().set(key, fromUtf8("v"), 0, "quorum");
+      expect(r.applied).to.equal(true);
+      expect(c.node("n1").store.peek(key)).to.equal(undefined);
+      await c.stop();
+    }),
+  );
 });

@@ -153,19 +153,23 @@ export class WritePath {
   }
 
   /**
-   * Stores the primary's result of `sent`. A plain write's always (the primary counted this
-   * owner). A conditional write's or touch's only when the primary counted this owner. Either way
-   * it must be held here before the client hears 200: a result this node refuses (a version
+   * Stores the primary's result of `sent`: a plain write's always, a conditional write's or
+   * touch's only when the primary counted this owner. When the primary counted it, it must be
+   * held here before the client hears 200: a result this node refuses (a version
    * beyond its clock bound or below its reset floor) or cannot store (the touched item replaced
    * meanwhile) is an unknown outcome, 503. A plain write superseded here by a newer version
    * (stale) was applied and overwritten, as last-write-wins has it.
    */
   private applyResult(sent: ClientWrite, outcome: WriteOutcome, primary: string): void {
     const plain = !isConditional(sent);
-    if (!plain && outcome.senderCounted !== true) return;
+    // The primary says whether it counted this owner (senderCounted). A plain write's result is
+    // stored even when it did not (its ring no longer lists this owner, or an older primary that
+    // never says), but only a counted owner's refusal breaks a promise.
+    const counted = outcome.senderCounted === true;
+    if (!plain && !counted) return;
     const rec = sent.kind === "touch" ? resultRecord(sent, outcome, this.deps.store.peek(sent.key)) : stampedRecord(sent, outcome);
     const verdict = rec === undefined ? undefined : this.deps.applier.apply(rec, "forward-result");
-    if (verdict?.kind === "applied" || (plain && verdict?.kind === "stale")) return;
+    if (verdict?.kind === "applied" || (plain && verdict?.kind === "stale") || !counted) return;
     if (!plain && holdsResultOrLater(this.deps.store.peekHeader(sent.key), outcome)) return;
     const why =
       verdict?.kind === "invalid" ? `it refused the record: ${verdict.error.message}` : verdict?.kind === "refused" ? `it refused the record (${verdict.reason})` : "it holds another version now";
