@@ -113,7 +113,14 @@ static void open_conn(int c) {
   conns[c].len = 0;
 }
 
-static void send_request(int c, int64_t now) {
+/* The connection failed (a reset, a failed write): a new one takes its place and its schedule. */
+static void reconnect(int c) {
+  close(conns[c].fd);
+  reconnects++;
+  open_conn(c);
+}
+
+static void send_request(int c) {
   conn_t *x = &conns[c];
   char req[512];
   unsigned key = (unsigned)(xorshift() % (uint64_t)keys);
@@ -130,11 +137,8 @@ static void send_request(int c, int64_t now) {
      * request: reconnect, and the connection's next due request goes out on the next sweep. */
     errors++;
     x->busy = 0;
-    close(x->fd);
-    reconnects++;
-    open_conn(c);
+    reconnect(c);
   }
-  (void)now;
 }
 
 static void record(conn_t *x, int64_t now, int status) {
@@ -170,7 +174,8 @@ static size_t parse_answer(conn_t *x, int *status) {
   return x->len >= head + body ? head + body : 0;
 }
 
-static void on_readable(int c, int64_t *now) {
+/* Reads what arrived; a complete answer frees the connection (the next sweep sends what is due). */
+static void on_readable(int c) {
   conn_t *x = &conns[c];
   for (;;) {
     ssize_t r = read(x->fd, x->buf + x->len, BUF_BYTES - x->len);
@@ -183,22 +188,17 @@ static void on_readable(int c, int64_t *now) {
        * sweep of the main loop sends the connection's next due request). */
       if (x->busy) errors++;
       x->busy = 0;
-      close(x->fd);
-      reconnects++;
-      open_conn(c);
+      reconnect(c);
       return;
     }
     x->len += (size_t)r;
     int status;
     size_t used = parse_answer(x, &status);
     if (used == 0) continue;
-    *now = now_ns();
-    if (x->busy) record(x, *now, status);
+    if (x->busy) record(x, now_ns(), status);
     x->busy = 0;
     memmove(x->buf, x->buf + used, x->len - used);
     x->len -= used;
-    /* Behind schedule: the next request of this connection was due already; send it now. */
-    if (due_of(c, x->k_next) <= *now && due_of(c, x->k_next) < end_ns) send_request(c, *now);
   }
 }
 
@@ -272,7 +272,7 @@ int main(int argc, char **argv) {
           if (d < next_due) next_due = d;
           continue;
         }
-        send_request(c, now);
+        send_request(c);
       }
       busy += x->busy;
     }
@@ -297,7 +297,7 @@ int main(int argc, char **argv) {
         if (read(tfd, &ticks, sizeof ticks) < 0 && errno != EAGAIN) die("read timerfd");
         continue;
       }
-      on_readable((int)id, &now);
+      on_readable((int)id);
     }
   }
   /* Account for every request due in the window: in flight still, or never sent. */

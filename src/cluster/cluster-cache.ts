@@ -3,6 +3,7 @@
 // listing.
 import type { ByteString } from "../core/byte-string.js";
 import type { Clock } from "../core/clock.js";
+import type { Mutable } from "../core/mutable.js";
 import { isCounterValue } from "../core/counter-state.js";
 import { badRequest, toCacheError, type CacheError } from "../core/errors.js";
 import type { ConsistencyLevel } from "../config/index.js";
@@ -16,8 +17,6 @@ import type { Leases } from "./lease/leases.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { liveItemOf, type Reader } from "./read/reader.js";
 import type { WritePath } from "./write/write-path.js";
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 export interface ClusterCacheDeps {
   readonly nodeId: string;

@@ -11,10 +11,10 @@
 // the check also runs before this node answers data to a peer, so a node resumed after a long
 // pause drops its data before anyone pulls it.
 //
-// Every look also tells the quorum vote (quorum-vote.ts) whether this node sees a majority alive,
-// whether the looks stopped for longer than PAUSE_INTERVALS intervals (a paused process) and
-// whether its view disagrees with its peers': such a node does not count towards quorum reads
-// until it has caught up.
+// Every look also drives the quorum vote (quorum-vote.ts): it tells it whether the looks stopped
+// for longer than PAUSE_INTERVALS intervals (a paused process) and whether this node's view
+// disagrees with its peers' (the vote asks itself whether the node sees a majority alive): such a
+// node does not count towards quorum reads until it has caught up.
 import type { Clock, TimerHandle, Timers } from "../core/clock.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
@@ -29,7 +29,7 @@ const PAUSE_INTERVALS = 3;
 export interface ContactGuardDeps {
   readonly clock: Clock;
   readonly timers: Timers;
-  readonly view: Pick<ClusterView, "notDeadCount" | "aliveCount" | "knownCount">;
+  readonly view: Pick<ClusterView, "notDeadCount" | "knownCount">;
   readonly store: ShardedStore;
   readonly metrics: Metrics;
   readonly logger: Logger;
@@ -93,7 +93,7 @@ export class ContactGuard {
       this.lastMajorityWallMs = clock.nowMs();
       this.floor = 0;
     }
-    this.deps.vote?.observe({ majority: hasMajority(view.aliveCount(), known), paused, viewsDisagree: this.deps.viewsDisagree?.() ?? false, monoMs: mono });
+    this.deps.vote?.observe({ paused, viewsDisagree: this.deps.viewsDisagree?.() ?? false, monoMs: mono });
   }
 
   private reset(monoNowMs: number): void {

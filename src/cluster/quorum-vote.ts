@@ -37,10 +37,8 @@ export interface QuorumVoteDeps {
   readonly metrics: Metrics;
 }
 
-/** One look at this node's contact (ContactGuard.check). */
+/** One look at this node's contact (ContactGuard.check); whether it sees a majority is deps.majority(). */
 export interface ContactLook {
-  /** It sees a strict majority of the known nodes alive. */
-  readonly majority: boolean;
   /** The looks stopped for longer than they should: the process was stopped or its loop blocked. */
   readonly paused: boolean;
   /** Peers keep gossiping as alive members this node pruned (ViewsDisagreement). */
@@ -85,7 +83,7 @@ export class QuorumVote {
       this.enter("voting");
       return;
     }
-    if (!look.majority) {
+    if (!this.deps.majority()) {
       if (this.seenMajority && this.state !== "starting") this.lose("minority");
       return;
     }

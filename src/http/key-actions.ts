@@ -9,6 +9,7 @@ import { withinBound } from "../core/counter-state.js";
 import { MAX_DURATION_MS, parseDurationMs } from "../core/duration.js";
 import { etagOf } from "../core/etag.js";
 import { badRequest } from "../core/errors.js";
+import type { Mutable } from "../core/mutable.js";
 import { IDEMPOTENCY_KEY_CHARS_MAX, INCR_BODY_BYTES_MAX, TOUCH_BODY_BYTES_MAX } from "../core/limits.js";
 import type { AdmittedWrites, IncrRequest, TouchExpiry, WriteResult } from "../cluster/index.js";
 import type { ConsistencyLevel } from "../config/index.js";
@@ -16,7 +17,6 @@ import { readJsonBody } from "./body.js";
 import { writeConditionOf } from "./conditions.js";
 
 type Schemas = components["schemas"];
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** The writes on a key named by the path after the key: `/incr` and `/touch`. */
 export type KeyAction = "incr" | "touch";
@@ -53,7 +53,7 @@ export async function runKeyAction(writes: AdmittedWrites, nodeId: string, req: 
   let r: WriteResult;
   if (action === "incr") {
     const idempotencyKey = idempotencyKeyOf(req.headers);
-    const incr: Mutable<IncrRequest> = hasBody(req.headers) ? parseIncrBody(await readJsonBody(req, INCR_BODY_BYTES_MAX)) : { delta: 1, initial: 0, ttlMs: 0 };
+    const incr = parseIncrBody(hasBody(req.headers) ? await readJsonBody(req, INCR_BODY_BYTES_MAX) : {});
     // Built without spreads (V8 builds a literal with spreads on a slow path).
     if (idempotencyKey !== undefined) incr.idempotencyKey = idempotencyKey;
     if (condition !== undefined) incr.condition = condition;

@@ -37,12 +37,17 @@ async function server(hold?: { nth: number; ms: number; reset?: boolean }): Prom
   };
 }
 
-async function run(port: number): Promise<OpenLoopRun> {
-  return runOpenLoop(buildOpenLoop(), { port, rate: RATE, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, keys: 100, placement: "unpinned", seed: 7 }, clockTicksPerSecond());
-}
-
 describe("bench: the open-loop generator (openloop.c)", function () {
   this.timeout(60_000);
+  // Built and asked once for the suite (a compile, and a getconf process).
+  let bin = "";
+  let hz = 0;
+  before(() => {
+    bin = buildOpenLoop();
+    hz = clockTicksPerSecond();
+  });
+  const run = (port: number): Promise<OpenLoopRun> =>
+    runOpenLoop(bin, { port, rate: RATE, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, keys: 100, placement: "unpinned", seed: 7 }, hz);
 
   it("sends every request of the window at the planned rate, to random keys of the given range", async () => {
     const s = await server();

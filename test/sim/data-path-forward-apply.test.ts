@@ -22,6 +22,21 @@ function countPushes(c: SimCluster, id: string): { records: number } {
   return counter;
 }
 
+/**
+ * Makes `id` answer forwards as a primary whose clock is more than PEER_VERSION_AHEAD_MAX_MS ahead
+ * of the others' (its versions are microseconds of its clock): the forwarder refuses its results.
+ * `counted: false` also drops sender_counted, as an older primary answers.
+ */
+function primaryClockAhead(c: SimCluster, id: string, { counted }: { counted: boolean }): void {
+  const endpoint = c.node(id).endpoint;
+  const aheadUs = (PEER_VERSION_AHEAD_MAX_MS + 3_600_000) * 1000;
+  c.network.register(c.sim(id).address, {
+    ...endpoint,
+    forward: async (req) =>
+      (await endpoint.forward(req)).map(({ senderCounted, ...r }) => ({ ...r, version: r.version + aheadUs, ...(counted && senderCounted !== undefined ? { senderCounted } : {}) })),
+  });
+}
+
 describe("sim/data path: a forwarding owner applies the primary's result", () => {
   it(
     "the forwarding replica holds the primary's record (version, origin, expiry) the moment the write returns",
@@ -103,9 +118,7 @@ describe("sim/data path: a forwarding owner applies the primary's result", () =>
       const c = await simCluster({ nodes: 3, seed: 405, startLoops: false });
       const key = keyWhere(c, (o) => o.primary === "n2");
       c.chaos.isolate("n3");
-      const endpoint = c.node("n2").endpoint;
-      const aheadUs = (PEER_VERSION_AHEAD_MAX_MS + 3_600_000) * 1000;
-      c.network.register(c.sim("n2").address, { ...endpoint, forward: async (req) => (await endpoint.forward(req)).map((r) => ({ ...r, version: r.version + aheadUs })) });
+      primaryClockAhead(c, "n2", { counted: true });
       const e = await expectCacheError(c.node("n1").cache.admitWrite().set(key, fromUtf8("v"), 0, "quorum"), "UNAVAILABLE");
       expect(e.message).to.match(/refused/);
       expect(c.node("n1").store.peek(key)).to.equal(undefined);
@@ -118,13 +131,8 @@ describe("sim/data path: a forwarding owner applies the primary's result", () =>
     withSeed(406, async () => {
       const c = await simCluster({ nodes: 3, seed: 406, startLoops: false });
       const key = keyWhere(c, (o) => o.primary === "n2");
-      const endpoint = c.node("n2").endpoint;
-      const aheadUs = (PEER_VERSION_AHEAD_MAX_MS + 3_600_000) * 1000;
       // As an older primary answers: no sender_counted (it reached its quorum with n3's ack).
-      c.network.register(c.sim("n2").address, {
-        ...endpoint,
-        forward: async (req) => (await endpoint.forward(req)).map(({ senderCounted: _, ...r }) => ({ ...r, version: r.version + aheadUs })),
-      });
+      primaryClockAhead(c, "n2", { counted: false });
       const r = await c.node("n1").cache.admitWrite().set(key, fromUtf8("v"), 0, "quorum");
       expect(r.applied).to.equal(true);
       expect(c.node("n1").store.peek(key)).to.equal(undefined);

@@ -19,7 +19,7 @@ import type { RecordHeader, ShardedStore } from "../../store/index.js";
 import { isConditional, primaryOnly, type ClientWrite, type WriteOutcome } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
-import type { ReplicaApplier } from "../replica-applier.js";
+import type { ApplyVerdict, ReplicaApplier } from "../replica-applier.js";
 import type { ConditionalWriter } from "./conditional-writer.js";
 import type { CounterWriter } from "./counter-writer.js";
 import type { Forwarder } from "./forwarder.js";
@@ -171,11 +171,16 @@ export class WritePath {
     const verdict = rec === undefined ? undefined : this.deps.applier.apply(rec, "forward-result");
     if (verdict?.kind === "applied" || (plain && verdict?.kind === "stale") || !counted) return;
     if (!plain && holdsResultOrLater(this.deps.store.peekHeader(sent.key), outcome)) return;
-    const why =
-      verdict?.kind === "invalid" ? `it refused the record: ${verdict.error.message}` : verdict?.kind === "refused" ? `it refused the record (${verdict.reason})` : "it holds another version now";
     throw new CacheError(
       "UNAVAILABLE",
-      `primary ${primary} applied the write of key ${JSON.stringify(sent.key)} counting this owner among its acknowledgements, but this owner could not store it (${why}); the write may or may not persist`,
+      `primary ${primary} applied the write of key ${JSON.stringify(sent.key)} counting this owner among its acknowledgements, but this owner could not store it (${whyNotStored(verdict)}); the write may or may not persist`,
     );
   }
+}
+
+/** Why a counted forwarder does not hold the primary's result, from its apply verdict. */
+function whyNotStored(verdict: ApplyVerdict | undefined): string {
+  if (verdict?.kind === "invalid") return `it refused the record: ${verdict.error.message}`;
+  if (verdict?.kind === "refused") return `it refused the record (${verdict.reason})`;
+  return "it holds another version now";
 }
