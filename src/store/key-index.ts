@@ -1,7 +1,9 @@
 // Key -> slot index of one shard: open addressing with linear probing over an Int32Array.
 // It costs about 8 bytes per key where a JS Map costs about 30, and it reuses the key hash the
 // store computes anyway to pick the shard. Each slot's hash is kept so probes compare numbers
-// before strings.
+// before strings. The last lookup is remembered until the index changes: a write looks its key
+// up for the version it stamps above and again when it applies (sharded-store.ts), and the
+// second lookup is then one number and one string comparison.
 
 const EMPTY = 0;
 const MAX_LOAD = 0.6;
@@ -12,6 +14,10 @@ export class KeyIndex {
   private mask = 15;
   private shift = 28;
   private count = 0;
+  /** The last lookup (key, hash, answer), forgotten by every insert, remove and clear. */
+  private lastKey: string | undefined = undefined;
+  private lastHash = 0;
+  private lastSlot = -1;
 
   constructor(
     /** True when the key stored in a slot is `key`. */
@@ -26,18 +32,17 @@ export class KeyIndex {
 
   /** Slot of `key` (whose hash is `hash`), or -1. */
   find(key: string, hash: number): number {
-    const table = this.table;
-    const mask = this.mask;
-    for (let i = this.home(hash); ; i = (i + 1) & mask) {
-      const e = table[i] as number;
-      if (e === EMPTY) return -1;
-      const slot = e - 1;
-      if (this.hashAt(slot) === hash && this.keyIs(slot, key)) return slot;
-    }
+    if (hash === this.lastHash && key === this.lastKey) return this.lastSlot;
+    const slot = this.probe(key, hash);
+    this.lastKey = key;
+    this.lastHash = hash;
+    this.lastSlot = slot;
+    return slot;
   }
 
   /** Adds a slot whose key is not in the index yet. */
   insert(slot: number, hash: number): void {
+    this.lastKey = undefined;
     if ((this.count + 1) / this.table.length > MAX_LOAD) this.rehash(this.table.length * 2);
     this.place(slot, hash);
     this.count++;
@@ -45,6 +50,7 @@ export class KeyIndex {
 
   /** Removes a slot (backward-shift deletion keeps probe chains intact without tombstones). */
   remove(slot: number, hash: number): void {
+    this.lastKey = undefined;
     const table = this.table;
     const mask = this.mask;
     let i = this.home(hash);
@@ -68,10 +74,22 @@ export class KeyIndex {
   }
 
   clear(): void {
+    this.lastKey = undefined;
     this.table = new Int32Array(16);
     this.mask = 15;
     this.shift = 28;
     this.count = 0;
+  }
+
+  private probe(key: string, hash: number): number {
+    const table = this.table;
+    const mask = this.mask;
+    for (let i = this.home(hash); ; i = (i + 1) & mask) {
+      const e = table[i] as number;
+      if (e === EMPTY) return -1;
+      const slot = e - 1;
+      if (this.hashAt(slot) === hash && this.keyIs(slot, key)) return slot;
+    }
   }
 
   /**

@@ -83,6 +83,32 @@ describe("store/key-index KeyIndex", () => {
     expect(h.find("new")).to.equal(s);
   });
 
+  it("a lookup repeated after the index changed answers from the index, not from the lookup before", () => {
+    const h = harness(() => 9);
+    expect(h.find("a")).to.equal(-1);
+    const a = h.add("a");
+    expect(h.find("a")).to.equal(a);
+    expect(h.find("a")).to.equal(a);
+    h.remove(a);
+    expect(h.find("a")).to.equal(-1);
+    const b = h.add("b");
+    expect(h.find("b")).to.equal(b);
+    // The slot "a" had is reused for "c": a lookup of "a" must not find it.
+    const c = h.add("c");
+    expect(h.find("a")).to.equal(-1);
+    expect(h.find("c")).to.equal(c);
+    h.index.clear();
+    expect(h.find("c")).to.equal(-1);
+  });
+
+  it("an equal key built as another string finds the slot the last lookup found", () => {
+    const h = harness();
+    const s = h.add("key-12");
+    expect(h.find(["key", "12"].join("-"))).to.equal(s);
+    expect(h.find(`key-${6 * 2}`)).to.equal(s);
+    expect(h.find("key-13")).to.equal(-1);
+  });
+
   const hashings: Array<[string, (k: string) => number]> = [
     ["well-mixed hashes", (k) => hash32(k)],
     ["8 distinct hashes (long collision chains)", (k) => hash32(k) & 7],
@@ -106,6 +132,8 @@ describe("store/key-index KeyIndex", () => {
           } else {
             expect(h.find(key), `seed=${seed} op ${op}: ${key}`).to.equal(slot);
           }
+          // The key just looked up, added or removed, looked up again (the remembered lookup).
+          expect(h.find(key), `seed=${seed} op ${op}: again ${key}`).to.equal(model.get(key) ?? -1);
           expect(h.index.size).to.equal(model.size);
           if (op % 100 === 0) for (const [k, s] of model) expect(h.find(k), `seed=${seed} op ${op} full check ${k}`).to.equal(s);
         }
