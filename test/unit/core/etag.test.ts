@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { CacheError } from "../../../src/core/errors.js";
-import { etagMatches, etagOf, parseEtagCondition } from "../../../src/core/etag.js";
+import { base36, etagMatches, etagOf, parseEtagCondition } from "../../../src/core/etag.js";
+import { seededRandom } from "../../../src/core/random.js";
 
 function badRequestOf(fn: () => unknown): CacheError {
   try {
@@ -14,6 +15,21 @@ function badRequestOf(fn: () => unknown): CacheError {
 }
 
 describe("core/etag", () => {
+  it("base36 writes exactly what Number#toString(36) writes", () => {
+    const edges = [0, 1, 35, 36, 37, 1295, 1296, 60_466_175, 60_466_176, 60_466_177, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 36 ** 6 - 1, 36 ** 6, 36 ** 10, 2 ** 53 - 2, 2 ** 53 - 1];
+    for (const n of edges) expect(base36(n), String(n)).to.equal(n.toString(36));
+    // Versions: wall-clock ms x 1000 plus a counter, and any other integer up to 2^53.
+    const random = seededRandom(36);
+    for (let i = 0; i < 20_000; i++) {
+      const version = Math.floor((1_700_000_000_000 + random.next() * 1e12) * 1000) + i;
+      expect(base36(version)).to.equal(version.toString(36));
+      const any = Math.floor(random.next() * 2 ** 53);
+      expect(base36(any)).to.equal(any.toString(36));
+    }
+    // Not a safe non-negative integer: Number#toString(36) itself.
+    for (const n of [-1, 0.5, 2 ** 53, 2 ** 60, Number.NaN, Infinity]) expect(base36(n)).to.equal(n.toString(36));
+  });
+
   describe("etagOf", () => {
     it("is a strong quoted tag of the base-36 version and the origin, distinct per version and per origin", () => {
       expect(etagOf(1_767_225_600_000_000, "n1")).to.equal(`"${(1_767_225_600_000_000).toString(36)}-n1"`);
