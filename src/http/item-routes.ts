@@ -8,7 +8,6 @@
 // check, a lease read's miss) goes through one. Every other route goes to Koa.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Koa from "koa";
-import type { components } from "../../gen/openapi/client.js";
 import type { Clock } from "../core/clock.js";
 import { CacheError, toCacheError } from "../core/errors.js";
 import { etagOf, type EtagCondition } from "../core/etag.js";
@@ -23,10 +22,9 @@ import { notModified, readConditionOf, writeConditionOf } from "./conditions.js"
 import { itemEnvelope, itemHeaders, notModifiedHeaders } from "./item-view.js";
 import { KEY_ACTION_ROUTES, keyActionOf, runKeyAction, type KeyAction } from "./key-actions.js";
 import { writeError, writeJson } from "./respond.js";
+import { writeAnswerJson } from "./write-answer.js";
 import { oneParam, parseQuery, type QueryParams } from "./query.js";
 import { decodeKeySegment, parseConsistency, parseLeaseQuery, parseLeaseToken, parseTtlQuery } from "./validate.js";
-
-type Schemas = components["schemas"];
 
 export interface ItemRouteDeps {
   readonly cache: CacheService;
@@ -127,6 +125,8 @@ function keyActionTarget(url: string, queryAt: number): { segment: string; actio
 
 class ItemRoutes implements ItemHandler {
   private readonly nodeId: string;
+  /** The node id as JSON, for the write answers (write-answer.ts). */
+  private readonly nodeJson: string;
   /** http.server.request.duration of /v1/cache/{key} and of each key action's route. */
   private readonly itemDurations: RouteDurations;
   private readonly actionDurations: Readonly<Record<KeyAction, RouteDurations>>;
@@ -140,6 +140,7 @@ class ItemRoutes implements ItemHandler {
 
   constructor(private readonly deps: ItemRouteDeps) {
     this.nodeId = deps.cache.nodeId;
+    this.nodeJson = JSON.stringify(deps.cache.nodeId);
     this.itemDurations = deps.durations.route(ITEM_ROUTE);
     this.actionDurations = { incr: deps.durations.route(KEY_ACTION_ROUTES.incr), touch: deps.durations.route(KEY_ACTION_ROUTES.touch) };
   }
@@ -276,19 +277,16 @@ class ItemRoutes implements ItemHandler {
     // Admitted on arrival: a write admitted while serving completes even if the node starts
     // draining while its body is still arriving.
     const writes = this.deps.cache.admitWrite();
-    const nodeId = this.nodeId;
     if (method === "PUT") {
       const ttlMs = parseTtlQuery(oneParam(params, "ttl"));
       const condition = writeConditionOf(req.headers, "put");
       const leaseToken = parseLeaseToken(req.headers["x-cache-lease"]);
       const body = await readRawBody(req, this.deps.maxValueBytes, "value");
       const r = await writes.set(key, body.toString("latin1"), ttlMs, consistency, condition, leaseToken);
-      const out: Schemas["PutResponse"] = { key, stored: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
-      writeJson(res, 200, JSON.stringify(out), false, ["ETag", etagOf(r.version, r.origin)]);
+      writeJson(res, 200, writeAnswerJson(key, "stored", r.applied, r.bytes, this.nodeJson, r.owners), false, ["ETag", etagOf(r.version, r.origin)]);
     } else {
       const r = await writes.remove(key, consistency, writeConditionOf(req.headers, "delete"));
-      const out: Schemas["DeleteResponse"] = { key, deleted: r.applied, bytes: r.bytes, node: nodeId, owners: r.owners.ids as string[] };
-      writeJson(res, 200, JSON.stringify(out));
+      writeJson(res, 200, writeAnswerJson(key, "deleted", r.applied, r.bytes, this.nodeJson, r.owners));
     }
   }
 

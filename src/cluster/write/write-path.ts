@@ -53,13 +53,22 @@ interface ForwardFailure {
 export class WritePath {
   constructor(private readonly deps: WritePathDeps) {}
 
-  async write(write: ClientWrite, level: ConsistencyLevel): Promise<WriteResult> {
-    const { selfId, metrics } = this.deps;
-    metrics.inc("dist.write.attempts");
+  /**
+   * Coordinates the write here or forwards it. Not async itself: the primary's own write is the
+   * coordinator's promise as it is, without another promise around it (it may throw instead of
+   * rejecting; the caller catches both).
+   */
+  write(write: ClientWrite, level: ConsistencyLevel): Promise<WriteResult> {
+    this.deps.metrics.inc("dist.write.attempts");
     const owners = this.deps.view.ring().ownersOf(write.key);
     if (primaryOnly(write)) return this.writePrimaryOnly(write, owners, level);
-    if (owners.primary === selfId) return this.coordinateHere(write, owners, level);
-    const ownsKey = owners.ids.includes(selfId);
+    if (owners.primary === this.deps.selfId) return this.coordinateHere(write, owners, level);
+    return this.writeElsewhere(write, owners, level);
+  }
+
+  /** A plain write or increment whose primary is another node: forwarded, or taken over by this owner. */
+  private async writeElsewhere(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
+    const ownsKey = owners.ids.includes(this.deps.selfId);
     // A suspect primary is tried last: an owner takes the write over at once, and another node
     // forwards to the first owner that is not suspect (it coordinates as a promoted replica).
     let target = owners.primary;
