@@ -128,6 +128,81 @@ function scanCounter(v: string): CounterState | undefined {
   return cur.at === v.length ? { generation: g, base: b, slots } : undefined;
 }
 
+/** An increment made on the encoded form: the new encoded value and the counter's new value. */
+export interface EncodedIncrement {
+  readonly value: string;
+  readonly total: number;
+}
+
+/**
+ * What `encodeCounter(incrementCounter(s, writer, delta))` and its counterTotal give for the
+ * state `s` that `value` decodes to, read and written in place: no state is built and only the
+ * writer's slot is printed anew. Only for the form encodeCounter writes (writers sorted, no `-0`)
+ * and an increment that passes incrementCounter's checks; undefined for anything else, which the
+ * caller then takes through decodeCounter and incrementCounter (the reference, errors included).
+ * The totals are summed in the reference's order (base, then the slots as stored, a new slot
+ * last), so they agree to the bit.
+ */
+export function incrementEncoded(value: string, writer: string, delta: number): EncodedIncrement | undefined {
+  if (!isCounterValue(value)) return undefined;
+  const cur: Cursor = { at: COUNTER_MAGIC.length };
+  if (!scanLiteral(value, cur, '{"g":') || scanPrinted(value, cur) === undefined || !scanLiteral(value, cur, ',"b":')) return undefined;
+  const base = scanPrinted(value, cur);
+  if (base === undefined || !scanLiteral(value, cur, ',"s":{')) return undefined;
+  let before = base; // counterTotal of the state read
+  let after = base; // counterTotal of the state written (the writer's slot as it ends up)
+  let previous = "";
+  let count = 0;
+  let insertAt = -1; // a new slot goes before the first writer above it
+  let pairAt = -1; // the writer's `sum,seq`, when it has a slot
+  let pairEnd = -1;
+  let sum = 0;
+  let seq = 0;
+  for (; !scanLiteral(value, cur, "}}"); count++) {
+    if ((count > 0 && !scanLiteral(value, cur, ",")) || count >= COUNTER_SLOTS_CEILING) return undefined;
+    const slotAt = cur.at;
+    if (!scanLiteral(value, cur, '"')) return undefined;
+    const close = value.indexOf('"', cur.at);
+    if (close < 0) return undefined;
+    const w = value.slice(cur.at, close);
+    if ((count > 0 && w <= previous) || !WRITER_PATTERN.test(w)) return undefined;
+    cur.at = close + 1;
+    if (!scanLiteral(value, cur, ":[")) return undefined;
+    const numsAt = cur.at;
+    const slotSum = scanPrinted(value, cur);
+    if (slotSum === undefined || !scanLiteral(value, cur, ",")) return undefined;
+    const slotSeq = scanPrinted(value, cur);
+    if (slotSeq === undefined || slotSeq < 0 || !scanLiteral(value, cur, "]")) return undefined;
+    before += slotSum;
+    if (w === writer) {
+      pairAt = numsAt;
+      pairEnd = cur.at - 1;
+      sum = slotSum;
+      seq = slotSeq;
+      after += slotSum + delta;
+    } else {
+      after += slotSum;
+      if (insertAt < 0 && w > writer) insertAt = slotAt;
+    }
+    previous = w;
+  }
+  if (cur.at !== value.length) return undefined;
+  if (pairAt < 0 && count >= COUNTER_SLOTS_MAX) return undefined;
+  if (!withinBound(sum + delta) || !withinBound(before + delta)) return undefined;
+  if (pairAt >= 0) return { value: `${value.slice(0, pairAt)}${sum + delta},${seq + 1}${value.slice(pairEnd)}`, total: after };
+  const slot = `${JSON.stringify(writer)}:[${delta},1]`;
+  const total = after + delta;
+  if (count === 0) return { value: `${value.slice(0, value.length - 2)}${slot}}}`, total };
+  if (insertAt < 0) return { value: `${value.slice(0, value.length - 2)},${slot}}}`, total };
+  return { value: `${value.slice(0, insertAt)}${slot},${value.slice(insertAt)}`, total };
+}
+
+/** scanInteger for an integer as encodeCounter prints it (not `-0`, which it prints as 0). */
+function scanPrinted(v: string, cur: Cursor): number | undefined {
+  const n = scanInteger(v, cur);
+  return Object.is(n, -0) ? undefined : n;
+}
+
 /** decodeCounter for any JSON text after the magic (the reference reading). */
 function parseCounter(value: string): CounterState | undefined {
   let raw: unknown;

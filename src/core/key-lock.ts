@@ -1,5 +1,5 @@
-// One async task at a time per key, in arrival order: a promise chain per key (a key nobody holds
-// starts its task at once), no timers and no busy waiting, so a queue never stalls the event
+// One async task at a time per key, in arrival order: a line of waiting tasks per key (a key nobody
+// holds starts its task at once), no timers and no busy waiting, so a queue never stalls the event
 // loop. Bounded: past `waitersPerKey` tasks on one key or `keysMax` keys at once a new task fails
 // at once with 503 UNAVAILABLE (Retry-After 1).
 import { CacheError } from "./errors.js";
@@ -12,14 +12,11 @@ export interface KeyLockLimits {
 }
 
 interface KeyQueue {
-  /** Settles when the last task queued on the key has finished. */
-  tail: Promise<void>;
   /** Tasks running or waiting on the key. */
   queued: number;
+  /** Starts of the tasks waiting on the key, first in line first; none while only one runs. */
+  readonly waiting: Array<() => void>;
 }
-
-/** The tail of a key nobody holds (its first task starts at once and never waits on it). */
-const SETTLED: Promise<void> = Promise.resolve();
 
 export class KeyLock {
   private readonly queues = new Map<string, KeyQueue>();
@@ -39,28 +36,39 @@ export class KeyLock {
   /** Runs `task` once every task queued on `key` before it has finished; resolves with its result. */
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
     let q = this.queues.get(key);
-    const idle = q === undefined;
+    let started: Promise<T>;
     if (q === undefined) {
       if (this.queues.size >= this.limits.keysMax) return Promise.reject(busy(`${this.limits.keysMax} keys already have conditional writes under way on this node`));
-      q = { tail: SETTLED, queued: 0 };
+      q = { queued: 1, waiting: [] };
       this.queues.set(key, q);
-    } else if (q.queued >= this.limits.waitersPerKey) {
-      return Promise.reject(busy(`${this.limits.waitersPerKey} conditional writes of this key are already queued on its primary`));
+      // A key nobody holds starts its task at once, in the caller's turn (no wait for a microtask).
+      started = startNow(task);
+    } else {
+      if (q.queued >= this.limits.waitersPerKey) return Promise.reject(busy(`${this.limits.waitersPerKey} conditional writes of this key are already queued on its primary`));
+      q.queued++;
+      const waiting = q.waiting;
+      started = new Promise<void>((resolve) => waiting.push(resolve)).then(task);
     }
+    // The key passes on when the task settles, either way (one pair of callbacks, no finally chain).
     const queue = q;
-    queue.queued++;
-    let release: () => void = () => undefined;
-    const previous = queue.tail;
-    queue.tail = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const done = () => {
-      queue.queued--;
-      if (queue.queued === 0 && this.queues.get(key) === queue) this.queues.delete(key);
-      release();
-    };
-    // A key nobody holds starts its task at once, in the caller's turn (no wait for a microtask).
-    return (idle ? startNow(task) : previous.then(task)).finally(done);
+    return started.then(
+      (value) => {
+        this.passOn(key, queue);
+        return value;
+      },
+      (err: unknown) => {
+        this.passOn(key, queue);
+        throw err;
+      },
+    );
+  }
+
+  /** A task on `key` finished: the next one waiting starts, or the key is free. */
+  private passOn(key: string, queue: KeyQueue): void {
+    queue.queued--;
+    const next = queue.waiting.shift();
+    if (next !== undefined) next();
+    else this.queues.delete(key);
   }
 }
 

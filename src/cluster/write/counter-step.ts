@@ -2,7 +2,9 @@
 // record its key holds. The generation is the version of the record the counter starts from (0
 // when the key has no record), so owners that convert the same PUT, or start from the same
 // tombstone, start the same generation and their slots merge.
-import { COUNTER_MAGIC, decodeCounter, incrementCounter, parseCounterBase, startCounter, type CounterState } from "../../core/counter-state.js";
+import {
+  COUNTER_MAGIC, counterTotal, decodeCounter, encodeCounter, incrementCounter, incrementEncoded, parseCounterBase, startCounter, type CounterState,
+} from "../../core/counter-state.js";
 import { CacheError } from "../../core/errors.js";
 import { isLiveAt, type VersionedRecord } from "../../store/index.js";
 
@@ -28,4 +30,23 @@ export function counterStep(rec: VersionedRecord | undefined, nowMs: number, wri
     throw new CacheError("CONFLICT", `the value of key ${JSON.stringify(live.key)} is not a decimal integer within ±(2^53 - 1); nothing was changed`);
   }
   return { state: incrementCounter(startCounter(live.version, base), writer, delta), created: true };
+}
+
+/** A counter step as it is written: the encoded value and the counter's new value. */
+export interface EncodedCounterStep {
+  readonly value: string;
+  readonly total: number;
+  readonly created: boolean;
+}
+
+/**
+ * counterStep, encoded (encodeCounter and counterTotal of its state): a live counter in the form
+ * encodeCounter writes is incremented in place (incrementEncoded); anything else, and every
+ * error, takes counterStep.
+ */
+export function encodedCounterStep(rec: VersionedRecord | undefined, nowMs: number, writer: string, delta: number, initial: number): EncodedCounterStep {
+  const inPlace = isLiveAt(rec, nowMs) ? incrementEncoded(rec.value, writer, delta) : undefined;
+  if (inPlace !== undefined) return { value: inPlace.value, total: inPlace.total, created: false };
+  const step = counterStep(rec, nowMs, writer, delta, initial);
+  return { value: encodeCounter(step.state), total: counterTotal(step.state), created: step.created };
 }

@@ -8,14 +8,13 @@
 // primary takes it (write-path.ts), evaluates the condition under the lock against the record
 // the increment adds to (412 changes nothing) and pushes it with its owner list, like every
 // conditional write (conditional-writer.ts).
-import { counterTotal, encodeCounter } from "../../core/counter-state.js";
 import type { Clock } from "../../core/clock.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Owners } from "../../ring/index.js";
 import { isLiveAt, type VersionedRecord } from "../../store/index.js";
 import type { ClientWrite } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
-import { counterStep } from "./counter-step.js";
+import { encodedCounterStep } from "./counter-step.js";
 import type { IdempotencyCache } from "./idempotency-cache.js";
 import { runLocked, type LockedPlan, type LockedState, type LockedWriteDeps } from "./locked-write.js";
 import type { CoordinateOptions } from "./write-coordinator.js";
@@ -71,10 +70,10 @@ export class CounterWriter {
       this.deps.metrics.inc("dist.write.precondition_failed");
       throw preconditionFailed(write.key, verdict.currentEtag);
     }
-    const step = counterStep(held, now, this.deps.writerId, write.delta ?? 1, write.initial ?? 0);
+    const step = encodedCounterStep(held, now, this.deps.writerId, write.delta ?? 1, write.initial ?? 0);
     const ttlMs = step.created ? write.ttlMs : remainingTtlMs(held, now);
-    const value = counterTotal(step.state);
-    const set: ClientWrite = { kind: "set", key: write.key, value: encodeCounter(step.state), ttlMs };
+    const value = step.total;
+    const set: ClientWrite = { kind: "set", key: write.key, value: step.value, ttlMs };
     // A conditional increment is pushed with the owner list: an owner that sees another ring
     // refuses it. One literal without spreads (V8 builds a literal with spreads on a slow path).
     const options: CoordinateOptions = { restamps: false, need, heldVersion: held?.version ?? 0, valueBytes: String(value).length, expectedOwners: write.condition !== undefined ? owners : undefined };

@@ -49,17 +49,28 @@ export interface LockedPlan {
 
 /** Runs `plan` for `key` under the key's lock (see the file comment). */
 export function runLocked(deps: LockedWriteDeps, key: string, owners: Owners, level: ConsistencyLevel, plan: LockedPlan): Promise<WriteResult> {
-  return deps.locks.run(key, async () => {
-    const remembered = plan.early?.();
-    if (remembered !== undefined) return remembered;
-    // Refused up front (clock offset, minority side) before any peer is asked.
-    const need = deps.coordinator.admit(level);
-    const local = deps.store.peek(key);
-    const readAt = plan.readAt(local);
-    if (readAt === undefined) return plan.write({ need, newest: local, held: local });
-    deps.metrics.inc(plan.readMetric);
-    const newest = await deps.newestRecord(key, owners, readAt);
-    plan.afterRead?.();
-    return plan.write({ need, newest, held: deps.store.peek(key) });
-  });
+  return deps.locks.run(key, () => decide(deps, key, owners, level, plan));
+}
+
+/**
+ * The locked part: without a read of the owners the write's own promise is the task's (no async
+ * frame around it); a synchronous throw becomes the task's rejection in the lock.
+ */
+function decide(deps: LockedWriteDeps, key: string, owners: Owners, level: ConsistencyLevel, plan: LockedPlan): Promise<WriteResult> {
+  const remembered = plan.early?.();
+  if (remembered !== undefined) return Promise.resolve(remembered);
+  // Refused up front (clock offset, minority side) before any peer is asked.
+  const need = deps.coordinator.admit(level);
+  const local = deps.store.peek(key);
+  const readAt = plan.readAt(local);
+  if (readAt === undefined) return plan.write({ need, newest: local, held: local });
+  return readThenWrite(deps, key, owners, readAt, need, plan);
+}
+
+/** Reads the owners at `readAt`, then decides on the newest record seen. */
+async function readThenWrite(deps: LockedWriteDeps, key: string, owners: Owners, readAt: ConsistencyLevel, need: number, plan: LockedPlan): Promise<WriteResult> {
+  deps.metrics.inc(plan.readMetric);
+  const newest = await deps.newestRecord(key, owners, readAt);
+  plan.afterRead?.();
+  return plan.write({ need, newest, held: deps.store.peek(key) });
 }
