@@ -4,6 +4,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import type { Empty } from "@bufbuild/protobuf/wkt";
 import type { SecureClientSessionOptions } from "node:http2";
 import { systemClock, systemTimers, type Timers } from "../core/clock.js";
 import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
@@ -41,6 +42,7 @@ import { toWireOwnerChecks } from "./owner-checks.js";
 import { fromWireTouchAnswer, toWireTouch } from "./set-request.js";
 import { fromConnectError } from "./errors.js";
 import { ExchangeChannel } from "./exchange-channel.js";
+import { clientFrames, RAW_EXCHANGE_SERVICE } from "./exchange-codec.js";
 import { peerTokenSigner } from "./peer-auth.js";
 import { PeerSession } from "./peer-session.js";
 import { installFastTextEncoding } from "./text-encoding.js";
@@ -70,7 +72,7 @@ export interface ConnectPeerTransportOptions {
 interface PeerClient {
   readonly client: Client<typeof PeerService>;
   readonly session: PeerSession;
-  readonly channel: ExchangeChannel;
+  readonly channel: ExchangeChannel<Empty, Empty>;
 }
 
 export class ConnectPeerTransport implements PeerTransport {
@@ -116,10 +118,13 @@ export class ConnectPeerTransport implements PeerTransport {
         defaultTimeoutMs: this.opts.timeoutMs ?? PEER_TIMEOUT_MS,
       });
       const client = createClient(PeerService, transport);
+      // The exchange stream reads its binary frames with exchange-codec.ts (the same bytes).
+      const exchange = createClient(RAW_EXCHANGE_SERVICE, transport);
       // A call that times out means the connection may be dead (after a partition its TCP
       // retransmissions back off for minutes): drop the session and the stream, start afresh.
-      const channel: ExchangeChannel = new ExchangeChannel(
-        client,
+      const channel: ExchangeChannel<Empty, Empty> = new ExchangeChannel(
+        // No deadline on the stream itself: each call has its own timeout.
+        { open: (requests) => exchange.exchange(requests, { timeoutMs: 0 }), frames: clientFrames() },
         timers,
         timeoutMs,
         (activityAtSend) => {

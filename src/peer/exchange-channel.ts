@@ -3,7 +3,7 @@
 // or ends, every call pending on it fails (as a unary call would) and the next call opens a new
 // stream. A peer that answers Unimplemented is remembered, so callers fall back to unary calls.
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { AsyncQueue } from "../core/async-queue.js";
 import type { TimerHandle, Timers } from "../core/clock.js";
 import { CacheError, isErrorCode } from "../core/errors.js";
@@ -11,29 +11,41 @@ import {
   ExchangeRequestSchema,
   type ExchangeRequest,
   type ExchangeResponse,
-  type PeerService,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
+import { typedFrames, type FrameCodec } from "./exchange-codec.js";
 import { fromConnectError } from "./errors.js";
 
 type Call = ExchangeRequest["call"];
 
-interface Pending {
+/** How the channel opens a stream, and what its frames are (exchange-codec.ts). */
+export interface ExchangeWire<WireOut, WireIn> {
+  /** Opens a stream to the peer: the frames to send in, the frames answered out. */
+  readonly open: (requests: AsyncIterable<WireOut>) => AsyncIterable<WireIn>;
+  readonly frames: FrameCodec<WireIn, ExchangeResponse, ExchangeRequest, WireOut>;
+}
+
+/** A wire carrying the generated messages as they are. */
+export function typedWire(open: (requests: AsyncIterable<ExchangeRequest>) => AsyncIterable<ExchangeResponse>): ExchangeWire<ExchangeRequest, ExchangeResponse> {
+  return { open, frames: typedFrames() };
+}
+
+interface Pending<WireOut> {
   readonly resolve: (r: ExchangeResponse) => void;
   readonly reject: (e: unknown) => void;
   readonly timer: TimerHandle;
   /** The stream the call was sent on: only its failure fails the call. */
-  readonly stream: AsyncQueue<ExchangeRequest>;
+  readonly stream: AsyncQueue<WireOut>;
 }
 
-export class ExchangeChannel {
-  private requests: AsyncQueue<ExchangeRequest> | undefined;
-  private readonly pending = new Map<number, Pending>();
+export class ExchangeChannel<WireOut = ExchangeRequest, WireIn = ExchangeResponse> {
+  private requests: AsyncQueue<WireOut> | undefined;
+  private readonly pending = new Map<number, Pending<WireOut>>();
   private nextId = 1;
   /** False once the peer answered Unimplemented: use unary calls instead. */
   supported = true;
 
   constructor(
-    private readonly client: Client<typeof PeerService>,
+    private readonly wire: ExchangeWire<WireOut, WireIn>,
     private readonly timers: Timers,
     private readonly timeoutMs: number,
     /**
@@ -70,7 +82,7 @@ export class ExchangeChannel {
         timer,
         stream: requests,
       });
-      requests.push(create(ExchangeRequestSchema, { id: BigInt(id), call }));
+      requests.push(this.wire.frames.encode(create(ExchangeRequestSchema, { id: BigInt(id), call })));
     });
   }
 
@@ -82,20 +94,21 @@ export class ExchangeChannel {
     this.failAll(new CacheError("UNAVAILABLE", "peer channel closed"), undefined);
   }
 
-  private open(): AsyncQueue<ExchangeRequest> {
+  private open(): AsyncQueue<WireOut> {
     if (this.requests && !this.requests.isClosed) return this.requests;
-    const requests = new AsyncQueue<ExchangeRequest>();
+    const requests = new AsyncQueue<WireOut>();
     this.requests = requests;
-    // No deadline on the stream itself: each call has its own timeout.
-    const responses = this.client.exchange(requests, { timeoutMs: 0 });
+    const responses = this.wire.open(requests);
     void this.read(responses, requests);
     return requests;
   }
 
-  private async read(responses: AsyncIterable<ExchangeResponse>, requests: AsyncQueue<ExchangeRequest>): Promise<void> {
+  private async read(responses: AsyncIterable<WireIn>, requests: AsyncQueue<WireOut>): Promise<void> {
     let failure: unknown = new CacheError("UNAVAILABLE", "peer ended the exchange stream");
     try {
-      for await (const r of responses) {
+      for await (const frame of responses) {
+        // An answer that does not decode fails the stream (and every call pending on it).
+        const r = this.wire.frames.decode(frame);
         const id = Number(r.id);
         const p = this.pending.get(id);
         if (!p) continue;
@@ -113,7 +126,7 @@ export class ExchangeChannel {
   }
 
   /** Fails the calls pending on `stream` (every pending call when undefined). */
-  private failAll(err: unknown, stream: AsyncQueue<ExchangeRequest> | undefined): void {
+  private failAll(err: unknown, stream: AsyncQueue<WireOut> | undefined): void {
     for (const [id, p] of this.pending) {
       if (stream !== undefined && p.stream !== stream) continue;
       this.pending.delete(id);

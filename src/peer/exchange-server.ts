@@ -18,6 +18,7 @@ import {
 import { fromConsistency, fromWireWrites, toGetResponse } from "./convert.js";
 import { pushAnswerFields, writeResultField } from "./wire-encode.js";
 import { applyRemoveRequest, applySetRequest, toWireTouchAnswer } from "./set-request.js";
+import { typedFrames, type FrameCodec } from "./exchange-codec.js";
 
 async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<ExchangeResponse> {
   const id = req.id;
@@ -78,9 +79,18 @@ function answerBytes(r: ExchangeResponse): number {
   return 256;
 }
 
-/** The Exchange handler: answers frames concurrently, in completion order, with backpressure. */
-export function exchangeHandler(endpoint: PeerEndpoint) {
-  return async function* exchange(requests: AsyncIterable<ExchangeRequest>): AsyncIterable<ExchangeResponse> {
+/**
+ * The Exchange handler: answers frames concurrently, in completion order, with backpressure.
+ * `frames` turns the stream's frames into requests and answers into frames (exchange-codec.ts);
+ * without it the stream carries the generated messages themselves.
+ */
+export function exchangeHandler(endpoint: PeerEndpoint): (requests: AsyncIterable<ExchangeRequest>) => AsyncIterable<ExchangeResponse>;
+export function exchangeHandler<WireIn, WireOut>(endpoint: PeerEndpoint, frames: FrameCodec<WireIn, ExchangeRequest, ExchangeResponse, WireOut>): (requests: AsyncIterable<WireIn>) => AsyncIterable<WireOut>;
+export function exchangeHandler<WireIn, WireOut>(
+  endpoint: PeerEndpoint,
+  frames: FrameCodec<WireIn, ExchangeRequest, ExchangeResponse, WireOut> = typedFrames() as unknown as FrameCodec<WireIn, ExchangeRequest, ExchangeResponse, WireOut>,
+) {
+  return async function* exchange(requests: AsyncIterable<WireIn>): AsyncIterable<WireOut> {
     const out = new AsyncQueue<{ response: ExchangeResponse; bytes: number }>();
     let open = 0;
     let unsentBytes = 0;
@@ -95,8 +105,10 @@ export function exchangeHandler(endpoint: PeerEndpoint) {
       try {
         for await (const req of requests) {
           while (busy() && !out.isClosed) await new Promise<void>((r) => (wake = r));
+          // A frame that does not decode ends the stream with the error (after the answers due).
+          const request = frames.decode(req);
           open++;
-          void answer(endpoint, req).then((response) => {
+          void answer(endpoint, request).then((response) => {
             const bytes = answerBytes(response);
             unsentBytes += bytes;
             out.push({ response, bytes });
@@ -113,7 +125,7 @@ export function exchangeHandler(endpoint: PeerEndpoint) {
     for await (const { response, bytes } of out) {
       unsentBytes -= bytes;
       poke();
-      yield response;
+      yield frames.encode(response);
     }
   };
 }

@@ -10,7 +10,9 @@ import { rewriteFixedPath } from "./fixed-paths.js";
 import { peerGzip } from "./peer-compression.js";
 import { correctParseErrors } from "./parse-errors.js";
 import { peerRequestRefusal, refusePeerRequest, type PeerGateOptions } from "./peer-gate.js";
-import { createPeerRoutes } from "./peer-service.js";
+import { createBinaryExchangeRoutes, createPeerRoutes } from "./peer-service.js";
+import { isBinaryStreamType } from "./exchange-codec.js";
+import { SERVICE_PATH } from "./fixed-paths.js";
 import { installFastTextEncoding } from "./text-encoding.js";
 
 /** Request handler of the dist listener (HTTP/1.1 and HTTP/2). */
@@ -22,10 +24,11 @@ export interface PeerBodyOptions {
   readonly acceptCompressed: boolean;
 }
 
+const EXCHANGE_PATH = `${SERVICE_PATH}/Exchange`;
+
 export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions, body: PeerBodyOptions = { acceptCompressed: false }): PeerRequestHandler {
   installFastTextEncoding();
-  const connect = connectNodeAdapter({
-    routes: createPeerRoutes(endpoint),
+  const options = {
     // gzip only (peers never send brotli, Connect's other default), inflated within the cap
     acceptCompression: [peerGzip(body)],
     requestPathPrefix: "/internal",
@@ -35,7 +38,11 @@ export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions,
     // for the value on top of the peer timeout (every other call asks for the peer timeout).
     maxTimeoutMs: PEER_TIMEOUT_MS + LEASE_LIMITS.waitMsMax,
     jsonOptions: { ignoreUnknownFields: true, useProtoFieldName: true, alwaysEmitImplicit: true },
-  });
+  };
+  const connect = connectNodeAdapter({ ...options, routes: createPeerRoutes(endpoint) });
+  // Binary Exchange streams (every node's own) go to the same method registered with Empty
+  // frames, read by exchange-codec.ts; JSON ones stay typed.
+  const binaryExchange = connectNodeAdapter({ ...options, routes: createBinaryExchangeRoutes(endpoint) });
   return (req, res) => {
     const refusal = peerRequestRefusal(gate, req.socket.remoteAddress, req.headers.authorization);
     if (refusal !== undefined) {
@@ -44,6 +51,7 @@ export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions,
     }
     rewriteFixedPath(req);
     correctParseErrors(res);
-    connect(req, res);
+    if (req.url === EXCHANGE_PATH && isBinaryStreamType(req.headers["content-type"])) binaryExchange(req, res);
+    else connect(req, res);
   };
 }

@@ -26,6 +26,7 @@ import {
 import { applyRemoveRequest, applySetRequest, toWireTouchAnswer } from "./set-request.js";
 import { toConnectError } from "./errors.js";
 import { exchangeHandler } from "./exchange-server.js";
+import { RAW_EXCHANGE, serverFrames } from "./exchange-codec.js";
 import { addReflectionRoutes, ReflectionAnswers } from "./reflection.js";
 
 /** Wraps a handler so that every thrown error leaves as a ConnectError carrying our code. */
@@ -107,6 +108,16 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       if (h.draining && req.unavailableWhenDraining) throw new CacheError("DRAINING", "node is draining");
       return create(HealthResponseSchema, { node: h.node, draining: h.draining, incarnation: BigInt(h.incarnation), unixMs: BigInt(Math.max(0, Math.floor(h.unixMs ?? 0))) });
     }),
+  };
+}
+
+/**
+ * The Exchange method alone, for binary streams: its frames are read with exchange-codec.ts
+ * (peer-handler.ts sends binary Exchange requests here, everything else to createPeerRoutes).
+ */
+export function createBinaryExchangeRoutes(endpoint: PeerEndpoint): (router: ConnectRouter) => void {
+  return (router) => {
+    router.rpc(RAW_EXCHANGE, exchangeHandler(endpoint, serverFrames()));
   };
 }
 

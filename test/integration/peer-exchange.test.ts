@@ -5,7 +5,7 @@ import http2 from "node:http2";
 import type net from "node:net";
 import { expect } from "chai";
 import { create } from "@bufbuild/protobuf";
-import { createClient, type Client } from "@connectrpc/connect";
+import { createClient } from "@connectrpc/connect";
 import { connectNodeAdapter, createConnectTransport } from "@connectrpc/connect-node";
 import { AsyncQueue } from "../../src/core/async-queue.js";
 import { systemClock, systemTimers } from "../../src/core/clock.js";
@@ -14,7 +14,7 @@ import { systemRandom } from "../../src/core/random.js";
 import { recordingLogger } from "../../src/log/index.js";
 import { createNode, type HypercacheNode } from "../../src/node.js";
 import { ConnectPeerTransport, createPeerServer, peerServiceImpl, type PeerServer } from "../../src/peer/index.js";
-import { ExchangeChannel } from "../../src/peer/exchange-channel.js";
+import { ExchangeChannel, typedWire } from "../../src/peer/exchange-channel.js";
 import {
   ExchangeRequestSchema,
   ApplyOutcome as WireOutcome,
@@ -87,13 +87,11 @@ describe("peer exchange stream", function () {
   });
 
   it("the channel turns an error frame into a CacheError with the frame's code", async () => {
-    const fake = {
-      exchange: async function* (reqs: AsyncIterable<ExchangeRequest>) {
-        for await (const r of reqs) {
-          yield create(ExchangeResponseSchema, { id: r.id, result: { case: "error", value: { code: "DRAINING", message: "node is draining" } } });
-        }
-      },
-    } as unknown as Client<typeof PeerService>;
+    const fake = typedWire(async function* (reqs: AsyncIterable<ExchangeRequest>) {
+      for await (const r of reqs) {
+        yield create(ExchangeResponseSchema, { id: r.id, result: { case: "error", value: { code: "DRAINING", message: "node is draining" } } });
+      }
+    });
     const channel = new ExchangeChannel(fake, systemTimers, 1000);
     const err = await channel.call({ case: "get", value: create(GetRequestSchema, { keys: ["k"] }) }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(CacheError);
