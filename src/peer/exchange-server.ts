@@ -18,7 +18,7 @@ import {
 import { fromConsistency, fromWireWrites, toGetResponse } from "./convert.js";
 import { pushAnswerFields, writeResultField } from "./wire-encode.js";
 import { applyRemoveRequest, applySetRequest, toWireTouchAnswer } from "./set-request.js";
-import { typedFrames, type FrameCodec } from "./exchange-codec.js";
+import { typedServerFrames, type FrameCodec } from "./exchange-codec.js";
 
 async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<ExchangeResponse> {
   const id = req.id;
@@ -82,13 +82,13 @@ function answerBytes(r: ExchangeResponse): number {
 /**
  * The Exchange handler: answers frames concurrently, in completion order, with backpressure.
  * `frames` turns the stream's frames into requests and answers into frames (exchange-codec.ts);
- * without it the stream carries the generated messages themselves.
+ * without it the stream carries the generated messages themselves (typedServerFrames).
  */
 export function exchangeHandler(endpoint: PeerEndpoint): (requests: AsyncIterable<ExchangeRequest>) => AsyncIterable<ExchangeResponse>;
 export function exchangeHandler<WireIn, WireOut>(endpoint: PeerEndpoint, frames: FrameCodec<WireIn, ExchangeRequest, ExchangeResponse, WireOut>): (requests: AsyncIterable<WireIn>) => AsyncIterable<WireOut>;
 export function exchangeHandler<WireIn, WireOut>(
   endpoint: PeerEndpoint,
-  frames: FrameCodec<WireIn, ExchangeRequest, ExchangeResponse, WireOut> = typedFrames() as unknown as FrameCodec<WireIn, ExchangeRequest, ExchangeResponse, WireOut>,
+  frames: FrameCodec<WireIn, ExchangeRequest, ExchangeResponse, WireOut> = typedServerFrames() as unknown as FrameCodec<WireIn, ExchangeRequest, ExchangeResponse, WireOut>,
 ) {
   return async function* exchange(requests: AsyncIterable<WireIn>): AsyncIterable<WireOut> {
     const out = new AsyncQueue<{ response: ExchangeResponse; bytes: number }>();

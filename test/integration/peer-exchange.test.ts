@@ -5,8 +5,10 @@ import http2 from "node:http2";
 import type net from "node:net";
 import { expect } from "chai";
 import { create } from "@bufbuild/protobuf";
-import { createClient } from "@connectrpc/connect";
-import { connectNodeAdapter, createConnectTransport } from "@connectrpc/connect-node";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { EmptySchema } from "@bufbuild/protobuf/wkt";
+import { WireType } from "@bufbuild/protobuf/wire";
+import { connectNodeAdapter, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { AsyncQueue } from "../../src/core/async-queue.js";
 import { systemClock, systemTimers } from "../../src/core/clock.js";
 import { CacheError } from "../../src/core/errors.js";
@@ -15,12 +17,15 @@ import { recordingLogger } from "../../src/log/index.js";
 import { createNode, type HypercacheNode } from "../../src/node.js";
 import { ConnectPeerTransport, createPeerServer, peerServiceImpl, type PeerServer } from "../../src/peer/index.js";
 import { ExchangeChannel, typedWire } from "../../src/peer/exchange-channel.js";
+import { RAW_EXCHANGE_SERVICE } from "../../src/peer/exchange-codec.js";
 import {
+  EntrySchema,
   ExchangeRequestSchema,
   ApplyOutcome as WireOutcome,
   ExchangeResponseSchema,
   GetRequestSchema,
   PeerService,
+  SetRequestSchema,
   type ExchangeRequest,
   type ExchangeResponse,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
@@ -84,6 +89,60 @@ describe("peer exchange stream", function () {
     expect(bad?.case === "error" && bad.value.code).to.equal("BAD_REQUEST");
     const ok = answers.get(42n)?.result;
     expect(ok?.case === "get" && ok.value.results[0]?.found).to.equal(false);
+  });
+
+  for (const [protocol, make] of [
+    ["Connect binary", (baseUrl: string) => createConnectTransport({ httpVersion: "2", baseUrl })],
+    ["Connect JSON", (baseUrl: string) => createConnectTransport({ httpVersion: "2", baseUrl, useBinaryFormat: false })],
+    ["gRPC", (baseUrl: string) => createGrpcTransport({ baseUrl })],
+    ["gRPC-Web", (baseUrl: string) => createGrpcWebTransport({ httpVersion: "2", baseUrl })],
+  ] as const) {
+    it(`a ${protocol} client is read and answered like a node's own (binary streams take the compiled codec, JSON the generated one)`, async () => {
+      const client = createClient(PeerService, make(`http://${served.address}/internal`));
+      const base = Date.now() * 1000;
+      const key = `proto-${protocol}`;
+      const requests = new AsyncQueue<ExchangeRequest>();
+      const responses = client.exchange(requests);
+      requests.push(create(ExchangeRequestSchema, {
+        id: 7n,
+        call: { case: "set", value: create(SetRequestSchema, { from: "peer-x", entries: [create(EntrySchema, { key, value: new TextEncoder().encode("vé"), version: BigInt(base), origin: "peer-x", lastUpdatedUnixMs: BigInt(Math.floor(base / 1000)) })] }) },
+      }));
+      const answers: ExchangeResponse[] = [];
+      for await (const r of responses) {
+        answers.push(r);
+        if (answers.length === 1) {
+          requests.push(create(ExchangeRequestSchema, { id: 8n, call: { case: "get", value: create(GetRequestSchema, { keys: [key, "absent"] }) } }));
+          requests.close();
+        }
+      }
+      expect(answers.map((a) => a.id)).to.deep.equal([7n, 8n]);
+      const set = answers[0]?.result;
+      expect(set?.case === "set" && set.value.outcomes).to.deep.equal([WireOutcome.APPLIED]);
+      const got = answers[1]?.result;
+      expect(got?.case).to.equal("get");
+      if (got?.case !== "get") return;
+      expect(got.value.results.map((r) => r.found)).to.deep.equal([true, false]);
+      expect(new TextDecoder().decode(got.value.results[0]?.entry?.value)).to.equal("vé");
+    });
+  }
+
+  it("a binary frame that is not an ExchangeRequest ends the stream with INVALID_ARGUMENT (parse binary), and the next stream is served", async () => {
+    // A frame whose `get` call (field 5) holds one byte: the tag of a varint with its value cut
+    // off. The frame itself is well formed, so Connect's own parse passes it on.
+    const client = createClient(RAW_EXCHANGE_SERVICE, createConnectTransport({ httpVersion: "2", baseUrl: `http://${served.address}/internal` }));
+    const cut = create(EmptySchema);
+    cut.$unknown = [{ no: 5, wireType: WireType.LengthDelimited, data: new Uint8Array([1, 0x08]) }];
+    const err = await (async () => {
+      const frames = new AsyncQueue<typeof cut>();
+      frames.push(cut);
+      frames.close();
+      for await (const _ of client.exchange(frames)) void _;
+    })().catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(ConnectError);
+    expect((err as ConnectError).code).to.equal(Code.InvalidArgument);
+    expect((err as ConnectError).rawMessage).to.match(/^parse binary: /);
+    const to = { id: "ex1", address: served.address };
+    expect(await transport.get(to, ["after"])).to.have.length(1);
   });
 
   it("the channel turns an error frame into a CacheError with the frame's code", async () => {
