@@ -26,6 +26,40 @@ export function freeze(e: Entry): Member {
   return Object.freeze(e.draining ? { ...m, draining: true } : m);
 }
 
+/**
+ * Hands out each entry's frozen form, and the same object again while the entry still matches it
+ * field for field (compared, not invalidated, so no update can leave it stale): the write path
+ * asks for its peers on every write.
+ */
+export class FrozenForms {
+  private readonly last = new Map<string, Member>();
+
+  of(e: Entry): Member {
+    const m = this.last.get(e.id);
+    if (m !== undefined && isFrozenFormOf(m, e)) return m;
+    const fresh = freeze(e);
+    this.last.set(e.id, fresh);
+    return fresh;
+  }
+
+  forget(id: string): void {
+    this.last.delete(id);
+  }
+}
+
+function isFrozenFormOf(m: Member, e: Entry): boolean {
+  return (
+    m.id === e.id &&
+    m.address === e.address &&
+    m.state === e.state &&
+    m.incarnation === e.incarnation &&
+    m.lastSeenMs === e.lastSeenMs &&
+    m.apiUrl === e.apiUrl &&
+    m.mgmtUrl === e.mgmtUrl &&
+    (m.draining === true) === e.draining
+  );
+}
+
 /** The mutable claim fields of a member entry. */
 export interface ClaimFields {
   apiUrl: string;

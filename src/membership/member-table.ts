@@ -10,7 +10,7 @@ import { isDialable as dialable } from "../core/address.js";
 import { isNodeId } from "../core/node-id.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
-import { adoptClaimFields, freeze, type Entry } from "./member-entry.js";
+import { adoptClaimFields, freeze, FrozenForms, type Entry } from "./member-entry.js";
 import { decideGossip, isDeadBy, type Member, type MemberState } from "./transitions.js";
 
 export type MembershipObserver = (members: readonly Member[]) => void;
@@ -28,6 +28,7 @@ export interface MemberTableDeps {
 
 export class MemberTable {
   private readonly entries = new Map<string, Entry>();
+  private readonly frozen = new FrozenForms();
   /** Members pruned as dead, with their last address: hearsay cannot bring them back, but the
    * gossiper keeps knocking on them so a healed partition or a restarted node rejoins. */
   private readonly pruned = new Map<string, string>();
@@ -71,7 +72,7 @@ export class MemberTable {
 
   get(id: string): Member | undefined {
     const e = this.entries.get(id);
-    return e ? freeze(e) : undefined;
+    return e ? this.frozen.of(e) : undefined;
   }
 
   /** Every member, the local node included, sorted by id (this node's entry carries `left` once it leaves). */
@@ -366,6 +367,7 @@ export class MemberTable {
 
   private removeEntry(e: Entry): void {
     this.entries.delete(e.id);
+    this.frozen.forget(e.id);
     this.deps.metrics.inc("dist.nodes.removed");
     this.deps.logger.info(LOG.peerRemoved, { peer: e.id });
     this.changed();

@@ -50,6 +50,30 @@ describe("membership/member-table", () => {
       expect(f.metrics.get("dist.membership.version")).to.equal(1);
     });
 
+    it("get hands out the same frozen member while its entry is unchanged, and a new one showing each change", () => {
+      const f = fixture(["a"]);
+      const first = f.members.get("a");
+      expect(Object.isFrozen(first)).to.equal(true);
+      expect(f.members.get("a")).to.equal(first);
+      f.clock.advance(1_000);
+      f.members.probeSucceeded("a");
+      const seen = f.members.get("a");
+      expect(seen).to.not.equal(first);
+      expect(seen?.lastSeenMs).to.equal(f.clock.nowMs());
+      f.members.markSuspect("a");
+      expect(f.members.get("a")).to.include({ state: "suspect", incarnation: 2 });
+      f.members.addPeer("a", "a2:7946");
+      expect(f.members.get("a")?.address).to.equal("a2:7946");
+      f.members.merge("a", [{ id: "a", address: "a2:7946", state: "alive", incarnation: 5, lastSeenMs: 0, apiUrl: "http://a2:8080", mgmtUrl: "http://a2:9090" }]);
+      expect(f.members.get("a")).to.include({ state: "alive", incarnation: 5, apiUrl: "http://a2:8080", mgmtUrl: "http://a2:9090" });
+      const self = f.members.get("me");
+      expect(self?.draining).to.equal(undefined);
+      f.members.startDraining();
+      expect(f.members.get("me")?.draining).to.equal(true);
+      f.members.remove("a");
+      expect(f.members.get("a")).to.equal(undefined);
+    });
+
     it("addPeer adds a new peer alive with info 'peer added to membership', bumps the version and fires observers once", () => {
       const f = fixture();
       expect(f.members.addPeer("a", "a:7946")).to.equal(true);
