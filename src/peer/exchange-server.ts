@@ -19,6 +19,7 @@ import { fromConsistency, fromWireWrites, toGetResponse } from "./convert.js";
 import { pushAnswerFields, writeResultField } from "./wire-encode.js";
 import { applyRemoveRequest, applySetRequest, toWireTouchAnswer } from "./set-request.js";
 import { typedServerFrames, type FrameCodec } from "./exchange-codec.js";
+import { asCallerReadError } from "./parse-errors.js";
 
 async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<ExchangeResponse> {
   const id = req.id;
@@ -119,7 +120,7 @@ export function exchangeHandler<WireIn, WireOut>(
         ended = true;
         if (open === 0) out.close();
       } catch (err) {
-        out.fail(err);
+        out.fail(asCallerReadError(err));
       }
     })();
     for await (const { response, bytes } of out) {

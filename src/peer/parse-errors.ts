@@ -3,6 +3,7 @@
 // "invalid_argument". A body the caller got
 // wrong is the caller's error: this turns that one answer into 400 invalid_argument, so the
 // peer port never answers 500 for bad input (found by the route fuzzer).
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { ServerResponse } from "node:http";
 import type { Http2ServerResponse } from "node:http2";
 
@@ -36,4 +37,19 @@ export function correctParseErrors(res: AnyResponse): void {
     }
     return write(chunk, ...rest);
   }) as typeof r.write;
+}
+
+/** Connect's messages for a request it could not read (see above). */
+const CALLER_PARSE_ERROR = /^(parse binary: |decompression failed)/;
+
+/**
+ * The same correction for a stream: an error met while reading a stream's request frames that is
+ * Connect's "internal" parse or decompression error becomes invalid_argument; others pass as they
+ * are (a frame over the size cap stays resource_exhausted).
+ */
+export function asCallerReadError(err: unknown): unknown {
+  if (err instanceof ConnectError && err.code === Code.Internal && CALLER_PARSE_ERROR.test(err.rawMessage)) {
+    return new ConnectError(err.rawMessage, Code.InvalidArgument, err.metadata, undefined, err.cause);
+  }
+  return err;
 }

@@ -126,24 +126,29 @@ describe("peer exchange stream", function () {
     });
   }
 
-  it("a binary frame that is not an ExchangeRequest ends the stream with INVALID_ARGUMENT (parse binary), and the next stream is served", async () => {
-    // A frame whose `get` call (field 5) holds one byte: the tag of a varint with its value cut
-    // off. The frame itself is well formed, so Connect's own parse passes it on.
-    const client = createClient(RAW_EXCHANGE_SERVICE, createConnectTransport({ httpVersion: "2", baseUrl: `http://${served.address}/internal` }));
-    const cut = create(EmptySchema);
-    cut.$unknown = [{ no: 5, wireType: WireType.LengthDelimited, data: new Uint8Array([1, 0x08]) }];
-    const err = await (async () => {
-      const frames = new AsyncQueue<typeof cut>();
-      frames.push(cut);
-      frames.close();
-      for await (const _ of client.exchange(frames)) void _;
-    })().catch((e: unknown) => e);
-    expect(err).to.be.instanceOf(ConnectError);
-    expect((err as ConnectError).code).to.equal(Code.InvalidArgument);
-    expect((err as ConnectError).rawMessage).to.match(/^parse binary: /);
-    const to = { id: "ex1", address: served.address };
-    expect(await transport.get(to, ["after"])).to.have.length(1);
-  });
+  for (const [what, field] of [
+    // The frame is well formed, so Connect's own parse passes it on and the codec refuses it.
+    ["its get call (field 5) holds the tag of a varint with the value cut off", { no: 5, wireType: WireType.LengthDelimited, data: new Uint8Array([1, 0x08]) }],
+    // Connect's own parse of the frame fails (it says "internal"; the stream says the caller's).
+    ["it ends in the tag of its id, the value cut off", { no: 1, wireType: WireType.Varint, data: new Uint8Array(0) }],
+  ] as const) {
+    it(`a binary frame that is not an ExchangeRequest (${what}) ends the stream with INVALID_ARGUMENT (parse binary), and the next stream is served`, async () => {
+      const client = createClient(RAW_EXCHANGE_SERVICE, createConnectTransport({ httpVersion: "2", baseUrl: `http://${served.address}/internal` }));
+      const cut = create(EmptySchema);
+      cut.$unknown = [{ ...field }];
+      const err = await (async () => {
+        const frames = new AsyncQueue<typeof cut>();
+        frames.push(cut);
+        frames.close();
+        for await (const _ of client.exchange(frames)) void _;
+      })().catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(ConnectError);
+      expect((err as ConnectError).code).to.equal(Code.InvalidArgument);
+      expect((err as ConnectError).rawMessage).to.match(/^parse binary: /);
+      const to = { id: "ex1", address: served.address };
+      expect(await transport.get(to, ["after"])).to.have.length(1);
+    });
+  }
 
   it("the channel turns an error frame into a CacheError with the frame's code", async () => {
     const fake = typedWire(async function* (reqs: AsyncIterable<ExchangeRequest>) {
