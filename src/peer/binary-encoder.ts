@@ -12,7 +12,7 @@
 import type { DescMessage, Message, UnknownField } from "@bufbuild/protobuf";
 import type { GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { getTextEncoding, WireType } from "@bufbuild/protobuf/wire";
-import { GIVE_UP, IMPLICIT, isProto3, kindOf, wireTypeOf, type FieldPlanBase, type Kind } from "./binary-fields.js";
+import { FIELD_NUMBER_LIMIT, GIVE_UP, IMPLICIT, isProto3, kindOf, wireTypeOf, type FieldPlanBase, type Kind } from "./binary-fields.js";
 
 interface FieldPlan extends FieldPlanBase {
   readonly packed: boolean;
@@ -135,7 +135,10 @@ function valueOf(f: FieldPlan, msg: Record<string, unknown>): unknown {
   if (f.oneof !== undefined) {
     const o = msg[f.oneof] as { case: unknown; value?: unknown } | undefined;
     if (typeof o !== "object" || o === null) throw GIVE_UP;
-    return o.case === f.localName ? o.value : undefined;
+    if (o.case !== f.localName) return undefined;
+    // A case without a value: toBinary writes an empty message, or throws.
+    if (o.value === undefined) throw GIVE_UP;
+    return o.value;
   }
   const v = msg[f.localName];
   if (f.repeated) {
@@ -169,6 +172,12 @@ function isZero(kind: Kind, v: unknown): boolean {
   }
 }
 
+/** The tag of an unknown field: one toBinary writes the same way, else give up. */
+function unknownTag(u: UnknownField): number {
+  if (!Number.isInteger(u.no) || u.no < 1 || u.no > FIELD_NUMBER_LIMIT || !Number.isInteger(u.wireType) || u.wireType < 0 || u.wireType > WireType.Bit32 || !(u.data instanceof Uint8Array)) throw GIVE_UP;
+  return u.no * 8 + u.wireType;
+}
+
 function measureMessage(p: MessagePlan, msg: unknown, m: Measure): number {
   if (!p.readable || typeof msg !== "object" || msg === null || (msg as Message).$typeName !== p.typeName) throw GIVE_UP;
   const rec = msg as Record<string, unknown>;
@@ -194,7 +203,10 @@ function measureMessage(p: MessagePlan, msg: unknown, m: Measure): number {
     }
   }
   const unknown = (msg as Message).$unknown;
-  if (unknown !== undefined) for (const u of unknown) n += varintSize(u.no * 8 + u.wireType) + u.data.length;
+  if (unknown !== undefined) {
+    if (!Array.isArray(unknown)) throw GIVE_UP;
+    for (const u of unknown) n += varintSize(unknownTag(u)) + u.data.length;
+  }
   return n;
 }
 
@@ -273,7 +285,7 @@ class Writer {
   }
 
   unknown(u: UnknownField): void {
-    this.varint(u.no * 8 + u.wireType);
+    this.varint(unknownTag(u));
     this.out.set(u.data, this.pos);
     this.pos += u.data.length;
   }

@@ -5,6 +5,8 @@ import { WireType } from "@bufbuild/protobuf/wire";
 
 /** protobuf-es's edition number for proto3 files (google.protobuf.Edition.EDITION_PROTO3). */
 export const EDITION_PROTO3 = 999;
+/** The largest field number protobuf allows (2^29 - 1). */
+export const FIELD_NUMBER_LIMIT = 536_870_911;
 /** google.protobuf.FeatureSet.FieldPresence.IMPLICIT: proto3 scalars without `optional`. */
 export const IMPLICIT = 2;
 
@@ -69,4 +71,44 @@ export interface FieldPlanBase {
   readonly repeated: boolean;
   /** The oneof group's local name, for a member of one. */
   readonly oneof: string | undefined;
+}
+
+/** The wire type of one value of a scalar type (an enum is an int32). */
+function scalarWireType(t: ScalarType): WireType {
+  switch (t) {
+    case ScalarType.DOUBLE:
+    case ScalarType.FIXED64:
+    case ScalarType.SFIXED64:
+      return WireType.Bit64;
+    case ScalarType.FLOAT:
+    case ScalarType.FIXED32:
+    case ScalarType.SFIXED32:
+      return WireType.Bit32;
+    case ScalarType.STRING:
+    case ScalarType.BYTES:
+      return WireType.LengthDelimited;
+    default:
+      return WireType.Varint;
+  }
+}
+
+/**
+ * The wire types a field may arrive with: its values' own, and for a repeated scalar also the
+ * packed form (a parser takes both).
+ */
+export function wireTypesOf(f: DescField): ReadonlySet<WireType> {
+  const message = (m: { readonly delimitedEncoding: boolean }) => new Set([m.delimitedEncoding ? WireType.StartGroup : WireType.LengthDelimited]);
+  switch (f.fieldKind) {
+    case "message":
+      return message(f);
+    case "map":
+      return new Set([WireType.LengthDelimited]);
+    case "enum":
+      return new Set([WireType.Varint]);
+    case "scalar":
+      return new Set([scalarWireType(f.scalar)]);
+    case "list":
+      if (f.listKind === "message") return message(f);
+      return new Set([f.listKind === "enum" ? WireType.Varint : scalarWireType(f.scalar), WireType.LengthDelimited]);
+  }
 }

@@ -10,7 +10,7 @@
 //
 // JSON streams keep the generated types end to end (peer-handler.ts sends them to the typed
 // router): Empty would read a JSON frame as an empty message.
-import { fromBinary, toBinary, type Message, type UnknownField } from "@bufbuild/protobuf";
+import { fromBinary, toBinary, type DescMessage, type Message, type UnknownField } from "@bufbuild/protobuf";
 import type { GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { EmptySchema, type Empty } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -23,6 +23,7 @@ import {
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { compileDecoder, type BinaryDecoder } from "./binary-decoder.js";
 import { compileEncoder, type BinaryEncoder } from "./binary-encoder.js";
+import { wireTypesOf } from "./binary-fields.js";
 
 /** How a side of the stream turns the frames it reads into messages, and its messages into frames. */
 export interface FrameCodec<WireIn, In, Out, WireOut> {
@@ -104,6 +105,37 @@ function frameOf(bytes: Uint8Array): Empty {
 }
 
 /**
+ * Refuses a frame with a known top-level field of the wrong wire type. Connect split the frame by
+ * the wire type of each tag, and frameBytes writes each tag back in its shortest form; fromBinary
+ * reads a known field by its declared type whatever its tag says. Were both let through, the two
+ * would cut the frame in different places, and a shortened tag could end up inside a value: the
+ * bytes decoded would not be the bytes sent. With the wire types checked they cut it alike (a
+ * field's bytes are kept as they came). protobuf-es would take some such frames (an id sent as a
+ * fixed64, say); no protobuf encoder writes them, and the stream refuses them as malformed.
+ */
+function frameChecker(schema: DescMessage, code: Code): (frame: Empty) => void {
+  const expected = new Map(schema.fields.map((f) => [f.number, wireTypesOf(f)]));
+  return (frame) => {
+    for (const u of frame.$unknown ?? []) {
+      const allowed = expected.get(u.no);
+      if (allowed !== undefined && !allowed.has(u.wireType)) {
+        throw new ConnectError(`parse binary: field ${schema.typeName}.${u.no} with wire type ${u.wireType}`, code);
+      }
+    }
+  };
+}
+
+/** A frame's decoder: its fields checked, its bytes rebuilt and decoded. */
+function frameDecoder<T extends Message>(schema: GenMessage<T>, code: Code): (frame: Empty) => T {
+  const check = frameChecker(schema, code);
+  const decode = decoderOf(schema, code);
+  return (frame) => {
+    check(frame);
+    return decode(frameBytes(frame));
+  };
+}
+
+/**
  * A decoder that falls back to fromBinary, failing as Connect's own parse fails ("parse binary:
  * ..."), with `code`: a server answers a frame it cannot read as the caller's error, a client
  * takes an answer it cannot read as the peer's.
@@ -128,12 +160,10 @@ function encoderOf<T extends Message>(schema: GenMessage<T>): (message: T) => Em
 
 /** The server side: requests in, answers out. */
 export function serverFrames(): FrameCodec<Empty, ExchangeRequest, ExchangeResponse, Empty> {
-  const decode = decoderOf(ExchangeRequestSchema, Code.InvalidArgument);
-  return { decode: (frame) => decode(frameBytes(frame)), encode: encoderOf(ExchangeResponseSchema) };
+  return { decode: frameDecoder(ExchangeRequestSchema, Code.InvalidArgument), encode: encoderOf(ExchangeResponseSchema) };
 }
 
 /** The calling side: answers in, requests out. */
 export function clientFrames(): FrameCodec<Empty, ExchangeResponse, ExchangeRequest, Empty> {
-  const decode = decoderOf(ExchangeResponseSchema, Code.Internal);
-  return { decode: (frame) => decode(frameBytes(frame)), encode: encoderOf(ExchangeRequestSchema) };
+  return { decode: frameDecoder(ExchangeResponseSchema, Code.Internal), encode: encoderOf(ExchangeRequestSchema) };
 }

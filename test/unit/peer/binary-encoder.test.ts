@@ -39,6 +39,18 @@ describe("peer/binary-encoder", () => {
     expect(compileEncoder(GetResultSchema)({ ...result, entry: create(GetResultSchema) as never })).to.equal(undefined);
   });
 
+  it("gives up on unknown fields toBinary writes otherwise (a field number past 2^29 - 1, a wire type past 5, a $unknown that is no list) and on a oneof case without a value", () => {
+    const entry = create(EntrySchema, { key: "k" });
+    const encode = compileEncoder(EntrySchema);
+    const data = new Uint8Array([1]);
+    expect(encode({ ...entry, $unknown: [{ no: 40, wireType: 0, data }] })).to.deep.equal(toBinary(EntrySchema, { ...entry, $unknown: [{ no: 40, wireType: 0, data }] }));
+    expect(encode({ ...entry, $unknown: [{ no: 2 ** 29, wireType: 0, data }] })).to.equal(undefined);
+    expect(encode({ ...entry, $unknown: [{ no: 40, wireType: 6 as never, data }] })).to.equal(undefined);
+    expect(encode({ ...entry, $unknown: null as never })).to.equal(undefined);
+    const request = create(ExchangeRequestSchema, { id: 3n });
+    expect(compileEncoder(ExchangeRequestSchema)({ ...request, call: { case: "set" } as never })).to.equal(undefined);
+  });
+
   it("writes negative int32 and int64 values as ten-byte varints, as toBinary does", () => {
     const encode = compileEncoder(EntrySchema);
     const entry = create(EntrySchema, { expiresAtUnixMs: -1n, lastUpdatedUnixMs: -(2n ** 63n) });
