@@ -57,10 +57,11 @@ function plan(desc: DescMessage, plans: Map<string, MessagePlan>): MessagePlan {
       message: undefined,
     });
   }
+  const byNumber = new Map(fields.map((fp) => [fp.tag >>> 3, fp]));
   const mp: MessagePlan = { typeName: desc.typeName, readable, fields };
   plans.set(desc.typeName, mp);
   for (const f of desc.fields) {
-    const fp = fields.find((x) => x.localName === f.localName);
+    const fp = byNumber.get(f.number);
     if (fp?.kind === "message" && f.message !== undefined) fp.message = plan(f.message, plans);
   }
   return mp;

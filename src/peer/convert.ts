@@ -120,7 +120,8 @@ const WIRE_TO_OUTCOME: ReadonlyMap<WireOutcome, TouchOutcome["kind"]> = new Map(
 export function toWireOutcomes(outcomes: readonly TouchOutcome[]): { outcomes: WireOutcome[]; held: HeldVersion[] } {
   return {
     outcomes: outcomes.map((o) => OUTCOME_TO_WIRE[o.kind]),
-    held: outcomes.map((o) => create(HeldVersionSchema, { version: BigInt(o.version), origin: o.origin })),
+    // Plain objects as create() gives them (both fields set), without its reflection: one per pushed item.
+    held: outcomes.map((o): HeldVersion => ({ $typeName: HeldVersionSchema.typeName, version: BigInt(o.version), origin: o.origin })),
   };
 }
 
@@ -250,8 +251,10 @@ export function fromWireLease(r: LeaseResponse, to: PeerRef): LeaseOutcome {
   return { kind: "none" };
 }
 
+/** Built as the plain object create() gives (every field set), without its reflection: one per forwarded write. */
 export function toWireResult(r: WriteOutcome, node: string): WireWriteResult {
-  return create(WriteResultSchema, {
+  return {
+    $typeName: WriteResultSchema.typeName,
     key: r.key,
     applied: r.applied,
     bytes: BigInt(r.bytes),
@@ -265,7 +268,7 @@ export function toWireResult(r: WriteOutcome, node: string): WireWriteResult {
     currentEtag: r.currentEtag ?? "",
     counterValue: BigInt(r.counterValue ?? 0),
     senderCounted: r.senderCounted === true,
-  });
+  };
 }
 
 export function fromWireResult(r: WireWriteResult): WriteOutcome {

@@ -36,20 +36,6 @@ export function typedFrames<In, Out>(): FrameCodec<In, In, Out, Out> {
   return { decode: (m) => m, encode: (m) => m };
 }
 
-/**
- * The server side of a typed stream (JSON, or peerServiceImpl served as it is): requests as they
- * come, and answers with every field a real field. The write path's answers carry their outcomes
- * encoded by hand in $unknown (wire-encode.ts), which only a binary serializer writes: a JSON
- * caller would get them without outcomes. A round trip through the binary form turns them into
- * fields (JSON Exchange streams are for tools and other languages, never a node's own).
- */
-export function typedServerFrames(): FrameCodec<ExchangeRequest, ExchangeRequest, ExchangeResponse, ExchangeResponse> {
-  return {
-    decode: (m) => m,
-    encode: (m) => fromBinary(ExchangeResponseSchema, toBinary(ExchangeResponseSchema, m)),
-  };
-}
-
 /** The Exchange method with Empty frames: the same path, the same bytes. */
 export const RAW_EXCHANGE = Object.freeze({ ...PeerService.method.exchange, input: EmptySchema, output: EmptySchema });
 

@@ -9,16 +9,12 @@ import type { PeerEndpoint } from "../transport/index.js";
 import {
   ExchangeErrorSchema,
   ExchangeResponseSchema,
-  ForwardResponseSchema,
-  RemoveResponseSchema,
-  SetResponseSchema,
   type ExchangeRequest,
   type ExchangeResponse,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { fromConsistency, fromWireWrites, toGetResponse } from "./convert.js";
-import { pushAnswerFields, writeResultField } from "./wire-encode.js";
-import { applyRemoveRequest, applySetRequest, toWireTouchAnswer } from "./set-request.js";
-import { typedServerFrames, type FrameCodec } from "./exchange-codec.js";
+import { toGetResponse } from "./convert.js";
+import { answerForward, answerRemove, answerSet } from "./write-answers.js";
+import { typedFrames, type FrameCodec } from "./exchange-codec.js";
 import { asCallerReadError } from "./parse-errors.js";
 
 async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<ExchangeResponse> {
@@ -26,31 +22,16 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
   try {
     const call = req.call;
     switch (call.case) {
-      case "set": {
-        const answer = applySetRequest(endpoint, call.value);
-        // Answers of the write path are encoded by hand (wire-encode.ts); touch answers are rarer.
-        const value = create(SetResponseSchema, { node: endpoint.health().node, ...toWireTouchAnswer(answer.touches) });
-        value.$unknown = pushAnswerFields(answer.outcomes);
-        return create(ExchangeResponseSchema, { id, result: { case: "set", value } });
-      }
-      case "remove": {
-        const outcomes = applyRemoveRequest(endpoint, call.value);
-        const value = create(RemoveResponseSchema, { node: endpoint.health().node });
-        value.$unknown = pushAnswerFields(outcomes);
-        return create(ExchangeResponseSchema, { id, result: { case: "remove", value } });
-      }
+      case "set":
+        return create(ExchangeResponseSchema, { id, result: { case: "set", value: answerSet(endpoint, call.value) } });
+      case "remove":
+        return create(ExchangeResponseSchema, { id, result: { case: "remove", value: answerRemove(endpoint, call.value) } });
       case "get": {
         const value = toGetResponse(endpoint.health().node, call.value.keys, endpoint.getRecords(call.value.keys));
         return create(ExchangeResponseSchema, { id, result: { case: "get", value } });
       }
-      case "forward": {
-        const writes = fromWireWrites(call.value.writes);
-        const results = await endpoint.forward({ from: call.value.from, consistency: fromConsistency(call.value.consistency), writes, senderApplies: call.value.senderApplies, sentAtMs: Number(call.value.sentAtUnixMs) });
-        const node = endpoint.health().node;
-        const value = create(ForwardResponseSchema, {});
-        value.$unknown = results.map((r) => writeResultField(r, node));
-        return create(ExchangeResponseSchema, { id, result: { case: "forward", value } });
-      }
+      case "forward":
+        return create(ExchangeResponseSchema, { id, result: { case: "forward", value: await answerForward(endpoint, call.value) } });
       default:
         throw badRequest("exchange frame carries no call");
     }
@@ -83,13 +64,13 @@ function answerBytes(r: ExchangeResponse): number {
 /**
  * The Exchange handler: answers frames concurrently, in completion order, with backpressure.
  * `frames` turns the stream's frames into requests and answers into frames (exchange-codec.ts);
- * without it the stream carries the generated messages themselves (typedServerFrames).
+ * without it the stream carries the generated messages themselves.
  */
 export function exchangeHandler(endpoint: PeerEndpoint): (requests: AsyncIterable<ExchangeRequest>) => AsyncIterable<ExchangeResponse>;
 export function exchangeHandler<WireIn, WireOut>(endpoint: PeerEndpoint, frames: FrameCodec<WireIn, ExchangeRequest, ExchangeResponse, WireOut>): (requests: AsyncIterable<WireIn>) => AsyncIterable<WireOut>;
 export function exchangeHandler<WireIn, WireOut>(
   endpoint: PeerEndpoint,
-  frames: FrameCodec<WireIn, ExchangeRequest, ExchangeResponse, WireOut> = typedServerFrames() as unknown as FrameCodec<WireIn, ExchangeRequest, ExchangeResponse, WireOut>,
+  frames: FrameCodec<WireIn, ExchangeRequest, ExchangeResponse, WireOut> = typedFrames() as unknown as FrameCodec<WireIn, ExchangeRequest, ExchangeResponse, WireOut>,
 ) {
   return async function* exchange(requests: AsyncIterable<WireIn>): AsyncIterable<WireOut> {
     const out = new AsyncQueue<{ response: ExchangeResponse; bytes: number }>();

@@ -6,13 +6,12 @@ import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { LEASE_LIMITS, PEER_BODY_BYTES_MAX, PEER_TIMEOUT_MS } from "../core/limits.js";
 import type { PeerEndpoint } from "../transport/index.js";
-import { rewriteFixedPath } from "./fixed-paths.js";
+import { rewriteFixedPath, SERVICE_PATH } from "./fixed-paths.js";
 import { peerGzip } from "./peer-compression.js";
 import { correctParseErrors } from "./parse-errors.js";
 import { peerRequestRefusal, refusePeerRequest, type PeerGateOptions } from "./peer-gate.js";
 import { createBinaryExchangeRoutes, createPeerRoutes } from "./peer-service.js";
 import { isBinaryStreamType } from "./exchange-codec.js";
-import { SERVICE_PATH } from "./fixed-paths.js";
 import { installFastTextEncoding } from "./text-encoding.js";
 
 /** Request handler of the dist listener (HTTP/1.1 and HTTP/2). */

@@ -6,7 +6,6 @@ import { CacheError, badRequest } from "../core/errors.js";
 import type { PeerEndpoint } from "../transport/index.js";
 import {
   DrainResponseSchema,
-  ForwardResponseSchema,
   GossipResponseSchema,
   HandOffHintsResponseSchema,
   HealthResponseSchema,
@@ -17,15 +16,11 @@ import {
   MerkleRootResponseSchema,
   PeerService,
   ProbeResponseSchema,
-  RemoveResponseSchema,
-  SetResponseSchema,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import {
-  fromConsistency, fromEntry, fromWireMember, fromWireWrites, toEntry, toGetResponse, toNumber, toRecordInfo, toWireLease, toWireMember, toWirePushAnswer, toWireResult,
-} from "./convert.js";
-import { applyRemoveRequest, applySetRequest, toWireTouchAnswer } from "./set-request.js";
+import { fromEntry, fromWireMember, toEntry, toGetResponse, toNumber, toRecordInfo, toWireLease, toWireMember } from "./convert.js";
 import { toConnectError } from "./errors.js";
 import { exchangeHandler } from "./exchange-server.js";
+import { answerForward, answerRemove, answerSet } from "./write-answers.js";
 import { RAW_EXCHANGE, serverFrames } from "./exchange-codec.js";
 import { addReflectionRoutes, ReflectionAnswers } from "./reflection.js";
 
@@ -46,19 +41,9 @@ function hexToBytes(hex: string): Uint8Array {
 
 export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof PeerService> {
   return {
-    forward: guarded(async (req) => {
-      const writes = fromWireWrites(req.writes);
-      const results = await endpoint.forward({ from: req.from, consistency: fromConsistency(req.consistency), writes, senderApplies: req.senderApplies, sentAtMs: Number(req.sentAtUnixMs) });
-      const node = endpoint.health().node;
-      return create(ForwardResponseSchema, { results: results.map((r) => toWireResult(r, node)) });
-    }),
-    set: guarded((req) => {
-      const answer = applySetRequest(endpoint, req);
-      return create(SetResponseSchema, { ...toWirePushAnswer(answer.outcomes, endpoint.health().node), ...toWireTouchAnswer(answer.touches) });
-    }),
-    remove: guarded((req) => {
-      return create(RemoveResponseSchema, toWirePushAnswer(applyRemoveRequest(endpoint, req), endpoint.health().node));
-    }),
+    forward: guarded((req) => answerForward(endpoint, req)),
+    set: guarded((req) => answerSet(endpoint, req)),
+    remove: guarded((req) => answerRemove(endpoint, req)),
     get: guarded((req) => toGetResponse(endpoint.health().node, req.keys, endpoint.getRecords(req.keys))),
     keys: guarded((req) => {
       const page = endpoint.keysPage(req.cursor, req.limit, req.q);

@@ -2,7 +2,7 @@
 // a RemoveRequest likewise,
 // and the touch half of its answer, between the wire messages and the transport types. Both
 // halves of the answer share convert.ts's outcome table (toWireOutcomes / fromWireOutcome); the
-// entry half is also encoded by hand (wire-encode.ts pushAnswerFields).
+// Exchange stream writes both halves with the compiled encoder (binary-encoder.ts).
 import { create } from "@bufbuild/protobuf";
 import { badRequest } from "../core/errors.js";
 import { PEER_BATCHING } from "../core/limits.js";

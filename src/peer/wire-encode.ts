@@ -1,6 +1,6 @@
 // Hand-written protobuf encoding of the messages every replicated write sends: Entry (pushed
-// records), ClientWrite (forwarded writes but increments), WriteResult (forward answers) and the
-// outcomes of Set/Remove answers. They are the same bytes protobuf-es writes for these messages
+// records) and ClientWrite (forwarded writes but increments). Answers are written by the
+// compiled encoder of the Exchange stream (binary-encoder.ts). They are the same bytes protobuf-es writes for these messages
 // (test/unit/peer/wire-encode.test.ts compares them), without its per-field reflection and one
 // small array per field: in the profile of a 3-node cluster under QUORUM PUTs, encoding these
 // messages was the largest item of the peer path after the socket writes.
@@ -13,8 +13,8 @@
 import type { UnknownField } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import type { VersionedRecord } from "../store/index.js";
-import type { ApplyOutcome, ClientWrite, WriteCondition, WriteOutcome } from "../transport/index.js";
-import { KIND_TO_WIRE, OUTCOME_TO_WIRE } from "./convert.js";
+import type { ClientWrite, WriteCondition } from "../transport/index.js";
+import { KIND_TO_WIRE } from "./convert.js";
 
 /** Grows as needed; shrunk back after a message larger than SCRATCH_KEEP_BYTES. */
 let scratch = Buffer.allocUnsafe(4096);
@@ -264,42 +264,4 @@ export function writeField(write: ClientWrite, generated: (w: ClientWrite) => Ui
   const start = w.startLength();
   w.append(generated(write));
   return lengthDelimited(1, w.doneWithLength(start));
-}
-
-/** `r` as an element of ForwardResponse.results (a WriteResult message) answered by `node`. */
-export function writeResultField(r: WriteOutcome, node: string): UnknownField {
-  const start = w.startLength();
-  w.string(1, r.key);
-  w.bool(2, r.applied);
-  w.int(3, r.bytes);
-  for (const o of r.owners) w.string(4, o, true);
-  w.int(5, r.version);
-  w.string(6, r.origin);
-  w.string(7, r.errorCode);
-  w.string(8, r.errorMessage);
-  w.string(9, node);
-  w.int(10, r.expiresAtMs);
-  w.string(11, r.currentEtag ?? "");
-  w.int(12, r.counterValue ?? 0);
-  w.bool(13, r.senderCounted === true);
-  return lengthDelimited(1, w.doneWithLength(start));
-}
-
-/**
- * The outcomes and held versions of a Set or Remove answer: field 1, the outcomes packed, and
- * field 2, one HeldVersion per outcome.
- */
-export function pushAnswerFields(outcomes: readonly ApplyOutcome[]): UnknownField[] {
-  const fields: UnknownField[] = [];
-  if (outcomes.length === 0) return fields;
-  let start = w.startLength();
-  for (const o of outcomes) w.varint(OUTCOME_TO_WIRE[o.kind]);
-  fields.push(lengthDelimited(1, w.doneWithLength(start)));
-  for (const o of outcomes) {
-    start = w.startLength();
-    w.int(1, o.version);
-    w.string(2, o.origin);
-    fields.push(lengthDelimited(2, w.doneWithLength(start)));
-  }
-  return fields;
 }

@@ -9,16 +9,13 @@ import {
   DeletionSchema,
   EntrySchema,
   ForwardRequestSchema,
-  ForwardResponseSchema,
   RemoveRequestSchema,
   SetRequestSchema,
-  SetResponseSchema,
-  WriteResultSchema,
 } from "../../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { toDeletion, toEntry, toWirePushAnswer, toWireResult, toWireWrite } from "../../../src/peer/convert.js";
-import { deletionField, entryField, forgetEntries, handWriteField, pushAnswerFields, writeField, writeResultField } from "../../../src/peer/wire-encode.js";
+import { toDeletion, toEntry, toWireWrite } from "../../../src/peer/convert.js";
+import { deletionField, entryField, forgetEntries, handWriteField, writeField } from "../../../src/peer/wire-encode.js";
 import type { VersionedRecord } from "../../../src/store/index.js";
-import type { ApplyOutcome, ClientWrite, WriteOutcome } from "../../../src/transport/index.js";
+import type { ClientWrite } from "../../../src/transport/index.js";
 
 /** Whether `msg` (hand-encoded parts) and `want` (generated) decode to the same message after a trip over the wire. */
 function sameOnWire<T extends Message>(schema: GenMessage<T>, msg: T, want: T): boolean {
@@ -132,39 +129,6 @@ describe("peer/wire-encode", () => {
     const upTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
     expect(numbers(EntrySchema), "Entry: entryField writes 1-7").to.deep.equal(upTo(7));
     expect(numbers(DeletionSchema), "Deletion: deletionField writes 1-4").to.deep.equal(upTo(4));
-    expect(numbers(WriteResultSchema), "WriteResult: writeResultField writes 1-13").to.deep.equal(upTo(13));
     expect(numbers(ClientWriteSchema), "ClientWrite: handWriteField writes 1-6, 10-13; 7-9 (increments) take the generated path").to.deep.equal(upTo(13));
-  });
-
-  it("encodes forward results as the generated encoder does", () => {
-    const results: WriteOutcome[] = [
-      { key: "bench-1", applied: true, bytes: 100, owners: ["bench-1", "bench-2", "bench-3"], version: 1_732_400_000_000_123, origin: "bench-2", errorCode: "", errorMessage: "", expiresAtMs: 0 },
-      { key: "k\u00e9", applied: false, bytes: 0, owners: ["n\u00f6de", ""], version: 0, origin: "", errorCode: "PRECONDITION_FAILED", errorMessage: "etag \u201cx\u201d", expiresAtMs: 2 ** 40, currentEtag: '"abc"' },
-      { key: "c", applied: true, bytes: 3, owners: [], version: 9, origin: "o", errorCode: "", errorMessage: "", expiresAtMs: 0, counterValue: -(2 ** 53 - 1) },
-      { key: "d", applied: true, bytes: 3, owners: ["a"], version: 9, origin: "o", errorCode: "", errorMessage: "", expiresAtMs: 0, counterValue: 42 },
-      { key: "e", applied: true, bytes: 5, owners: ["a", "b"], version: 10, origin: "a", errorCode: "", errorMessage: "", expiresAtMs: 7, senderCounted: true },
-    ];
-    for (const r of results) {
-      const want = toBinary(WriteResultSchema, toWireResult(r, "bench-2"));
-      expect(Buffer.from(content(writeResultField(r, "bench-2").data)).equals(Buffer.from(want)), r.key).to.equal(true);
-    }
-    const msg = create(ForwardResponseSchema, {});
-    msg.$unknown = results.map((r) => writeResultField(r, "bench-2"));
-    const wantMsg = create(ForwardResponseSchema, { results: results.map((r) => toWireResult(r, "bench-2")) });
-    expect(sameOnWire(ForwardResponseSchema, msg, wantMsg)).to.equal(true);
-  });
-
-  it("gives Set and Remove answers that decode to the generated ones", () => {
-    const outcomes: ApplyOutcome[] = [
-      { kind: "applied", version: 1_732_400_000_000_123, origin: "bench-1" },
-      { kind: "stale", version: Number.MAX_SAFE_INTEGER, origin: "n\u00f6de" },
-      { kind: "refused", version: 0, origin: "" },
-    ];
-    for (const list of [outcomes, []]) {
-      const msg = create(SetResponseSchema, { node: "bench-3" });
-      msg.$unknown = pushAnswerFields(list);
-      const want = create(SetResponseSchema, toWirePushAnswer(list, "bench-3"));
-      expect(sameOnWire(SetResponseSchema, msg, want)).to.equal(true);
-    }
   });
 });

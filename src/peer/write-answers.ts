@@ -1,0 +1,35 @@
+// The answers of the write path's calls (Set, Remove, Forward) as the receiver builds them, the
+// same for a unary call and an Exchange frame: generated messages with every field a real field,
+// so that any serializer (binary, JSON) writes all of them. On binary Exchange streams the
+// compiled encoder (binary-encoder.ts) writes them without protobuf-es's reflection.
+import { create } from "@bufbuild/protobuf";
+import type { PeerEndpoint } from "../transport/index.js";
+import {
+  ForwardResponseSchema,
+  RemoveResponseSchema,
+  SetResponseSchema,
+  type ForwardRequest,
+  type ForwardResponse,
+  type RemoveRequest,
+  type RemoveResponse,
+  type SetRequest,
+  type SetResponse,
+} from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
+import { fromConsistency, fromWireWrites, toWirePushAnswer, toWireResult } from "./convert.js";
+import { applyRemoveRequest, applySetRequest, toWireTouchAnswer } from "./set-request.js";
+
+export function answerSet(endpoint: PeerEndpoint, req: SetRequest): SetResponse {
+  const answer = applySetRequest(endpoint, req);
+  return create(SetResponseSchema, { ...toWirePushAnswer(answer.outcomes, endpoint.health().node), ...toWireTouchAnswer(answer.touches) });
+}
+
+export function answerRemove(endpoint: PeerEndpoint, req: RemoveRequest): RemoveResponse {
+  return create(RemoveResponseSchema, toWirePushAnswer(applyRemoveRequest(endpoint, req), endpoint.health().node));
+}
+
+export async function answerForward(endpoint: PeerEndpoint, req: ForwardRequest): Promise<ForwardResponse> {
+  const writes = fromWireWrites(req.writes);
+  const results = await endpoint.forward({ from: req.from, consistency: fromConsistency(req.consistency), writes, senderApplies: req.senderApplies, sentAtMs: Number(req.sentAtUnixMs) });
+  const node = endpoint.health().node;
+  return create(ForwardResponseSchema, { results: results.map((r) => toWireResult(r, node)) });
+}
