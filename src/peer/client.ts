@@ -2,9 +2,8 @@
 // one multiplexed HTTP/2 session, the peer bearer token on every call, gzip for request bodies
 // above the compression threshold, 5 s call timeout, 16 MiB body cap both ways.
 import { create, toBinary } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import type { Empty } from "@bufbuild/protobuf/wkt";
 import type { SecureClientSessionOptions } from "node:http2";
 import { systemClock, systemTimers, type Timers } from "../core/clock.js";
 import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
@@ -42,7 +41,8 @@ import { toWireOwnerChecks } from "./owner-checks.js";
 import { fromWireTouchAnswer, toWireTouch } from "./set-request.js";
 import { fromConnectError } from "./errors.js";
 import { ExchangeChannel } from "./exchange-channel.js";
-import { clientFrames, RAW_EXCHANGE_SERVICE } from "./exchange-codec.js";
+import { clientBytesFrames, clientFrames, RAW_EXCHANGE_SERVICE } from "./exchange-codec.js";
+import { http2ExchangeWire } from "./exchange-http2-wire.js";
 import { peerTokenSigner } from "./peer-auth.js";
 import { PeerSession } from "./peer-session.js";
 import { installFastTextEncoding } from "./text-encoding.js";
@@ -72,8 +72,11 @@ export interface ConnectPeerTransportOptions {
 interface PeerClient {
   readonly client: Client<typeof PeerService>;
   readonly session: PeerSession;
-  readonly channel: ExchangeChannel<Empty, Empty>;
+  readonly channel: ExchangeCaller;
 }
+
+/** An exchange channel, whatever its frames. */
+type ExchangeCaller = Pick<ExchangeChannel, "call" | "close" | "supported">;
 
 export class ConnectPeerTransport implements PeerTransport {
   private readonly clients = new Map<string, PeerClient>();
@@ -118,24 +121,37 @@ export class ConnectPeerTransport implements PeerTransport {
         defaultTimeoutMs: this.opts.timeoutMs ?? PEER_TIMEOUT_MS,
       });
       const client = createClient(PeerService, transport);
-      // The exchange stream reads its binary frames with exchange-codec.ts (the same bytes).
-      const exchange = createClient(RAW_EXCHANGE_SERVICE, transport);
-      // A call that times out means the connection may be dead (after a partition its TCP
-      // retransmissions back off for minutes): drop the session and the stream, start afresh.
-      const channel: ExchangeChannel<Empty, Empty> = new ExchangeChannel(
-        // No deadline on the stream itself: each call has its own timeout.
-        { open: (requests) => exchange.exchange(requests, { timeoutMs: 0 }), frames: clientFrames() },
-        timers,
-        timeoutMs,
-        (activityAtSend) => {
-          if (session.resetIfSilentSince(activityAtSend)) channel.close();
-        },
-        () => session.reads,
-      );
+      const channel = this.exchangeChannel(baseUrl, transport, session, timers, timeoutMs);
       c = { client, session, channel };
       this.clients.set(to.address, c);
     }
     return c;
+  }
+
+  /**
+   * The exchange stream to a peer. Without compression it runs on a stream of the peer's session
+   * that writes and reads the Connect envelopes itself (exchange-http2-wire.ts); with compression,
+   * through Connect's client, which compresses each frame past the threshold. The frames are read
+   * with exchange-codec.ts either way (the same bytes). No deadline on the stream itself: each
+   * call has its own timeout. A call that times out means the connection may be dead (after a
+   * partition its TCP retransmissions back off for minutes): the session and the stream are
+   * dropped, and the next call starts afresh.
+   */
+  private exchangeChannel(baseUrl: string, transport: Transport, session: PeerSession, timers: Timers, timeoutMs: number): ExchangeCaller {
+    const onStall = (activityAtSend: number) => {
+      if (session.resetIfSilentSince(activityAtSend)) channel.close();
+    };
+    const reads = () => session.reads;
+    let channel: ExchangeCaller;
+    if (this.opts.compressionThresholdBytes > 0) {
+      const exchange = createClient(RAW_EXCHANGE_SERVICE, transport);
+      channel = new ExchangeChannel({ open: (requests) => exchange.exchange(requests, { timeoutMs: 0 }), frames: clientFrames() }, timers, timeoutMs, onStall, reads);
+    } else {
+      const path = `${new URL(baseUrl).pathname}/${PeerService.typeName}/${PeerService.method.exchange.name}`;
+      const open = http2ExchangeWire(session, { path, token: this.opts.token, maxBytes: PEER_BODY_BYTES_MAX });
+      channel = new ExchangeChannel({ open, frames: clientBytesFrames() }, timers, timeoutMs, onStall, reads);
+    }
+    return channel;
   }
 
   /**

@@ -153,3 +153,21 @@ export function serverFrames(): FrameCodec<Empty, ExchangeRequest, ExchangeRespo
 export function clientFrames(): FrameCodec<Empty, ExchangeResponse, ExchangeRequest, Empty> {
   return { decode: frameDecoder(ExchangeResponseSchema, Code.Internal), encode: encoderOf(ExchangeRequestSchema) };
 }
+
+/** An encoder of a message's own bytes, falling back to toBinary. */
+function bytesEncoderOf<T extends Message>(schema: GenMessage<T>): (message: T) => Uint8Array {
+  const fast: BinaryEncoder<T> = compileEncoder(schema);
+  return (message) => fast(message) ?? toBinary(schema, message);
+}
+
+/**
+ * The two sides on a stream that carries each message's own bytes (exchange-http2-wire.ts and
+ * exchange-http2-handler.ts): no Empty in between, so nothing to split, check or rebuild.
+ */
+export function serverBytesFrames(): FrameCodec<Uint8Array, ExchangeRequest, ExchangeResponse, Uint8Array> {
+  return { decode: decoderOf(ExchangeRequestSchema, Code.InvalidArgument), encode: bytesEncoderOf(ExchangeResponseSchema) };
+}
+
+export function clientBytesFrames(): FrameCodec<Uint8Array, ExchangeResponse, ExchangeRequest, Uint8Array> {
+  return { decode: decoderOf(ExchangeResponseSchema, Code.Internal), encode: bytesEncoderOf(ExchangeRequestSchema) };
+}

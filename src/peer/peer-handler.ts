@@ -11,7 +11,9 @@ import { peerGzip } from "./peer-compression.js";
 import { correctParseErrors } from "./parse-errors.js";
 import { peerRequestRefusal, refusePeerRequest, type PeerGateOptions } from "./peer-gate.js";
 import { createBinaryExchangeRoutes, createPeerRoutes } from "./peer-service.js";
-import { isBinaryStreamType } from "./exchange-codec.js";
+import { isBinaryStreamType, serverBytesFrames } from "./exchange-codec.js";
+import { isPlainConnectStream, serveExchangeStream } from "./exchange-http2-handler.js";
+import { exchangeHandler } from "./exchange-server.js";
 import { installFastTextEncoding } from "./text-encoding.js";
 
 /** Request handler of the dist listener (HTTP/1.1 and HTTP/2). */
@@ -42,6 +44,9 @@ export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions,
   // Binary Exchange streams (every node's own) go to the same method registered with Empty
   // frames, read by exchange-codec.ts; JSON ones stay typed.
   const binaryExchange = connectNodeAdapter({ ...options, routes: createBinaryExchangeRoutes(endpoint) });
+  // The nodes' own streams (HTTP/2, Connect protobuf, no compression, no deadline) are read and
+  // answered without Connect's pipeline (exchange-http2-handler.ts).
+  const plainExchange = exchangeHandler(endpoint, serverBytesFrames());
   return (req, res) => {
     const refusal = peerRequestRefusal(gate, req.socket.remoteAddress, req.headers.authorization);
     if (refusal !== undefined) {
@@ -50,7 +55,9 @@ export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions,
     }
     rewriteFixedPath(req);
     correctParseErrors(res);
-    if (req.url === EXCHANGE_PATH && isBinaryStreamType(req.headers["content-type"])) binaryExchange(req, res);
+    if (req.url !== EXCHANGE_PATH) connect(req, res);
+    else if (isPlainConnectStream(req)) serveExchangeStream(req as Http2ServerRequest, res as Http2ServerResponse, plainExchange, PEER_BODY_BYTES_MAX);
+    else if (isBinaryStreamType(req.headers["content-type"])) binaryExchange(req, res);
     else connect(req, res);
   };
 }
