@@ -24,56 +24,79 @@ export function envelope(flags: number, data: Uint8Array): Buffer {
   return out;
 }
 
+/** The first allocation for an envelope that spans chunks; it doubles as bytes arrive, up to the declared length. */
+const BODY_INITIAL_BYTES = 16 * 1024;
+
 /**
- * Splits a byte stream into envelopes. Each envelope's data is copied out of the chunks it came
- * in, so nothing read keeps a socket chunk alive.
+ * Splits a byte stream into envelopes. The work is proportional to the bytes and chunks read,
+ * however they are cut (an envelope sent as a million one-byte HTTP/2 DATA frames included): the
+ * header is gathered in 5 bytes of its own, and an envelope that spans chunks is copied into a
+ * buffer of its own that doubles as its bytes arrive, so a peer that declares 16 MiB and sends
+ * little holds little. Each envelope's data is its own array: nothing read keeps a socket chunk
+ * alive.
  */
 export class EnvelopeReader {
-  private chunks: Buffer[] = [];
-  private buffered = 0;
+  private readonly head = Buffer.alloc(ENVELOPE_HEADER_BYTES);
+  private headFill = 0;
+  /** The declared length and flags of the envelope being read, once its header is complete. */
+  private length = 0;
+  private flags = 0;
+  /** Its bytes so far, when it spans chunks. */
+  private body: Uint8Array | undefined;
+  private bodyFill = 0;
 
   constructor(private readonly maxBytes: number) {}
 
   /** Takes a chunk and calls `onEnvelope` for every envelope it completes; throws on an oversized one. */
-  push(chunk: Buffer, onEnvelope: (flags: number, data: Uint8Array) => void): void {
-    this.chunks.push(chunk);
-    this.buffered += chunk.length;
-    while (this.buffered >= ENVELOPE_HEADER_BYTES) {
-      const head = this.peekHeader();
-      const length = head.readUInt32BE(1);
-      if (length > this.maxBytes) {
-        throw new ConnectError(`message size ${length} is larger than configured readMaxBytes ${this.maxBytes}`, Code.ResourceExhausted);
+  push(chunk: Uint8Array, onEnvelope: (flags: number, data: Uint8Array) => void): void {
+    let at = 0;
+    for (;;) {
+      if (this.headFill < ENVELOPE_HEADER_BYTES) {
+        while (this.headFill < ENVELOPE_HEADER_BYTES && at < chunk.length) this.head[this.headFill++] = chunk[at++] as number;
+        if (this.headFill < ENVELOPE_HEADER_BYTES) return;
+        this.flags = this.head[0] as number;
+        this.length = this.head.readUInt32BE(1);
+        if (this.length > this.maxBytes) {
+          throw new ConnectError(`message size ${this.length} is larger than configured readMaxBytes ${this.maxBytes}`, Code.ResourceExhausted);
+        }
+        this.bodyFill = 0;
+        if (chunk.length - at >= this.length) {
+          // The whole envelope is in this chunk: one copy.
+          const data = Uint8Array.prototype.slice.call(chunk, at, at + this.length);
+          at += this.length;
+          this.headFill = 0;
+          onEnvelope(this.flags, data);
+          continue;
+        }
+        this.body = new Uint8Array(Math.min(this.length, Math.max(BODY_INITIAL_BYTES, chunk.length - at)));
       }
-      if (this.buffered < ENVELOPE_HEADER_BYTES + length) return;
-      const all = this.take(ENVELOPE_HEADER_BYTES + length);
-      onEnvelope(all[0] as number, all.subarray(ENVELOPE_HEADER_BYTES));
+      const body = this.grow(Math.min(this.length, this.bodyFill + chunk.length - at));
+      const n = Math.min(this.length - this.bodyFill, chunk.length - at);
+      body.set(chunk.subarray(at, at + n), this.bodyFill);
+      this.bodyFill += n;
+      at += n;
+      if (this.bodyFill < this.length) return;
+      this.body = undefined;
+      this.headFill = 0;
+      onEnvelope(this.flags, body);
     }
   }
 
-  /** Bytes held of an envelope not complete yet. */
+  /** Bytes held of an envelope not complete yet (its header included). */
   get pending(): number {
-    return this.buffered;
+    return this.headFill + (this.body !== undefined ? this.bodyFill : 0);
   }
 
-  private peekHeader(): Buffer {
-    const first = this.chunks[0] as Buffer;
-    return first.length >= ENVELOPE_HEADER_BYTES ? first : Buffer.concat(this.chunks, ENVELOPE_HEADER_BYTES);
-  }
-
-  /** The next `n` bytes, in an array of their own. */
-  private take(n: number): Uint8Array {
-    const out = new Uint8Array(n);
-    let filled = 0;
-    while (filled < n) {
-      const c = this.chunks[0] as Buffer;
-      const used = Math.min(c.length, n - filled);
-      out.set(used === c.length ? c : c.subarray(0, used), filled);
-      filled += used;
-      if (used === c.length) this.chunks.shift();
-      else this.chunks[0] = c.subarray(used);
-    }
-    this.buffered -= n;
-    return out;
+  /** The body buffer, doubled until it holds `bytes` (never past the declared length). */
+  private grow(bytes: number): Uint8Array {
+    let body = this.body as Uint8Array;
+    if (body.length >= bytes) return body;
+    let size = body.length;
+    while (size < bytes) size = Math.min(this.length, size * 2);
+    const bigger = new Uint8Array(size);
+    bigger.set(body.subarray(0, this.bodyFill));
+    this.body = body = bigger;
+    return body;
   }
 }
 
@@ -84,12 +107,15 @@ const WRITE_PIECE_BYTES = 64 * 1024;
 export interface EnvelopeSink {
   write(chunk: Uint8Array): boolean;
   readonly destroyed: boolean;
+  /** True once the stream closed (an HTTP/2 stream that was reset may not be destroyed yet). */
+  readonly closed: boolean;
   on(event: "drain" | "close", listener: () => void): unknown;
   off(event: "drain" | "close", listener: () => void): unknown;
 }
 
-/** Resolves once `out` can take more, or closed. */
+/** Resolves once `out` can take more, or closed (at once when it is closed already). */
 export function drained(out: EnvelopeSink): Promise<void> {
+  if (out.destroyed || out.closed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       out.off("drain", done);
@@ -113,7 +139,7 @@ export function writeEnvelope(out: EnvelopeSink, flags: number, data: Uint8Array
     head[0] = flags;
     head.writeUInt32BE(data.length, 1);
     if (!out.write(head)) await drained(out);
-    for (let at = 0; at < data.length && !out.destroyed; at += WRITE_PIECE_BYTES) {
+    for (let at = 0; at < data.length && !out.destroyed && !out.closed; at += WRITE_PIECE_BYTES) {
       if (!out.write(data.subarray(at, at + WRITE_PIECE_BYTES))) await drained(out);
     }
   })();

@@ -8,7 +8,7 @@
 // caller's deadline, HTTP/1.1) goes to Connect's handler as before. The answers are the same
 // bytes Connect's handler writes: status 200, `application/connect+proto`, one envelope per
 // answer, and the end-of-stream envelope (`{}`, or the error that ended the stream).
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import type { Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { endStreamFlag, endStreamToJson } from "@connectrpc/connect/protocol-connect";
 import { AsyncQueue } from "../core/async-queue.js";
@@ -66,23 +66,37 @@ export function serveExchangeStream(req: Http2ServerRequest, res: Http2ServerRes
   });
   // The caller went away (a reset or a closed connection): the handler stops with its calls.
   req.on("close", () => requests.fail(new ConnectError("the caller closed the stream", Code.Canceled)));
-  // The headers leave with the first answer, as Connect's handler sends them: a caller still
-  // writing a large first frame in one piece is not answered while its output is queued.
-  res.statusCode = 200;
-  res.setHeader("content-type", "application/connect+proto");
-  void answer(res, frames(requests));
+  void answer(res.stream, frames(requests), maxBytes);
 }
 
-async function answer(res: Http2ServerResponse, answers: AsyncIterable<Uint8Array>): Promise<void> {
+/**
+ * Writes the answers to the HTTP/2 stream itself (the compat response has no `destroyed` to watch
+ * on Node 20), then the end-of-stream envelope. When the caller goes away the loop stops, and
+ * leaving it ends the handler's generator.
+ */
+async function answer(stream: ServerHttp2Stream, answers: AsyncIterable<Uint8Array>, maxBytes: number): Promise<void> {
+  // The headers leave with the first answer, as Connect's handler sends them: a caller still
+  // writing a large first frame in one piece is not answered while its output is queued.
+  let responded = false;
+  const respond = () => {
+    if (responded) return;
+    responded = true;
+    stream.respond({ ":status": 200, "content-type": "application/connect+proto" });
+  };
+  const gone = () => stream.destroyed || stream.closed;
   let error: ConnectError | undefined;
   try {
     for await (const frame of answers) {
-      if (res.destroyed) return;
-      const full = writeEnvelope(res, 0, frame);
+      if (gone()) return;
+      if (frame.length > maxBytes) throw new ConnectError(`message size ${frame.length} is larger than configured writeMaxBytes ${maxBytes}`, Code.ResourceExhausted);
+      respond();
+      const full = writeEnvelope(stream, 0, frame);
       if (full) await full;
     }
   } catch (err) {
     error = ConnectError.from(err);
   }
-  if (!res.destroyed && !res.writableEnded) res.end(endStream(error));
+  if (gone()) return;
+  respond();
+  stream.end(endStream(error));
 }

@@ -13,10 +13,13 @@
 //   so the server answers uncompressed). With SERVICE_COMPRESSION_THRESHOLD set, the transport
 //   keeps Connect's client for the stream (client.ts).
 // - deadlines: the stream has none; each call has its own timeout (exchange-channel.ts).
-// Errors come back as Connect's client raises them: an HTTP status other than 200 is the code
-// Connect maps it to (404 is Unimplemented, so the channel falls back to unary calls), an
+// Errors come back with the codes Connect's client gives: an HTTP status other than 200 is the
+// code Connect maps it to (404 is Unimplemented, so the channel falls back to unary calls), an
 // end-of-stream envelope with an error is that error with its metadata, and a reset or broken
-// stream is Unavailable.
+// stream is Unavailable. One difference, on purpose: a stream that ends without its end-of-stream
+// envelope is Unavailable (the peer failed; its calls may be retried or hinted), where Connect's
+// client says InvalidArgument, which a node would take as its own caller's BAD_REQUEST. Envelopes
+// after the end-of-stream envelope are ignored.
 import type http2 from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeFromHttpStatus, endStreamFlag, endStreamFromJson } from "@connectrpc/connect/protocol-connect";
@@ -127,6 +130,8 @@ async function run(session: StreamSession, opts: Http2WireOptions, headers: http
       const full = writeEnvelope(stream, 0, frame);
       if (full) await full;
     }
+  } catch (err) {
+    fail(streamFailure(err));
   } finally {
     if (!stream.destroyed && !stream.writableEnded) stream.end();
   }

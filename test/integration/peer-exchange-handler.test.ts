@@ -3,7 +3,7 @@
 // it answers the bytes Connect's handler answers, refuses a malformed stream as the caller's
 // error, survives a caller that resets, and stops reading a caller that does not read its answers.
 import http2 from "node:http2";
-import type net from "node:net";
+import net from "node:net";
 import { expect } from "chai";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { systemClock, systemTimers } from "../../src/core/clock.js";
@@ -13,7 +13,7 @@ import { createNode, type HypercacheNode } from "../../src/node.js";
 import { createPeerServer, type PeerServer } from "../../src/peer/index.js";
 import { createPeerHandler } from "../../src/peer/peer-handler.js";
 import { envelope, EnvelopeReader } from "../../src/peer/connect-envelopes.js";
-import { isPlainConnectStream } from "../../src/peer/exchange-http2-handler.js";
+import { isPlainConnectStream, serveExchangeStream } from "../../src/peer/exchange-http2-handler.js";
 import type { PeerEndpoint } from "../../src/transport/index.js";
 import { ExchangeRequestSchema, ExchangeResponseSchema, PeerService, SetRequestSchema } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -176,6 +176,132 @@ describe("peer exchange handler (envelopes without Connect's pipeline)", functio
     stream.close(http2.constants.NGHTTP2_CANCEL);
     const good = await send(session, PLAIN, envelope(0, frame(3, { case: "get", value: { keys: ["big"] } })));
     expect(endOf(good.body).error).to.equal(undefined);
+  });
+
+  for (const reading of [true, false]) {
+    it(`a caller that resets while answers are still coming (${reading ? "reading them" : "not reading them"}) ends the handler's answers`, async () => {
+      let returned = 0;
+      // Answers forever, on a timer, until the stream ends it.
+      const frames = (requests: AsyncIterable<Uint8Array>) =>
+        (async function* () {
+          try {
+            void (async () => {
+              try {
+                for await (const _ of requests);
+              } catch {
+                // the caller went
+              }
+            })();
+            for (;;) {
+              await new Promise((r) => setTimeout(r, 2));
+              yield new Uint8Array(reading ? 100 : 200 * 1024).fill(1);
+            }
+          } finally {
+            returned++;
+          }
+        })();
+      const server = http2.createServer((req, res) => serveExchangeStream(req, res, frames, 1 << 24));
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+      const client = http2.connect(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}`);
+      const stream = client.request(PLAIN);
+      stream.on("error", () => undefined);
+      stream.write(envelope(0, Uint8Array.of(8, 1)));
+      await new Promise<void>((r) => stream.once("response", () => r()));
+      if (reading) stream.resume();
+      await new Promise((r) => setTimeout(r, 100));
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+      for (let i = 0; i < 50 && returned === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(returned, "the answers' generator was ended").to.equal(1);
+      client.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    });
+  }
+
+  it("an answer over the cap is not written: the stream ends with resource_exhausted after the answers before it", async () => {
+    const frames = () =>
+      (async function* () {
+        yield new Uint8Array(100).fill(1);
+        yield new Uint8Array(101).fill(2);
+        yield new Uint8Array(1).fill(3);
+      })();
+    const server = http2.createServer((req, res) => serveExchangeStream(req, res, frames, 100));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const client = http2.connect(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}`);
+    const answer = await send(client, PLAIN, Buffer.alloc(0));
+    expect(envelopes(answer.body).map((e) => [e.flags, e.data.length])).to.deep.equal([[0, 100], [2, envelopes(answer.body)[1]?.data.length]]);
+    expect(endOf(answer.body).error?.code).to.equal("resource_exhausted");
+    client.destroy();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  it("reads an envelope sent as 200,000 one-byte DATA frames without stalling the event loop (work in proportion to the bytes)", async () => {
+    const port = (served.server.address() as net.AddressInfo).port;
+    const frames = 200_000;
+    // A raw HTTP/2 caller: preface, SETTINGS, HEADERS, then the envelope one byte per DATA frame.
+    const h2frame = (type: number, flags: number, id: number, payload: Buffer) => {
+      const h = Buffer.alloc(9);
+      h.writeUIntBE(payload.length, 0, 3);
+      h[3] = type;
+      h[4] = flags;
+      h.writeUInt32BE(id, 5);
+      return Buffer.concat([h, payload]);
+    };
+    const literal = (name: string, value: string) => Buffer.concat([Buffer.from([0x00, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
+    const headers = [[":method", "POST"], [":scheme", "http"], [":authority", `127.0.0.1:${port}`], [":path", PATH], ["content-type", "application/connect+proto"]] as const;
+    const sock = net.connect(port, "127.0.0.1");
+    await new Promise<void>((r) => sock.once("connect", () => r()));
+    const windows = { connection: 65_535, stream: 65_535 };
+    let answered = false;
+    let rx = Buffer.alloc(0);
+    const windowOpened: Array<() => void> = [];
+    sock.on("data", (c: Buffer) => {
+      rx = Buffer.concat([rx, c]);
+      while (rx.length >= 9 && rx.length >= 9 + rx.readUIntBE(0, 3)) {
+        const len = rx.readUIntBE(0, 3);
+        const [type, flags, sid] = [rx[3], rx[4] as number, rx.readUInt32BE(5) & 0x7fffffff];
+        const payload = rx.subarray(9, 9 + len);
+        rx = rx.subarray(9 + len);
+        if (type === 4 && !(flags & 1)) sock.write(h2frame(4, 1, 0, Buffer.alloc(0)));
+        if (type === 8) {
+          windows[sid === 0 ? "connection" : "stream"] += payload.readUInt32BE(0) & 0x7fffffff;
+          windowOpened.splice(0).forEach((w) => w());
+        }
+        if ((type === 0 || type === 1) && flags & 1) answered = true;
+      }
+    });
+    sock.write(Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), h2frame(4, 0, 0, Buffer.alloc(0)), h2frame(1, 4, 1, Buffer.concat(headers.map(([n, v]) => literal(n, v))))]));
+    // The envelope's header, itself cut into one-byte frames, declares a body of `frames - 5` bytes.
+    const header = Buffer.alloc(5);
+    header.writeUInt32BE(frames - 5, 1);
+    const byteAt = (i: number) => (i < 5 ? (header[i] as number) : 0x07);
+    // A side loop: the longest gap between its ticks while the frames are read.
+    let worst = 0;
+    let last = performance.now();
+    const tick = setInterval(() => {
+      const now = performance.now();
+      worst = Math.max(worst, now - last);
+      last = now;
+    }, 5);
+    let sent = 0;
+    while (sent < frames) {
+      // Flow control: both windows start at 65,535 and grow by the server's updates.
+      const can = Math.min(windows.connection, windows.stream, frames - sent, 20_000);
+      if (can <= 0) {
+        await new Promise<void>((r) => windowOpened.push(r));
+        continue;
+      }
+      const batch = Buffer.concat(Array.from({ length: can }, (_, i) => h2frame(0, sent + i === frames - 1 ? 1 : 0, 1, Buffer.from([byteAt(sent + i)]))));
+      await new Promise<void>((r) => (sock.write(batch) ? r() : sock.once("drain", () => r())));
+      windows.connection -= can;
+      windows.stream -= can;
+      sent += can;
+      await new Promise((r) => setImmediate(r));
+    }
+    for (let i = 0; i < 500 && !answered; i++) await new Promise((r) => setTimeout(r, 20));
+    clearInterval(tick);
+    sock.destroy();
+    expect(answered, "the stream was answered (a bad frame ends it with an error envelope)").to.equal(true);
+    expect(worst, "longest gap of a 5 ms side loop, ms").to.be.lessThan(250);
   });
 
   it("stops reading a caller that does not read its answers, and answers every frame once it does", async () => {

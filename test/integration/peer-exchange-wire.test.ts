@@ -1,7 +1,8 @@
 // The Exchange wire that writes and reads Connect envelopes on a raw HTTP/2 stream (used by the
 // peer transport without compression), against servers on loopback in this process: it sends the
-// bytes and headers Connect's client sends, and it fails a stream the way Connect's client does
-// for every way a server or connection can end it.
+// bytes and headers Connect's client sends, and it fails a stream with the codes Connect's client
+// gives for every way a server or connection can end it (but one: a stream cut without its
+// end-of-stream envelope is Unavailable, the peer's failure, where Connect says InvalidArgument).
 import http2 from "node:http2";
 import type net from "node:net";
 import { expect } from "chai";
@@ -169,7 +170,7 @@ describe("peer exchange wire (Connect envelopes on a raw HTTP/2 stream)", functi
       Code.ResourceExhausted,
     ],
     [
-      "a stream that ends without the end-of-stream envelope is Unavailable",
+      "a stream that ends without the end-of-stream envelope is Unavailable (Connect's client: InvalidArgument, which would read as the caller's BAD_REQUEST)",
       (s) => {
         s.respond(OK_HEADERS);
         s.end();

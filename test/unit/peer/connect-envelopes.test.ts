@@ -37,6 +37,27 @@ describe("connect envelopes", () => {
     expect(reader.pending).to.equal(0);
   });
 
+  it("reads 500 random streams of envelopes cut at random places (empty chunks included) exactly", () => {
+    let seed = 20261129;
+    const rand = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    for (let round = 0; round < 500; round++) {
+      const sent = Array.from({ length: 1 + rand(6) }, () => [rand(3), Uint8Array.from({ length: rand(4) === 0 ? 40_000 + rand(30_000) : rand(40) }, () => rand(256))] as [number, Uint8Array]);
+      const bytes = Buffer.concat(sent.map(([f, d]) => envelope(f, d)));
+      const chunks: Buffer[] = [];
+      for (let at = 0; at < bytes.length; ) {
+        const n = rand(5) === 0 ? 0 : 1 + rand(rand(2) === 0 ? 7 : 20_000);
+        chunks.push(bytes.subarray(at, at + n));
+        at += n;
+      }
+      const reader = new EnvelopeReader(1 << 20);
+      expect(readAll(reader, chunks), `round ${round}`).to.deep.equal(sent.map(([f, d]) => [f, Buffer.from(d).toString("hex")]));
+      expect(reader.pending).to.equal(0);
+    }
+  });
+
   it("keeps an incomplete envelope until the rest arrives", () => {
     const reader = new EnvelopeReader(1 << 20);
     // 8 bytes for the first envelope, 5 for the empty second, 2 of the third's header.
