@@ -142,15 +142,11 @@ export class ConnectPeerTransport implements PeerTransport {
       if (session.resetIfSilentSince(activityAtSend)) channel.close();
     };
     const reads = () => session.reads;
-    let channel: ExchangeCaller;
-    if (this.opts.compressionThresholdBytes > 0) {
-      const exchange = createClient(RAW_EXCHANGE_SERVICE, transport);
-      channel = new ExchangeChannel({ open: (requests) => exchange.exchange(requests, { timeoutMs: 0 }), frames: clientFrames() }, timers, timeoutMs, onStall, reads);
-    } else {
-      const path = `${new URL(baseUrl).pathname}/${PeerService.typeName}/${PeerService.method.exchange.name}`;
-      const open = http2ExchangeWire(session, { path, token: this.opts.token, maxBytes: PEER_BODY_BYTES_MAX });
-      channel = new ExchangeChannel({ open, frames: clientBytesFrames() }, timers, timeoutMs, onStall, reads);
-    }
+    const path = `${new URL(baseUrl).pathname}/${PeerService.typeName}/${PeerService.method.exchange.name}`;
+    const viaConnect = this.opts.compressionThresholdBytes > 0 ? createClient(RAW_EXCHANGE_SERVICE, transport) : undefined;
+    const channel: ExchangeCaller = viaConnect
+      ? new ExchangeChannel({ open: (requests) => viaConnect.exchange(requests, { timeoutMs: 0 }), frames: clientFrames() }, timers, timeoutMs, onStall, reads)
+      : new ExchangeChannel({ open: http2ExchangeWire(session, { path, token: this.opts.token, maxBytes: PEER_BODY_BYTES_MAX }), frames: clientBytesFrames() }, timers, timeoutMs, onStall, reads);
     return channel;
   }
 

@@ -10,9 +10,6 @@
 // write (test/integration/cluster-large-values.test.ts).
 import { Code, ConnectError } from "@connectrpc/connect";
 
-/** The envelope flag of a compressed message. */
-export const COMPRESSED_FLAG = 0x01;
-
 const ENVELOPE_HEADER_BYTES = 5;
 
 /** One Connect envelope: flags, length, data. */
@@ -114,7 +111,7 @@ export interface EnvelopeSink {
 }
 
 /** Resolves once `out` can take more, or closed (at once when it is closed already). */
-export function drained(out: EnvelopeSink): Promise<void> {
+function drained(out: EnvelopeSink): Promise<void> {
   if (out.destroyed || out.closed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
@@ -125,6 +122,11 @@ export function drained(out: EnvelopeSink): Promise<void> {
     out.on("drain", done);
     out.on("close", done);
   });
+}
+
+/** Throws ResourceExhausted, as Connect does, for a message over the write cap. */
+export function checkWriteSize(data: Uint8Array, maxBytes: number): void {
+  if (data.length > maxBytes) throw new ConnectError(`message size ${data.length} is larger than configured writeMaxBytes ${maxBytes}`, Code.ResourceExhausted);
 }
 
 /**

@@ -139,9 +139,16 @@ function decoderOf<T extends Message>(schema: GenMessage<T>, code: Code): (bytes
   };
 }
 
-function encoderOf<T extends Message>(schema: GenMessage<T>): (message: T) => Empty {
+/** An encoder of a message's own bytes, falling back to toBinary. */
+function bytesEncoderOf<T extends Message>(schema: GenMessage<T>): (message: T) => Uint8Array {
   const fast: BinaryEncoder<T> = compileEncoder(schema);
-  return (message) => frameOf(fast(message) ?? toBinary(schema, message));
+  return (message) => fast(message) ?? toBinary(schema, message);
+}
+
+/** The same bytes as an Empty frame's top-level fields (for Connect's pipeline). */
+function encoderOf<T extends Message>(schema: GenMessage<T>): (message: T) => Empty {
+  const encode = bytesEncoderOf(schema);
+  return (message) => frameOf(encode(message));
 }
 
 /** The server side: requests in, answers out. */
@@ -152,12 +159,6 @@ export function serverFrames(): FrameCodec<Empty, ExchangeRequest, ExchangeRespo
 /** The calling side: answers in, requests out. */
 export function clientFrames(): FrameCodec<Empty, ExchangeResponse, ExchangeRequest, Empty> {
   return { decode: frameDecoder(ExchangeResponseSchema, Code.Internal), encode: encoderOf(ExchangeRequestSchema) };
-}
-
-/** An encoder of a message's own bytes, falling back to toBinary. */
-function bytesEncoderOf<T extends Message>(schema: GenMessage<T>): (message: T) => Uint8Array {
-  const fast: BinaryEncoder<T> = compileEncoder(schema);
-  return (message) => fast(message) ?? toBinary(schema, message);
 }
 
 /**

@@ -12,11 +12,11 @@ import type { Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from 
 import { Code, ConnectError } from "@connectrpc/connect";
 import { endStreamFlag, endStreamToJson } from "@connectrpc/connect/protocol-connect";
 import { AsyncQueue } from "../core/async-queue.js";
-import { COMPRESSED_FLAG, envelope, EnvelopeReader, writeEnvelope } from "./connect-envelopes.js";
+import { compressedFlag } from "@connectrpc/connect/protocol";
+import { checkWriteSize, envelope, EnvelopeReader, writeEnvelope } from "./connect-envelopes.js";
 
 /** Frames read and not yet taken by the handler past which the request is paused (HTTP/2 flow control reaches the caller). */
 const QUEUED_FRAMES_MAX = 256;
-
 
 /** The handler of the stream's frames: request bytes in, answer bytes out (exchange-server.ts). */
 export type ExchangeFrames = (requests: AsyncIterable<Uint8Array>) => AsyncIterable<Uint8Array>;
@@ -43,7 +43,7 @@ export function serveExchangeStream(req: Http2ServerRequest, res: Http2ServerRes
   const requests = new AsyncQueue<Uint8Array>();
   const reader = new EnvelopeReader(maxBytes);
   const onEnvelope = (flags: number, data: Uint8Array) => {
-    if (flags & COMPRESSED_FLAG) throw new ConnectError("received a compressed envelope, but the stream declared no compression", Code.InvalidArgument);
+    if (flags & compressedFlag) throw new ConnectError("received a compressed envelope, but the stream declared no compression", Code.InvalidArgument);
     if (flags !== 0) throw new ConnectError(`unexpected envelope flags ${flags}`, Code.InvalidArgument);
     requests.push(data);
   };
@@ -88,7 +88,7 @@ async function answer(stream: ServerHttp2Stream, answers: AsyncIterable<Uint8Arr
   try {
     for await (const frame of answers) {
       if (gone()) return;
-      if (frame.length > maxBytes) throw new ConnectError(`message size ${frame.length} is larger than configured writeMaxBytes ${maxBytes}`, Code.ResourceExhausted);
+      checkWriteSize(frame, maxBytes);
       respond();
       const full = writeEnvelope(stream, 0, frame);
       if (full) await full;

@@ -20,11 +20,12 @@
 // envelope is Unavailable (the peer failed; its calls may be retried or hinted), where Connect's
 // client says InvalidArgument, which a node would take as its own caller's BAD_REQUEST. Envelopes
 // after the end-of-stream envelope are ignored.
-import type http2 from "node:http2";
+import http2 from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeFromHttpStatus, endStreamFlag, endStreamFromJson } from "@connectrpc/connect/protocol-connect";
 import { AsyncQueue } from "../core/async-queue.js";
-import { COMPRESSED_FLAG, EnvelopeReader, writeEnvelope } from "./connect-envelopes.js";
+import { compressedFlag } from "@connectrpc/connect/protocol";
+import { checkWriteSize, EnvelopeReader, writeEnvelope } from "./connect-envelopes.js";
 
 /** What the wire needs of the peer's session (peer-session.ts). */
 export interface StreamSession {
@@ -78,7 +79,7 @@ async function run(session: StreamSession, opts: Http2WireOptions, headers: http
     if (ended) return;
     ended = true;
     answers.fail(err);
-    if (!stream.destroyed) stream.close(0x8 /* CANCEL */);
+    if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_CANCEL);
   };
   const reader = new EnvelopeReader(opts.maxBytes);
   const onEnvelope = (flags: number, data: Uint8Array) => {
@@ -94,7 +95,7 @@ async function run(session: StreamSession, opts: Http2WireOptions, headers: http
       answers.close();
       return;
     }
-    if (flags & COMPRESSED_FLAG) throw new ConnectError("received a compressed envelope, but no compression was accepted", Code.Internal);
+    if (flags & compressedFlag) throw new ConnectError("received a compressed envelope, but no compression was accepted", Code.Internal);
     answers.push(data);
   };
   stream.on("response", (h) => {
@@ -122,10 +123,7 @@ async function run(session: StreamSession, opts: Http2WireOptions, headers: http
   try {
     for await (const frame of requests) {
       if (ended || stream.destroyed) break;
-      if (frame.length > opts.maxBytes) {
-        fail(new ConnectError(`message size ${frame.length} is larger than configured writeMaxBytes ${opts.maxBytes}`, Code.ResourceExhausted));
-        break;
-      }
+      checkWriteSize(frame, opts.maxBytes);
       // The next frame waits while the stream cannot take more (see connect-envelopes.ts).
       const full = writeEnvelope(stream, 0, frame);
       if (full) await full;

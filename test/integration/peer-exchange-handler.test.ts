@@ -107,6 +107,25 @@ describe("peer exchange handler (envelopes without Connect's pipeline)", functio
     }
   });
 
+  it("with a peer token configured, a plain stream without it (or with a wrong one) is refused with 401 before a frame is read (SPEC-NOTES: auth before body)", async () => {
+    const guarded = createPeerServer(createPeerHandler(Object.assign(Object.create(node.endpoint) as PeerEndpoint, { getRecords: (keys: readonly string[]) => (getCalls++, node.endpoint.getRecords(keys)) }), { token: "hx-token", mutualTls: false, insecure: false }));
+    await new Promise<void>((r) => guarded.server.listen(0, "127.0.0.1", r));
+    const client = http2.connect(`http://127.0.0.1:${(guarded.server.address() as net.AddressInfo).port}`);
+    const body = envelope(0, frame(1, { case: "get", value: { keys: ["big"] } }));
+    const before = getCalls;
+    for (const authorization of [undefined, "Bearer wrong"]) {
+      const refused = await send(client, { ...PLAIN, ...(authorization ? { authorization } : {}) }, body);
+      expect(refused.status, String(authorization)).to.equal(401);
+    }
+    expect(getCalls, "no frame of a refused stream was served").to.equal(before);
+    const served = await send(client, { ...PLAIN, authorization: "Bearer hx-token" }, body);
+    expect(served.status).to.equal(200);
+    expect(endOf(served.body).error).to.equal(undefined);
+    expect(getCalls).to.equal(before + 1);
+    client.destroy();
+    await guarded.close();
+  });
+
   it("answers the bytes Connect's handler answers, frame by frame and at the end of the stream", async () => {
     const bodies = [
       envelope(0, frame(7, { case: "get", value: { keys: ["big", "missing"] } })),
