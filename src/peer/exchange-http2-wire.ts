@@ -19,13 +19,18 @@
 // stream is Unavailable. One difference, on purpose: a stream that ends without its end-of-stream
 // envelope is Unavailable (the peer failed; its calls may be retried or hinted), where Connect's
 // client says InvalidArgument, which a node would take as its own caller's BAD_REQUEST. Envelopes
-// after the end-of-stream envelope are ignored.
+// after the end-of-stream envelope are ignored. The end-of-stream envelope's JSON (an error and
+// its metadata: well under a kilobyte from a node) is parsed only up to END_STREAM_BYTES_MAX, so a
+// peer cannot hold the event loop with megabytes of it; a larger one is ResourceExhausted.
 import http2 from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeFromHttpStatus, endStreamFlag, endStreamFromJson } from "@connectrpc/connect/protocol-connect";
 import { AsyncQueue } from "../core/async-queue.js";
 import { compressedFlag } from "@connectrpc/connect/protocol";
 import { checkWriteSize, EnvelopeReader, writeEnvelope } from "./connect-envelopes.js";
+
+/** The largest end-of-stream envelope whose JSON is parsed. */
+export const END_STREAM_BYTES_MAX = 64 * 1024;
 
 /** What the wire needs of the peer's session (peer-session.ts). */
 export interface StreamSession {
@@ -84,6 +89,7 @@ async function run(session: StreamSession, opts: Http2WireOptions, headers: http
   const reader = new EnvelopeReader(opts.maxBytes);
   const onEnvelope = (flags: number, data: Uint8Array) => {
     if (flags & endStreamFlag) {
+      if (data.length > END_STREAM_BYTES_MAX) throw new ConnectError(`end-of-stream message size ${data.length} is larger than ${END_STREAM_BYTES_MAX}`, Code.ResourceExhausted);
       const end = endStreamFromJson(data);
       if (end.error) {
         const error = end.error;

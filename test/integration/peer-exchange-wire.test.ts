@@ -194,6 +194,14 @@ describe("peer exchange wire (Connect envelopes on a raw HTTP/2 stream)", functi
       Code.Unavailable,
       "DRAINING",
     ],
+    [
+      "an end-of-stream envelope over 64 KiB is ResourceExhausted: its JSON is not parsed",
+      (s) => {
+        s.respond(OK_HEADERS);
+        s.end(envelope(2, new TextEncoder().encode(JSON.stringify({ metadata: { "x-big": ["a".repeat(200 * 1024)] } }))));
+      },
+      Code.ResourceExhausted,
+    ],
   ];
   for (const [what, answer, code, cacheCode] of failures) {
     it(what, async () => {
