@@ -49,9 +49,13 @@ export function refusePeerRequest(req: AnyRequest, res: AnyResponse, reason: str
   if (type.startsWith("application/grpc")) {
     const web = type.startsWith("application/grpc-web");
     const headers = { "content-type": web ? "application/grpc-web+proto" : "application/grpc", "grpc-status": "16", "grpc-message": encodeURIComponent(reason) };
-    // gRPC over HTTP/2: a trailers-only answer (one HEADERS frame that ends the stream).
-    if ("stream" in req && !web) req.stream.respond({ ":status": 200, ...headers }, { endStream: true });
-    else {
+    // gRPC over HTTP/2: a trailers-only answer (one HEADERS frame that ends the stream). A caller
+    // whose reset came with its headers is gone before this runs, and respond() would throw on
+    // the closed stream, out of the request handler: the node would exit (the compat response
+    // of the other answers checks this itself).
+    if ("stream" in req && !web) {
+      if (!req.stream.destroyed && !req.stream.closed) req.stream.respond({ ":status": 200, ...headers }, { endStream: true });
+    } else {
       (res as ServerResponse).writeHead(200, headers);
       res.end();
     }

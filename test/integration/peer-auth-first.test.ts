@@ -1,6 +1,7 @@
 // Authentication comes before the body on the dist listener (SPEC-NOTES): a request without the
 // peer token, or with a wrong one, is answered 401 before its body is read, inflated or decoded,
 // whatever the body holds and whichever path or protocol it uses. Nothing it asked for happens.
+import net from "node:net";
 import { gzipSync } from "node:zlib";
 import { expect } from "chai";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
@@ -76,6 +77,45 @@ describe("dist listener: authentication comes before the body", function () {
       expect(r.status, r.body.toString()).to.equal(400);
       expect(r.json<{ code: string }>().code).to.equal("invalid_argument");
     }
+  });
+
+  it("a refused HTTP/2 stream whose reset arrives with its headers does not kill the node, whatever its protocol (found by the exchange fuzz family)", async () => {
+    // HEADERS and RST_STREAM in one TCP write: the node reads both before its handler runs, so
+    // the handler meets a stream that is already closed.
+    const literal = (name: string, value: string) => Buffer.concat([Buffer.from([0x00, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
+    const frame = (type: number, flags: number, stream: number, payload: Buffer) => {
+      const head = Buffer.alloc(9);
+      head.writeUIntBE(payload.length, 0, 3);
+      head[3] = type;
+      head[4] = flags;
+      head.writeUInt32BE(stream, 5);
+      return Buffer.concat([head, payload]);
+    };
+    const types = ["application/grpc", "application/grpc+proto", "application/grpc-web+proto", "application/connect+proto", "application/connect+json", "application/json"];
+    const frames: Buffer[] = [Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), frame(4, 0, 0, Buffer.alloc(0))];
+    types.forEach((type, i) => {
+      const id = 4 * i + 1;
+      // :method POST, :scheme http (indexed), :path and :authority (literal, indexed names 4 and 1)
+      const block = Buffer.concat([Buffer.from([0x83, 0x86]), Buffer.from([0x04, `${SERVICE}/Exchange`.length]), Buffer.from(`${SERVICE}/Exchange`), Buffer.from([0x01, 9]), Buffer.from("127.0.0.1"), literal("content-type", type), literal("authorization", "Bearer wrong")]);
+      frames.push(frame(1, 0x4, id, block), frame(3, 0, id, Buffer.from([0, 0, 0, 8])));
+      // the same stream with the token, for the handlers behind the gate
+      const served = Buffer.concat([block.subarray(0, block.length - literal("authorization", "Bearer wrong").length), literal("authorization", `Bearer ${TOKEN}`)]);
+      frames.push(frame(1, 0x4, id + 2, served), frame(3, 0, id + 2, Buffer.from([0, 0, 0, 8])));
+    });
+    const socket = net.connect(node.distPort, "127.0.0.1");
+    socket.on("error", () => undefined);
+    await new Promise((r) => socket.once("connect", r));
+    // a GOAWAY (frame type 7) from the node would mean the frames were not what they should be
+    const received: Buffer[] = [];
+    socket.on("data", (c: Buffer) => received.push(c));
+    socket.write(Buffer.concat(frames));
+    await new Promise((r) => setTimeout(r, 300));
+    const answer = Buffer.concat(received);
+    for (let at = 0; at + 9 <= answer.length; at += 9 + answer.readUIntBE(at, 3)) expect(answer[at + 3], "no GOAWAY").to.not.equal(7);
+    socket.destroy();
+    expect(node.child.exitCode, node.stderr.join("")).to.equal(null);
+    const r = await call(`${base}/health`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(r.status).to.equal(200);
   });
 
   it("with the token, the same paths still work (Health over Connect JSON, /health)", async () => {
