@@ -9,6 +9,7 @@ import net from "node:net";
 import { PEER_CONNECTIONS_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
 import { answerClientError } from "../http/client-errors.js";
 import type { PeerRequestHandler } from "./peer-handler.js";
+import { idleTimeout } from "./session-idle.js";
 
 const PREFACE_START = Buffer.from("PRI ");
 
@@ -29,7 +30,7 @@ export function createPeerServer(handle: PeerRequestHandler): PeerServer {
   h1.emit("listening");
   h1.on("clientError", answerClientError);
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: 1000 } }, handle);
-  h2.setTimeout(PEER_IDLE_TIMEOUT_MS, (session?: unknown) => (session as http2.Http2Session | undefined)?.close?.());
+  h2.on("session", (session: http2.ServerHttp2Session) => idleTimeout(session, PEER_IDLE_TIMEOUT_MS, () => session.close()));
   const sockets = new Set<net.Socket>();
 
   const server = net.createServer({ noDelay: true }, (socket) => {
@@ -83,7 +84,7 @@ export function createSecurePeerServer(handle: PeerRequestHandler, tls: { readon
     { allowHTTP1: true, requestCert: true, rejectUnauthorized: true, ca: tls.ca, cert: tls.cert, key: tls.key, settings: { maxConcurrentStreams: 1000 } },
     handle,
   );
-  server.setTimeout(PEER_IDLE_TIMEOUT_MS, (session?: unknown) => (session as http2.Http2Session | undefined)?.close?.());
+  server.on("session", (session: http2.ServerHttp2Session) => idleTimeout(session, PEER_IDLE_TIMEOUT_MS, () => session.close()));
   server.maxConnections = PEER_CONNECTIONS_MAX;
   const sockets = new Set<net.Socket>();
   server.on("connection", (socket: net.Socket) => {

@@ -11,6 +11,7 @@
 import http2 from "node:http2";
 import type { Timers } from "../core/clock.js";
 import { CacheError } from "../core/errors.js";
+import { idleTimeout } from "./session-idle.js";
 
 export interface PeerSessionOptions {
   readonly timers: Timers;
@@ -116,7 +117,7 @@ export class PeerSession {
       conn.on("error", (err) => fail(err));
       conn.on("close", () => this.forget(conn));
       conn.on("goaway", () => this.forget(conn));
-      conn.setTimeout(this.opts.idleTimeoutMs, () => {
+      idleTimeout(conn, this.opts.idleTimeoutMs, () => {
         if (!conn.destroyed) conn.close();
       });
       conn.once("connect", () => {
