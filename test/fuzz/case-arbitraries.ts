@@ -228,8 +228,8 @@ export function operationCaseArb(ops: readonly Operation[], listener: Listener, 
 }
 
 /** The peer service's methods the fuzzer calls (Drain would stop the target; Exchange is a stream). */
-const PEER_METHODS = ["Forward", "Set", "Remove", "Get", "Keys", "Probe", "Gossip", "MerkleRoot", "MerkleLeaves", "MerkleRange", "Health"];
-const PEER_PREFIX = "/internal/hypercache.peer.v1.PeerService/";
+export const PEER_METHODS = ["Forward", "Set", "Remove", "Get", "Keys", "Probe", "Gossip", "MerkleRoot", "MerkleLeaves", "MerkleRange", "Health"];
+export const PEER_PREFIX = "/internal/hypercache.peer.v1.PeerService/";
 const FIXED_PATHS: [string, string][] = [
   ["POST", "/internal/set"],
   ["GET", "/internal/keys"],

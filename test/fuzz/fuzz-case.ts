@@ -41,7 +41,24 @@ export interface BytesCase {
   mutations: string[];
 }
 
-export type FuzzCase = HttpCase | BytesCase;
+/**
+ * One HTTP/2 stream on the dist listener, mostly the Exchange path: headers, then the request
+ * body written piece by piece (Connect envelopes, whole, cut, lying about their length, or junk),
+ * then the end of the request or a reset (stream-case.ts).
+ */
+export interface StreamCase {
+  kind: "h2";
+  listener: "dist";
+  path: string;
+  headers: [string, string][];
+  /** The body's pieces in the order written, each base64. */
+  pieces: string[];
+  /** How the caller leaves: it ends the request, or resets the stream after every piece or after half of them. */
+  finish: "end" | "reset" | "reset-early";
+  mutations: string[];
+}
+
+export type FuzzCase = HttpCase | BytesCase | StreamCase;
 
 export function bodyBytes(c: HttpCase): Buffer {
   return Buffer.from(c.body, "base64");
@@ -78,5 +95,6 @@ export function serialize(c: HttpCase, hostPort: string): { bytes: Buffer; halfC
 /** A short description for logs and corpus file names. */
 export function describe(c: FuzzCase): string {
   if (c.kind === "bytes") return `${c.listener} bytes(${Buffer.from(c.bytes, "base64").length}) [${c.mutations.join(",")}]`;
+  if (c.kind === "h2") return `${c.listener} h2 ${c.path.slice(0, 80)} ${c.pieces.length} pieces, ${c.finish} [${c.mutations.join(",")}]`;
   return `${c.listener} ${c.method} ${c.target.slice(0, 80)} [${c.mutations.join(",")}]`;
 }

@@ -1,7 +1,8 @@
 // npm run fuzz: requests generated from the OpenAPI documents, mutated, sent over raw sockets to
 // one real node; the peer listener gets junk around the HTTP/2 preface, broken Connect calls and
-// compression bombs. Every answer must be a documented status with the JSON envelope, never a 500
-// and never a hang; the process stays up, its RSS comes back within 50 MB of the baseline and the
+// compression bombs; HTTP/2 streams on the Exchange path carry random, cut and lying envelopes
+// (stream-arbitrary.ts, judged by stream-oracle.ts). Every answer must be a documented status
+// with the JSON envelope (Connect's own error on the dist listener), never a 500 and never a hang; the process stays up, its RSS comes back within 50 MB of the baseline and the
 // canary keys are unchanged. Failing cases are shrunk by fast-check and saved in test/fuzz/corpus/.
 //
 //   npm run fuzz -- [--cases 2000] [--seed S] [--path P --family F]   random cases
@@ -15,6 +16,7 @@ import { distCaseArb, operationCaseArb } from "./case-arbitraries.js";
 import { loadCorpus, saveEntry } from "./corpus.js";
 import { describe as describeCase, type FuzzCase, type HttpCase } from "./fuzz-case.js";
 import { loadOperations, type Operation } from "./openapi-model.js";
+import { streamCaseArb } from "./stream-arbitrary.js";
 import { failureSignature } from "./oracle.js";
 import { runCase, type CaseJudge } from "./run-case.js";
 import { FuzzTarget, TOKENS } from "./target-node.js";
@@ -208,6 +210,8 @@ async function main(): Promise<number> {
       { name: "client", share: 0.5, arb: operationCaseArb(client, "client", TOKENS) },
       { name: "mgmt", share: 0.2, arb: operationCaseArb(mgmt, "mgmt", TOKENS) },
       { name: "dist", share: 0.3, arb: distCaseArb(TOKENS) },
+      // on top of the others: HTTP/2 streams on the Exchange path (the nodes' own, and Connect's)
+      { name: "exchange", share: 0.15, arb: streamCaseArb(TOKENS) },
     ];
     for (const [i, family] of families.entries()) {
       if (values.family && values.family !== family.name) continue;

@@ -1,7 +1,7 @@
 // What every answer must be, whatever was sent: an answer in time (never a hang), never a 500,
 // a documented status, and for every error the JSON envelope {error, code, details?} whose code
 // matches the status. Pure, so it is unit-tested on hand-made answers.
-import type { FuzzCase } from "./fuzz-case.js";
+import type { BytesCase, FuzzCase, HttpCase } from "./fuzz-case.js";
 import type { Exchange } from "./raw-exchange.js";
 
 /** The envelope codes and the status each one means (SPEC-NOTES; 417 is the Expect answer). */
@@ -73,7 +73,7 @@ function envelopeProblems(status: number, headers: Record<string, string>, body:
 }
 
 /** The problems with one exchange; empty when the answer is acceptable. */
-export function judge(c: FuzzCase, x: Exchange, ctx: OracleContext): string[] {
+export function judge(c: HttpCase | BytesCase, x: Exchange, ctx: OracleContext): string[] {
   if (x.timedOut) return [`no answer and no close within ${Math.round(x.elapsedMs)} ms (hang)`];
   const halfClosed = c.kind === "bytes" || c.framing === "truncated";
   if (!x.answer) {

@@ -5,7 +5,9 @@ import { serialize, type FuzzCase } from "./fuzz-case.js";
 import type { Operation } from "./openapi-model.js";
 import { judge, type OracleContext } from "./oracle.js";
 import { exchange } from "./raw-exchange.js";
-import type { FuzzTarget } from "./target-node.js";
+import { sendStream } from "./h2-stream.js";
+import { judgeStream } from "./stream-oracle.js";
+import { TOKENS, type FuzzTarget } from "./target-node.js";
 
 /**
  * Longer than any server-side wait a well-formed case can cause (a lease read may wait up to
@@ -28,6 +30,10 @@ export interface CaseResult {
 export async function runCase(j: CaseJudge, c: FuzzCase, timeoutMs = ANSWER_TIMEOUT_MS): Promise<CaseResult> {
   await j.target.ensureUp();
   const port = j.target.port(c.listener);
+  if (c.kind === "h2") {
+    const problems = judgeStream(c, await sendStream(port, c, `Bearer ${TOKENS.peer}`, timeoutMs));
+    return { problems: await withProcess(j, problems) };
+  }
   const sent =
     c.kind === "bytes"
       ? { bytes: Buffer.from(c.bytes, "base64"), halfClose: true }
@@ -35,9 +41,14 @@ export async function runCase(j: CaseJudge, c: FuzzCase, timeoutMs = ANSWER_TIME
   const x = await exchange(port, sent.bytes, { halfClose: sent.halfClose, headOnly: c.kind === "http" && c.method === "HEAD", timeoutMs });
   const op = c.kind === "http" && c.operation ? j.operations.get(c.operation) : undefined;
   const ctx: OracleContext = { allDocumented: j.allDocumented, ...(op ? { documented: op.statuses, bodies: op.bodies } : {}) };
-  const problems = judge(c, x, ctx);
+  const problems = await withProcess(j, judge(c, x, ctx));
+  return { problems, ...(x.answer ? { status: x.answer.status } : {}) };
+}
+
+/** `problems`, and one more when the node is no longer running. */
+async function withProcess(j: CaseJudge, problems: string[]): Promise<string[]> {
   // give an asynchronous crash a moment to surface before looking at the process
   await new Promise((r) => setImmediate(r));
-  if (!j.target.alive) problems.push(`the node exited (${j.target.node.child.exitCode ?? j.target.node.child.signalCode})`);
-  return { problems, ...(x.answer ? { status: x.answer.status } : {}) };
+  if (!j.target.alive) problems.push(`the node exited (${j.target.node.child.exitCode ?? j.target.node.child.signalCode}): ${j.target.lastWords()}`);
+  return problems;
 }

@@ -125,6 +125,14 @@ export class FuzzTarget {
     return [...this.node.logs.filter((r) => r.level === "error").map((r) => JSON.stringify(r)), ...this.node.stderr];
   }
 
+  /** What the node wrote last (its stderr, else its last error record): why it exited. */
+  lastWords(): string {
+    const stderr = this.node.stderr.join("").trim();
+    if (stderr !== "") return stderr.slice(-600);
+    const errors = this.node.logs.filter((r) => r.level === "error");
+    return errors.length > 0 ? JSON.stringify(errors[errors.length - 1]).slice(0, 600) : "nothing on stderr, no error record";
+  }
+
   async stop(): Promise<void> {
     if (this.alive) await this.node.stop("SIGTERM");
   }

@@ -1,6 +1,11 @@
 import { expect } from "chai";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { envelope } from "../../../src/peer/connect-envelopes.js";
+import { ExchangeResponseSchema } from "../../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { encodeSegment } from "../../fuzz/case-arbitraries.js";
-import { serialize, type HttpCase } from "../../fuzz/fuzz-case.js";
+import { serialize, type HttpCase, type StreamCase } from "../../fuzz/fuzz-case.js";
+import { EXCHANGE_PATH, type StreamExchange } from "../../fuzz/h2-stream.js";
+import { judgeStream } from "../../fuzz/stream-oracle.js";
 import { failureSignature, judge, type OracleContext } from "../../fuzz/oracle.js";
 import { parseAnswer, type Exchange } from "../../fuzz/raw-exchange.js";
 
@@ -98,5 +103,62 @@ describe("fuzz oracle: the codes it knows", () => {
       expect(isErrorCode(code), code).to.equal(true);
       expect(CODE_STATUS[code], `the oracle does not know ${code}`).to.include(httpStatusFor(code as Parameters<typeof httpStatusFor>[0]));
     }
+  });
+});
+
+describe("fuzz stream oracle (HTTP/2 streams on the dist listener)", () => {
+  const streamCase = (over: Partial<StreamCase> = {}): StreamCase => ({ kind: "h2", listener: "dist", path: EXCHANGE_PATH, headers: [], pieces: [], finish: "end", mutations: ["h2"], ...over });
+  const endStream = (json: unknown) => envelope(2, Buffer.from(JSON.stringify(json)));
+  const answerFrame = (r: Parameters<typeof create<typeof ExchangeResponseSchema>>[1]) => envelope(0, toBinary(ExchangeResponseSchema, create(ExchangeResponseSchema, r)));
+  const streamed = (body: Buffer, type = "application/connect+proto", over: Partial<StreamExchange> = {}): StreamExchange => ({
+    answer: { status: 200, headers: { "content-type": type }, body, trailers: {} },
+    timedOut: false,
+    elapsedMs: 2,
+    ...over,
+  });
+  const grpc = (status: string, message: string, type = "application/grpc"): StreamExchange => ({
+    answer: { status: 200, headers: { "content-type": type }, body: Buffer.alloc(0), trailers: { "grpc-status": status, "grpc-message": encodeURIComponent(message) } },
+    timedOut: false,
+    elapsedMs: 2,
+  });
+
+  it("accepts whole answers ending with the end-of-stream envelope, an error from the caller's mistake included", () => {
+    const body = Buffer.concat([answerFrame({ id: 1n, result: { case: "get", value: {} } }), endStream({})]);
+    expect(judgeStream(streamCase(), streamed(body))).to.deep.equal([]);
+    expect(judgeStream(streamCase(), streamed(endStream({ error: { code: "invalid_argument", message: "bad frame" } })))).to.deep.equal([]);
+    expect(judgeStream(streamCase(), streamed(endStream({ error: { code: "internal", message: "received compressed envelope, but do not know how to decompress" } })))).to.deep.equal([]);
+  });
+
+  it("rejects an internal end of stream, an INTERNAL answer, a cut answer and a missing end of stream", () => {
+    expect(judgeStream(streamCase(), streamed(endStream({ error: { code: "internal", message: "boom" } }))).join()).to.match(/end-of-stream error internal/);
+    expect(judgeStream(streamCase(), streamed(endStream({ error: { code: "unknown", message: "x" } }))).join()).to.match(/end-of-stream error unknown/);
+    const internal = Buffer.concat([answerFrame({ id: 1n, result: { case: "error", value: { code: "INTERNAL", message: "oops" } } }), endStream({})]);
+    expect(judgeStream(streamCase(), streamed(internal)).join()).to.match(/code INTERNAL/);
+    expect(judgeStream(streamCase(), streamed(endStream({}).subarray(0, 4))).join()).to.match(/ends inside an envelope/);
+    expect(judgeStream(streamCase(), streamed(answerFrame({ id: 1n }))).join()).to.match(/without its end-of-stream envelope/);
+  });
+
+  it("rejects a hang, a 500, a failed session, a GOAWAY, a server reset and a session that serves nothing afterwards", () => {
+    expect(judgeStream(streamCase(), { timedOut: true, elapsedMs: 15_000 }).join()).to.match(/hang/);
+    expect(judgeStream(streamCase(), { answer: { status: 500, headers: {}, body: Buffer.alloc(0), trailers: {} }, timedOut: false, elapsedMs: 1 }).join()).to.match(/^500/);
+    expect(judgeStream(streamCase(), streamed(endStream({}), undefined, { sessionError: "ECONNRESET" })).join()).to.match(/session failed/);
+    expect(judgeStream(streamCase(), streamed(endStream({}), undefined, { goaway: 2 })).join()).to.match(/GOAWAY/);
+    expect(judgeStream(streamCase(), { resetCode: 2, timedOut: false, elapsedMs: 1 }).join()).to.match(/reset the stream/);
+    expect(judgeStream(streamCase(), streamed(endStream({}), undefined, { followUp: "status 503" })).join()).to.match(/well-formed stream afterwards/);
+  });
+
+  it("asks nothing of the answer to a stream the caller reset, but still wants its session to serve", () => {
+    expect(judgeStream(streamCase({ finish: "reset" }), { resetCode: 8, timedOut: false, elapsedMs: 1 })).to.deep.equal([]);
+    expect(judgeStream(streamCase({ finish: "reset-early" }), { timedOut: false, elapsedMs: 1, followUp: "closed without an answer" }).join()).to.match(/afterwards/);
+  });
+
+  it("judges gRPC and gRPC-Web statuses: INTERNAL from a parse error is a defect, the prescribed one is not", () => {
+    expect(judgeStream(streamCase(), grpc("3", "parse binary: premature EOF"))).to.deep.equal([]);
+    expect(judgeStream(streamCase(), grpc("13", "parse binary: premature EOF")).join()).to.match(/grpc-status 13/);
+    expect(judgeStream(streamCase(), grpc("13", "received compressed envelope, but do not know how to decompress"))).to.deep.equal([]);
+    const webTrailer = (text: string) => Buffer.concat([Buffer.from([0x80, 0, 0, 0, Buffer.byteLength(text)]), Buffer.from(text)]);
+    expect(judgeStream(streamCase(), streamed(webTrailer("grpc-status: 13\r\ngrpc-message: x\r\n"), "application/grpc-web+proto")).join()).to.match(/grpc-status 13/);
+    expect(judgeStream(streamCase(), streamed(webTrailer("grpc-status: 0\r\n"), "application/grpc-web+proto"))).to.deep.equal([]);
+    expect(judgeStream(streamCase(), streamed(Buffer.alloc(0), "application/grpc")).join()).to.match(/without grpc-status/);
   });
 });
