@@ -47,7 +47,7 @@ export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions,
   // The nodes' own streams (HTTP/2, Connect protobuf, no compression, no deadline) are read and
   // answered without Connect's pipeline (exchange-http2-handler.ts).
   const plainExchange = exchangeHandler(endpoint, serverBytesFrames());
-  return (req, res) => {
+  const dispatch: PeerRequestHandler = (req, res) => {
     const refusal = peerRequestRefusal(gate, req.socket.remoteAddress, req.headers.authorization);
     if (refusal !== undefined) {
       refusePeerRequest(req, res, refusal);
@@ -60,4 +60,28 @@ export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions,
     else if (isBinaryStreamType(req.headers["content-type"])) binaryExchange(req, res);
     else connect(req, res);
   };
+  // Connect's adapter builds the request's URL synchronously and throws on an authority that is
+  // not a host (`Host: [`) or on none at all (HTTP/1.0): thrown out of the request handler, that
+  // stopped the node. Whatever throws here is the request's fault: 400.
+  return (req, res) => {
+    try {
+      dispatch(req, res);
+    } catch (err) {
+      refuseMalformed(res, err);
+    }
+  };
+}
+
+/** 400 with the envelope for a request the dispatch could not take (or a reset when the answer has begun). */
+function refuseMalformed(res: ServerResponse | Http2ServerResponse, err: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = JSON.stringify({ error: `malformed peer request: ${err instanceof Error ? err.message : String(err)}`, code: "BAD_REQUEST" });
+  const headers: Record<string, string | number> = { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) };
+  // HTTP/1.1: the body was not read; HTTP/2 refuses connection headers (and needs none)
+  if (!("stream" in res)) headers.connection = "close";
+  (res as ServerResponse).writeHead(400, headers);
+  res.end(body);
 }

@@ -20,6 +20,19 @@ export interface PeerServer {
   close(): Promise<void>;
 }
 
+/**
+ * The HTTP/2 `checkContinue` listener: 100 Continue, then the request handler. Node's own answer
+ * to `Expect: 100-continue` calls writeContinue() on the stream before any handler runs, and that
+ * throws when the caller's RST_STREAM came in the same TCP write as its headers: one write by
+ * anyone, token or not, stopped the node.
+ */
+function continueThen(handle: PeerRequestHandler): (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void {
+  return (req, res) => {
+    if (!req.stream.destroyed && !req.stream.closed) res.writeContinue();
+    handle(req, res);
+  };
+}
+
 export function createPeerServer(handle: PeerRequestHandler): PeerServer {
   const h1 = http.createServer(
     { requestTimeout: PEER_TIMEOUT_MS, headersTimeout: PEER_TIMEOUT_MS, keepAliveTimeout: PEER_IDLE_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
@@ -31,6 +44,7 @@ export function createPeerServer(handle: PeerRequestHandler): PeerServer {
   h1.on("clientError", answerClientError);
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: 1000 } }, handle);
   h2.on("session", (session: http2.ServerHttp2Session) => idleTimeout(session, PEER_IDLE_TIMEOUT_MS, () => session.close()));
+  h2.on("checkContinue", continueThen(handle));
   const sockets = new Set<net.Socket>();
 
   const server = net.createServer({ noDelay: true }, (socket) => {
@@ -85,6 +99,7 @@ export function createSecurePeerServer(handle: PeerRequestHandler, tls: { readon
     handle,
   );
   server.on("session", (session: http2.ServerHttp2Session) => idleTimeout(session, PEER_IDLE_TIMEOUT_MS, () => session.close()));
+  server.on("checkContinue", continueThen(handle));
   server.maxConnections = PEER_CONNECTIONS_MAX;
   const sockets = new Set<net.Socket>();
   server.on("connection", (socket: net.Socket) => {

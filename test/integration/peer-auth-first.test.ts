@@ -1,12 +1,12 @@
 // Authentication comes before the body on the dist listener (SPEC-NOTES): a request without the
 // peer token, or with a wrong one, is answered 401 before its body is read, inflated or decoded,
 // whatever the body holds and whichever path or protocol it uses. Nothing it asked for happens.
-import net from "node:net";
 import { gzipSync } from "node:zlib";
 import { expect } from "chai";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
 import { expectEnvelope } from "../helpers/envelope.js";
 import { call } from "../helpers/http-call.js";
+import { FLAG, FRAME, frame, headerBlock, headersThenReset, sendBytes, sendFrames } from "../helpers/h2-frames.js";
 
 const TOKEN = "peer-token-auth-first";
 const SERVICE = "/internal/hypercache.peer.v1.PeerService";
@@ -79,48 +79,71 @@ describe("dist listener: authentication comes before the body", function () {
     }
   });
 
-  it("a refused HTTP/2 stream whose reset arrives with its headers does not kill the node, whatever its protocol (found by the exchange fuzz family)", async () => {
-    // HEADERS and RST_STREAM in one TCP write: the node reads both before its handler runs, so
-    // the handler meets a stream that is already closed.
-    const literal = (name: string, value: string) => Buffer.concat([Buffer.from([0x00, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
-    const frame = (type: number, flags: number, stream: number, payload: Buffer) => {
-      const head = Buffer.alloc(9);
-      head.writeUIntBE(payload.length, 0, 3);
-      head[3] = type;
-      head[4] = flags;
-      head.writeUInt32BE(stream, 5);
-      return Buffer.concat([head, payload]);
-    };
-    const types = ["application/grpc", "application/grpc+proto", "application/grpc-web+proto", "application/connect+proto", "application/connect+json", "application/json"];
-    const frames: Buffer[] = [Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), frame(4, 0, 0, Buffer.alloc(0))];
-    types.forEach((type, i) => {
-      const id = 4 * i + 1;
-      // :method POST, :scheme http (indexed), :path and :authority (literal, indexed names 4 and 1)
-      const block = Buffer.concat([Buffer.from([0x83, 0x86]), Buffer.from([0x04, `${SERVICE}/Exchange`.length]), Buffer.from(`${SERVICE}/Exchange`), Buffer.from([0x01, 9]), Buffer.from("127.0.0.1"), literal("content-type", type), literal("authorization", "Bearer wrong")]);
-      frames.push(frame(1, 0x4, id, block), frame(3, 0, id, Buffer.from([0, 0, 0, 8])));
-      // the same stream with the token, for the handlers behind the gate
-      const served = Buffer.concat([block.subarray(0, block.length - literal("authorization", "Bearer wrong").length), literal("authorization", `Bearer ${TOKEN}`)]);
-      frames.push(frame(1, 0x4, id + 2, served), frame(3, 0, id + 2, Buffer.from([0, 0, 0, 8])));
-    });
-    const socket = net.connect(node.distPort, "127.0.0.1");
-    socket.on("error", () => undefined);
-    await new Promise((r) => socket.once("connect", r));
-    // a GOAWAY (frame type 7) from the node would mean the frames were not what they should be
-    const received: Buffer[] = [];
-    socket.on("data", (c: Buffer) => received.push(c));
-    socket.write(Buffer.concat(frames));
-    await new Promise((r) => setTimeout(r, 300));
-    const answer = Buffer.concat(received);
-    for (let at = 0; at + 9 <= answer.length; at += 9 + answer.readUIntBE(at, 3)) expect(answer[at + 3], "no GOAWAY").to.not.equal(7);
-    socket.destroy();
+  /** The node is still running and serving. */
+  async function expectAlive(): Promise<void> {
     expect(node.child.exitCode, node.stderr.join("")).to.equal(null);
     const r = await call(`${base}/health`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(r.status).to.equal(200);
+  }
+
+  it("a refused HTTP/2 stream whose reset arrives with its headers does not kill the node, whatever its protocol (found by the exchange fuzz family)", async () => {
+    // HEADERS and RST_STREAM in one TCP write: the node reads both before its handler runs, so
+    // the handler meets a stream that is already closed. Each stream goes once without the
+    // token and once with it, for the handlers behind the gate.
+    const types = ["application/grpc", "application/grpc+proto", "application/grpc-web+proto", "application/connect+proto", "application/connect+json", "application/json"];
+    const frames = types.flatMap((type, i) => {
+      const fields = (token: string): [string, string][] => [[":method", "POST"], [":scheme", "http"], [":path", `${SERVICE}/Exchange`], [":authority", "127.0.0.1"], ["content-type", type], ["authorization", `Bearer ${token}`]];
+      return [headersThenReset(4 * i + 1, fields("wrong")), headersThenReset(4 * i + 3, fields(TOKEN))];
+    });
+    // a GOAWAY from the node would mean the frames were not what they should be
+    expect(await sendFrames(node.distPort, frames)).to.not.include(FRAME.GOAWAY);
+    await expectAlive();
+  });
+
+  it("a stream with Expect: 100-continue whose reset arrives with its headers does not kill the node (Node's compat layer answers 100 before any handler)", async () => {
+    const frames = ["/health", `${SERVICE}/Exchange`, `${SERVICE}/Set`].flatMap((path, i) =>
+      [undefined, TOKEN].map((token, j) =>
+        headersThenReset(4 * i + 2 * j + 1, [[":method", "POST"], [":scheme", "http"], [":path", path], [":authority", "127.0.0.1"], ["content-type", "application/json"], ["expect", "100-continue"], ...(token ? [["authorization", `Bearer ${token}`] as [string, string]] : [])]),
+      ),
+    );
+    expect(await sendFrames(node.distPort, frames)).to.not.include(FRAME.GOAWAY);
+    await expectAlive();
+  });
+
+  it("an authority that is not a host, with the token, gets 400 and does not kill the node (HTTP/2 :authority and HTTP/1.1 Host)", async () => {
+    for (const authority of ["[", "a b", "%"]) {
+      const frames = [frame(FRAME.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, 1, headerBlock([[":method", "POST"], [":scheme", "http"], [":path", `${SERVICE}/Health`], [":authority", authority], ["content-type", "application/json"], ["authorization", `Bearer ${TOKEN}`]]))];
+      await sendFrames(node.distPort, frames);
+      const h1 = await sendBytes(node.distPort, `POST ${SERVICE}/Health HTTP/1.1\r\nHost: ${authority}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+      expect(h1, authority).to.match(/^HTTP\/1\.1 400 /);
+      await expectAlive();
+    }
   });
 
   it("with the token, the same paths still work (Health over Connect JSON, /health)", async () => {
     const h = await call(`${base}${SERVICE}/Health`, { method: "POST", body: "{}", headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` } });
     expect(h.status, h.body.toString()).to.equal(200);
     expect((await call(`${base}/health`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).to.equal(200);
+  });
+});
+
+describe("dist listener in protected mode (no peer credential): a loopback request without an authority", function () {
+  this.timeout(30_000);
+  let node: NodeProcess;
+  before(async () => {
+    node = await startNode({ id: "af2" });
+  });
+  after(async () => {
+    await node?.stop("SIGKILL");
+  });
+
+  it("HTTP/1.0 without Host gets 400 and does not kill the node (Connect's adapter cannot build the request's URL)", async () => {
+    for (const path of ["/health", `${SERVICE}/Health`]) {
+      const answer = await sendBytes(node.distPort, `GET ${path} HTTP/1.0\r\n\r\n`);
+      expect(answer, path).to.match(/^HTTP\/1\.1 400 /);
+      expect(answer).to.include('"code":"BAD_REQUEST"');
+    }
+    expect(node.child.exitCode, node.stderr.join("")).to.equal(null);
+    expect((await call(`http://127.0.0.1:${node.distPort}/health`)).status).to.equal(200);
   });
 });

@@ -18,6 +18,7 @@ import type { PeerEndpoint } from "../../src/transport/index.js";
 import { ExchangeRequestSchema, ExchangeResponseSchema, PeerService, SetRequestSchema } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { fromBinary } from "@bufbuild/protobuf";
 import { testConfig } from "../helpers/test-config.js";
+import { frame as h2Frame, headerBlock, PREFACE } from "../helpers/h2-frames.js";
 
 const PATH = `/internal/${PeerService.typeName}/${PeerService.method.exchange.name}`;
 const PLAIN = { ":method": "POST", ":path": PATH, "content-type": "application/connect+proto", "connect-protocol-version": "1" };
@@ -257,15 +258,7 @@ describe("peer exchange handler (envelopes without Connect's pipeline)", functio
     const port = (served.server.address() as net.AddressInfo).port;
     const frames = 200_000;
     // A raw HTTP/2 caller: preface, SETTINGS, HEADERS, then the envelope one byte per DATA frame.
-    const h2frame = (type: number, flags: number, id: number, payload: Buffer) => {
-      const h = Buffer.alloc(9);
-      h.writeUIntBE(payload.length, 0, 3);
-      h[3] = type;
-      h[4] = flags;
-      h.writeUInt32BE(id, 5);
-      return Buffer.concat([h, payload]);
-    };
-    const literal = (name: string, value: string) => Buffer.concat([Buffer.from([0x00, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
+    const h2frame = h2Frame;
     const headers = [[":method", "POST"], [":scheme", "http"], [":authority", `127.0.0.1:${port}`], [":path", PATH], ["content-type", "application/connect+proto"]] as const;
     const sock = net.connect(port, "127.0.0.1");
     await new Promise<void>((r) => sock.once("connect", () => r()));
@@ -288,7 +281,7 @@ describe("peer exchange handler (envelopes without Connect's pipeline)", functio
         if ((type === 0 || type === 1) && flags & 1) answered = true;
       }
     });
-    sock.write(Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), h2frame(4, 0, 0, Buffer.alloc(0)), h2frame(1, 4, 1, Buffer.concat(headers.map(([n, v]) => literal(n, v))))]));
+    sock.write(Buffer.concat([PREFACE, h2frame(4, 0, 0, Buffer.alloc(0)), h2frame(1, 4, 1, headerBlock(headers))]));
     // The envelope's header, itself cut into one-byte frames, declares a body of `frames - 5` bytes.
     const header = Buffer.alloc(5);
     header.writeUInt32BE(frames - 5, 1);
