@@ -9,6 +9,7 @@
 // value written in one piece while the other side had already answered its headers failed the
 // write (test/integration/cluster-large-values.test.ts).
 import { Code, ConnectError } from "@connectrpc/connect";
+import { endStreamFlag } from "@connectrpc/connect/protocol-connect";
 
 const ENVELOPE_HEADER_BYTES = 5;
 
@@ -42,7 +43,14 @@ export class EnvelopeReader {
   private body: Uint8Array | undefined;
   private bodyFill = 0;
 
-  constructor(private readonly maxBytes: number) {}
+  /**
+   * `maxBytes` caps every envelope; `endStreamMaxBytes` caps the end-of-stream one (flags 0x02,
+   * JSON the caller parses), refused from its header like any other.
+   */
+  constructor(
+    private readonly maxBytes: number,
+    private readonly endStreamMaxBytes = maxBytes,
+  ) {}
 
   /** Takes a chunk and calls `onEnvelope` for every envelope it completes; throws on an oversized one. */
   push(chunk: Uint8Array, onEnvelope: (flags: number, data: Uint8Array) => void): void {
@@ -55,6 +63,9 @@ export class EnvelopeReader {
         this.length = this.head.readUInt32BE(1);
         if (this.length > this.maxBytes) {
           throw new ConnectError(`message size ${this.length} is larger than configured readMaxBytes ${this.maxBytes}`, Code.ResourceExhausted);
+        }
+        if (this.flags & endStreamFlag && this.length > this.endStreamMaxBytes) {
+          throw new ConnectError(`end-of-stream message size ${this.length} is larger than ${this.endStreamMaxBytes}`, Code.ResourceExhausted);
         }
         this.bodyFill = 0;
         if (chunk.length - at >= this.length) {

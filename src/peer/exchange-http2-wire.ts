@@ -19,9 +19,10 @@
 // stream is Unavailable. One difference, on purpose: a stream that ends without its end-of-stream
 // envelope is Unavailable (the peer failed; its calls may be retried or hinted), where Connect's
 // client says InvalidArgument, which a node would take as its own caller's BAD_REQUEST. Envelopes
-// after the end-of-stream envelope are ignored. The end-of-stream envelope's JSON (an error and
-// its metadata: well under a kilobyte from a node) is parsed only up to END_STREAM_BYTES_MAX, so a
-// peer cannot hold the event loop with megabytes of it; a larger one is ResourceExhausted.
+// after the end-of-stream envelope are ignored. The end-of-stream envelope (JSON: an error and its
+// metadata, well under a kilobyte from a node) is read only up to END_STREAM_BYTES_MAX, refused
+// from its header, so a peer cannot hold the event loop, or memory, with megabytes of it: a
+// larger one is ResourceExhausted. (With compression on, Connect's client reads it, uncapped.)
 import http2 from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeFromHttpStatus, endStreamFlag, endStreamFromJson } from "@connectrpc/connect/protocol-connect";
@@ -86,10 +87,9 @@ async function run(session: StreamSession, opts: Http2WireOptions, headers: http
     answers.fail(err);
     if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_CANCEL);
   };
-  const reader = new EnvelopeReader(opts.maxBytes);
+  const reader = new EnvelopeReader(opts.maxBytes, END_STREAM_BYTES_MAX);
   const onEnvelope = (flags: number, data: Uint8Array) => {
     if (flags & endStreamFlag) {
-      if (data.length > END_STREAM_BYTES_MAX) throw new ConnectError(`end-of-stream message size ${data.length} is larger than ${END_STREAM_BYTES_MAX}`, Code.ResourceExhausted);
       const end = endStreamFromJson(data);
       if (end.error) {
         const error = end.error;

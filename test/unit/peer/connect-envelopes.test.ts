@@ -81,6 +81,13 @@ describe("connect envelopes", () => {
     expect(readAll(new EnvelopeReader(100), [envelope(0, new Uint8Array(100))])[0]?.[1]).to.have.length(200);
   });
 
+  it("refuses an end-of-stream envelope longer than its own cap from its header, and reads other envelopes up to the general cap", () => {
+    const reader = new EnvelopeReader(1000, 10);
+    expect(() => reader.push(Buffer.from([2, 0, 0, 0, 11]), () => expect.fail("no envelope expected"))).to.throw(ConnectError, /end-of-stream/);
+    const read = readAll(new EnvelopeReader(1000, 10), [envelope(0, new Uint8Array(500)), envelope(2, new Uint8Array(10))]);
+    expect(read.map(([flags]) => flags)).to.deep.equal([0, 2]);
+  });
+
   it("hands up data of its own: changing the chunk afterwards changes nothing read", () => {
     const chunk = envelope(0, Uint8Array.of(7, 7, 7));
     let got: Uint8Array | undefined;
