@@ -131,8 +131,9 @@ export async function sendStream(port: number, c: StreamCase, authorization: str
       return out;
     }
     Object.assign(out, got);
-    if (out.sessionError === undefined && out.goaway === undefined && !session.destroyed) {
-      out.followUp = await followUp(session, [["content-type", "application/connect+proto"], ["connect-protocol-version", "1"], ["authorization", authorization]]);
+    if (out.sessionError === undefined && out.goaway === undefined) {
+      // a session the server closed without an error or a GOAWAY cannot serve the next stream
+      out.followUp = session.destroyed || session.closed ? "the server closed the session" : await followUp(session, [["content-type", "application/connect+proto"], ["connect-protocol-version", "1"], ["authorization", authorization]]);
     }
     return out;
   } finally {

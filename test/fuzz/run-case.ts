@@ -45,10 +45,18 @@ export async function runCase(j: CaseJudge, c: FuzzCase, timeoutMs = ANSWER_TIME
   return { problems, ...(x.answer ? { status: x.answer.status } : {}) };
 }
 
-/** `problems`, and one more when the node is no longer running. */
+/** How long a case with a problem waits to see whether the node is exiting. */
+const EXIT_GRACE_MS = 200;
+
+/**
+ * `problems`, and one more when the node is no longer running. A case with a problem (a closed
+ * connection, a failed session) may be the node dying: it waits a little for the exit to show,
+ * so the crash is put on the case that caused it, not on the next one. Cases without a problem
+ * only give an asynchronous crash a tick.
+ */
 async function withProcess(j: CaseJudge, problems: string[]): Promise<string[]> {
-  // give an asynchronous crash a moment to surface before looking at the process
-  await new Promise((r) => setImmediate(r));
+  if (problems.length > 0) await Promise.race([j.target.node.exited, new Promise((r) => setTimeout(r, EXIT_GRACE_MS))]);
+  else await new Promise((r) => setImmediate(r));
   if (!j.target.alive) problems.push(`the node exited (${j.target.node.child.exitCode ?? j.target.node.child.signalCode}): ${j.target.lastWords()}`);
   return problems;
 }
