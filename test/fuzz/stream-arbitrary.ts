@@ -2,7 +2,8 @@
 // envelopes of random ExchangeRequest messages (every call, unknown fields included), of junk, or
 // of a message with bytes flipped, cut or added; flags and declared lengths that lie; the body cut
 // into random pieces (down to one byte each); headers that send the stream to the raw path or to
-// Connect's handler (a deadline, compression, gRPC, JSON); and a caller that ends or resets.
+// Connect's handler (a deadline, compression, gRPC, JSON), with an Expect header or an authority
+// that is not a host now and then; and a caller that ends or resets.
 import { gzipSync } from "node:zlib";
 import { toBinary } from "@bufbuild/protobuf";
 import fc from "fast-check";
@@ -92,6 +93,9 @@ const headersArb = fc.record({
   timeout: fc.oneof({ weight: 8, arbitrary: fc.constant("") }, fc.constantFrom("5000", "0", "-1", "abc", "99999999999")),
   encoding: fc.oneof({ weight: 8, arbitrary: fc.constant("") }, fc.constantFrom("identity", "gzip", "br")),
   auth: fc.oneof({ weight: 8, arbitrary: fc.constant("peer") }, fc.constantFrom("none", "wrong")),
+  // Node's compat layer answers Expect itself; Connect builds a URL from the authority
+  expect: fc.oneof({ weight: 9, arbitrary: fc.constant("") }, fc.constantFrom("100-continue", "200-ok")),
+  authority: fc.oneof({ weight: 9, arbitrary: fc.constant("") }, fc.constantFrom("[", "a b", "%", "x:99999", "::1")),
 });
 
 /** Stream cases for the dist listener; `tokens.peer` is the node's peer token. */
@@ -119,6 +123,8 @@ export function streamCaseArb(tokens: Tokens): fc.Arbitrary<StreamCase> {
       if (grpc) headers.push(["te", "trailers"]);
       if (h.timeout !== "") headers.push([grpc ? "grpc-timeout" : "connect-timeout-ms", grpc ? `${h.timeout}m` : h.timeout]);
       if (h.encoding !== "") headers.push([grpc ? "grpc-encoding" : "connect-content-encoding", h.encoding]);
+      if (h.expect !== "") headers.push(["expect", h.expect]);
+      if (h.authority !== "") headers.push([":authority", h.authority]);
       if (h.auth === "peer") headers.push(["authorization", `Bearer ${tokens.peer}`]);
       if (h.auth === "wrong") headers.push(["authorization", "Bearer not-the-token"]);
       const mutations = [
@@ -127,6 +133,8 @@ export function streamCaseArb(tokens: Tokens): fc.Arbitrary<StreamCase> {
         ...(h.timeout !== "" ? ["deadline"] : []),
         ...(h.encoding !== "" ? [`encoding:${h.encoding}`] : []),
         ...(h.auth !== "peer" ? [`auth:${h.auth}`] : []),
+        ...(h.expect !== "" ? [`expect:${h.expect}`] : []),
+        ...(h.authority !== "" ? [`authority:${h.authority}`] : []),
         ...encoded.flatMap((e) => (e.mutation ? [e.mutation] : [])),
         ...(trailing.length > 0 ? ["trailing-bytes"] : []),
         ...(cutting !== "whole" ? [`cut:${cutting}`] : []),

@@ -147,6 +147,13 @@ describe("fuzz stream oracle (HTTP/2 streams on the dist listener)", () => {
     expect(judgeStream(streamCase(), streamed(endStream({}), undefined, { followUp: "status 503" })).join()).to.match(/well-formed stream afterwards/);
   });
 
+  it("lets nghttp2 refuse an authority HTTP/2 does not allow with PROTOCOL_ERROR, and no other stream", () => {
+    const reset: StreamExchange = { resetCode: 1, timedOut: false, elapsedMs: 1 };
+    expect(judgeStream(streamCase({ mutations: ["h2", "authority:a b"] }), reset)).to.deep.equal([]);
+    expect(judgeStream(streamCase(), reset).join()).to.match(/reset the stream \(code 1\)/);
+    expect(judgeStream(streamCase({ mutations: ["h2", "authority:a b"] }), { ...reset, resetCode: 2 }).join()).to.match(/code 2/);
+  });
+
   it("asks nothing of the answer to a stream the caller reset, but still wants its session to serve", () => {
     expect(judgeStream(streamCase({ finish: "reset" }), { resetCode: 8, timedOut: false, elapsedMs: 1 })).to.deep.equal([]);
     expect(judgeStream(streamCase({ finish: "reset-early" }), { timedOut: false, elapsedMs: 1, followUp: "closed without an answer" }).join()).to.match(/afterwards/);
