@@ -154,7 +154,7 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
     await node.stop();
     process.exit(1);
   };
-  const peer = tls.dist ? createSecurePeerServer(node.peerHandler, tls.dist) : createPeerServer(node.peerHandler);
+  const peer = tls.dist ? createSecurePeerServer(node.peerHandler, tls.dist, node.peerTrust) : createPeerServer(node.peerHandler, node.peerTrust);
   try {
     await listen(peer.server, config.distAddr);
   } catch (err) {

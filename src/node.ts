@@ -16,7 +16,7 @@ import type { Gossiper, MemberTable, Prober } from "./membership/index.js";
 import { createMembershipEndpoint } from "./membership/index.js";
 import type { Metrics } from "./observability/index.js";
 import { OperationLatencies, SseHub, type OtelMirror } from "./observability/index.js";
-import { createPeerHandler, type PeerRequestHandler } from "./peer/index.js";
+import { createPeerHandler, PeerConnectionTrust, type PeerRequestHandler } from "./peer/index.js";
 import type { EvictionLoop, ExpirationLoop, ShardedStore } from "./store/index.js";
 import type { PeerEndpoint, PeerRef } from "./transport/index.js";
 import {
@@ -46,6 +46,8 @@ export interface HypercacheNode {
   readonly endpoint: PeerEndpoint;
   /** Request handler of the dist listener. */
   readonly peerHandler: NodeHandlerFn;
+  /** The dist listener's connections that carried a request the gate let through (for its server). */
+  readonly peerTrust: PeerConnectionTrust;
   /** Merkle anti-entropy: one sync with a peer, and the answering side (for tests). */
   readonly merkle: { readonly syncer: MerkleSyncer; readonly answers: MerkleAnswers };
   /** Peer calls made so far (forwards, pushes, reads). */
@@ -146,8 +148,9 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     }),
     ...createMembershipEndpoint({ selfId: config.nodeId, members, transport: f.transport }),
   };
-  const peerHandler = createPeerHandler(endpoint, { token: config.peerToken, mutualTls: config.distTls !== undefined, insecure: config.peerInsecure }, { acceptCompressed: config.compressionThresholdBytes > 0 });
-  return { clientApp: client.app, clientHandler: client.handler, managementApp, endpoint, peerHandler, publisher, otel };
+  const peerTrust = new PeerConnectionTrust(timers);
+  const peerHandler = createPeerHandler(endpoint, { token: config.peerToken, mutualTls: config.distTls !== undefined, insecure: config.peerInsecure }, { acceptCompressed: config.compressionThresholdBytes > 0 }, peerTrust);
+  return { clientApp: client.app, clientHandler: client.handler, managementApp, endpoint, peerHandler, peerTrust, publisher, otel };
 }
 
 export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
@@ -194,7 +197,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     clientHandler: s.clientHandler,
     managementApp: s.managementApp,
     endpoint: s.endpoint,
-    peerHandler: s.peerHandler,
+    peerHandler: s.peerHandler, peerTrust: s.peerTrust,
     merkle: l.merkle,
     peerCalls: d.peerCalls,
     loops: { hints: l.hints, eviction: l.eviction, expiration: l.expiration, prober: l.prober, gossiper: l.gossiper, rebalancer: l.rebalancer, antiEntropy: l.antiEntropy, catchUp: l.catchUp },

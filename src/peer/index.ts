@@ -1,5 +1,6 @@
 export { createPeerRoutes, peerServiceImpl } from "./peer-service.js";
 export { createPeerHandler, type PeerRequestHandler } from "./peer-handler.js";
+export { PeerConnectionTrust } from "./connection-trust.js";
 export { createPeerServer, createSecurePeerServer, type PeerServer } from "./peer-server.js";
 export { peerTlsOptions, type PeerTlsOptions } from "./peer-tls.js";
 export { ConnectPeerTransport, type ConnectPeerTransportOptions } from "./client.js";

@@ -15,6 +15,7 @@ import { isBinaryStreamType, serverBytesFrames } from "./exchange-codec.js";
 import { isPlainConnectStream, serveExchangeStream } from "./exchange-http2-handler.js";
 import { exchangeHandler } from "./exchange-server.js";
 import { installFastTextEncoding } from "./text-encoding.js";
+import type { PeerConnectionTrust } from "./connection-trust.js";
 
 /** Request handler of the dist listener (HTTP/1.1 and HTTP/2). */
 export type PeerRequestHandler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
@@ -27,7 +28,7 @@ export interface PeerBodyOptions {
 
 const EXCHANGE_PATH = `${SERVICE_PATH}/Exchange`;
 
-export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions, body: PeerBodyOptions = { acceptCompressed: false }): PeerRequestHandler {
+export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions, body: PeerBodyOptions = { acceptCompressed: false }, trust?: PeerConnectionTrust): PeerRequestHandler {
   installFastTextEncoding();
   const options = {
     // gzip only (peers never send brotli, Connect's other default), inflated within the cap
@@ -53,6 +54,7 @@ export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions,
       refusePeerRequest(req, res, refusal);
       return;
     }
+    trust?.markRequest(req);
     rewriteFixedPath(req);
     correctParseErrors(res);
     if (req.url !== EXCHANGE_PATH) connect(req, res);

@@ -10,6 +10,7 @@ import { PEER_CONNECTIONS_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../
 import { answerClientError } from "../http/client-errors.js";
 import type { PeerRequestHandler } from "./peer-handler.js";
 import { idleTimeout } from "./session-idle.js";
+import type { PeerConnectionTrust } from "./connection-trust.js";
 
 const PREFACE_START = Buffer.from("PRI ");
 
@@ -18,6 +19,15 @@ export interface PeerServer {
   readonly server: net.Server;
   /** Stops accepting, then closes every open connection. */
   close(): Promise<void>;
+}
+
+/**
+ * The timers of a new HTTP/2 session: closed after the idle timeout, and after the peer timeout
+ * unless a request on it passed the gate (connection-trust.ts).
+ */
+function watchSession(session: http2.ServerHttp2Session, trust: PeerConnectionTrust | undefined): void {
+  idleTimeout(session, PEER_IDLE_TIMEOUT_MS, () => session.close());
+  trust?.closeUntrusted(session, PEER_TIMEOUT_MS);
 }
 
 /**
@@ -33,7 +43,7 @@ function continueThen(handle: PeerRequestHandler): (req: http2.Http2ServerReques
   };
 }
 
-export function createPeerServer(handle: PeerRequestHandler): PeerServer {
+export function createPeerServer(handle: PeerRequestHandler, trust?: PeerConnectionTrust): PeerServer {
   const h1 = http.createServer(
     { requestTimeout: PEER_TIMEOUT_MS, headersTimeout: PEER_TIMEOUT_MS, keepAliveTimeout: PEER_IDLE_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
     handle,
@@ -43,7 +53,7 @@ export function createPeerServer(handle: PeerRequestHandler): PeerServer {
   h1.emit("listening");
   h1.on("clientError", answerClientError);
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: 1000 } }, handle);
-  h2.on("session", (session: http2.ServerHttp2Session) => idleTimeout(session, PEER_IDLE_TIMEOUT_MS, () => session.close()));
+  h2.on("session", (session: http2.ServerHttp2Session) => watchSession(session, trust));
   h2.on("checkContinue", continueThen(handle));
   const sockets = new Set<net.Socket>();
 
@@ -68,6 +78,7 @@ export function createPeerServer(handle: PeerRequestHandler): PeerServer {
       if (isH2) {
         h2.emit("connection", socket);
       } else {
+        trust?.closeUntrusted(socket, PEER_TIMEOUT_MS);
         h1.emit("connection", socket);
         socket.resume();
       }
@@ -93,12 +104,12 @@ export function createPeerServer(handle: PeerRequestHandler): PeerServer {
  * one port through ALPN, every client certificate verified against the CA (a peer without one,
  * or with one from another CA, fails the handshake). The peer token is still checked per call.
  */
-export function createSecurePeerServer(handle: PeerRequestHandler, tls: { readonly ca: Buffer; readonly cert: Buffer; readonly key: Buffer }): PeerServer {
+export function createSecurePeerServer(handle: PeerRequestHandler, tls: { readonly ca: Buffer; readonly cert: Buffer; readonly key: Buffer }, trust?: PeerConnectionTrust): PeerServer {
   const server = http2.createSecureServer(
     { allowHTTP1: true, requestCert: true, rejectUnauthorized: true, ca: tls.ca, cert: tls.cert, key: tls.key, settings: { maxConcurrentStreams: 1000 } },
     handle,
   );
-  server.on("session", (session: http2.ServerHttp2Session) => idleTimeout(session, PEER_IDLE_TIMEOUT_MS, () => session.close()));
+  server.on("session", (session: http2.ServerHttp2Session) => watchSession(session, trust));
   server.on("checkContinue", continueThen(handle));
   server.maxConnections = PEER_CONNECTIONS_MAX;
   const sockets = new Set<net.Socket>();
