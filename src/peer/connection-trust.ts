@@ -1,6 +1,6 @@
 // Which connections of the dist listener have carried a request the gate let through. A
-// connection (an HTTP/2 session, or an HTTP/1.1 socket) that has not, within the peer timeout of
-// opening, is closed: a caller without a
+// connection that has not, within the peer timeout of opening (an HTTP/2 session; twice that for
+// an HTTP/1.1 socket, whose own header timeout answers first), is closed: a caller without a
 // token could otherwise hold one of the PEER_CONNECTIONS_MAX connections for the 60 s idle
 // timeout, with a session that said nothing, or whose protocol error had made Node stop reading
 // it (Node sends GOAWAY, reads no more and tells nobody, so the caller's close goes unseen and the

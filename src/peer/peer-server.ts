@@ -78,7 +78,9 @@ export function createPeerServer(handle: PeerRequestHandler, trust?: PeerConnect
       if (isH2) {
         h2.emit("connection", socket);
       } else {
-        trust?.closeUntrusted(socket, PEER_TIMEOUT_MS);
+        // twice the peer timeout: a request head still incomplete at the peer timeout gets its 400
+        // from the HTTP/1.1 server's own timeout first
+        trust?.closeUntrusted(socket, 2 * PEER_TIMEOUT_MS);
         h1.emit("connection", socket);
         socket.resume();
       }
