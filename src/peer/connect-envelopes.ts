@@ -122,7 +122,7 @@ export interface EnvelopeSink {
 }
 
 /** Resolves once `out` can take more, or closed (at once when it is closed already). */
-function drained(out: EnvelopeSink): Promise<void> {
+export function drained(out: EnvelopeSink): Promise<void> {
   if (out.destroyed || out.closed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {

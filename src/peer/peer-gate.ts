@@ -4,6 +4,7 @@
 // loopback callers are served, unless SERVICE_PEER_INSECURE opens it (SPEC-NOTES).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { writeJson } from "../http/respond.js";
 import { bearerToken, secretsEqual } from "./peer-auth.js";
 
 export interface PeerGateOptions {
@@ -61,10 +62,8 @@ export function refusePeerRequest(req: AnyRequest, res: AnyResponse, reason: str
     }
     return;
   }
-  const body = JSON.stringify({ error: reason, code: "UNAUTHORIZED" });
-  const headers: Record<string, string | number> = { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body), "www-authenticate": 'Bearer realm="hypercache-peer"' };
   const hasBody = req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0";
-  if (!("stream" in req) && (hasBody || req.headers["transfer-encoding"] !== undefined)) headers.connection = "close";
-  (res as ServerResponse).writeHead(401, headers);
-  res.end(body);
+  const extra = ["WWW-Authenticate", 'Bearer realm="hypercache-peer"'];
+  if (!("stream" in req) && (hasBody || req.headers["transfer-encoding"] !== undefined)) extra.push("Connection", "close");
+  writeJson(res as ServerResponse, 401, JSON.stringify({ error: reason, code: "UNAUTHORIZED" }), false, extra);
 }

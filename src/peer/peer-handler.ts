@@ -15,6 +15,7 @@ import { isBinaryStreamType, serverBytesFrames } from "./exchange-codec.js";
 import { isPlainConnectStream, serveExchangeStream } from "./exchange-http2-handler.js";
 import { exchangeHandler } from "./exchange-server.js";
 import { installFastTextEncoding } from "./text-encoding.js";
+import { writeJson } from "../http/respond.js";
 import type { PeerConnectionTrust } from "./connection-trust.js";
 
 /** Request handler of the dist listener (HTTP/1.1 and HTTP/2). */
@@ -81,9 +82,6 @@ function refuseMalformed(res: ServerResponse | Http2ServerResponse, err: unknown
     return;
   }
   const body = JSON.stringify({ error: `malformed peer request: ${err instanceof Error ? err.message : String(err)}`, code: "BAD_REQUEST" });
-  const headers: Record<string, string | number> = { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) };
   // HTTP/1.1: the body was not read; HTTP/2 refuses connection headers (and needs none)
-  if (!("stream" in res)) headers.connection = "close";
-  (res as ServerResponse).writeHead(400, headers);
-  res.end(body);
+  writeJson(res as ServerResponse, 400, body, false, "stream" in res ? [] : ["Connection", "close"]);
 }

@@ -4,7 +4,7 @@
 // well-formed Exchange stream must still be served: whatever one stream did stays in its stream.
 import http2 from "node:http2";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { envelope, EnvelopeReader } from "../../src/peer/connect-envelopes.js";
+import { drained, envelope, EnvelopeReader } from "../../src/peer/connect-envelopes.js";
 import { ExchangeRequestSchema, ExchangeResponseSchema, PeerService } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import type { StreamCase } from "./fuzz-case.js";
 
@@ -48,19 +48,6 @@ function within<T>(p: Promise<T>, ms: number): Promise<T | typeof TIMEOUT> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
-/** Resolves once `stream` can take more, or has closed. */
-function writable(stream: http2.ClientHttp2Stream): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off("drain", done);
-      stream.off("close", done);
-      resolve();
-    };
-    stream.on("drain", done);
-    stream.on("close", done);
-  });
-}
-
 /** Opens a stream with `headers`, writes `pieces`, finishes as told, and collects what comes back once the stream closes. */
 function runStream(session: http2.ClientHttp2Session, path: string, headers: readonly [string, string][], pieces: readonly Buffer[], finish: StreamCase["finish"]): Promise<Pick<StreamExchange, "answer" | "resetCode">> {
   return new Promise((resolve) => {
@@ -82,7 +69,7 @@ function runStream(session: http2.ClientHttp2Session, path: string, headers: rea
     void (async () => {
       for (let i = 0; i < stopAt; i++) {
         if (stream.destroyed || stream.closed) return;
-        if (!stream.write(pieces[i])) await writable(stream);
+        if (!stream.write(pieces[i])) await drained(stream);
       }
       if (stream.destroyed || stream.closed) return;
       if (finish === "end") stream.end();
