@@ -5,10 +5,10 @@
 // session that still serves the next well-formed stream. Pure, so it is unit-tested on hand-made
 // answers.
 import { fromBinary } from "@bufbuild/protobuf";
-import { EnvelopeReader } from "../../src/peer/connect-envelopes.js";
 import { ExchangeResponseSchema } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import type { StreamCase } from "./fuzz-case.js";
 import type { StreamAnswer, StreamExchange } from "./h2-stream.js";
+import { envelopesOf, GRPC_WEB_TRAILER, trailerFields } from "../helpers/grpc-web.js";
 
 /** Statuses the dist listener may answer a stream with (Connect's mapping of its error codes included). */
 const STATUSES = [200, 400, 401, 403, 404, 408, 409, 412, 413, 415, 417, 429, 499, 501, 503, 504];
@@ -25,14 +25,6 @@ const END_STREAM = 2;
  * Connect's handler, which serves the streams with a deadline, does so).
  */
 const PRESCRIBED_INTERNAL = /^received compressed envelope, but do not know how to decompress$/;
-
-/** The envelopes of a streaming answer body, or what is wrong with its framing. */
-function envelopesOf(body: Buffer): { envelopes: { flags: number; data: Uint8Array }[]; problem?: string } {
-  const envelopes: { flags: number; data: Uint8Array }[] = [];
-  const reader = new EnvelopeReader(2 ** 31);
-  reader.push(body, (flags, data) => envelopes.push({ flags, data }));
-  return reader.pending > 0 ? { envelopes, problem: `the answer ends inside an envelope (${reader.pending} bytes of it)` } : { envelopes };
-}
 
 function connectStreamProblems(a: StreamAnswer, proto: boolean): string[] {
   const { envelopes, problem } = envelopesOf(a.body);
@@ -66,9 +58,9 @@ function connectStreamProblems(a: StreamAnswer, proto: boolean): string[] {
 function grpcWebStatus(a: StreamAnswer): { status?: string; message: string; problem?: string } {
   const { envelopes, problem } = envelopesOf(a.body);
   if (problem) return { message: "", problem };
-  const trailer = envelopes.find((e) => e.flags & 0x80);
+  const trailer = envelopes.find((e) => e.flags & GRPC_WEB_TRAILER);
   if (!trailer) return { ...(a.headers["grpc-status"] !== undefined ? { status: a.headers["grpc-status"] } : {}), message: a.headers["grpc-message"] ?? "" };
-  const fields = new Map(Buffer.from(trailer.data).toString("utf8").split("\r\n").map((l) => [l.slice(0, l.indexOf(":")).trim().toLowerCase(), l.slice(l.indexOf(":") + 1).trim()] as const));
+  const fields = trailerFields(trailer.data);
   return { ...(fields.has("grpc-status") ? { status: fields.get("grpc-status") } : {}), message: fields.get("grpc-message") ?? "" };
 }
 

@@ -13,6 +13,7 @@ import { createNode, type HypercacheNode } from "../../src/node.js";
 import { createPeerServer, type PeerServer } from "../../src/peer/index.js";
 import { createPeerHandler } from "../../src/peer/peer-handler.js";
 import { PeerService } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
+import { envelopesOf, GRPC_WEB_TRAILER, trailerFields } from "../helpers/grpc-web.js";
 import { testConfig } from "../helpers/test-config.js";
 
 const FORWARD = `/internal/${PeerService.typeName}/${PeerService.method.forward.name}`;
@@ -46,20 +47,14 @@ function grpcStatus(a: Answer): { status: string; message: string } {
   return { status: String(from["grpc-status"]), message: decodeURIComponent(String(from["grpc-message"] ?? "")) };
 }
 
-/** grpc-status and grpc-message of a gRPC-Web answer's trailer frame (flags 0x80). */
+/** grpc-status and grpc-message of a gRPC-Web answer's trailer frame (flags 0x80), its last envelope. */
 function grpcWebStatus(a: Answer): { status: string; message: string } {
-  let at = 0;
-  while (at + 5 <= a.body.length) {
-    const flags = a.body[at] as number;
-    const length = a.body.readUInt32BE(at + 1);
-    const data = a.body.subarray(at + 5, at + 5 + length).toString("utf8");
-    at += 5 + length;
-    if ((flags & 0x80) === 0) continue;
-    const fields = Object.fromEntries(data.split("\r\n").filter(Boolean).map((l) => [l.slice(0, l.indexOf(":")).trim().toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
-    expect(at, "the trailer frame's length is the bytes that follow it").to.equal(a.body.length);
-    return { status: String(fields["grpc-status"]), message: decodeURIComponent(String(fields["grpc-message"] ?? "")) };
-  }
-  throw new Error("no trailer frame");
+  const { envelopes, problem } = envelopesOf(a.body);
+  expect(problem, "the trailer frame's length is the bytes that follow it").to.equal(undefined);
+  const trailer = envelopes[envelopes.length - 1];
+  if (!trailer || (trailer.flags & GRPC_WEB_TRAILER) === 0) throw new Error("no trailer frame");
+  const fields = trailerFields(trailer.data);
+  return { status: String(fields.get("grpc-status")), message: decodeURIComponent(fields.get("grpc-message") ?? "") };
 }
 
 describe("peer listener: a request message that is not protobuf is the caller's error on every protocol", function () {
