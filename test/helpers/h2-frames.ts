@@ -32,31 +32,41 @@ export function headersThenReset(stream: number, fields: ReadonlyArray<readonly 
   return Buffer.concat([frame(FRAME.HEADERS, FLAG.END_HEADERS, stream, headerBlock(fields)), frame(FRAME.RST_STREAM, 0, stream, Buffer.from([0, 0, 0, 8]))]);
 }
 
-/** Connects to `port`, writes the preface, empty SETTINGS and `frames` in one write, and returns the types of the frames read back within `waitMs`. */
-export async function sendFrames(port: number, frames: readonly Buffer[], waitMs = 300): Promise<number[]> {
+/** What came back on a connection: the bytes read, and when the node closed it (ms after the write), if it did. */
+export interface Conversation {
+  readonly received: Buffer;
+  readonly closedAfterMs: number | undefined;
+}
+
+/** Connects to `port` on loopback, writes `bytes` in one write, and reads until the node closes the connection or `waitMs` pass. */
+export async function converse(port: number, bytes: Buffer | string, waitMs: number): Promise<Conversation> {
   const socket = net.connect(port, "127.0.0.1");
   socket.on("error", () => undefined);
   await new Promise((r) => socket.once("connect", r));
   const received: Buffer[] = [];
   socket.on("data", (c: Buffer) => received.push(c));
-  socket.write(Buffer.concat([PREFACE, frame(FRAME.SETTINGS, 0, 0), ...frames]));
-  await new Promise((r) => setTimeout(r, waitMs));
+  const t0 = performance.now();
+  socket.write(bytes);
+  const closedAfterMs = await new Promise<number | undefined>((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), waitMs);
+    socket.once("close", () => {
+      clearTimeout(timer);
+      resolve(performance.now() - t0);
+    });
+  });
   socket.destroy();
-  const answer = Buffer.concat(received);
+  return { received: Buffer.concat(received), closedAfterMs };
+}
+
+/** Writes the preface, empty SETTINGS and `frames` in one write, and returns the types of the frames read back within `waitMs`. */
+export async function sendFrames(port: number, frames: readonly Buffer[], waitMs = 300): Promise<number[]> {
+  const { received } = await converse(port, Buffer.concat([PREFACE, frame(FRAME.SETTINGS, 0, 0), ...frames]), waitMs);
   const types: number[] = [];
-  for (let at = 0; at + 9 <= answer.length; at += 9 + answer.readUIntBE(at, 3)) types.push(answer[at + 3] as number);
+  for (let at = 0; at + 9 <= received.length; at += 9 + received.readUIntBE(at, 3)) types.push(received[at + 3] as number);
   return types;
 }
 
 /** Writes raw bytes (an HTTP/1.x request) to `port` and returns what came back within `waitMs`. */
 export async function sendBytes(port: number, bytes: Buffer | string, waitMs = 300): Promise<string> {
-  const socket = net.connect(port, "127.0.0.1");
-  socket.on("error", () => undefined);
-  await new Promise((r) => socket.once("connect", r));
-  const received: Buffer[] = [];
-  socket.on("data", (c: Buffer) => received.push(c));
-  socket.write(bytes);
-  await new Promise((r) => setTimeout(r, waitMs));
-  socket.destroy();
-  return Buffer.concat(received).toString("latin1");
+  return (await converse(port, bytes, waitMs)).received.toString("latin1");
 }

@@ -3,32 +3,15 @@
 // one of the 4,096 peer connections for the 60 s idle timeout with a connection that said
 // nothing, or whose protocol error had made Node stop reading it (it sat in CLOSE-WAIT, the
 // caller's close unseen): about 70 connections a second filled the listener.
-import net from "node:net";
 import { expect } from "chai";
 import { PEER_TIMEOUT_MS } from "../../src/core/limits.js";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
-import { FLAG, FRAME, frame, headerBlock, PREFACE } from "../helpers/h2-frames.js";
+import { converse, FLAG, FRAME, frame, headerBlock, PREFACE } from "../helpers/h2-frames.js";
 
 const TOKEN = "peer-token-deadline";
 
 /** Opens a connection, writes `bytes`, and resolves with how long the node took to close it (or undefined if it did not within `waitMs`). */
-async function closedAfter(port: number, bytes: Buffer, waitMs: number): Promise<number | undefined> {
-  const socket = net.connect(port, "127.0.0.1");
-  socket.on("error", () => undefined);
-  socket.resume();
-  await new Promise((r) => socket.once("connect", r));
-  const t0 = performance.now();
-  socket.write(bytes);
-  const closed = await new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => resolve(false), waitMs);
-    socket.once("close", () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-  socket.destroy();
-  return closed ? performance.now() - t0 : undefined;
-}
+const closedAfter = async (port: number, bytes: Buffer, waitMs: number) => (await converse(port, bytes, waitMs)).closedAfterMs;
 
 const request = (token: string) =>
   frame(FRAME.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, 1, headerBlock([[":method", "GET"], [":scheme", "http"], [":path", "/health"], [":authority", "127.0.0.1"], ["authorization", `Bearer ${token}`]]));
