@@ -46,7 +46,7 @@ import { http2ExchangeWire } from "./exchange-http2-wire.js";
 import { peerTokenSigner } from "./peer-auth.js";
 import { PeerSession } from "./peer-session.js";
 import { installFastTextEncoding } from "./text-encoding.js";
-import { deletionField, entryField, forgetEntries, writeField } from "./wire-encode.js";
+import { WireEncoder } from "./wire-encode.js";
 
 /** A write's bytes as the generated ClientWrite message (the writes wire-encode.ts does not encode). */
 const encodeGeneratedWrite = (w: ClientWrite): Uint8Array => toBinary(ClientWriteSchema, toWireWrite(w));
@@ -83,6 +83,8 @@ export class ConnectPeerTransport implements PeerTransport {
   private readonly interceptors: Interceptor[];
   /** gzip for bodies above the threshold and for answers (inflated within the cap, peer-compression.ts). */
   private readonly gzip = peerGzip({ acceptCompressed: true });
+  /** Encodes the writes and records of every call by hand (wire-encode.ts). */
+  private readonly wire = new WireEncoder();
   /** RPCs sent so far. */
   calls = 0;
 
@@ -213,7 +215,7 @@ export class ConnectPeerTransport implements PeerTransport {
       sentAtUnixMs: BigInt(req.sentAtMs ?? 0),
     });
     // Sets, removes and touches are encoded by hand, increments by the generated code (wire-encode.ts).
-    msg.$unknown = req.writes.map((w) => writeField(w, encodeGeneratedWrite));
+    msg.$unknown = req.writes.map((w) => this.wire.writeField(w, encodeGeneratedWrite));
     return this.exchangeOr(
       to,
       "Forward",
@@ -226,9 +228,9 @@ export class ConnectPeerTransport implements PeerTransport {
     // The entries are encoded by hand, once per record for every replica whose call is under way
     // (wire-encode.ts); forgotten when this call is over.
     const msg = create(SetRequestSchema, { from, ...toWireOwnerChecks(checks) });
-    const done = () => forgetEntries(records);
+    const done = () => this.wire.forgetEntries(records);
     try {
-      msg.$unknown = records.map(entryField);
+      msg.$unknown = records.map((r) => this.wire.entryField(r));
     } catch (err) {
       done();
       throw err;
@@ -253,7 +255,7 @@ export class ConnectPeerTransport implements PeerTransport {
   }
   remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], checks?: OwnerChecks) {
     const msg = create(RemoveRequestSchema, { from, ...toWireOwnerChecks(checks) });
-    msg.$unknown = tombstones.map(deletionField);
+    msg.$unknown = tombstones.map((r) => this.wire.deletionField(r));
     return this.exchangeOr(
       to,
       "Remove",

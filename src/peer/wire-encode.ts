@@ -16,8 +16,6 @@ import type { VersionedRecord } from "../store/index.js";
 import type { ClientWrite, WriteCondition } from "../transport/index.js";
 import { KIND_TO_WIRE } from "./convert.js";
 
-/** Grows as needed; shrunk back after a message larger than SCRATCH_KEEP_BYTES. */
-let scratch = Buffer.allocUnsafe(4096);
 const SCRATCH_KEEP_BYTES = 1 << 20;
 
 /**
@@ -27,18 +25,20 @@ const SCRATCH_KEEP_BYTES = 1 << 20;
  */
 class Writer {
   pos = 0;
+  /** Grows as needed; shrunk back after a message larger than SCRATCH_KEEP_BYTES. */
+  private scratch = Buffer.allocUnsafe(4096);
 
   private need(n: number): void {
-    if (this.pos + n <= scratch.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(scratch.length * 2, this.pos + n));
-    scratch.copy(grown, 0, 0, this.pos);
-    scratch = grown;
+    if (this.pos + n <= this.scratch.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.scratch.length * 2, this.pos + n));
+    this.scratch.copy(grown, 0, 0, this.pos);
+    this.scratch = grown;
   }
 
   /** A varint of a non-negative integer up to 2^64 - 1 given as a number (exact up to 2^53). */
   varint(v: number): void {
     this.need(10);
-    const b = scratch;
+    const b = this.scratch;
     let p = this.pos;
     while (v >= 0x80) {
       b[p++] = (v % 0x80) | 0x80;
@@ -67,10 +67,10 @@ class Writer {
     let u = BigInt.asUintN(64, BigInt(v));
     this.need(10);
     while (u >= 0x80n) {
-      scratch[this.pos++] = Number(u & 0x7fn) | 0x80;
+      this.scratch[this.pos++] = Number(u & 0x7fn) | 0x80;
       u >>= 7n;
     }
-    scratch[this.pos++] = Number(u);
+    this.scratch[this.pos++] = Number(u);
   }
 
   bool(field: number, v: boolean): void {
@@ -87,15 +87,16 @@ class Writer {
     this.need(5 + n);
     // Short ASCII byte for byte; the length varint of up to 127 bytes is one byte.
     if (n < 0x80) {
+      const b = this.scratch;
       const start = this.pos + 1;
       let i = 0;
       for (; i < n; i++) {
         const c = s.charCodeAt(i);
         if (c > 0x7f) break;
-        scratch[start + i] = c;
+        b[start + i] = c;
       }
       if (i === n) {
-        scratch[this.pos] = n;
+        b[this.pos] = n;
         this.pos = start + n;
         return;
       }
@@ -103,7 +104,7 @@ class Writer {
     const bytes = Buffer.byteLength(s, "utf8");
     this.varint(bytes);
     this.need(bytes);
-    this.pos += scratch.write(s, this.pos, bytes, "utf8");
+    this.pos += this.scratch.write(s, this.pos, bytes, "utf8");
   }
 
   /** A bytes field from a byte string (one char per byte); omitted when empty. */
@@ -112,13 +113,13 @@ class Writer {
     this.tag(field, WireType.LengthDelimited);
     this.varint(s.length);
     this.need(s.length);
-    this.pos += scratch.write(s, this.pos, s.length, "latin1");
+    this.pos += this.scratch.write(s, this.pos, s.length, "latin1");
   }
 
   /** Already encoded bytes, as they are. */
   append(bytes: Uint8Array): void {
     this.need(bytes.length);
-    scratch.set(bytes, this.pos);
+    this.scratch.set(bytes, this.pos);
     this.pos += bytes.length;
   }
 
@@ -143,64 +144,19 @@ class Writer {
       v = Math.floor(v / 0x80);
     }
     out[p++] = v;
-    out.set(scratch.subarray(start, this.pos), p);
+    out.set(this.scratch.subarray(start, this.pos), p);
     this.reset();
     return out;
   }
 
   private reset(): void {
     this.pos = 0;
-    if (scratch.length > SCRATCH_KEEP_BYTES) scratch = Buffer.allocUnsafe(4096);
+    if (this.scratch.length > SCRATCH_KEEP_BYTES) this.scratch = Buffer.allocUnsafe(4096);
   }
 }
 
-const w = new Writer();
-
 function lengthDelimited(no: number, data: Uint8Array): UnknownField {
   return { no, wireType: WireType.LengthDelimited, data };
-}
-
-function writeEntry(rec: VersionedRecord): void {
-  w.string(1, rec.key);
-  if (!rec.tombstone) w.latin1(2, rec.value);
-  w.int(3, rec.version);
-  w.string(4, rec.origin);
-  w.int(5, rec.expiresAtMs);
-  w.int(6, rec.lastUpdatedMs);
-  w.bool(7, rec.tombstone);
-}
-
-const entryFields = new WeakMap<VersionedRecord, UnknownField>();
-
-/**
- * `rec` as an element of SetRequest.entries (an Entry message, what toBinary(EntrySchema,
- * toEntry(rec)) gives), encoded once per record object: a coordinator pushes the same record to
- * every other owner. The caller forgets the records once their call is over (forgetEntries): a
- * record that waits as a hint must not keep an encoded copy of its value alive beside it.
- */
-export function entryField(rec: VersionedRecord): UnknownField {
-  const cached = entryFields.get(rec);
-  if (cached !== undefined) return cached;
-  const start = w.startLength();
-  writeEntry(rec);
-  const field = lengthDelimited(1, w.doneWithLength(start));
-  entryFields.set(rec, field);
-  return field;
-}
-
-/** Drops the cached encodings of `records` (a later push encodes them again). */
-export function forgetEntries(records: readonly VersionedRecord[]): void {
-  for (const r of records) entryFields.delete(r);
-}
-
-/** A tombstone as an element of RemoveRequest.deletions (a Deletion message). */
-export function deletionField(rec: VersionedRecord): UnknownField {
-  const start = w.startLength();
-  w.string(1, rec.key);
-  w.int(2, rec.version);
-  w.string(3, rec.origin);
-  w.int(4, rec.lastUpdatedMs);
-  return lengthDelimited(1, w.doneWithLength(start));
 }
 
 /**
@@ -214,54 +170,104 @@ type Generated = "delta" | "initial" | "idempotencyKey";
 type Unclassified = Exclude<keyof ClientWrite, ByHand | Generated>;
 const _everyFieldClassified: [Unclassified] extends [never] ? true : never = true;
 
-/** A Precondition message with its length in front (field 5 of ClientWrite). */
-function preconditionBytes(c: WriteCondition): Uint8Array {
-  const start = w.startLength();
-  if (c.ifMatch !== undefined && c.ifMatch !== "*") for (const tag of c.ifMatch) w.string(1, tag, true);
-  w.bool(2, c.ifMatch === "*");
-  w.bool(3, c.ifNoneMatch === "*");
-  return w.doneWithLength(start);
-}
-
 /**
- * A set, remove or touch (conditions, lease tokens and the sender's view included) as an element
- * of ForwardRequest.writes (a ClientWrite message); undefined for an increment, which takes the
- * generated path.
+ * The encoder of one peer transport: its scratch buffer, and the encodings of the records its
+ * calls under way push (a coordinator pushes the same record to every other owner).
  */
-export function handWriteField(write: ClientWrite): UnknownField | undefined {
-  if (write.kind === "incr" || write.delta !== undefined || write.initial !== undefined || write.idempotencyKey !== undefined) return undefined;
-  // The writer is not reentrant: the nested message is encoded first.
-  const condition = write.condition === undefined ? undefined : preconditionBytes(write.condition);
-  const start = w.startLength();
-  w.int(1, KIND_TO_WIRE[write.kind]);
-  w.string(2, write.key);
-  if (write.kind === "set") w.latin1(3, write.value);
-  w.int(4, write.ttlMs);
-  if (condition !== undefined) {
-    w.tag(5, WireType.LengthDelimited);
-    w.append(condition);
-  }
-  w.bool(6, write.persist === true);
-  w.string(10, write.leaseToken ?? "");
-  const view = write.sender;
-  if (view !== undefined) {
-    for (const id of view.owners) w.string(11, id, true);
-    w.int(12, view.baseVersion);
-    w.string(13, view.baseOrigin);
-  }
-  return lengthDelimited(1, w.doneWithLength(start));
-}
+export class WireEncoder {
+  private readonly w = new Writer();
+  private readonly entryFields = new WeakMap<VersionedRecord, UnknownField>();
 
-/**
- * A write as an element of ForwardRequest.writes: sets, removes and touches by hand
- * (handWriteField), increments from the bytes of the generated ClientWrite message (`generated`),
- * so that one increment does not make the whole batch encode again, and the writes keep their
- * order.
- */
-export function writeField(write: ClientWrite, generated: (w: ClientWrite) => Uint8Array): UnknownField {
-  const byHand = handWriteField(write);
-  if (byHand !== undefined) return byHand;
-  const start = w.startLength();
-  w.append(generated(write));
-  return lengthDelimited(1, w.doneWithLength(start));
+  /**
+   * `rec` as an element of SetRequest.entries (an Entry message, what toBinary(EntrySchema,
+   * toEntry(rec)) gives), encoded once per record object. The caller forgets the records once
+   * their call is over (forgetEntries): a record that waits as a hint must not keep an encoded
+   * copy of its value alive beside it.
+   */
+  entryField(rec: VersionedRecord): UnknownField {
+    const cached = this.entryFields.get(rec);
+    if (cached !== undefined) return cached;
+    const w = this.w;
+    const start = w.startLength();
+    w.string(1, rec.key);
+    if (!rec.tombstone) w.latin1(2, rec.value);
+    w.int(3, rec.version);
+    w.string(4, rec.origin);
+    w.int(5, rec.expiresAtMs);
+    w.int(6, rec.lastUpdatedMs);
+    w.bool(7, rec.tombstone);
+    const field = lengthDelimited(1, w.doneWithLength(start));
+    this.entryFields.set(rec, field);
+    return field;
+  }
+
+  /** Drops the cached encodings of `records` (a later push encodes them again). */
+  forgetEntries(records: readonly VersionedRecord[]): void {
+    for (const r of records) this.entryFields.delete(r);
+  }
+
+  /** A tombstone as an element of RemoveRequest.deletions (a Deletion message). */
+  deletionField(rec: VersionedRecord): UnknownField {
+    const w = this.w;
+    const start = w.startLength();
+    w.string(1, rec.key);
+    w.int(2, rec.version);
+    w.string(3, rec.origin);
+    w.int(4, rec.lastUpdatedMs);
+    return lengthDelimited(1, w.doneWithLength(start));
+  }
+
+  /**
+   * A set, remove or touch (conditions, lease tokens and the sender's view included) as an
+   * element of ForwardRequest.writes (a ClientWrite message); undefined for an increment, which
+   * takes the generated path.
+   */
+  handWriteField(write: ClientWrite): UnknownField | undefined {
+    if (write.kind === "incr" || write.delta !== undefined || write.initial !== undefined || write.idempotencyKey !== undefined) return undefined;
+    // The writer is not reentrant: the nested message is encoded first.
+    const condition = write.condition === undefined ? undefined : this.preconditionBytes(write.condition);
+    const w = this.w;
+    const start = w.startLength();
+    w.int(1, KIND_TO_WIRE[write.kind]);
+    w.string(2, write.key);
+    if (write.kind === "set") w.latin1(3, write.value);
+    w.int(4, write.ttlMs);
+    if (condition !== undefined) {
+      w.tag(5, WireType.LengthDelimited);
+      w.append(condition);
+    }
+    w.bool(6, write.persist === true);
+    w.string(10, write.leaseToken ?? "");
+    const view = write.sender;
+    if (view !== undefined) {
+      for (const id of view.owners) w.string(11, id, true);
+      w.int(12, view.baseVersion);
+      w.string(13, view.baseOrigin);
+    }
+    return lengthDelimited(1, w.doneWithLength(start));
+  }
+
+  /**
+   * A write as an element of ForwardRequest.writes: sets, removes and touches by hand
+   * (handWriteField), increments from the bytes of the generated ClientWrite message
+   * (`generated`), so that one increment does not make the whole batch encode again, and the
+   * writes keep their order.
+   */
+  writeField(write: ClientWrite, generated: (w: ClientWrite) => Uint8Array): UnknownField {
+    const byHand = this.handWriteField(write);
+    if (byHand !== undefined) return byHand;
+    const start = this.w.startLength();
+    this.w.append(generated(write));
+    return lengthDelimited(1, this.w.doneWithLength(start));
+  }
+
+  /** A Precondition message with its length in front (field 5 of ClientWrite). */
+  private preconditionBytes(c: WriteCondition): Uint8Array {
+    const w = this.w;
+    const start = w.startLength();
+    if (c.ifMatch !== undefined && c.ifMatch !== "*") for (const tag of c.ifMatch) w.string(1, tag, true);
+    w.bool(2, c.ifMatch === "*");
+    w.bool(3, c.ifNoneMatch === "*");
+    return w.doneWithLength(start);
+  }
 }

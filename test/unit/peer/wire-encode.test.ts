@@ -1,7 +1,7 @@
 // The hand-written encoding of the write path's peer messages gives the bytes protobuf-es gives
 // for each element, and whole messages carrying them decode to the messages the generated path
 // builds.
-import { create, equals, fromBinary, toBinary, type Message } from "@bufbuild/protobuf";
+import { create, equals, fromBinary, toBinary, type Message, type UnknownField } from "@bufbuild/protobuf";
 import type { GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { expect } from "chai";
 import {
@@ -13,7 +13,7 @@ import {
   SetRequestSchema,
 } from "../../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { toDeletion, toEntry, toWireWrite } from "../../../src/peer/convert.js";
-import { deletionField, entryField, forgetEntries, handWriteField, writeField } from "../../../src/peer/wire-encode.js";
+import { WireEncoder } from "../../../src/peer/wire-encode.js";
 import type { VersionedRecord } from "../../../src/store/index.js";
 import type { ClientWrite } from "../../../src/transport/index.js";
 
@@ -48,19 +48,21 @@ const records: VersionedRecord[] = [
 ];
 
 describe("peer/wire-encode", () => {
+  const wire = new WireEncoder();
+
   it("encodes an Entry to the bytes of the generated encoder", () => {
     for (const rec of records) {
       const want = toBinary(EntrySchema, toEntry(rec));
-      expect(Buffer.from(content(entryField(rec).data)).equals(Buffer.from(want)), rec.key.slice(0, 20)).to.equal(true);
+      expect(Buffer.from(content(wire.entryField(rec).data)).equals(Buffer.from(want)), rec.key.slice(0, 20)).to.equal(true);
     }
   });
 
   it("encodes a record pushed to several replicas once, until its calls are over", () => {
     const rec = records[0] as VersionedRecord;
-    const first = entryField(rec);
-    expect(entryField(rec)).to.equal(first);
-    forgetEntries([rec]);
-    const again = entryField(rec);
+    const first = wire.entryField(rec);
+    expect(wire.entryField(rec)).to.equal(first);
+    wire.forgetEntries([rec]);
+    const again = wire.entryField(rec);
     expect(again).to.not.equal(first);
     expect(Buffer.from(again.data).equals(Buffer.from(first.data))).to.equal(true);
   });
@@ -68,14 +70,14 @@ describe("peer/wire-encode", () => {
   it("gives a SetRequest and a RemoveRequest that decode to the generated messages", () => {
     const live = records.filter((r) => !r.tombstone);
     const set = create(SetRequestSchema, { from: "bench-1", expectedOwners: ["a", "b"] });
-    set.$unknown = live.map((r) => entryField(r));
+    set.$unknown = live.map((r) => wire.entryField(r));
     const want = create(SetRequestSchema, { from: "bench-1", entries: live.map(toEntry), expectedOwners: ["a", "b"] });
     expect(sameOnWire(SetRequestSchema, set, want)).to.equal(true);
 
     const dead = records.map((r) => ({ ...r, tombstone: true, value: "" }));
-    for (const r of dead) expect(Buffer.from(content(deletionField(r).data)).equals(Buffer.from(toBinary(DeletionSchema, toDeletion(r))))).to.equal(true);
+    for (const r of dead) expect(Buffer.from(content(wire.deletionField(r).data)).equals(Buffer.from(toBinary(DeletionSchema, toDeletion(r))))).to.equal(true);
     const rm = create(RemoveRequestSchema, { from: "bench-2" });
-    rm.$unknown = dead.map(deletionField);
+    rm.$unknown = dead.map((r) => wire.deletionField(r));
     const wantRm = create(RemoveRequestSchema, { from: "bench-2", deletions: dead.map(toDeletion) });
     expect(sameOnWire(RemoveRequestSchema, rm, wantRm)).to.equal(true);
   });
@@ -93,19 +95,19 @@ describe("peer/wire-encode", () => {
       { kind: "set", key: "k", value: "v", ttlMs: 0, leaseToken: "7.xyz" },
     ];
     for (const write of byHand) {
-      const f = handWriteField(write);
+      const f = wire.handWriteField(write);
       expect(f).to.not.equal(undefined);
       expect(Buffer.from(content((f as { data: Uint8Array }).data)).equals(Buffer.from(toBinary(ClientWriteSchema, toWireWrite(write)))), JSON.stringify(write)).to.equal(true);
     }
     // A fraction fails here as it does in the generated path.
     expect(() => toWireWrite({ kind: "set", key: "k", value: "v", ttlMs: 1.5 })).to.throw(RangeError);
-    expect(() => handWriteField({ kind: "set", key: "k", value: "v", ttlMs: 1.5 })).to.throw(RangeError);
-    expect(handWriteField({ kind: "incr", key: "k", value: "", ttlMs: 0, delta: 1, initial: 0 })).to.equal(undefined);
+    expect(() => wire.handWriteField({ kind: "set", key: "k", value: "v", ttlMs: 1.5 })).to.throw(RangeError);
+    expect(wire.handWriteField({ kind: "incr", key: "k", value: "", ttlMs: 0, delta: 1, initial: 0 })).to.equal(undefined);
     for (const extra of [{ delta: 1 }, { initial: 0 }, { idempotencyKey: "i" }]) {
-      expect(handWriteField({ kind: "set", key: "k", value: "v", ttlMs: 0, ...extra }), JSON.stringify(extra)).to.equal(undefined);
+      expect(wire.handWriteField({ kind: "set", key: "k", value: "v", ttlMs: 0, ...extra }), JSON.stringify(extra)).to.equal(undefined);
     }
     const fwd = create(ForwardRequestSchema, { from: "bench-1", senderApplies: true, sentAtUnixMs: 5n });
-    fwd.$unknown = byHand.map((p) => handWriteField(p) as NonNullable<ReturnType<typeof handWriteField>>);
+    fwd.$unknown = byHand.map((p) => wire.handWriteField(p) as UnknownField);
     const want = create(ForwardRequestSchema, { from: "bench-1", senderApplies: true, sentAtUnixMs: 5n, writes: byHand.map(toWireWrite) });
     expect(sameOnWire(ForwardRequestSchema, fwd, want)).to.equal(true);
   });
@@ -120,7 +122,7 @@ describe("peer/wire-encode", () => {
     ];
     const generated = (w: ClientWrite) => toBinary(ClientWriteSchema, toWireWrite(w));
     const fwd = create(ForwardRequestSchema, { from: "n1" });
-    fwd.$unknown = mixed.map((w) => writeField(w, generated));
+    fwd.$unknown = mixed.map((w) => wire.writeField(w, generated));
     expect(sameOnWire(ForwardRequestSchema, fwd, create(ForwardRequestSchema, { from: "n1", writes: mixed.map(toWireWrite) }))).to.equal(true);
   });
 
