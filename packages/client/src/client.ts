@@ -9,7 +9,7 @@ import { ClusterWatch, type MembersView, type WatchOptions } from "./cluster-wat
 import { Discovery } from "./discovery.js";
 import { ttlToMs, type Ttl } from "./duration.js";
 import { EndpointPool, type EndpointStatus } from "./endpoint-pool.js";
-import { ClientConfigError } from "./errors.js";
+import { ClientClosedError, ClientConfigError } from "./errors.js";
 import { globalFetch, type FetchLike } from "./fetch-types.js";
 import { ATTEMPT_TIMEOUT_MS, BufferedResponse, FailoverTransport } from "./failover-transport.js";
 import { ByteRoutes } from "./byte-routes.js";
@@ -85,7 +85,8 @@ export class HypercacheClient {
   private readonly pageSize = KEY_PAGE_LIMIT;
   /** False for a management-only client (no `endpoints`): the cache API then refuses to run. */
   private readonly hasApi: boolean;
-  private closed = false;
+  /** Aborted by close(): requests and watches in flight end with a ClientClosedError. */
+  private readonly closing = new AbortController();
 
   constructor(options: ClientOptions) {
     const seeds = seedList(options);
@@ -97,7 +98,7 @@ export class HypercacheClient {
     const poolOpts = { clock: this.runtime.clock, random: this.runtime.random, randomStart: options.randomStart ?? true, accept: acceptEndpoint(options) };
     this.apiPool = new EndpointPool(seeds, poolOpts);
     this.mgmtPool = new EndpointPool(options.managementEndpoints ?? [], poolOpts);
-    const common = { fetch, auth, runtime: this.runtime, timeoutMs: options.timeoutMs ?? ATTEMPT_TIMEOUT_MS, onEvent: options.onEvent };
+    const common = { fetch, auth, runtime: this.runtime, timeoutMs: options.timeoutMs ?? ATTEMPT_TIMEOUT_MS, closed: this.closing.signal, onEvent: options.onEvent };
 
     // Discovery asks a client listener: a management-only client has none, and stays on its own.
     const discoveryOn = options.discovery !== false && this.hasApi;
@@ -291,7 +292,7 @@ export class HypercacheClient {
   /** Typed membership and heartbeat events; reconnects (to another node when it knows one) and reports its state to `onStatus`. */
   async watch(o: WatchOptions = {}): Promise<ClusterWatch> {
     await this.management();
-    return new ClusterWatch({ transport: this.mgmtTransport, pool: this.mgmtPool, runtime: this.runtime }, o);
+    return new ClusterWatch({ transport: this.mgmtTransport, pool: this.mgmtPool, runtime: this.runtime, closed: this.closing.signal }, o);
   }
 
   /** Asks the cluster for its endpoints now; resolves whether the client endpoints changed. */
@@ -315,19 +316,23 @@ export class HypercacheClient {
     return this.mgmtPool.status();
   }
 
-  /** Stops periodic discovery. Calls after close() throw. */
+  /**
+   * Stops periodic discovery, ends every request in flight and every watch (they reject, or end,
+   * with a ClientClosedError). Calls after close() throw ClientClosedError.
+   */
   close(): void {
-    this.closed = true;
     this.timer?.cancel();
+    if (!this.closing.signal.aborted) this.closing.abort(new ClientClosedError());
   }
 
   private open(): void {
-    if (this.closed) throw new ClientConfigError("the client is closed");
+    if (this.closing.signal.aborted) throw new ClientClosedError();
   }
 
   /** open(), for the cache API: a management-only client has no client endpoint to send to. */
   private openApi(): void {
-    if (this.closed || !this.hasApi) throw new ClientConfigError(this.closed ? "the client is closed" : "no client endpoint: this client was given management endpoints only; pass endpoints");
+    this.open();
+    if (!this.hasApi) throw new ClientConfigError("no client endpoint: this client was given management endpoints only; pass endpoints");
   }
 
   /** The typed management routes, once a management endpoint is known (discovered if need be). */

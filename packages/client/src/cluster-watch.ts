@@ -73,18 +73,39 @@ interface Backoff {
   attempt: number;
 }
 
+export interface ClusterWatchDeps {
+  readonly transport: FailoverTransport;
+  readonly pool: EndpointPool;
+  readonly runtime: Runtime;
+  /** The client's close signal: closing the client ends the watch. */
+  readonly closed?: AbortSignal | undefined;
+}
+
 export class ClusterWatch implements AsyncIterable<ClusterEvent> {
   private readonly ctrl = new AbortController();
+  /** The caller's signal and the client's, which end the watch; their listeners go when it ends. */
+  private readonly enders: AbortSignal[] = [];
+  private readonly onEnd = (): void => this.close();
 
   constructor(
-    private readonly deps: { transport: FailoverTransport; pool: EndpointPool; runtime: Runtime },
+    private readonly deps: ClusterWatchDeps,
     private readonly opts: WatchOptions = {},
   ) {
-    opts.signal?.addEventListener("abort", () => this.close(), { once: true });
+    for (const s of [opts.signal, deps.closed]) {
+      if (s === undefined) continue;
+      if (s.aborted) {
+        this.close();
+        return;
+      }
+      s.addEventListener("abort", this.onEnd, { once: true });
+      this.enders.push(s);
+    }
   }
 
   /** Ends the iteration and the open stream. */
   close(): void {
+    for (const s of this.enders) s.removeEventListener("abort", this.onEnd);
+    this.enders.length = 0;
     this.ctrl.abort();
   }
 
@@ -108,7 +129,7 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
       if (this.ctrl.signal.aborted) return;
       throw err;
     } finally {
-      this.ctrl.abort();
+      this.close();
     }
   }
 

@@ -154,5 +154,13 @@ function describe(e: HypercacheError | TransportError): string {
 
 /** A client option is wrong (for example Basic credentials over `http:`). */
 export class ClientConfigError extends Error {
-  override readonly name = "ClientConfigError";
+  override readonly name: string = "ClientConfigError";
+}
+
+/** The client was closed: calls made after close(), and calls and watches in flight when it was closed, end with it. */
+export class ClientClosedError extends ClientConfigError {
+  override readonly name = "ClientClosedError";
+  constructor(message = "the client is closed") {
+    super(message);
+  }
 }

@@ -5,6 +5,7 @@
 import type { AuthProvider } from "./auth.js";
 import type { EndpointPool } from "./endpoint-pool.js";
 import { AllEndpointsFailedError, errorFromAnswer, TimeoutError, TransportError, type FailedAttempt, type HypercacheError } from "./errors.js";
+import { AttemptScope } from "./attempt-scope.js";
 import { isTimeout, type FetchLike, type HeadersLike, type ResponseLike } from "./fetch-types.js";
 import type { Runtime } from "./runtime.js";
 
@@ -41,7 +42,10 @@ export interface FailoverTransportDeps {
   readonly pool: EndpointPool;
   readonly auth: AuthProvider;
   readonly runtime: Runtime;
+  /** Time limit of one attempt, headers and body (ms); 0 sets none. */
   readonly timeoutMs: number;
+  /** Aborted by the client's close(): every attempt in flight ends with its reason. */
+  readonly closed?: AbortSignal | undefined;
   readonly onEvent?: ((e: ClientEvent) => void) | undefined;
   /** Refreshes the pool from the cluster; called at most once per request, after every endpoint failed. */
   readonly rediscover?: (() => Promise<unknown>) | undefined;
@@ -167,21 +171,27 @@ export class FailoverTransport {
   }
 
   private async once(endpoint: string, req: OutgoingRequest, authorization: string | undefined): Promise<AttemptResult> {
-    const clock = this.deps.runtime.clock;
-    const started = clock.nowMs();
+    const { runtime, timeoutMs } = this.deps;
+    const started = runtime.clock.nowMs();
     const headers = authorization === undefined ? req.headers : { ...req.headers, authorization };
+    const scope = new AttemptScope(runtime.timers, timeoutMs, [req.signal, this.deps.closed]);
     let error: HypercacheError | TransportError;
     try {
-      const res = await this.deps.fetch(endpoint + req.path, { method: req.method, headers, body: req.body, signal: req.signal, timeoutMs: this.deps.timeoutMs, stream: req.stream });
-      if (req.stream && res.status < 500) return { response: res, endpoint };
-      const bytes = new Uint8Array(await res.arrayBuffer());
+      const init = { method: req.method, headers, body: req.body, signal: scope.signal, timeoutMs, stream: req.stream };
+      const res = await scope.race(this.deps.fetch(endpoint + req.path, init));
+      // A stream's body is the caller's to read and to cancel; any other answer to a stream
+      // request (an error, a redirect) is read here, within the time limit, like every answer.
+      if (req.stream && res.status === 200) return { response: res, endpoint };
+      const bytes = new Uint8Array(await scope.race(res.arrayBuffer()));
       if (res.status < 500) return { response: new BufferedResponse(res, bytes, endpoint), endpoint };
       error = errorFromAnswer(res.status, new TextDecoder().decode(bytes), endpoint);
     } catch (err) {
-      if (req.signal?.aborted) throw req.signal.reason ?? err;
-      error = isTimeout(err) ? new TimeoutError(`no answer within ${this.deps.timeoutMs} ms`, endpoint, { cause: err }) : new TransportError(transportMessage(err), endpoint, { cause: err });
+      if (scope.abortedFromOutside) throw scope.reason ?? err;
+      error = scope.timedOut || isTimeout(err) ? new TimeoutError(`no answer within ${timeoutMs} ms`, endpoint, { cause: err }) : new TransportError(transportMessage(err), endpoint, { cause: err });
+    } finally {
+      scope.end(req.stream ? req.signal : undefined);
     }
-    return new Failure(endpoint, error, clock.nowMs() - started);
+    return new Failure(endpoint, error, runtime.clock.nowMs() - started);
   }
 }
 

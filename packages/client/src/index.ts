@@ -35,6 +35,7 @@ export type { CacheItem, CacheValue, Capability, DeleteResult, Identity, ItemMet
 export {
   AllEndpointsFailedError,
   BadRequestError,
+  ClientClosedError,
   ClientConfigError,
   ConflictError,
   DrainingError,

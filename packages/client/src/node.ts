@@ -107,8 +107,9 @@ export function createNodeFetch(o: NodeTransportOptions = {}): { fetch: FetchLik
       headers: init.headers,
       body: init.body ?? null,
       signal: init.signal ?? null,
-      // undici's own timers cost far less than a signal per request; the body limit is the
-      // longest pause between two chunks, so a stream (no limit) stays open.
+      // Backstops only: the failover transport's attempt scope holds the time limit over the
+      // headers and the whole body (undici's bodyTimeout is the longest pause between two chunks,
+      // which a trickling body never reaches). A stream has no body limit.
       headersTimeout: init.timeoutMs ?? 0,
       bodyTimeout: init.stream ? 0 : (init.timeoutMs ?? 0),
     });
@@ -123,6 +124,7 @@ export function createNodeFetch(o: NodeTransportOptions = {}): { fetch: FetchLik
  */
 export class HypercacheClient extends CoreClient {
   private readonly agent: Agent | undefined;
+  private agentClosed: Promise<void> | undefined;
 
   constructor(options: NodeClientOptions) {
     const own = options.fetch === undefined ? createNodeFetch(options) : undefined;
@@ -130,8 +132,12 @@ export class HypercacheClient extends CoreClient {
     this.agent = own?.agent;
   }
 
+  /**
+   * Ends what is in flight (requests reject and watches end with a ClientClosedError), then
+   * closes the Agent's connections. Resolves once they are closed, without waiting for any answer.
+   */
   override close(): Promise<void> {
     super.close();
-    return this.agent?.close() ?? Promise.resolve();
+    return (this.agentClosed ??= this.agent?.destroy() ?? Promise.resolve());
   }
 }

@@ -96,3 +96,27 @@ export class FakeFetch {
     return this.calls.map((c) => c.endpoint);
   }
 }
+
+/**
+ * An answer whose headers came but whose body never ends: its reads never settle, whatever signal
+ * the request had (a node that trickles bytes, or a fetch implementation that ignores its signal).
+ */
+export function stalledAnswer(status: number, headers: Record<string, string> = {}): ResponseLike {
+  const never = new Promise<never>(() => undefined);
+  const body = new ReadableStream<Uint8Array>({ start: () => undefined });
+  return { ...answer(status, "", headers), body, text: () => never, json: () => never, arrayBuffer: () => never };
+}
+
+/** Lets pending promises and real-loop callbacks run (a few real milliseconds; no test time passes). */
+export const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
+
+/** Whether `p` settled within a few real milliseconds, and how. */
+export async function outcome<T>(p: Promise<T>): Promise<{ state: "pending" } | { state: "resolved"; value: T } | { state: "rejected"; error: unknown }> {
+  let result: { state: "pending" } | { state: "resolved"; value: T } | { state: "rejected"; error: unknown } = { state: "pending" };
+  p.then(
+    (value) => (result = { state: "resolved", value }),
+    (error: unknown) => (result = { state: "rejected", error }),
+  );
+  await settle();
+  return result;
+}

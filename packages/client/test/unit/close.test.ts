@@ -1,0 +1,67 @@
+// close() ends what is in flight: a request waiting for an answer rejects with ClientClosedError at
+// once (no failover), a watch's iteration ends, and later calls throw ClientClosedError.
+import { expect } from "chai";
+import { ManualClock } from "../../../../test/helpers/manual-clock.js";
+import { HypercacheClient } from "../../src/client.js";
+import { ClientClosedError, ClientConfigError } from "../../src/errors.js";
+import { seededRandom } from "../../src/runtime.js";
+import { FakeFetch, outcome, settle, sseAnswer, stalledAnswer } from "./fake-fetch.js";
+
+const A = "http://a:1";
+const B = "http://b:1";
+const M1 = "http://m1:8081";
+
+function client(f: FakeFetch, o: { endpoints?: string[]; managementEndpoints?: string[] } = { endpoints: [A, B] }) {
+  const clock = new ManualClock();
+  return new HypercacheClient({ ...o, fetch: f.fetch, randomStart: false, discovery: false, runtime: { clock, timers: clock, random: seededRandom(1) } });
+}
+
+describe("client close", () => {
+  it("a request waiting for its answer rejects with ClientClosedError, without trying another endpoint", async () => {
+    const f = new FakeFetch().on(A, () => stalledAnswer(200)).on(B, () => stalledAnswer(200));
+    const c = client(f);
+    const got = c.get("k");
+    await settle();
+    c.close();
+    const r = await outcome(got);
+    expect(r.state).to.equal("rejected");
+    expect((r as { error: unknown }).error).to.be.instanceOf(ClientClosedError).and.instanceOf(ClientConfigError);
+    expect(f.order).to.deep.equal([A]);
+    expect(f.calls[0]?.init.signal?.aborted, "the fetch's signal is aborted").to.equal(true);
+  });
+
+  it("a request whose fetch has not even answered with headers rejects too", async () => {
+    const f = new FakeFetch().on(A, () => new Promise(() => undefined));
+    const c = client(f);
+    const got = c.set("k", "v");
+    await settle();
+    c.close();
+    expect(await outcome(got)).to.have.property("state", "rejected");
+  });
+
+  it("ends an open watch's iteration and cancels its stream", async () => {
+    const stream = sseAnswer(['event: heartbeat\ndata: {"n":1}\n\n']);
+    const f = new FakeFetch().on(M1, () => stream);
+    const c = client(f, { managementEndpoints: [M1] });
+    const w = await c.watch();
+    const events: unknown[] = [];
+    const loop = (async () => {
+      for await (const e of w) events.push(e);
+      return "ended";
+    })();
+    await settle();
+    expect(events).to.have.length(1);
+    c.close();
+    expect(await outcome(loop)).to.deep.equal({ state: "resolved", value: "ended" });
+    expect(stream.cancelled()).to.equal(true);
+  });
+
+  it("calls after close() throw ClientClosedError", async () => {
+    const c = client(new FakeFetch());
+    c.close();
+    c.close();
+    const err = await c.get("k").catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(ClientClosedError);
+    expect(await c.members().catch((e: unknown) => e)).to.be.instanceOf(ClientClosedError);
+  });
+});
