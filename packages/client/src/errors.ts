@@ -52,6 +52,20 @@ export class QuorumFailedError extends HypercacheError { override readonly name 
 export class UnavailableError extends HypercacheError { override readonly name = "UnavailableError"; }
 export class InternalError extends HypercacheError { override readonly name = "InternalError"; }
 
+/**
+ * An answer no hypercache node sends: a body that is not the JSON the route answers, a value that
+ * is not base64, a page that loops, an answer over the size bound, a redirect. Code "UNKNOWN";
+ * `status` is the answer's.
+ */
+export class BadAnswerError extends HypercacheError { override readonly name = "BadAnswerError"; }
+
+/** The BadAnswerError of an answer of `endpoint` with `status`. */
+export function badAnswer(status: number, endpoint: string, message: string, options?: { cause?: unknown }): BadAnswerError {
+  const e = new BadAnswerError({ status, code: "UNKNOWN", message: `${endpoint} answered ${status}: ${message}`, endpoint });
+  if (options?.cause !== undefined) Object.defineProperty(e, "cause", { value: options.cause, configurable: true, writable: true });
+  return e;
+}
+
 type ErrorClass = new (init: ConstructorParameters<typeof HypercacheError>[0]) => HypercacheError;
 
 /** The class of each envelope code; the exhaustive record makes a new code a compile error here. */

@@ -34,6 +34,7 @@ export { parseDurationMs, ttlToMs, TTL_MAX_MS, type Ttl } from "./duration.js";
 export type { CacheItem, CacheValue, Capability, DeleteResult, Identity, ItemMeta, PutResult } from "./values.js";
 export {
   AllEndpointsFailedError,
+  BadAnswerError,
   BadRequestError,
   ClientClosedError,
   ClientConfigError,

@@ -1,9 +1,26 @@
 // The cluster-wide key browser as an async iterator: it follows `next_cursor` over every page and
 // yields keys in the server's sort order. Nodes whose listing failed on any page are collected in
-// `partialNodes`, so a caller can tell a complete scan from a partial one.
+// `partialNodes`, so a caller can tell a complete scan from a partial one. A page that is not the
+// server's shape, or whose `next_cursor` is missing or was already followed (a loop), ends the
+// iteration with a BadAnswerError: the contract makes `next_cursor` required, empty on the last page.
 import type { Client } from "openapi-fetch";
-import type { paths } from "./gen/client.js";
+import { badAnswer } from "./errors.js";
+import type { components, paths } from "./gen/client.js";
+import { buffered } from "./openapi-bridge.js";
 import { dataOf } from "./values.js";
+
+type KeyPage = components["schemas"]["KeyBrowserPage"];
+
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
+
+/** What is wrong with a key page, or undefined when it has the contract's shape. */
+function pageProblem(p: Partial<KeyPage> | null): string | undefined {
+  if (p === null || typeof p !== "object") return "a key page that is not a JSON object";
+  if (typeof p.next_cursor !== "string") return "a key page without next_cursor";
+  if (!isStrings(p.keys) || !isStrings(p.partial_nodes)) return "a key page whose keys or partial_nodes are not lists of strings";
+  if (typeof p.truncated !== "boolean" || typeof p.total_matched !== "number") return "a key page without truncated or total_matched";
+  return undefined;
+}
 
 export interface KeysOptions {
   /** A prefix, or a glob when it holds `*`, `?` or `[`; empty or omitted lists every key. */
@@ -37,9 +54,14 @@ export class KeyIterator implements AsyncIterable<string> {
 
   async *[Symbol.asyncIterator](): AsyncIterator<string> {
     let cursor: string | undefined;
+    const followed = new Set<string>();
     do {
       const query = { q: this.opts.q, limit: this.opts.pageSize ?? this.pageSize, max: this.opts.max, cursor };
-      const data = dataOf(await this.api.GET("/v1/cache/keys", { params: { query }, signal: this.opts.signal }));
+      const answered = await this.api.GET("/v1/cache/keys", { params: { query }, signal: this.opts.signal });
+      const data = dataOf(answered);
+      if (cursor !== undefined) followed.add(cursor);
+      const problem = pageProblem(data) ?? (followed.has(data.next_cursor) ? `next_cursor ${JSON.stringify(data.next_cursor)} again, a page already followed` : undefined);
+      if (problem) throw badAnswer(answered.response.status, buffered(answered.response).endpoint, problem);
       this.pages++;
       for (const n of data.partial_nodes) this.partial.add(n);
       this.truncated ||= data.truncated;
