@@ -17,6 +17,7 @@ export interface GlobalOptions {
   token?: string;
   user?: string;
   insecureBasic?: boolean;
+  trustDiscovered?: boolean;
   oidcIssuer?: string;
   clientId?: string;
   ca?: string;
@@ -94,6 +95,7 @@ export async function createClient(g: GlobalOptions, io: Io, out: Output): Promi
     ...(timeoutMs ? { timeoutMs } : {}),
     tls: { ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) },
     randomStart: false,
+    ...(g.trustDiscovered ? { trustDiscoveredEndpoints: true } : {}),
     discovery: { atStart: false, intervalMs: 0 },
     onEvent: g.verbose ? (e) => out.note(describeEvent(e)) : undefined,
   });

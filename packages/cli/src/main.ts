@@ -33,6 +33,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option("-t, --token <token>", "bearer token; env HYPERCACHE_TOKEN")
     .option("-u, --user <name>", "HTTP Basic user; the password comes from HYPERCACHE_PASSWORD or a prompt")
     .option("--insecure-basic", "allow Basic credentials over plain http")
+    .option("--trust-discovered", "send the credentials to endpoints discovered on other origins than the given ones")
     .option("--oidc-issuer <url>", "get tokens by OIDC client credentials (secret in HYPERCACHE_CLIENT_SECRET)")
     .option("--client-id <id>", "OIDC client id")
     .option("--ca <file>", "PEM CA bundle that signed the nodes' certificates")

@@ -40,7 +40,7 @@ export function bearerAuth(token: BearerToken): AuthProvider {
 
 /** True when credentials sent to `url` would cross the network in clear text. */
 export function isPlaintext(url: string): boolean {
-  return url.startsWith("http:");
+  return /^http:/i.test(url.trimStart());
 }
 
 /**

@@ -94,8 +94,9 @@ export class HypercacheClient {
     const base = defaultRuntime(options.seed);
     this.runtime = { ...base, ...options.runtime };
     const fetch: FetchLike = options.fetch ?? globalFetch();
-    const auth: AuthProvider = authFromOptions(options, { fetch, runtime: this.runtime }, [...seeds, ...(options.managementEndpoints ?? [])]);
-    const poolOpts = { clock: this.runtime.clock, random: this.runtime.random, randomStart: options.randomStart ?? true, accept: acceptEndpoint(options) };
+    const configured = [...seeds, ...(options.managementEndpoints ?? [])];
+    const auth: AuthProvider = authFromOptions(options, { fetch, runtime: this.runtime }, configured);
+    const poolOpts = { clock: this.runtime.clock, random: this.runtime.random, randomStart: options.randomStart ?? true, accept: acceptEndpoint(options, configured) };
     this.apiPool = new EndpointPool(seeds, poolOpts);
     this.mgmtPool = new EndpointPool(options.managementEndpoints ?? [], poolOpts);
     const common = { fetch, auth, runtime: this.runtime, timeoutMs: options.timeoutMs ?? ATTEMPT_TIMEOUT_MS, closed: this.closing.signal, onEvent: options.onEvent };
@@ -340,7 +341,7 @@ export class HypercacheClient {
     this.open();
     if (this.mgmtPool.size() > 0) return this.mgmt;
     if (this.discovery) await this.discovery.refresh().catch(() => undefined);
-    if (this.mgmtPool.size() === 0) throw new ClientConfigError("no management endpoint known: discovery found none; pass managementEndpoints");
+    if (this.mgmtPool.size() === 0) throw new ClientConfigError("no management endpoint known: discovery found none this client may use (with credentials, only the configured origins); pass managementEndpoints, or set trustDiscoveredEndpoints");
     return this.mgmt;
   }
 

@@ -39,6 +39,13 @@ export interface ClientOptions {
   readonly oidc?: OidcClientCredentialsOptions;
   /** Any other credential scheme. */
   readonly auth?: AuthProvider;
+  /**
+   * With credentials, use endpoints that discovery finds on origins other than the configured ones
+   * (default false: a credentialed client adopts discovered endpoints of its configured origins
+   * only, so its credential never reaches a host it was not given). Discovery never adopts an http
+   * endpoint when every configured endpoint is https.
+   */
+  readonly trustDiscoveredEndpoints?: boolean;
   /** Sends requests; default the platform's fetch (`@hypercache/client/node` passes an undici Agent). */
   readonly fetch?: FetchLike;
   /** Time limit of one attempt on one endpoint (ms); default 10000. */
@@ -89,7 +96,17 @@ export function authFromOptions(o: ClientOptions, deps: { fetch: FetchLike; runt
   return o.auth ?? noAuth;
 }
 
-/** Endpoints that may be adopted from discovery: with Basic over TLS only, https ones only. */
-export function acceptEndpoint(o: ClientOptions): (url: string) => boolean {
-  return o.basic !== undefined && !o.allowInsecureBasic ? (url) => !isPlaintext(url) : () => true;
+/**
+ * Endpoints that may be adopted from discovery (`configured` are every endpoint the options give):
+ * - never an http one when every configured endpoint is https, nor with Basic over TLS only;
+ * - with credentials (token, basic, oidc, auth), only the configured origins (scheme, host and
+ *   port), unless `trustDiscoveredEndpoints`: a discovery answer must not hand the credential to a
+ *   host the caller never named.
+ */
+export function acceptEndpoint(o: ClientOptions, configured: readonly string[]): (url: string) => boolean {
+  const origins = new Set(configured.map((u) => new URL(u).origin));
+  const httpsOnly = (configured.length > 0 && !configured.some(isPlaintext)) || (o.basic !== undefined && !o.allowInsecureBasic);
+  const credentialed = o.token !== undefined || o.basic !== undefined || o.oidc !== undefined || o.auth !== undefined;
+  const anyOrigin = !credentialed || o.trustDiscoveredEndpoints === true;
+  return (url) => !(httpsOnly && isPlaintext(url)) && (anyOrigin || origins.has(new URL(url).origin));
 }
