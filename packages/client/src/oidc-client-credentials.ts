@@ -124,11 +124,20 @@ export class OidcClientCredentials implements AuthProvider {
     return { header: `Bearer ${b.access_token}`, refreshAtMs: started + lifetimeS * 1000 * OIDC_REFRESH_FRACTION, expiresAtMs: started + lifetimeS * 1000 };
   }
 
+  /**
+   * The token endpoint of the issuer's discovery document. The document must name the configured
+   * issuer (OpenID Connect Discovery 1.0, section 4.3; a trailing slash aside), and an https
+   * issuer's token endpoint must be https: the client secret goes there.
+   */
   private async discoverTokenUrl(): Promise<string> {
     const issuer = (this.opts.issuer as string).replace(/\/+$/, "");
-    const doc = (await this.call(`${issuer}/.well-known/openid-configuration`, { method: "GET", headers: { accept: "application/json" } })) as { token_endpoint?: unknown };
-    if (typeof doc.token_endpoint !== "string") throw new TokenRequestError(`issuer ${issuer} has no token_endpoint in its discovery document`, 200);
-    return doc.token_endpoint;
+    const doc = (await this.call(`${issuer}/.well-known/openid-configuration`, { method: "GET", headers: { accept: "application/json" } })) as { issuer?: unknown; token_endpoint?: unknown } | null;
+    const named = typeof doc?.issuer === "string" ? doc.issuer.replace(/\/+$/, "") : undefined;
+    if (named !== issuer) throw new TokenRequestError(`issuer ${issuer}: its discovery document names ${named === undefined ? "no issuer" : `issuer ${named}`}, not ${issuer}`, 200);
+    const url = doc?.token_endpoint;
+    if (typeof url !== "string") throw new TokenRequestError(`issuer ${issuer} has no token_endpoint in its discovery document`, 200);
+    if (!/^https:/i.test(url) && /^https:/i.test(issuer)) throw new TokenRequestError(`issuer ${issuer} names a token endpoint that is not https (${url}): refusing to send the client secret there`, 200);
+    return url;
   }
 
   private async call(url: string, init: { method: string; headers: Record<string, string>; body?: string }): Promise<unknown> {

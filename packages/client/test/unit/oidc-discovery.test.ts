@@ -1,0 +1,40 @@
+// The OIDC discovery document decides where the client secret goes: it must come from the issuer
+// it names (`issuer` equal to the configured one), and an https issuer's token endpoint must be
+// https, or no secret is sent.
+import { expect } from "chai";
+import { ManualClock } from "../../../../test/helpers/manual-clock.js";
+import { OidcClientCredentials, TokenRequestError } from "../../src/oidc-client-credentials.js";
+import { answer, FakeFetch } from "./fake-fetch.js";
+
+const ISSUER = "https://issuer:1";
+
+function oidc(doc: Record<string, unknown>, issuer = ISSUER) {
+  const f = new FakeFetch()
+    .on(issuer, (call) => (call.url.endsWith("/token") ? answer(200, { access_token: "t", token_type: "Bearer" }) : answer(200, doc)))
+    .on("http://evil:1", () => answer(200, { access_token: "t", token_type: "Bearer" }));
+  const clock = new ManualClock();
+  return { f, o: new OidcClientCredentials({ issuer, clientId: "svc", clientSecret: "s3cret" }, { fetch: f.fetch, clock, timers: clock }) };
+}
+
+describe("client OIDC discovery", () => {
+  it("refuses an http token endpoint named by an https issuer: the secret is never sent", async () => {
+    const { f, o } = oidc({ issuer: ISSUER, token_endpoint: "http://evil:1/token" });
+    const err = await o.authorization().catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(TokenRequestError);
+    expect((err as Error).message).to.match(/https/);
+    expect(f.to("http://evil:1")).to.have.length(0);
+  });
+
+  it("refuses a document whose issuer is not the configured one", async () => {
+    for (const doc of [{ issuer: "https://other:1", token_endpoint: `${ISSUER}/token` }, { token_endpoint: `${ISSUER}/token` }]) {
+      const { f, o } = oidc(doc);
+      expect(await o.authorization().catch((e: unknown) => e)).to.be.instanceOf(TokenRequestError);
+      expect(f.calls.filter((c) => c.init.method === "POST")).to.have.length(0);
+    }
+  });
+
+  it("takes a matching document's https token endpoint (a trailing slash on either side is the same issuer)", async () => {
+    const { o } = oidc({ issuer: `${ISSUER}/`, token_endpoint: `${ISSUER}/token` });
+    expect(await o.authorization()).to.equal("Bearer t");
+  });
+});
