@@ -78,6 +78,7 @@ export class HypercacheClient {
   private readonly mgmtTransport: FailoverTransport;
   private readonly api: Client<apiPaths>;
   private readonly mgmt: Client<mgmtPaths>;
+  private readonly mgmtNode: Client<mgmtPaths>;
   private readonly batches: BatchOps;
   private readonly bytes: ByteRoutes;
   private readonly discovery: Discovery | undefined;
@@ -112,6 +113,8 @@ export class HypercacheClient {
     this.bytes = new ByteRoutes(apiTransport);
     this.mgmtTransport = new FailoverTransport({ ...common, pool: this.mgmtPool, rediscover });
     this.mgmt = typedClient<mgmtPaths>(this.mgmtTransport);
+    // Calls that act on the answering node's state never move to another node once sent.
+    this.mgmtNode = typedClient<mgmtPaths>(new FailoverTransport({ ...common, pool: this.mgmtPool, rediscover, failoverAfterSent: false }));
     this.batches = new BatchOps(this.api, { chunkItems: BATCH_CHUNK_ITEMS, concurrency: options.batchConcurrency ?? BATCH_CONCURRENCY });
 
     const d = discoveryOn ? (options.discovery as Exclude<ClientOptions["discovery"], false>) : undefined;
@@ -272,22 +275,22 @@ export class HypercacheClient {
 
   /** Drains the answering node (admin; one-way until it restarts). */
   async drain(o: CallOptions = {}): Promise<DrainAnswer> {
-    return dataOf(await (await this.management()).POST("/dist/drain", { signal: o.signal }));
+    return dataOf(await (await this.management(true)).POST("/dist/drain", { signal: o.signal }));
   }
 
   /** Runs one eviction pass on the answering node (admin). */
   async evict(o: CallOptions = {}): Promise<EvictAnswer> {
-    return dataOf(await (await this.management()).POST("/evict", { signal: o.signal }));
+    return dataOf(await (await this.management(true)).POST("/evict", { signal: o.signal }));
   }
 
   /** Runs one expiration pass on the answering node (admin). */
   async triggerExpiration(o: CallOptions = {}): Promise<ExpireAnswer> {
-    return dataOf(await (await this.management()).POST("/trigger-expiration", { signal: o.signal }));
+    return dataOf(await (await this.management(true)).POST("/trigger-expiration", { signal: o.signal }));
   }
 
   /** Removes every item the answering node holds, on that node only (admin). */
   async clearNode(o: CallOptions = {}): Promise<ClearAnswer> {
-    return dataOf(await (await this.management()).POST("/clear", { signal: o.signal }));
+    return dataOf(await (await this.management(true)).POST("/clear", { signal: o.signal }));
   }
 
   /** Typed membership and heartbeat events; reconnects (to another node when it knows one) and reports its state to `onStatus`. */
@@ -336,13 +339,17 @@ export class HypercacheClient {
     if (!this.hasApi) throw new ClientConfigError("no client endpoint: this client was given management endpoints only; pass endpoints");
   }
 
-  /** The typed management routes, once a management endpoint is known (discovered if need be). */
-  private async management(): Promise<Client<mgmtPaths>> {
+  /**
+   * The typed management routes, once a management endpoint is known (discovered if need be);
+   * `nodeTargeted` for calls on the answering node's state, which never reach a second node.
+   */
+  private async management(nodeTargeted = false): Promise<Client<mgmtPaths>> {
     this.open();
-    if (this.mgmtPool.size() > 0) return this.mgmt;
+    const routes = nodeTargeted ? this.mgmtNode : this.mgmt;
+    if (this.mgmtPool.size() > 0) return routes;
     if (this.discovery) await this.discovery.refresh().catch(() => undefined);
     if (this.mgmtPool.size() === 0) throw new ClientConfigError("no management endpoint known: discovery found none this client may use (with credentials, only the configured origins); pass managementEndpoints, or set trustDiscoveredEndpoints");
-    return this.mgmt;
+    return routes;
   }
 
   private missingOrThrow(response: Response | BufferedResponse): undefined {

@@ -47,6 +47,12 @@ export interface FailoverTransportDeps {
   /** Aborted by the client's close(): every attempt in flight ends with its reason. */
   readonly closed?: AbortSignal | undefined;
   readonly onEvent?: ((e: ClientEvent) => void) | undefined;
+  /**
+   * False for calls that act on the answering node's state, or must not be applied twice: a failed
+   * attempt moves to the next endpoint only when the request certainly never left (connection
+   * refused, unknown host); otherwise its error ends the request. Default true.
+   */
+  readonly failoverAfterSent?: boolean | undefined;
   /** Refreshes the pool from the cluster; called at most once per request, after every endpoint failed. */
   readonly rediscover?: (() => Promise<unknown>) | undefined;
 }
@@ -109,6 +115,7 @@ export class FailoverTransport {
         return r;
       }
       firstFailure = r;
+      this.stopUnlessUnsent(r);
     }
     return this.failover(req, first, firstFailure);
   }
@@ -135,6 +142,7 @@ export class FailoverTransport {
           return r;
         }
         this.deps.pool.failed(endpoint);
+        this.stopUnlessUnsent(r);
         attempts.push(r);
         this.deps.onEvent?.({ type: "failover", endpoint, error: r.error, next: order[i + 1] });
       }
@@ -144,6 +152,11 @@ export class FailoverTransport {
       if (this.deps.pool.order().every((u) => tried.has(u))) break;
     }
     throw new AllEndpointsFailedError(attempts);
+  }
+
+  /** For a request that must not reach two nodes: ends it with the attempt's error unless the request never left. */
+  private stopUnlessUnsent(r: Failure): void {
+    if (this.deps.failoverAfterSent === false && !neverSent(r.error)) throw r.error;
   }
 
   /**
@@ -193,6 +206,17 @@ export class FailoverTransport {
     }
     return new Failure(endpoint, error, runtime.clock.nowMs() - started);
   }
+}
+
+/** Error codes of a connection that was never made: the request did not reach any server. */
+const UNSENT_CODES: ReadonlySet<string> = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
+
+/** True when the attempt failed before its request could reach a server. */
+function neverSent(error: HypercacheError | TransportError): boolean {
+  if (!(error instanceof TransportError)) return false;
+  const c = error.cause as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = c?.cause?.code ?? c?.code;
+  return typeof code === "string" && UNSENT_CODES.has(code);
 }
 
 /** "fetch failed: ECONNREFUSED" rather than the bare "fetch failed" of undici. */
