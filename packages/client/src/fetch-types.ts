@@ -54,12 +54,15 @@ export function globalFetch(): FetchLike {
   if (typeof f !== "function") throw new TypeError("no global fetch: pass the `fetch` option");
   return async (url, init) => {
     const ms = init.timeoutMs;
-    const body = init.body as RequestInit["body"];
-    if (!ms) return (await f(url, { method: init.method, headers: init.headers, body, signal: init.signal ?? null })) as ResponseLike;
+    // A redirect is never followed: it would read another origin's answer as the node's, and
+    // replay the request body (a value, credentials in a header) there. It comes back as the 3xx
+    // (an opaque redirect, status 0, in browsers), which the client reports as an error.
+    const common = { method: init.method, headers: init.headers, body: init.body as RequestInit["body"], redirect: "manual" as const };
+    if (!ms) return (await f(url, { ...common, signal: init.signal ?? null })) as ResponseLike;
     if (!init.stream) {
       const limit = AbortSignal.timeout(ms);
       const signal = init.signal ? AbortSignal.any([init.signal, limit]) : limit;
-      return (await f(url, { method: init.method, headers: init.headers, body, signal })) as ResponseLike;
+      return (await f(url, { ...common, signal })) as ResponseLike;
     }
     // A stream: the limit covers the headers, then only the caller's signal can end it. Joined
     // with AbortSignal.any, which puts no listener on the caller's signal (a watch reconnects on
@@ -68,7 +71,7 @@ export function globalFetch(): FetchLike {
     const timer = setTimeout(() => limit.abort(timeoutError(ms)), ms);
     const signal = init.signal ? AbortSignal.any([init.signal, limit.signal]) : limit.signal;
     try {
-      return (await f(url, { method: init.method, headers: init.headers, body, signal })) as ResponseLike;
+      return (await f(url, { ...common, signal })) as ResponseLike;
     } finally {
       clearTimeout(timer);
     }

@@ -2,8 +2,23 @@
 // the caller's signal to its own only while the request is under way: a watch that reconnects for
 // days on one signal must not gather one abort listener per attempt.
 import { getEventListeners } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { expect } from "chai";
+import { HypercacheClient } from "../../src/client.js";
+import { HypercacheError } from "../../src/errors.js";
 import { globalFetch } from "../../src/fetch-types.js";
+
+/** A loopback server answering with `handler`, counting the requests it got. */
+async function loopback(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void) {
+  let hits = 0;
+  const s = http.createServer((req, res) => {
+    hits++;
+    handler(req, res);
+  });
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, hits: () => hits, close: () => new Promise<void>((r) => s.close(() => r())) };
+}
 
 describe("globalFetch", () => {
   const real = globalThis.fetch;
@@ -38,5 +53,29 @@ describe("globalFetch", () => {
     expect(seen?.aborted).to.equal(false);
     caller.abort(new Error("stop"));
     expect(seen?.aborted).to.equal(true);
+  });
+
+  it("does not follow a redirect: a 307 to another origin is the typed 3xx error, and neither the read nor the PUT body goes there", async () => {
+    const elsewhere = await loopback((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"key":"k","stored":true,"bytes":1,"node":"evil","owners":[]}');
+    });
+    const redirecting = await loopback((req, res) => {
+      req.resume();
+      res.writeHead(307, { location: `${elsewhere.url}${req.url}` });
+      res.end();
+    });
+    const c = new HypercacheClient({ endpoints: [redirecting.url], discovery: false });
+    try {
+      for (const call of [() => c.get("k"), () => c.set("k", "secret value")]) {
+        const err = await call().catch((e: unknown) => e);
+        expect(err).to.be.instanceOf(HypercacheError).and.include({ status: 307 });
+      }
+      expect(elsewhere.hits()).to.equal(0);
+    } finally {
+      c.close();
+      await Promise.all([elsewhere.close(), redirecting.close()]);
+    }
   });
 });
