@@ -353,8 +353,9 @@ export class HypercacheClient {
   }
 
   private missingOrThrow(response: Response | BufferedResponse): undefined {
-    const err = answerError(response instanceof BufferedResponse ? response : buffered(response));
-    if (isMissingKey(err)) return undefined;
+    const answer = response instanceof BufferedResponse ? response : buffered(response);
+    const err = answerError(answer);
+    if (isMissingKey(err, answer)) return undefined;
     throw err;
   }
 }

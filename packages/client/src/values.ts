@@ -92,9 +92,15 @@ export function answerError(response: BufferedResponse): HypercacheError {
   return errorFromAnswer(response.status, new TextDecoder().decode(response.bytes), response.endpoint);
 }
 
-/** True for the 404 of a missing key, false for the 404 of an unknown route (a wrong base URL). */
-export function isMissingKey(err: HypercacheError): boolean {
-  return err.status === 404 && err.details?.route !== "unknown";
+/**
+ * True for hypercache's 404 of a missing key: the NOT_FOUND envelope (not that of an unknown route,
+ * a wrong base URL), or a bodyless answer (HEAD) with the X-Cache-Node header every key miss
+ * carries. A proxy's 404 page, or a bare 404, is an error: reading it as "missing" would hide a
+ * wrong endpoint behind empty reads.
+ */
+export function isMissingKey(err: HypercacheError, response: BufferedResponse): boolean {
+  if (err.status !== 404 || err.code !== "NOT_FOUND" || err.details?.route === "unknown") return false;
+  return response.bytes.byteLength > 0 || response.headers.get("x-cache-node") !== null;
 }
 
 /** The data of a 2xx openapi-fetch answer, or the typed error of any other. */

@@ -52,7 +52,8 @@ describe("client single-key calls", () => {
     const f = new FakeFetch().on(A, (call) =>
       call.url.endsWith("/k")
         ? answer(200, "", { "Content-Length": "11", "X-Cache-Version": "9", "X-Cache-Origin": "n1", "X-Cache-Last-Updated": "2026-01-01T00:00:00.000Z", "X-Cache-Owners": "n1,n3", "X-Cache-Node": "n3" })
-        : answer(404, ""),
+        : // A key miss as the server answers HEAD: no body, X-Cache-Node and X-Cache-Owners.
+          answer(404, "", { "X-Cache-Node": "n3", "X-Cache-Owners": "n1,n3" }),
     );
     const c = make(f);
     expect(await c.head("k")).to.deep.equal({ key: "k", size: 11, version: 9, origin: "n1", lastUpdated: "2026-01-01T00:00:00.000Z", node: "n3", owners: ["n1", "n3"] });

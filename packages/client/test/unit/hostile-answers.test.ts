@@ -41,3 +41,29 @@ describe("client against hostile answers: key browser", () => {
     expect(f.calls).to.have.length(3);
   });
 });
+
+describe("client against hostile answers: 404s that are not a missing key", () => {
+  const html = () => answer(404, "<html><h1>404 Not Found</h1>nginx</html>", { "content-type": "text/html" });
+  const unknownRoute = () => answer(404, { error: "no route GET /x", code: "NOT_FOUND", details: { route: "unknown" } }, { "content-type": "application/json" });
+  const bare = () => answer(404, "");
+
+  for (const [label, h] of [["a proxy's HTML 404", html], ["hypercache's unknown-route 404 (a wrong path prefix)", unknownRoute], ["a 404 without a body or X-Cache-Node", bare]] as const) {
+    it(`${label} is an error for get, getText, getItem and head, not "missing"`, async () => {
+      const c = make(new FakeFetch().on(A, h));
+      for (const call of [() => c.get("k"), () => c.getText("k"), () => c.getItem("k"), () => c.head("k")]) {
+        const err = await rejection(call());
+        expect(err, label).to.be.instanceOf(HypercacheError).and.include({ status: 404 });
+      }
+    });
+  }
+
+  it("hypercache's key miss is undefined: the NOT_FOUND envelope, or a bodyless HEAD 404 with X-Cache-Node", async () => {
+    const f = new FakeFetch().on(A, (call) =>
+      call.init.method === "HEAD" ? answer(404, "", { "x-cache-node": "n1" }) : answer(404, { error: "key \"k\" not found", code: "NOT_FOUND" }, { "content-type": "application/json", "x-cache-node": "n1" }),
+    );
+    const c = make(f);
+    expect(await c.get("k")).to.equal(undefined);
+    expect(await c.getItem("k")).to.equal(undefined);
+    expect(await c.head("k")).to.equal(undefined);
+  });
+});
