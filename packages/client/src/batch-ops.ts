@@ -6,7 +6,12 @@ import { encodeBase64 } from "./base64.js";
 import { ttlToMs, type Ttl } from "./duration.js";
 import { errorFromAnswer } from "./errors.js";
 import type { components, paths } from "./gen/client.js";
+import { isNumber, isObjects, isString, shaped, type Shape } from "./answer-checks.js";
 import { buffered } from "./openapi-bridge.js";
+
+/** A batch answer: one result per item, each naming its key and status. */
+const RESULTS_SHAPE: Shape = Object.freeze({ results: isObjects });
+const RESULT_SHAPE: Shape = Object.freeze({ key: isString, status: isNumber });
 import type { Consistency } from "./options.js";
 import { dataOf, itemFromEnvelope, valueBody, type CacheItem, type CacheValue } from "./values.js";
 
@@ -85,12 +90,14 @@ export class BatchOps {
   getMany(keys: readonly string[], o: BatchOptions = {}): Promise<GetManyResult[]> {
     return this.run(keys, o, async (part) => {
       const answered = await this.api.POST("/v1/cache/batch/get", { body: { keys: part }, params: { query: { consistency: o.consistency } }, signal: o.signal });
-      const data = dataOf(answered);
-      const endpoint = buffered(answered.response).endpoint;
+      const data = dataOf(answered, RESULTS_SHAPE, "a batch answer");
+      const from = buffered(answered.response);
+      const endpoint = from.endpoint;
       return data.results.map((r): GetManyResult => {
+        shaped(r, RESULT_SHAPE, "a batch result", from);
         const error = itemError(r, endpoint);
         if (error) return { key: r.key, found: false, error };
-        return r.found ? { key: r.key, found: true, item: itemFromEnvelope(r as Parameters<typeof itemFromEnvelope>[0]) } : { key: r.key, found: false };
+        return r.found === true ? { key: r.key, found: true, item: itemFromEnvelope(r, from) } : { key: r.key, found: false };
       });
     }, (key, error) => ({ key, found: false, error }));
   }
@@ -100,9 +107,11 @@ export class BatchOps {
       const body: components["schemas"]["BatchPutItem"][] = [];
       for (const it of part) body.push(typeof Blob !== "undefined" && it.value instanceof Blob ? await wireItem(it) : wireItemSync(it));
       const answered = await this.api.POST("/v1/cache/batch/put", { body: { items: body }, params: { query: { consistency: o.consistency } }, signal: o.signal });
-      const data = dataOf(answered);
-      const endpoint = buffered(answered.response).endpoint;
+      const data = dataOf(answered, RESULTS_SHAPE, "a batch answer");
+      const from = buffered(answered.response);
+      const endpoint = from.endpoint;
       return data.results.map((r): SetManyResult => {
+        shaped(r, RESULT_SHAPE, "a batch result", from);
         const error = itemError(r, endpoint);
         return error ? { key: r.key, stored: false, error } : { key: r.key, stored: r.stored, ...(r.bytes !== undefined ? { bytes: r.bytes } : {}), owners: r.owners };
       });
@@ -112,9 +121,11 @@ export class BatchOps {
   deleteMany(keys: readonly string[], o: BatchOptions = {}): Promise<DeleteManyResult[]> {
     return this.run(keys, o, async (part) => {
       const answered = await this.api.POST("/v1/cache/batch/delete", { body: { keys: part }, params: { query: { consistency: o.consistency } }, signal: o.signal });
-      const data = dataOf(answered);
-      const endpoint = buffered(answered.response).endpoint;
+      const data = dataOf(answered, RESULTS_SHAPE, "a batch answer");
+      const from = buffered(answered.response);
+      const endpoint = from.endpoint;
       return data.results.map((r): DeleteManyResult => {
+        shaped(r, RESULT_SHAPE, "a batch result", from);
         const error = itemError(r, endpoint);
         return error ? { key: r.key, deleted: false, error } : { key: r.key, deleted: r.deleted, ...(r.bytes !== undefined ? { bytes: r.bytes } : {}) };
       });

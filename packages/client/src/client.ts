@@ -32,6 +32,7 @@ import {
   type RingView,
   type ValuePreview,
 } from "./management-routes.js";
+import { isBoolean, isNumber, isString, isStrings, shaped, type Shape } from "./answer-checks.js";
 import { buffered, typedClient } from "./openapi-bridge.js";
 import { acceptEndpoint, authFromOptions, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT, seedList, type ClientOptions, type Consistency } from "./options.js";
 import { defaultRuntime, type Runtime, type TimerHandle } from "./runtime.js";
@@ -42,6 +43,7 @@ import {
   itemFromEnvelope,
   metaFromHeaders,
   valueBody,
+  valueOf,
   type CacheItem,
   type CacheValue,
   type Capability,
@@ -67,6 +69,10 @@ export interface SetOptions extends WriteOptions {
   /** Time to live: milliseconds or a duration such as "30s"; omitted, the item never expires. */
   readonly ttl?: Ttl;
 }
+
+const PUT_SHAPE: Shape = Object.freeze({ key: isString, stored: isBoolean, bytes: isNumber, node: isString, owners: isStrings });
+const DELETE_SHAPE: Shape = Object.freeze({ key: isString, deleted: isBoolean, node: isString });
+const IDENTITY_SHAPE: Shape = Object.freeze({ id: isString, scopes: isStrings, capabilities: isStrings });
 
 /** The options of a call that passes none (one object for every such call). */
 const NO_OPTIONS: ReadOptions = Object.freeze({});
@@ -127,7 +133,7 @@ export class HypercacheClient {
   async get(key: string, o: ReadOptions = NO_OPTIONS): Promise<Uint8Array | undefined> {
     this.openApi();
     const { response } = await this.bytes.get(key, o.consistency, o.signal);
-    if (response.status === 200) return response.bytes;
+    if (response.status === 200) return valueOf(response);
     return this.missingOrThrow(response);
   }
 
@@ -151,7 +157,7 @@ export class HypercacheClient {
       headers: { accept: "application/json" },
       signal: o.signal,
     });
-    if (data && typeof data === "object") return itemFromEnvelope(data);
+    if (data !== undefined) return itemFromEnvelope(data, buffered(response));
     return this.missingOrThrow(response);
   }
 
@@ -159,7 +165,7 @@ export class HypercacheClient {
   async head(key: string, o: ReadOptions = {}): Promise<ItemMeta | undefined> {
     this.openApi();
     const { response } = await this.bytes.head(key, { consistency: o.consistency }, o.signal);
-    if (response.status === 200) return metaFromHeaders(key, response.headers);
+    if (response.status === 200) return metaFromHeaders(key, response);
     return this.missingOrThrow(response);
   }
 
@@ -169,7 +175,7 @@ export class HypercacheClient {
     const body = await valueBody(value);
     const ttl = o.ttl === undefined ? undefined : `${ttlToMs(o.ttl)}ms`;
     const { response } = await this.bytes.put(key, body, { ttl, consistency: o.consistency }, o.signal);
-    if (response.status === 200) return (await response.json()) as PutResult;
+    if (response.status === 200) return shaped<PutResult>(await response.json(), PUT_SHAPE, "a put answer", response);
     throw answerError(response);
   }
 
@@ -181,25 +187,25 @@ export class HypercacheClient {
   /** Deletes the key; `deleted` is false when it was already absent. */
   async delete(key: string, o: WriteOptions = {}): Promise<DeleteResult> {
     this.openApi();
-    return dataOf(await this.api.DELETE("/v1/cache/{key}", { params: { path: { key }, query: { consistency: o.consistency } }, signal: o.signal }));
+    return dataOf(await this.api.DELETE("/v1/cache/{key}", { params: { path: { key }, query: { consistency: o.consistency } }, signal: o.signal }), DELETE_SHAPE, "a delete answer");
   }
 
   /** The key's owner node ids, primary first. */
   async owners(key: string, o: { signal?: AbortSignal } = {}): Promise<string[]> {
     this.openApi();
-    return dataOf(await this.api.GET("/v1/owners/{key}", { params: { path: { key } }, signal: o.signal })).owners;
+    return dataOf(await this.api.GET("/v1/owners/{key}", { params: { path: { key } }, signal: o.signal }), { owners: isStrings }, "an owners answer").owners;
   }
 
   /** The caller's identity: id, scopes and capabilities. */
   async me(o: { signal?: AbortSignal } = {}): Promise<Identity> {
     this.openApi();
-    return dataOf(await this.api.GET("/v1/me", { signal: o.signal }));
+    return dataOf(await this.api.GET("/v1/me", { signal: o.signal }), IDENTITY_SHAPE, "an identity");
   }
 
   /** Whether the caller holds `capability` (`cache.read`, `cache.write` or `cache.admin`). */
   async can(capability: Capability, o: { signal?: AbortSignal } = {}): Promise<boolean> {
     this.openApi();
-    return dataOf(await this.api.GET("/v1/me/can", { params: { query: { capability } }, signal: o.signal })).allowed;
+    return dataOf(await this.api.GET("/v1/me/can", { params: { query: { capability } }, signal: o.signal }), { allowed: isBoolean }, "a capability answer").allowed;
   }
 
   /** Reads many keys; one result per key, in input order. Never throws for a failed key. */

@@ -5,6 +5,7 @@
 import type { AuthProvider } from "./auth.js";
 import type { EndpointPool } from "./endpoint-pool.js";
 import { AllEndpointsFailedError, errorFromAnswer, TimeoutError, TransportError, type FailedAttempt, type HypercacheError } from "./errors.js";
+import { parseJsonAnswer } from "./answer-checks.js";
 import { AttemptScope } from "./attempt-scope.js";
 import { isTimeout, type FetchLike, type HeadersLike, type ResponseLike } from "./fetch-types.js";
 import type { Runtime } from "./runtime.js";
@@ -70,8 +71,15 @@ export class BufferedResponse implements ResponseLike {
   ) {
     this.status = from.status;
   }
+  /**
+   * The answer's headers; a chunked answer's Content-Length is the length of the body read, so
+   * openapi-fetch parses it with json() (which checks it) rather than JSON.parse of text().
+   */
   get headers(): HeadersLike {
-    return this.from.headers;
+    const h = this.from.headers;
+    if (h.get("content-length") !== null) return h;
+    const length = String(this.bytes.byteLength);
+    return { get: (name) => (name.toLowerCase() === "content-length" ? length : h.get(name)) };
   }
   get ok(): boolean {
     return this.status >= 200 && this.status < 300;
@@ -79,8 +87,9 @@ export class BufferedResponse implements ResponseLike {
   async text(): Promise<string> {
     return new TextDecoder().decode(this.bytes);
   }
+  /** The body as JSON: a JSON content type, UTF-8 and well-formed, or a BadAnswerError. */
   async json(): Promise<unknown> {
-    return JSON.parse(await this.text()) as unknown;
+    return parseJsonAnswer(this.bytes, this);
   }
   async arrayBuffer(): Promise<ArrayBuffer> {
     const b = this.bytes;

@@ -1,7 +1,7 @@
 // Conversions between what callers pass or get and what travels: value bodies, item envelopes,
 // item headers, and typed errors of answers.
-import { decodeBase64 } from "./base64.js";
-import { errorFromAnswer, type HypercacheError } from "./errors.js";
+import { base64Field, ITEM_SHAPE, shaped, type Blamed, type Shape } from "./answer-checks.js";
+import { badAnswer, errorFromAnswer, type HypercacheError } from "./errors.js";
 import type { BufferedResponse } from "./failover-transport.js";
 import type { components } from "./gen/client.js";
 import { buffered } from "./openapi-bridge.js";
@@ -51,11 +51,12 @@ export async function valueBody(value: CacheValue): Promise<string | Uint8Array>
 
 type ItemFields = Pick<components["schemas"]["ItemEnvelope"], "key" | "version" | "origin" | "last_updated" | "ttl_ms" | "expires_at" | "node" | "owners">;
 
-/** The item envelope (or a found batch-get entry) in the client's shape. */
-export function itemFromEnvelope(e: ItemFields & { value?: string | undefined }): CacheItem {
+/** The item envelope (or a found batch-get entry) of answer `from` in the client's shape; a BadAnswerError when it is not one. */
+export function itemFromEnvelope(data: unknown, from: Blamed): CacheItem {
+  const e = shaped<ItemFields & { value: string }>(data, ITEM_SHAPE, "an item", from);
   return {
     key: e.key,
-    value: decodeBase64(e.value ?? ""),
+    value: base64Field(e.value, from),
     version: e.version,
     origin: e.origin,
     lastUpdated: e.last_updated,
@@ -66,12 +67,17 @@ export function itemFromEnvelope(e: ItemFields & { value?: string | undefined })
   };
 }
 
-/** The metadata of a HEAD answer's headers. */
-export function metaFromHeaders(key: string, h: { get(name: string): string | null }): ItemMeta {
+/** The metadata of a HEAD answer's headers; a BadAnswerError without hypercache's item headers. */
+export function metaFromHeaders(key: string, from: Blamed): ItemMeta {
+  const h = from.headers;
   const num = (name: string) => {
     const v = h.get(name);
-    return v === null ? undefined : Number(v);
+    if (v === null) return undefined;
+    const n = Number(v);
+    if (v.trim() === "" || !Number.isFinite(n)) throw badAnswer(from.status, from.endpoint, `an item header ${name} that is not a number`);
+    return n;
   };
+  if (h.get("x-cache-version") === null || h.get("x-cache-node") === null) throw badAnswer(from.status, from.endpoint, "an item answer without X-Cache-Version and X-Cache-Node");
   const ttlMs = num("x-cache-ttl-ms");
   const expiresAt = h.get("x-cache-expires-at");
   return {
@@ -103,8 +109,19 @@ export function isMissingKey(err: HypercacheError, response: BufferedResponse): 
   return response.bytes.byteLength > 0 || response.headers.get("x-cache-node") !== null;
 }
 
-/** The data of a 2xx openapi-fetch answer, or the typed error of any other. */
-export function dataOf<T>(r: { data?: T; response: Response }): T {
-  if (r.data !== undefined) return r.data;
-  throw answerError(buffered(r.response));
+/**
+ * The data of a 2xx openapi-fetch answer, a JSON object with the fields of `shape` (`what` names it
+ * in the BadAnswerError of any other), or the typed error of an error answer.
+ */
+export function dataOf<T>(r: { data?: T; response: Response }, shape: Shape = {}, what = "an answer"): T {
+  const answer = buffered(r.response);
+  if (r.data !== undefined) return shaped<T>(r.data, shape, what, answer);
+  throw answerError(answer);
+}
+
+/** A 200 value answer's bytes: hypercache sends them as application/octet-stream. */
+export function valueOf(response: BufferedResponse): Uint8Array {
+  const type = response.headers.get("content-type");
+  if (type === null || !/^application\/octet-stream\s*(?:;|$)/i.test(type)) throw badAnswer(response.status, response.endpoint, `a value of type ${type ?? "(none)"}, not application/octet-stream`);
+  return response.bytes;
 }

@@ -12,11 +12,12 @@ export interface Call {
 
 export type Handler = (call: Call) => ResponseLike | Promise<ResponseLike>;
 
-/** An answer with a JSON (object) or text (string) body. */
+/** An answer with a JSON (object, typed application/json unless `headers` say otherwise) or text (string) body. */
 export function answer(status: number, body: unknown = "", headers: Record<string, string> = {}): ResponseLike {
   const text = typeof body === "string" ? body : JSON.stringify(body);
   const bytes = new TextEncoder().encode(text);
   const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+  if (typeof body !== "string") lower["content-type"] ??= "application/json";
   return {
     status,
     ok: status >= 200 && status < 300,
@@ -45,9 +46,9 @@ export function sseAnswer(frames: string[], opts: { endAfter?: boolean; breakAft
   return { ...answer(200, ""), body, cancelled: () => cancelled };
 }
 
-/** An answer carrying raw bytes. */
+/** An answer carrying raw bytes (typed application/octet-stream, as a node sends a value, unless `headers` say otherwise). */
 export function bytesAnswer(status: number, bytes: Uint8Array, headers: Record<string, string> = {}): ResponseLike {
-  const r = answer(status, "", headers);
+  const r = answer(status, "", { "content-type": "application/octet-stream", ...headers });
   return { ...r, arrayBuffer: async () => bytes.slice().buffer, text: async () => new TextDecoder().decode(bytes) };
 }
 

@@ -67,3 +67,44 @@ describe("client against hostile answers: 404s that are not a missing key", () =
     expect(await c.head("k")).to.equal(undefined);
   });
 });
+
+describe("client against hostile answers: 200s that are not hypercache's", () => {
+  const json = { "content-type": "application/json" };
+  const cases: Record<string, () => ReturnType<typeof answer>> = {
+    "a 200 error envelope": () => answer(200, { error: "node failed", code: "INTERNAL" }, json),
+    "a 200 HTML page": () => answer(200, "<html><body>Proxy login</body></html>", { "content-type": "text/html" }),
+    "200 JSON cut short": () => answer(200, '{"key": "k", "value": ', json),
+    "200 {}": () => answer(200, {}, json),
+    "200 null": () => answer(200, "null", json),
+    "200 with a value that is not base64": () =>
+      answer(200, { key: "k", value: "@@@not base64@@@", version: 1, origin: "x", last_updated: "", node: "x", owners: [], results: [{ key: "k", status: 200, found: true, value: "@@@", version: 1, origin: "x", last_updated: "", node: "x", owners: [] }] }, json),
+    "200 JSON that is not UTF-8": () => {
+      const bytes = new Uint8Array([...new TextEncoder().encode('{"id":"'), 0xff, 0xfe, ...new TextEncoder().encode('","scopes":[],"capabilities":[],"owners":["a"],"allowed":true}')]);
+      return { ...answer(200, "", json), arrayBuffer: async () => bytes.slice().buffer };
+    },
+  };
+  const calls: Record<string, (c: HypercacheClient) => Promise<unknown>> = {
+    get: (c) => c.get("k"),
+    getItem: (c) => c.getItem("k"),
+    head: (c) => c.head("k"),
+    set: (c) => c.set("k", "v"),
+    delete: (c) => c.delete("k"),
+    owners: (c) => c.owners("k"),
+    me: (c) => c.me(),
+    can: (c) => c.can("cache.read"),
+    keys: (c) => c.keys().toArray(),
+  };
+  for (const [label, h] of Object.entries(cases)) {
+    it(`${label}: every call throws a HypercacheError, never returns it or lets a SyntaxError or TypeError out`, async () => {
+      const c = make(new FakeFetch().on(A, h));
+      for (const [op, call] of Object.entries(calls)) {
+        // That body is a well-formed owners answer ({key, owners: []}): only its value is bad.
+        if (label.includes("base64") && op === "owners") continue;
+        const err = await rejection(call(c));
+        expect(err, `${op} on ${label}`).to.be.instanceOf(HypercacheError);
+      }
+      const many = await c.getMany(["k"]);
+      expect(many[0]?.error, `getMany on ${label}`).to.be.instanceOf(HypercacheError);
+    });
+  }
+});
