@@ -7,7 +7,7 @@
 // credential), any other 4xx but 408 and 429 (a wrong path or request), a 2xx other than 200.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import type { EndpointPool } from "./endpoint-pool.js";
-import { AllEndpointsFailedError, errorFromAnswer, HypercacheError } from "./errors.js";
+import { AllEndpointsFailedError, badAnswer, errorFromAnswer, HypercacheError } from "./errors.js";
 import type { Answer, FailoverTransport } from "./failover-transport.js";
 import type { components } from "./gen/management.js";
 import { reconnectDelayMs } from "./reconnect-delay.js";
@@ -18,6 +18,11 @@ const RETRIED_STATUSES: ReadonlySet<number> = new Set([408, 429]);
 
 /** Reconnect delay until the server names one with `retry:` (ms). */
 export const WATCH_RETRY_MS = 1_000;
+/**
+ * Longest event (or line) of the stream (bytes): 4 MiB, above a members frame of MEMBERS_MAX (4096)
+ * members. Past it the stream is dropped as a bad answer and the watch reconnects.
+ */
+export const WATCH_EVENT_BYTES_MAX = 4 * 1024 * 1024;
 /** Shortest `retry:` delay taken from a server: `retry: 0` (a proxy's) would reconnect at once, forever. */
 export const WATCH_RETRY_MIN_MS = 100;
 
@@ -181,11 +186,21 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
     // close() ends a pending read even where the fetch implementation ignores the signal.
     const cancel = () => void reader.cancel().catch(() => undefined);
     signal.addEventListener("abort", cancel, { once: true });
+    // Bytes since the last event: a line or event that never ends must not grow without bound.
+    let pending = 0;
     try {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) return { reason: "the stream ended", error: undefined, opened: true };
+        pending += value.byteLength;
+        if (pending > WATCH_EVENT_BYTES_MAX) {
+          this.deps.pool.failed(endpoint);
+          void reader.cancel().catch(() => undefined);
+          const error = badAnswer(200, endpoint, `an event over ${WATCH_EVENT_BYTES_MAX} bytes`);
+          return { reason: error.message, error, opened: true };
+        }
         parser.feed(decoder.decode(value, { stream: true }));
+        if (queue.length > 0) pending = 0;
         for (const m of queue.splice(0)) {
           const event = toEvent(m, endpoint);
           if (event) yield event;

@@ -4,7 +4,7 @@
 // endpoints it adds are tried; then the request ends with AllEndpointsFailedError.
 import type { AuthProvider } from "./auth.js";
 import type { EndpointPool } from "./endpoint-pool.js";
-import { AllEndpointsFailedError, errorFromAnswer, TimeoutError, TransportError, type FailedAttempt, type HypercacheError } from "./errors.js";
+import { AllEndpointsFailedError, badAnswer, errorFromAnswer, HypercacheError, TimeoutError, TransportError, type FailedAttempt } from "./errors.js";
 import { parseJsonAnswer } from "./answer-checks.js";
 import { AttemptScope } from "./attempt-scope.js";
 import { isTimeout, type FetchLike, type HeadersLike, type ResponseLike } from "./fetch-types.js";
@@ -12,6 +12,14 @@ import type { Runtime } from "./runtime.js";
 
 /** Default time limit of one attempt, headers and body (ms). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
+
+/**
+ * Default bound of one answer's body (bytes): 64 MiB, above the largest answer a node sends with
+ * the default limits (a value of SERVICE_MAX_VALUE_BYTES, at most 15 MiB; a batch get answer of at
+ * most SERVICE_MAX_BODY_BYTES, 16 MiB, of values, base64 (21.4 MiB) with 1000 keys of 4 KiB, JSON
+ * escaped (24 MiB), under 48 MiB). A cluster with larger limits needs a larger `maxAnswerBytes`.
+ */
+export const ANSWER_BYTES_MAX = 64 * 1024 * 1024;
 
 /** A request to whichever endpoint answers. */
 export interface OutgoingRequest {
@@ -45,6 +53,8 @@ export interface FailoverTransportDeps {
   readonly runtime: Runtime;
   /** Time limit of one attempt, headers and body (ms); 0 sets none. */
   readonly timeoutMs: number;
+  /** Bound of one answer's body (bytes); default ANSWER_BYTES_MAX. */
+  readonly answerBytesMax?: number | undefined;
   /** Aborted by the client's close(): every attempt in flight ends with its reason. */
   readonly closed?: AbortSignal | undefined;
   readonly onEvent?: ((e: ClientEvent) => void) | undefined;
@@ -204,17 +214,61 @@ export class FailoverTransport {
       // A stream's body is the caller's to read and to cancel; any other answer to a stream
       // request (an error, a redirect) is read here, within the time limit, like every answer.
       if (req.stream && res.status === 200) return { response: res, endpoint };
-      const bytes = new Uint8Array(await scope.race(res.arrayBuffer()));
+      const bytes = await scope.race(readBounded(res, this.deps.answerBytesMax ?? ANSWER_BYTES_MAX, endpoint));
       if (res.status < 500) return { response: new BufferedResponse(res, bytes, endpoint), endpoint };
       error = errorFromAnswer(res.status, new TextDecoder().decode(bytes), endpoint);
     } catch (err) {
       if (scope.abortedFromOutside) throw scope.reason ?? err;
-      error = scope.timedOut || isTimeout(err) ? new TimeoutError(`no answer within ${timeoutMs} ms`, endpoint, { cause: err }) : new TransportError(transportMessage(err), endpoint, { cause: err });
+      error = err instanceof HypercacheError ? err : scope.timedOut || isTimeout(err) ? new TimeoutError(`no answer within ${timeoutMs} ms`, endpoint, { cause: err }) : new TransportError(transportMessage(err), endpoint, { cause: err });
     } finally {
       scope.end(req.stream ? req.signal : undefined);
     }
     return new Failure(endpoint, error, runtime.clock.nowMs() - started);
   }
+}
+
+/**
+ * The answer's body, at most `max` bytes: a declared Content-Length over it fails before any byte
+ * is read; a body without one is read chunk by chunk and cancelled once it passes `max`.
+ */
+async function readBounded(res: ResponseLike, max: number, endpoint: string): Promise<Uint8Array> {
+  const tooLarge = () => badAnswer(res.status, endpoint, `an answer over ${max} bytes (the client's maxAnswerBytes)`);
+  const declared = res.headers.get("content-length");
+  if (declared !== null) {
+    if (Number(declared) > max) throw tooLarge();
+    return new Uint8Array(await res.arrayBuffer());
+  }
+  const body = res.body;
+  if (body === null) {
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    if (bytes.byteLength > max) throw tooLarge();
+    return bytes;
+  }
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > max) {
+        void reader.cancel().catch(() => undefined);
+        throw tooLarge();
+      }
+      chunks.push(value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  if (chunks.length === 1) return chunks[0] as Uint8Array;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
 }
 
 /** Error codes of a connection that was never made: the request did not reach any server. */

@@ -7,7 +7,7 @@ export type { AuthProvider, BasicCredentials, BearerToken } from "./auth.js";
 export { OidcClientCredentials, TokenRequestError, OIDC_REFRESH_FRACTION, type OidcClientCredentialsOptions } from "./oidc-client-credentials.js";
 export type { BatchOptions, DeleteManyResult, GetManyResult, SetManyItem, SetManyResult } from "./batch-ops.js";
 export { KeyIterator, type KeysOptions } from "./key-iterator.js";
-export { ClusterWatch, WATCH_RETRY_MIN_MS, WATCH_RETRY_MS, type ClusterEvent, type DistMetrics, type MembersView, type WatchOptions, type WatchStatus } from "./cluster-watch.js";
+export { ClusterWatch, WATCH_EVENT_BYTES_MAX, WATCH_RETRY_MIN_MS, WATCH_RETRY_MS, type ClusterEvent, type DistMetrics, type MembersView, type WatchOptions, type WatchStatus } from "./cluster-watch.js";
 export { reconnectDelayMs, WATCH_RETRY_JITTER, WATCH_RETRY_MAX_MS } from "./reconnect-delay.js";
 export type {
   CallOptions,
@@ -27,7 +27,7 @@ export type {
 } from "./management-routes.js";
 export type { ClusterEndpoints } from "./discovery.js";
 export { COOLDOWN_BASE_MS, COOLDOWN_MAX_MS, cooldownMs, type EndpointStatus } from "./endpoint-pool.js";
-export { ATTEMPT_TIMEOUT_MS, type ClientEvent } from "./failover-transport.js";
+export { ANSWER_BYTES_MAX, ATTEMPT_TIMEOUT_MS, type ClientEvent } from "./failover-transport.js";
 export type { FetchLike, HeadersLike, RequestInitLike, ResponseLike } from "./fetch-types.js";
 export type { Clock, Random, Runtime, TimerHandle, Timers } from "./runtime.js";
 export { parseDurationMs, ttlToMs, TTL_MAX_MS, type Ttl } from "./duration.js";

@@ -48,8 +48,14 @@ export interface ClientOptions {
   readonly trustDiscoveredEndpoints?: boolean;
   /** Sends requests; default the platform's fetch (`@hypercache/client/node` passes an undici Agent). */
   readonly fetch?: FetchLike;
-  /** Time limit of one attempt on one endpoint (ms); default 10000. */
+  /** Time limit of one attempt on one endpoint (ms), headers and whole body; default 10000. */
   readonly timeoutMs?: number;
+  /**
+   * Largest answer body read (bytes); a larger answer fails the attempt with a BadAnswerError.
+   * Default 64 MiB (ANSWER_BYTES_MAX), above the largest answer of a node with default limits;
+   * raise it with SERVICE_MAX_BODY_BYTES (batch answers) or SERVICE_MAX_VALUE_BYTES.
+   */
+  readonly maxAnswerBytes?: number;
   /**
    * Endpoint discovery (`GET /v1/cluster/endpoints`): at start (default true), every `intervalMs`
    * (default 30000; 0 disables), and always after every endpoint failed. `false` turns all off.

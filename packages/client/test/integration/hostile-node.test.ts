@@ -74,6 +74,22 @@ describe("node client against misbehaving servers", () => {
     expect(await within(got, 2000)).to.deep.equal({ state: "resolved", value: "good" });
   });
 
+  it("a chunked answer over maxAnswerBytes is cut off and the request moves to the next endpoint", async () => {
+    let written = 0;
+    const endless: Handler = (req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/octet-stream" });
+      const more = () => {
+        while (written < 64 * 1024 * 1024 && res.write(Buffer.alloc(64 * 1024))) written += 64 * 1024;
+      };
+      res.on("drain", more);
+      more();
+    };
+    const { c } = client({ endpoints: [await start(endless), await start(ok)], maxAnswerBytes: 1024 * 1024 });
+    expect(await within(c.getText("k"), 5000)).to.deep.equal({ state: "resolved", value: "good" });
+    expect(written, "the server was not read to its end").to.be.below(64 * 1024 * 1024);
+  });
+
   it("close() while a request waits for its answer resolves at once and the request rejects with ClientClosedError", async () => {
     const { c } = client({ endpoints: [await start((req) => req.resume())] });
     const got = c.get("k");
