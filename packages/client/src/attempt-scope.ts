@@ -11,6 +11,31 @@ export function timeLimitError(ms: number): Error {
   return e;
 }
 
+/**
+ * `p`, or the reason of the first of `signals` to abort, whichever comes first; leaves no listener
+ * behind. For the waits of a request outside its attempts (a token provider, a discovery run).
+ */
+export function untilAborted<T>(p: Promise<T>, signals: readonly (AbortSignal | undefined)[]): Promise<T> {
+  const live = signals.filter((s): s is AbortSignal => s !== undefined);
+  const aborted = live.find((s) => s.aborted);
+  if (aborted) return Promise.reject(aborted.reason as unknown);
+  if (live.length === 0) return p;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (e: Event) => {
+      done();
+      reject((e.target as AbortSignal).reason);
+    };
+    const done = () => {
+      for (const s of live) s.removeEventListener("abort", onAbort);
+    };
+    for (const s of live) s.addEventListener("abort", onAbort);
+    p.then(
+      (v) => (done(), resolve(v)),
+      (err: unknown) => (done(), reject(err)),
+    );
+  });
+}
+
 export class AttemptScope {
   private readonly ctrl = new AbortController();
   private timer: TimerHandle | undefined;

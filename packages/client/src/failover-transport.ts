@@ -6,7 +6,7 @@ import type { AuthProvider } from "./auth.js";
 import type { EndpointPool } from "./endpoint-pool.js";
 import { AllEndpointsFailedError, badAnswer, errorFromAnswer, HypercacheError, TimeoutError, TransportError, type FailedAttempt } from "./errors.js";
 import { parseJsonAnswer } from "./answer-checks.js";
-import { AttemptScope } from "./attempt-scope.js";
+import { AttemptScope, untilAborted } from "./attempt-scope.js";
 import { isTimeout, type FetchLike, type HeadersLike, type ResponseLike } from "./fetch-types.js";
 import type { Runtime } from "./runtime.js";
 
@@ -167,7 +167,7 @@ export class FailoverTransport {
       }
       if (rediscovered || !this.deps.rediscover) break;
       rediscovered = true;
-      await this.deps.rediscover().catch(() => undefined);
+      await untilAborted(this.deps.rediscover().catch(() => undefined), [req.signal, this.deps.closed]);
       if (this.deps.pool.order().every((u) => tried.has(u))) break;
     }
     throw new AllEndpointsFailedError(attempts);
@@ -190,12 +190,13 @@ export class FailoverTransport {
   }
 
   private async attemptRefreshing(endpoint: string, req: OutgoingRequest, pending: string | undefined | Promise<string | undefined>): Promise<AttemptResult> {
-    let authorization = typeof pending === "object" ? await pending : pending;
+    const ends = [req.signal, this.deps.closed];
+    let authorization = typeof pending === "object" ? await untilAborted(pending, ends) : pending;
     let r = await this.once(endpoint, req, authorization);
     if (!(r instanceof Failure) && r.response.status === 401 && this.deps.auth.refreshAfterUnauthorized) {
       if (req.stream) await r.response.body?.cancel().catch(() => undefined);
-      if (await this.deps.auth.refreshAfterUnauthorized(authorization)) {
-        authorization = await this.deps.auth.authorization(endpoint);
+      if (await untilAborted(this.deps.auth.refreshAfterUnauthorized(authorization), ends)) {
+        authorization = await untilAborted(Promise.resolve(this.deps.auth.authorization(endpoint)), ends);
         r = await this.once(endpoint, req, authorization);
       }
     }
