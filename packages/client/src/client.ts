@@ -106,7 +106,7 @@ export class HypercacheClient {
     const poolOpts = { clock: this.runtime.clock, random: this.runtime.random, randomStart: options.randomStart ?? true, accept: acceptEndpoint(options, configured) };
     this.apiPool = new EndpointPool(seeds, poolOpts);
     this.mgmtPool = new EndpointPool(options.managementEndpoints ?? [], poolOpts);
-    const common = { fetch, auth, runtime: this.runtime, timeoutMs: options.timeoutMs ?? ATTEMPT_TIMEOUT_MS, answerBytesMax: options.maxAnswerBytes, closed: this.closing.signal, onEvent: options.onEvent };
+    const common = { fetch, auth, runtime: this.runtime, timeoutMs: options.timeoutMs ?? ATTEMPT_TIMEOUT_MS, answerBytesMax: options.maxAnswerBytes, attemptsMax: options.maxAttempts, closed: this.closing.signal, onEvent: options.onEvent };
 
     // Discovery asks a client listener: a management-only client has none, and stays on its own.
     const discoveryOn = options.discovery !== false && this.hasApi;

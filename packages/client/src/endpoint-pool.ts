@@ -8,6 +8,8 @@ import type { Clock, Random } from "./runtime.js";
 export const COOLDOWN_BASE_MS = 1_000;
 /** Longest cooldown (ms). */
 export const COOLDOWN_MAX_MS = 30_000;
+/** Discovered endpoints one pool holds at most (the server's MEMBERS_MAX); seeds come on top. */
+export const POOL_ENDPOINTS_MAX = 4096;
 
 /** Cooldown after `consecutiveFailures` failures in a row (at least one). */
 export function cooldownMs(consecutiveFailures: number, baseMs = COOLDOWN_BASE_MS, maxMs = COOLDOWN_MAX_MS): number {
@@ -143,26 +145,31 @@ export class EndpointPool {
   }
 
   /**
-   * Replaces the discovered endpoints with `found`. An empty list (after filtering) changes
-   * nothing and returns false. Seeds stay; known endpoints keep their failure state.
+   * Replaces the discovered endpoints with `found`, the first {@link POOL_ENDPOINTS_MAX} of them
+   * that are accepted. An empty list (after filtering) changes nothing and returns false. Seeds
+   * stay; known endpoints keep their failure state.
    */
   adopt(found: readonly DiscoveredEndpoint[]): boolean {
     const accept = this.opts.accept ?? (() => true);
+    const known = new Map(this.entries.map((e) => [e.url, e]));
+    const taken = new Set<string>();
     const next: Entry[] = [];
     for (const f of found) {
+      if (next.length >= POOL_ENDPOINTS_MAX) break;
       let url: string;
       try {
         url = normalizeBaseUrl(f.url);
       } catch {
         continue;
       }
-      if (!accept(url) || next.some((e) => e.url === url)) continue;
-      const old = this.find(url);
+      if (taken.has(url) || !accept(url)) continue;
+      taken.add(url);
+      const old = known.get(url);
       next.push({ url, node: f.node, seed: old?.seed ?? false, discovered: true, rank: f.state === "alive" ? 0 : 1, failures: old?.failures ?? 0, coolUntilMs: old?.coolUntilMs ?? 0 });
     }
     if (next.length === 0) return false;
     for (const e of this.entries) {
-      if (e.seed && !next.some((x) => x.url === e.url)) next.push({ ...e, discovered: false, node: undefined, rank: 2 });
+      if (e.seed && !taken.has(e.url)) next.push({ ...e, discovered: false, node: undefined, rank: 2 });
     }
     this.entries = next;
     if (!this.find(this.current ?? "")) this.pickStart();

@@ -21,6 +21,12 @@ export const ATTEMPT_TIMEOUT_MS = 10_000;
  */
 export const ANSWER_BYTES_MAX = 64 * 1024 * 1024;
 
+/**
+ * Default number of attempts one request makes at most, each on another endpoint: with the default
+ * time limit a request ends within about 80 s (and one discovery run) however many endpoints are known.
+ */
+export const ATTEMPTS_MAX = 8;
+
 /** A request to whichever endpoint answers. */
 export interface OutgoingRequest {
   readonly method: string;
@@ -64,6 +70,8 @@ export interface FailoverTransportDeps {
    * refused, unknown host); otherwise its error ends the request. Default true.
    */
   readonly failoverAfterSent?: boolean | undefined;
+  /** Attempts one request makes at most; default ATTEMPTS_MAX. */
+  readonly attemptsMax?: number | undefined;
   /** Refreshes the pool from the cluster; called at most once per request, after every endpoint failed. */
   readonly rediscover?: (() => Promise<unknown>) | undefined;
 }
@@ -150,9 +158,10 @@ export class FailoverTransport {
       attempts.push(firstFailure);
       this.deps.onEvent?.({ type: "failover", endpoint: first, error: firstFailure.error, next: this.deps.pool.order().find((u) => u !== first) });
     }
+    const attemptsMax = this.deps.attemptsMax ?? ATTEMPTS_MAX;
     for (;;) {
       const order = this.deps.pool.order().filter((u) => !tried.has(u));
-      for (let i = 0; i < order.length; i++) {
+      for (let i = 0; i < order.length && attempts.length < attemptsMax; i++) {
         const endpoint = order[i] as string;
         tried.add(endpoint);
         const r = await this.attempt(endpoint, req);
@@ -165,7 +174,7 @@ export class FailoverTransport {
         attempts.push(r);
         this.deps.onEvent?.({ type: "failover", endpoint, error: r.error, next: order[i + 1] });
       }
-      if (rediscovered || !this.deps.rediscover) break;
+      if (rediscovered || !this.deps.rediscover || attempts.length >= attemptsMax) break;
       rediscovered = true;
       await untilAborted(this.deps.rediscover().catch(() => undefined), [req.signal, this.deps.closed]);
       if (this.deps.pool.order().every((u) => tried.has(u))) break;

@@ -26,8 +26,8 @@ export type {
   ValuePreview,
 } from "./management-routes.js";
 export type { ClusterEndpoints } from "./discovery.js";
-export { COOLDOWN_BASE_MS, COOLDOWN_MAX_MS, cooldownMs, type EndpointStatus } from "./endpoint-pool.js";
-export { ANSWER_BYTES_MAX, ATTEMPT_TIMEOUT_MS, type ClientEvent } from "./failover-transport.js";
+export { COOLDOWN_BASE_MS, COOLDOWN_MAX_MS, cooldownMs, POOL_ENDPOINTS_MAX, type EndpointStatus } from "./endpoint-pool.js";
+export { ANSWER_BYTES_MAX, ATTEMPT_TIMEOUT_MS, ATTEMPTS_MAX, type ClientEvent } from "./failover-transport.js";
 export type { FetchLike, HeadersLike, RequestInitLike, ResponseLike } from "./fetch-types.js";
 export type { Clock, Random, Runtime, TimerHandle, Timers } from "./runtime.js";
 export { parseDurationMs, ttlToMs, TTL_MAX_MS, type Ttl } from "./duration.js";

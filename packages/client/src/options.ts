@@ -57,6 +57,11 @@ export interface ClientOptions {
    */
   readonly maxAnswerBytes?: number;
   /**
+   * Attempts one request makes at most, each on another endpoint (default 8, ATTEMPTS_MAX): with
+   * `timeoutMs` it bounds how long a request can take however many endpoints are known.
+   */
+  readonly maxAttempts?: number;
+  /**
    * Endpoint discovery (`GET /v1/cluster/endpoints`): at start (default true), every `intervalMs`
    * (default 30000; 0 disables), and always after every endpoint failed. `false` turns all off.
    */
