@@ -55,6 +55,17 @@ function readPassword(prompt: string, stderr: OutStream): Promise<string> {
   });
 }
 
+/**
+ * Exits with `code` (0) and no message once `stream`'s reader is gone (EPIPE: `hypercache watch |
+ * head -1`), as a command in a pipeline is expected to; any other write error is thrown as before.
+ */
+export function exitQuietlyOnEpipe(stream: NodeJS.WriteStream, exit: (code: number) => void, code = 0): void {
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+    exit(code);
+  });
+}
+
 export function processIo(): Io {
   return {
     stdout: process.stdout,
