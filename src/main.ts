@@ -13,6 +13,7 @@ import {
   API_CONNECTIONS_MAX,
   API_REQUEST_TIMEOUT_MS,
   API_SHUTDOWN_GRACE_MS,
+  API_STALL_TIMEOUT_MS,
   HTTP_HEADER_BYTES_MAX,
   HTTP_HEADERS_TIMEOUT_MS,
   HTTP_IDLE_TIMEOUT_MS,
@@ -170,7 +171,6 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
     tls.mgmt,
     { maxConnections: MGMT_CONNECTIONS_MAX },
   );
-  mgmt.timeout = 0;
   try {
     await listen(mgmt, config.mgmtAddr);
   } catch (err) {
@@ -184,7 +184,7 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
     node.clientHandler,
     { keepAliveTimeout: HTTP_IDLE_TIMEOUT_MS, headersTimeout: HTTP_HEADERS_TIMEOUT_MS, requestTimeout: API_REQUEST_TIMEOUT_MS, maxHeaderSize: HTTP_HEADER_BYTES_MAX },
     tls.api,
-    { maxConnections: API_CONNECTIONS_MAX },
+    { maxConnections: API_CONNECTIONS_MAX, stallTimeoutMs: API_STALL_TIMEOUT_MS },
   );
   try {
     await listen(api, config.apiAddr);

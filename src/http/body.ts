@@ -5,6 +5,7 @@ import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import { CacheError, badRequest } from "../core/errors.js";
 import { JsonBodyScanner, type JsonScanLimits } from "./json-body-scanner.js";
+import { markBodyDiscarding } from "./unread-body.js";
 
 /**
  * A refused oversized body. `closeConnection` is set when the rest of the body is not read: the
@@ -22,6 +23,7 @@ export class BodyTooLarge extends CacheError {
  * connection stays usable; past the cap the connection is closed.
  */
 function discardRest(req: IncomingMessage, alreadyRead: number, capBytes: number): void {
+  markBodyDiscarding(req);
   let seen = alreadyRead;
   req.on("data", (chunk: Buffer) => {
     seen += chunk.length;

@@ -16,6 +16,11 @@ const REASON: Readonly<Record<string, string>> = Object.freeze({
 const ANSWERED = Symbol("hypercache.answered");
 type Marked = Duplex & { [ANSWERED]?: true };
 
+/** Marks a socket whose answer is written: later parser errors on it are not answered. */
+export function markAnswered(socket: Duplex): void {
+  (socket as Marked)[ANSWERED] = true;
+}
+
 /**
  * Writes the envelope, ends the socket and lingers (lingering-close.ts): a client still sending
  * its body reads the answer instead of a reset. Node's parser keeps failing on the bytes that
@@ -23,7 +28,7 @@ type Marked = Duplex & { [ANSWERED]?: true };
  */
 function closeWithEnvelope(socket: Duplex, status: string, error: string, code: string): void {
   const body = JSON.stringify({ error, code });
-  (socket as Marked)[ANSWERED] = true;
+  markAnswered(socket);
   socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   if (socket instanceof Socket) lingerAfterEnd(socket);
 }

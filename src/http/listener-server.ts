@@ -3,15 +3,28 @@
 // requires a client certificate and refuses, during the handshake, any certificate its CA did
 // not sign (mutual TLS). The authentication chain then reads the verified certificate's CN.
 // Every listener caps its open connections and answers what no route sees (parser errors,
-// CONNECT, unknown Expect headers) with the error envelope, and closes with a lingering close
-// (lingering-close.ts) so an early answer is not lost to a reset.
+// CONNECT, unknown Expect headers, framing it refuses: request-framing.ts) with the error
+// envelope, and closes with a lingering close (lingering-close.ts) so an early answer is not lost
+// to a reset. It answers pipelined requests one at a time (answer-order.ts), ends the connection
+// of an answer written before its request's body was read and drops answers that stop moving
+// (listener-response.ts), sends
+// `100 Continue` only once the handler starts reading the body (so a request refused before its
+// body, by authentication say, gets its answer without it), and never drops headers past a count
+// (Node's default of 2000 silently dropped the rest, an `If-Match` among them; the 64 KiB header
+// size is the limit).
 import http from "node:http";
 import https from "node:https";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { TlsMaterial } from "../config/index.js";
+import { HTTP_PIPELINED_WAITING_MAX } from "../core/limits.js";
+import { answerInOrder } from "./answer-order.js";
 import { answerClientError, answerConnect, answerExpectation } from "./client-errors.js";
 import { lingerOnClose } from "./lingering-close.js";
+import { framingError } from "./request-framing.js";
+import { writeError } from "./respond.js";
+import { listenerResponse } from "./listener-response.js";
+import { bodyDiscarding } from "./unread-body.js";
 
 export type RequestHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -21,6 +34,34 @@ export type ListenerServer = http.Server | https.Server;
 export interface ListenerLimits {
   /** Open connections at most; past it new connections are closed at once. */
   readonly maxConnections: number;
+  /**
+   * An answer whose bytes do not move (a client that does not read it) for a whole period of this
+   * length is dropped with its connection (listener-response.ts); 0 or absent: never.
+   */
+  readonly stallTimeoutMs?: number;
+}
+
+/** The listeners' own checks around the route handler: answer order, then request framing. */
+function guarded(handler: RequestHandler): RequestHandler {
+  return answerInOrder((req: http.IncomingMessage, res: http.ServerResponse) => {
+    const refused = framingError(req);
+    if (refused === undefined) return handler(req, res);
+    res.shouldKeepAlive = false;
+    writeError(res, refused);
+  }, HTTP_PIPELINED_WAITING_MAX);
+}
+
+/**
+ * `100 Continue` once the handler reads the body (Node sends it before the handler unless this
+ * listens); not for a body read only to be dropped after a refusal (body.ts).
+ */
+function continueWhenRead(handler: RequestHandler): RequestHandler {
+  return (req, res) => {
+    req.once("resume", () => {
+      if (!res.headersSent && !res.writableEnded && !bodyDiscarding(req)) res.writeContinue();
+    });
+    handler(req, res);
+  };
 }
 
 /**
@@ -29,17 +70,21 @@ export interface ListenerLimits {
  */
 export function createListenerServer(handler: RequestHandler, options: http.ServerOptions, tls: TlsMaterial | undefined, limits: ListenerLimits): ListenerServer {
   let server: ListenerServer;
+  const handle = guarded(handler);
+  options = { ...options, ServerResponse: listenerResponse(limits.stallTimeoutMs ?? 0), requireHostHeader: false };
   if (tls === undefined) {
-    server = http.createServer(options, handler);
+    server = http.createServer(options, handle);
     server.on("connection", (socket: Socket) => lingerOnClose(socket));
   } else {
     const mutual = tls.ca !== undefined;
-    server = https.createServer({ ...options, cert: tls.cert, key: tls.key, ...(mutual ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) }, handler);
+    server = https.createServer({ ...options, cert: tls.cert, key: tls.key, ...(mutual ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) }, handle);
     // A refused handshake (no, expired or foreign client certificate) is the client's problem.
     server.on("tlsClientError", () => undefined);
     server.on("secureConnection", (socket: TLSSocket) => lingerOnClose(socket));
   }
   server.maxConnections = limits.maxConnections;
+  server.maxHeadersCount = 0;
+  server.on("checkContinue", continueWhenRead(handle));
   server.on("clientError", answerClientError);
   server.on("connect", answerConnect);
   server.on("checkExpectation", answerExpectation);

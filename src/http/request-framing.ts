@@ -1,0 +1,15 @@
+// Request framing Node's parser accepts but the listeners refuse, with the error envelope and the
+// connection closed (the body is never read): an HTTP/1.1 request without Host (Node's own answer
+// to it is an empty 400), and a transfer coding other than `chunked`, whose body the node would
+// otherwise store still encoded (RFC 9112 6.1: 501).
+import type { IncomingMessage } from "node:http";
+import { CacheError, badRequest } from "../core/errors.js";
+
+export function framingError(req: IncomingMessage): CacheError | undefined {
+  const coding = req.headers["transfer-encoding"];
+  if (coding !== undefined && coding.trim().toLowerCase() !== "chunked") {
+    return new CacheError("NOT_IMPLEMENTED", `transfer coding ${JSON.stringify(coding)} is not supported: send the body with Content-Length or Transfer-Encoding: chunked`);
+  }
+  if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) return badRequest("an HTTP/1.1 request must carry a Host header");
+  return undefined;
+}
