@@ -25,15 +25,24 @@ export interface BasicCredentials {
 
 export const noAuth: AuthProvider = Object.freeze({ authorization: () => undefined });
 
+/** Characters a token cannot carry in a header: controls (CR and LF would split it) and non-Latin-1. */
+const NOT_IN_HEADER = /[\u0000-\u001f\u007f]|[^\u0000-\u00ff]/;
+
+/** `Bearer <token>`, or a ClientConfigError for a token no header can carry. */
+function bearerHeader(token: string): string {
+  if (token === "") throw new ClientConfigError("the bearer token is empty");
+  if (NOT_IN_HEADER.test(token)) throw new ClientConfigError("the bearer token holds a control character (CR, LF, ...) or a character outside Latin-1: it cannot be sent in a header");
+  return `Bearer ${token}`;
+}
+
 export function bearerAuth(token: BearerToken): AuthProvider {
   if (typeof token === "string") {
-    if (token === "") throw new ClientConfigError("the bearer token is empty");
-    const header = `Bearer ${token}`;
+    const header = bearerHeader(token);
     return { authorization: () => header };
   }
   return {
     async authorization() {
-      return `Bearer ${await token()}`;
+      return bearerHeader(await token());
     },
   };
 }

@@ -12,7 +12,7 @@ import { buffered } from "./openapi-bridge.js";
 /** A batch answer: one result per item, each naming its key and status. */
 const RESULTS_SHAPE: Shape = Object.freeze({ results: isObjects });
 const RESULT_SHAPE: Shape = Object.freeze({ key: isString, status: isNumber });
-import type { Consistency } from "./options.js";
+import { positiveOption, type Consistency } from "./options.js";
 import { dataOf, itemFromEnvelope, valueBody, type CacheItem, type CacheValue } from "./values.js";
 
 export interface BatchOptions {
@@ -134,8 +134,9 @@ export class BatchOps {
 
   /** Chunks, runs with bounded concurrency, and turns a chunk's failure into per-item results. */
   private async run<I, R>(input: readonly I[], o: BatchOptions, call: (part: I[]) => Promise<R[]>, failed: (item: I, error: Error) => R): Promise<R[]> {
+    const concurrency = positiveOption("concurrency", o.concurrency, true) ?? this.deps.concurrency;
     const parts = chunk(input, this.deps.chunkItems);
-    const done = await mapConcurrent(parts, o.concurrency ?? this.deps.concurrency, async (part) => {
+    const done = await mapConcurrent(parts, concurrency, async (part) => {
       try {
         const results = await call(part);
         if (results.length !== part.length) throw new Error(`the server answered ${results.length} results for ${part.length} items`);

@@ -34,7 +34,7 @@ import {
 } from "./management-routes.js";
 import { isBoolean, isNumber, isString, isStrings, shaped, type Shape } from "./answer-checks.js";
 import { buffered, typedClient } from "./openapi-bridge.js";
-import { acceptEndpoint, authFromOptions, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT, seedList, type ClientOptions, type Consistency } from "./options.js";
+import { acceptEndpoint, authFromOptions, positiveOption, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT, seedList, type ClientOptions, type Consistency } from "./options.js";
 import { defaultRuntime, type Runtime, type TimerHandle } from "./runtime.js";
 import {
   answerError,
@@ -106,7 +106,16 @@ export class HypercacheClient {
     const poolOpts = { clock: this.runtime.clock, random: this.runtime.random, randomStart: options.randomStart ?? true, accept: acceptEndpoint(options, configured) };
     this.apiPool = new EndpointPool(seeds, poolOpts);
     this.mgmtPool = new EndpointPool(options.managementEndpoints ?? [], poolOpts);
-    const common = { fetch, auth, runtime: this.runtime, timeoutMs: options.timeoutMs ?? ATTEMPT_TIMEOUT_MS, answerBytesMax: options.maxAnswerBytes, attemptsMax: options.maxAttempts, closed: this.closing.signal, onEvent: options.onEvent };
+    const common = {
+      fetch,
+      auth,
+      runtime: this.runtime,
+      timeoutMs: positiveOption("timeoutMs", options.timeoutMs, false) ?? ATTEMPT_TIMEOUT_MS,
+      answerBytesMax: positiveOption("maxAnswerBytes", options.maxAnswerBytes, true),
+      attemptsMax: positiveOption("maxAttempts", options.maxAttempts, true),
+      closed: this.closing.signal,
+      onEvent: options.onEvent,
+    };
 
     // Discovery asks a client listener: a management-only client has none, and stays on its own.
     const discoveryOn = options.discovery !== false && this.hasApi;
@@ -121,7 +130,7 @@ export class HypercacheClient {
     this.mgmt = typedClient<mgmtPaths>(this.mgmtTransport);
     // Calls that act on the answering node's state never move to another node once sent.
     this.mgmtNode = typedClient<mgmtPaths>(new FailoverTransport({ ...common, pool: this.mgmtPool, rediscover, failoverAfterSent: false }));
-    this.batches = new BatchOps(this.api, { chunkItems: BATCH_CHUNK_ITEMS, concurrency: options.batchConcurrency ?? BATCH_CONCURRENCY });
+    this.batches = new BatchOps(this.api, { chunkItems: BATCH_CHUNK_ITEMS, concurrency: positiveOption("batchConcurrency", options.batchConcurrency, true) ?? BATCH_CONCURRENCY });
 
     const d = discoveryOn ? (options.discovery as Exclude<ClientOptions["discovery"], false>) : undefined;
     if (this.discovery && d?.atStart !== false) void this.discovery.refresh().catch(() => undefined);

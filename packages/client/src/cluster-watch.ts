@@ -74,7 +74,7 @@ interface Drop {
 interface Backoff {
   /** The server's `retry:` delay (at least WATCH_RETRY_MIN_MS), or WATCH_RETRY_MS before any stream named one. */
   retryMs: number;
-  /** Failed attempts since the last stream that opened. */
+  /** Failed attempts since the last stream that delivered an event. */
   attempt: number;
 }
 
@@ -177,7 +177,6 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
       }
       return { reason: error.message, error, opened: false };
     }
-    backoff.attempt = 0;
     this.report({ state: "open", endpoint });
     const queue: EventSourceMessage[] = [];
     const parser = createParser({ onEvent: (m) => queue.push(m), onRetry: (ms) => (backoff.retryMs = Math.max(ms, WATCH_RETRY_MIN_MS)) });
@@ -203,7 +202,11 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
         if (queue.length > 0) pending = 0;
         for (const m of queue.splice(0)) {
           const event = toEvent(m, endpoint);
-          if (event) yield event;
+          if (!event) continue;
+          // A stream that delivered an event starts the count again; one that opens and ends
+          // without any (a proxy's `retry: 0` and close, again and again) waits longer each time.
+          backoff.attempt = 0;
+          yield event;
         }
       }
     } catch (err) {

@@ -17,11 +17,22 @@ export function cooldownMs(consecutiveFailures: number, baseMs = COOLDOWN_BASE_M
   return Math.min(maxMs, baseMs * 2 ** exponent);
 }
 
+/** `url` with any user and password replaced by `***`, for messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, "$1***@");
+}
+
 /** A base URL in one spelling: no trailing slash, lower-case scheme and host (URL parsing). */
 export function normalizeBaseUrl(url: string): string {
-  const u = new URL(url);
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new TypeError(`endpoint ${url}: only http: and https: URLs are supported`);
-  if (u.search !== "" || u.hash !== "") throw new TypeError(`endpoint ${url}: a base URL has no query or fragment`);
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new TypeError(`endpoint ${redactUrl(url)}: not a URL`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new TypeError(`endpoint ${redactUrl(url)}: only http: and https: URLs are supported`);
+  if (u.username !== "" || u.password !== "") throw new TypeError(`endpoint ${redactUrl(url)}: a base URL carries no user or password (pass them as basic credentials)`);
+  if (u.search !== "" || u.hash !== "") throw new TypeError(`endpoint ${redactUrl(url)}: a base URL has no query or fragment`);
   return `${u.origin}${u.pathname.replace(/\/+$/, "")}`;
 }
 

@@ -78,6 +78,15 @@ export interface ClientOptions {
   readonly runtime?: Partial<Runtime>;
 }
 
+/** `value` when it is a positive number (a whole one if `whole`) or undefined; a ClientConfigError otherwise. */
+export function positiveOption(name: string, value: number | undefined, whole: boolean): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || (whole && !Number.isSafeInteger(value))) {
+    throw new ClientConfigError(`${name}: expected a positive ${whole ? "whole number" : "number"}, got ${String(value)}`);
+  }
+  return value;
+}
+
 /**
  * The seed endpoints as a list: empty for a management-only client, and a ClientConfigError when
  * there is neither a seed nor a management endpoint.

@@ -2,7 +2,7 @@
 // first (1 s until a stream named one, at least 100 ms), doubled on each further failed attempt
 // up to 30 s as an endpoint's cooldown is (cooldownMs), less up to 20% at random so that many
 // watchers (dashboards) that lost the same node do not all come back in the same millisecond.
-// A stream that opens starts the count again.
+// A stream that delivers an event starts the count again.
 import { COOLDOWN_MAX_MS, cooldownMs } from "./endpoint-pool.js";
 import type { Random } from "./runtime.js";
 
