@@ -25,13 +25,19 @@ export interface BasicCredentials {
 
 export const noAuth: AuthProvider = Object.freeze({ authorization: () => undefined });
 
-/** Characters a token cannot carry in a header: controls (CR and LF would split it) and non-Latin-1. */
-const NOT_IN_HEADER = /[\u0000-\u001f\u007f]|[^\u0000-\u00ff]/;
+/** True when `text` holds a character no header can carry: a control (CR and LF would split it) or one outside Latin-1. */
+function unfitForHeader(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f || c > 0xff) return true;
+  }
+  return false;
+}
 
 /** `Bearer <token>`, or a ClientConfigError for a token no header can carry. */
 function bearerHeader(token: string): string {
   if (token === "") throw new ClientConfigError("the bearer token is empty");
-  if (NOT_IN_HEADER.test(token)) throw new ClientConfigError("the bearer token holds a control character (CR, LF, ...) or a character outside Latin-1: it cannot be sent in a header");
+  if (unfitForHeader(token)) throw new ClientConfigError("the bearer token holds a control character (CR, LF, ...) or a character outside Latin-1: it cannot be sent in a header");
   return `Bearer ${token}`;
 }
 
