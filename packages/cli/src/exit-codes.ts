@@ -23,7 +23,9 @@ export class UsageError extends Error {
 
 export function exitCodeFor(err: unknown): number {
   if (err instanceof HypercacheError) {
-    if (err.status === 401 || err.status === 403 || err.status === 429) return EXIT.AUTH;
+    // A 429 is a limit (failed logins from this address, or a rate limit), not a refused
+    // credential: the server refused the request (1).
+    if (err.status === 401 || err.status === 403) return EXIT.AUTH;
     if (err.status === 404) return EXIT.NOT_FOUND;
     return EXIT.SERVER_ERROR;
   }
@@ -40,7 +42,7 @@ const HINTS: Readonly<Record<string, string>> = Object.freeze({
   NOT_FOUND: "no such key",
   PAYLOAD_TOO_LARGE: "the value or batch is over the server's size limit",
   UNSUPPORTED_MEDIA_TYPE: "the server expected another content type",
-  TOO_MANY_REQUESTS: "too many failed logins from this address: wait for Retry-After and check the credentials",
+  TOO_MANY_REQUESTS: "a rate limit, or too many failed logins from this address: wait for Retry-After (and check the credentials)",
   NOT_IMPLEMENTED: "this node does not implement the route",
   DRAINING: "the node is draining: list more --endpoints",
   QUORUM_FAILED: "too few owners acknowledged: retry, or use --consistency one",

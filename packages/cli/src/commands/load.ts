@@ -44,11 +44,14 @@ export function registerLoadCommand(program: Command, run: Runner): void {
         const defaultTtl = opts.ttl;
         let totalBytes: number | undefined;
         if (file !== "-") {
+          let stat: ReturnType<typeof statSync>;
           try {
-            totalBytes = statSync(file as string).size;
+            stat = statSync(file as string);
           } catch (err) {
             throw new UsageError(`${file}: ${(err as Error).message}`);
           }
+          if (stat.isDirectory()) throw new UsageError(`${file} is a directory: load reads a JSON-lines file ('-' for standard input)`);
+          totalBytes = stat.size;
         }
         const input = file === "-" ? io.stdin : createReadStream(file as string, { highWaterMark: 256 * 1024 });
         const errorsOut: WriteStream | undefined = opts.errorsOut ? createWriteStream(opts.errorsOut) : undefined;

@@ -1,0 +1,50 @@
+// Usage errors and exit codes at the edges: a password in an endpoint URL is never printed, a token
+// that cannot be a header is a usage error, `load` of a directory says so, and a 429 is not an
+// authentication failure.
+import { mkdtempSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+import { EXIT } from "../src/exit-codes.js";
+import { cli } from "./cli-harness.js";
+
+describe("cli edges", () => {
+  it("an endpoint with a password is a usage error that does not print the password", async () => {
+    for (const e of ["ftp://u:hunter2@h", "http://u:hunter2@127.0.0.1:1"]) {
+      const r = await cli(["-e", e, "get", "k"]);
+      expect(r.code, e).to.equal(EXIT.USAGE);
+      expect(r.stderr + r.stdout, e).to.not.contain("hunter2");
+    }
+  });
+
+  it("a token with CR or LF is a usage error, before any request", async () => {
+    const r = await cli(["-e", "http://127.0.0.1:1", "--token", "abc\r\nX-Evil: 1", "get", "k"]);
+    expect(r.code).to.equal(EXIT.USAGE);
+    expect(r.stderr).to.match(/token/);
+  });
+
+  it("load of a directory is a usage error naming it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hc-load-"));
+    const r = await cli(["-e", "http://127.0.0.1:1", "load", dir]);
+    expect(r.code).to.equal(EXIT.USAGE);
+    expect(r.stderr).to.contain(dir).and.match(/directory/);
+  });
+
+  it("a 429 (too many requests) exits 1, not the authentication code", async () => {
+    const server = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(429, { "content-type": "application/json", "retry-after": "1" });
+      res.end(JSON.stringify({ error: "rate limit", code: "TOO_MANY_REQUESTS" }));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const r = await cli(["-e", `http://127.0.0.1:${(server.address() as AddressInfo).port}`, "get", "k"]);
+      expect(r.stderr).to.match(/429 TOO_MANY_REQUESTS/);
+      expect(r.code).to.equal(EXIT.SERVER_ERROR);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+});
