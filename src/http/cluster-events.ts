@@ -43,8 +43,14 @@ export class ClusterEventsPublisher {
   }
 }
 
-/** Turns a request into an event stream: retry line, one members and one heartbeat frame, then live frames. */
+/**
+ * Turns a request into an event stream: retry line, one members and one heartbeat frame, then
+ * live frames. A client that left before this runs (while an asynchronous authentication, a bcrypt
+ * check or an OIDC key fetch, was under way) is not subscribed: its response's "close" has
+ * already fired, so a subscription would never be released and would hold a slot for good.
+ */
 export function subscribeEvents(req: IncomingMessage, res: ServerResponse, hub: SseHub, sources: FrameSources): void {
+  if (clientGone(req, res)) return;
   req.socket.setTimeout(0);
   req.socket.setNoDelay(true);
   res.writeHead(200, {
@@ -58,4 +64,9 @@ export function subscribeEvents(req: IncomingMessage, res: ServerResponse, hub: 
   res.write(formatFrame("heartbeat", sources.heartbeat()));
   const unsubscribe = hub.subscribe({ write: (chunk) => res.write(chunk), onDrain: (cb) => res.on("drain", cb) });
   res.once("close", unsubscribe);
+}
+
+/** True once the client's connection or the response is closed or ended. */
+function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
+  return req.socket.destroyed || res.destroyed || res.writableEnded;
 }
