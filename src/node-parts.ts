@@ -168,7 +168,7 @@ export function buildLoops(config: Config, deps: NodeDeps, f: Foundation, d: Dat
   const { logger, clock, timers, random } = deps;
   const { metrics, store, view, transport, members } = f;
   const selfId = config.nodeId;
-  const hints = new HintReplayLoop({ queues: [d.hints, d.migrations], transport, selfId, timers, intervalMs: config.hintReplayMs, logger });
+  const hints = new HintReplayLoop({ queues: [d.hints, d.migrations], transport, selfId, timers, intervalMs: config.hintReplayMs, logger, holdExpiry: () => f.lifecycle.draining });
   const rebalancer = new Rebalancer({
     selfId,
     store,

@@ -5,7 +5,8 @@
 //   3. hands the hints and migrations of unreachable targets to live owners (HintHandoff);
 //   4. once every alive peer confirmed (so owners no longer refuse keys because they still see
 //      this node on their ring), runs the key hand-off pass (KeyHandoff), again whenever the
-//      ring changed after a pass that found keys without an owner.
+//      ring changed after a pass that found keys without an owner, or once the migration queue
+//      emptied after a pass whose records it had no room for.
 // status() is what GET /dist/drain answers and what the shutdown waits for.
 import type { TimerHandle, Timers } from "../../core/clock.js";
 import type { HashRing } from "../../ring/index.js";
@@ -72,7 +73,9 @@ export class DrainHandoff {
       await Promise.all([...this.unconfirmedPeers().map((p) => this.deps.announce(p)), this.deps.hintHandoff.runPass()]);
       const { keys } = this.deps;
       const ring = this.deps.view.ring();
-      if (this.unconfirmedPeers().length === 0 && !keys.running && !keys.done && ring !== this.passRing) {
+      // Again after a ring change, or once the migration queue has room for what it refused.
+      const retry = ring !== this.passRing || (keys.notQueued > 0 && this.deps.migrations.size() === 0);
+      if (this.unconfirmedPeers().length === 0 && !keys.running && !keys.done && retry) {
         this.passRing = ring;
         void keys.run();
       }
@@ -98,7 +101,7 @@ export class DrainHandoff {
       migrationsQueued: this.deps.migrations.size(),
       keysUnsent: keys.remaining,
       keysPassDone: keys.done,
-      noLiveOwner: keys.noOwner + hintHandoff.noLiveOwner,
+      noLiveOwner: keys.noOwner + keys.notQueued + hintHandoff.noLiveOwner,
       repairsQueued: this.deps.repairsQueued(),
       writesInFlight: lifecycle.inFlightWrites,
       callsInFlight: keys.callsInFlight + hintHandoff.callsInFlight,

@@ -47,6 +47,7 @@ export class KeyHandoff {
   private scanned = 0;
   private finished = false;
   private ownerless = 0;
+  private unqueued = 0;
   private sending = 0;
   private readonly inFlight = new Set<Promise<void>>();
 
@@ -74,12 +75,20 @@ export class KeyHandoff {
     return this.ownerless;
   }
 
+  /**
+   * Records of the last pass that went to no owner and found no room in the migration queue (its
+   * caps): held here only, so the pass is not done; a later pass sends them again.
+   */
+  get notQueued(): number {
+    return this.unqueued;
+  }
+
   /** Hand-off batches under way. */
   get callsInFlight(): number {
     return this.sending;
   }
 
-  /** Runs one pass (or joins the running one). A pass that found ownerless records is not done. */
+  /** Runs one pass (or joins the running one). A pass that found ownerless or unqueued records is not done. */
   run(): Promise<void> {
     this.pass ??= this.runPass().finally(() => {
       this.pass = undefined;
@@ -92,6 +101,7 @@ export class KeyHandoff {
     this.total = store.items + store.tombstones;
     this.scanned = 0;
     this.ownerless = 0;
+    this.unqueued = 0;
     this.finished = false;
     const batches = new Map<string, Batch>();
     for (let shard = 0; shard < store.shardCount; shard++) {
@@ -105,7 +115,7 @@ export class KeyHandoff {
     }
     for (const b of batches.values()) await this.send(b);
     await Promise.all(this.inFlight);
-    this.finished = this.ownerless === 0;
+    this.finished = this.ownerless === 0 && this.unqueued === 0;
   }
 
   /** Adds the records of one slice to their owners' batches; full batches go to `full`. */
@@ -125,13 +135,18 @@ export class KeyHandoff {
         return true;
       }
       const size = byteSize(rec);
+      // A record some reachable owner is sent may miss the queue of an unreachable one (its caps):
+      // that owner catches up from the others. A record sent to none must be queued somewhere.
+      let sent = false;
+      let refused = false;
       for (const id of owners) {
         const peer = view.peer(id);
         if (!peer) continue;
         if (!this.deps.reachable(id)) {
-          this.deps.migrations.add(peer, rec);
+          if (!this.deps.migrations.add(peer, rec)) refused = true;
           continue;
         }
+        sent = true;
         let b = batches.get(id);
         if (b && (b.records.length >= KEY_HANDOFF_LIMITS.items || b.bytes + size > KEY_HANDOFF_LIMITS.bytes)) {
           full.push(b);
@@ -144,6 +159,7 @@ export class KeyHandoff {
         b.records.push(rec);
         b.bytes += size;
       }
+      if (refused && !sent) this.unqueued++;
       return true;
     });
   }
@@ -157,9 +173,14 @@ export class KeyHandoff {
     this.inFlight.add(p);
   }
 
+  /** Queues a record the owner did not get; counts it when the queue's caps refuse it. */
+  private queue(peer: PeerRef, rec: VersionedRecord): void {
+    if (!this.deps.migrations.add(peer, rec)) this.unqueued++;
+  }
+
   /** Pushes one batch; refused and undelivered records join the migration queue. */
   private async deliver(b: Batch): Promise<void> {
-    const { transport, selfId, migrations, metrics } = this.deps;
+    const { transport, selfId, metrics } = this.deps;
     const values = b.records.filter((r) => !r.tombstone);
     const tombstones = b.records.filter((r) => r.tombstone);
     this.sending++;
@@ -175,12 +196,12 @@ export class KeyHandoff {
         if (kind === "applied" || kind === "stale") delivered++;
         else {
           metrics.inc("dist.migration.refused");
-          migrations.add(b.peer, rec);
+          this.queue(b.peer, rec);
         }
       });
       metrics.inc("dist.rebalance.keys", delivered);
     } catch {
-      for (const rec of b.records) migrations.add(b.peer, rec);
+      for (const rec of b.records) this.queue(b.peer, rec);
     } finally {
       this.sending--;
     }

@@ -1,5 +1,8 @@
 // The hint replay loop: every tick, expire old hints and replay the rest, for each queue (replica
-// hints and queued migrations).
+// hints and queued migrations). Nothing expires while the node drains: its hints and migrations
+// are records it must hand off before it may stop, and an expired one looked handed off (the
+// drain then said "data handed off" with the records on no other node). The drain timeout bounds
+// that time instead.
 import type { TimerHandle, Timers } from "../../core/clock.js";
 import { LOG, type Logger } from "../../log/index.js";
 import type { PeerTransport } from "../../transport/index.js";
@@ -11,7 +14,16 @@ export class HintReplayLoop {
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly deps: { queues: readonly HintQueue[]; transport: PeerTransport; selfId: string; timers: Timers; intervalMs: number; logger: Logger },
+    private readonly deps: {
+      queues: readonly HintQueue[];
+      transport: PeerTransport;
+      selfId: string;
+      timers: Timers;
+      intervalMs: number;
+      logger: Logger;
+      /** True while nothing may expire (the node drains). */
+      holdExpiry: () => boolean;
+    },
   ) {}
 
   start(): void {
@@ -29,8 +41,9 @@ export class HintReplayLoop {
   async runReplayTick(): Promise<void> {
     if (this.running) return this.running;
     this.running = (async () => {
+      const expire = !this.deps.holdExpiry();
       for (const q of this.deps.queues) {
-        q.expire();
+        if (expire) q.expire();
         await q.replay(this.deps.transport, this.deps.selfId);
       }
     })().finally(() => {

@@ -273,7 +273,7 @@ describe("dist/hint-queue", () => {
   describe("HintReplayLoop", () => {
     it("start() logs 'hint replay loop started' and ticks every interval: expire, then replay", async () => {
       const f = fixture({ ttlMs: 1_000 });
-      const loop = new HintReplayLoop({ queues: [f.q], transport: f.t.asTransport(), selfId: "self", timers: f.clock, intervalMs: 200, logger: f.logger });
+      const loop = new HintReplayLoop({ queues: [f.q], transport: f.t.asTransport(), selfId: "self", timers: f.clock, intervalMs: 200, logger: f.logger, holdExpiry: () => false });
       loop.start();
       expect(f.logger.records.filter((r) => r.message === LOG.hintReplayLoopStarted)).to.have.length(1);
       f.q.add(A, rec("k", "v", 1));
@@ -290,7 +290,7 @@ describe("dist/hint-queue", () => {
 
     it("runReplayTick expires hints past the TTL before replaying, so they are never sent", async () => {
       const f = fixture({ ttlMs: 1_000 });
-      const loop = new HintReplayLoop({ queues: [f.q], transport: f.t.asTransport(), selfId: "self", timers: f.clock, intervalMs: 200, logger: f.logger });
+      const loop = new HintReplayLoop({ queues: [f.q], transport: f.t.asTransport(), selfId: "self", timers: f.clock, intervalMs: 200, logger: f.logger, holdExpiry: () => false });
       f.q.add(A, rec("old", "v", 1));
       f.clock.advance(1_000);
       f.q.add(A, rec("fresh", "v", 1));
