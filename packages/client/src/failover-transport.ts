@@ -241,7 +241,7 @@ export class FailoverTransport {
  * The answer's body, at most `max` bytes: a declared Content-Length over it fails before any byte
  * is read; a body without one is read chunk by chunk and cancelled once it passes `max`.
  */
-async function readBounded(res: ResponseLike, max: number, endpoint: string): Promise<Uint8Array> {
+export async function readBounded(res: ResponseLike, max: number, endpoint: string): Promise<Uint8Array> {
   const tooLarge = () => badAnswer(res.status, endpoint, `an answer over ${max} bytes (the client's maxAnswerBytes)`);
   const declared = res.headers.get("content-length");
   if (declared !== null) {

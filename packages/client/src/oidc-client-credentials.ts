@@ -4,15 +4,19 @@
 // refused token and fetches a new one for one retry.
 import type { AuthProvider } from "./auth.js";
 import { encodeBase64 } from "./base64.js";
+import { AttemptScope } from "./attempt-scope.js";
 import type { FetchLike } from "./fetch-types.js";
+import { readBounded } from "./failover-transport.js";
 import type { Clock, Timers } from "./runtime.js";
 
 /** Fraction of a token's lifetime after which it is refreshed. */
 export const OIDC_REFRESH_FRACTION = 0.8;
 /** Lifetime assumed when the token answer has no `expires_in` (seconds). */
 export const OIDC_DEFAULT_LIFETIME_S = 300;
-/** Time limit of one token or discovery request (ms). */
+/** Time limit of one token or discovery request (ms), headers and body. */
 export const OIDC_REQUEST_TIMEOUT_MS = 10_000;
+/** Largest token or discovery answer read (bytes). */
+export const OIDC_ANSWER_BYTES_MAX = 1024 * 1024;
 
 export interface OidcClientCredentialsOptions {
   /** Issuer URL; the token endpoint comes from its `/.well-known/openid-configuration`. */
@@ -140,12 +144,12 @@ export class OidcClientCredentials implements AuthProvider {
     return url;
   }
 
+  /** One request to the issuer: the time limit covers headers and body, the body is bounded. */
   private async call(url: string, init: { method: string; headers: Record<string, string>; body?: string }): Promise<unknown> {
-    const ctrl = new AbortController();
-    const timer = this.deps.timers.after(OIDC_REQUEST_TIMEOUT_MS, () => ctrl.abort());
+    const scope = new AttemptScope(this.deps.timers, OIDC_REQUEST_TIMEOUT_MS, []);
     try {
-      const res = await this.deps.fetch(url, { ...init, signal: ctrl.signal });
-      const text = await res.text();
+      const res = await scope.race(this.deps.fetch(url, { ...init, signal: scope.signal, timeoutMs: OIDC_REQUEST_TIMEOUT_MS }));
+      const text = new TextDecoder().decode(await scope.race(readBounded(res, OIDC_ANSWER_BYTES_MAX, url)));
       if (res.status !== 200) throw new TokenRequestError(`${init.method} ${url} answered ${res.status}: ${text.slice(0, 256)}`, res.status);
       try {
         return JSON.parse(text) as unknown;
@@ -156,7 +160,7 @@ export class OidcClientCredentials implements AuthProvider {
       if (err instanceof TokenRequestError) throw err;
       throw new TokenRequestError(`${init.method} ${url} failed: ${(err as Error).message}`, undefined, { cause: err });
     } finally {
-      timer.cancel();
+      scope.end();
     }
   }
 }

@@ -3,8 +3,8 @@
 // https, or no secret is sent.
 import { expect } from "chai";
 import { ManualClock } from "../../../../test/helpers/manual-clock.js";
-import { OidcClientCredentials, TokenRequestError } from "../../src/oidc-client-credentials.js";
-import { answer, FakeFetch } from "./fake-fetch.js";
+import { OIDC_ANSWER_BYTES_MAX, OIDC_REQUEST_TIMEOUT_MS, OidcClientCredentials, TokenRequestError } from "../../src/oidc-client-credentials.js";
+import { answer, FakeFetch, outcome, settle, stalledAnswer } from "./fake-fetch.js";
 
 const ISSUER = "https://issuer:1";
 
@@ -36,5 +36,27 @@ describe("client OIDC discovery", () => {
   it("takes a matching document's https token endpoint (a trailing slash on either side is the same issuer)", async () => {
     const { o } = oidc({ issuer: `${ISSUER}/`, token_endpoint: `${ISSUER}/token` });
     expect(await o.authorization()).to.equal("Bearer t");
+  });
+});
+
+describe("client OIDC requests against hostile issuers", () => {
+  it("a token answer whose body never ends fails at the request time limit with TokenRequestError", async () => {
+    const f = new FakeFetch().on(ISSUER, () => stalledAnswer(200, { "content-type": "application/json" }));
+    const clock = new ManualClock();
+    const o = new OidcClientCredentials({ tokenUrl: `${ISSUER}/token`, clientId: "svc", clientSecret: "s3cret" }, { fetch: f.fetch, clock, timers: clock });
+    const token = o.authorization();
+    await settle();
+    clock.advance(OIDC_REQUEST_TIMEOUT_MS);
+    const r = await outcome(token);
+    expect(r.state).to.equal("rejected");
+    expect((r as { error: unknown }).error).to.be.instanceOf(TokenRequestError);
+  });
+
+  it("a token answer over OIDC_ANSWER_BYTES_MAX is refused unread", async () => {
+    const big = { ...answer(200, { access_token: "t" }), headers: { get: (n: string) => (n === "content-length" ? String(OIDC_ANSWER_BYTES_MAX + 1) : n === "content-type" ? "application/json" : null) } };
+    const f = new FakeFetch().on(ISSUER, () => big);
+    const clock = new ManualClock();
+    const o = new OidcClientCredentials({ tokenUrl: `${ISSUER}/token`, clientId: "svc", clientSecret: "s3cret" }, { fetch: f.fetch, clock, timers: clock });
+    expect(await o.authorization().catch((e: unknown) => e)).to.be.instanceOf(TokenRequestError);
   });
 });
