@@ -137,7 +137,7 @@ function tooMany(identity: Identity, ratePerS: number, burst: number, waitMs: nu
   return new CacheError(
     "TOO_MANY_REQUESTS",
     `rate limit exceeded for ${who}: at most ${round(ratePerS)} requests per second (${round(burst)} at once); retry later`,
-    { limit_per_second: round(ratePerS), burst: round(burst), retry_after_ms: waitMs },
+    { limit_per_second: round(ratePerS), burst: round(burst), retry_after_ms: Math.ceil(waitMs) },
     { retryAfterS, headers: { "RateLimit-Limit": String(Math.floor(burst)), "RateLimit-Remaining": "0", "RateLimit-Reset": String(retryAfterS) } },
   );
 }

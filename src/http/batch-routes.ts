@@ -202,6 +202,8 @@ function parsePutItem(raw: unknown, deps: BatchRouteDeps): SetItem | BatchItemEr
   if (key instanceof BatchItemError) return key;
   const fail = (err: CacheError) => new BatchItemError(key, err);
   if (typeof item.value !== "string") return fail(badRequest("value must be a string"));
+  // A lone surrogate has no UTF-8 form: stored, it silently became U+FFFD.
+  if (!item.value.isWellFormed()) return fail(badRequest("value is not well-formed Unicode (a lone surrogate); send binary values with value_encoding base64"));
   if (item.value_encoding !== undefined && item.value_encoding !== "base64") {
     return fail(badRequest(`value_encoding must be "base64" or omitted; got ${JSON.stringify(item.value_encoding)}`));
   }

@@ -266,7 +266,7 @@ class ItemRoutes implements ItemHandler {
       throw new CacheError(
         "LEASE_HELD",
         `key ${JSON.stringify(key)} not found; another request holds its lease and no value came within the wait`,
-        { retry_after_ms: out.heldMs },
+        { retry_after_ms: Math.ceil(out.heldMs) },
         { retryAfterS: Math.max(1, Math.ceil(out.heldMs / 1000)) },
       );
     }

@@ -96,7 +96,8 @@ function parseIncrBody(body: unknown): Mutable<IncrRequest> {
 function integerMember(b: Record<string, unknown>, name: string, fallback: number): number {
   const v = b[name];
   if (v === undefined) return fallback;
-  if (typeof v !== "number" || !withinBound(v)) throw badRequest(`${name} must be an integer within ±(2^53 - 1); got ${JSON.stringify(v)}`);
+  // JSON.stringify writes an out-of-range number (1e400 parses as Infinity) as "null".
+  if (typeof v !== "number" || !withinBound(v)) throw badRequest(`${name} must be an integer within ±(2^53 - 1); got ${typeof v === "number" ? String(v) : JSON.stringify(v)}`);
   return v;
 }
 

@@ -114,6 +114,8 @@ describe("client API: batch put, get and delete on one real node", function () {
         { key: "k".repeat(4097), value: "key too long" },
         { key: "bi:lone-\ud800", value: "not well-formed unicode" },
         { key: "bi:ok-2", value: "two", ttl_ms: 600_000 },
+        // a lone surrogate has no UTF-8 form: stored, it became U+FFFD (EF BF BD)
+        { key: "bi:lone-value", value: "x\udc00y" },
       ];
       const res = await results("put", { items });
       expect(res).to.have.length(items.length);
@@ -131,6 +133,7 @@ describe("client API: batch put, get and delete on one real node", function () {
       expect(res[14]).to.include({ status: 400, code: "BAD_REQUEST", stored: false });
       expect(res[15]).to.include({ status: 400, code: "BAD_REQUEST", stored: false });
       expect(res[16]).to.include({ key: "bi:ok-2", status: 200, stored: true });
+      expectItemError(res[17], "bi:lone-value", 400, "BAD_REQUEST");
       for (const i of [1, 2, 3, 4, 5, 6, 7, 12, 13]) expect(res[i], `item ${i}`).to.include({ stored: false });
 
       expect((await rawGet("bi:ok-1")).bytes.toString()).to.equal("one");

@@ -63,6 +63,11 @@ describe("counters across three real processes", function () {
       expect(r.status, JSON.stringify(body)).to.equal(400);
       expect(r.json.code).to.equal("BAD_REQUEST");
     }
+    // 1e400 parses as Infinity: the message names it (it said "got null")
+    const huge = await fetch(`${n.api}/v1/cache/m/incr`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"delta":1e400}' });
+    const hugeBody = (await huge.json()) as { code: string; error: string };
+    expect([huge.status, hugeBody.code]).to.deep.equal([400, "BAD_REQUEST"]);
+    expect(hugeBody.error).to.equal("delta must be an integer within ±(2^53 - 1); got Infinity");
     const bad: Array<Record<string, string>> = [
       { "Idempotency-Key": "with space" },
       { "Idempotency-Key": "x".repeat(257) },
