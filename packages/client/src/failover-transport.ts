@@ -127,7 +127,14 @@ class Failure implements FailedAttempt {
 type AttemptResult = Answer | Failure;
 
 export class FailoverTransport {
-  constructor(private readonly deps: FailoverTransportDeps) {}
+  /** The attempts under way, which close() ends (one listener on the close signal for them all). */
+  private readonly inflight = new Set<AttemptScope>();
+
+  constructor(private readonly deps: FailoverTransportDeps) {
+    deps.closed?.addEventListener("abort", () => {
+      for (const scope of this.inflight) scope.abort(deps.closed?.reason);
+    }, { once: true });
+  }
 
   async send(req: OutgoingRequest): Promise<Answer> {
     req.signal?.throwIfAborted();
@@ -216,22 +223,27 @@ export class FailoverTransport {
     const { runtime, timeoutMs } = this.deps;
     const started = runtime.clock.nowMs();
     const headers = authorization === undefined ? req.headers : { ...req.headers, authorization };
-    const scope = new AttemptScope(runtime.timers, timeoutMs, [req.signal, this.deps.closed]);
+    const scope = new AttemptScope(runtime.timers, timeoutMs, req.signal);
+    const closed = this.deps.closed;
+    if (closed?.aborted) scope.abort(closed.reason);
+    this.inflight.add(scope);
     let error: HypercacheError | TransportError;
     try {
-      const init = { method: req.method, headers, body: req.body, signal: scope.signal, timeoutMs, stream: req.stream };
+      const init = { method: req.method, headers, body: req.body, signal: req.signal, timeoutMs, stream: req.stream };
       const res = await scope.race(this.deps.fetch(endpoint + req.path, init));
       // A stream's body is the caller's to read and to cancel; any other answer to a stream
       // request (an error, a redirect) is read here, within the time limit, like every answer.
       if (req.stream && res.status === 200) return { response: res, endpoint };
-      const bytes = await scope.race(readBounded(res, this.deps.answerBytesMax ?? ANSWER_BYTES_MAX, endpoint));
+      scope.holds(res);
+      const bytes = await scope.race(readBounded(res, this.deps.answerBytesMax ?? ANSWER_BYTES_MAX, endpoint, scope));
       if (res.status < 500) return { response: new BufferedResponse(res, bytes, endpoint), endpoint };
       error = errorFromAnswer(res.status, new TextDecoder().decode(bytes), endpoint);
     } catch (err) {
       if (scope.abortedFromOutside) throw scope.reason ?? err;
       error = err instanceof HypercacheError ? err : scope.timedOut || isTimeout(err) ? new TimeoutError(`no answer within ${timeoutMs} ms`, endpoint, { cause: err }) : new TransportError(transportMessage(err), endpoint, { cause: err });
     } finally {
-      scope.end(req.stream ? req.signal : undefined);
+      scope.end();
+      this.inflight.delete(scope);
     }
     return new Failure(endpoint, error, runtime.clock.nowMs() - started);
   }
@@ -241,7 +253,7 @@ export class FailoverTransport {
  * The answer's body, at most `max` bytes: a declared Content-Length over it fails before any byte
  * is read; a body without one is read chunk by chunk and cancelled once it passes `max`.
  */
-export async function readBounded(res: ResponseLike, max: number, endpoint: string): Promise<Uint8Array> {
+export async function readBounded(res: ResponseLike, max: number, endpoint: string, scope?: AttemptScope): Promise<Uint8Array> {
   const tooLarge = () => badAnswer(res.status, endpoint, `an answer over ${max} bytes (the client's maxAnswerBytes)`);
   const declared = res.headers.get("content-length");
   if (declared !== null) {
@@ -255,6 +267,7 @@ export async function readBounded(res: ResponseLike, max: number, endpoint: stri
     return bytes;
   }
   const reader = body.getReader();
+  scope?.holds(reader);
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {

@@ -146,10 +146,11 @@ export class OidcClientCredentials implements AuthProvider {
 
   /** One request to the issuer: the time limit covers headers and body, the body is bounded. */
   private async call(url: string, init: { method: string; headers: Record<string, string>; body?: string }): Promise<unknown> {
-    const scope = new AttemptScope(this.deps.timers, OIDC_REQUEST_TIMEOUT_MS, []);
+    const scope = new AttemptScope(this.deps.timers, OIDC_REQUEST_TIMEOUT_MS, undefined);
     try {
-      const res = await scope.race(this.deps.fetch(url, { ...init, signal: scope.signal, timeoutMs: OIDC_REQUEST_TIMEOUT_MS }));
-      const text = new TextDecoder().decode(await scope.race(readBounded(res, OIDC_ANSWER_BYTES_MAX, url)));
+      const res = await scope.race(this.deps.fetch(url, { ...init, timeoutMs: OIDC_REQUEST_TIMEOUT_MS }));
+      scope.holds(res);
+      const text = new TextDecoder().decode(await scope.race(readBounded(res, OIDC_ANSWER_BYTES_MAX, url, scope)));
       if (res.status !== 200) throw new TokenRequestError(`${init.method} ${url} answered ${res.status}: ${text.slice(0, 256)}`, res.status);
       try {
         return JSON.parse(text) as unknown;

@@ -65,13 +65,20 @@ describe("node client against misbehaving servers", () => {
     await Promise.all(servers.splice(0).map((s) => s.close()));
   });
 
-  it("a body that trickles past timeoutMs fails the attempt, and the request moves to the next endpoint", async () => {
-    const { c, clock } = client({ endpoints: [await start(trickle), await start(ok)] });
+  it("a body that trickles past timeoutMs fails the attempt, its connection is closed, and the request moves to the next endpoint", async () => {
+    let closed = false;
+    const watched: Handler = (req, res) => {
+      res.on("close", () => (closed = true));
+      trickle(req, res);
+    };
+    const { c, clock } = client({ endpoints: [await start(watched), await start(ok)] });
     const got = c.getText("k");
     await within(new Promise((r) => setTimeout(r, 100)), 200);
     expect((await outcome(got)).state, "the trickling body holds the attempt").to.equal("pending");
     clock.advance(60_000);
     expect(await within(got, 2000)).to.deep.equal({ state: "resolved", value: "good" });
+    for (let i = 0; i < 100 && !closed; i++) await settle();
+    expect(closed, "the trickling answer's connection is closed").to.equal(true);
   });
 
   it("a chunked answer over maxAnswerBytes is cut off and the request moves to the next endpoint", async () => {

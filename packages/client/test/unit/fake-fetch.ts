@@ -102,10 +102,16 @@ export class FakeFetch {
  * An answer whose headers came but whose body never ends: its reads never settle, whatever signal
  * the request had (a node that trickles bytes, or a fetch implementation that ignores its signal).
  */
-export function stalledAnswer(status: number, headers: Record<string, string> = {}): ResponseLike {
+export function stalledAnswer(status: number, headers: Record<string, string> = {}): ResponseLike & { cancelled: () => boolean } {
   const never = new Promise<never>(() => undefined);
-  const body = new ReadableStream<Uint8Array>({ start: () => undefined });
-  return { ...answer(status, "", headers), body, text: () => never, json: () => never, arrayBuffer: () => never };
+  let cancelled = false;
+  const body = new ReadableStream<Uint8Array>({
+    start: () => undefined,
+    cancel: () => {
+      cancelled = true;
+    },
+  });
+  return { ...answer(status, "", headers), body, text: () => never, json: () => never, arrayBuffer: () => never, cancelled: () => cancelled };
 }
 
 /** Lets pending promises and real-loop callbacks run (a few real milliseconds; no test time passes). */
