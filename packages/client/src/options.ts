@@ -119,14 +119,17 @@ export function authFromOptions(o: ClientOptions, deps: { fetch: FetchLike; runt
 /**
  * Endpoints that may be adopted from discovery (`configured` are every endpoint the options give):
  * - never an http one when every configured endpoint is https, nor with Basic over TLS only;
- * - with credentials (token, basic, oidc, auth), only the configured origins (scheme, host and
- *   port), unless `trustDiscoveredEndpoints`: a discovery answer must not hand the credential to a
- *   host the caller never named.
+ * - with credentials (token, basic, oidc, auth, or the client certificate of the Node client's
+ *   `tls.cert`), only the configured origins (scheme, host and port), unless
+ *   `trustDiscoveredEndpoints`: a discovery answer must not hand the credential to a host the
+ *   caller never named.
  */
 export function acceptEndpoint(o: ClientOptions, configured: readonly string[]): (url: string) => boolean {
   const origins = new Set(configured.map((u) => new URL(u).origin));
   const httpsOnly = (configured.length > 0 && !configured.some(isPlaintext)) || (o.basic !== undefined && !o.allowInsecureBasic);
-  const credentialed = o.token !== undefined || o.basic !== undefined || o.oidc !== undefined || o.auth !== undefined;
+  // The Node client passes its options on whole: its TLS client certificate is a credential too.
+  const clientCert = (o as { tls?: { cert?: unknown } }).tls?.cert !== undefined;
+  const credentialed = o.token !== undefined || o.basic !== undefined || o.oidc !== undefined || o.auth !== undefined || clientCert;
   const anyOrigin = !credentialed || o.trustDiscoveredEndpoints === true;
   return (url) => !(httpsOnly && isPlaintext(url)) && (anyOrigin || origins.has(new URL(url).origin));
 }

@@ -58,3 +58,17 @@ describe("client discovery and credentials", () => {
     expect(r.adopted).to.have.members(OTHERS);
   });
 });
+
+describe("client discovery and a client certificate", () => {
+  it("a Node client with a client certificate (mTLS) adopts discovered endpoints of its configured origins only", async () => {
+    const { HypercacheClient: NodeClient } = await import("../../src/node.js");
+    const f = new FakeFetch().on(SEED, (call) =>
+      call.url.endsWith("/v1/cluster/endpoints") ? answer(200, { membership_version: 2, endpoints: OTHERS.map((u, i) => ({ node: `n${i}`, api_url: u, mgmt_url: u, state: "alive" })) }) : envelope(503, "UNAVAILABLE"),
+    );
+    const clock = new ManualClock();
+    const c = new NodeClient({ endpoints: [SEED], fetch: f.fetch, tls: { cert: "client cert", key: "client key" }, randomStart: false, discovery: { atStart: false, intervalMs: 0 }, runtime: { clock, timers: clock, random: seededRandom(1) } });
+    await c.refreshEndpoints();
+    expect(c.endpoints().map((e) => e.url)).to.deep.equal([SEED]);
+    await c.close();
+  });
+});
