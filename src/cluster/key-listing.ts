@@ -1,7 +1,8 @@
 // The cluster-wide key listing behind the key browser, both sides of it: listing the matching
 // live keys of this node and of every alive peer (sorted, deduplicated, the first `max` kept),
-// and answering a peer's request for one page of this node's keys. Whole-store scans pause
-// every SCAN_SLICE_RECORDS units of work, so requests are served while they run.
+// and answering a peer's request for one page of this node's keys. Whole-store scans, the
+// selection of the first keys (top-keys.ts) and its final sort pause every SCAN_SLICE_RECORDS
+// units of work, so requests are served while they run.
 import { WorkSlicer, type YieldToLoop } from "../core/clock.js";
 import { badRequest } from "../core/errors.js";
 import { compileKeyFilter, GlobError, type KeyFilter } from "../core/key-filter.js";
@@ -11,7 +12,7 @@ import type { KeysPage, PeerTransport } from "../transport/index.js";
 import type { KeyListing } from "./cache-service.js";
 import type { ClusterView } from "./cluster-view.js";
 import { decodeKeysCursor, encodeKeysCursor } from "./keys-cursor.js";
-import { TopKeys } from "./top-keys.js";
+import { keyReadCost, TopKeys } from "./top-keys.js";
 
 export interface KeyListerDeps {
   readonly store: ShardedStore;
@@ -44,7 +45,7 @@ export class KeyLister {
           let cursor = "";
           do {
             const page = await this.deps.transport.keys(peer, cursor, SCAN_LIMITS.keyListingPage, q);
-            top.addAll(page.keys);
+            await this.offerSliced(page.keys, top);
             cursor = page.nextCursor;
           } while (cursor !== "");
         } catch {
@@ -52,7 +53,7 @@ export class KeyLister {
         }
       }),
     ]);
-    const { keys, truncated } = top.result();
+    const { keys, truncated } = await top.slicedResult(this.slicer());
     return { keys, truncated, partialNodes: partialNodes.sort() };
   }
 
@@ -77,15 +78,28 @@ export class KeyLister {
     };
   }
 
+  /** Offers a peer's page of keys to `top`, yielding to the event loop between slices. */
+  private async offerSliced(keys: readonly string[], top: TopKeys): Promise<void> {
+    const slicer = this.slicer();
+    for (const key of keys) {
+      if (slicer.spend(top.add(key))) await slicer.pause();
+    }
+  }
+
+  private slicer(): WorkSlicer {
+    return new WorkSlicer(this.deps.yieldToLoop, SCAN_SLICE_RECORDS);
+  }
+
   /** Adds this node's matching keys to `top`, yielding to the event loop between slices. */
   private async collectLocalKeys(filter: KeyFilter, top: TopKeys): Promise<void> {
     const { store } = this.deps;
-    const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_SLICE_RECORDS);
+    const slicer = this.slicer();
     for (let shard = 0; shard < store.shardCount; shard++) {
       for (let slot = 0; slot >= 0; ) {
         slot = store.scanLiveKeys(shard, slot, (key) => {
-          if (filter.matches(key)) top.add(key);
-          return !slicer.spend(filter.cost(key));
+          // Each key was just decoded from the store's bytes: that costs in proportion to its length.
+          const kept = filter.matches(key) ? top.add(key) : 0;
+          return !slicer.spend(filter.cost(key) + keyReadCost(key) + kept);
         });
         await slicer.pause();
       }

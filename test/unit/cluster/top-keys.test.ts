@@ -1,6 +1,8 @@
 import { expect } from "chai";
 import { seededRandom } from "../../../src/core/random.js";
-import { compareKeys, TopKeys } from "../../../src/cluster/top-keys.js";
+import { WorkSlicer } from "../../../src/core/clock.js";
+import { SCAN_SLICE_RECORDS } from "../../../src/core/limits.js";
+import { compareKeys, KEY_RESULT_CHARS_MAX, TopKeys } from "../../../src/cluster/top-keys.js";
 
 /** The size of TopKeys' internal buffer, to check it stays bounded. */
 const bufferSize = (t: TopKeys): number => (t as unknown as { buffer: string[] }).buffer.length;
@@ -133,5 +135,80 @@ describe("dist/top-keys", () => {
     expect(bufferSize(t)).to.equal(before);
     t.add("a");
     expect(t.result()).to.deep.equal({ keys: ["a", "k00000"], truncated: true });
+  });
+
+  describe("bounded work and memory", () => {
+    /** Keys of 4,009 characters sharing a 4,001-character prefix, in a seeded order. */
+    function longKeys(count: number, seed: number): string[] {
+      const prefix = `k${"x".repeat(4000)}`;
+      const keys = Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(8, "0")}`);
+      const random = seededRandom(seed);
+      for (let i = keys.length - 1; i > 0; i--) {
+        const j = Math.floor(random.next() * (i + 1));
+        [keys[i], keys[j]] = [keys[j] as string, keys[i] as string];
+      }
+      return keys;
+    }
+
+    it("holds at most KEY_RESULT_CHARS_MAX (4 Mi) characters of keys by default", () => {
+      expect(KEY_RESULT_CHARS_MAX).to.equal(4 * 1024 * 1024);
+      const t = new TopKeys(50_000);
+      const keys = longKeys(1500, 1);
+      t.addAll(keys);
+      const r = t.result();
+      const fit = Math.floor(KEY_RESULT_CHARS_MAX / (keys[0] as string).length);
+      expect(r.truncated).to.equal(true);
+      expect(r.keys).to.deep.equal([...keys].sort(compareKeys).slice(0, fit));
+    });
+
+    it("a character budget keeps the longest prefix of the sorted distinct keys that fits, whatever the arrival order", () => {
+      const all = ["dddd", "a", "cc", "bbb", "a", "eeeee", "cc", "ab"];
+      const sorted = [...new Set(all)].sort(compareKeys);
+      for (const seed of [1, 2, 3, 4, 5]) {
+        const random = seededRandom(seed);
+        const order = [...all].sort(() => random.next() - 0.5);
+        const t = new TopKeys(100, 8);
+        t.addAll(order);
+        // a (1) + ab (2) + bbb (3) = 6; adding cc would make 8: fits; dddd would make 12.
+        expect(t.result(), order.join(",")).to.deep.equal({ keys: sorted.slice(0, 4), truncated: true });
+      }
+      const fits = new TopKeys(100, 100);
+      fits.addAll(all);
+      expect(fits.result()).to.deep.equal({ keys: sorted, truncated: false });
+    });
+
+    it("add reports work in proportion to the length of the keys it compares", () => {
+      const short = new TopKeys(10_000);
+      const long = new TopKeys(10_000, Infinity);
+      let shortWork = 0;
+      let longWork = 0;
+      const keys = longKeys(2000, 2);
+      for (const k of keys) longWork += long.add(k);
+      for (const k of keys) shortWork += short.add(k.slice(4000));
+      expect(longWork).to.be.above(10 * shortWork);
+      expect(longWork, "at least a unit per 256 characters hashed").to.be.at.least((2000 * 4009) / 256);
+    });
+
+    it("slicedResult sorts long keys in many slices of at most a slice's work each and answers like result()", async () => {
+      const keys = longKeys(3000, 3);
+      const t = new TopKeys(50_000, Infinity);
+      t.addAll(keys);
+      let pauses = 0;
+      const slicer = new WorkSlicer(async () => {
+        pauses++;
+      }, SCAN_SLICE_RECORDS);
+      const sliced = await t.slicedResult(slicer);
+      expect(sliced).to.deep.equal({ keys: [...keys].sort(compareKeys), truncated: false });
+      expect(sliced).to.deep.equal(t.result());
+      // About 3,000 x log2(3,000) comparisons of 4 KB keys, 15.7 units each: some 70 slices.
+      expect(pauses).to.be.above(40);
+    });
+
+    it("slicedResult of a few short keys does not pause", async () => {
+      const t = new TopKeys(100);
+      t.addAll(["b", "a", "c"]);
+      const slicer = new WorkSlicer(() => Promise.reject(new Error("paused")), SCAN_SLICE_RECORDS);
+      expect(await t.slicedResult(slicer)).to.deep.equal({ keys: ["a", "b", "c"], truncated: false });
+    });
   });
 });

@@ -790,7 +790,7 @@ export interface components {
             next_cursor: string;
             /** @description size of the (possibly truncated) sorted result set */
             total_matched: number;
-            /** @description true when `max`, or the 4 Mi characters the result set holds at most, cut it */
+            /** @description true when `max` cut the result set */
             truncated: boolean;
             node: string;
             /** @description ids of nodes whose listing failed or that the answering node suspects (not asked); empty when every ring member answered */
