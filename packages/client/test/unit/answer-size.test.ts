@@ -5,13 +5,13 @@
 import { expect } from "chai";
 import { ManualClock } from "../../../../test/helpers/manual-clock.js";
 import { HypercacheClient } from "../../src/client.js";
-import type { WatchStatus } from "../../src/cluster-watch.js";
 import { WATCH_EVENT_BYTES_MAX } from "../../src/cluster-watch.js";
 import { AllEndpointsFailedError, BadAnswerError } from "../../src/errors.js";
 import { ANSWER_BYTES_MAX } from "../../src/failover-transport.js";
 import type { ResponseLike } from "../../src/fetch-types.js";
 import { seededRandom } from "../../src/runtime.js";
 import { answer, bytesAnswer, FakeFetch, settle } from "./fake-fetch.js";
+import { lastDown, watchInBackground } from "./watch-harness.js";
 
 const A = "http://a:1";
 const B = "http://b:1";
@@ -74,17 +74,9 @@ describe("client answer size bound", () => {
       });
       return { ...answer(200, "", { "content-type": "text/event-stream" }), body };
     };
-    const f = new FakeFetch().on(M1, endless);
-    const clock = new ManualClock();
-    const c = new HypercacheClient({ managementEndpoints: [M1], fetch: f.fetch, randomStart: false, runtime: { clock, timers: clock, random: seededRandom(1) } });
-    const statuses: WatchStatus[] = [];
-    const w = await c.watch({ onStatus: (s) => statuses.push(s) });
-    void (async () => {
-      for await (const _ of w);
-    })().catch(() => undefined);
-    for (let i = 0; i < 20 && !statuses.some((s) => s.state === "down"); i++) await settle();
-    const down = statuses.find((s) => s.state === "down") as Extract<WatchStatus, { state: "down" }> | undefined;
-    expect(down?.error).to.be.instanceOf(BadAnswerError);
+    const { w, statuses } = await watchInBackground(new FakeFetch().on(M1, endless), [M1]);
+    for (let i = 0; i < 20 && !lastDown(statuses); i++) await settle();
+    expect(lastDown(statuses)?.error).to.be.instanceOf(BadAnswerError);
     expect(pulled * 256 * 1024).to.be.at.most(WATCH_EVENT_BYTES_MAX + 2 * 256 * 1024);
     w.close();
   });

@@ -5,11 +5,10 @@ import { getEventListeners } from "node:events";
 import { expect } from "chai";
 import { ManualClock } from "../../../../test/helpers/manual-clock.js";
 import { HypercacheClient } from "../../src/client.js";
-import type { WatchStatus } from "../../src/cluster-watch.js";
 import { ClientConfigError } from "../../src/errors.js";
 import type { ClientOptions } from "../../src/options.js";
-import { seededRandom } from "../../src/runtime.js";
 import { answer, FakeFetch, settle, sseAnswer } from "./fake-fetch.js";
+import { lastDown, watchInBackground } from "./watch-harness.js";
 
 const A = "http://a:1";
 const M1 = "http://m1:8081";
@@ -64,18 +63,11 @@ describe("client option edges", () => {
 
 describe("client watch edges", () => {
   it("a node that opens the stream with retry: 0 and closes it at once, again and again, is waited for longer each time", async () => {
-    const f = new FakeFetch().on(M1, () => sseAnswer(["retry: 0\n\n"], { endAfter: true }));
-    const clock = new ManualClock();
-    const c = new HypercacheClient({ managementEndpoints: [M1], fetch: f.fetch, randomStart: false, runtime: { clock, timers: clock, random: seededRandom(1) } });
-    const statuses: WatchStatus[] = [];
-    const w = await c.watch({ onStatus: (s) => statuses.push(s) });
-    void (async () => {
-      for await (const _ of w);
-    })();
+    const { clock, w, statuses } = await watchInBackground(new FakeFetch().on(M1, () => sseAnswer(["retry: 0\n\n"], { endAfter: true })), [M1]);
     const waits: number[] = [];
     for (let i = 0; i < 6; i++) {
       await settle();
-      const d = statuses.filter((s): s is Extract<WatchStatus, { state: "down" }> => s.state === "down").at(-1);
+      const d = lastDown(statuses);
       waits.push(d?.retryInMs ?? -1);
       clock.advance(d?.retryInMs ?? 0);
     }

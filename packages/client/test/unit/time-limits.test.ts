@@ -5,10 +5,10 @@
 import { expect } from "chai";
 import { ManualClock } from "../../../../test/helpers/manual-clock.js";
 import { HypercacheClient } from "../../src/client.js";
-import type { WatchStatus } from "../../src/cluster-watch.js";
 import { AllEndpointsFailedError, TimeoutError } from "../../src/errors.js";
 import { seededRandom } from "../../src/runtime.js";
 import { answer, bytesAnswer, FakeFetch, outcome, settle, sseAnswer, stalledAnswer } from "./fake-fetch.js";
+import { watchInBackground } from "./watch-harness.js";
 
 const A = "http://a:1";
 const B = "http://b:1";
@@ -52,14 +52,7 @@ describe("client time limits", () => {
   for (const status of [503, 429]) {
     it(`a watch whose stream request gets ${status} with an endless body goes down and reconnects to the next endpoint`, async () => {
       const f = new FakeFetch().on(M1, () => stalledAnswer(status, { "content-type": "text/plain" })).on(M2, () => sseAnswer(['event: heartbeat\ndata: {"n":1}\n\n']));
-      const clock = new ManualClock();
-      const c = new HypercacheClient({ managementEndpoints: [M1, M2], fetch: f.fetch, randomStart: false, timeoutMs: 1000, runtime: { clock, timers: clock, random: seededRandom(1) } });
-      const statuses: WatchStatus[] = [];
-      const w = await c.watch({ onStatus: (s) => statuses.push(s) });
-      const events: unknown[] = [];
-      void (async () => {
-        for await (const e of w) events.push(e);
-      })().catch(() => undefined);
+      const { c, clock, w, statuses, events } = await watchInBackground(f, [M1, M2], { timeoutMs: 1000 });
       await settle();
       clock.advance(1000);
       await settle();
