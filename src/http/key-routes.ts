@@ -42,7 +42,7 @@ export function addKeyRoutes(router: Router<AppState>, deps: KeyRouteDeps): void
   const { cache, auth } = deps;
 
   router.get("/v1/owners/:key", authenticated(auth, "read"), (ctx) => {
-    const key = keyInPath(ctx.req.url ?? "", "/v1/owners/", "", deps.maxKeyBytes);
+    const key = keyInPath(ctx.path, "/v1/owners/", "", deps.maxKeyBytes);
     const out: Schemas["OwnersResponse"] = { key, owners: cache.owners(key).ids as string[], node: cache.nodeId };
     ctx.body = out;
   });

@@ -34,7 +34,7 @@ function replicaBody(c: ReplicaCopy): Schemas["ReplicaCopy"] {
 export function addReplicasRoute(router: Router<AppState>, guard: Koa.Middleware<AppState>, deps: ReplicasRouteDeps): void {
   router.get("/cluster/keys/:key/replicas", guard, async (ctx) => {
     const { nodeId, maxKeyBytes, inspector } = deps;
-    const key = keyInPath(ctx.req.url ?? "", PREFIX, SUFFIX, maxKeyBytes);
+    const key = keyInPath(ctx.path, PREFIX, SUFFIX, maxKeyBytes);
     const report = await inspector.inspect(key);
     const out: Schemas["KeyReplicas"] = {
       key,

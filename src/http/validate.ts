@@ -9,12 +9,22 @@ import type { LeaseAsk } from "../cluster/index.js";
 
 /**
  * The key of a route whose path is `prefix`, one key segment, then `suffix` (such as
- * /cluster/keys/{key}/replicas), read from the raw URL so that a "/" in a key (%2F) stays
- * encoded until the segment is decoded and checked.
+ * /cluster/keys/{key}/replicas). `path` is the path the router matched (ctx.path: the path of an
+ * absolute-form request target too, still percent-encoded, so that a "/" in a key (%2F) stays
+ * encoded until the segment is decoded and checked). The router matches without regard to case
+ * and takes one trailing slash, so both are allowed here; anything else that does not have the
+ * route's shape is a 400 rather than a guess at another key.
  */
-export function keyInPath(url: string, prefix: string, suffix: string, maxBytes: number): string {
-  const path = splitUrl(url).path;
-  return decodeKeySegment(path.slice(prefix.length, path.length - suffix.length), maxBytes);
+export function keyInPath(path: string, prefix: string, suffix: string, maxBytes: number): string {
+  const p = path.length > prefix.length + suffix.length + 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+  const segment = p.slice(prefix.length, p.length - suffix.length);
+  const shaped =
+    p.length > prefix.length + suffix.length &&
+    p.slice(0, prefix.length).toLowerCase() === prefix.toLowerCase() &&
+    p.slice(p.length - suffix.length).toLowerCase() === suffix.toLowerCase() &&
+    !segment.includes("/");
+  if (!shaped) throw badRequest(`the path must be ${prefix}{key}${suffix} with the key percent-encoded as one segment`);
+  return decodeKeySegment(segment, maxBytes);
 }
 
 /** Decodes a percent-encoded path segment into a key and checks it. */

@@ -25,7 +25,7 @@ export interface ValuePreviewDeps {
 export function addValuePreviewRoute(router: Router<AppState>, guard: Koa.Middleware<AppState>, deps: ValuePreviewDeps): void {
   router.get("/cluster/keys/:key/value", guard, async (ctx) => {
     const { nodeId, maxKeyBytes, cache } = deps;
-    const key = keyInPath(ctx.req.url ?? "", PREFIX, SUFFIX, maxKeyBytes);
+    const key = keyInPath(ctx.path, PREFIX, SUFFIX, maxKeyBytes);
     const { item } = await cache.read(key);
     if (item === undefined) throw new CacheError("NOT_FOUND", `no live value for key ${JSON.stringify(key)}`);
     const value = toBuffer(item.value);

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { expectBadRequest } from "../../helpers/expect-error.js";
 import { checkKey } from "../../../src/core/key-check.js";
-import { decodeKeySegment, parseConsistency, parsePositiveInt, parseTtlQuery, splitUrl } from "../../../src/http/validate.js";
+import { decodeKeySegment, keyInPath, parseConsistency, parsePositiveInt, parseTtlQuery, splitUrl } from "../../../src/http/validate.js";
 
 const MAX = 4096;
 
@@ -204,6 +204,37 @@ describe("http/validate", () => {
       expect(splitUrl("/v1/cache/k")).to.deep.equal({ path: "/v1/cache/k", query: "" });
       expect(splitUrl("/p?")).to.deep.equal({ path: "/p", query: "" });
       expect(splitUrl("/p?a=1?b")).to.deep.equal({ path: "/p", query: "a=1?b" });
+    });
+  });
+  describe("keyInPath", () => {
+    const value = (path: string) => keyInPath(path, "/cluster/keys/", "/value", MAX);
+
+    it("reads the key segment between the prefix and the suffix, decoded", () => {
+      expect(value("/cluster/keys/abc/value")).to.equal("abc");
+      expect(value("/cluster/keys/abc%2F/value")).to.equal("abc/");
+      expect(value("/cluster/keys/a%20b%3Fc/value")).to.equal("a b?c");
+    });
+
+    it("takes the forms the router matches: one trailing slash, any case", () => {
+      expect(value("/cluster/keys/abc/value/")).to.equal("abc");
+      expect(value("/CLUSTER/Keys/abc/VALUE")).to.equal("abc");
+      expect(value("/cluster/keys/AbC/value/")).to.equal("AbC");
+      expect(keyInPath("/v1/owners/abc/", "/v1/owners/", "", MAX)).to.equal("abc");
+      expect(keyInPath("/v1/owners/abc%2F", "/v1/owners/", "", MAX)).to.equal("abc/");
+    });
+
+    it("refuses a path not of the route's shape with a 400 instead of reading another key", () => {
+      for (const path of ["/cluster/keys/abc/value//", "/cluster/keys/a/b/value", "/cluster/keys//value", "/cluster/keys/value", "http://h/cluster/keys/abc/value", "/cluster/keyz/abc/value", "/cluster/keys/abc/valuex"]) {
+        expectBadRequest(() => value(path), /\/cluster\/keys\/\{key\}\/value/);
+      }
+      for (const path of ["/v1/owners/", "/v1/owners//", "/v1/owners/a/b"]) {
+        expectBadRequest(() => keyInPath(path, "/v1/owners/", "", MAX), /\/v1\/owners\/\{key\}/);
+      }
+    });
+
+    it("checks the decoded key like any other (bad percent-encoding, length)", () => {
+      expectBadRequest(() => value("/cluster/keys/%E0%A4/value"), /percent-encoded/);
+      expectBadRequest(() => value(`/cluster/keys/${"k".repeat(4097)}/value`), /4096 bytes/);
     });
   });
 });
