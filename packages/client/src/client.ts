@@ -32,7 +32,7 @@ import {
   type RingView,
   type ValuePreview,
 } from "./management-routes.js";
-import { isBoolean, isNumber, isString, isStrings, shaped, type Shape } from "./answer-checks.js";
+import { isBoolean, isNumber, isObjects, isString, isStrings, shaped, type Shape } from "./answer-checks.js";
 import { buffered, typedClient } from "./openapi-bridge.js";
 import { acceptEndpoint, authFromOptions, positiveOption, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT, seedList, type ClientOptions, type Consistency } from "./options.js";
 import { defaultRuntime, type Runtime, type TimerHandle } from "./runtime.js";
@@ -73,6 +73,15 @@ export interface SetOptions extends WriteOptions {
 const PUT_SHAPE: Shape = Object.freeze({ key: isString, stored: isBoolean, bytes: isNumber, node: isString, owners: isStrings });
 const DELETE_SHAPE: Shape = Object.freeze({ key: isString, deleted: isBoolean, node: isString });
 const IDENTITY_SHAPE: Shape = Object.freeze({ id: isString, scopes: isStrings, capabilities: isStrings });
+// The management views: the fields that say the answer is the view (a console reads the rest).
+const MEMBERS_SHAPE: Shape = Object.freeze({ node: isString, membership_version: isNumber, members: isObjects });
+const RING_SHAPE: Shape = Object.freeze({ node: isString, nodes: isObjects });
+const HINTS_SHAPE: Shape = Object.freeze({ targets: isObjects, total_count: isNumber });
+const KEY_PAGE_SHAPE: Shape = Object.freeze({ keys: isStrings, next_cursor: isString, partial_nodes: isStrings });
+const REPLICAS_SHAPE: Shape = Object.freeze({ key: isString, replicas: isObjects });
+const PREVIEW_SHAPE: Shape = Object.freeze({ key: isString, preview_base64: isString, bytes: isNumber });
+const STATS_SHAPE: Shape = Object.freeze({ node: isString, items: isNumber });
+const DRAIN_STATUS_SHAPE: Shape = Object.freeze({ state: isString, safe_to_stop: isBoolean });
 
 /** The options of a call that passes none (one object for every such call). */
 const NO_OPTIONS: ReadOptions = Object.freeze({});
@@ -243,49 +252,49 @@ export class HypercacheClient {
 
   /** Membership as a node's management listener reports it. */
   async members(o: CallOptions = {}): Promise<MembersView> {
-    return dataOf(await (await this.management()).GET("/cluster/members", { signal: o.signal }));
+    return dataOf(await (await this.management()).GET("/cluster/members", { signal: o.signal }), MEMBERS_SHAPE, "a members view");
   }
 
   /** The caller's identity on a management listener (`GET /me`: any authenticated identity, where `me()` needs read). */
   async identity(o: CallOptions = {}): Promise<ManagementIdentity> {
-    return dataOf(await (await this.management()).GET("/me", { signal: o.signal }));
+    return dataOf(await (await this.management()).GET("/me", { signal: o.signal }), IDENTITY_SHAPE, "an identity");
   }
 
   /** The answering node's hash ring: each node's primary and owner share of the key space. */
   async ring(o: CallOptions = {}): Promise<RingView> {
-    return dataOf(await (await this.management()).GET("/cluster/ring", { signal: o.signal }));
+    return dataOf(await (await this.management()).GET("/cluster/ring", { signal: o.signal }), RING_SHAPE, "a ring view");
   }
 
   /** The answering node's hint queues per target node, with totals, caps and counters. */
   async hints(o: CallOptions = {}): Promise<HintsView> {
-    return dataOf(await (await this.management()).GET("/dist/hints", { signal: o.signal }));
+    return dataOf(await (await this.management()).GET("/dist/hints", { signal: o.signal }), HINTS_SHAPE, "a hints view");
   }
 
   /** One page of the cluster's keys (`GET /cluster/keys`); pass `next_cursor` as `cursor` for the next. */
   async keyPage(o: KeyPageOptions = {}): Promise<KeyBrowserPage> {
     const query = { q: o.q, limit: o.limit, max: o.max, cursor: o.cursor };
-    return dataOf(await (await this.management()).GET("/cluster/keys", { params: { query }, signal: o.signal }));
+    return dataOf(await (await this.management()).GET("/cluster/keys", { params: { query }, signal: o.signal }), KEY_PAGE_SHAPE, "a key page");
   }
 
   /** Each owner's own copy of `key` (present, version, origin, expiry, size, or unreachable). */
   async replicas(key: string, o: CallOptions = {}): Promise<KeyReplicas> {
-    return dataOf(await (await this.management()).GET("/cluster/keys/{key}/replicas", { params: { path: { key } }, signal: o.signal }));
+    return dataOf(await (await this.management()).GET("/cluster/keys/{key}/replicas", { params: { path: { key } }, signal: o.signal }), REPLICAS_SHAPE, "a replicas view");
   }
 
   /** The first 4096 bytes of `key`'s value with its size and expiry; undefined when it has none. */
   async valuePreview(key: string, o: CallOptions = {}): Promise<ValuePreview | undefined> {
     const { data, response } = await (await this.management()).GET("/cluster/keys/{key}/value", { params: { path: { key } }, signal: o.signal });
-    return data ?? this.missingOrThrow(response);
+    return data === undefined ? this.missingOrThrow(response) : shaped<ValuePreview>(data, PREVIEW_SHAPE, "a value preview", buffered(response));
   }
 
   /** The answering node's store statistics. */
   async stats(o: CallOptions = {}): Promise<NodeStats> {
-    return dataOf(await (await this.management()).GET("/stats", { signal: o.signal }));
+    return dataOf(await (await this.management()).GET("/stats", { signal: o.signal }), STATS_SHAPE, "a stats view");
   }
 
   /** The answering node's drain state and hand-off progress. */
   async drainStatus(o: CallOptions = {}): Promise<DrainStatus> {
-    return dataOf(await (await this.management()).GET("/dist/drain", { signal: o.signal }));
+    return dataOf(await (await this.management()).GET("/dist/drain", { signal: o.signal }), DRAIN_STATUS_SHAPE, "a drain status");
   }
 
   /** Drains the answering node (admin; one-way until it restarts). */

@@ -108,3 +108,25 @@ describe("client against hostile answers: 200s that are not hypercache's", () =>
     });
   }
 });
+
+describe("client against hostile answers: management views", () => {
+  const M = "http://m:8081";
+  const calls: Record<string, (c: HypercacheClient) => Promise<unknown>> = {
+    members: (c) => c.members(),
+    identity: (c) => c.identity(),
+    ring: (c) => c.ring(),
+    hints: (c) => c.hints(),
+    keyPage: (c) => c.keyPage(),
+    replicas: (c) => c.replicas("k"),
+    valuePreview: (c) => c.valuePreview("k"),
+    stats: (c) => c.stats(),
+    drainStatus: (c) => c.drainStatus(),
+  };
+  for (const [label, body] of [["{}", {}], ["an error envelope", { error: "node failed", code: "INTERNAL" }], ["a list", [1, 2]]] as const) {
+    it(`a 200 ${label} is a BadAnswerError for every view, not a view with missing fields`, async () => {
+      const clock = new ManualClock();
+      const c = new HypercacheClient({ managementEndpoints: [M], fetch: new FakeFetch().on(M, () => answer(200, body)).fetch, runtime: { clock, timers: clock, random: seededRandom(1) } });
+      for (const [name, call] of Object.entries(calls)) expect(await rejection(call(c)), name).to.be.instanceOf(BadAnswerError);
+    });
+  }
+});
