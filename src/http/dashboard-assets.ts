@@ -11,10 +11,12 @@ export interface DashboardAsset {
   readonly body: Buffer;
   /** The body gzipped, when that is smaller. */
   readonly gzip: Buffer | undefined;
+  /** Strong ETag of the gzipped body (a representation of its own, RFC 9110 8.8.3); undefined without one. */
+  readonly gzipEtag: string | undefined;
   readonly type: string;
   /** The name carries a content hash: the file never changes under its name. */
   readonly immutable: boolean;
-  /** Strong ETag of the body. */
+  /** Strong ETag of the body as it is (the identity representation). */
   readonly etag: string;
 }
 
@@ -41,13 +43,20 @@ const TYPES: Readonly<Record<string, string>> = {
 function dashboardAsset(name: string, body: Buffer): DashboardAsset {
   const ext = name.slice(name.lastIndexOf(".") + 1).toLowerCase();
   const gz = gzipSync(body, { level: 9 });
+  const gzip = gz.length < body.length ? gz : undefined;
   return {
     body,
-    gzip: gz.length < body.length ? gz : undefined,
+    gzip,
+    gzipEtag: gzip === undefined ? undefined : etagOf(gzip),
     type: TYPES[ext] ?? "application/octet-stream",
     immutable: HASHED_NAME.test(name),
-    etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`,
+    etag: etagOf(body),
   };
+}
+
+/** A strong ETag naming exactly these bytes. */
+function etagOf(bytes: Buffer): string {
+  return `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"`;
 }
 
 /**

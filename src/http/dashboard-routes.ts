@@ -3,7 +3,9 @@
 // and icon, all from memory. No authentication: the files hold no data (the page asks for credentials and calls the
 // API routes, which check them). SERVICE_DASHBOARD=off answers 404 on all of them.
 import type Router from "@koa/router";
+import type Koa from "koa";
 import { CacheError } from "../core/errors.js";
+import { parseEtagCondition, type EtagCondition } from "../core/etag.js";
 import type { DashboardAsset, DashboardAssets } from "./dashboard-assets.js";
 import type { AppContext, AppState } from "./koa-middleware.js";
 
@@ -23,8 +25,16 @@ export interface DashboardDeps {
   readonly files: DashboardAssets | undefined;
 }
 
+/** Sets the headers of every dashboard answer (redirects and 404s included) before the route runs. */
+const secured: Koa.Middleware<AppState> = async (ctx, next) => {
+  ctx.set("Content-Security-Policy", DASHBOARD_CSP);
+  ctx.set("X-Content-Type-Options", "nosniff");
+  ctx.set("Referrer-Policy", "no-referrer");
+  await next();
+};
+
 export function addDashboardRoutes(router: Router<AppState>, deps: DashboardDeps): void {
-  router.get("/", (ctx) => {
+  router.get("/", secured, (ctx) => {
     available(deps);
     ctx.redirect("/dashboard/");
   });
@@ -35,9 +45,9 @@ export function addDashboardRoutes(router: Router<AppState>, deps: DashboardDeps
     if (ctx.path.endsWith("/")) serve(ctx, files.index);
     else ctx.redirect("/dashboard/");
   };
-  router.get("/dashboard/", page);
-  router.get("/dashboard", page);
-  router.get("/dashboard/assets/:name", (ctx) => {
+  router.get("/dashboard/", secured, page);
+  router.get("/dashboard", secured, page);
+  router.get("/dashboard/assets/:name", secured, (ctx) => {
     const name = ctx.params.name as string;
     const asset = available(deps).assets.get(name);
     if (asset === undefined) throw new CacheError("NOT_FOUND", `no dashboard asset ${JSON.stringify(name)}`);
@@ -51,22 +61,43 @@ function available(deps: DashboardDeps): DashboardAssets {
   return deps.files;
 }
 
+/**
+ * Answers `asset`: gzipped when the client takes it. Each representation has its own ETag (a
+ * cache that stored one must not revalidate the other with it), and If-None-Match matches it
+ * weakly, as RFC 9110 13.1.2 says for GET.
+ */
 function serve(ctx: AppContext, asset: DashboardAsset): void {
-  ctx.set("Content-Security-Policy", DASHBOARD_CSP);
-  ctx.set("X-Content-Type-Options", "nosniff");
-  ctx.set("Referrer-Policy", "no-referrer");
   ctx.set("Cache-Control", asset.immutable ? IMMUTABLE_CACHE : "no-cache");
-  ctx.set("ETag", asset.etag);
   ctx.vary("Accept-Encoding");
-  if (ctx.get("If-None-Match") === asset.etag) {
+  const gzip = asset.gzip !== undefined && ctx.acceptsEncodings("gzip", "identity") === "gzip";
+  const etag = gzip ? (asset.gzipEtag as string) : asset.etag;
+  ctx.set("ETag", etag);
+  if (noneMatch(ctx.get("If-None-Match"), etag)) {
     ctx.status = 304;
     return;
   }
   ctx.type = asset.type;
-  if (asset.gzip !== undefined && ctx.acceptsEncodings("gzip", "identity") === "gzip") {
+  if (gzip) {
     ctx.set("Content-Encoding", "gzip");
     ctx.body = asset.gzip;
   } else {
     ctx.body = asset.body;
   }
+}
+
+/**
+ * Does an If-None-Match value match `etag`? `*`, or a list holding the tag in its strong or weak
+ * form (weak comparison). A malformed value is ignored (the file is sent), like a missing one.
+ */
+function noneMatch(header: string, etag: string): boolean {
+  if (header === "") return false;
+  let condition: EtagCondition;
+  try {
+    condition = parseEtagCondition(header, "If-None-Match");
+  } catch {
+    return false;
+  }
+  if (condition === "*") return true;
+  const opaque = (tag: string) => (tag.startsWith("W/") ? tag.slice(2) : tag);
+  return condition.some((tag) => opaque(tag) === opaque(etag));
 }

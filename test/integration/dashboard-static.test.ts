@@ -1,9 +1,13 @@
 // The dashboard's files on the management listener of a real process with authentication on:
 // served without a credential, from memory, with the CSP, immutable caching of hashed assets,
-// gzip and ETags; / redirects; SERVICE_DASHBOARD=off answers 404 everywhere.
+// gzip and ETags (one per representation, If-None-Match compared weakly over a list, as RFC 9110
+// says for GET); / redirects; SERVICE_DASHBOARD=off answers 404 everywhere; every one of these
+// answers, redirects and 404s included, carries the CSP, nosniff and Referrer-Policy.
 import { expect } from "chai";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
+import { call, type Reply } from "../helpers/http-call.js";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
 
 const DIST = fileURLToPath(new URL("../../dist/dashboard/", import.meta.url));
@@ -78,6 +82,70 @@ describe("dashboard static files on the management listener", function () {
       const body = (await r.json()) as { code: string; error: string };
       expect(body.code).to.equal("NOT_FOUND");
       expect(body.error).to.include("SERVICE_DASHBOARD=off");
+    }
+  });
+  /** The security headers every dashboard answer carries. */
+  function expectSecured(r: Reply, what: string): void {
+    expect(r.headers["content-security-policy"], `${what}: CSP`).to.equal(CSP);
+    expect(r.headers["x-content-type-options"], `${what}: nosniff`).to.equal("nosniff");
+    expect(r.headers["referrer-policy"], `${what}: Referrer-Policy`).to.equal("no-referrer");
+  }
+
+  it("redirects and 404 answers carry the CSP, nosniff and Referrer-Policy too", async () => {
+    for (const path of ["/", "/dashboard"]) {
+      const r = await call(`${on.mgmt}${path}`);
+      expect(r.status, path).to.equal(302);
+      expectSecured(r, `302 ${path}`);
+    }
+    const missing = await call(`${on.mgmt}/dashboard/assets/app-NOTTHERE.js`);
+    expect(missing.status).to.equal(404);
+    expect(missing.json()).to.include({ code: "NOT_FOUND" });
+    expectSecured(missing, "404 unknown asset");
+    for (const path of ["/", "/dashboard", "/dashboard/", `/dashboard/assets/${script}`]) {
+      const r = await call(`${off.mgmt}${path}`);
+      expect(r.status, path).to.equal(404);
+      expectSecured(r, `404 ${path} (dashboard off)`);
+    }
+  });
+
+  it("If-None-Match is compared weakly over a list: a list holding the ETag, its weak form and * are 304; other tags 200", async () => {
+    for (const path of ["/dashboard/", `/dashboard/assets/${script}`]) {
+      const first = await call(`${on.mgmt}${path}`);
+      const etag = first.headers.etag as string;
+      expect(etag, path).to.match(/^"[^"]+"$/);
+      for (const value of [etag, `"other", ${etag}`, `W/${etag}`, `"a",W/${etag} , "b"`, "*"]) {
+        const r = await call(`${on.mgmt}${path}`, { headers: { "if-none-match": value } });
+        expect(r.status, `${path} If-None-Match: ${value}`).to.equal(304);
+        expect(r.headers.etag, `${path} If-None-Match: ${value}`).to.equal(etag);
+        expect(r.body.length).to.equal(0);
+      }
+      for (const value of ['"other"', `W/"x${etag.slice(1)}`, `"a", "b"`, "not a tag"]) {
+        const r = await call(`${on.mgmt}${path}`, { headers: { "if-none-match": value } });
+        expect(r.status, `${path} If-None-Match: ${value}`).to.equal(200);
+      }
+    }
+  });
+
+  it("the gzip and the plain body of a file have ETags of their own, each revalidating only itself, with Vary: Accept-Encoding", async () => {
+    for (const path of ["/dashboard/", `/dashboard/assets/${script}`, `/dashboard/assets/${sheet}`]) {
+      const plain = await call(`${on.mgmt}${path}`, { headers: { "accept-encoding": "identity" } });
+      const gz = await call(`${on.mgmt}${path}`, { headers: { "accept-encoding": "gzip" } });
+      expect(plain.headers["content-encoding"], path).to.equal(undefined);
+      expect(gz.headers["content-encoding"], path).to.equal("gzip");
+      expect(gunzipSync(gz.body).equals(plain.body), `${path}: the same content`).to.equal(true);
+      for (const r of [plain, gz]) expect(r.headers.vary, path).to.match(/Accept-Encoding/i);
+      const plainTag = plain.headers.etag as string;
+      const gzTag = gz.headers.etag as string;
+      expect(gzTag, `${path}: one ETag per representation`).to.not.equal(plainTag);
+      // Each tag names its own bytes: the other representation is sent in full, with its own tag.
+      const gzAgainstPlainTag = await call(`${on.mgmt}${path}`, { headers: { "accept-encoding": "gzip", "if-none-match": plainTag } });
+      expect(gzAgainstPlainTag.status, path).to.equal(200);
+      expect(gzAgainstPlainTag.headers.etag).to.equal(gzTag);
+      const plainAgainstGzTag = await call(`${on.mgmt}${path}`, { headers: { "accept-encoding": "identity", "if-none-match": gzTag } });
+      expect(plainAgainstGzTag.status, path).to.equal(200);
+      expect(plainAgainstGzTag.headers.etag).to.equal(plainTag);
+      expect((await call(`${on.mgmt}${path}`, { headers: { "accept-encoding": "gzip", "if-none-match": gzTag } })).status, path).to.equal(304);
+      expect((await call(`${on.mgmt}${path}`, { headers: { "accept-encoding": "identity", "if-none-match": plainTag } })).status, path).to.equal(304);
     }
   });
 });

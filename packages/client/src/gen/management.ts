@@ -57,10 +57,14 @@ export interface paths {
          *     are built by `npm ci` (`npm run build` writes `dist/dashboard/`), read once at start-up and
          *     served from memory, gzipped when the client accepts it. The files hold no data and need no
          *     credential: the page asks for one and calls the routes of this document with it.
-         *     Every dashboard answer carries `Content-Security-Policy: default-src 'self'; base-uri
+         *     Every dashboard answer (the redirects of `/` and `/dashboard` and the 404 answers included)
+         *     carries `Content-Security-Policy: default-src 'self'; base-uri
          *     'none'; object-src 'none'; form-action 'self'; frame-ancestors 'none'` (no inline script,
          *     no other host), `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`. The
-         *     page is `Cache-Control: no-cache` with an `ETag` (304 on `If-None-Match`).
+         *     page is `Cache-Control: no-cache` with an `ETag` (304 on `If-None-Match`). The gzip and
+         *     the plain body of a file are two representations with an ETag each (`Vary:
+         *     Accept-Encoding`); `If-None-Match` is `*` or a list of tags, compared weakly (RFC 9110
+         *     13.1.2: `W/"x"` matches `"x"`), and a malformed value is ignored.
          *     404 NOT_FOUND with SERVICE_DASHBOARD=off, or when the dashboard was not built.
          */
         get: operations["getDashboard"];
