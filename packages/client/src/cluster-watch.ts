@@ -251,12 +251,21 @@ function unreachableReason(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * The typed event of a frame, or undefined for a frame to skip: another event name, data that is
+ * not JSON, a members frame without the members view, a heartbeat that is not an object.
+ */
 function toEvent(m: EventSourceMessage, endpoint: string): ClusterEvent | undefined {
   if (m.event !== "members" && m.event !== "heartbeat") return undefined;
+  let data: unknown;
   try {
-    const data = JSON.parse(m.data) as never;
-    return { type: m.event, data, endpoint };
+    data = JSON.parse(m.data);
   } catch {
     return undefined;
   }
+  if (data === null || typeof data !== "object" || Array.isArray(data)) return undefined;
+  if (m.event === "heartbeat") return { type: "heartbeat", data: data as DistMetrics, endpoint };
+  const v = data as Partial<Record<keyof MembersView, unknown>>;
+  if (typeof v.membership_version !== "number" || !Array.isArray(v.members) || !v.members.every((x) => x !== null && typeof x === "object")) return undefined;
+  return { type: "members", data: data as MembersView, endpoint };
 }

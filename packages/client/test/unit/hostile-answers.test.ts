@@ -6,7 +6,8 @@ import { ManualClock } from "../../../../test/helpers/manual-clock.js";
 import { HypercacheClient } from "../../src/client.js";
 import { BadAnswerError, HypercacheError } from "../../src/errors.js";
 import { seededRandom } from "../../src/runtime.js";
-import { answer, FakeFetch } from "./fake-fetch.js";
+import { answer, FakeFetch, settle, sseAnswer } from "./fake-fetch.js";
+import { watchInBackground } from "./watch-harness.js";
 
 const A = "http://a:1";
 
@@ -129,4 +130,17 @@ describe("client against hostile answers: management views", () => {
       for (const [name, call] of Object.entries(calls)) expect(await rejection(call(c)), name).to.be.instanceOf(BadAnswerError);
     });
   }
+});
+
+describe("client against hostile answers: event stream frames", () => {
+  it("a members frame without the members view, or a heartbeat that is not an object, is skipped", async () => {
+    const M = "http://m:8081";
+    const good = { node: "m", membership_version: 2, replication: 1, virtual_nodes: 1, known_nodes: [], members: [] };
+    const frames = ["event: members\ndata: {}\n\n", "event: heartbeat\ndata: [1]\n\n", "event: heartbeat\ndata: null\n\n", `event: members\ndata: ${JSON.stringify(good)}\n\n`];
+    const { w, events } = await watchInBackground(new FakeFetch().on(M, () => sseAnswer(frames)), [M]);
+    await settle();
+    expect(events.map((e) => e.type)).to.deep.equal(["members"]);
+    expect(events[0]?.data).to.deep.equal(good);
+    w.close();
+  });
 });
