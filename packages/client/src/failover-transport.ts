@@ -228,9 +228,12 @@ export class FailoverTransport {
     if (closed?.aborted) scope.abort(closed.reason);
     this.inflight.add(scope);
     let error: HypercacheError | TransportError;
+    let pending: Promise<ResponseLike> | undefined;
+    let res: ResponseLike | undefined;
     try {
       const init = { method: req.method, headers, body: req.body, signal: req.signal, timeoutMs, stream: req.stream };
-      const res = await scope.race(this.deps.fetch(endpoint + req.path, init));
+      pending = this.deps.fetch(endpoint + req.path, init);
+      res = await scope.race(pending);
       // A stream's body is the caller's to read and to cancel; any other answer to a stream
       // request (an error, a redirect) is read here, within the time limit, like every answer.
       if (req.stream && res.status === 200) return { response: res, endpoint };
@@ -239,6 +242,8 @@ export class FailoverTransport {
       if (res.status < 500) return { response: new BufferedResponse(res, bytes, endpoint), endpoint };
       error = errorFromAnswer(res.status, new TextDecoder().decode(bytes), endpoint);
     } catch (err) {
+      // An answer that comes after the attempt ended early is not read: its body is let go.
+      if (scope.stopped && res === undefined) void pending?.then((late) => late.body?.cancel().catch(() => undefined), () => undefined);
       if (scope.abortedFromOutside) throw scope.reason ?? err;
       error = err instanceof HypercacheError ? err : scope.timedOut || isTimeout(err) ? new TimeoutError(`no answer within ${timeoutMs} ms`, endpoint, { cause: err }) : new TransportError(transportMessage(err), endpoint, { cause: err });
     } finally {
@@ -257,7 +262,10 @@ export async function readBounded(res: ResponseLike, max: number, endpoint: stri
   const tooLarge = () => badAnswer(res.status, endpoint, `an answer over ${max} bytes (the client's maxAnswerBytes)`);
   const declared = res.headers.get("content-length");
   if (declared !== null) {
-    if (Number(declared) > max) throw tooLarge();
+    if (Number(declared) > max) {
+      void res.body?.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
     return new Uint8Array(await res.arrayBuffer());
   }
   const body = res.body;

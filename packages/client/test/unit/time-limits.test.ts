@@ -69,6 +69,20 @@ describe("client time limits", () => {
     });
   }
 
+  it("an answer whose headers come after the time limit is let go: its body is cancelled, never read", async () => {
+    let release: (r: ReturnType<typeof stalledAnswer>) => void = () => undefined;
+    const late = stalledAnswer(200);
+    const f = new FakeFetch().on(A, () => new Promise((r) => (release = r))).on(B, () => bytesAnswer(200, new Uint8Array([7])));
+    const { c, clock } = client(f);
+    const got = c.get("k");
+    await settle();
+    clock.advance(1000);
+    expect(await outcome(got)).to.deep.include({ state: "resolved" });
+    release(late);
+    await settle();
+    expect(late.cancelled()).to.equal(true);
+  });
+
   it("passes an answer that came in time through unchanged", async () => {
     const f = new FakeFetch().on(A, () => answer(200, { key: "k", deleted: true, bytes: 1, node: "n" }));
     const { c } = client(f);
