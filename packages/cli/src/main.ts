@@ -39,7 +39,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--ca <file>", "PEM CA bundle that signed the nodes' certificates")
     .option("--cert <file>", "PEM client certificate (mTLS)")
     .option("--key <file>", "PEM key of --cert")
-    .option("--timeout <duration>", "time limit of one attempt on one endpoint, such as 5s")
+    .option("--timeout <duration>", "time limit of one attempt on one endpoint (headers and whole answer), such as 5s")
     .option("--json", "print JSON even on a terminal")
     .option("-v, --verbose", "print each failover and discovery on stderr")
     .showHelpAfterError("(see hypercache --help)")
