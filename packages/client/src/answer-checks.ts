@@ -58,16 +58,3 @@ export function base64Field(text: string, from: Blamed): Uint8Array {
     throw badAnswer(from.status, from.endpoint, "a value that is not base64", { cause: err });
   }
 }
-
-/** The fields of an item envelope (and of a found batch-get result) the client reads. */
-export const ITEM_SHAPE: Shape = Object.freeze({
-  key: isString,
-  value: isString,
-  version: isNumber,
-  origin: isString,
-  last_updated: isString,
-  node: isString,
-  owners: isStrings,
-  ttl_ms: optional(isNumber),
-  expires_at: optional(isString),
-});

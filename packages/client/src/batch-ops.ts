@@ -6,12 +6,9 @@ import { encodeBase64 } from "./base64.js";
 import { ttlToMs, type Ttl } from "./duration.js";
 import { errorFromAnswer } from "./errors.js";
 import type { components, paths } from "./gen/client.js";
-import { isNumber, isObjects, isString, shaped, type Shape } from "./answer-checks.js";
+import { shaped } from "./answer-checks.js";
+import { RESULT_SHAPE, RESULTS_SHAPE } from "./answer-shapes.js";
 import { buffered } from "./openapi-bridge.js";
-
-/** A batch answer: one result per item, each naming its key and status. */
-const RESULTS_SHAPE: Shape = Object.freeze({ results: isObjects });
-const RESULT_SHAPE: Shape = Object.freeze({ key: isString, status: isNumber });
 import { positiveOption, type Consistency } from "./options.js";
 import { dataOf, itemFromEnvelope, valueBody, type CacheItem, type CacheValue } from "./values.js";
 

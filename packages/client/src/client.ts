@@ -32,7 +32,8 @@ import {
   type RingView,
   type ValuePreview,
 } from "./management-routes.js";
-import { isBoolean, isNumber, isObjects, isString, isStrings, shaped, type Shape } from "./answer-checks.js";
+import { isBoolean, isStrings, shaped } from "./answer-checks.js";
+import { DELETE_SHAPE, DRAIN_STATUS_SHAPE, HINTS_SHAPE, IDENTITY_SHAPE, KEY_PAGE_SHAPE, MEMBERS_SHAPE, PREVIEW_SHAPE, PUT_SHAPE, REPLICAS_SHAPE, RING_SHAPE, STATS_SHAPE } from "./answer-shapes.js";
 import { buffered, typedClient } from "./openapi-bridge.js";
 import { acceptEndpoint, authFromOptions, positiveOption, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT, seedList, type ClientOptions, type Consistency } from "./options.js";
 import { defaultRuntime, type Runtime, type TimerHandle } from "./runtime.js";
@@ -69,19 +70,6 @@ export interface SetOptions extends WriteOptions {
   /** Time to live: milliseconds or a duration such as "30s"; omitted, the item never expires. */
   readonly ttl?: Ttl;
 }
-
-const PUT_SHAPE: Shape = Object.freeze({ key: isString, stored: isBoolean, bytes: isNumber, node: isString, owners: isStrings });
-const DELETE_SHAPE: Shape = Object.freeze({ key: isString, deleted: isBoolean, node: isString });
-const IDENTITY_SHAPE: Shape = Object.freeze({ id: isString, scopes: isStrings, capabilities: isStrings });
-// The management views: the fields that say the answer is the view (a console reads the rest).
-const MEMBERS_SHAPE: Shape = Object.freeze({ node: isString, membership_version: isNumber, members: isObjects });
-const RING_SHAPE: Shape = Object.freeze({ node: isString, nodes: isObjects });
-const HINTS_SHAPE: Shape = Object.freeze({ targets: isObjects, total_count: isNumber });
-const KEY_PAGE_SHAPE: Shape = Object.freeze({ keys: isStrings, next_cursor: isString, partial_nodes: isStrings });
-const REPLICAS_SHAPE: Shape = Object.freeze({ key: isString, replicas: isObjects });
-const PREVIEW_SHAPE: Shape = Object.freeze({ key: isString, preview_base64: isString, bytes: isNumber });
-const STATS_SHAPE: Shape = Object.freeze({ node: isString, items: isNumber });
-const DRAIN_STATUS_SHAPE: Shape = Object.freeze({ state: isString, safe_to_stop: isBoolean });
 
 /** The options of a call that passes none (one object for every such call). */
 const NO_OPTIONS: ReadOptions = Object.freeze({});

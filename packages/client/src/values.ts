@@ -1,6 +1,7 @@
 // Conversions between what callers pass or get and what travels: value bodies, item envelopes,
 // item headers, and typed errors of answers.
-import { base64Field, ITEM_SHAPE, shaped, type Blamed, type Shape } from "./answer-checks.js";
+import { base64Field, shaped, type Blamed, type Shape } from "./answer-checks.js";
+import { ITEM_SHAPE } from "./answer-shapes.js";
 import { badAnswer, errorFromAnswer, type HypercacheError } from "./errors.js";
 import type { BufferedResponse } from "./failover-transport.js";
 import type { components } from "./gen/client.js";
