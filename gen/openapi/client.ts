@@ -271,7 +271,7 @@ export interface paths {
         };
         /**
          * Browse the keys of the whole cluster
-         * @description Collects the live keys of every alive node, removes replica duplicates, sorts them and pages by offset into the sorted set, so successive pages are stable. When `max` truncates, the first `max` keys in sort order are kept. A node whose listing fails, or that the answering node suspects (it is not asked: a stopped node would hold the call for the peer timeout), is named in `partial_nodes` and does not fail the call. Expired and deleted keys are never listed.
+         * @description Collects the live keys of every alive node, removes replica duplicates, sorts them and pages by offset into the sorted set, so successive pages are stable. When `max` truncates, the first `max` keys in sort order are kept. The result set also holds at most 4 Mi characters (UTF-16 code units, 4,194,304) of keys: a longer one is cut the same way, the first keys in sort order that fit being kept and `truncated` true (keys of up to 83 characters fill `max` 50000; keys of 4 KB stop at about 1,000). A node whose listing fails, or that the answering node suspects (it is not asked: a stopped node would hold the call for the peer timeout), is named in `partial_nodes` and does not fail the call. Expired and deleted keys are never listed.
          */
         get: operations["browseKeys"];
         put?: never;
@@ -548,7 +548,7 @@ export interface components {
             next_cursor: string;
             /** @description size of the (possibly truncated) sorted result set */
             total_matched: number;
-            /** @description true when `max` cut the result set */
+            /** @description true when `max`, or the 4 Mi characters of keys a result set holds, cut it */
             truncated: boolean;
             node: string;
             /** @description ids of nodes whose listing failed or that the answering node suspects (not asked); empty when every ring member answered */

@@ -794,7 +794,7 @@ export interface components {
             next_cursor: string;
             /** @description size of the (possibly truncated) sorted result set */
             total_matched: number;
-            /** @description true when `max` cut the result set */
+            /** @description true when `max`, or the 4 Mi characters of keys a result set holds, cut it */
             truncated: boolean;
             node: string;
             /** @description ids of nodes whose listing failed or that the answering node suspects (not asked); empty when every ring member answered */
