@@ -8,10 +8,10 @@
 import type { WorkSlicer } from "../core/clock.js";
 
 /**
- * Characters of the kept keys (UTF-16 code units) one listing holds at most, about 8 MiB: a longer
- * selection is cut like `max` (the first keys that fit are kept, truncated is true). With `max`
- * 50,000 keys of 4 KB would hold 200 MB per request; keys of up to 167 characters still fill
- * 50,000 and keys of up to 838 characters the default 10,000.
+ * Characters of the kept keys (UTF-16 code units) one listing holds at most, 4 Mi (8 MiB as
+ * strings): a longer selection is cut like `max` (the first keys that fit are kept, truncated is
+ * true). With `max` 50,000 keys of 4 KB would hold 200 MB per request; keys of up to 83
+ * characters still fill 50,000 and keys of up to 419 characters the default 10,000.
  */
 export const KEY_RESULT_CHARS_MAX = 4 * 1024 * 1024;
 
