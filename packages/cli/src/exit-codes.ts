@@ -1,5 +1,5 @@
 // Exit codes of the hypercache command, and the one stderr line that explains a failure.
-import { AllEndpointsFailedError, ClientConfigError, HypercacheError, TokenRequestError, TransportError } from "@hypercache/client/node";
+import { AllEndpointsFailedError, BadAnswerError, ClientConfigError, HypercacheError, TokenRequestError, TransportError } from "@hypercache/client/node";
 
 export const EXIT = Object.freeze({
   OK: 0,
@@ -51,13 +51,19 @@ const HINTS: Readonly<Record<string, string>> = Object.freeze({
   UNKNOWN: "the answer was not from hypercache-server (a proxy?): check --endpoints",
 });
 
+/** One failed attempt in words: status and code, with the reason when the answer was not hypercache's. */
+function attemptText(e: HypercacheError | TransportError): string {
+  if (!(e instanceof HypercacheError)) return e.message;
+  return e instanceof BadAnswerError ? `${e.status} ${e.code} (${e.message.slice(e.message.indexOf(": ") + 2)})` : `${e.status} ${e.code}`;
+}
+
 /** One line: what failed, with status, code, endpoint and a hint. */
 export function errorLine(err: unknown): string {
   if (err instanceof HypercacheError) {
     return `hypercache: ${err.status} ${err.code} from ${err.endpoint}: ${err.message} (hint: ${HINTS[err.code] ?? "see the server's log"})`;
   }
   if (err instanceof AllEndpointsFailedError) {
-    const list = err.attempts.map((a) => `${a.endpoint} ${a.error instanceof HypercacheError ? `${a.error.status} ${a.error.code}` : a.error.message}`).join("; ");
+    const list = err.attempts.map((a) => `${a.endpoint} ${attemptText(a.error)}`).join("; ");
     return `hypercache: all endpoints failed: ${list || "no endpoint"} (hint: check --endpoints / HYPERCACHE_ENDPOINTS and that the nodes run)`;
   }
   if (err instanceof TransportError) return `hypercache: ${err.endpoint}: ${err.message}`;

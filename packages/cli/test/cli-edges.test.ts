@@ -47,4 +47,21 @@ describe("cli edges", () => {
       await new Promise<void>((r) => server.close(() => r()));
     }
   });
+
+  it("an answer over the client's bound says so in the all-endpoints-failed line", async () => {
+    const server = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(512 * 1024 * 1024) });
+      res.write("x");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const r = await cli(["-e", `http://127.0.0.1:${(server.address() as AddressInfo).port}`, "get", "k", "--out", "-"]);
+      expect(r.code).to.equal(EXIT.ALL_ENDPOINTS_FAILED);
+      expect(r.stderr).to.match(/over \d+ bytes/);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
 });
