@@ -39,8 +39,14 @@ export interface RequestInitLike {
  * Sends one HTTP request to one endpoint and honours `timeoutMs`. Rejects on transport errors
  * only, never because of a status. Implementations: {@link globalFetch}, and the undici Agent of
  * `@hypercache/client/node`.
+ *
+ * `boundsAttempts`: the fetch itself ends the request when `timeoutMs` passes (over the headers,
+ * and over a body read whole with `arrayBuffer()` when the answer has a Content-Length) and when
+ * `signal` aborts, and its client's close() ends what is in flight. The failover transport then
+ * adds no timer and no race of its own to such an attempt. Without it (any other fetch) every
+ * attempt runs under an attempt scope (attempt-scope.ts).
  */
-export type FetchLike = (url: string, init: RequestInitLike) => Promise<ResponseLike>;
+export type FetchLike = ((url: string, init: RequestInitLike) => Promise<ResponseLike>) & { readonly boundsAttempts?: true };
 
 function timeoutError(ms: number): Error {
   const e = new Error(`no answer within ${ms} ms`);

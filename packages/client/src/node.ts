@@ -4,9 +4,11 @@
 // Node 20 (undici 8 needs Node 22).
 import { Readable } from "node:stream";
 import { Agent, type Dispatcher } from "undici";
+import { BodyDeadlines } from "./body-deadlines.js";
 import { HypercacheClient as CoreClient } from "./client.js";
 import type { FetchLike, HeadersLike, RequestInitLike, ResponseLike } from "./fetch-types.js";
 import type { ClientOptions } from "./options.js";
+import { systemClock, systemTimers, type Runtime } from "./runtime.js";
 
 export * from "./index.js";
 
@@ -47,16 +49,26 @@ class UndiciHeaders implements HeadersLike {
   }
 }
 
+/** The whole-body time limit of one answer: the sweeper that keeps it, and when it passes. */
+interface BodyLimit {
+  readonly deadlines: BodyDeadlines;
+  readonly deadline: number;
+}
+
 /**
  * Answers of the undici dispatcher as the client's ResponseLike. The headers wrapper is made when
- * first read: a `get` that finds its value never reads a header.
+ * first read: a `get` that finds its value never reads a header. arrayBuffer() reads the whole
+ * body within the request's time limit (body-deadlines.ts).
  */
 class UndiciResponse implements ResponseLike {
   readonly status: number;
   private readonly data: Dispatcher.ResponseData["body"];
   private readonly rawHeaders: Dispatcher.ResponseData["headers"];
   private wrapped: HeadersLike | undefined;
-  constructor(res: Dispatcher.ResponseData) {
+  constructor(
+    res: Dispatcher.ResponseData,
+    private readonly limit: BodyLimit | undefined,
+  ) {
     this.status = res.statusCode;
     this.data = res.body;
     this.rawHeaders = res.headers;
@@ -77,12 +89,19 @@ class UndiciResponse implements ResponseLike {
     return this.data.json();
   }
   arrayBuffer(): Promise<ArrayBuffer> {
-    return this.data.arrayBuffer();
+    const l = this.limit;
+    return l === undefined ? this.data.arrayBuffer() : l.deadlines.read(this.data, l.deadline);
   }
 }
 
-/** A FetchLike over an undici Agent, and the Agent (close it when done). */
-export function createNodeFetch(o: NodeTransportOptions = {}): { fetch: FetchLike; agent: Agent } {
+/**
+ * A FetchLike over an undici Agent, and the Agent (close it when done). It keeps the attempt's
+ * time limit itself (`boundsAttempts`): undici's over the headers, body-deadlines.ts's over a body
+ * read whole; the caller's signal ends the request, and so does destroying the Agent (close()).
+ */
+export function createNodeFetch(o: NodeTransportOptions = {}, runtime?: Partial<Pick<Runtime, "clock" | "timers">>): { fetch: FetchLike; agent: Agent } {
+  const clock = runtime?.clock ?? systemClock;
+  const deadlines = new BodyDeadlines(clock, runtime?.timers ?? systemTimers);
   const tls = o.tls ?? {};
   const agent = new Agent({
     keepAliveTimeout: o.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS,
@@ -96,7 +115,8 @@ export function createNodeFetch(o: NodeTransportOptions = {}): { fetch: FetchLik
       rejectUnauthorized: tls.rejectUnauthorized ?? true,
     },
   });
-  const fetch: FetchLike = async (url: string, init: RequestInitLike) => {
+  const request = async (url: string, init: RequestInitLike): Promise<ResponseLike> => {
+    const started = clock.nowMs();
     const slash = url.indexOf("/", url.indexOf("//") + 2);
     const origin = slash < 0 ? url : url.slice(0, slash);
     const path = slash < 0 ? "/" : url.slice(slash);
@@ -107,14 +127,15 @@ export function createNodeFetch(o: NodeTransportOptions = {}): { fetch: FetchLik
       headers: init.headers,
       body: init.body ?? null,
       signal: init.signal ?? null,
-      // Backstops only: the failover transport's attempt scope holds the time limit over the
-      // headers and the whole body (undici's bodyTimeout is the longest pause between two chunks,
-      // which a trickling body never reaches). A stream has no body limit.
+      // undici keeps the limit over the headers; bodyTimeout is the longest pause between two
+      // chunks, the whole body's limit is body-deadlines.ts's. A stream has no body limit.
       headersTimeout: init.timeoutMs ?? 0,
       bodyTimeout: init.stream ? 0 : (init.timeoutMs ?? 0),
     });
-    return new UndiciResponse(res);
+    const limitMs = init.timeoutMs ?? 0;
+    return new UndiciResponse(res, init.stream || limitMs <= 0 ? undefined : { deadlines, deadline: started + limitMs });
   };
+  const fetch: FetchLike = Object.assign(request, { boundsAttempts: true as const });
   return { fetch, agent };
 }
 
@@ -127,7 +148,7 @@ export class HypercacheClient extends CoreClient {
   private agentClosed: Promise<void> | undefined;
 
   constructor(options: NodeClientOptions) {
-    const own = options.fetch === undefined ? createNodeFetch(options) : undefined;
+    const own = options.fetch === undefined ? createNodeFetch(options, options.runtime) : undefined;
     super(own ? { ...options, fetch: own.fetch } : options);
     this.agent = own?.agent;
   }

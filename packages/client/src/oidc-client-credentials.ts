@@ -149,8 +149,12 @@ export class OidcClientCredentials implements AuthProvider {
     const scope = new AttemptScope(this.deps.timers, OIDC_REQUEST_TIMEOUT_MS, undefined);
     try {
       const res = await scope.race(this.deps.fetch(url, { ...init, timeoutMs: OIDC_REQUEST_TIMEOUT_MS }));
-      scope.holds(res);
-      const text = new TextDecoder().decode(await scope.race(readBounded(res, OIDC_ANSWER_BYTES_MAX, url, scope)));
+      const text = new TextDecoder().decode(
+        await scope.race(readBounded(res, OIDC_ANSWER_BYTES_MAX, url, scope)).catch((err: unknown) => {
+          if (scope.stopped) void res.body?.cancel(scope.reason).catch(() => undefined);
+          throw err;
+        }),
+      );
       if (res.status !== 200) throw new TokenRequestError(`${init.method} ${url} answered ${res.status}: ${text.slice(0, 256)}`, res.status);
       try {
         return JSON.parse(text) as unknown;
