@@ -2,7 +2,8 @@
 // CN, then the OIDC verifier. The first match wins; a bearer token that matches no static token
 // falls through to OIDC, so static and OIDC credentials coexist. A request carrying no
 // credential at all gets the anonymous identity only when the policy allows it; a credential
-// that matches nothing is always 401. Failed authentications are counted per client address
+// that matches nothing is always 401, even when a listed client certificate comes with it (the
+// certificate identifies a request only when its Authorization header, if any, is valid). Failed authentications are counted per client address
 // (fail-limiter.ts): past the limit they are 429, and a Basic request that would start a new
 // password check from an address with no failure left is refused 429 before bcrypt runs.
 // Nothing here logs: auth failures are not logged per request.
@@ -58,12 +59,22 @@ export function buildChain(parts: ChainParts): Authenticator {
   if (oidc) methods.push("oidc");
   const challenge = challengeFor(tokens.size > 0 || oidc !== undefined, basic.size > 0);
 
-  /** Steps after Basic: the certificate, then OIDC, then the verdict. */
+  /**
+   * Steps after Basic: the certificate, then OIDC, then the verdict. A credential in the
+   * Authorization header that did not match is 401 here whatever certificate comes with it: a
+   * listed certificate must not turn a wrong password or token into a 200, which would let the
+   * guess go uncounted by the failure limiter and make /v1/me an oracle for it.
+   */
   const afterBasic = (cred: Credential, cert: PeerCertificate): Identity | Promise<Identity> => {
     const byCert = certs.match(cert);
+    if (cred.kind === "bearer" && oidc && COMPACT_JWT.test(cred.token)) {
+      // The certificate still comes before OIDC (first match wins), once the token proved valid.
+      const verified = oidc.verify(cred.token);
+      return byCert ? verified.then(() => byCert) : verified;
+    }
+    if (cred.kind !== "none") throw unauthorized(refusal(cred, cert));
     if (byCert) return byCert;
-    if (cred.kind === "bearer" && oidc && COMPACT_JWT.test(cred.token)) return oidc.verify(cred.token);
-    if (cred.kind === "none" && !cert.present) {
+    if (!cert.present) {
       if (parts.allowAnonymous) return anonymous;
       throw unauthorized("authentication required");
     }

@@ -70,14 +70,14 @@ describe("auth/chain", () => {
       expect(await resolve(chain(), request(basicHeader("alice", "alice-pw"), tlsCert("svc-a")))).to.deep.include({ id: "alice" });
     });
 
-    it("the client certificate wins over an OIDC token", async () => {
+    it("the client certificate wins over an OIDC token, once the token is verified", async () => {
       const oidc = fakeOidc();
       expect(await resolve(chain({ oidc }), request("Bearer jwt.carol.read", tlsCert("svc-a")))).to.deep.include({ id: "svc-a" });
-      expect(oidc.calls).to.equal(0);
+      expect(oidc.calls).to.equal(1);
     });
 
-    it("a wrong Basic password falls through to a listed client certificate", async () => {
-      expect(await resolve(chain(), request(basicHeader("alice", "nope"), tlsCert("svc-a")))).to.deep.include({ id: "svc-a" });
+    it("a wrong Basic password never falls through to a listed client certificate: 401", async () => {
+      expect(await resolve(chain(), request(basicHeader("alice", "nope"), tlsCert("svc-a")))).to.equal("UNAUTHORIZED");
     });
 
     it("an unlisted certificate CN falls through to OIDC", async () => {
