@@ -228,7 +228,16 @@ export function buildDrain(config: Config, deps: NodeDeps, f: Foundation, d: Dat
   const handoff = new DrainHandoff({
     view,
     lifecycle: f.lifecycle,
-    membership: { seesSelfDraining: (id) => members.seesSelfDraining(id), get left() { return members.hasLeft; } },
+    membership: {
+      seesSelfDraining: (id) => members.seesSelfDraining(id),
+      get left() {
+        return members.hasLeft;
+      },
+      peersLeaving: () => {
+        const peers = members.peers();
+        return peers.length > 0 && peers.every((m) => m.draining);
+      },
+    },
     announce: (peer) => l.gossiper.pushTo(peer),
     hints: d.hints,
     migrations: d.migrations,

@@ -45,6 +45,7 @@ export const LOG = Object.freeze({
   draining: "dist node draining",
   drainProgress: "drain progress",
   drainSafe: "drain complete: data handed off, leaving the cluster",
+  drainWithPeersLeaving: "drain complete: every other node is leaving too, records not handed off; leaving the cluster",
   drainTimedOut: "drain timed out: stopping with data not handed off",
   drainHandoffFailed: "drain hand-off call failed; retried",
   leftCluster: "left the cluster",

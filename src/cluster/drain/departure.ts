@@ -1,7 +1,8 @@
 // Leaving the cluster on SIGTERM: drain, wait until the hand-off says the node is safe to stop
 // (or the drain timeout passes), logging progress every few seconds, then announce that the
 // node left. A node that timed out does not announce it: its data was not handed off, so peers
-// keep counting it (it may come back) and treat it as failed when they stop reaching it.
+// keep counting it (it may come back) and treat it as failed when they stop reaching it. A node
+// whose every peer is leaving too is safe with its records still held, and says so.
 import { sleep, type Clock, type Timers } from "../../core/clock.js";
 import { LOG, type Logger } from "../../log/index.js";
 import type { DrainStatus } from "./drain-status.js";
@@ -41,7 +42,9 @@ export async function depart(deps: DepartureDeps, reason: string): Promise<Depar
     const status = deps.status();
     const elapsedMs = clock.monotonicMs() - started;
     if (status.safe_to_stop) {
-      logger.info(LOG.drainSafe, { elapsed_ms: Math.round(elapsedMs) });
+      // Safe with records still held: every peer is leaving too, so nobody could take them.
+      if (status.hints_pending + status.migrations_pending > 0) logger.warn(LOG.drainWithPeersLeaving, { elapsed_ms: Math.round(elapsedMs), ...progressFields(status) });
+      else logger.info(LOG.drainSafe, { elapsed_ms: Math.round(elapsedMs) });
       await deps.leave();
       logger.info(LOG.leftCluster, {});
       return { safe: true, status: deps.status(), elapsedMs };

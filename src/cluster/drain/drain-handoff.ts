@@ -6,7 +6,7 @@
 //   4. once every alive peer confirmed (so owners no longer refuse keys because they still see
 //      this node on their ring), runs the key hand-off pass (KeyHandoff), again whenever the
 //      ring changed after a pass that found keys without an owner, or once the migration queue
-//      emptied after a pass whose records it had no room for.
+//      emptied after a pass whose records it had no room for (at most every KEY_PASS_RETRY_MS).
 // status() is what GET /dist/drain answers and what the shutdown waits for.
 import type { TimerHandle, Timers } from "../../core/clock.js";
 import type { HashRing } from "../../ring/index.js";
@@ -24,6 +24,8 @@ export interface DrainMembership {
   seesSelfDraining(id: string): boolean;
   /** True once this node announced that it left. */
   readonly left: boolean;
+  /** True when every other known node drains (or left): the whole cluster stops. */
+  peersLeaving(): boolean;
 }
 
 export interface DrainHandoffDeps {
@@ -44,11 +46,16 @@ export interface DrainHandoffDeps {
   readonly intervalMs: number;
 }
 
+/** A key pass run again for records the migration queue refused waits at least this long. */
+export const KEY_PASS_RETRY_MS = 2_000;
+
 export class DrainHandoff {
   private timer: TimerHandle | undefined;
   private ticking = false;
   /** The ring the last key pass ran against. */
   private passRing: HashRing | undefined;
+  /** Ticks since the last key pass started. */
+  private ticksSincePass = 0;
 
   constructor(private readonly deps: DrainHandoffDeps) {}
 
@@ -73,10 +80,14 @@ export class DrainHandoff {
       await Promise.all([...this.unconfirmedPeers().map((p) => this.deps.announce(p)), this.deps.hintHandoff.runPass()]);
       const { keys } = this.deps;
       const ring = this.deps.view.ring();
-      // Again after a ring change, or once the migration queue has room for what it refused.
-      const retry = ring !== this.passRing || (keys.notQueued > 0 && this.deps.migrations.size() === 0);
-      if (this.unconfirmedPeers().length === 0 && !keys.running && !keys.done && retry) {
+      // Again after a ring change, or once the migration queue emptied after a pass whose records
+      // it had no room for, at most every KEY_PASS_RETRY_MS (a record over the queue's byte cap
+      // would otherwise have every tick scan the whole store).
+      this.ticksSincePass++;
+      const roomAgain = keys.notQueued > 0 && this.deps.migrations.size() === 0 && this.ticksSincePass * this.deps.intervalMs >= KEY_PASS_RETRY_MS;
+      if (this.unconfirmedPeers().length === 0 && !keys.running && !keys.done && (ring !== this.passRing || roomAgain)) {
         this.passRing = ring;
+        this.ticksSincePass = 0;
         void keys.run();
       }
     } finally {
@@ -97,6 +108,7 @@ export class DrainHandoff {
       draining,
       left: this.deps.membership.left,
       alone: this.deps.view.knownCount() <= 1,
+      peersLeaving: draining && this.deps.membership.peersLeaving(),
       hintsQueued: this.deps.hints.size(),
       migrationsQueued: this.deps.migrations.size(),
       keysUnsent: keys.remaining,

@@ -3,7 +3,9 @@
 // their owners, queued read repairs, writes and hand-off calls under way) and every alive peer
 // has shown, in its gossip, that it sees the node as draining (so it no longer routes to it). A
 // node that has never known another node (a cluster of one) has nowhere to hand its data and is
-// safe to stop at once.
+// safe to stop at once; so is a node whose every peer is leaving too (the whole cluster stops):
+// nobody can take its records, and waiting for the drain timeout would not save them. Records
+// waiting for peers that failed (and may come back) keep it unsafe.
 
 /** Why the node is not safe to stop yet. */
 export interface DrainBlocker {
@@ -42,6 +44,8 @@ export interface DrainFacts {
   readonly left: boolean;
   /** No other node was ever known (a cluster of one): nothing to hand off, nobody to tell. */
   readonly alone: boolean;
+  /** Every other known node drains or left: nobody can take the records (the cluster stops). */
+  readonly peersLeaving: boolean;
   readonly hintsQueued: number;
   readonly migrationsQueued: number;
   /** Keys the current hand-off pass has not reached yet, or all held keys before it starts. */
@@ -66,11 +70,13 @@ export function drainStatus(f: DrainFacts): DrainStatus {
   if (!f.draining) blockers.push({ reason: "not_draining" });
   else if (!f.alone) {
     if (f.unconfirmedPeers.length > 0) blockers.push({ reason: "peers_unconfirmed", peers: [...f.unconfirmedPeers].sort() });
-    add("hints_pending", f.hintsQueued);
-    add("migrations_pending", f.migrationsQueued);
-    add("keys_unsent", f.keysPassDone ? 0 : Math.max(1, f.keysUnsent));
-    add("no_live_owner", f.noLiveOwner);
-    add("repairs_queued", f.repairsQueued);
+    if (!f.peersLeaving) {
+      add("hints_pending", f.hintsQueued);
+      add("migrations_pending", f.migrationsQueued);
+      add("keys_unsent", f.keysPassDone ? 0 : Math.max(1, f.keysUnsent));
+      add("no_live_owner", f.noLiveOwner);
+      add("repairs_queued", f.repairsQueued);
+    }
   }
   if (f.draining) add("in_flight", inFlight);
   return {

@@ -7,7 +7,7 @@ import { recordingLogger } from "../../../src/log/index.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
 
 const pending: DrainFacts = {
-  draining: true, left: false, alone: false, hintsQueued: 5, migrationsQueued: 0, keysUnsent: 0, keysPassDone: true, noLiveOwner: 0, repairsQueued: 0, writesInFlight: 0, callsInFlight: 0, unconfirmedPeers: [],
+  draining: true, left: false, alone: false, peersLeaving: false, hintsQueued: 5, migrationsQueued: 0, keysUnsent: 0, keysPassDone: true, noLiveOwner: 0, repairsQueued: 0, writesInFlight: 0, callsInFlight: 0, unconfirmedPeers: [],
 };
 
 function run(timeoutMs: number, safeAtMs: number) {
@@ -44,6 +44,32 @@ describe("cluster/departure", () => {
     const progress = logger.records.filter((x) => x.message === "drain progress");
     expect(progress.map((x) => x.fields.elapsed_ms)).to.deep.equal([5000, 10000]);
     expect(progress[0]?.fields).to.deep.include({ hints_pending: 5, blockers: ["hints_pending: 5"] });
+  });
+
+  it("safe while every peer is leaving too: says the records were not handed off, and leaves", async () => {
+    const clock = new ManualClock();
+    const logger = recordingLogger("debug");
+    const calls: string[] = [];
+    const outcome = depart(
+      {
+        drain: () => undefined,
+        status: () => drainStatus({ ...pending, migrationsQueued: 23, noLiveOwner: 23, peersLeaving: true }),
+        leave: async () => void calls.push("leave"),
+        clock,
+        timers: clock,
+        logger,
+        timeoutMs: 60_000,
+        progressEveryMs: 5000,
+        pollMs: 100,
+      },
+      "signal SIGTERM",
+    );
+    await clock.advanceAsync(200);
+    expect((await outcome).safe).to.equal(true);
+    expect(calls).to.deep.equal(["leave"]);
+    expect(logger.records.map((x) => x.message)).to.not.include("drain complete: data handed off, leaving the cluster");
+    const said = logger.records.find((x) => x.message === "drain complete: every other node is leaving too, records not handed off; leaving the cluster");
+    expect(said?.fields).to.deep.include({ hints_pending: 5, migrations_pending: 23 });
   });
 
   it("gives up at SERVICE_DRAIN_TIMEOUT: logs what is left and does not leave", async () => {

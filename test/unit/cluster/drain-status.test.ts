@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { drainStatus, type DrainFacts } from "../../../src/cluster/index.js";
 
 const quiet: DrainFacts = {
-  draining: true, left: false, alone: false, hintsQueued: 0, migrationsQueued: 0, keysUnsent: 0, keysPassDone: true, noLiveOwner: 0, repairsQueued: 0, writesInFlight: 0, callsInFlight: 0, unconfirmedPeers: [],
+  draining: true, left: false, alone: false, peersLeaving: false, hintsQueued: 0, migrationsQueued: 0, keysUnsent: 0, keysPassDone: true, noLiveOwner: 0, repairsQueued: 0, writesInFlight: 0, callsInFlight: 0, unconfirmedPeers: [],
 };
 
 describe("cluster/drain-status", () => {
@@ -38,5 +38,14 @@ describe("cluster/drain-status", () => {
 
   it("a cluster of one is safe at once, whatever it holds (nowhere to hand it)", () => {
     expect(drainStatus({ ...quiet, alone: true, keysPassDone: false, keysUnsent: 500, unconfirmedPeers: [] }).safe_to_stop).to.equal(true);
+  });
+
+  it("when every peer is leaving too (the whole cluster stops) the records held are no blocker: nobody can take them", () => {
+    const held = { ...quiet, hintsQueued: 3, migrationsQueued: 23, noLiveOwner: 23, keysPassDone: false, keysUnsent: 40, repairsQueued: 2 };
+    expect(drainStatus(held).safe_to_stop, "with a peer that failed (not leaving), they are").to.equal(false);
+    const leaving = drainStatus({ ...held, peersLeaving: true });
+    expect(leaving).to.deep.include({ safe_to_stop: true, blockers: [], hints_pending: 3 });
+    expect(drainStatus({ ...held, peersLeaving: true, writesInFlight: 1 }).blockers, "writes under way still hold it").to.deep.equal([{ reason: "in_flight", count: 1 }]);
+    expect(drainStatus({ ...held, peersLeaving: true, unconfirmedPeers: ["n2"] }).safe_to_stop, "and so do unconfirmed peers").to.equal(false);
   });
 });
