@@ -35,6 +35,12 @@ export interface BasicVerifierDeps {
 }
 
 /**
+ * Longest Basic password accepted, in UTF-8 bytes: bcrypt reads only the first 72 bytes of a
+ * password, so a longer one would match with any suffix after its 72nd byte.
+ */
+export const BASIC_PASSWORD_BYTES_MAX = 72;
+
+/**
  * Compared against when the user is unknown, so that an unknown user costs the same time as a
  * wrong password and the answer time does not reveal which user names exist (cost 10).
  */
@@ -71,13 +77,16 @@ export class BasicVerifier {
   }
 
   /**
-   * The user's identity, or undefined for a wrong user or password. A cached success comes back
+   * The user's identity, or undefined for a wrong user or password, or a password longer than
+   * BASIC_PASSWORD_BYTES_MAX (refused without a check). A cached success comes back
    * as a plain value; anything else needs a bcrypt check and comes back as a promise.
    * `beforeCheck` runs before a new bcrypt check starts (not for a cached success, nor when the
    * same credential's check is already under way) and may refuse it by throwing; the returned
    * `end` runs when that check is over.
    */
   verify(username: string, password: string, beforeCheck?: () => () => void): Identity | undefined | Promise<Identity | undefined> {
+    // Refused for every user name alike, so the fast answer tells nothing about which exist.
+    if (Buffer.byteLength(password, "utf8") > BASIC_PASSWORD_BYTES_MAX) return undefined;
     const key = this.cacheKey(username, password);
     const now = this.deps.clock.monotonicMs();
     const hit = this.cache.get(key);
