@@ -40,11 +40,34 @@ export interface BasicVerifierDeps {
  */
 export const BASIC_PASSWORD_BYTES_MAX = 72;
 
+/** The decoy when no user is configured (then Basic is not offered at all; cost 10). */
+const FALLBACK_DECOY_HASH = "$2b$10$Ty/L3MpufaEsWwPeM4rMbOuH3HigAFzt4IKkt8iCACjRsSn8IZgfu";
+
 /**
- * Compared against when the user is unknown, so that an unknown user costs the same time as a
- * wrong password and the answer time does not reveal which user names exist (cost 10).
+ * The hash an unknown user's password is compared against, so that a wrong user name costs the
+ * same bcrypt time as a wrong password and the answer time does not reveal which names exist.
+ * bcrypt's time depends only on the cost, so the decoy is a configured user's own hash of the
+ * most common cost among the users (on a tie, the higher cost): no hash has to be made at
+ * start-up (cost 31 would take days), and the check's result is ignored for an unknown name.
+ * Users whose cost differs from the decoy's still answer faster or slower than unknown names,
+ * which is why docs/auth.md asks operators to hash every password with one cost.
  */
-const UNKNOWN_USER_HASH = "$2b$10$Ty/L3MpufaEsWwPeM4rMbOuH3HigAFzt4IKkt8iCACjRsSn8IZgfu";
+export function decoyHash(hashes: readonly string[]): string {
+  const byCost = new Map<number, string>();
+  const count = new Map<number, number>();
+  for (const h of hashes) {
+    const cost = Number(/^\$2[abxy]?\$(\d\d)\$/.exec(h)?.[1]);
+    if (!Number.isInteger(cost)) continue;
+    if (!byCost.has(cost)) byCost.set(cost, h);
+    count.set(cost, (count.get(cost) ?? 0) + 1);
+  }
+  let best: number | undefined;
+  for (const [cost, n] of count) {
+    const bestN = best === undefined ? 0 : (count.get(best) ?? 0);
+    if (best === undefined || n > bestN || (n === bestN && cost > best)) best = cost;
+  }
+  return best === undefined ? FALLBACK_DECOY_HASH : (byCost.get(best) as string);
+}
 
 interface Cached {
   readonly identity: Identity;
@@ -59,9 +82,12 @@ export class BasicVerifier {
   private readonly compare: PasswordCompare;
   private readonly ttlMs: number;
   private readonly entriesMax: number;
+  /** See decoyHash. */
+  private readonly decoy: string;
 
   constructor(users: readonly BasicUser[], private readonly deps: BasicVerifierDeps) {
     this.users = new Map(users.map((u) => [u.username, { hash: u.passwordHash, identity: makeIdentity(u.username, u.scopes, u.rateLimit) }]));
+    this.decoy = decoyHash(users.map((u) => u.passwordHash));
     this.compare = deps.compare ?? ((password, hash) => bcrypt.compare(password, hash));
     this.ttlMs = deps.cacheTtlMs ?? BASIC_CACHE_TTL_MS;
     this.entriesMax = deps.cacheEntriesMax ?? BASIC_CACHE_ENTRIES_MAX;
@@ -109,7 +135,8 @@ export class BasicVerifier {
     const user = this.users.get(username);
     let ok = false;
     try {
-      ok = await this.compare(password, user?.hash ?? UNKNOWN_USER_HASH);
+      // For an unknown name the decoy's result is ignored: `user` is undefined below.
+      ok = await this.compare(password, user?.hash ?? this.decoy);
     } catch (err) {
       // The check could not run (queue full, node stopping): that answer, not a 401.
       if (err instanceof CacheError) throw err;
