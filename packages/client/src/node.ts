@@ -95,11 +95,23 @@ class UndiciResponse implements ResponseLike {
 }
 
 /**
- * A FetchLike over an undici Agent, and the Agent (close it when done). It keeps the attempt's
- * time limit itself (`boundsAttempts`): undici's over the headers, body-deadlines.ts's over a body
- * read whole; the caller's signal ends the request, and so does destroying the Agent (close()).
+ * A FetchLike over an undici Agent, and the Agent (close it when done). Given to a client as its
+ * `fetch`, every attempt also runs under the client's own attempt scope: the client does not own
+ * that Agent, so its close() cannot end requests by destroying it.
  */
 export function createNodeFetch(o: NodeTransportOptions = {}, runtime?: Partial<Pick<Runtime, "clock" | "timers">>): { fetch: FetchLike; agent: Agent } {
+  const own = ownedNodeFetch(o, runtime);
+  // The same requests without `boundsAttempts`.
+  return { fetch: (url, init) => own.fetch(url, init), agent: own.agent };
+}
+
+/**
+ * The fetch of a Node client that owns its Agent. It keeps the attempt's time limit itself
+ * (`boundsAttempts`): undici's over the headers, body-deadlines.ts's over a body read whole (of
+ * every answer but a stream's 200); the caller's signal ends the request, and so does destroying
+ * the Agent, which the client's close() does. Exported for tests.
+ */
+export function ownedNodeFetch(o: NodeTransportOptions = {}, runtime?: Partial<Pick<Runtime, "clock" | "timers">>): { fetch: FetchLike; agent: Agent } {
   const clock = runtime?.clock ?? systemClock;
   const deadlines = new BodyDeadlines(clock, runtime?.timers ?? systemTimers);
   const tls = o.tls ?? {};
@@ -133,7 +145,10 @@ export function createNodeFetch(o: NodeTransportOptions = {}, runtime?: Partial<
       bodyTimeout: init.stream ? 0 : (init.timeoutMs ?? 0),
     });
     const limitMs = init.timeoutMs ?? 0;
-    return new UndiciResponse(res, init.stream || limitMs <= 0 ? undefined : { deadlines, deadline: started + limitMs });
+    // A stream's 200 is read by its caller for as long as it lasts; its other answers (an error,
+    // a redirect) are read whole, within the limit.
+    const unbounded = limitMs <= 0 || (init.stream === true && res.statusCode === 200);
+    return new UndiciResponse(res, unbounded ? undefined : { deadlines, deadline: started + limitMs });
   };
   const fetch: FetchLike = Object.assign(request, { boundsAttempts: true as const });
   return { fetch, agent };
@@ -148,7 +163,7 @@ export class HypercacheClient extends CoreClient {
   private agentClosed: Promise<void> | undefined;
 
   constructor(options: NodeClientOptions) {
-    const own = options.fetch === undefined ? createNodeFetch(options, options.runtime) : undefined;
+    const own = options.fetch === undefined ? ownedNodeFetch(options, options.runtime) : undefined;
     super(own ? { ...options, fetch: own.fetch } : options);
     this.agent = own?.agent;
   }

@@ -6,7 +6,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import { ManualClock } from "../../../../test/helpers/manual-clock.js";
-import { ClientClosedError, HypercacheClient, type NodeClientOptions } from "../../src/node.js";
+import { ClientClosedError, createNodeFetch, HypercacheClient, ownedNodeFetch, type NodeClientOptions } from "../../src/node.js";
+import { EndpointPool } from "../../src/endpoint-pool.js";
+import { FailoverTransport } from "../../src/failover-transport.js";
 import { seededRandom } from "../../src/runtime.js";
 import { outcome, settle } from "../unit/fake-fetch.js";
 
@@ -79,6 +81,60 @@ describe("node client against misbehaving servers", () => {
     expect(await within(got, 2000)).to.deep.equal({ state: "resolved", value: "good" });
     for (let i = 0; i < 100 && !closed; i++) await settle();
     expect(closed, "the trickling answer's connection is closed").to.equal(true);
+  });
+
+  it("a body with a Content-Length that trickles past timeoutMs fails the attempt too (the transport's own limit), and the request moves on", async () => {
+    const declared: Handler = (req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": "100" });
+      res.write("x");
+    };
+    const { c, clock } = client({ endpoints: [await start(declared), await start(ok)] });
+    const got = c.getText("k");
+    await within(new Promise((r) => setTimeout(r, 100)), 200);
+    expect((await outcome(got)).state, "the trickling body holds the attempt").to.equal("pending");
+    clock.advance(60_000 + 200);
+    expect(await within(got, 2000)).to.deep.equal({ state: "resolved", value: "good" });
+  });
+
+  it("a stream request answered 503 with a Content-Length body that stalls fails at timeoutMs (only a stream's 200 is unbounded)", async () => {
+    const stalled: Handler = (req, res) => {
+      req.resume();
+      res.writeHead(503, { "content-type": "application/json", "content-length": "100" });
+      res.write('{"err');
+    };
+    const url = await start(stalled);
+    const clock = new ManualClock();
+    const { fetch, agent } = ownedNodeFetch({}, { clock, timers: clock });
+    try {
+      const runtime = { clock, timers: clock, random: seededRandom(1) };
+      const t = new FailoverTransport({ fetch, pool: new EndpointPool([url], { clock, random: runtime.random }), auth: { authorization: () => undefined }, runtime, timeoutMs: 500 });
+      const sent = t.send({ method: "GET", path: "/cluster/events", headers: {}, stream: true });
+      sent.catch(() => undefined);
+      await within(new Promise((r) => setTimeout(r, 100)), 200);
+      expect((await outcome(sent)).state).to.equal("pending");
+      clock.advance(700);
+      expect((await within(sent, 2000)).state, "failed at the time limit").to.equal("rejected");
+    } finally {
+      await agent.destroy();
+    }
+  });
+
+  it("close() ends a request in flight with ClientClosedError also when the client was given a fetch from createNodeFetch (whose Agent it does not own)", async () => {
+    const { fetch, agent } = createNodeFetch();
+    try {
+      const { c } = client({ endpoints: [await start((req) => req.resume())], fetch });
+      const got = c.get("k");
+      got.catch(() => undefined);
+      await settle();
+      await settle();
+      await c.close();
+      const r = await within(got, 1000);
+      expect(r.state, "the request ended with close()").to.equal("rejected");
+      expect((r as { error: unknown }).error).to.be.instanceOf(ClientClosedError);
+    } finally {
+      await agent.destroy();
+    }
   });
 
   it("a chunked answer over maxAnswerBytes is cut off and the request moves to the next endpoint", async () => {
