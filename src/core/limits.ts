@@ -97,7 +97,9 @@ export const HTTP_LINGER = Object.freeze({ totalMs: 5_000, idleMs: 2_000, bytes:
 /** Client listener: an answer whose bytes do not move for a whole period of this length (30 to 60 s after it stalls) is dropped with its connection. */
 export const API_STALL_TIMEOUT_MS = 30_000;
 /** Client and management listeners: pipelined requests waiting behind an answer on one connection, at most (past it the connection is closed). */
-export const HTTP_PIPELINED_WAITING_MAX = 256;
+export const HTTP_PIPELINED_WAITING_MAX = 64;
+/** Client and management listeners: header lines of one request, at most (400 past it). */
+export const HTTP_HEADER_LINES_MAX = 500;
 /** Client listener: time to receive a whole request (headers and body). */
 export const API_REQUEST_TIMEOUT_MS = 300_000;
 /** Request line and headers at most, on every listener. */

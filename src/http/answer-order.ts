@@ -28,6 +28,9 @@ export function answerInOrder<Req extends IncomingMessage, Res extends ServerRes
     socket[WAITING] = waiting;
     res.once("socket", () => {
       socket[WAITING] = (socket[WAITING] ?? 1) - 1;
+      // The answer before may have left its stall timer armed (listener-response.ts), and Node
+      // hands the socket on without its keep-alive timer: this request starts with none.
+      if (socket.timeout) socket.setTimeout(0);
       handler(req, res);
     });
   };

@@ -10,8 +10,8 @@
 // (listener-response.ts), sends
 // `100 Continue` only once the handler starts reading the body (so a request refused before its
 // body, by authentication say, gets its answer without it), and never drops headers past a count
-// (Node's default of 2000 silently dropped the rest, an `If-Match` among them; the 64 KiB header
-// size is the limit).
+// (Node's default of 2000 silently dropped the rest, an `If-Match` among them): more than 500
+// lines are refused instead (request-framing.ts).
 import http from "node:http";
 import https from "node:https";
 import type { Socket } from "node:net";
@@ -41,14 +41,18 @@ export interface ListenerLimits {
   readonly stallTimeoutMs?: number;
 }
 
-/** The listeners' own checks around the route handler: answer order, then request framing. */
+/**
+ * The listeners' own checks around the route handler: request framing (at once, so a refused
+ * request never waits in line holding its headers), then answer order.
+ */
 function guarded(handler: RequestHandler): RequestHandler {
-  return answerInOrder((req: http.IncomingMessage, res: http.ServerResponse) => {
+  const ordered = answerInOrder(handler, HTTP_PIPELINED_WAITING_MAX);
+  return (req, res) => {
     const refused = framingError(req);
-    if (refused === undefined) return handler(req, res);
+    if (refused === undefined) return ordered(req, res);
     res.shouldKeepAlive = false;
     writeError(res, refused);
-  }, HTTP_PIPELINED_WAITING_MAX);
+  };
 }
 
 /**

@@ -1,11 +1,15 @@
 // Request framing Node's parser accepts but the listeners refuse, with the error envelope and the
-// connection closed (the body is never read): an HTTP/1.1 request without Host (Node's own answer
-// to it is an empty 400), and a transfer coding other than `chunked`, whose body the node would
-// otherwise store still encoded (RFC 9112 6.1: 501).
+// connection closed (the body is never read): more than HTTP_HEADER_LINES_MAX header lines (Node's
+// own count limit drops the lines after it silently, so the listeners turn it off and refuse
+// here: 13,000 lines of a 64 KiB head held 770 KiB per request), an HTTP/1.1 request without Host
+// (Node's own answer to it is an empty 400), and a transfer coding other than `chunked`, whose
+// body the node would otherwise store still encoded (RFC 9112 6.1: 501).
 import type { IncomingMessage } from "node:http";
 import { CacheError, badRequest } from "../core/errors.js";
+import { HTTP_HEADER_LINES_MAX } from "../core/limits.js";
 
 export function framingError(req: IncomingMessage): CacheError | undefined {
+  if (req.rawHeaders.length > 2 * HTTP_HEADER_LINES_MAX) return badRequest(`a request may carry at most ${HTTP_HEADER_LINES_MAX} header lines; this one has ${req.rawHeaders.length / 2}`);
   const coding = req.headers["transfer-encoding"];
   if (coding !== undefined && coding.trim().toLowerCase() !== "chunked") {
     return new CacheError("NOT_IMPLEMENTED", `transfer coding ${JSON.stringify(coding)} is not supported: send the body with Content-Length or Transfer-Encoding: chunked`);

@@ -178,18 +178,23 @@ describe("client listener: what one connection can make the node do", function (
     c.destroy();
   });
 
-  it("a conditional write with 2000 headers before its If-Match is still conditional (412), and so is If-None-Match: *", async () => {
+  it("a conditional write with 2000 headers before its If-Match is refused (400), never stored unconditionally; 500 header lines are still served", async () => {
     await call(`${node.api}/v1/cache/cond`, { method: "PUT", headers: bearer(TOKEN), body: "original" });
-    let filler = "";
-    for (let i = 0; i < 2000; i++) filler += `x-filler-${i}: ${i}\r\n`;
+    const filler = (n: number) => Array.from({ length: n }, (_, i) => `x-filler-${i}: ${i}\r\n`).join("");
     for (const condition of ['If-Match: "no-such-etag"', "If-None-Match: *"]) {
       const c = await RawConnection.open(node.apiPort);
-      await c.write(`PUT /v1/cache/cond HTTP/1.1\r\nHost: guards\r\n${filler}Authorization: Bearer ${TOKEN}\r\n${condition}\r\nContent-Length: 3\r\n\r\nnew`);
+      // Before: Node's count limit (2000) dropped the condition and the PUT stored "new".
+      await c.write(`PUT /v1/cache/cond HTTP/1.1\r\nHost: guards\r\n${filler(2000)}Authorization: Bearer ${TOKEN}\r\n${condition}\r\nContent-Length: 3\r\n\r\nnew`);
       const r = await c.read();
-      expectEnvelope(r, 412, "PRECONDITION_FAILED");
+      expectEnvelope(r, 400, "BAD_REQUEST", /at most 500 header lines/);
+      expect(r.headers.connection).to.equal("close");
       c.destroy();
     }
     expect((await call(`${node.api}/v1/cache/cond`, { headers: bearer(TOKEN) })).body.toString()).to.equal("original");
+    const c = await RawConnection.open(node.apiPort);
+    await c.write(`PUT /v1/cache/cond HTTP/1.1\r\nHost: guards\r\n${filler(495)}Authorization: Bearer ${TOKEN}\r\nIf-Match: "no-such-etag"\r\nContent-Length: 3\r\n\r\nnew`);
+    expectEnvelope(await c.read(), 412, "PRECONDITION_FAILED");
+    c.destroy();
   });
 
   it("an HTTP/1.1 request without Host is 400 with the envelope, on the client and management listeners", async () => {
