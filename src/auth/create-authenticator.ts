@@ -18,7 +18,7 @@ import type { FetchJson } from "./fetch-json.js";
 import { SCOPES } from "./identity.js";
 import { AuthFailLimiter } from "./fail-limiter.js";
 import { createOidcVerifier } from "./oidc-verifier.js";
-import { loadPolicyFile, type Policy } from "./policy-file.js";
+import { loadPolicyFile, requireSomeGrant, type Policy } from "./policy-file.js";
 import { StaticTokenTable } from "./static-tokens.js";
 
 /** The settings the chain is built from (a subset of Config). */
@@ -48,7 +48,8 @@ export interface AuthDeps {
 export const SHARED_TOKEN_ID = "token";
 
 /**
- * Builds the chain. Rejects with PolicyFileError (missing or invalid policy file) or
+ * Builds the chain. Rejects with PolicyFileError (missing or invalid policy file, or one that
+ * grants nothing while OIDC is off) or
  * OidcSetupError (issuer unreachable or unusable); never falls back to an open API.
  */
 export async function createAuthenticator(settings: AuthSettings, deps: AuthDeps): Promise<Authenticator> {
@@ -56,6 +57,7 @@ export async function createAuthenticator(settings: AuthSettings, deps: AuthDeps
   const policy: Policy = settings.authConfigPath
     ? loadPolicyFile(settings.authConfigPath, deps.readFile)
     : { tokens: settings.authToken ? [{ id: SHARED_TOKEN_ID, token: settings.authToken, scopes: SCOPES }] : [], certIdentities: [], users: [], allowAnonymous: false, allowBasicWithoutTls: false };
+  if (settings.authConfigPath && !settings.oidc) requireSomeGrant(policy, settings.authConfigPath);
   const oidc = settings.oidc
     ? await createOidcVerifier({ ...settings.oidc, clock: deps.clock, fetchJson: deps.fetchJson })
     : undefined;

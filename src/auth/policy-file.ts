@@ -99,6 +99,18 @@ export function parsePolicy(text: string, source: string): Policy {
   return Object.freeze(policy);
 }
 
+/**
+ * Refuses a policy that grants nothing: no token, user or certificate identity, and anonymous
+ * access off. Such a file (`{}`, `tokens: []`) would boot a node nobody can use, the lock-out a
+ * typo must never cause. Not checked when OIDC is configured: OIDC tokens are then the grant.
+ */
+export function requireSomeGrant(policy: Policy, source: string): void {
+  if (policy.tokens.length + policy.users.length + policy.certIdentities.length > 0 || policy.allowAnonymous) return;
+  throw new PolicyFileError(
+    `auth policy file ${source}: grants no identity (no tokens, users or cert_identities, and allow_anonymous is not true), so nobody could use the API; give at least one, or set SERVICE_OIDC_ISSUER`,
+  );
+}
+
 type Fail = (where: string, message: string) => never;
 type Fields = Record<string, unknown>;
 
