@@ -86,7 +86,7 @@ export class BasicVerifier {
   private readonly decoy: string;
 
   constructor(users: readonly BasicUser[], private readonly deps: BasicVerifierDeps) {
-    this.users = new Map(users.map((u) => [u.username, { hash: u.passwordHash, identity: makeIdentity(u.username, u.scopes, u.rateLimit) }]));
+    this.users = new Map(users.map((u) => [u.username, { hash: u.passwordHash, identity: makeIdentity("user", u.username, u.scopes, u.rateLimit) }]));
     this.decoy = decoyHash(users.map((u) => u.passwordHash));
     this.compare = deps.compare ?? ((password, hash) => bcrypt.compare(password, hash));
     this.ttlMs = deps.cacheTtlMs ?? BASIC_CACHE_TTL_MS;

@@ -24,7 +24,7 @@ export class CertIdentityTable {
   private readonly seen = new WeakMap<object, PeerCertificate>();
 
   constructor(entries: readonly CertIdentity[]) {
-    this.byCn = new Map(entries.map((e) => [e.subjectCn, makeIdentity(e.subjectCn, e.scopes, e.rateLimit)]));
+    this.byCn = new Map(entries.map((e) => [e.subjectCn, makeIdentity("cert", e.subjectCn, e.scopes, e.rateLimit)]));
   }
 
   get size(): number {

@@ -21,8 +21,19 @@ export interface RateLimitOverride {
   readonly burst?: number;
 }
 
+/**
+ * What proved an identity: a static token, a Basic user, a client certificate, an OIDC token, or
+ * no credential at all. Ids are unique within a kind only (an OIDC subject may equal a token's
+ * id), so what is kept per identity (rate-limit buckets) is keyed by kind and id.
+ */
+export type IdentityKind = "token" | "user" | "cert" | "oidc" | "anonymous";
+
+/** Id of the anonymous identity; reserved: no policy entry or OIDC subject may use it. */
+export const ANONYMOUS_ID = "anonymous";
+
 /** A resolved caller. */
 export interface Identity {
+  readonly kind: IdentityKind;
   readonly id: string;
   readonly scopes: readonly Scope[];
   /** Its own rate limit, overriding SERVICE_RATE_LIMIT; absent: the node-wide limit applies. */
@@ -47,15 +58,15 @@ export function hasCapability(identity: Identity, capability: Capability): boole
 }
 
 /** Builds an identity with its scopes in canonical order and without duplicates. */
-export function makeIdentity(id: string, scopes: Iterable<Scope>, rateLimit?: RateLimitOverride): Identity {
+export function makeIdentity(kind: IdentityKind, id: string, scopes: Iterable<Scope>, rateLimit?: RateLimitOverride): Identity {
   const set = new Set(scopes);
-  const base = { id, scopes: Object.freeze(SCOPES.filter((s) => set.has(s))) };
+  const base = { kind, id, scopes: Object.freeze(SCOPES.filter((s) => set.has(s))) };
   return Object.freeze(rateLimit ? { ...base, rateLimit: Object.freeze({ ...rateLimit }) } : base);
 }
 
 /** The identity of callers when authentication is off, or of anonymous callers when allowed. */
 export function anonymousIdentity(): Identity {
-  return makeIdentity("anonymous", SCOPES);
+  return makeIdentity("anonymous", ANONYMOUS_ID, SCOPES);
 }
 
 /** Throws 403 FORBIDDEN unless the identity holds one of `anyOf`. */

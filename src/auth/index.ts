@@ -1,6 +1,6 @@
 export {
   SCOPES, CAPABILITIES, anonymousIdentity, capabilitiesOf, hasCapability, isCapability, isScope, makeIdentity, requireScope,
-  type Capability, type Identity, type Scope,
+  ANONYMOUS_ID, type Capability, type Identity, type IdentityKind, type Scope,
 } from "./identity.js";
 export { openAuthenticator, type Authenticator, type AuthMethod } from "./authenticator.js";
 export { createAuthenticator, SHARED_TOKEN_ID, type AuthDeps, type AuthSettings } from "./create-authenticator.js";

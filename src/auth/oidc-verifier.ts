@@ -7,7 +7,7 @@ import type { Clock } from "../core/clock.js";
 import { CacheError } from "../core/errors.js";
 import { OIDC_CLOCK_SKEW_S } from "./auth-limits.js";
 import { httpFetchJson, type FetchJson } from "./fetch-json.js";
-import { makeIdentity, type Identity } from "./identity.js";
+import { ANONYMOUS_ID, makeIdentity, type Identity } from "./identity.js";
 import { RemoteKeySet } from "./remote-key-set.js";
 import { scopesFromClaim } from "./scope-claim.js";
 
@@ -83,7 +83,9 @@ export async function createOidcVerifier(opts: OidcVerifierOptions): Promise<Oid
       }
       const id = payload[opts.identityClaim];
       if (typeof id !== "string" || id === "") throw unauthorized(`bearer token lacks the ${JSON.stringify(opts.identityClaim)} claim`);
-      return makeIdentity(id, scopesFromClaim(payload[opts.scopeClaim]));
+      // The anonymous identity is for requests without a credential only.
+      if (id === ANONYMOUS_ID) throw unauthorized(`bearer token identity ${JSON.stringify(ANONYMOUS_ID)} is reserved`);
+      return makeIdentity("oidc", id, scopesFromClaim(payload[opts.scopeClaim]));
     },
   };
 }

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { POLICY_FILE_BYTES_MAX } from "./auth-limits.js";
-import { SCOPES, isScope, type RateLimitOverride, type Scope } from "./identity.js";
+import { ANONYMOUS_ID, SCOPES, isScope, type RateLimitOverride, type Scope } from "./identity.js";
 
 /** A static bearer token of the policy file. */
 export interface PolicyToken {
@@ -96,7 +96,28 @@ export function parsePolicy(text: string, source: string): Policy {
   unique(policy.tokens.map((t) => t.token), "tokens", "token", fail, true);
   unique(policy.certIdentities.map((c) => c.subjectCn), "cert_identities", "subject_cn", fail);
   unique(policy.users.map((u) => u.username), "users", "username", fail);
+  distinctIds(policy, fail);
   return Object.freeze(policy);
+}
+
+/**
+ * One id per identity across tokens, users and cert_identities, and never the anonymous id: two
+ * entries with one id would look the same in /v1/me and in the logs, and "anonymous" is kept for
+ * requests without a credential (rate limited per address).
+ */
+function distinctIds(policy: Policy, fail: Fail): void {
+  const owner = new Map<string, string>();
+  const entries = [
+    ...policy.tokens.map((t, i) => [t.id, `tokens[${i}].id`] as const),
+    ...policy.users.map((u, i) => [u.username, `users[${i}].username`] as const),
+    ...policy.certIdentities.map((c, i) => [c.subjectCn, `cert_identities[${i}].subject_cn`] as const),
+  ];
+  for (const [id, where] of entries) {
+    if (id === ANONYMOUS_ID) fail(where, `${JSON.stringify(id)} is reserved for requests without a credential`);
+    const first = owner.get(id);
+    if (first !== undefined) fail(where, `id ${JSON.stringify(id)} is already used by ${first}; each identity needs its own id`);
+    owner.set(id, where);
+  }
 }
 
 /**

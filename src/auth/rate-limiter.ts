@@ -1,5 +1,5 @@
-// Rate limits per identity on this node: a token bucket per identity id (anonymous callers: per
-// client address), SERVICE_RATE_LIMIT requests per second with SERVICE_RATE_BURST at once, or
+// Rate limits per identity on this node: a token bucket per identity kind and id (anonymous
+// callers: per client address), SERVICE_RATE_LIMIT requests per second with SERVICE_RATE_BURST at once, or
 // the identity's own `rate_limit` from the policy file (0: unlimited). With the cluster scope the
 // rate and the burst are divided by the alive members, so the cluster as a whole allows about the
 // rate. A request that finds its bucket empty is refused 429 TOO_MANY_REQUESTS with Retry-After
@@ -16,8 +16,6 @@ import { charge, fullBucket, isFull, take, type Bucket } from "./token-bucket.js
 export const RATE_LIMIT_BUCKETS_MAX = 100_000;
 /** Oldest buckets looked at for a full one before the oldest is dropped. */
 const EVICTION_SCAN = 64;
-/** Id of the anonymous identity: limited per client address. */
-const ANONYMOUS_ID = "anonymous";
 
 /** The node-wide rate limit (SERVICE_RATE_LIMIT and friends). */
 export interface RateLimitSettings {
@@ -64,7 +62,7 @@ export class RateLimiter {
   admit(identity: Identity, address: string | undefined, cost = 1): void {
     if (!this.resolve(identity)) return;
     const now = this.deps.clock.monotonicMs();
-    const waitMs = take(this.slot(identity.id, address, now), cost, now, this.rate, this.burst);
+    const waitMs = take(this.slot(identity, address, now), cost, now, this.rate, this.burst);
     if (waitMs > 0) throw tooMany(identity, this.rate, this.burst, waitMs);
   }
 
@@ -75,7 +73,7 @@ export class RateLimiter {
   chargeMore(identity: Identity, address: string | undefined, cost: number): void {
     if (cost <= 0 || !this.resolve(identity)) return;
     const now = this.deps.clock.monotonicMs();
-    charge(this.slot(identity.id, address, now), cost, now, this.rate, this.burst);
+    charge(this.slot(identity, address, now), cost, now, this.rate, this.burst);
   }
 
   /** Sets rate and burst for `identity`; false when it is not limited. */
@@ -98,10 +96,15 @@ export class RateLimiter {
     return true;
   }
 
-  private slot(id: string, address: string | undefined, now: number): Slot {
-    const anonymous = id === ANONYMOUS_ID;
+  /**
+   * The bucket of `identity`: per client address for the anonymous identity, else per kind and
+   * id, so that identities of two kinds with one id (an OIDC subject equal to a static token's
+   * id) never share a budget.
+   */
+  private slot(identity: Identity, address: string | undefined, now: number): Slot {
+    const anonymous = identity.kind === "anonymous";
     const map = anonymous ? this.byAddress : this.byId;
-    const key = anonymous ? (address ?? "") : id;
+    const key = anonymous ? (address ?? "") : `${identity.kind}:${identity.id}`;
     let s = map.get(key);
     if (s === undefined) {
       if (this.size >= this.bucketsMax) this.evictOne(now);
@@ -133,7 +136,7 @@ export class RateLimiter {
 
 function tooMany(identity: Identity, ratePerS: number, burst: number, waitMs: number): CacheError {
   const retryAfterS = Math.max(1, Math.ceil(waitMs / 1000));
-  const who = identity.id === ANONYMOUS_ID ? "this client address" : `identity ${JSON.stringify(identity.id)}`;
+  const who = identity.kind === "anonymous" ? "this client address" : `identity ${JSON.stringify(identity.id)}`;
   return new CacheError(
     "TOO_MANY_REQUESTS",
     `rate limit exceeded for ${who}: at most ${round(ratePerS)} requests per second (${round(burst)} at once); retry later`,

@@ -24,7 +24,7 @@ export class StaticTokenTable {
   private readonly entries: readonly Entry[];
 
   constructor(tokens: readonly StaticToken[], private readonly equal: DigestEqual = timingSafeEqual) {
-    this.entries = tokens.map((t) => ({ digest: digest(t.token), identity: makeIdentity(t.id, t.scopes, t.rateLimit) }));
+    this.entries = tokens.map((t) => ({ digest: digest(t.token), identity: makeIdentity("token", t.id, t.scopes, t.rateLimit) }));
   }
 
   get size(): number {

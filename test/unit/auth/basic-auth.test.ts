@@ -23,7 +23,7 @@ function countingCompare(): { compare: PasswordCompare; calls: () => number } {
 describe("auth/basic-auth BasicVerifier", () => {
   it("resolves a right password to the user's identity and refuses a wrong one or an unknown user", async () => {
     const v = new BasicVerifier(USERS, { clock: new ManualClock() });
-    expect(await v.verify("alice", "alice-pw")).to.deep.equal({ id: "alice", scopes: ["read", "write"] });
+    expect(await v.verify("alice", "alice-pw")).to.deep.equal({ kind: "user", id: "alice", scopes: ["read", "write"] });
     expect(await v.verify("alice", "bob-pw")).to.equal(undefined);
     expect(await v.verify("mallory", "alice-pw")).to.equal(undefined);
     expect(await v.verify("alice", "")).to.equal(undefined);

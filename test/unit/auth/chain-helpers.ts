@@ -36,7 +36,7 @@ export function fakeOidc(): BearerVerifier & { calls: number } {
     verify(token: string): Promise<Identity> {
       v.calls++;
       const [, id, scopes] = token.split(".");
-      if (token.startsWith("jwt.") && id) return Promise.resolve(makeIdentity(id, (scopes ?? "").split("_").filter((s) => s === "read" || s === "write" || s === "admin") as never));
+      if (token.startsWith("jwt.") && id) return Promise.resolve(makeIdentity("oidc", id, (scopes ?? "").split("_").filter((s) => s === "read" || s === "write" || s === "admin") as never));
       return Promise.reject(new CacheError("UNAUTHORIZED", "bearer token invalid"));
     },
   };

@@ -7,11 +7,11 @@ describe("auth/chain", () => {
   describe("each method on its own", () => {
     it("a static token resolves synchronously to its identity", () => {
       const r = chain().authenticate(request("Bearer static-token-1"));
-      expect(r).to.deep.equal({ id: "static-1", scopes: ["read"] });
+      expect(r).to.deep.equal({ kind: "token", id: "static-1", scopes: ["read"] });
     });
 
     it("Basic over TLS resolves to the user", async () => {
-      expect(await resolve(chain(), request(basicHeader("alice", "alice-pw"), tlsNoCert()))).to.deep.equal({ id: "alice", scopes: ["write"] });
+      expect(await resolve(chain(), request(basicHeader("alice", "alice-pw"), tlsNoCert()))).to.deep.equal({ kind: "user", id: "alice", scopes: ["write"] });
     });
 
     it("Basic over plaintext is refused with 401 even with the right password", async () => {
@@ -27,7 +27,7 @@ describe("auth/chain", () => {
     });
 
     it("a verified client certificate with a listed CN resolves to its cert identity", async () => {
-      expect(await resolve(chain(), request(undefined, tlsCert("svc-a")))).to.deep.equal({ id: "svc-a", scopes: ["admin"] });
+      expect(await resolve(chain(), request(undefined, tlsCert("svc-a")))).to.deep.equal({ kind: "cert", id: "svc-a", scopes: ["admin"] });
     });
 
     it("a verified client certificate with an unlisted CN is 401", async () => {
@@ -40,7 +40,7 @@ describe("auth/chain", () => {
 
     it("a bearer token unknown to the static table goes to the OIDC verifier", async () => {
       const oidc = fakeOidc();
-      expect(await resolve(chain({ oidc }), request("Bearer jwt.carol.read_write"))).to.deep.equal({ id: "carol", scopes: ["read", "write"] });
+      expect(await resolve(chain({ oidc }), request("Bearer jwt.carol.read_write"))).to.deep.equal({ kind: "oidc", id: "carol", scopes: ["read", "write"] });
       expect(oidc.calls).to.equal(1);
     });
 
@@ -92,7 +92,7 @@ describe("auth/chain", () => {
     });
 
     it("allow_anonymous gives id anonymous with every scope to a request with no credential", async () => {
-      expect(await resolve(chain({ allowAnonymous: true }), request(undefined))).to.deep.equal({ id: "anonymous", scopes: ["read", "write", "admin"] });
+      expect(await resolve(chain({ allowAnonymous: true }), request(undefined))).to.deep.equal({ kind: "anonymous", id: "anonymous", scopes: ["read", "write", "admin"] });
     });
 
     it("allow_anonymous never rescues a wrong credential", async () => {

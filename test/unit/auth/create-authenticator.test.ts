@@ -27,23 +27,23 @@ describe("auth/create-authenticator createAuthenticator", () => {
     const auth = await createAuthenticator(settings({}), deps);
     expect(auth.enabled).to.equal(false);
     expect(auth.methods).to.deep.equal([]);
-    expect(await outcome(() => auth.authenticate(request(undefined)))).to.deep.equal({ id: "anonymous", scopes: ["read", "write", "admin"] });
+    expect(await outcome(() => auth.authenticate(request(undefined)))).to.deep.equal({ kind: "anonymous", id: "anonymous", scopes: ["read", "write", "admin"] });
   });
 
   it("SERVICE_AUTH_TOKEN alone: one identity `token` with every scope; anything else 401", async () => {
     const auth = await createAuthenticator(settings({ authToken: "shared-secret" }), deps);
     expect(auth.enabled).to.equal(true);
     expect(auth.methods).to.deep.equal(["static_token"]);
-    expect(auth.authenticate(request("Bearer shared-secret"))).to.deep.equal({ id: "token", scopes: ["read", "write", "admin"] });
+    expect(auth.authenticate(request("Bearer shared-secret"))).to.deep.equal({ kind: "token", id: "token", scopes: ["read", "write", "admin"] });
     expect(await outcome(() => auth.authenticate(request(undefined)))).to.equal("UNAUTHORIZED");
     expect(await outcome(() => auth.authenticate(request("Bearer shared-secreT")))).to.equal("UNAUTHORIZED");
   });
 
   it("token and policy file together: the file governs, the token is not a client credential", async () => {
     const auth = await createAuthenticator(settings({ authToken: "shared-secret", authConfigPath: "/etc/auth.yaml" }), deps);
-    expect(auth.authenticate(request("Bearer policy-token"))).to.deep.equal({ id: "policy-reader", scopes: ["read"] });
+    expect(auth.authenticate(request("Bearer policy-token"))).to.deep.equal({ kind: "token", id: "policy-reader", scopes: ["read"] });
     expect(await outcome(() => auth.authenticate(request("Bearer shared-secret")))).to.equal("UNAUTHORIZED");
-    expect(await outcome(() => auth.authenticate(request(basicHeader("u", "pw"), tlsNoCert())))).to.deep.equal({ id: "u", scopes: ["admin"] });
+    expect(await outcome(() => auth.authenticate(request(basicHeader("u", "pw"), tlsNoCert())))).to.deep.equal({ kind: "user", id: "u", scopes: ["admin"] });
     expect(auth.methods).to.deep.equal(["static_token", "basic"]);
   });
 

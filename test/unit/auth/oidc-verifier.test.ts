@@ -55,23 +55,23 @@ describe("auth/oidc-verifier", () => {
   describe("accepted tokens", () => {
     it("an RS256 token with a space-separated scope string", async () => {
       const t = await issuer.mint({ alg: "RS256", claims: { sub: "alice", scope: "read write" } }, now());
-      expect(await v.verify(t)).to.deep.equal({ id: "alice", scopes: ["read", "write"] });
+      expect(await v.verify(t)).to.deep.equal({ kind: "oidc", id: "alice", scopes: ["read", "write"] });
     });
 
     it("an ES256 token with a scope array", async () => {
       const t = await issuer.mint({ alg: "ES256", claims: { sub: "bob", scope: ["admin"] } }, now());
-      expect(await v.verify(t)).to.deep.equal({ id: "bob", scopes: ["admin"] });
+      expect(await v.verify(t)).to.deep.equal({ kind: "oidc", id: "bob", scopes: ["admin"] });
     });
 
     it("unknown scope values are dropped silently", async () => {
       const t = await issuer.mint({ claims: { sub: "c", scope: "openid profile read cache:write" } }, now());
-      expect(await v.verify(t)).to.deep.equal({ id: "c", scopes: ["read"] });
+      expect(await v.verify(t)).to.deep.equal({ kind: "oidc", id: "c", scopes: ["read"] });
     });
 
     it("custom identity and scope claims", async () => {
       const custom = await createOidcVerifier({ issuer: issuer.url, audience: "cache", identityClaim: "email", scopeClaim: "scp", clock, fetchJson: fetch.fetchJson });
       const t = await issuer.mint({ claims: { email: "d@example.com", scp: ["write"], scope: "admin" } }, now());
-      expect(await custom.verify(t)).to.deep.equal({ id: "d@example.com", scopes: ["write"] });
+      expect(await custom.verify(t)).to.deep.equal({ kind: "oidc", id: "d@example.com", scopes: ["write"] });
     });
 
     it("an audience list containing ours", async () => {

@@ -10,8 +10,8 @@ import { anonymousIdentity, makeIdentity, openAuthenticator, rateLimited, RateLi
 import { charge, fullBucket, take } from "../../../src/auth/token-bucket.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
 
-const alice = makeIdentity("alice", ["read"]);
-const bob = makeIdentity("bob", ["read"]);
+const alice = makeIdentity("token", "alice", ["read"]);
+const bob = makeIdentity("token", "bob", ["read"]);
 
 function limiter(clock: ManualClock, ratePerS: number, burst: number, extra: { scope?: "node" | "cluster"; alive?: () => number; bucketsMax?: number } = {}): RateLimiter {
   return new RateLimiter({ clock, settings: { ratePerS, burst, scope: extra.scope ?? "node" }, aliveMembers: extra.alive ?? (() => 1), bucketsMax: extra.bucketsMax });
@@ -92,11 +92,11 @@ describe("auth/rate-limiter", () => {
   it("a policy entry's own rate_limit overrides the node-wide one; 0 is unlimited; entries are limited even with SERVICE_RATE_LIMIT off", () => {
     const clock = new ManualClock();
     const l = limiter(clock, 100, 200);
-    expect(admitted(l, makeIdentity("slow", ["read"], { ratePerS: 1, burst: 3 }), 10)).to.equal(3);
-    expect(admitted(l, makeIdentity("free", ["read"], { ratePerS: 0 }), 1000)).to.equal(1000);
+    expect(admitted(l, makeIdentity("token", "slow", ["read"], { ratePerS: 1, burst: 3 }), 10)).to.equal(3);
+    expect(admitted(l, makeIdentity("token", "free", ["read"], { ratePerS: 0 }), 1000)).to.equal(1000);
     const off = new RateLimiter({ clock, settings: undefined, aliveMembers: () => 1 });
     expect(admitted(off, alice, 1000), "no limit at all").to.equal(1000);
-    expect(admitted(off, makeIdentity("slow", ["read"], { ratePerS: 2 }), 10), "default burst twice the rate").to.equal(4);
+    expect(admitted(off, makeIdentity("token", "slow", ["read"], { ratePerS: 2 }), 10), "default burst twice the rate").to.equal(4);
     expect(off.size).to.equal(1);
   });
 
@@ -124,13 +124,13 @@ describe("auth/rate-limiter", () => {
   it("keeps at most bucketsMax buckets, dropping a full one first", () => {
     const clock = new ManualClock();
     const l = limiter(clock, 1, 1, { bucketsMax: 3 });
-    l.admit(makeIdentity("a", []), undefined);
-    l.admit(makeIdentity("b", []), undefined);
+    l.admit(makeIdentity("token", "a", []), undefined);
+    l.admit(makeIdentity("token", "b", []), undefined);
     clock.advance(5000);
-    l.admit(makeIdentity("c", []), undefined);
-    l.admit(makeIdentity("d", []), undefined);
+    l.admit(makeIdentity("token", "c", []), undefined);
+    l.admit(makeIdentity("token", "d", []), undefined);
     expect(l.size).to.equal(3);
-    expect(admitted(l, makeIdentity("c", []), 1), "c's empty bucket was kept (a full one went)").to.equal(0);
+    expect(admitted(l, makeIdentity("token", "c", []), 1), "c's empty bucket was kept (a full one went)").to.equal(0);
   });
 
   it("rateLimited(): the limit applies after authentication, to the identity it resolved", async () => {

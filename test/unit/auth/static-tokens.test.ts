@@ -11,9 +11,9 @@ const TOKENS = [
 describe("auth/static-tokens", () => {
   it("resolves each configured token to its identity, scopes in canonical order", () => {
     const t = new StaticTokenTable(TOKENS);
-    expect(t.match("tok-reader")).to.deep.equal({ id: "reader", scopes: ["read"] });
-    expect(t.match("tok-writer")).to.deep.equal({ id: "writer", scopes: ["write"] });
-    expect(t.match("tok-admin")).to.deep.equal({ id: "admin", scopes: ["read", "admin"] });
+    expect(t.match("tok-reader")).to.deep.equal({ kind: "token", id: "reader", scopes: ["read"] });
+    expect(t.match("tok-writer")).to.deep.equal({ kind: "token", id: "writer", scopes: ["write"] });
+    expect(t.match("tok-admin")).to.deep.equal({ kind: "token", id: "admin", scopes: ["read", "admin"] });
   });
 
   it("matches nothing for unknown tokens, prefixes, extensions and case changes", () => {
