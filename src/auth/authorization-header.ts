@@ -1,6 +1,7 @@
 // Parsing of the Authorization header into the credential it carries. Never throws: anything
 // that is not a well-formed Bearer or Basic credential comes back as `invalid`, which the chain
 // answers with 401.
+import { isBearerToken } from "../core/bearer-token.js";
 import { AUTH_HEADER_BYTES_MAX } from "./auth-limits.js";
 
 export type Credential =
@@ -12,7 +13,6 @@ export type Credential =
 const NONE: Credential = Object.freeze({ kind: "none" });
 /** Scheme, then one or more spaces, then the credential; the header value is already trimmed by node:http. */
 const SCHEME = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+)(?: +(.*))?$/s;
-const BEARER_TOKEN = /^[\x21-\x7e]+$/;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /** The credential of an Authorization header value (undefined when the header is absent). */
@@ -24,7 +24,7 @@ export function parseAuthorization(value: string | undefined): Credential {
   const scheme = (m[1] as string).toLowerCase();
   const rest = (m[2] ?? "").trim();
   if (scheme === "bearer") {
-    if (!BEARER_TOKEN.test(rest)) return invalid("malformed Bearer credential");
+    if (!isBearerToken(rest)) return invalid("malformed Bearer credential");
     return { kind: "bearer", token: rest };
   }
   if (scheme === "basic") return parseBasic(rest);

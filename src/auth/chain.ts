@@ -3,9 +3,10 @@
 // falls through to OIDC, so static and OIDC credentials coexist. A request carrying no
 // credential at all gets the anonymous identity only when the policy allows it; a credential
 // that matches nothing is always 401, even when a listed client certificate comes with it (the
-// certificate identifies a request only when its Authorization header, if any, is valid). Failed authentications are counted per client address
-// (fail-limiter.ts): past the limit they are 429, and a Basic request that would start a new
-// password check from an address with no failure left is refused 429 before bcrypt runs.
+// certificate identifies a request only when its Authorization header, if any, is valid).
+// Failed authentications are counted per client address (fail-limiter.ts): past the limit they
+// are 429, and a Basic request that would start a new password check from an address with no
+// failure left is refused 429 before bcrypt runs.
 // Nothing here logs: auth failures are not logged per request.
 import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";

@@ -3,6 +3,7 @@
 // and the offending entry, so that a typo never silently turns into an open or locked-out API.
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
+import { BEARER_TOKEN_RULE, isBearerToken } from "../core/bearer-token.js";
 import { POLICY_FILE_BYTES_MAX } from "./auth-limits.js";
 import { ANONYMOUS_ID, SCOPES, isScope, type RateLimitOverride, type Scope } from "./identity.js";
 
@@ -50,8 +51,6 @@ export class PolicyFileError extends Error {
 const TOP_KEYS = ["tokens", "cert_identities", "users", "allow_anonymous", "allow_basic_without_tls"];
 /** A bcrypt hash as bcryptjs and the other common implementations write it. */
 const BCRYPT_HASH = /^\$2[aby]\$(0[4-9]|[12]\d|3[01])\$[./A-Za-z0-9]{53}$/;
-/** Visible ASCII without spaces: what fits in `Authorization: Bearer <token>`. */
-const TOKEN_TEXT = /^[\x21-\x7e]+$/;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\x00-\x1f\x7f]/;
 
@@ -175,7 +174,7 @@ function token(v: unknown, where: string, fail: Fail): PolicyToken {
   const e = record(v, where, fail);
   checkKeys(e, ["id", "token", "scopes", ...RATE_KEYS], where, fail);
   const value = text(e.token, `${where}.token`, fail);
-  if (!TOKEN_TEXT.test(value)) fail(`${where}.token`, "must be visible ASCII without spaces (it travels as Authorization: Bearer <token>)");
+  if (!isBearerToken(value)) fail(`${where}.token`, BEARER_TOKEN_RULE);
   return Object.freeze({ id: text(e.id, `${where}.id`, fail), token: value, scopes: Object.freeze(scopes(e.scopes, `${where}.scopes`, fail)), ...rateLimit(e, where, fail) });
 }
 

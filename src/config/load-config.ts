@@ -130,7 +130,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
   };
   checkListeners(config);
   checkAdvertisedAddress(config);
-  checkTokens(opt);
   return Object.freeze(config);
 }
 
@@ -214,23 +213,6 @@ function checkAdvertisedAddress(c: Config): void {
     "SERVICE_DIST_ADDR",
     `${JSON.stringify(formatAddress(c.distAddr))} has no host, but with SERVICE_SEEDS set this address is advertised to peers, which dial it: give a host name or IP they can reach, such as 10.0.0.5:${c.distAddr.port}`,
   );
-}
-
-/** Visible ASCII without spaces: what fits in `Authorization: Bearer <token>` (the policy file's rule). */
-const TOKEN_TEXT = /^[\x21-\x7e]+$/;
-
-/**
- * A token that cannot be sent in a header (a space, a non-ASCII letter, a control character)
- * would start a node that refuses every request on the listeners it guards. The message never
- * echoes the value: it is a secret.
- */
-function checkTokens(opt: (n: string) => string | undefined): void {
-  for (const name of ["SERVICE_AUTH_TOKEN", "SERVICE_PEER_TOKEN"]) {
-    const token = opt(name);
-    if (token !== undefined && !TOKEN_TEXT.test(token)) {
-      throw new SettingError(name, "must be visible ASCII without spaces (it travels as Authorization: Bearer <token>); generate one with openssl rand -hex 32");
-    }
-  }
 }
 
 /** Two listeners on the same explicit port of the same host cannot both bind. */

@@ -3,6 +3,7 @@
 import { parseAddress, type Address } from "../core/address.js";
 import { parseBaseUrl } from "../core/base-url.js";
 import { parseDurationMs } from "../core/duration.js";
+import { BEARER_TOKEN_RULE, isBearerToken } from "../core/bearer-token.js";
 import { isNodeId } from "../core/node-id.js";
 
 /** A bad setting value; main.ts prints it as one line and exits with code 2. */
@@ -109,6 +110,18 @@ export function baseUrl(): Parser<string> {
 export function text(opts: { nonEmpty?: boolean } = {}): Parser<string> {
   return (raw) => {
     if (opts.nonEmpty && raw.trim() === "") throw new InvalidValue("must not be empty");
+    return raw;
+  };
+}
+
+/**
+ * A bearer token, or "" (none). A token that cannot be sent in a header (a space, a non-ASCII
+ * letter, a control character) would start a node that refuses every request on the listeners it
+ * guards. The message never echoes the value: it is a secret.
+ */
+export function bearerToken(): Parser<string> {
+  return (raw) => {
+    if (raw !== "" && !isBearerToken(raw)) throw new InvalidValue(`${BEARER_TOKEN_RULE}; generate one with openssl rand -hex 32`);
     return raw;
   };
 }

@@ -7,11 +7,10 @@
 // envelope, and closes with a lingering close (lingering-close.ts) so an early answer is not lost
 // to a reset. It answers pipelined requests one at a time (answer-order.ts), ends the connection
 // of an answer written before its request's body was read and drops answers that stop moving
-// (listener-response.ts), sends
-// `100 Continue` only once the handler starts reading the body (so a request refused before its
-// body, by authentication say, gets its answer without it), and never drops headers past a count
-// (Node's default of 2000 silently dropped the rest, an `If-Match` among them): more than 500
-// lines are refused instead (request-framing.ts).
+// (listener-response.ts), sends `100 Continue` only once the handler starts reading the body (so
+// a request refused before its body, by authentication say, gets its answer without it), and
+// never drops headers past a count (Node's default of 2000 silently dropped the rest, an
+// `If-Match` among them): more than 500 lines are refused instead (request-framing.ts).
 import http from "node:http";
 import https from "node:https";
 import type { Socket } from "node:net";

@@ -1,7 +1,7 @@
 // Whether a request's body is still unread when its answer starts. An answer written before the
 // body was read ends the connection (listener-response.ts); a body that body.ts reads only to
 // drop it, within a bound (an oversized body within twice its limit), keeps it usable.
-import type { IncomingMessage } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 
 const DISCARDING = Symbol("hypercache.bodyDiscarding");
 type Marked = IncomingMessage & { [DISCARDING]?: true };
@@ -16,9 +16,13 @@ export function bodyDiscarding(req: IncomingMessage): boolean {
   return (req as Marked)[DISCARDING] === true;
 }
 
+/** True when the request's headers announce a body (a non-zero Content-Length, or a transfer coding). */
+export function declaresBody(headers: IncomingHttpHeaders): boolean {
+  const length = headers["content-length"];
+  return (length !== undefined && length !== "0") || headers["transfer-encoding"] !== undefined;
+}
+
 /** True when the request has a body that has not been read to its end, nor is being discarded. */
 export function bodyLeftUnread(req: IncomingMessage): boolean {
-  if (req.complete || (req as Marked)[DISCARDING]) return false;
-  const length = req.headers["content-length"];
-  return (length !== undefined && length !== "0") || req.headers["transfer-encoding"] !== undefined;
+  return !req.complete && !(req as Marked)[DISCARDING] && declaresBody(req.headers);
 }

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { writeJson } from "../http/respond.js";
+import { declaresBody } from "../http/unread-body.js";
 import { bearerToken, secretsEqual } from "./peer-auth.js";
 
 export interface PeerGateOptions {
@@ -62,8 +63,7 @@ export function refusePeerRequest(req: AnyRequest, res: AnyResponse, reason: str
     }
     return;
   }
-  const hasBody = req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0";
   const extra = ["WWW-Authenticate", 'Bearer realm="hypercache-peer"'];
-  if (!("stream" in req) && (hasBody || req.headers["transfer-encoding"] !== undefined)) extra.push("Connection", "close");
+  if (!("stream" in req) && declaresBody(req.headers)) extra.push("Connection", "close");
   writeJson(res as ServerResponse, 401, JSON.stringify({ error: reason, code: "UNAUTHORIZED" }), false, extra);
 }
