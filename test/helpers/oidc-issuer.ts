@@ -154,3 +154,21 @@ export async function startOidcIssuer(opts: { audience?: string } = {}): Promise
       }),
   };
 }
+
+/** Serves the issuer's documents in process, counting key-set fetches; `down` fails every fetch. */
+export function inProcessFetch(issuer: OidcIssuer) {
+  const f = {
+    jwks: 0,
+    down: false,
+    fetchJson: async (url: string): Promise<unknown> => {
+      if (f.down) throw new Error("connect ECONNREFUSED");
+      if (url === `${issuer.url}/.well-known/openid-configuration`) return issuer.discovery();
+      if (url === `${issuer.url}/jwks`) {
+        f.jwks++;
+        return issuer.jwks();
+      }
+      throw new Error(`unexpected ${url}`);
+    },
+  };
+  return f;
+}

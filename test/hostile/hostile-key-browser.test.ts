@@ -8,6 +8,7 @@ import { expect } from "chai";
 import { call } from "../helpers/http-call.js";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
 import { KEY_RESULT_CHARS_MAX } from "../../src/cluster/top-keys.js";
+import { loadKeys } from "./load-keys.js";
 import { expectNoStall } from "./measure.js";
 
 const KEYS = 60_000;
@@ -21,21 +22,6 @@ interface Page {
   next_cursor: string;
 }
 
-/** Writes keys [0, KEYS) in batches of 500 (2 MB bodies), four batches at a time. */
-async function loadLongKeys(api: string): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < KEYS) {
-      const from = next;
-      next = Math.min(KEYS, next + 500);
-      const items = [];
-      for (let i = from; i < next; i++) items.push({ key: longKey(i), value: "v" });
-      const r = await call(`${api}/v1/cache/batch/put?consistency=one`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ items }) });
-      expect(r.status, r.body.toString().slice(0, 200)).to.equal(200);
-    }
-  };
-  await Promise.all(Array.from({ length: 4 }, worker));
-}
 
 /** The first page of one key, of a listing cut by `max` or by KEY_RESULT_CHARS_MAX, whichever cuts first. */
 function expectFirstPage(body: unknown, max: number): void {
@@ -53,7 +39,8 @@ describe("hostile input: the key browser over 60,000 keys of 4 KB does not stall
   before(async () => {
     const started = performance.now();
     node = await startNode({ id: "hostile-keys", env: { SERVICE_CAPACITY: String(2 * KEYS) } });
-    await loadLongKeys(node.api);
+    // Batches of 500 (2 MB bodies), four at a time.
+    await loadKeys(node.api, KEYS, {}, 4, { keyOf: longKey, batchItems: 500, value: "v" });
     expect((await call(`${node.mgmt}/stats`)).json<{ items: number }>().items).to.equal(KEYS);
     console.log(`[hostile] node loaded with ${KEYS} keys of ${longKey(0).length} characters in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   });

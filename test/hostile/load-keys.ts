@@ -1,5 +1,5 @@
-// Fills a node with many small keys through the batch put route: 1,000 items per call, a few
-// calls in parallel on keep-alive connections.
+// Fills a node with many keys through the batch put route: 1,000 small items per call (or what
+// the caller chooses), a few calls in parallel on keep-alive connections.
 import { expect } from "chai";
 import http from "node:http";
 
@@ -19,17 +19,26 @@ function post(agent: http.Agent, url: string, headers: Record<string, string>, b
   });
 }
 
-/** Writes keys [0, count) with 32-byte values at consistency one; every item must be stored. */
-export async function loadKeys(api: string, count: number, headers: Record<string, string> = {}, parallel = 4): Promise<void> {
+/** The keys a load writes: their names, the items per batch call, the value of each. */
+export interface LoadShape {
+  readonly keyOf: (i: number) => string;
+  readonly batchItems: number;
+  readonly value: string;
+}
+
+const SMALL_KEYS: LoadShape = { keyOf: loadedKey, batchItems: 1000, value: "v".repeat(32) };
+
+/** Writes keys [0, count) (by default loadedKey with 32-byte values) at consistency one; every item must be stored. */
+export async function loadKeys(api: string, count: number, headers: Record<string, string> = {}, parallel = 4, shape: LoadShape = SMALL_KEYS): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: parallel });
-  const value = "v".repeat(32);
+  const { keyOf, batchItems, value } = shape;
   let next = 0;
   const worker = async () => {
     while (next < count) {
       const from = next;
-      next = Math.min(count, next + 1000);
+      next = Math.min(count, next + batchItems);
       const items = [];
-      for (let i = from; i < next; i++) items.push({ key: loadedKey(i), value });
+      for (let i = from; i < next; i++) items.push({ key: keyOf(i), value });
       const r = await post(agent, `${api}/v1/cache/batch/put?consistency=one`, headers, JSON.stringify({ items }));
       expect(r.status, r.body.slice(0, 200)).to.equal(200);
       const stored = (JSON.parse(r.body) as { results: Array<{ status: number }> }).results.filter((x) => x.status === 200).length;

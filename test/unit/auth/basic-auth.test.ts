@@ -1,24 +1,14 @@
 import { expect } from "chai";
 import bcrypt from "bcryptjs";
-import { BasicVerifier, type PasswordCompare } from "../../../src/auth/basic-auth.js";
+import { BasicVerifier } from "../../../src/auth/basic-auth.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
+import { countingCompare } from "./chain-helpers.js";
 
 const USERS = [
   { username: "alice", passwordHash: bcrypt.hashSync("alice-pw", 4), scopes: ["read", "write"] as const },
   { username: "bob", passwordHash: bcrypt.hashSync("bob-pw", 4), scopes: ["read"] as const },
 ];
 
-/** bcryptjs with a counter of real checks. */
-function countingCompare(): { compare: PasswordCompare; calls: () => number } {
-  let calls = 0;
-  return {
-    compare: (password, hash) => {
-      calls++;
-      return bcrypt.compare(password, hash);
-    },
-    calls: () => calls,
-  };
-}
 
 describe("auth/basic-auth BasicVerifier", () => {
   it("resolves a right password to the user's identity and refuses a wrong one or an unknown user", async () => {

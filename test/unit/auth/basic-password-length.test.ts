@@ -4,13 +4,13 @@
 import { expect } from "chai";
 import type { IncomingMessage } from "node:http";
 import bcrypt from "bcryptjs";
-import { BasicVerifier, BASIC_PASSWORD_BYTES_MAX, type PasswordCompare } from "../../../src/auth/basic-auth.js";
+import { BasicVerifier, BASIC_PASSWORD_BYTES_MAX } from "../../../src/auth/basic-auth.js";
 import { buildChain } from "../../../src/auth/chain.js";
 import { CertIdentityTable } from "../../../src/auth/client-cert.js";
 import { AuthFailLimiter } from "../../../src/auth/fail-limiter.js";
 import { StaticTokenTable } from "../../../src/auth/static-tokens.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
-import { basicHeader, resolve } from "./chain-helpers.js";
+import { basicHeader, countingCompare, resolve } from "./chain-helpers.js";
 
 const P72 = "A".repeat(72);
 const E72 = "é".repeat(36); // 72 bytes in UTF-8
@@ -19,16 +19,6 @@ const USERS = [
   { username: "eve", passwordHash: bcrypt.hashSync(E72, 4), scopes: ["read"] as const },
 ];
 
-function counting(): { compare: PasswordCompare; calls: () => number } {
-  let calls = 0;
-  return {
-    compare: (password, hash) => {
-      calls++;
-      return bcrypt.compare(password, hash);
-    },
-    calls: () => calls,
-  };
-}
 
 describe("auth/basic-auth: passwords longer than bcrypt's 72 bytes", () => {
   it("the limit is 72 bytes", () => {
@@ -42,7 +32,7 @@ describe("auth/basic-auth: passwords longer than bcrypt's 72 bytes", () => {
   });
 
   it("refuses the 72-byte password followed by any suffix, without a bcrypt check", async () => {
-    const c = counting();
+    const c = countingCompare();
     const v = new BasicVerifier(USERS, { clock: new ManualClock(), compare: c.compare });
     for (const suffix of ["B", "anything-else-at-all", "é"]) expect(await v.verify("bob", P72 + suffix), suffix).to.equal(undefined);
     expect(await v.verify("eve", E72 + "x")).to.equal(undefined);

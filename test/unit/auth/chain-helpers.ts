@@ -3,7 +3,7 @@
 import type { IncomingMessage } from "node:http";
 import bcrypt from "bcryptjs";
 import type { Authenticator } from "../../../src/auth/authenticator.js";
-import { BasicVerifier } from "../../../src/auth/basic-auth.js";
+import { BasicVerifier, type PasswordCompare } from "../../../src/auth/basic-auth.js";
 import { buildChain, type BearerVerifier } from "../../../src/auth/chain.js";
 import { CertIdentityTable } from "../../../src/auth/client-cert.js";
 import { CacheError } from "../../../src/core/errors.js";
@@ -12,6 +12,18 @@ import { StaticTokenTable } from "../../../src/auth/static-tokens.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
 
 export const PASSWORD_HASH = bcrypt.hashSync("alice-pw", 4);
+
+/** bcryptjs with a counter of real checks. */
+export function countingCompare(): { compare: PasswordCompare; calls: () => number } {
+  let calls = 0;
+  return {
+    compare: (password, hash) => {
+      calls++;
+      return bcrypt.compare(password, hash);
+    },
+    calls: () => calls,
+  };
+}
 
 export interface FakeSocket {
   encrypted?: boolean;

@@ -11,7 +11,7 @@ import { RateLimiter } from "../../../src/auth/rate-limiter.js";
 import { StaticTokenTable } from "../../../src/auth/static-tokens.js";
 import { CacheError } from "../../../src/core/errors.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
-import { startOidcIssuer, type OidcIssuer } from "../../helpers/oidc-issuer.js";
+import { inProcessFetch, startOidcIssuer, type OidcIssuer } from "../../helpers/oidc-issuer.js";
 
 const HASH = bcrypt.hashSync("pw", 4);
 
@@ -79,8 +79,7 @@ describe("auth: identities of different kinds stay apart", () => {
     after(() => issuer.close());
     beforeEach(async () => {
       clock = new ManualClock();
-      const fetchJson = async (url: string): Promise<unknown> => (url.endsWith("/jwks") ? issuer.jwks() : issuer.discovery());
-      oidc = await createOidcVerifier({ issuer: issuer.url, audience: "cache", identityClaim: "sub", scopeClaim: "scope", clock, fetchJson });
+      oidc = await createOidcVerifier({ issuer: issuer.url, audience: "cache", identityClaim: "sub", scopeClaim: "scope", clock, fetchJson: inProcessFetch(issuer).fetchJson });
     });
 
     it("an OIDC subject equal to a static token's id does not use up that token's bucket", async () => {

@@ -4,25 +4,7 @@ import { JWKS_MAX_AGE_MS, JWKS_REFETCH_COOLDOWN_MS } from "../../../src/auth/aut
 import { createOidcVerifier, OidcSetupError, type OidcVerifier } from "../../../src/auth/oidc-verifier.js";
 import { CacheError } from "../../../src/core/errors.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
-import { startOidcIssuer, type OidcIssuer } from "../../helpers/oidc-issuer.js";
-
-/** Serves the issuer's documents in process, counting key-set fetches; `down` fails every fetch. */
-function fakeFetch(issuer: OidcIssuer) {
-  const f = {
-    jwks: 0,
-    down: false,
-    fetchJson: async (url: string): Promise<unknown> => {
-      if (f.down) throw new Error("connect ECONNREFUSED");
-      if (url === `${issuer.url}/.well-known/openid-configuration`) return issuer.discovery();
-      if (url === `${issuer.url}/jwks`) {
-        f.jwks++;
-        return issuer.jwks();
-      }
-      throw new Error(`unexpected ${url}`);
-    },
-  };
-  return f;
-}
+import { inProcessFetch, startOidcIssuer, type OidcIssuer } from "../../helpers/oidc-issuer.js";
 
 async function refusal(v: OidcVerifier, token: string): Promise<string> {
   try {
@@ -38,7 +20,7 @@ async function refusal(v: OidcVerifier, token: string): Promise<string> {
 describe("auth/oidc-verifier", () => {
   let issuer: OidcIssuer;
   let clock: ManualClock;
-  let fetch: ReturnType<typeof fakeFetch>;
+  let fetch: ReturnType<typeof inProcessFetch>;
   let v: OidcVerifier;
   const now = () => Math.floor(clock.nowMs() / 1000);
 
@@ -48,7 +30,7 @@ describe("auth/oidc-verifier", () => {
   after(() => issuer.close());
   beforeEach(async () => {
     clock = new ManualClock();
-    fetch = fakeFetch(issuer);
+    fetch = inProcessFetch(issuer);
     v = await createOidcVerifier({ issuer: issuer.url, audience: "cache", identityClaim: "sub", scopeClaim: "scope", clock, fetchJson: fetch.fetchJson });
   });
 
@@ -212,7 +194,7 @@ describe("auth/oidc-verifier", () => {
     });
 
     it("accepts the issuer configured with a trailing slash", async () => {
-      const f = fakeFetch(issuer);
+      const f = inProcessFetch(issuer);
       const fetchJson = (u: string) => f.fetchJson(u.replace(`${issuer.url}//`, `${issuer.url}/`));
       const verifier = await build(fetchJson, `${issuer.url}/`);
       const t = await issuer.mint({}, Math.floor(new ManualClock().nowMs() / 1000));

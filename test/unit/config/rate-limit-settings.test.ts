@@ -3,19 +3,11 @@
 // the scope node or cluster; a bad value is a SettingError naming the variable (exit 2).
 import { expect } from "chai";
 import { loadConfig } from "../../../src/config/load-config.js";
-import { SettingError } from "../../../src/config/parsers.js";
+import { settingErrorOf } from "../../helpers/setting-error.js";
 
 const load = (env: Record<string, string>) => loadConfig({ SERVICE_NODE_ID: "n1", ...env }, { hostname: "h" });
 
-function settingError(env: Record<string, string>): SettingError {
-  try {
-    load(env);
-  } catch (err) {
-    if (err instanceof SettingError) return err;
-    throw err;
-  }
-  throw new Error("expected a SettingError");
-}
+const settingError = (env: Record<string, string>) => settingErrorOf(() => load(env));
 
 describe("config: drain, readiness and rate-limit settings", () => {
   it("defaults: 60 s drain and catch-up timeouts, rate limits off", () => {

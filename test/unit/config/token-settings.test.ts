@@ -4,19 +4,11 @@
 // message never echoes the secret.
 import { expect } from "chai";
 import { loadConfig } from "../../../src/config/load-config.js";
-import { SettingError } from "../../../src/config/parsers.js";
+import { settingErrorOf } from "../../helpers/setting-error.js";
 
 const load = (env: Record<string, string>) => loadConfig(env, { hostname: "host-a" });
 
-function settingError(env: Record<string, string>): SettingError {
-  try {
-    load(env);
-  } catch (err) {
-    if (err instanceof SettingError) return err;
-    throw err;
-  }
-  throw new Error(`${JSON.stringify(Object.keys(env))} loaded without an error`);
-}
+const settingError = (env: Record<string, string>) => settingErrorOf(() => load(env));
 
 const BAD = [
   ["a b", "a space inside"],
