@@ -10,7 +10,8 @@
 // (listener-response.ts), sends `100 Continue` only once the handler starts reading the body (so
 // a request refused before its body, by authentication say, gets its answer without it), and
 // never drops headers past a count (Node's default of 2000 silently dropped the rest, an
-// `If-Match` among them): more than 500 lines are refused instead (request-framing.ts).
+// `If-Match` among them): more than 500 lines are refused instead (request-framing.ts). At its
+// connection cap a listener closes its oldest idle connection for a new one (connection-slots.ts).
 import http from "node:http";
 import https from "node:https";
 import type { Socket } from "node:net";
@@ -19,6 +20,7 @@ import type { TlsMaterial } from "../config/index.js";
 import { HTTP_PIPELINED_WAITING_MAX } from "../core/limits.js";
 import { answerInOrder } from "./answer-order.js";
 import { answerClientError, answerConnect, answerExpectation } from "./client-errors.js";
+import { ConnectionSlots } from "./connection-slots.js";
 import { lingerOnClose } from "./lingering-close.js";
 import { framingError } from "./request-framing.js";
 import { writeError } from "./respond.js";
@@ -31,7 +33,7 @@ export type RequestHandler = (req: http.IncomingMessage, res: http.ServerRespons
 export type ListenerServer = http.Server | https.Server;
 
 export interface ListenerLimits {
-  /** Open connections at most; past it new connections are closed at once. */
+  /** Open connections at most; past it the oldest idle one is closed for a new one (or the new one, when none is idle). */
   readonly maxConnections: number;
   /**
    * An answer whose bytes do not move (a client that does not read it) for a whole period of this
@@ -67,6 +69,29 @@ function continueWhenRead(handler: RequestHandler): RequestHandler {
   };
 }
 
+/** The socket HTTP runs on: the TLS socket over a raw one, once its handshake is done. */
+type HttpSocket = Socket & { _httpMessage?: unknown };
+
+/**
+ * Caps the server's open connections with ConnectionSlots. A connection is idle when no answer is
+ * pending on it: Node sets `_httpMessage` on the socket from the moment a request is handed to the
+ * handler until its answer is done (its own closeIdleConnections() reads the same field). A TLS
+ * connection is counted from its TCP accept, so a handshake that never ends holds no slot for good.
+ */
+function capConnections(server: ListenerServer, max: number): ConnectionSlots<Socket> {
+  const httpSocket = new WeakMap<Socket, HttpSocket>();
+  const slots = new ConnectionSlots<Socket>(max, (raw) => ((httpSocket.get(raw) ?? raw) as HttpSocket)._httpMessage == null);
+  server.on("connection", (socket: Socket) => {
+    socket.once("close", () => slots.release(socket));
+    slots.admit(socket)?.destroy();
+  });
+  server.on("secureConnection", (socket: TLSSocket) => {
+    const raw = (socket as TLSSocket & { _parent?: Socket })._parent;
+    if (raw) httpSocket.set(raw, socket);
+  });
+  return slots;
+}
+
 /**
  * Creates the server of a listener. `tls` undefined: plain HTTP. `tls.ca` set: mutual TLS
  * (`requestCert` and `rejectUnauthorized`).
@@ -85,7 +110,7 @@ export function createListenerServer(handler: RequestHandler, options: http.Serv
     server.on("tlsClientError", () => undefined);
     server.on("secureConnection", (socket: TLSSocket) => lingerOnClose(socket));
   }
-  server.maxConnections = limits.maxConnections;
+  capConnections(server, limits.maxConnections);
   server.maxHeadersCount = 0;
   server.on("checkContinue", continueWhenRead(handle));
   server.on("clientError", answerClientError);

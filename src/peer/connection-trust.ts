@@ -22,6 +22,11 @@ export class PeerConnectionTrust {
     if (connection) this.trusted.add(connection);
   }
 
+  /** True once a request on `connection` (an HTTP/2 session or an HTTP/1.1 socket) passed the gate. */
+  isTrusted(connection: object): boolean {
+    return this.trusted.has(connection);
+  }
+
   /** Closes `connection` (an HTTP/2 session or an HTTP/1.1 socket) after `ms` unless a request on it passed the gate by then. */
   closeUntrusted(connection: http2.ServerHttp2Session | Duplex, ms: number): void {
     const timer = this.timers.after(ms, () => {

@@ -3,11 +3,16 @@
 // looks at the first bytes of each connection: the HTTP/2 preface ("PRI * HTTP/2.0") goes to
 // the HTTP/2 server, anything else to the HTTP/1.1 server. Open sockets are tracked so that
 // close() really closes. createSecurePeerServer is the mutual-TLS variant (ALPN does the mixing).
+// Both cap their connections at PEER_CONNECTIONS_MAX with ConnectionSlots: at the cap the oldest
+// connection that has not carried a request the gate let through is closed for the new one (a
+// peer's session once trusted is never closed to make room), so connections opened by someone
+// without a token cannot keep a restarted peer out.
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import { PEER_CONNECTIONS_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
 import { answerClientError } from "../http/client-errors.js";
+import { ConnectionSlots } from "../http/connection-slots.js";
 import type { PeerRequestHandler } from "./peer-handler.js";
 import { idleTimeout } from "./session-idle.js";
 import type { PeerConnectionTrust } from "./connection-trust.js";
@@ -43,7 +48,24 @@ function continueThen(handle: PeerRequestHandler): (req: http2.Http2ServerReques
   };
 }
 
-export function createPeerServer(handle: PeerRequestHandler, trust?: PeerConnectionTrust): PeerServer {
+/**
+ * The connection cap of a dist listener: ConnectionSlots over its accepted sockets. `trustKeys`
+ * maps an accepted socket to what the trust is recorded on once known (its HTTP/2 session, or
+ * its TLS socket); until then the socket itself. Without `trust` nothing is evictable and a new
+ * connection at the cap is refused.
+ */
+function capConnections(server: net.Server, max: number, trust: PeerConnectionTrust | undefined, trustKeys: WeakMap<net.Socket, object>): void {
+  const slots = new ConnectionSlots<net.Socket>(max, (socket) => trust !== undefined && !trust.isTrusted(trustKeys.get(socket) ?? socket));
+  server.on("connection", (socket: net.Socket) => {
+    socket.once("close", () => slots.release(socket));
+    slots.admit(socket)?.destroy();
+  });
+}
+
+/** The accepted socket under a TLS socket (Node keeps it as `_parent`). */
+const acceptedSocketOf = (socket: net.Socket): net.Socket | undefined => (socket as net.Socket & { _parent?: net.Socket })._parent;
+
+export function createPeerServer(handle: PeerRequestHandler, trust?: PeerConnectionTrust, maxConnections = PEER_CONNECTIONS_MAX): PeerServer {
   const h1 = http.createServer(
     { requestTimeout: PEER_TIMEOUT_MS, headersTimeout: PEER_TIMEOUT_MS, keepAliveTimeout: PEER_IDLE_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
     handle,
@@ -53,7 +75,13 @@ export function createPeerServer(handle: PeerRequestHandler, trust?: PeerConnect
   h1.emit("listening");
   h1.on("clientError", answerClientError);
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: 1000 } }, handle);
-  h2.on("session", (session: http2.ServerHttp2Session) => watchSession(session, trust));
+  const trustKeys = new WeakMap<net.Socket, object>();
+  // The socket being handed to the HTTP/2 server: it emits 'session' for it synchronously.
+  let handing: net.Socket | undefined;
+  h2.on("session", (session: http2.ServerHttp2Session) => {
+    if (handing) trustKeys.set(handing, session);
+    watchSession(session, trust);
+  });
   h2.on("checkContinue", continueThen(handle));
   const sockets = new Set<net.Socket>();
 
@@ -76,7 +104,9 @@ export function createPeerServer(handle: PeerRequestHandler, trust?: PeerConnect
       socket.pause();
       socket.unshift(seen);
       if (isH2) {
+        handing = socket;
         h2.emit("connection", socket);
+        handing = undefined;
       } else {
         // twice the peer timeout: a request head still incomplete at the peer timeout gets its 400
         // from the HTTP/1.1 server's own timeout first
@@ -87,7 +117,7 @@ export function createPeerServer(handle: PeerRequestHandler, trust?: PeerConnect
     };
     socket.on("data", onData);
   });
-  server.maxConnections = PEER_CONNECTIONS_MAX;
+  capConnections(server, maxConnections, trust, trustKeys);
 
   return {
     server,
@@ -106,14 +136,29 @@ export function createPeerServer(handle: PeerRequestHandler, trust?: PeerConnect
  * one port through ALPN, every client certificate verified against the CA (a peer without one,
  * or with one from another CA, fails the handshake). The peer token is still checked per call.
  */
-export function createSecurePeerServer(handle: PeerRequestHandler, tls: { readonly ca: Buffer; readonly cert: Buffer; readonly key: Buffer }, trust?: PeerConnectionTrust): PeerServer {
+export function createSecurePeerServer(
+  handle: PeerRequestHandler,
+  tls: { readonly ca: Buffer; readonly cert: Buffer; readonly key: Buffer },
+  trust?: PeerConnectionTrust,
+  maxConnections = PEER_CONNECTIONS_MAX,
+): PeerServer {
   const server = http2.createSecureServer(
     { allowHTTP1: true, requestCert: true, rejectUnauthorized: true, ca: tls.ca, cert: tls.cert, key: tls.key, settings: { maxConcurrentStreams: 1000 } },
     handle,
   );
-  server.on("session", (session: http2.ServerHttp2Session) => watchSession(session, trust));
+  const trustKeys = new WeakMap<net.Socket, object>();
+  server.on("secureConnection", (socket: net.Socket) => {
+    // an HTTP/2 session was recorded first ('session' comes from the server's own listener)
+    const accepted = acceptedSocketOf(socket);
+    if (accepted && !trustKeys.has(accepted)) trustKeys.set(accepted, socket);
+  });
+  server.on("session", (session: http2.ServerHttp2Session) => {
+    const accepted = acceptedSocketOf(session.socket);
+    if (accepted) trustKeys.set(accepted, session);
+    watchSession(session, trust);
+  });
   server.on("checkContinue", continueThen(handle));
-  server.maxConnections = PEER_CONNECTIONS_MAX;
+  capConnections(server, maxConnections, trust, trustKeys);
   const sockets = new Set<net.Socket>();
   server.on("connection", (socket: net.Socket) => {
     sockets.add(socket);
