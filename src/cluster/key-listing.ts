@@ -2,11 +2,12 @@
 // live keys of this node and of every alive peer (sorted, deduplicated, the first `max` kept),
 // and answering a peer's request for one page of this node's keys. Whole-store scans, the
 // selection of the first keys (top-keys.ts) and its final sort pause every SCAN_SLICE_RECORDS
-// units of work, so requests are served while they run.
+// units of work, so requests are served while they run. A node coordinates at most
+// KEY_LISTINGS_AT_ONCE_MAX listings at once (one more is 503 with Retry-After).
 import { WorkSlicer, type YieldToLoop } from "../core/clock.js";
-import { badRequest } from "../core/errors.js";
+import { badRequest, CacheError } from "../core/errors.js";
 import { compileKeyFilter, GlobError, type KeyFilter } from "../core/key-filter.js";
-import { SCAN_LIMITS, SCAN_SLICE_RECORDS } from "../core/limits.js";
+import { KEY_LISTINGS_AT_ONCE_MAX, KEY_LISTINGS_RETRY_AFTER_S, SCAN_LIMITS, SCAN_SLICE_RECORDS } from "../core/limits.js";
 import type { ShardedStore } from "../store/index.js";
 import type { KeysPage, PeerTransport } from "../transport/index.js";
 import type { KeyListing } from "./cache-service.js";
@@ -23,15 +24,36 @@ export interface KeyListerDeps {
 }
 
 export class KeyLister {
+  /** Listings this node coordinates now. */
+  private running = 0;
+
   constructor(private readonly deps: KeyListerDeps) {}
 
   /**
    * Collects the matching live keys of this node and every alive peer, deduplicated, sorted, the
    * first `max` kept. A peer whose listing fails, or that this node suspects (not asked), is
-   * reported in partialNodes.
+   * reported in partialNodes. Refused with 503 UNAVAILABLE (Retry-After) while
+   * KEY_LISTINGS_AT_ONCE_MAX listings run.
    */
   async list(q: string, max: number): Promise<KeyListing> {
     const filter = compileKeyFilter(q);
+    if (this.running >= KEY_LISTINGS_AT_ONCE_MAX) {
+      throw new CacheError(
+        "UNAVAILABLE",
+        "this node is running as many key listings as it takes at once; retry later",
+        { listings_max: KEY_LISTINGS_AT_ONCE_MAX },
+        { retryAfterS: KEY_LISTINGS_RETRY_AFTER_S },
+      );
+    }
+    this.running++;
+    try {
+      return await this.listWith(filter, q, max);
+    } finally {
+      this.running--;
+    }
+  }
+
+  private async listWith(filter: KeyFilter, q: string, max: number): Promise<KeyListing> {
     const top = new TopKeys(max);
     const alive = this.deps.view.alivePeers();
     // Ring members this node suspects are not asked (a stopped one would hold the listing for the

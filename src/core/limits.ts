@@ -155,6 +155,17 @@ export const EVICTION_SHARDS_MAX = 1024;
  */
 export const SCAN_SLICE_RECORDS = 8192;
 
+/**
+ * Key browser listings (GET /v1/cache/keys, GET /cluster/keys) a node coordinates at once; one more
+ * is 503 UNAVAILABLE with Retry-After. Each listing is sliced, so none stalls the event loop, but a
+ * listing scans every node's whole store and a glob over long keys costs CPU in proportion to
+ * both lengths (seconds for pathological ones): without a cap, concurrent listings could take
+ * every node's CPU from the item routes for as long as a client keeps sending them.
+ */
+export const KEY_LISTINGS_AT_ONCE_MAX = 4;
+/** Retry-After, in seconds, of a listing refused by KEY_LISTINGS_AT_ONCE_MAX. */
+export const KEY_LISTINGS_RETRY_AFTER_S = 1;
+
 /** How one per-peer batch is cut: items and payload bytes per call, calls under way per peer. */
 export interface PeerBatchLimits {
   readonly items: number;

@@ -3,7 +3,8 @@
 // These tests count the pauses with an injected yieldToLoop, write to the store during them, and
 // check that the answers stay right.
 import { expect } from "chai";
-import { SCAN_LIMITS, SCAN_SLICE_RECORDS } from "../../src/core/limits.js";
+import { CacheError } from "../../src/core/errors.js";
+import { KEY_LISTINGS_AT_ONCE_MAX, KEY_LISTINGS_RETRY_AFTER_S, SCAN_LIMITS, SCAN_SLICE_RECORDS } from "../../src/core/limits.js";
 import { simCluster, type SimCluster } from "../helpers/sim-cluster.js";
 import { collectKeys } from "../helpers/store-contents.js";
 import { BASE_VERSION, rec, tomb } from "./data-path-fixtures.js";
@@ -17,10 +18,13 @@ describe("sim: whole-store scans yield to the event loop", function () {
   let pauses: number;
   /** Runs at every pause (a write landing while a scan is paused). */
   let duringPause: () => void;
+  /** While set, every pause waits for it (scans held mid-way). */
+  let held: Promise<void> | undefined;
 
   beforeEach(async () => {
     pauses = 0;
     duringPause = () => {};
+    held = undefined;
     c = await simCluster({
       nodes: 2,
       startLoops: false,
@@ -28,7 +32,7 @@ describe("sim: whole-store scans yield to the event loop", function () {
       yieldToLoop: async () => {
         pauses++;
         duringPause();
-        await Promise.resolve();
+        await (held ?? Promise.resolve());
       },
     });
     // Replication 2 over two nodes: both own every key, so every record is in the compared set.
@@ -106,6 +110,28 @@ describe("sim: whole-store scans yield to the event loop", function () {
     expect(listing.keys).to.deep.equal(expected);
     expect(listing.truncated).to.equal(false);
     expect(pauses).to.be.within(Math.floor(RECORDS / SCAN_SLICE_RECORDS), Math.ceil(RECORDS / SCAN_SLICE_RECORDS) + 1);
+  });
+
+  it("a node coordinates at most KEY_LISTINGS_AT_ONCE_MAX listings at once; one more is 503 with Retry-After, and the slot comes back", async () => {
+    let release = () => {};
+    held = new Promise<void>((resolve) => (release = resolve));
+    const running = Array.from({ length: KEY_LISTINGS_AT_ONCE_MAX }, () => c.node("n1").cache.listKeys("key-2*", 50_000));
+    await Promise.resolve();
+    const refused = await c.node("n1").cache.listKeys("key-2*", 50_000).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).to.be.instanceOf(CacheError);
+    expect(refused).to.deep.include({ code: "UNAVAILABLE", details: { listings_max: KEY_LISTINGS_AT_ONCE_MAX } });
+    expect((refused as CacheError).retryAfterS).to.equal(KEY_LISTINGS_RETRY_AFTER_S);
+    // Another node still takes listings: the cap is per coordinating node.
+    const onN2 = c.node("n2").cache.listKeys("key-2*", 50_000);
+    release();
+    held = undefined;
+    const expected = collectKeys(c.node("n1").store, (k) => k.startsWith("key-2")).sort();
+    for (const listing of await Promise.all([...running, onN2])) expect(listing.keys).to.deep.equal(expected);
+    // Finished listings give their slots back.
+    expect((await c.node("n1").cache.listKeys("key-2*", 50_000)).keys).to.deep.equal(expected);
   });
 
   it("a listing cut by max keeps the first max keys in sort order", async () => {

@@ -573,6 +573,17 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description This node already coordinates 4 key listings, the most it takes at once (each scans every node's store), or the password checks (bcrypt) of HTTP Basic are all busy and their queue is full. Both are UNAVAILABLE; retry after the number of seconds in Retry-After (1 for a listing; `details.listings_max` names the cap). Other nodes take their own 4. */
+        ListingBusy: {
+            headers: {
+                /** @description seconds to wait before retrying */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description The password checks (bcrypt) of HTTP Basic are all busy and their queue is full (UNAVAILABLE); retry after the number of seconds in Retry-After. */
         AuthBusy: {
             headers: {
@@ -1367,7 +1378,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["AuthBusy"];
+            503: components["responses"]["ListingBusy"];
         };
     };
     getClusterEndpoints: {
