@@ -8,6 +8,16 @@
 //   that times out resets the session, so the next call opens a new connection at once.
 // Every session keeps an 'error' listener for its whole life; dead peers are found by the
 // per-call timeouts and by the membership probes, so there is no keepalive PING.
+//
+// A session is destroyed on the next turn of the event loop (timers.defer), never in the caller's
+// stack. The caller may be running inside this very session's receive callback: a call's answer
+// that ends on a DATA frame resolves its promise there, and Node runs the promise reactions
+// before nghttp2 has finished with that frame. Destroying the session then resets its streams,
+// and Node 20 sends a reset whose code is not CANCEL at once (Http2Stream::SubmitRstStream),
+// re-entering nghttp2: the stream whose frame is being processed is freed, and nghttp2 goes on to
+// write its shut flags into freed memory. Seen under valgrind in the chaos run, where the last
+// drain answer let the shutdown close every session; the glibc heap corruption it leaves
+// ("corrupted size vs. prev_size") aborted nodes as they exited.
 import http2 from "node:http2";
 import type { Timers } from "../core/clock.js";
 import { CacheError } from "../core/errors.js";
@@ -77,13 +87,16 @@ export class PeerSession {
     return true;
   }
 
-  /** Drops the current session (a call on it timed out): the next call opens a new connection. */
+  /**
+   * Drops the current session (a call on it timed out): the next call opens a new connection. The
+   * old one is destroyed on the next turn of the event loop (see the top of this file).
+   */
   reset(): void {
     const conn = this.conn;
     this.generation++;
     this.conn = undefined;
     this.connecting = undefined;
-    if (conn && !conn.destroyed) conn.destroy();
+    if (conn && !conn.destroyed) this.opts.timers.defer(() => conn.destroy());
   }
 
   /** Closes the session for good. */
@@ -109,7 +122,7 @@ export class PeerSession {
         settled = true;
         // Only this attempt's own pending promise (after a reset a newer attempt may be pending).
         if (generation === this.generation) this.connecting = undefined;
-        if (!conn.destroyed) conn.destroy();
+        if (!conn.destroyed) this.opts.timers.defer(() => conn.destroy());
         reject(new CacheError("UNAVAILABLE", `cannot connect to peer ${this.authority}: ${err instanceof Error ? err.message : String(err)}`));
       };
       const timer = this.opts.timers.after(this.opts.connectTimeoutMs, () => fail(new Error(`no connection within ${this.opts.connectTimeoutMs} ms`)));

@@ -4,7 +4,7 @@
 import http2 from "node:http2";
 import net from "node:net";
 import { expect } from "chai";
-import { systemTimers } from "../../../src/core/clock.js";
+import { systemTimers, type Timers } from "../../../src/core/clock.js";
 import { PeerSession } from "../../../src/peer/peer-session.js";
 
 const opts = { timers: systemTimers, connectTimeoutMs: 300, idleTimeoutMs: 60_000, connect: {} };
@@ -98,6 +98,33 @@ describe("peer/peer-session", () => {
       expect(await pending, end).to.contain("reset while connecting");
       await new Promise((r) => setTimeout(r, 50));
       expect(sessions.filter((s) => !s.closed && !s.destroyed).length, `${end}: no connection left open`).to.equal(0);
+      session.close();
+    }
+    await new Promise((r) => server.close(r));
+  });
+
+  it("close() and reset() destroy the connection on the next turn of the event loop, never in the caller's stack", async () => {
+    // The caller may be inside this session's receive callback (an answer that ends on a DATA
+    // frame resolves its promise there): destroying the session then re-enters nghttp2 and frees
+    // the stream it is processing (test/integration/peer-session-teardown.test.ts shows it).
+    const server = http2.createServer((req, res) => {
+      if (req.url === "/hold") res.write("x");
+      else res.end("ok");
+    });
+    const port = await listen(server as unknown as net.Server);
+    for (const end of ["close", "reset"] as const) {
+      const deferred: Array<() => void> = [];
+      const timers: Timers = { ...systemTimers, defer: (fn) => void deferred.push(fn) };
+      const session = new PeerSession(`http://127.0.0.1:${port}/internal`, { ...opts, timers });
+      const stream = await session.request("GET", "/hold", {}, {});
+      stream.on("error", () => undefined);
+      stream.resume();
+      await new Promise((r) => stream.once("data", r));
+      session[end]();
+      expect(stream.session?.destroyed, `${end}: not destroyed in the caller's stack`).to.equal(false);
+      expect(deferred.length, `${end}: the destroy is deferred`).to.equal(1);
+      for (const fn of deferred.splice(0)) fn();
+      expect(stream.session?.destroyed ?? true, `${end}: destroyed on the deferred turn`).to.equal(true);
       session.close();
     }
     await new Promise((r) => server.close(r));
