@@ -2,8 +2,10 @@
 // loopback), optionally with a skewed clock (libfaketime), stopped by signals. Its stdout goes to
 // logs/<id>.log and stderr to logs/<id>.stderr.log; error records and stderr lines become log
 // findings; every start and exit is an event, marked expected when the harness caused it.
+// A node may run under valgrind memcheck (`--valgrind <id>`): its log goes to
+// logs/<id>.valgrind.<pid>.log, and a run that reports errors is a stderr finding when it exits.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, type WriteStream } from "node:fs";
+import { createWriteStream, readFileSync, type WriteStream } from "node:fs";
 import path from "node:path";
 import type { LogFinding, ProcessEvent } from "../checker/history.js";
 import { nowMs, type Endpoint } from "../workload/cache-client.js";
@@ -13,6 +15,9 @@ export const LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.
 const READY_MESSAGE = "client API listener started";
 const START_TIMEOUT_MS = 30_000;
 const TERM_TIMEOUT_MS = 45_000;
+/** How much longer a node under valgrind gets to start and to stop (it runs 20-50 times slower). */
+const VALGRIND_SLOWDOWN = 5;
+const VALGRIND_ARGS = ["--tool=memcheck", "--smc-check=all-non-file", "--undef-value-errors=no", "--error-limit=no", "--num-callers=40"];
 
 export interface NodeSpec extends Endpoint {
   mgmtPort: number;
@@ -26,6 +31,8 @@ export interface NodeDeps {
   logDir: string;
   /** Environment shared by every node (SERVICE_* settings). */
   env: Record<string, string>;
+  /** The id of the node that runs under valgrind memcheck, if any. */
+  valgrind?: string;
   onProcess(e: ProcessEvent): void;
   onLog(e: LogFinding): void;
 }
@@ -87,7 +94,9 @@ export class ChaosNode {
       env.FAKETIME_DONT_FAKE_MONOTONIC = "1";
     }
     this.clockOffset = opts.clockOffset;
-    const [cmd, args] = spec.netns ? ["ip", ["netns", "exec", spec.netns, process.execPath, this.deps.bin]] : [process.execPath, [this.deps.bin]];
+    const valgrindLog = path.join(this.deps.logDir, `${spec.id}.valgrind.%p.log`);
+    const node = this.underValgrind ? ["valgrind", ...VALGRIND_ARGS, `--log-file=${valgrindLog}`, process.execPath, this.deps.bin] : [process.execPath, this.deps.bin];
+    const [cmd, args] = spec.netns ? ["ip", ["netns", "exec", spec.netns, ...node]] : [node[0] as string, node.slice(1)];
     const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
     this.child = child;
     this.everStarted = true;
@@ -102,6 +111,7 @@ export class ChaosNode {
         this.child = undefined;
         const expected = this.exitExpected && (signal === "SIGKILL" || code === 0);
         this.deps.onProcess({ node: spec.id, t_ms: nowMs(), action: "exit", expected, code, signal });
+        if (this.underValgrind && child.pid !== undefined) this.reportValgrind(valgrindLog.replace("%p", String(child.pid)));
         resolve({ code, signal });
       });
     });
@@ -110,7 +120,8 @@ export class ChaosNode {
     });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${spec.id} not ready within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+      const ms = this.slowdown * START_TIMEOUT_MS;
+      timer = setTimeout(() => reject(new Error(`${spec.id} not ready within ${ms} ms`)), ms);
     });
     try {
       await Promise.race([readyPromise, exited, timeout]);
@@ -118,6 +129,30 @@ export class ChaosNode {
       clearTimeout(timer);
       exited.catch(() => undefined);
     }
+  }
+
+  private get underValgrind(): boolean {
+    return this.deps.valgrind === this.spec.id;
+  }
+
+  private get slowdown(): number {
+    return this.underValgrind ? VALGRIND_SLOWDOWN : 1;
+  }
+
+  /**
+   * Reads a valgrind log once its process has exited (`ip netns exec` runs valgrind itself, so the
+   * child's pid is valgrind's) and reports its errors as a stderr finding.
+   */
+  private reportValgrind(file: string): void {
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      return;
+    }
+    const errors = Number(/ERROR SUMMARY: (\d+) errors/.exec(text)?.[1] ?? 0);
+    const first = /==\d+== (Invalid [^\n]*)/.exec(text)?.[1];
+    if (errors > 0) this.deps.onLog({ node: this.id, t_ms: nowMs(), source: "stderr", text: `valgrind: ${errors} errors (${first ?? "see the log"}) in ${path.basename(file)}` });
   }
 
   private pipeLines(child: ChildProcess, ready: () => void): void {
@@ -179,7 +214,7 @@ export class ChaosNode {
     const timer = setTimeout(() => {
       this.exitExpected = false;
       child.kill("SIGKILL");
-    }, TERM_TIMEOUT_MS);
+    }, this.slowdown * TERM_TIMEOUT_MS);
     await this.exitPromise;
     clearTimeout(timer);
   }

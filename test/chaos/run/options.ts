@@ -22,6 +22,8 @@ export interface ChaosOptions {
   loopback: boolean;
   /** Extra SERVICE_* settings for every node. */
   env: Record<string, string>;
+  /** A node id to run under valgrind memcheck (a slow node: for finding native memory errors). */
+  valgrind?: string;
 }
 
 export type Command = { kind: "run"; options: ChaosOptions } | { kind: "cleanup" } | { kind: "check"; dir: string; allowSkip: boolean } | { kind: "help" };
@@ -29,7 +31,7 @@ export type Command = { kind: "run"; options: ChaosOptions } | { kind: "cleanup"
 export const USAGE = `usage: npm run chaos -- [--seed S] [--nodes 5] [--nemesis all|kill,pause,...] [--out chaos-out/]
          [--fault-seconds 15] [--heal-seconds 10] [--baseline-seconds 10] [--workers 8] [--rate 300]
          [--single-keys 150] [--contended-keys 50] [--timeout-ms 15000] [--env SERVICE_X=v]...
-         [--allow-skip] [--loopback]
+         [--allow-skip] [--loopback] [--valgrind n1]
        npm run chaos -- --cleanup            remove namespaces and links a crashed run left
        npm run chaos -- --check chaos-out/   check a saved run again (offline)`;
 
@@ -62,6 +64,7 @@ export function parseOptions(argv: readonly string[], known: readonly string[], 
       "contended-keys": { type: "string" },
       "timeout-ms": { type: "string" },
       env: { type: "string", multiple: true },
+      valgrind: { type: "string" },
       "allow-skip": { type: "boolean" },
       loopback: { type: "boolean" },
       cleanup: { type: "boolean" },
@@ -88,6 +91,8 @@ export function parseOptions(argv: readonly string[], known: readonly string[], 
     if (eq <= 0 || !kv.startsWith("SERVICE_")) throw new Error(`--env expects SERVICE_NAME=value, got ${JSON.stringify(kv)}`);
     env[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
+  const valgrind = values.valgrind;
+  if (valgrind !== undefined && !/^n[1-9]\d*$/.test(valgrind)) throw new Error(`--valgrind expects a node id such as n1, got ${JSON.stringify(valgrind)}`);
   return {
     kind: "run",
     options: {
@@ -106,6 +111,7 @@ export function parseOptions(argv: readonly string[], known: readonly string[], 
       allowSkip: values["allow-skip"] ?? false,
       loopback: values.loopback ?? false,
       env,
+      ...(valgrind !== undefined ? { valgrind } : {}),
     },
   };
 }
@@ -128,6 +134,7 @@ export function replayCommand(o: ChaosOptions): string {
     ...Object.entries(o.env).map(([k, v]) => `--env ${k}=${v}`),
     ...(o.allowSkip ? ["--allow-skip"] : []),
     ...(o.loopback ? ["--loopback"] : []),
+    ...(o.valgrind !== undefined ? [`--valgrind ${o.valgrind}`] : []),
     `--out ${o.out}`,
   ];
   return parts.join(" ");

@@ -71,6 +71,7 @@ export async function runChaos(o: ChaosOptions, print: (line: string) => void): 
     bin: BIN,
     logDir: path.join(o.out, FILES.logs),
     env,
+    ...(o.valgrind !== undefined ? { valgrind: o.valgrind } : {}),
     onProcess: (e) => events.append({ type: "process", ...e }),
     onLog: (e) => {
       events.append({ type: "log", ...e });

@@ -70,6 +70,14 @@ describe("chaos harness: pure parts", () => {
       const argv = replayCommand(c.options).split(" ").slice(4);
       expect(parseOptions(argv, KNOWN, () => 99)).to.deep.equal(c);
     });
+
+    it("--valgrind names one node, and the replay command keeps it", () => {
+      const c = parseOptions(["--seed", "5", "--valgrind", "n2"], KNOWN, () => 1);
+      if (c.kind !== "run") throw new Error("expected a run");
+      expect(c.options.valgrind).to.equal("n2");
+      expect(parseOptions(replayCommand(c.options).split(" ").slice(4), KNOWN, () => 99)).to.deep.equal(c);
+      expect(() => parseOptions(["--valgrind", "all"], KNOWN, () => 1)).to.throw(/node id such as n1/);
+    });
   });
 
   describe("key plan and random", () => {
