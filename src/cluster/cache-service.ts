@@ -139,5 +139,6 @@ export interface CacheService {
    */
   admitWrite(): AdmittedWrites;
   /** Cluster-wide listing of live keys matching `q` (a prefix or a glob; already validated). */
-  listKeys(q: string, max: number): Promise<KeyListing>;
+  /** `abandoned`: aborted when nobody waits for the listing any more (it stops at its next pause and frees its slot). */
+  listKeys(q: string, max: number, abandoned?: AbortSignal): Promise<KeyListing>;
 }

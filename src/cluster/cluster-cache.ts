@@ -117,8 +117,8 @@ export class ClusterCache implements CacheService {
     return this.admitted;
   }
 
-  listKeys(q: string, max: number): Promise<KeyListing> {
-    return this.deps.keys.list(q, max);
+  listKeys(q: string, max: number, abandoned?: AbortSignal): Promise<KeyListing> {
+    return this.deps.keys.list(q, max, abandoned);
   }
 }
 

@@ -3,7 +3,8 @@
 // and answering a peer's request for one page of this node's keys. Whole-store scans, the
 // selection of the first keys (top-keys.ts) and its final sort pause every SCAN_SLICE_RECORDS
 // units of work, so requests are served while they run. A node coordinates at most
-// KEY_LISTINGS_AT_ONCE_MAX listings at once (one more is 503 with Retry-After).
+// KEY_LISTINGS_AT_ONCE_MAX listings at once (one more is 503 with Retry-After); a listing whose
+// caller is gone (its signal aborted) stops at its next pause and frees its slot.
 import { WorkSlicer, type YieldToLoop } from "../core/clock.js";
 import { badRequest, CacheError } from "../core/errors.js";
 import { compileKeyFilter, GlobError, type KeyFilter } from "../core/key-filter.js";
@@ -33,9 +34,9 @@ export class KeyLister {
    * Collects the matching live keys of this node and every alive peer, deduplicated, sorted, the
    * first `max` kept. A peer whose listing fails, or that this node suspects (not asked), is
    * reported in partialNodes. Refused with 503 UNAVAILABLE (Retry-After) while
-   * KEY_LISTINGS_AT_ONCE_MAX listings run.
+   * KEY_LISTINGS_AT_ONCE_MAX listings run. Rejects at its next pause once `abandoned` aborts.
    */
-  async list(q: string, max: number): Promise<KeyListing> {
+  async list(q: string, max: number, abandoned?: AbortSignal): Promise<KeyListing> {
     const filter = compileKeyFilter(q);
     if (this.running >= KEY_LISTINGS_AT_ONCE_MAX) {
       throw new CacheError(
@@ -47,13 +48,13 @@ export class KeyLister {
     }
     this.running++;
     try {
-      return await this.listWith(filter, q, max);
+      return await this.listWith(filter, q, max, abandoned);
     } finally {
       this.running--;
     }
   }
 
-  private async listWith(filter: KeyFilter, q: string, max: number): Promise<KeyListing> {
+  private async listWith(filter: KeyFilter, q: string, max: number, abandoned: AbortSignal | undefined): Promise<KeyListing> {
     const top = new TopKeys(max);
     const alive = this.deps.view.alivePeers();
     // Ring members this node suspects are not asked (a stopped one would hold the listing for the
@@ -61,13 +62,14 @@ export class KeyLister {
     const partialNodes: string[] = this.deps.view.ringPeers().filter((p) => this.deps.view.suspect(p.id)).map((p) => p.id);
     // The local scan (sliced) and the peers' pages fill `top` side by side.
     await Promise.all([
-      this.collectLocalKeys(filter, top),
+      this.collectLocalKeys(filter, top, abandoned),
       ...alive.map(async (peer) => {
         try {
           let cursor = "";
           do {
+            stopIfAbandoned(abandoned);
             const page = await this.deps.transport.keys(peer, cursor, SCAN_LIMITS.keyListingPage, q);
-            await this.offerSliced(page.keys, top);
+            await this.offerSliced(page.keys, top, abandoned);
             cursor = page.nextCursor;
           } while (cursor !== "");
         } catch {
@@ -75,7 +77,7 @@ export class KeyLister {
         }
       }),
     ]);
-    const { keys, truncated } = await top.slicedResult(this.slicer());
+    const { keys, truncated } = await top.slicedResult(this.slicer(abandoned));
     return { keys, truncated, partialNodes: partialNodes.sort() };
   }
 
@@ -101,21 +103,23 @@ export class KeyLister {
   }
 
   /** Offers a peer's page of keys to `top`, yielding to the event loop between slices. */
-  private async offerSliced(keys: readonly string[], top: TopKeys): Promise<void> {
-    const slicer = this.slicer();
+  private async offerSliced(keys: readonly string[], top: TopKeys, abandoned: AbortSignal | undefined): Promise<void> {
+    const slicer = this.slicer(abandoned);
     for (const key of keys) {
       if (slicer.spend(top.add(key))) await slicer.pause();
     }
   }
 
-  private slicer(): WorkSlicer {
-    return new WorkSlicer(this.deps.yieldToLoop, SCAN_SLICE_RECORDS);
+  /** Slices of SCAN_SLICE_RECORDS units; each pause rejects once `abandoned` has aborted. */
+  private slicer(abandoned?: AbortSignal): WorkSlicer {
+    const pause = abandoned === undefined ? this.deps.yieldToLoop : () => this.deps.yieldToLoop().then(() => stopIfAbandoned(abandoned));
+    return new WorkSlicer(pause, SCAN_SLICE_RECORDS);
   }
 
   /** Adds this node's matching keys to `top`, yielding to the event loop between slices. */
-  private async collectLocalKeys(filter: KeyFilter, top: TopKeys): Promise<void> {
+  private async collectLocalKeys(filter: KeyFilter, top: TopKeys, abandoned: AbortSignal | undefined): Promise<void> {
     const { store } = this.deps;
-    const slicer = this.slicer();
+    const slicer = this.slicer(abandoned);
     for (let shard = 0; shard < store.shardCount; shard++) {
       for (let slot = 0; slot >= 0; ) {
         slot = store.scanLiveKeys(shard, slot, (key) => {
@@ -127,4 +131,9 @@ export class KeyLister {
       }
     }
   }
+}
+
+/** Throws once the listing's caller is gone. */
+function stopIfAbandoned(abandoned: AbortSignal | undefined): void {
+  if (abandoned?.aborted) throw new CacheError("UNAVAILABLE", "the key listing was abandoned: its client went away");
 }

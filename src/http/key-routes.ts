@@ -7,7 +7,7 @@ import { hash32 } from "../core/hash.js";
 import { compileKeyFilter, GlobError } from "../core/key-filter.js";
 import { KEY_PAGE_LIMIT_DEFAULT, KEY_PAGE_LIMIT_MAX, KEY_RESULT_MAX_CEILING, KEY_RESULT_MAX_DEFAULT } from "../core/limits.js";
 import type { Authenticator } from "../auth/index.js";
-import type { CacheService } from "../cluster/index.js";
+import type { CacheService, KeyListing } from "../cluster/index.js";
 import { authenticated, type AppContext, type AppState } from "./koa-middleware.js";
 import { queryOne } from "./query.js";
 import { keyInPath, parsePositiveInt } from "./validate.js";
@@ -54,6 +54,23 @@ export function addKeyRoutes(router: Router<AppState>, deps: KeyRouteDeps): void
 }
 
 /**
+ * The listing for `q`, stopped (and its slot freed) when the client's connection closes before the
+ * answer is written: a listing can take seconds of CPU, and at most KEY_LISTINGS_AT_ONCE_MAX run.
+ */
+async function listUntilAbandoned(ctx: AppContext, cache: CacheService, q: string, max: number): Promise<KeyListing> {
+  const abandoned = new AbortController();
+  const onClose = () => {
+    if (!ctx.res.writableFinished) abandoned.abort();
+  };
+  ctx.res.once("close", onClose);
+  try {
+    return await cache.listKeys(q, max, abandoned.signal);
+  } finally {
+    ctx.res.off("close", onClose);
+  }
+}
+
+/**
  * One page of the cluster-wide key browser for the query of `ctx` (q, limit, max, cursor), with
  * every check and limit of the key browser. Shared by GET /v1/cache/keys on the client listener
  * and GET /cluster/keys on the management listener, so both answer alike (cursors included).
@@ -70,7 +87,7 @@ export async function browseKeys(ctx: AppContext, cache: CacheService): Promise<
     throw err;
   }
   const offset = cursor === undefined || cursor === "" ? 0 : decodeBrowseCursor(cursor, q, max);
-  const listing = await cache.listKeys(q, max);
+  const listing = await listUntilAbandoned(ctx, cache, q, max);
   const end = offset + limit;
   return {
     keys: listing.keys.slice(offset, end),

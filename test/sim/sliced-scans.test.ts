@@ -134,6 +134,26 @@ describe("sim: whole-store scans yield to the event loop", function () {
     expect((await c.node("n1").cache.listKeys("key-2*", 50_000)).keys).to.deep.equal(expected);
   });
 
+  it("a listing whose caller is gone stops at its next pause and gives its slot back", async () => {
+    let release = () => {};
+    held = new Promise<void>((resolve) => (release = resolve));
+    const abandoned = new AbortController();
+    const listings = Array.from({ length: KEY_LISTINGS_AT_ONCE_MAX }, (_, i) => c.node("n1").cache.listKeys("key-2*", 50_000, i === 0 ? abandoned.signal : undefined));
+    const first = listings[0]!.then(
+      () => "finished",
+      (err: unknown) => (err instanceof CacheError ? err.message : String(err)),
+    );
+    await Promise.resolve();
+    abandoned.abort();
+    release();
+    held = undefined;
+    expect(await first).to.contain("abandoned");
+    // The three others scan on, and a new listing finds the freed slot (a fifth would be refused).
+    const expected = collectKeys(c.node("n1").store, (k) => k.startsWith("key-2")).sort();
+    const late = c.node("n1").cache.listKeys("key-2*", 50_000);
+    for (const listing of await Promise.all([...listings.slice(1), late])) expect(listing.keys).to.deep.equal(expected);
+  });
+
   it("a listing cut by max keeps the first max keys in sort order", async () => {
     const listing = await c.node("n1").cache.listKeys("*", 500);
     const expected = collectKeys(c.node("n1").store, () => true).sort().slice(0, 500);
