@@ -26,6 +26,7 @@ import { systemRandom } from "./core/random.js";
 import { loadConfig, readTlsMaterial, SettingError, TlsMaterialError, type Config, type TlsMaterial } from "./config/index.js";
 import { createAuthenticator, OidcSetupError, PolicyFileError, type Authenticator } from "./auth/index.js";
 import { createLogger, LOG, type Logger } from "./log/index.js";
+import type { CapOutcome } from "./http/connection-slots.js";
 import { createListenerServer, type ListenerServer } from "./http/listener-server.js";
 import { readDashboardAssets } from "./http/index.js";
 import type { OtlpExporterFactory } from "./observability/index.js";
@@ -155,7 +156,8 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
     await node.stop();
     process.exit(1);
   };
-  const peer = tls.dist ? createSecurePeerServer(node.peerHandler, tls.dist, node.peerTrust) : createPeerServer(node.peerHandler, node.peerTrust);
+  const peerLimits = { onCapped: (o: CapOutcome) => node.metrics.inc(o === "evicted" ? "dist.connections.peer.evicted" : "dist.connections.peer.refused") };
+  const peer = tls.dist ? createSecurePeerServer(node.peerHandler, tls.dist, node.peerTrust, peerLimits) : createPeerServer(node.peerHandler, node.peerTrust, peerLimits);
   try {
     await listen(peer.server, config.distAddr);
   } catch (err) {
@@ -169,7 +171,7 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
     node.managementApp.callback(),
     { keepAliveTimeout: MGMT_IDLE_TIMEOUT_MS, headersTimeout: HTTP_HEADERS_TIMEOUT_MS, requestTimeout: 0, maxHeaderSize: HTTP_HEADER_BYTES_MAX },
     tls.mgmt,
-    { maxConnections: MGMT_CONNECTIONS_MAX },
+    { maxConnections: MGMT_CONNECTIONS_MAX, onCapped: (o) => node.metrics.inc(o === "evicted" ? "dist.connections.management.evicted" : "dist.connections.management.refused") },
   );
   try {
     await listen(mgmt, config.mgmtAddr);
@@ -184,7 +186,11 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
     node.clientHandler,
     { keepAliveTimeout: HTTP_IDLE_TIMEOUT_MS, headersTimeout: HTTP_HEADERS_TIMEOUT_MS, requestTimeout: API_REQUEST_TIMEOUT_MS, maxHeaderSize: HTTP_HEADER_BYTES_MAX },
     tls.api,
-    { maxConnections: API_CONNECTIONS_MAX, stallTimeoutMs: API_STALL_TIMEOUT_MS },
+    {
+      maxConnections: API_CONNECTIONS_MAX,
+      stallTimeoutMs: API_STALL_TIMEOUT_MS,
+      onCapped: (o) => node.metrics.inc(o === "evicted" ? "dist.connections.client.evicted" : "dist.connections.client.refused"),
+    },
   );
   try {
     await listen(api, config.apiAddr);

@@ -55,3 +55,13 @@ export class ConnectionSlots<C> {
     this.open.delete(connection);
   }
 }
+
+/** What the cap did to make room: closed an idle connection, or refused the new one. */
+export type CapOutcome = "evicted" | "refused";
+
+/** Closes the connection `admit` returned for `incoming` (if any) and tells `onCapped` what it was. */
+export function closeForCap<C extends { destroy(): void }>(closing: C | undefined, incoming: C, onCapped: ((outcome: CapOutcome) => void) | undefined): void {
+  if (closing === undefined) return;
+  closing.destroy();
+  onCapped?.(closing === incoming ? "refused" : "evicted");
+}

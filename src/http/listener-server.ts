@@ -20,7 +20,7 @@ import type { TlsMaterial } from "../config/index.js";
 import { HTTP_PIPELINED_WAITING_MAX } from "../core/limits.js";
 import { answerInOrder } from "./answer-order.js";
 import { answerClientError, answerConnect, answerExpectation } from "./client-errors.js";
-import { ConnectionSlots } from "./connection-slots.js";
+import { closeForCap, ConnectionSlots, type CapOutcome } from "./connection-slots.js";
 import { lingerOnClose } from "./lingering-close.js";
 import { framingError } from "./request-framing.js";
 import { writeError } from "./respond.js";
@@ -40,6 +40,8 @@ export interface ListenerLimits {
    * length is dropped with its connection (listener-response.ts); 0 or absent: never.
    */
   readonly stallTimeoutMs?: number;
+  /** Told of each connection the cap closed: an idle one evicted for a new one, or the new one refused. */
+  readonly onCapped?: (outcome: CapOutcome) => void;
 }
 
 /**
@@ -78,12 +80,12 @@ type HttpSocket = Socket & { _httpMessage?: unknown };
  * handler until its answer is done (its own closeIdleConnections() reads the same field). A TLS
  * connection is counted from its TCP accept, so a handshake that never ends holds no slot for good.
  */
-function capConnections(server: ListenerServer, max: number): ConnectionSlots<Socket> {
+function capConnections(server: ListenerServer, max: number, onCapped: ((outcome: CapOutcome) => void) | undefined): ConnectionSlots<Socket> {
   const httpSocket = new WeakMap<Socket, HttpSocket>();
   const slots = new ConnectionSlots<Socket>(max, (raw) => ((httpSocket.get(raw) ?? raw) as HttpSocket)._httpMessage == null);
   server.on("connection", (socket: Socket) => {
     socket.once("close", () => slots.release(socket));
-    slots.admit(socket)?.destroy();
+    closeForCap(slots.admit(socket), socket, onCapped);
   });
   server.on("secureConnection", (socket: TLSSocket) => {
     const raw = (socket as TLSSocket & { _parent?: Socket })._parent;
@@ -110,7 +112,7 @@ export function createListenerServer(handler: RequestHandler, options: http.Serv
     server.on("tlsClientError", () => undefined);
     server.on("secureConnection", (socket: TLSSocket) => lingerOnClose(socket));
   }
-  capConnections(server, limits.maxConnections);
+  capConnections(server, limits.maxConnections, limits.onCapped);
   server.maxHeadersCount = 0;
   server.on("checkContinue", continueWhenRead(handle));
   server.on("clientError", answerClientError);

@@ -12,12 +12,18 @@ import http2 from "node:http2";
 import net from "node:net";
 import { PEER_CONNECTIONS_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
 import { answerClientError } from "../http/client-errors.js";
-import { ConnectionSlots } from "../http/connection-slots.js";
+import { closeForCap, ConnectionSlots, type CapOutcome } from "../http/connection-slots.js";
 import type { PeerRequestHandler } from "./peer-handler.js";
 import { idleTimeout } from "./session-idle.js";
 import type { PeerConnectionTrust } from "./connection-trust.js";
 
 const PREFACE_START = Buffer.from("PRI ");
+
+/** The dist listener's connection cap: at most `maxConnections` (PEER_CONNECTIONS_MAX by default); `onCapped` hears of each connection it closed. */
+export interface PeerServerLimits {
+  readonly maxConnections?: number;
+  readonly onCapped?: (outcome: CapOutcome) => void;
+}
 
 export interface PeerServer {
   /** The server to `listen()` on. */
@@ -54,18 +60,18 @@ function continueThen(handle: PeerRequestHandler): (req: http2.Http2ServerReques
  * its TLS socket); until then the socket itself. Without `trust` nothing is evictable and a new
  * connection at the cap is refused.
  */
-function capConnections(server: net.Server, max: number, trust: PeerConnectionTrust | undefined, trustKeys: WeakMap<net.Socket, object>): void {
-  const slots = new ConnectionSlots<net.Socket>(max, (socket) => trust !== undefined && !trust.isTrusted(trustKeys.get(socket) ?? socket));
+function capConnections(server: net.Server, limits: PeerServerLimits, trust: PeerConnectionTrust | undefined, trustKeys: WeakMap<net.Socket, object>): void {
+  const slots = new ConnectionSlots<net.Socket>(limits.maxConnections ?? PEER_CONNECTIONS_MAX, (socket) => trust !== undefined && !trust.isTrusted(trustKeys.get(socket) ?? socket));
   server.on("connection", (socket: net.Socket) => {
     socket.once("close", () => slots.release(socket));
-    slots.admit(socket)?.destroy();
+    closeForCap(slots.admit(socket), socket, limits.onCapped);
   });
 }
 
 /** The accepted socket under a TLS socket (Node keeps it as `_parent`). */
 const acceptedSocketOf = (socket: net.Socket): net.Socket | undefined => (socket as net.Socket & { _parent?: net.Socket })._parent;
 
-export function createPeerServer(handle: PeerRequestHandler, trust?: PeerConnectionTrust, maxConnections = PEER_CONNECTIONS_MAX): PeerServer {
+export function createPeerServer(handle: PeerRequestHandler, trust?: PeerConnectionTrust, limits: PeerServerLimits = {}): PeerServer {
   const h1 = http.createServer(
     { requestTimeout: PEER_TIMEOUT_MS, headersTimeout: PEER_TIMEOUT_MS, keepAliveTimeout: PEER_IDLE_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
     handle,
@@ -117,7 +123,7 @@ export function createPeerServer(handle: PeerRequestHandler, trust?: PeerConnect
     };
     socket.on("data", onData);
   });
-  capConnections(server, maxConnections, trust, trustKeys);
+  capConnections(server, limits, trust, trustKeys);
 
   return {
     server,
@@ -140,7 +146,7 @@ export function createSecurePeerServer(
   handle: PeerRequestHandler,
   tls: { readonly ca: Buffer; readonly cert: Buffer; readonly key: Buffer },
   trust?: PeerConnectionTrust,
-  maxConnections = PEER_CONNECTIONS_MAX,
+  limits: PeerServerLimits = {},
 ): PeerServer {
   const server = http2.createSecureServer(
     { allowHTTP1: true, requestCert: true, rejectUnauthorized: true, ca: tls.ca, cert: tls.cert, key: tls.key, settings: { maxConcurrentStreams: 1000 } },
@@ -158,7 +164,7 @@ export function createSecurePeerServer(
     watchSession(session, trust);
   });
   server.on("checkContinue", continueThen(handle));
-  capConnections(server, maxConnections, trust, trustKeys);
+  capConnections(server, limits, trust, trustKeys);
   const sockets = new Set<net.Socket>();
   server.on("connection", (socket: net.Socket) => {
     sockets.add(socket);

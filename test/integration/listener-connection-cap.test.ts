@@ -8,6 +8,7 @@ import type http from "node:http";
 import https from "node:https";
 import type net from "node:net";
 import type { AddressInfo } from "node:net";
+import type { CapOutcome } from "../../src/http/connection-slots.js";
 import { createListenerServer, type ListenerServer } from "../../src/http/listener-server.js";
 import { makeTestCerts, type TestCerts } from "../helpers/certs.js";
 import { RawConnection } from "../helpers/raw-http.js";
@@ -49,11 +50,13 @@ describe("listener connection cap: the oldest idle connection makes room", funct
     let server: ListenerServer;
     let port: number;
     let hold: ReturnType<typeof holdingHandler>;
+    let capped: CapOutcome[];
     const open: RawConnection[] = [];
 
     beforeEach(async () => {
       hold = holdingHandler();
-      server = createListenerServer(hold.handler, { keepAliveTimeout: 60_000 }, undefined, { maxConnections: CAP });
+      capped = [];
+      server = createListenerServer(hold.handler, { keepAliveTimeout: 60_000 }, undefined, { maxConnections: CAP, onCapped: (o) => void capped.push(o) });
       port = await listening(server);
     });
     afterEach(async () => {
@@ -81,6 +84,7 @@ describe("listener connection cap: the oldest idle connection makes room", funct
       expect(answer.status).to.equal(200);
       await silent[0]!.waitClosed(5_000);
       for (const c of silent.slice(1)) expect(c.endedByPeer, "younger silent connections stay").to.equal(false);
+      expect(capped).to.deep.equal(["evicted"]);
     });
 
     it("closes a keep-alive connection between requests before a younger silent one", async () => {
@@ -99,6 +103,7 @@ describe("listener connection cap: the oldest idle connection makes room", funct
       const [fresh] = await openConnections(1, get("/ok"));
       await fresh!.waitClosed(5_000);
       expect(fresh!.pending.length, "no answer on the refused connection").to.equal(0);
+      expect(capped).to.deep.equal(["refused"]);
       hold.release();
       for (const c of busy) expect((await c.read({ timeoutMs: 5_000 })).body.toString()).to.equal("released");
     });

@@ -33,5 +33,14 @@ describe("management listener: a flood of silent connections does not lock the p
     await silent[0]!.waitClosed(5_000);
     await silent[1]!.waitClosed(5_000);
     expect(silent[MGMT_CONNECTIONS_MAX - 1]!.endedByPeer).to.equal(false);
+    // Operators see it: the metric counts every silent connection the node closed for room.
+    const metrics = await RawConnection.open(node.mgmtPort);
+    await metrics.write("GET /dist/metrics HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n");
+    const counts = (await metrics.read({ timeoutMs: 5_000 })).json<Record<string, number>>();
+    metrics.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(counts["dist.connections.management.evicted"]).to.be.at.least(2);
+    expect(counts["dist.connections.management.evicted"]).to.equal(silent.filter((c) => c.endedByPeer).length);
+    expect(counts["dist.connections.management.refused"]).to.equal(0);
   });
 });

@@ -10,6 +10,7 @@ import net from "node:net";
 import { systemTimers } from "../../src/core/clock.js";
 import { PeerConnectionTrust } from "../../src/peer/connection-trust.js";
 import type { PeerRequestHandler } from "../../src/peer/peer-handler.js";
+import type { CapOutcome } from "../../src/http/connection-slots.js";
 import { createPeerServer, createSecurePeerServer, type PeerServer } from "../../src/peer/peer-server.js";
 import { makeTestCerts, type TestCerts } from "../helpers/certs.js";
 import { RawConnection } from "../helpers/raw-http.js";
@@ -61,6 +62,11 @@ describe("dist listener connection cap: untrusted connections make room, trusted
   const sessions: http2.ClientHttp2Session[] = [];
   const raws: RawConnection[] = [];
   let peer: PeerServer;
+  let capped: CapOutcome[];
+  const limits = () => ({ maxConnections: CAP, onCapped: (o: CapOutcome) => void capped.push(o) });
+  beforeEach(() => {
+    capped = [];
+  });
   afterEach(async () => {
     for (const s of sessions.splice(0)) s.destroy();
     for (const r of raws.splice(0)) r.destroy();
@@ -71,7 +77,7 @@ describe("dist listener connection cap: untrusted connections make room, trusted
     let port: number;
     beforeEach(async () => {
       const trust = new PeerConnectionTrust(systemTimers);
-      peer = createPeerServer(handlerFor(trust), trust, CAP);
+      peer = createPeerServer(handlerFor(trust), trust, limits());
       port = await listening(peer);
     });
 
@@ -87,6 +93,7 @@ describe("dist listener connection cap: untrusted connections make room, trusted
       await raws[0]!.waitClosed(5_000);
       expect(await closedSoon(trusted), "the trusted session stays").to.equal(false);
       expect(await h2Get(trusted)).to.equal("ok");
+      expect(capped).to.deep.equal(["evicted"]);
     });
 
     it("refuses a new connection when every open one is trusted", async () => {
@@ -99,6 +106,7 @@ describe("dist listener connection cap: untrusted connections make room, trusted
       raws.push(fresh);
       await fresh.waitClosed(5_000);
       for (const s of sessions) expect(await h2Get(s)).to.equal("ok");
+      expect(capped).to.deep.equal(["refused"]);
     });
   });
 
@@ -112,7 +120,7 @@ describe("dist listener connection cap: untrusted connections make room, trusted
     beforeEach(async () => {
       const trust = new PeerConnectionTrust(systemTimers);
       const tls = { ca: certs.pem(certs.ca.cert), cert: certs.pem(certs.server.cert), key: certs.pem(certs.server.key) };
-      peer = createSecurePeerServer(handlerFor(trust), tls, trust, CAP);
+      peer = createSecurePeerServer(handlerFor(trust), tls, trust, limits());
       port = await listening(peer);
     });
 
