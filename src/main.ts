@@ -166,12 +166,13 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
   logger.info(LOG.distListenerStarted, { dist_addr: formatAddress(config.distAddr) });
   node.start();
 
-  // Management: 60 s idle timeout, no request or write timeout (the SSE stream stays open).
+  // Management: 60 s idle timeout, no request timeout (the SSE stream stays open); an answer whose
+  // client stops reading it (an SSE subscriber too) is dropped after 30-60 s without progress.
   const mgmt = createListenerServer(
     node.managementApp.callback(),
     { keepAliveTimeout: MGMT_IDLE_TIMEOUT_MS, headersTimeout: HTTP_HEADERS_TIMEOUT_MS, requestTimeout: 0, maxHeaderSize: HTTP_HEADER_BYTES_MAX },
     tls.mgmt,
-    { maxConnections: MGMT_CONNECTIONS_MAX, onCapped: (o) => node.metrics.inc(o === "evicted" ? "dist.connections.management.evicted" : "dist.connections.management.refused") },
+    { maxConnections: MGMT_CONNECTIONS_MAX, stallTimeoutMs: API_STALL_TIMEOUT_MS, onCapped: (o) => node.metrics.inc(o === "evicted" ? "dist.connections.management.evicted" : "dist.connections.management.refused") },
   );
   try {
     await listen(mgmt, config.mgmtAddr);

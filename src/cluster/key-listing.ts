@@ -46,6 +46,7 @@ export class KeyLister {
         { retryAfterS: KEY_LISTINGS_RETRY_AFTER_S },
       );
     }
+    stopIfAbandoned(abandoned);
     this.running++;
     try {
       return await this.listWith(filter, q, max, abandoned);

@@ -82,7 +82,7 @@ export const INSPECT_KEYS_MAX = 1000;
 export const REPLICA_INSPECT_TIMEOUT_MS = 1_500;
 export const PEER_IDLE_TIMEOUT_MS = 60_000;
 
-/** Management listener idle timeout; responses (the SSE stream) have no write timeout. */
+/** Management listener idle timeout. Its requests (the SSE stream) have no time limit; an answer that stops moving is dropped after API_STALL_TIMEOUT_MS. */
 export const MGMT_IDLE_TIMEOUT_MS = 60_000;
 
 /** Client and management listeners: idle keep-alive timeout, time to receive a request's headers. */
@@ -94,7 +94,7 @@ export const HTTP_HEADERS_TIMEOUT_MS = 60_000;
  * or this many bytes, so the client reads the answer instead of a reset that discards it.
  */
 export const HTTP_LINGER = Object.freeze({ totalMs: 5_000, idleMs: 2_000, bytes: 16 * 1024 * 1024 });
-/** Client listener: an answer whose bytes do not move for a whole period of this length (30 to 60 s after it stalls) is dropped with its connection. */
+/** Client and management listeners: an answer whose bytes do not move for a whole period of this length (30 to 60 s after it stalls) is dropped with its connection. */
 export const API_STALL_TIMEOUT_MS = 30_000;
 /** Client and management listeners: pipelined requests waiting behind an answer on one connection, at most (past it the connection is closed). */
 export const HTTP_PIPELINED_WAITING_MAX = 64;
@@ -109,6 +109,14 @@ export const HTTP_HEADER_BYTES_MAX = 64 * 1024;
 export const API_CONNECTIONS_MAX = 16_384;
 export const MGMT_CONNECTIONS_MAX = 1024;
 export const PEER_CONNECTIONS_MAX = 4096;
+/**
+ * At a listener's connection cap, a pending answer whose bytes have not reached the kernel for this
+ * long counts as spare (src/http/connection-rank.ts): a client that stops reading cannot hold a
+ * slot against new connections until the stall timeout drops it.
+ */
+export const CONNECTION_STALLED_EVICTABLE_MS = 5_000;
+/** How often a listener at its cap samples the progress of its open connections' answers. */
+export const CONNECTION_SAMPLE_MS = 1_000;
 
 /** Event stream (/cluster/events) subscribers at once; one more is 503 UNAVAILABLE. */
 export const SSE_SUBSCRIBERS_MAX = 256;

@@ -62,6 +62,8 @@ async function listUntilAbandoned(ctx: AppContext, cache: CacheService, q: strin
   const onClose = () => {
     if (!ctx.res.writableFinished) abandoned.abort();
   };
+  // The client may have gone already, while the request was authenticated (a bcrypt check, OIDC).
+  if (ctx.res.closed || ctx.req.socket.destroyed) abandoned.abort();
   ctx.res.once("close", onClose);
   try {
     return await cache.listKeys(q, max, abandoned.signal);

@@ -11,16 +11,19 @@
 // a request refused before its body, by authentication say, gets its answer without it), and
 // never drops headers past a count (Node's default of 2000 silently dropped the rest, an
 // `If-Match` among them): more than 500 lines are refused instead (request-framing.ts). At its
-// connection cap a listener closes its oldest idle connection for a new one (connection-slots.ts).
+// connection cap a listener closes a spare connection for a new one (connection-slots.ts,
+// connection-rank.ts).
 import http from "node:http";
 import https from "node:https";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { TlsMaterial } from "../config/index.js";
-import { HTTP_PIPELINED_WAITING_MAX } from "../core/limits.js";
+import { CONNECTION_SAMPLE_MS, CONNECTION_STALLED_EVICTABLE_MS, HTTP_PIPELINED_WAITING_MAX } from "../core/limits.js";
 import { answerInOrder } from "./answer-order.js";
 import { answerClientError, answerConnect, answerExpectation } from "./client-errors.js";
+import { systemClock, systemTimers, type TimerHandle } from "../core/clock.js";
 import { closeForCap, ConnectionSlots, type CapOutcome } from "./connection-slots.js";
+import { HttpConnectionRanker } from "./connection-rank.js";
 import { lingerOnClose } from "./lingering-close.js";
 import { framingError } from "./request-framing.js";
 import { writeError } from "./respond.js";
@@ -33,15 +36,17 @@ export type RequestHandler = (req: http.IncomingMessage, res: http.ServerRespons
 export type ListenerServer = http.Server | https.Server;
 
 export interface ListenerLimits {
-  /** Open connections at most; past it the oldest idle one is closed for a new one (or the new one, when none is idle). */
+  /** Open connections at most; past it a spare one is closed for a new one (connection-rank.ts), or the new one when none is. */
   readonly maxConnections: number;
   /**
    * An answer whose bytes do not move (a client that does not read it) for a whole period of this
    * length is dropped with its connection (listener-response.ts); 0 or absent: never.
    */
   readonly stallTimeoutMs?: number;
-  /** Told of each connection the cap closed: an idle one evicted for a new one, or the new one refused. */
+  /** Told of each connection the cap closed: a spare one evicted for a new one, or the new one refused. */
   readonly onCapped?: (outcome: CapOutcome) => void;
+  /** At the cap, a pending answer whose bytes have not moved for this long may be closed (CONNECTION_STALLED_EVICTABLE_MS by default). */
+  readonly stalledEvictableMs?: number;
 }
 
 /**
@@ -71,27 +76,32 @@ function continueWhenRead(handler: RequestHandler): RequestHandler {
   };
 }
 
-/** The socket HTTP runs on: the TLS socket over a raw one, once its handshake is done. */
-type HttpSocket = Socket & { _httpMessage?: unknown };
-
 /**
- * Caps the server's open connections with ConnectionSlots. A connection is idle when no answer is
- * pending on it: Node sets `_httpMessage` on the socket from the moment a request is handed to the
- * handler until its answer is done (its own closeIdleConnections() reads the same field). A TLS
+ * Caps the server's open connections with ConnectionSlots, ranked by HttpConnectionRanker. A TLS
  * connection is counted from its TCP accept, so a handshake that never ends holds no slot for good.
+ * From the moment every slot is taken until one is free again, the progress of every open
+ * connection's answer is sampled once a second (a few property reads per connection).
  */
-function capConnections(server: ListenerServer, max: number, onCapped: ((outcome: CapOutcome) => void) | undefined): ConnectionSlots<Socket> {
-  const httpSocket = new WeakMap<Socket, HttpSocket>();
-  const slots = new ConnectionSlots<Socket>(max, (raw) => ((httpSocket.get(raw) ?? raw) as HttpSocket)._httpMessage == null);
+function capConnections(server: ListenerServer, tls: boolean, limits: ListenerLimits): void {
+  const ranker = new HttpConnectionRanker(tls, limits.stalledEvictableMs ?? CONNECTION_STALLED_EVICTABLE_MS, systemClock.monotonicMs);
+  const slots = new ConnectionSlots<Socket>(limits.maxConnections, (socket) => ranker.rank(socket));
+  let sampler: TimerHandle | undefined;
+  const sampleWhileFull = () => {
+    if (!slots.full) {
+      sampler?.cancel();
+      sampler = undefined;
+      return;
+    }
+    for (const socket of slots.connections()) ranker.sample(socket);
+  };
   server.on("connection", (socket: Socket) => {
     socket.once("close", () => slots.release(socket));
-    closeForCap(slots.admit(socket), socket, onCapped);
+    const closing = slots.admit(socket);
+    if (slots.full) sampler ??= systemTimers.every(CONNECTION_SAMPLE_MS, sampleWhileFull);
+    closeForCap(closing, socket, limits.onCapped);
   });
-  server.on("secureConnection", (socket: TLSSocket) => {
-    const raw = (socket as TLSSocket & { _parent?: Socket })._parent;
-    if (raw) httpSocket.set(raw, socket);
-  });
-  return slots;
+  server.on("secureConnection", (socket: TLSSocket) => ranker.adoptTls(socket));
+  server.on("close", () => sampler?.cancel());
 }
 
 /**
@@ -112,7 +122,7 @@ export function createListenerServer(handler: RequestHandler, options: http.Serv
     server.on("tlsClientError", () => undefined);
     server.on("secureConnection", (socket: TLSSocket) => lingerOnClose(socket));
   }
-  capConnections(server, limits.maxConnections, limits.onCapped);
+  capConnections(server, tls !== undefined, limits);
   server.maxHeadersCount = 0;
   server.on("checkContinue", continueWhenRead(handle));
   server.on("clientError", answerClientError);

@@ -5,8 +5,8 @@
 // close() really closes. createSecurePeerServer is the mutual-TLS variant (ALPN does the mixing).
 // Both cap their connections at PEER_CONNECTIONS_MAX with ConnectionSlots: at the cap the oldest
 // connection that has not carried a request the gate let through is closed for the new one (a
-// peer's session once trusted is never closed to make room), so connections opened by someone
-// without a token cannot keep a restarted peer out.
+// peer's open session once trusted is never closed to make room), so connections opened by
+// someone without a token cannot keep a restarted peer out.
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
@@ -57,11 +57,20 @@ function continueThen(handle: PeerRequestHandler): (req: http2.Http2ServerReques
 /**
  * The connection cap of a dist listener: ConnectionSlots over its accepted sockets. `trustKeys`
  * maps an accepted socket to what the trust is recorded on once known (its HTTP/2 session, or
- * its TLS socket); until then the socket itself. Without `trust` nothing is evictable and a new
- * connection at the cap is refused.
+ * its TLS socket); until then the socket itself. Spare (rank 1): a connection the gate has not
+ * trusted, or a trusted HTTP/2 session already closing (it waits for the peer's FIN, which a
+ * partitioned peer never sends); everything else stays. Without `trust` nothing is spare and a
+ * new connection at the cap is refused.
  */
 function capConnections(server: net.Server, limits: PeerServerLimits, trust: PeerConnectionTrust | undefined, trustKeys: WeakMap<net.Socket, object>): void {
-  const slots = new ConnectionSlots<net.Socket>(limits.maxConnections ?? PEER_CONNECTIONS_MAX, (socket) => trust !== undefined && !trust.isTrusted(trustKeys.get(socket) ?? socket));
+  const spare = (socket: net.Socket): boolean => {
+    if (trust === undefined) return false;
+    const key = trustKeys.get(socket) ?? socket;
+    if (!trust.isTrusted(key)) return true;
+    const session = key as Partial<http2.Http2Session>;
+    return session.closed === true || session.destroyed === true;
+  };
+  const slots = new ConnectionSlots<net.Socket>(limits.maxConnections ?? PEER_CONNECTIONS_MAX, (socket) => (spare(socket) ? 1 : 0));
   server.on("connection", (socket: net.Socket) => {
     socket.once("close", () => slots.release(socket));
     closeForCap(slots.admit(socket), socket, limits.onCapped);

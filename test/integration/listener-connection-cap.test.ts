@@ -1,12 +1,13 @@
 // The connection cap of the client and management listeners, on a real server over loopback with
-// a cap of 4: at the cap the oldest idle connection (silent, between keep-alive requests, or still
-// in its TLS handshake) is closed for the new one, and a new one is refused only when every open
-// connection has a request in flight. Before, the new connection was always refused, so 1,024
+// a cap of 4: at the cap a spare connection is closed for the new one (an answer its client stopped
+// reading, then a silent connection or one still in its TLS handshake, then a keep-alive connection
+// between requests), and a new one is refused only when every open connection has an answer in
+// flight that moves. Before, the new connection was always refused, so 1,024
 // connections that said nothing locked the management probes out for the 60 s header timeout.
 import { expect } from "chai";
 import type http from "node:http";
 import https from "node:https";
-import type net from "node:net";
+import net from "node:net";
 import type { AddressInfo } from "node:net";
 import type { CapOutcome } from "../../src/http/connection-slots.js";
 import { createListenerServer, type ListenerServer } from "../../src/http/listener-server.js";
@@ -14,6 +15,8 @@ import { makeTestCerts, type TestCerts } from "../helpers/certs.js";
 import { RawConnection } from "../helpers/raw-http.js";
 
 const CAP = 4;
+const STALLED_MS = 300;
+const BIG = Buffer.alloc(8 * 1024 * 1024, 0x62);
 
 /** A handler that answers `/ok` at once and holds `/hold` until `release()`. */
 function holdingHandler() {
@@ -51,12 +54,19 @@ describe("listener connection cap: the oldest idle connection makes room", funct
     let port: number;
     let hold: ReturnType<typeof holdingHandler>;
     let capped: CapOutcome[];
+    let bigAnswers: number;
     const open: RawConnection[] = [];
 
     beforeEach(async () => {
       hold = holdingHandler();
       capped = [];
-      server = createListenerServer(hold.handler, { keepAliveTimeout: 60_000 }, undefined, { maxConnections: CAP, onCapped: (o) => void capped.push(o) });
+      bigAnswers = 0;
+      const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+        if (req.url !== "/big") return hold.handler(req, res);
+        bigAnswers++;
+        res.end(BIG);
+      };
+      server = createListenerServer(handler, { keepAliveTimeout: 60_000 }, undefined, { maxConnections: CAP, stalledEvictableMs: STALLED_MS, onCapped: (o) => void capped.push(o) });
       port = await listening(server);
     });
     afterEach(async () => {
@@ -87,14 +97,41 @@ describe("listener connection cap: the oldest idle connection makes room", funct
       expect(capped).to.deep.equal(["evicted"]);
     });
 
-    it("closes a keep-alive connection between requests before a younger silent one", async () => {
+    it("closes a silent connection before an older keep-alive connection between requests", async () => {
       const [kept] = await openConnections(1, get("/ok"));
       expect((await kept!.read()).status).to.equal(200);
       const silent = await openConnections(CAP - 1);
       const fresh = await openConnections(1, get("/ok"));
       expect((await fresh[0]!.read({ timeoutMs: 5_000 })).status).to.equal(200);
-      await kept!.waitClosed(5_000);
-      for (const c of silent) expect(c.endedByPeer).to.equal(false);
+      await silent[0]!.waitClosed(5_000);
+      expect(kept!.endedByPeer, "the pooled connection stays").to.equal(false);
+      await kept!.write(get("/ok"));
+      expect((await kept!.read()).status).to.equal(200);
+    });
+
+    it("closes a connection whose answer stopped moving (its client does not read) once it has stalled for stalledEvictableMs", async () => {
+      const stuck: net.Socket[] = [];
+      for (let i = 0; i < CAP; i++) {
+        const s = net.connect(port, "127.0.0.1");
+        s.setNoDelay(true);
+        s.on("error", () => undefined);
+        await new Promise((resolve) => s.once("connect", resolve));
+        s.pause(); // never reads: the 8 MiB answer fills the socket buffers and stops
+        s.write(get("/big"));
+        stuck.push(s);
+      }
+      try {
+        await until(() => bigAnswers === CAP, "the big answers");
+        const [first] = await openConnections(1, get("/ok"));
+        await first!.waitClosed(5_000);
+        expect(capped, "first look: the answers are not known to be stuck yet").to.deep.equal(["refused"]);
+        await new Promise((resolve) => setTimeout(resolve, STALLED_MS + 100));
+        const [second] = await openConnections(1, get("/ok"));
+        expect((await second!.read({ timeoutMs: 5_000 })).status).to.equal(200);
+        expect(capped).to.deep.equal(["refused", "evicted"]);
+      } finally {
+        for (const s of stuck) s.destroy();
+      }
     });
 
     it("refuses the new connection, and keeps every request in flight, when all are busy", async () => {

@@ -18,10 +18,18 @@ import { RawConnection } from "../helpers/raw-http.js";
 const CAP = 3;
 const TOKEN = "cap-token";
 
-/** Trusts the connection of a request that carries the token (as the peer gate does), answers "ok". */
+/** Server-side HTTP/2 sessions of requests to /hold, whose answers never end. */
+const holding: http2.ServerHttp2Session[] = [];
+
+/** Trusts the connection of a request that carries the token (as the peer gate does), answers "ok" (never, for /hold). */
 function handlerFor(trust: PeerConnectionTrust): PeerRequestHandler {
   return (req, res) => {
     if (req.headers.authorization === `Bearer ${TOKEN}`) trust.markRequest(req);
+    if (req.url === "/hold" && "stream" in req) {
+      holding.push(req.stream.session as http2.ServerHttp2Session);
+      (res as http2.Http2ServerResponse).write("held");
+      return;
+    }
     res.end("ok");
   };
 }
@@ -94,6 +102,29 @@ describe("dist listener connection cap: untrusted connections make room, trusted
       expect(await closedSoon(trusted), "the trusted session stays").to.equal(false);
       expect(await h2Get(trusted)).to.equal("ok");
       expect(capped).to.deep.equal(["evicted"]);
+    });
+
+    it("closes a trusted session that is already closing (its peer never finishes) for a new one", async () => {
+      holding.length = 0;
+      const closing = http2.connect(`http://127.0.0.1:${port}`);
+      sessions.push(closing);
+      closing.on("error", () => undefined);
+      const held = closing.request({ ":path": "/hold", authorization: `Bearer ${TOKEN}` });
+      held.on("error", () => undefined);
+      await new Promise((resolve) => held.once("data", resolve));
+      // The node closes the session (its idle timeout does this); the open stream keeps it from ending.
+      holding[0]!.close();
+      for (let i = 0; i < CAP - 1; i++) {
+        const s = http2.connect(`http://127.0.0.1:${port}`);
+        sessions.push(s);
+        expect(await h2Get(s)).to.equal("ok");
+      }
+      const fresh = await RawConnection.open(port);
+      raws.push(fresh);
+      await fresh.write(h1Get);
+      expect((await fresh.read({ timeoutMs: 5_000 })).status).to.equal(200);
+      expect(capped).to.deep.equal(["evicted"]);
+      expect(await closedSoon(closing), "the closing session made room").to.equal(true);
     });
 
     it("refuses a new connection when every open one is trusted", async () => {

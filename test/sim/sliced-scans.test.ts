@@ -154,6 +154,17 @@ describe("sim: whole-store scans yield to the event loop", function () {
     for (const listing of await Promise.all([...listings.slice(1), late])) expect(listing.keys).to.deep.equal(expected);
   });
 
+  it("a listing whose caller was gone before it started (during authentication) rejects at once, without scanning", async () => {
+    const gone = new AbortController();
+    gone.abort();
+    const neverRan = await c.node("n1").cache.listKeys("key-2*", 50_000, gone.signal).then(
+      () => "ran",
+      (err: unknown) => String(err),
+    );
+    expect(neverRan).to.contain("abandoned");
+    expect(pauses, "no slice scanned").to.equal(0);
+  });
+
   it("a listing cut by max keeps the first max keys in sort order", async () => {
     const listing = await c.node("n1").cache.listKeys("*", 500);
     const expected = collectKeys(c.node("n1").store, () => true).sort().slice(0, 500);
