@@ -130,6 +130,35 @@ describe("peer/peer-session", () => {
     await new Promise((r) => server.close(r));
   });
 
+  it("a stream reset with a code other than CANCEL goes out on the next turn; CANCEL at once (Node defers it itself)", async () => {
+    const server = http2.createServer((_req, res) => void res.write("x"));
+    const port = await listen(server as unknown as net.Server);
+    const deferred: Array<() => void> = [];
+    const timers: Timers = { ...systemTimers, defer: (fn) => void deferred.push(fn) };
+    const session = new PeerSession(`http://127.0.0.1:${port}/internal`, { ...opts, timers });
+    const open = async () => {
+      const stream = await session.request("GET", "/", {}, {});
+      stream.on("error", () => undefined);
+      stream.resume();
+      await new Promise((r) => stream.once("data", r));
+      return stream;
+    };
+    const failed = await open();
+    failed.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    expect(failed.closed, "INTERNAL_ERROR: not in the caller's stack").to.equal(false);
+    expect(deferred.length).to.equal(1);
+    for (const fn of deferred.splice(0)) fn();
+    expect(failed.closed).to.equal(true);
+    expect(failed.rstCode).to.equal(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    const cancelled = await open();
+    cancelled.close(http2.constants.NGHTTP2_CANCEL);
+    expect(cancelled.closed, "CANCEL: at once").to.equal(true);
+    expect(deferred.length).to.equal(0);
+    session.close();
+    for (const fn of deferred.splice(0)) fn();
+    await new Promise((r) => server.close(r));
+  });
+
   it("resetIfSilentSince resets only when nothing was read since the mark", async () => {
     const server = http2.createServer((_req, res) => res.end("ok"));
     let connections = 0;
