@@ -120,8 +120,11 @@ export function createPeerServer(handle: PeerRequestHandler, trust?: PeerConnect
       socket.unshift(seen);
       if (isH2) {
         handing = socket;
-        h2.emit("connection", socket);
-        handing = undefined;
+        try {
+          h2.emit("connection", socket);
+        } finally {
+          handing = undefined;
+        }
       } else {
         // twice the peer timeout: a request head still incomplete at the peer timeout gets its 400
         // from the HTTP/1.1 server's own timeout first
