@@ -14,6 +14,9 @@
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 
+/** The accepted socket under a TLS socket (Node keeps it as `_parent`). */
+export const acceptedSocketOf = (socket: Socket): Socket | undefined => (socket as Socket & { _parent?: Socket })._parent;
+
 export const CONNECTION_RANK = { busy: 0, servedIdle: 1, neverServed: 2, stalled: 3 } as const;
 
 type HttpSocket = Socket & { _httpMessage?: unknown };
@@ -33,7 +36,7 @@ export class HttpConnectionRanker {
 
   /** Records the TLS socket of an accepted one ('secureConnection'). */
   adoptTls(socket: TLSSocket): void {
-    const accepted = (socket as TLSSocket & { _parent?: Socket })._parent;
+    const accepted = acceptedSocketOf(socket);
     if (accepted) this.tlsOf.set(accepted, socket);
   }
 

@@ -12,6 +12,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import { PEER_CONNECTIONS_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
 import { answerClientError } from "../http/client-errors.js";
+import { acceptedSocketOf } from "../http/connection-rank.js";
 import { closeForCap, ConnectionSlots, type CapOutcome } from "../http/connection-slots.js";
 import type { PeerRequestHandler } from "./peer-handler.js";
 import { idleTimeout } from "./session-idle.js";
@@ -76,9 +77,6 @@ function capConnections(server: net.Server, limits: PeerServerLimits, trust: Pee
     closeForCap(slots.admit(socket), socket, limits.onCapped);
   });
 }
-
-/** The accepted socket under a TLS socket (Node keeps it as `_parent`). */
-const acceptedSocketOf = (socket: net.Socket): net.Socket | undefined => (socket as net.Socket & { _parent?: net.Socket })._parent;
 
 export function createPeerServer(handle: PeerRequestHandler, trust?: PeerConnectionTrust, limits: PeerServerLimits = {}): PeerServer {
   const h1 = http.createServer(

@@ -46,10 +46,14 @@ export class PeerSession {
   /** Response chunks read on any stream of this session (Connect reports each one). */
   private readCount = 0;
 
+  /** The `close` of this session's streams (deferredClose). */
+  private readonly closeStream: StreamClose;
+
   constructor(
     url: string,
     private readonly opts: PeerSessionOptions,
   ) {
+    this.closeStream = deferredClose(opts.timers);
     this.authority = new URL(url).origin;
   }
 
@@ -57,7 +61,9 @@ export class PeerSession {
     for (let attempt = 0; ; attempt++) {
       const conn = await this.connection();
       try {
-        return deferResets(conn.request({ ...headers, ":method": method, ":path": path }, options), this.opts.timers);
+        const stream = conn.request({ ...headers, ":method": method, ":path": path }, options);
+        stream.close = this.closeStream;
+        return stream;
       } catch (err) {
         // The session closed between connecting and this request: open another once.
         if ((conn.closed || conn.destroyed) && attempt === 0) {
@@ -154,15 +160,17 @@ export class PeerSession {
   }
 }
 
+type StreamClose = http2.ClientHttp2Stream["close"];
+
 /**
- * Makes `stream.close(code)` with any code but CANCEL (Node defers CANCEL itself inside a receive
- * callback) reset the stream on the next turn of the event loop; see the top of this file.
+ * A `close` for the streams of one session: with any code but CANCEL (Node defers CANCEL itself
+ * inside a receive callback) the stream is reset on the next turn of the event loop; see the top
+ * of this file. One function per session, set on each stream as it opens (no allocation per call).
  */
-function deferResets(stream: http2.ClientHttp2Stream, timers: Timers): http2.ClientHttp2Stream {
-  const close = stream.close.bind(stream);
-  stream.close = ((code?: number, callback?: () => void) => {
-    if (code === http2.constants.NGHTTP2_CANCEL) close(code, callback);
-    else timers.defer(() => close(code, callback));
-  }) as typeof stream.close;
-  return stream;
+function deferredClose(timers: Timers): StreamClose {
+  return function close(this: http2.ClientHttp2Stream, code?: number, callback?: () => void): void {
+    const closeNow = Object.getPrototypeOf(this).close as StreamClose;
+    if (code === http2.constants.NGHTTP2_CANCEL) closeNow.call(this, code, callback);
+    else timers.defer(() => closeNow.call(this, code, callback));
+  } as StreamClose;
 }
