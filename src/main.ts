@@ -29,7 +29,7 @@ import { createLogger, LOG, type Logger } from "./log/index.js";
 import type { CapOutcome } from "./http/connection-slots.js";
 import { createListenerServer, type ListenerServer } from "./http/listener-server.js";
 import { readDashboardAssets } from "./http/index.js";
-import type { OtlpExporterFactory } from "./observability/index.js";
+import type { Metrics, OtlpExporterFactory } from "./observability/index.js";
 import { createPeerServer, createSecurePeerServer, peerTlsOptions, type PeerServer, type PeerTlsOptions } from "./peer/index.js";
 import { progressFields } from "./cluster/index.js";
 import { createNode, type HypercacheNode } from "./node.js";
@@ -71,6 +71,11 @@ async function loadOtlpExporter(endpoint: string | undefined): Promise<OtlpExpor
 function positiveNumber(raw: string | undefined): number | undefined {
   const n = Number(raw);
   return raw !== undefined && raw !== "" && Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+/** Counts what a listener's connection cap closed, as dist.connections.<listener>.<outcome>. */
+function capCounter(metrics: Metrics, listener: "client" | "management" | "peer"): (outcome: CapOutcome) => void {
+  return (outcome) => metrics.inc(`dist.connections.${listener}.${outcome}`);
 }
 
 function listen(server: net.Server, addr: Address): Promise<void> {
@@ -156,7 +161,7 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
     await node.stop();
     process.exit(1);
   };
-  const peerLimits = { onCapped: (o: CapOutcome) => node.metrics.inc(o === "evicted" ? "dist.connections.peer.evicted" : "dist.connections.peer.refused") };
+  const peerLimits = { onCapped: capCounter(node.metrics, "peer") };
   const peer = tls.dist ? createSecurePeerServer(node.peerHandler, tls.dist, node.peerTrust, peerLimits) : createPeerServer(node.peerHandler, node.peerTrust, peerLimits);
   try {
     await listen(peer.server, config.distAddr);
@@ -172,7 +177,7 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
     node.managementApp.callback(),
     { keepAliveTimeout: MGMT_IDLE_TIMEOUT_MS, headersTimeout: HTTP_HEADERS_TIMEOUT_MS, requestTimeout: 0, maxHeaderSize: HTTP_HEADER_BYTES_MAX },
     tls.mgmt,
-    { maxConnections: MGMT_CONNECTIONS_MAX, stallTimeoutMs: API_STALL_TIMEOUT_MS, onCapped: (o) => node.metrics.inc(o === "evicted" ? "dist.connections.management.evicted" : "dist.connections.management.refused") },
+    { maxConnections: MGMT_CONNECTIONS_MAX, stallTimeoutMs: API_STALL_TIMEOUT_MS, onCapped: capCounter(node.metrics, "management") },
   );
   try {
     await listen(mgmt, config.mgmtAddr);
@@ -187,11 +192,7 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
     node.clientHandler,
     { keepAliveTimeout: HTTP_IDLE_TIMEOUT_MS, headersTimeout: HTTP_HEADERS_TIMEOUT_MS, requestTimeout: API_REQUEST_TIMEOUT_MS, maxHeaderSize: HTTP_HEADER_BYTES_MAX },
     tls.api,
-    {
-      maxConnections: API_CONNECTIONS_MAX,
-      stallTimeoutMs: API_STALL_TIMEOUT_MS,
-      onCapped: (o) => node.metrics.inc(o === "evicted" ? "dist.connections.client.evicted" : "dist.connections.client.refused"),
-    },
+    { maxConnections: API_CONNECTIONS_MAX, stallTimeoutMs: API_STALL_TIMEOUT_MS, onCapped: capCounter(node.metrics, "client") },
   );
   try {
     await listen(api, config.apiAddr);
