@@ -1,7 +1,7 @@
 // The process under fuzzing: one real hypercache-server on loopback with a policy file (a
 // read-write, a read-only and an admin token), a peer token, and canary keys whose values must
 // survive the run. Restarted on the same ports when a case kills it, so shrinking can go on.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { freePorts } from "../helpers/ports.js";
@@ -41,12 +41,13 @@ export class FuzzTarget {
   private constructor(
     private readonly ports: { api: number; mgmt: number; dist: number },
     private readonly env: Record<string, string>,
+    private readonly dir: string,
   ) {}
 
   static async start(): Promise<FuzzTarget> {
     const [api, mgmt, dist] = (await freePorts(3)) as [number, number, number];
     const dir = mkdtempSync(path.join(os.tmpdir(), "hypercache-fuzz-"));
-    const t = new FuzzTarget({ api, mgmt, dist }, { SERVICE_AUTH_CONFIG: policyFile(dir), SERVICE_PEER_TOKEN: TOKENS.peer });
+    const t = new FuzzTarget({ api, mgmt, dist }, { SERVICE_AUTH_CONFIG: policyFile(dir), SERVICE_PEER_TOKEN: TOKENS.peer }, dir);
     await t.boot();
     return t;
   }
@@ -133,7 +134,9 @@ export class FuzzTarget {
     return errors.length > 0 ? JSON.stringify(errors[errors.length - 1]).slice(0, 600) : "nothing on stderr, no error record";
   }
 
+  /** Stops the node and removes the policy file's folder. */
   async stop(): Promise<void> {
     if (this.alive) await this.node.stop("SIGTERM");
+    rmSync(this.dir, { recursive: true, force: true });
   }
 }

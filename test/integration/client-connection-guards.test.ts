@@ -206,6 +206,28 @@ describe("client listener: what one connection can make the node do", function (
     }
   });
 
+  it("two Authorization or two Host headers are 400 with the envelope, never authorized by the first one alone", async () => {
+    // Before: Node kept the first Authorization line and dropped the second, so a writer's token
+    // followed by anything wrote; a proxy that reads the last line would have judged another one.
+    const twice = [
+      `Authorization: Bearer ${TOKEN}\r\nAuthorization: Bearer not-a-token\r\n`,
+      `authorization: Bearer ${READER}\r\nAUTHORIZATION: Bearer ${TOKEN}\r\n`,
+      `Authorization: Bearer ${TOKEN}\r\nHost: other\r\n`,
+    ];
+    for (const lines of twice) {
+      for (const port of [node.apiPort, node.mgmtPort]) {
+        const c = await RawConnection.open(port);
+        const path = port === node.apiPort ? "/v1/cache/twice" : "/v1/stats";
+        await c.write(`PUT ${path} HTTP/1.1\r\nHost: guards\r\n${lines}Content-Length: 3\r\n\r\nnew`);
+        const r = await c.read();
+        expectEnvelope(r, 400, "BAD_REQUEST", /at most one (Authorization|Host) header/);
+        expect(r.headers.connection).to.equal("close");
+        c.destroy();
+      }
+    }
+    expect((await call(`${node.api}/v1/cache/twice`, { headers: bearer(TOKEN) })).status).to.equal(404);
+  });
+
   it("a transfer coding other than chunked is 501 with the envelope, and nothing is stored", async () => {
     const c = await RawConnection.open(node.apiPort);
     await c.write(`${head("PUT", "/v1/cache/coded", { ...bearer(TOKEN), "Transfer-Encoding": "gzip, chunked" })}3\r\nabc\r\n0\r\n\r\n`);

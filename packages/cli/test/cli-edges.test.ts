@@ -1,7 +1,7 @@
 // Usage errors and exit codes at the edges: a password in an endpoint URL is never printed, a token
 // that cannot be a header is a usage error, `load` of a directory says so, and a 429 is not an
 // authentication failure.
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -27,9 +27,13 @@ describe("cli edges", () => {
 
   it("load of a directory is a usage error naming it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hc-load-"));
-    const r = await cli(["-e", "http://127.0.0.1:1", "load", dir]);
-    expect(r.code).to.equal(EXIT.USAGE);
-    expect(r.stderr).to.contain(dir).and.match(/directory/);
+    try {
+      const r = await cli(["-e", "http://127.0.0.1:1", "load", dir]);
+      expect(r.code).to.equal(EXIT.USAGE);
+      expect(r.stderr).to.contain(dir).and.match(/directory/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("a 429 (too many requests) exits 1, not the authentication code", async () => {
