@@ -3,7 +3,6 @@
 import type Router from "@koa/router";
 import type { components } from "../../gen/openapi/client.js";
 import { base64DecodedLength, fromBase64, fromUtf8 } from "../core/byte-string.js";
-import { MAX_DURATION_MS } from "../core/duration.js";
 import type { Clock, YieldToLoop } from "../core/clock.js";
 import { CacheError, badRequest, toCacheError } from "../core/errors.js";
 import { BATCH_BODY_LIMITS } from "../core/limits.js";
@@ -19,6 +18,7 @@ import { envelopeOf } from "./respond.js";
 import { queryOne } from "./query.js";
 import { checkKey } from "../core/key-check.js";
 import { parseConsistency } from "./validate.js";
+import { ttlMember, ttlMsMember } from "./ttl-members.js";
 
 type Schemas = components["schemas"];
 
@@ -193,6 +193,16 @@ function parseDeleteEntry(raw: unknown, maxKeyBytes: number): string | RemoveIte
   }
 }
 
+/** The members a batch put item may have; any other fails the item (a misspelt if_match would have written unconditionally). */
+const PUT_ITEM_MEMBERS: ReadonlySet<string> = new Set(["key", "value", "value_encoding", "ttl", "ttl_ms", "if_match", "if_none_match"]);
+
+/** An item's time to live from `ttl` or `ttl_ms` (0: none); 400 for both, or a malformed one. */
+function itemTtlMs(item: Record<string, unknown>): number {
+  if (item.ttl_ms === undefined) return item.ttl === undefined ? 0 : ttlMember(item.ttl);
+  if (item.ttl !== undefined) throw badRequest("a batch put item takes ttl or ttl_ms, not both");
+  return ttlMsMember(item.ttl_ms);
+}
+
 function parsePutItem(raw: unknown, deps: BatchRouteDeps): SetItem | BatchItemError {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     return new BatchItemError("", badRequest("item must be an object with key and value"));
@@ -201,18 +211,13 @@ function parsePutItem(raw: unknown, deps: BatchRouteDeps): SetItem | BatchItemEr
   const key = parseKey(item.key, deps.maxKeyBytes);
   if (key instanceof BatchItemError) return key;
   const fail = (err: CacheError) => new BatchItemError(key, err);
+  const unknown = Object.keys(item).find((k) => !PUT_ITEM_MEMBERS.has(k));
+  if (unknown !== undefined) return fail(badRequest(`unknown member ${JSON.stringify(unknown)} in a batch put item; expected ${[...PUT_ITEM_MEMBERS].join(", ")}`));
   if (typeof item.value !== "string") return fail(badRequest("value must be a string"));
   // A lone surrogate has no UTF-8 form: stored, it silently became U+FFFD.
   if (!item.value.isWellFormed()) return fail(badRequest("value is not well-formed Unicode (a lone surrogate); send binary values with value_encoding base64"));
   if (item.value_encoding !== undefined && item.value_encoding !== "base64") {
     return fail(badRequest(`value_encoding must be "base64" or omitted; got ${JSON.stringify(item.value_encoding)}`));
-  }
-  let ttlMs = 0;
-  if (item.ttl_ms !== undefined) {
-    if (typeof item.ttl_ms !== "number" || !Number.isSafeInteger(item.ttl_ms) || item.ttl_ms <= 0 || item.ttl_ms > MAX_DURATION_MS) {
-      return fail(badRequest(`ttl_ms must be a positive integer of at most ${MAX_DURATION_MS}; got ${JSON.stringify(item.ttl_ms)}`));
-    }
-    ttlMs = item.ttl_ms;
   }
   // The decoded size is known before anything is decoded: an oversized value is refused without
   // allocating its bytes.
@@ -223,7 +228,9 @@ function parsePutItem(raw: unknown, deps: BatchRouteDeps): SetItem | BatchItemEr
     return fail(new CacheError("PAYLOAD_TOO_LARGE", `value is larger than ${deps.maxValueBytes} bytes`, { limit_bytes: deps.maxValueBytes }));
   }
   let condition;
+  let ttlMs;
   try {
+    ttlMs = itemTtlMs(item);
     condition = itemConditionOf(item, "put");
   } catch (err) {
     return fail(toCacheError(err));

@@ -6,7 +6,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { components } from "../../gen/openapi/client.js";
 import { withinBound } from "../core/counter-state.js";
-import { MAX_DURATION_MS, parseDurationMs } from "../core/duration.js";
 import { etagOf } from "../core/etag.js";
 import { badRequest } from "../core/errors.js";
 import type { Mutable } from "../core/mutable.js";
@@ -15,6 +14,7 @@ import type { AdmittedWrites, IncrRequest, TouchExpiry, WriteResult } from "../c
 import type { ConsistencyLevel } from "../config/index.js";
 import { readJsonBody } from "./body.js";
 import { writeConditionOf } from "./conditions.js";
+import { ttlMember, ttlMsMember } from "./ttl-members.js";
 
 type Schemas = components["schemas"];
 
@@ -80,17 +80,10 @@ function members(body: unknown, allowed: readonly string[], what: string): Recor
   return body as Record<string, unknown>;
 }
 
-/** A positive duration string (as PUT's `ttl`) in ms; 400 otherwise. */
-function ttlOf(value: unknown): number {
-  const ms = typeof value === "string" ? parseDurationMs(value) : undefined;
-  if (ms === undefined || ms <= 0) throw badRequest(`ttl must be a positive duration such as 500ms, 30s, 5m, 1h or 1m30s; got ${JSON.stringify(value)}`);
-  return ms;
-}
-
 /** An incr body (`{}` when there is none) as a request without the idempotency key; 400 naming what is malformed. */
 function parseIncrBody(body: unknown): Mutable<IncrRequest> {
   const b = members(body, INCR_MEMBERS, "incr");
-  return { delta: integerMember(b, "delta", 1), initial: integerMember(b, "initial", 0), ttlMs: b.ttl === undefined ? 0 : ttlOf(b.ttl) };
+  return { delta: integerMember(b, "delta", 1), initial: integerMember(b, "initial", 0), ttlMs: b.ttl === undefined ? 0 : ttlMember(b.ttl) };
 }
 
 function integerMember(b: Record<string, unknown>, name: string, fallback: number): number {
@@ -113,13 +106,7 @@ function parseTouchBody(body: unknown): TouchExpiry {
     if (b.persist !== true) throw badRequest(`persist must be true; got ${JSON.stringify(b.persist)}`);
     return { persist: true };
   }
-  if (b.ttl_ms !== undefined) {
-    if (typeof b.ttl_ms !== "number" || !Number.isSafeInteger(b.ttl_ms) || b.ttl_ms <= 0 || b.ttl_ms > MAX_DURATION_MS) {
-      throw badRequest(`ttl_ms must be a positive integer of at most ${MAX_DURATION_MS}; got ${JSON.stringify(b.ttl_ms)}`);
-    }
-    return { ttlMs: b.ttl_ms };
-  }
-  return { ttlMs: ttlOf(b.ttl) };
+  return { ttlMs: b.ttl_ms !== undefined ? ttlMsMember(b.ttl_ms) : ttlMember(b.ttl) };
 }
 
 /** The Idempotency-Key header: absent, or 1–256 visible ASCII characters (else 400). */

@@ -4,6 +4,7 @@ import { badRequest } from "../core/errors.js";
 import { parseDurationMs } from "../core/duration.js";
 import { checkKey } from "../core/key-check.js";
 import { LEASE_LIMITS } from "../core/limits.js";
+import { ttlMember } from "./ttl-members.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { LeaseAsk } from "../cluster/index.js";
 
@@ -52,12 +53,7 @@ export function parseConsistency(value: string | null | undefined): ConsistencyL
 
 /** The `ttl` query value in ms (0 when absent). */
 export function parseTtlQuery(value: string | null | undefined): number {
-  if (value === null || value === undefined) return 0;
-  const ms = parseDurationMs(value);
-  if (ms === undefined || ms <= 0) {
-    throw badRequest(`ttl must be a positive duration such as 500ms, 30s, 5m, 1h or 1m30s; got ${JSON.stringify(value)}`);
-  }
-  return ms;
+  return value === null || value === undefined ? 0 : ttlMember(value);
 }
 
 /**

@@ -165,6 +165,44 @@ describe("client API: batch put, get and delete on one real node", function () {
       expect(without).to.not.have.any.keys("ttl_ms", "expires_at");
     });
 
+    it("ttl as a duration string sets the expiry as ttl_ms does; both, or a malformed ttl, fail the item alone", async () => {
+      const res = await results("put", {
+        items: [
+          { key: "bs:ttl", value: "v", ttl: "2m" },
+          { key: "bs:both", value: "v", ttl: "2m", ttl_ms: 120_000 },
+          { key: "bs:bad", value: "v", ttl: "soon" },
+          { key: "bs:zero", value: "v", ttl: "0s" },
+        ],
+      });
+      expect(res[0]).to.include({ key: "bs:ttl", status: 200, stored: true });
+      expectItemError(res[1], "bs:both", 400, "BAD_REQUEST");
+      expect(res[1]?.error).to.equal("a batch put item takes ttl or ttl_ms, not both");
+      for (const [i, key] of [[2, "bs:bad"], [3, "bs:zero"]] as const) {
+        expectItemError(res[i], key, 400, "BAD_REQUEST");
+        expect(res[i]?.error).to.match(/^ttl must be a positive duration such as 500ms/);
+      }
+      const [got] = await results("get", { keys: ["bs:ttl"] });
+      expect(Date.parse(got?.expires_at as string) - Date.parse(got?.last_updated as string)).to.equal(120_000);
+      for (const key of ["bs:both", "bs:bad", "bs:zero"]) expect((await rawGet(key)).status, key).to.equal(404);
+    });
+
+    it("an item with an unknown member fails alone with 400 naming it, and nothing of it is stored (a misspelt if_match never writes unconditionally)", async () => {
+      await results("put", { items: [{ key: "bu:guarded", value: "original" }] });
+      const res = await results("put", {
+        items: [
+          { key: "bu:guarded", value: "overwritten", ifMatch: '"no-such-etag"' },
+          { key: "bu:ttl", value: "v", ttlMs: 1000 },
+          { key: "bu:ok", value: "v" },
+        ],
+      });
+      expectItemError(res[0], "bu:guarded", 400, "BAD_REQUEST");
+      expect(res[0]?.error).to.equal('unknown member "ifMatch" in a batch put item; expected key, value, value_encoding, ttl, ttl_ms, if_match, if_none_match');
+      expectItemError(res[1], "bu:ttl", 400, "BAD_REQUEST");
+      expect(res[2]).to.include({ key: "bu:ok", status: 200, stored: true });
+      expect((await rawGet("bu:guarded")).bytes.toString()).to.equal("original");
+      expect((await rawGet("bu:ttl")).status).to.equal(404);
+    });
+
     it("1000 items are accepted; 1001 items are 400 BAD_REQUEST and store none of them", async () => {
       const items = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => ({ key: `${prefix}${i}`, value: "v" }));
       const ok = await results("put", { items: items(1000, "b1000:") });

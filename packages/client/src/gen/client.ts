@@ -432,12 +432,18 @@ export interface components {
             owners: string[];
             node: string;
         };
+        /** @description One value to store. Unknown members make the item 400 (nothing of it is stored): a misspelt `if_match` would otherwise have written unconditionally, and a `ttl` the node did not read would have stored the value without expiry. At most one of `ttl` and `ttl_ms`. */
         BatchPutItem: {
             key: string;
             /** @description literal UTF-8 text unless `value_encoding` is `base64` */
             value: string;
-            /** @description time to live in milliseconds (at most about 292 years, as for the `ttl` query parameter); omitted means no expiry */
+            /** @description time to live in milliseconds (at most about 292 years, as for the `ttl` query parameter); omitted (and no `ttl`) means no expiry */
             ttl_ms?: number;
+            /**
+             * @description time to live as a duration, as PUT's `ttl` query parameter and the touch body (`500ms`, `30s`, `5m`, `1h`, `1m30s`); not together with `ttl_ms`
+             * @example 30s
+             */
+            ttl?: string;
             /** @enum {string} */
             value_encoding?: "base64";
             /** @description as the If-Match header (`*` or a list of ETags); the item is then a conditional write */
