@@ -22,6 +22,10 @@ describe("load lines", () => {
       ['{"key":"a","value":"x","ttl_ms":"5s"}', { error: "`ttl_ms` must be a number and `ttl` a duration string" }],
       ['{"key":"a","value":"x","ttl":"soon"}', { error: "invalid ttl" }],
       ['{"key":"a","value":"x","ttl_ms":0}', { error: "invalid ttl" }],
+      // Before: ignored, so the line was loaded without its expiry or its condition.
+      ['{"key":"a","value":"x","ttl":"1m","ttl_ms":5000}', { error: "`ttl` or `ttl_ms`, not both" }],
+      ['{"key":"a","value":"x","ttlMs":5000}', { error: 'unknown member "ttlMs"; a load line takes key, value, value_encoding, ttl, ttl_ms' }],
+      ['{"key":"a","value":"x","if_match":"*"}', { error: 'unknown member "if_match"' }],
     ];
     for (const [line, want] of table) {
       const got = parseLoadLine(line) as Record<string, unknown>;

@@ -1,9 +1,13 @@
 // One line of a load file: a batch-put item as JSON, `{"key": "...", "value": ..., "ttl_ms"?: n,
 // "ttl"?: "30s", "value_encoding"?: "base64"}`. A string value is stored as its UTF-8 text (or
-// decoded from base64); any other JSON value is stored as its JSON text.
+// decoded from base64); any other JSON value is stored as its JSON text. Any other member, or
+// both `ttl` and `ttl_ms`, makes the line bad, as the server refuses such a batch item: an
+// ignored member would load the value without the expiry or the condition the line meant.
 import { ttlToMs, type SetManyItem } from "@hypercache/client/node";
 
 export type ParsedLine = { readonly item: SetManyItem } | { readonly error: string } | { readonly blank: true };
+
+const LINE_MEMBERS: readonly string[] = ["key", "value", "value_encoding", "ttl", "ttl_ms"];
 
 function describe(v: unknown): string {
   return v === null ? "null" : Array.isArray(v) ? "an array" : typeof v;
@@ -20,6 +24,9 @@ export function parseLoadLine(line: string): ParsedLine {
   }
   if (v === null || typeof v !== "object" || Array.isArray(v)) return { error: `expected an object, got ${describe(v)}` };
   const o = v as Record<string, unknown>;
+  const unknown = Object.keys(o).find((k) => !LINE_MEMBERS.includes(k));
+  if (unknown !== undefined) return { error: `unknown member ${JSON.stringify(unknown)}; a load line takes ${LINE_MEMBERS.join(", ")}` };
+  if (o.ttl !== undefined && o.ttl_ms !== undefined) return { error: "a line takes `ttl` or `ttl_ms`, not both" };
   if (typeof o.key !== "string" || o.key === "") return { error: "`key` must be a non-empty string" };
   if (!("value" in o) || o.value === undefined) return { error: "`value` is missing" };
   if (o.value_encoding !== undefined && (o.value_encoding !== "base64" || typeof o.value !== "string")) return { error: '`value_encoding` must be "base64" with a string value' };
