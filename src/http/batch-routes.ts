@@ -47,8 +47,12 @@ export function batchCost(items: number): number {
   return Math.max(1, Math.ceil(items / 10));
 }
 
-/** The array field of the body, checked against the batch limit. */
-async function listOf(ctx: AppContext, field: "items" | "keys", deps: BatchRouteDeps): Promise<unknown[]> {
+/**
+ * The array field of the body, checked against the batch limit. Any other member is 400: a
+ * `consistency` there would otherwise look taken while the query's (or the default) applied.
+ */
+async function listOf(ctx: AppContext, op: "put" | "get" | "delete", deps: BatchRouteDeps): Promise<unknown[]> {
+  const field = op === "put" ? "items" : "keys";
   // Counted while the bytes arrive: a body past the item limit (or nested too deep, or holding
   // far more JSON than a full batch) is refused before it is parsed.
   const body = await readJsonBody(ctx.req, deps.maxBodyBytes, {
@@ -60,6 +64,8 @@ async function listOf(ctx: AppContext, field: "items" | "keys", deps: BatchRoute
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest(`request body must be an object with a "${field}" array`);
   const list = (body as Record<string, unknown>)[field];
   if (!Array.isArray(list)) throw badRequest(`"${field}" must be an array`);
+  const extra = Object.keys(body).find((k) => k !== field);
+  if (extra !== undefined) throw badRequest(`unknown member ${JSON.stringify(extra)} in the batch ${op} body; it takes only "${field}" (consistency is a query parameter)`);
   if (list.length > deps.maxBatchItems) {
     throw badRequest(`at most ${deps.maxBatchItems} ${field} per batch call; got ${list.length}`, { max_items: deps.maxBatchItems });
   }
@@ -96,7 +102,7 @@ function admit(cache: CacheService): AdmittedWrites | CacheError {
 async function batchPut(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
   const writes = admit(deps.cache);
   const consistency = parseConsistency(queryOne(ctx, "consistency"));
-  const parsed = (await listOf(ctx, "items", deps)).map((raw) => parsePutItem(raw, deps));
+  const parsed = (await listOf(ctx, "put", deps)).map((raw) => parsePutItem(raw, deps));
   const valid = parsed.filter((p): p is SetItem => !(p instanceof BatchItemError));
   const written = writes instanceof CacheError ? valid.map(() => writes) : await writes.setMany(valid, consistency);
   let next = 0;
@@ -112,7 +118,7 @@ async function batchPut(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
 
 async function batchGet(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
   const consistency = parseConsistency(queryOne(ctx, "consistency"));
-  const parsed = (await listOf(ctx, "keys", deps)).map((k) => parseKey(k, deps.maxKeyBytes));
+  const parsed = (await listOf(ctx, "get", deps)).map((k) => parseKey(k, deps.maxKeyBytes));
   const valid = parsed.filter((p): p is string => typeof p === "string");
   // Each distinct key is read once, and reading stops once the values read pass the budget.
   const read = await readWithinBudget(valid, (key) => deps.cache.get(key, consistency), { budgetBytes: deps.maxBodyBytes, ...BATCH_READ_PACING });
@@ -146,7 +152,7 @@ async function batchGet(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
 async function batchDelete(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
   const writes = admit(deps.cache);
   const consistency = parseConsistency(queryOne(ctx, "consistency"));
-  const parsed = (await listOf(ctx, "keys", deps)).map((k) => parseDeleteEntry(k, deps.maxKeyBytes));
+  const parsed = (await listOf(ctx, "delete", deps)).map((k) => parseDeleteEntry(k, deps.maxKeyBytes));
   const valid = parsed.filter((p): p is string | RemoveItem => !(p instanceof BatchItemError));
   const removed = writes instanceof CacheError ? valid.map(() => writes) : await writes.removeMany(valid, consistency);
   let next = 0;

@@ -314,6 +314,21 @@ describe("client API: batch put, get and delete on one real node", function () {
       }
     });
 
+    it("a body member besides items/keys is 400 naming it, and the call does nothing (consistency in the body is not taken for the query's)", async () => {
+      await results("put", { items: [{ key: "bm:kept", value: "kept" }] });
+      const bodies = {
+        put: { items: [{ key: "bm:kept", value: "overwritten" }], consistency: "all" },
+        get: { keys: ["bm:kept"], consistency: "all" },
+        delete: { keys: ["bm:kept"], Keys: ["bm:other"] },
+      };
+      for (const op of ops) {
+        const r = await batch(op, bodies[op]);
+        expectEnvelope(r, 400, "BAD_REQUEST");
+        expect(r.body.error, op).to.match(new RegExp(`^unknown member "(consistency|Keys)" in the batch ${op} body; it takes only "${field[op]}"`));
+      }
+      expect((await rawGet("bm:kept")).bytes.toString()).to.equal("kept");
+    });
+
     it("a body that is not application/json (text/plain, form, octet-stream, none) is 415 UNSUPPORTED_MEDIA_TYPE", async () => {
       for (const op of ops) {
         const body = JSON.stringify({ [field[op]]: [] });

@@ -460,13 +460,16 @@ export interface components {
             /** @description as the If-Match header of DELETE */
             if_match: string;
         };
+        /** @description any member besides `keys` is 400 (the consistency level is the `consistency` query parameter) */
         BatchDeleteRequest: {
             /** @description keys, or objects carrying a key and its If-Match condition */
             keys: (string | components["schemas"]["BatchDeleteItem"])[];
         };
+        /** @description any member besides `items` is 400 (the consistency level is the `consistency` query parameter) */
         BatchPutRequest: {
             items: components["schemas"]["BatchPutItem"][];
         };
+        /** @description any member besides `keys` is 400 (the consistency level is the `consistency` query parameter) */
         BatchKeysRequest: {
             keys: string[];
         };
