@@ -4,7 +4,7 @@
 // binds ports.
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { hostname } from "node:os";
+import { hostname, totalmem } from "node:os";
 import { join } from "node:path";
 import type net from "node:net";
 import { formatAddress, type Address } from "./core/address.js";
@@ -34,9 +34,15 @@ import { createPeerServer, createSecurePeerServer, peerTlsOptions, type PeerServ
 import { progressFields } from "./cluster/index.js";
 import { createNode, type HypercacheNode } from "./node.js";
 
+/** The memory this process may use: its cgroup's limit when there is one, else the machine's. */
+function processMemoryBytes(): number {
+  const limit = process.constrainedMemory?.() ?? 0;
+  return limit > 0 && limit < totalmem() ? limit : totalmem();
+}
+
 function readConfig(): Config {
   try {
-    return loadConfig(process.env, { hostname: hostname() });
+    return loadConfig(process.env, { hostname: hostname(), memoryBytes: processMemoryBytes() });
   } catch (err) {
     if (err instanceof SettingError) {
       process.stderr.write(`hypercache-server: invalid configuration: ${err.message}\n`);

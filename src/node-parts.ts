@@ -71,6 +71,7 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
     algorithm: config.evictionAlgorithm,
     tombstoneTtlMs: config.tombstoneTtlMs,
     tombstoneBytesMax: config.tombstoneBytesMax,
+    maxDataBytes: config.maxDataBytes,
     clock,
     metrics,
   });
@@ -300,6 +301,8 @@ export function buildObservability(config: Config, deps: NodeDeps, f: Foundation
       items: store.items,
       bytes: store.bytes,
       capacity: store.capacity,
+      dataBytes: store.dataBytes,
+      maxDataBytes: store.maxDataBytes,
       tombstones: store.tombstones,
       storeMemory: store.memory(),
       byRole: census.last,

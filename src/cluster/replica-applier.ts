@@ -45,7 +45,7 @@ interface SourceRules {
   readonly check: "full" | "version";
   /** Refuse keys this node does not own in its ring view (the ownership guard). */
   readonly ownership: boolean;
-  /** A node at capacity does not take keys it does not hold (it may have evicted them). */
+  /** A node at capacity, or at its byte budget, does not take keys it does not hold (it may have evicted them). */
   readonly capacity: boolean;
   /** Log records skipped as invalid (pulls; a push is refused as a whole instead). */
   readonly logInvalid: boolean;
@@ -200,7 +200,7 @@ export class ReplicaApplier {
       metrics.inc("dist.write.apply_refused");
       return NOT_OWNER;
     }
-    if (rules.capacity && !rec.tombstone && store.items >= store.capacity && store.peek(rec.key) === undefined) return AT_CAPACITY;
+    if (rules.capacity && !rec.tombstone && store.isFullFor(rec) && store.peek(rec.key) === undefined) return AT_CAPACITY;
     if (rec.version < this.deps.versionFloor()) return BEFORE_RESET;
     this.deps.versions.observe(rec.version);
     // Counters merge instead of last-write-wins (counter-merge.ts).

@@ -10,6 +10,32 @@ import { SETTINGS } from "./settings.js";
 export interface ConfigDefaults {
   /** Node id used when SERVICE_NODE_ID is unset (the host name in production). */
   readonly hostname: string;
+  /**
+   * Bytes of memory the process may use (its cgroup limit, else the machine's), which the
+   * default of SERVICE_MAX_DATA_BYTES is a share of; absent, that default sets no byte limit.
+   */
+  readonly memoryBytes?: number;
+}
+
+/** The share of the process's memory the live keys and values may take by default. */
+export const DATA_BYTES_MEMORY_SHARE = 0.4;
+
+/**
+ * SERVICE_MAX_DATA_BYTES, effective: as given (0: no limit; otherwise at least the largest
+ * value), or a share of the process's memory. /config shows the effective value.
+ */
+function dataBudget(v: <T>(name: string) => T, views: SettingView[], defaults: ConfigDefaults, maxValueBytes: number): number {
+  const given = v<number | undefined>("SERVICE_MAX_DATA_BYTES");
+  if (given !== undefined) {
+    if (given > 0 && given < maxValueBytes) {
+      throw new SettingError("SERVICE_MAX_DATA_BYTES", `must be 0 (no limit) or at least SERVICE_MAX_VALUE_BYTES (${maxValueBytes}); got ${given}`);
+    }
+    return given;
+  }
+  const derived = defaults.memoryBytes === undefined ? 0 : Math.max(maxValueBytes, Math.floor(defaults.memoryBytes * DATA_BYTES_MEMORY_SHARE));
+  const view = views.find((s) => s.name === "SERVICE_MAX_DATA_BYTES");
+  if (view) views[views.indexOf(view)] = { ...view, value: String(derived) };
+  return derived;
 }
 
 const PREFIX = "SERVICE_";
@@ -82,6 +108,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     seeds: Object.freeze((v<readonly Seed[] | undefined>("SERVICE_SEEDS") ?? []).filter((s) => s.id !== nodeId)),
     replication: v<number>("SERVICE_REPLICATION"),
     capacity: v<number>("SERVICE_CAPACITY"),
+    maxDataBytes: dataBudget(v, views, defaults, maxValueBytes),
     logLevel: v<LogLevel>("SERVICE_LOG_LEVEL"),
     heartbeatIntervalMs,
     indirectProbeK: v<number>("SERVICE_INDIRECT_PROBE_K"),

@@ -27,6 +27,12 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
   { name: "SERVICE_SEEDS", default: "", parse: p.seeds(), meaning: "comma-separated seed peers, id@host:port (a bare host:port is accepted with a warning)" },
   { name: "SERVICE_REPLICATION", default: "3", parse: p.integer({ min: 1, max: REPLICATION_MAX }), meaning: "owners (replicas) per key" },
   { name: "SERVICE_CAPACITY", default: "100000", parse: p.integer({ min: 1 }), meaning: "items this node holds at most (replicas included), within plus or minus the shard count" },
+  {
+    name: "SERVICE_MAX_DATA_BYTES",
+    default: "",
+    parse: p.byteSize({ min: 0 }),
+    meaning: "bytes of live keys and values this node holds at most (replicas included); past it writes evict by SERVICE_EVICTION_ALGORITHM, as past SERVICE_CAPACITY; empty means 40% of the memory the process may use (its cgroup limit, else the machine's memory), at least SERVICE_MAX_VALUE_BYTES; 0 means no byte limit",
+  },
   { name: "SERVICE_LOG_LEVEL", default: "info", parse: p.oneOf(["debug", "info", "warn", "error"]), meaning: "debug, info, warn or error" },
   { name: "SERVICE_HEARTBEAT", default: "1s", parse: D(), meaning: "interval of direct heartbeat probes; a probe times out after half of it" },
   { name: "SERVICE_INDIRECT_PROBE_K", default: "2", parse: p.integer({ min: 0, max: 16 }), meaning: "relays asked for an indirect probe after a failed direct one; 0 disables" },

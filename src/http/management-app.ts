@@ -120,6 +120,8 @@ function addViewRoutes(router: Router<AppState>, deps: ManagementAppDeps): void 
       items: store.items,
       bytes: store.bytes,
       capacity: store.capacity,
+      data_bytes: store.dataBytes,
+      max_data_bytes: store.maxDataBytes,
       hits: c.hits,
       misses: c.misses,
       sets: c.sets,

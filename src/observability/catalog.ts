@@ -32,6 +32,9 @@ export interface CacheFigures {
   readonly items: number;
   readonly bytes: number;
   readonly capacity: number;
+  /** Live key and value bytes held now, and their limit (SERVICE_MAX_DATA_BYTES; 0: none). */
+  readonly dataBytes: number;
+  readonly maxDataBytes: number;
   readonly tombstones: number;
   /** Bytes of the store's records by where they sit: live in pages, garbage, free page space, large records. */
   readonly storeMemory: Readonly<Record<StorePart, number>>;
@@ -98,6 +101,8 @@ function cacheMetrics(c: CacheFigures): Collected[] {
     { kind: "gauge", otel: "cache.bytes", prom: "cache_bytes", unit: "By", description: "bytes of keys and values of live items held, by role, from the last ownership census", points: roles.map((r) => ({ attributes: { role: r.role }, value: r.f.bytes })) },
     { kind: "gauge", otel: "cache.items.held", prom: "cache_items_held", unit: "{item}", description: "items held now (replicas included; the capacity counts these)", points: [{ attributes: {}, value: c.items }] },
     { kind: "gauge", otel: "cache.capacity", prom: "cache_capacity", unit: "{item}", description: "item capacity of this node (SERVICE_CAPACITY)", points: [{ attributes: {}, value: c.capacity }] },
+    { kind: "gauge", otel: "cache.data.held", prom: "cache_data_held_bytes", unit: "By", description: "bytes of keys and values of the live items held now (SERVICE_MAX_DATA_BYTES counts these)", points: [{ attributes: {}, value: c.dataBytes }] },
+    { kind: "gauge", otel: "cache.data.limit", prom: "cache_data_limit_bytes", unit: "By", description: "bytes of keys and values this node holds at most (SERVICE_MAX_DATA_BYTES; 0 means no byte limit)", points: [{ attributes: {}, value: c.maxDataBytes }] },
     { kind: "gauge", otel: "cache.tombstones", prom: "cache_tombstones", unit: "{item}", description: "delete markers held", points: [{ attributes: {}, value: c.tombstones }] },
     {
       kind: "gauge",

@@ -192,6 +192,11 @@ export class RecordBytes {
     return this.valueLengths[slot] as number;
   }
 
+  /** Bytes of the slot's key in UTF-8. */
+  keyLength(slot: number): number {
+    return this.keyLengths[slot] as number;
+  }
+
   /** Forgets `slot`'s large record, if it has one, and returns it. */
   private dropLarge(slot: number): Buffer | undefined {
     const b = this.large.get(slot);

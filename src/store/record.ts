@@ -55,3 +55,16 @@ export interface ApplyResult {
   /** Size of that previous value; 0 when there was none. */
   readonly previousBytes: number;
 }
+
+/** Bookkeeping bytes counted per tombstone on top of its key (slot arrays, index, order map). */
+const TOMBSTONE_OVERHEAD_BYTES = 64;
+
+/** Bytes one tombstone of `key` is charged against the tombstone budget. */
+export function tombstoneCost(key: string): number {
+  return 2 * key.length + TOMBSTONE_OVERHEAD_BYTES;
+}
+
+/** Wall-clock milliseconds of a version. */
+export function versionTimeMs(version: number): number {
+  return Math.floor(version / 1000);
+}

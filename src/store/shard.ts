@@ -13,28 +13,15 @@ import { RecordBytes, type RecordBytesStats } from "./record-bytes.js";
 import { compareVersions } from "./lww.js";
 import type { OriginTable } from "./origin-table.js";
 import type { EvictionPolicy } from "./policies/index.js";
-import { Applied, type ApplyResult, type RecordHeader, type VersionedRecord } from "./record.js";
+import { Applied, tombstoneCost, versionTimeMs, type ApplyResult, type RecordHeader, type VersionedRecord } from "./record.js";
 
 const EMPTY = 0;
 const LIVE = 1;
 const TOMB = 2;
 const INITIAL_SLOTS = 16;
-/** Bookkeeping bytes counted per tombstone on top of its key (slot arrays, index, order map). */
-const TOMBSTONE_OVERHEAD_BYTES = 64;
-
-/** Bytes one tombstone of `key` is charged against the tombstone budget. */
-export function tombstoneCost(key: string): number {
-  return 2 * key.length + TOMBSTONE_OVERHEAD_BYTES;
-}
-
 const STALE_DUPLICATE: ApplyResult = Object.freeze({ applied: Applied.Duplicate, previousLive: false, previousBytes: 0 });
 const STALE_OLDER: ApplyResult = Object.freeze({ applied: Applied.Older, previousLive: false, previousBytes: 0 });
 const STORED_FRESH: ApplyResult = Object.freeze({ applied: Applied.Stored, previousLive: false, previousBytes: 0 });
-
-/** Wall-clock milliseconds of a version. */
-export function versionTimeMs(version: number): number {
-  return Math.floor(version / 1000);
-}
 
 export class Shard {
   private readonly records = new RecordBytes(INITIAL_SLOTS);
@@ -57,7 +44,10 @@ export class Shard {
   private readonly tombstoneOrder = new Map<number, true>();
 
   live = 0;
+  /** Bytes of the live values. */
   bytes = 0;
+  /** Bytes of the live keys (UTF-8); with `bytes`, what SERVICE_MAX_DATA_BYTES counts. */
+  keyBytes = 0;
   /** Bytes charged for the tombstones held (tombstoneCost of each key). */
   tombstoneBytes = 0;
 
@@ -167,7 +157,7 @@ export class Shard {
    * record is stored, `makeRoom` runs (the store evicts there when it is full), so the new
    * record is never its own victim.
    */
-  apply(rec: VersionedRecord, hash: number, nowMs: number, makeRoom: (shard: Shard) => void): ApplyResult {
+  apply(rec: VersionedRecord, hash: number, nowMs: number, makeRoom: (shard: Shard, rec: VersionedRecord) => void): ApplyResult {
     // Resolved before any change, so a full origin table refuses the record cleanly.
     const originId = this.originTable.idOf(rec.origin);
     const slot = this.index.find(rec.key, hash);
@@ -176,11 +166,10 @@ export class Shard {
         this.makeRoomForTombstone(tombstoneCost(rec.key));
         this.addTombstone(this.allocate(rec, hash, originId), nowMs);
       } else {
-        makeRoom(this);
+        makeRoom(this, rec);
         const s = this.allocate(rec, hash, originId);
         this.state[s] = LIVE;
-        this.live++;
-        this.bytes += rec.value.length;
+        this.countLive(s, rec.value.length);
         this.policy.insert(s);
       }
       return STORED_FRESH;
@@ -193,8 +182,7 @@ export class Shard {
     if (rec.tombstone) {
       if (wasLive) {
         this.policy.remove(slot);
-        this.live--;
-        this.bytes -= this.records.valueLength(slot);
+        this.uncountLive(slot);
         this.makeRoomForTombstone(tombstoneCost(rec.key));
       } else {
         this.dropTombstone(slot);
@@ -207,10 +195,9 @@ export class Shard {
       this.policy.touchWrite(slot);
     } else {
       this.dropTombstone(slot);
-      makeRoom(this);
+      makeRoom(this, rec);
       this.state[slot] = LIVE;
-      this.live++;
-      this.bytes += rec.value.length;
+      this.countLive(slot, rec.value.length);
       this.policy.insert(slot);
     }
     this.write(slot, rec, originId);
@@ -228,8 +215,7 @@ export class Shard {
     if (s === EMPTY) return;
     if (s === LIVE) {
       this.policy.remove(slot);
-      this.live--;
-      this.bytes -= this.records.valueLength(slot);
+      this.uncountLive(slot);
     } else {
       this.dropTombstone(slot);
     }
@@ -270,8 +256,7 @@ export class Shard {
   expireSlot(slot: number, nowMs: number): void {
     if (this.state[slot] !== LIVE) return;
     this.policy.remove(slot);
-    this.live--;
-    this.bytes -= this.records.valueLength(slot);
+    this.uncountLive(slot);
     this.records.setValue(slot, "");
     this.makeRoomForTombstone(tombstoneCost(this.records.keyAt(slot)));
     this.addTombstone(slot, nowMs);
@@ -290,7 +275,7 @@ export class Shard {
     this.highWater = 0;
     this.policy.clear();
     this.tombstoneOrder.clear();
-    this.live = this.bytes = this.tombstoneBytes = 0;
+    this.live = this.bytes = this.keyBytes = this.tombstoneBytes = 0;
     return n;
   }
 
@@ -326,6 +311,20 @@ export class Shard {
     onEvict(victim);
     this.removeSlot(victim);
     return true;
+  }
+
+  /** Counts `slot` live, with a value of `valueBytes` (its key is already in the slot). */
+  private countLive(slot: number, valueBytes: number): void {
+    this.live++;
+    this.bytes += valueBytes;
+    this.keyBytes += this.records.keyLength(slot);
+  }
+
+  /** Stops counting the live `slot`, before its value or record goes. */
+  private uncountLive(slot: number): void {
+    this.live--;
+    this.bytes -= this.records.valueLength(slot);
+    this.keyBytes -= this.records.keyLength(slot);
   }
 
   /** Marks `slot` a tombstone since `nowMs` (its value must already be gone). */

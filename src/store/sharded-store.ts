@@ -11,6 +11,8 @@ import { createPolicy } from "./policies/index.js";
 import { Applied, type ApplyResult, type RecordHeader, type VersionedRecord } from "./record.js";
 import { OriginTable } from "./origin-table.js";
 import { Shard } from "./shard.js";
+import { DataBudget, INLINE_VICTIMS_MAX, PASS_VICTIMS_MAX } from "./data-budget.js";
+import type { KeysPage, StoreCounters, StoreMemory } from "./store-types.js";
 
 /** A live value as reads return it: a record that is not a tombstone. */
 export type LiveItem = Omit<VersionedRecord, "tombstone">;
@@ -23,43 +25,13 @@ export interface StoreOptions {
   readonly tombstoneTtlMs: number;
   /** Bytes of tombstones the store holds at most (SERVICE_TOMBSTONE_MAX_BYTES); the oldest go first. */
   readonly tombstoneBytesMax: number;
+  /** Bytes of live keys and values the store holds at most (SERVICE_MAX_DATA_BYTES); 0 or absent: no limit. */
+  readonly maxDataBytes?: number;
   readonly clock: Clock;
   readonly metrics: Metrics;
 }
 
-/** Bytes of the store's records by where they sit (ShardedStore.memory). */
-export interface StoreMemory {
-  /** Live records (keys, values and tombstone keys) packed in pages. */
-  readonly records: number;
-  /**
-   * Replaced or removed records still in pages, reclaimed by the next compaction (which a write
-   * that needs a new page starts, once garbage is a quarter of the paged bytes).
-   */
-  readonly garbage: number;
-  /** Page space holding no record: the tails pages keep when a record does not fit, and spare pages. */
-  readonly free: number;
-  /** Records larger than a page slot's limit, each in a buffer of its own. */
-  readonly large: number;
-}
-
-/** Client-visible counters of the store (for /stats). */
-export interface StoreCounters {
-  hits: number;
-  misses: number;
-  sets: number;
-  deletes: number;
-  evictions: number;
-  expirations: number;
-}
-
-/** One page of a shard-by-shard key listing. */
-export interface KeysPage {
-  readonly keys: string[];
-  /** Shard and slot to resume at; undefined when the listing is complete. */
-  readonly next: { shard: number; slot: number } | undefined;
-  /** True when the limit, the page byte cap or the work budget cut the shard short. */
-  readonly truncated: boolean;
-}
+export type { KeysPage, StoreCounters, StoreMemory } from "./store-types.js";
 
 /** What keysPage needs of a key filter. */
 export type KeysPageFilter = Pick<KeyFilter, "matches" | "cost">;
@@ -72,7 +44,8 @@ export class ShardedStore {
   private readonly mask: number;
   readonly counters: StoreCounters = { hits: 0, misses: 0, sets: 0, deletes: 0, evictions: 0, expirations: 0 };
   private readonly onEvict: (slot: number) => void;
-  private readonly makeRoom: (shard: Shard) => void;
+  private readonly makeRoom: (shard: Shard, rec: VersionedRecord) => void;
+  private readonly budget: DataBudget;
   /** Live items at which a write evicts inline: capacity + shard count. */
   readonly hardLimit: number;
   private readonly onExpire: (slot: number) => void;
@@ -104,7 +77,10 @@ export class ShardedStore {
       this.counters.expirations++;
     };
     this.hardLimit = opts.capacity + opts.shards;
-    this.makeRoom = (shard) => {
+    this.budget = new DataBudget(this.shards, opts.maxDataBytes ?? 0);
+    this.makeRoom = (shard, rec) => {
+      // Key bytes taken as its length: exact for ASCII keys, and the pass after corrects the rest.
+      this.budget.evictFor(rec.key.length + rec.value.length, INLINE_VICTIMS_MAX, this.onEvict);
       if (this.items < this.hardLimit) return;
       // Evict from the shard being written (it stays the same size); an empty one borrows a
       // victim from the fullest shard.
@@ -233,9 +209,12 @@ export class ShardedStore {
     return true;
   }
 
-  /** One eviction pass: evicts until the store holds its capacity, from the fullest shards. */
+  /**
+   * One eviction pass: evicts until the store holds its capacity, from the fullest shards, and
+   * its byte budget (at most PASS_VICTIMS_MAX victims for the bytes), from the heaviest.
+   */
   evictPass(): number {
-    let n = 0;
+    let n = this.budget.evictFor(0, PASS_VICTIMS_MAX, this.onEvict);
     let over = this.items - this.opts.capacity;
     while (over > 0) {
       const shard = this.fullestShard();
@@ -304,6 +283,22 @@ export class ShardedStore {
     let n = 0;
     for (const s of this.shards) n += s.tombstoneBytes;
     return n;
+  }
+
+  /** True when storing `rec` as a new item would take the store past its capacity or its byte budget. */
+  isFullFor(rec: VersionedRecord): boolean {
+    const budget = this.budget.maxBytes;
+    return this.items >= this.opts.capacity || (budget > 0 && this.budget.dataBytes + rec.key.length + rec.value.length > budget);
+  }
+
+  /** Live key and value bytes (what SERVICE_MAX_DATA_BYTES bounds). */
+  get dataBytes(): number {
+    return this.budget.dataBytes;
+  }
+
+  /** The byte budget of live keys and values; 0: none. */
+  get maxDataBytes(): number {
+    return this.budget.maxBytes;
   }
 
   /** Total size of the live values. */

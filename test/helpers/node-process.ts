@@ -1,6 +1,7 @@
 // Starts the real hypercache-server (the built bin entry) as a child process on loopback ports
 // picked at run time, and collects its JSON log records.
 import { spawn, type ChildProcess } from "node:child_process";
+import { totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 import { freePorts } from "./ports.js";
 import { Waiters } from "./waiters.js";
@@ -187,4 +188,10 @@ export async function waitReady(node: NodeProcess, timeoutMs = 15_000): Promise<
     if (Date.now() > until) throw new Error(`node ${node.id} not ready within ${timeoutMs} ms (/readyz ${status})`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** SERVICE_MAX_DATA_BYTES of a node started here without it: 40% of its cgroup's memory limit, else of the machine's. */
+export function defaultDataBudget(): number {
+  const constrained = process.constrainedMemory?.() ?? 0;
+  return Math.floor((constrained > 0 && constrained < totalmem() ? constrained : totalmem()) * 0.4);
 }

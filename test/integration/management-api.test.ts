@@ -11,6 +11,7 @@ import { call, bearer, type Reply } from "../helpers/http-call.js";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
 import { parsePrometheus, sleep, startCollector, type Collector } from "./observability-helpers.js";
 import { expectEnvelope } from "../helpers/envelope.js";
+import { defaultDataBudget } from "../helpers/node-process.js";
 
 type Json = Record<string, unknown>;
 
@@ -25,6 +26,8 @@ interface Stats {
   items: number;
   bytes: number;
   capacity: number;
+  data_bytes: number;
+  max_data_bytes: number;
   hits: number;
   misses: number;
   sets: number;
@@ -93,9 +96,10 @@ describe("management API: every route of one real node, with payloads and status
     it("has exactly the documented fields with their types, capacity from the config and zero counters before traffic", async () => {
       const s = await stats(node);
       expect(Object.keys(s).sort()).to.deep.equal(
-        ["node", "items", "bytes", "capacity", "hits", "misses", "sets", "deletes", "evictions", "expirations", "uptime_s", "latency"].sort(),
+        ["node", "items", "bytes", "capacity", "data_bytes", "max_data_bytes", "hits", "misses", "sets", "deletes", "evictions", "expirations", "uptime_s", "latency"].sort(),
       );
-      expect(s).to.include({ node: "mgmt-api-1", items: 0, bytes: 0, capacity: 100000, hits: 0, misses: 0, sets: 0, deletes: 0, evictions: 0, expirations: 0 });
+      expect(s).to.include({ node: "mgmt-api-1", items: 0, bytes: 0, capacity: 100000, data_bytes: 0, hits: 0, misses: 0, sets: 0, deletes: 0, evictions: 0, expirations: 0 });
+      expect(s.max_data_bytes, "40% of the memory the process may use").to.equal(defaultDataBudget());
       expect(s.uptime_s).to.be.a("number").and.be.greaterThan(0);
       expect(Object.keys(s.latency).sort()).to.deep.equal(["delete", "get", "set"]);
       for (const op of ["get", "set", "delete"] as const) {
@@ -177,6 +181,9 @@ describe("management API: every route of one real node, with payloads and status
         expect(shown && Object.keys(shown).sort(), spec.name).to.deep.equal(["source", "value"]);
         if (spec.name in env) {
           expect(shown, spec.name).to.deep.equal({ value: env[spec.name], source: "env" });
+        } else if (spec.name === "SERVICE_MAX_DATA_BYTES") {
+          // Its default is derived: 40% of the memory the process may use.
+          expect(shown, spec.name).to.deep.equal({ value: String(defaultDataBudget()), source: "default" });
         } else if (spec.name === "SERVICE_DEAD_AFTER") {
           // Its default is derived: 6 x SERVICE_HEARTBEAT (1s).
           expect(shown, spec.name).to.deep.equal({ value: "6000ms", source: "default" });

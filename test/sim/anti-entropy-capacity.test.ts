@@ -81,6 +81,32 @@ describe("sim/anti-entropy: a replica at capacity", () => {
   );
 
   it(
+    "a replica at its byte budget (SERVICE_MAX_DATA_BYTES) does not pull back what it evicted for bytes either",
+    withSeed(334, async () => {
+      c = await simCluster({ nodes: 1, seed: 334, env: SYNC });
+      const n2 = c.join("n2", { SERVICE_MAX_DATA_BYTES: "8KiB", SERVICE_MAX_VALUE_BYTES: "1KiB", SERVICE_EVICTION_SHARDS: "1" });
+      await c.advance(5_000);
+      const keys = Array.from({ length: 200 }, (_, i) => `k${i}`);
+      for (const k of keys) await c.node("n1").cache.admitWrite().set(k, fromUtf8(`v-${k}`.padEnd(120, ".")), 0, "all");
+      await c.advance(1_500);
+      expect(n2.node.store.dataBytes).to.be.at.most(8 * 1024);
+      const before = held(n2, keys);
+      expect(before.length).to.be.within(50, 70);
+      const pulled = n2.node.metrics.get("dist.merkle.keys_pulled");
+      const evicted = n2.node.metrics.get("item_evicted_count");
+      for (let tick = 0; tick < 3; tick++) {
+        const syncs = n2.node.metrics.get("dist.merkle.syncs");
+        await c.advance(10_000);
+        expect(n2.node.metrics.get("dist.merkle.syncs"), `tick ${tick}: n2 synced with n1`).to.be.greaterThan(syncs);
+        // Before: every sync pulled the evicted keys back and evicted as many held ones for them.
+        expect(n2.node.metrics.get("dist.merkle.keys_pulled") - pulled, `tick ${tick}: keys pulled`).to.equal(0);
+        expect(n2.node.metrics.get("item_evicted_count") - evicted, `tick ${tick}: keys evicted`).to.equal(0);
+        expect(held(n2, keys), `tick ${tick}: the keys n2 holds`).to.deep.equal(before);
+      }
+    }),
+  );
+
+  it(
     "a replica below capacity pulls the keys it misses, up to its capacity, without evicting any",
     withSeed(333, async () => {
       const { c, n2 } = await pair(333);

@@ -175,6 +175,19 @@ describe("config/load-config", () => {
       expect(c.deadAfterMs).to.equal(45_000);
     });
 
+    it("SERVICE_MAX_DATA_BYTES defaults to 40% of the process's memory (at least the largest value), shown effective by /config; 0 or a size as given", () => {
+      const withMemory = (env: Record<string, string>, memoryBytes: number) => loadConfig(env, { ...DEFAULTS, memoryBytes });
+      const c = withMemory({}, 1024 * MiB);
+      expect(c.maxDataBytes).to.equal(Math.floor(1024 * MiB * 0.4));
+      expect(c.settings.find((s) => s.name === "SERVICE_MAX_DATA_BYTES")).to.deep.equal({ name: "SERVICE_MAX_DATA_BYTES", value: String(Math.floor(1024 * MiB * 0.4)), source: "default" });
+      expect(withMemory({}, 10 * MiB).maxDataBytes, "a tiny limit still holds the largest value").to.equal(8 * MiB);
+      expect(withMemory({ SERVICE_MAX_DATA_BYTES: "0" }, 1024 * MiB).maxDataBytes).to.equal(0);
+      expect(withMemory({ SERVICE_MAX_DATA_BYTES: "256MiB" }, 1024 * MiB).maxDataBytes).to.equal(256 * MiB);
+      expect(load().maxDataBytes, "no memory figure: no byte limit").to.equal(0);
+      expectSettingError({ SERVICE_MAX_DATA_BYTES: "4MiB" }, "SERVICE_MAX_DATA_BYTES", "at least SERVICE_MAX_VALUE_BYTES (8388608)");
+      expect(load({ SERVICE_MAX_DATA_BYTES: "4MiB", SERVICE_MAX_VALUE_BYTES: "1MiB" }).maxDataBytes).to.equal(4 * MiB);
+    });
+
     it("trims whitespace around numeric, duration and enum values", () => {
       const c = load({ SERVICE_REPLICATION: " 4 ", SERVICE_HEARTBEAT: " 3s ", SERVICE_LOG_LEVEL: " WARN " });
       expect(c.replication).to.equal(4);

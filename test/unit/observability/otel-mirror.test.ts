@@ -31,7 +31,7 @@ async function serve(mirror: OtelMirror): Promise<{ scrape: () => Promise<{ stat
 
 
 const CACHE: CacheFigures = {
-  hits: 7, misses: 3, sets: 11, deletes: 2, evictions: 5, expirations: 4, items: 9, bytes: 900, capacity: 100, tombstones: 1, storeMemory: { records: 700, garbage: 60, free: 40, large: 5000 },
+  hits: 7, misses: 3, sets: 11, deletes: 2, evictions: 5, expirations: 4, items: 9, bytes: 900, capacity: 100, dataBytes: 1000, maxDataBytes: 4000, tombstones: 1, storeMemory: { records: 700, garbage: 60, free: 40, large: 5000 },
   byRole: { primary: { items: 4, bytes: 400 }, replica: { items: 3, bytes: 300 }, none: { items: 2, bytes: 200 } },
 };
 

@@ -2,7 +2,8 @@
 import { expect } from "chai";
 import { Applied, LfuPolicy, LruPolicy, type EvictionPolicy, type VersionedRecord } from "../../../src/store/index.js";
 import { OriginTable } from "../../../src/store/origin-table.js";
-import { Shard, tombstoneCost, versionTimeMs } from "../../../src/store/shard.js";
+import { Shard } from "../../../src/store/shard.js";
+import { tombstoneCost, versionTimeMs } from "../../../src/store/record.js";
 import { hash32 } from "../../../src/core/hash.js";
 
 const T0 = Date.UTC(2026, 0, 1);

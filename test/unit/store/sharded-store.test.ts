@@ -2,7 +2,7 @@
 // tombstones, TTL, capacity-driven eviction, counters, byte accounting and key paging.
 import { expect } from "chai";
 import { Applied, headerOf, ShardedStore, type VersionedRecord } from "../../../src/store/index.js";
-import { tombstoneCost } from "../../../src/store/shard.js";
+import { tombstoneCost } from "../../../src/store/record.js";
 import type { EvictionAlgorithm } from "../../../src/config/index.js";
 import { CacheError } from "../../../src/core/errors.js";
 import { compileKeyFilter } from "../../../src/core/key-filter.js";

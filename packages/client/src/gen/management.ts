@@ -673,7 +673,12 @@ export interface components {
             items: number;
             /** @description total size of the values this node holds */
             bytes: number;
+            /** @description items this node holds at most (SERVICE_CAPACITY) */
             capacity: number;
+            /** @description bytes of the keys (UTF-8) and values of the live items this node holds; what `max_data_bytes` bounds */
+            data_bytes: number;
+            /** @description bytes of live keys and values this node holds at most (SERVICE_MAX_DATA_BYTES, by default 40% of the memory the process may use); past it writes evict by the eviction algorithm, as past `capacity`. 0 means no byte limit. */
+            max_data_bytes: number;
             hits: number;
             misses: number;
             sets: number;

@@ -37,6 +37,8 @@ const STATS = {
   items: 7,
   bytes: 70,
   capacity: 1000,
+  data_bytes: 1200,
+  max_data_bytes: 0,
   hits: 3,
   misses: 1,
   sets: 7,

@@ -1,0 +1,68 @@
+// SERVICE_MAX_DATA_BYTES: the bytes of live keys and values a store holds at most. The item
+// capacity alone let a node holding large values grow until the kernel killed it (100,000 items
+// of 8 MiB is 800 GB); past the budget a write evicts by the store's policy, as past the
+// capacity. A write of a new key makes room for itself first, with at most INLINE_VICTIMS_MAX
+// victims so that one large value landing among many small ones cannot hold the event loop; an
+// overwrite that grows a value, and whatever the inline evictions left, is trimmed by the
+// eviction loop, at most PASS_VICTIMS_MAX victims a pass. Between passes the store may hold the
+// budget plus about one value. Victims come from the shards in turn, each by its own policy: keys
+// spread evenly over the shards, so this follows the policy over the whole store (taking them
+// from the shard holding the most bytes instead emptied the one holding a large value of its
+// newer small ones, and then took the large value itself).
+
+/** What the budget reads of a shard, and the one thing it asks of it. */
+export interface BudgetedShard {
+  /** Bytes of the live values. */
+  readonly bytes: number;
+  /** Bytes of the live keys. */
+  readonly keyBytes: number;
+  readonly live: number;
+  evictOne(onEvict: (slot: number) => void): boolean;
+}
+
+/** Victims one write takes at most to make room for itself (about 0.3 ms of work). */
+export const INLINE_VICTIMS_MAX = 1024;
+/** Victims one eviction pass takes at most. */
+export const PASS_VICTIMS_MAX = 65_536;
+
+export class DataBudget {
+  /** The shard the next victim comes from. */
+  private next = 0;
+
+  /** `maxBytes` 0 sets no byte limit. */
+  constructor(
+    private readonly shards: readonly BudgetedShard[],
+    readonly maxBytes: number,
+  ) {}
+
+  /** Live key and value bytes over every shard. */
+  get dataBytes(): number {
+    let n = 0;
+    for (const s of this.shards) n += s.bytes + s.keyBytes;
+    return n;
+  }
+
+  /**
+   * Evicts until `incoming` more bytes fit the budget, or `victimsMax` victims are gone, or no
+   * live item is left; returns how many were evicted.
+   */
+  evictFor(incoming: number, victimsMax: number, onEvict: (slot: number) => void): number {
+    if (this.maxBytes <= 0) return 0;
+    let over = this.dataBytes + incoming - this.maxBytes;
+    let n = 0;
+    let empty = 0;
+    while (over > 0 && n < victimsMax && empty < this.shards.length) {
+      const shard = this.shards[this.next] as BudgetedShard;
+      this.next = (this.next + 1) % this.shards.length;
+      const before = shard.bytes + shard.keyBytes;
+      if (!shard.evictOne(onEvict)) {
+        empty++;
+        continue;
+      }
+      empty = 0;
+      over -= before - (shard.bytes + shard.keyBytes);
+      n++;
+    }
+    return n;
+  }
+}

@@ -1,0 +1,35 @@
+// The shapes the store hands out: its memory, its counters and a page of a key listing.
+
+/** Bytes of the store's records by where they sit (ShardedStore.memory). */
+export interface StoreMemory {
+  /** Live records (keys, values and tombstone keys) packed in pages. */
+  readonly records: number;
+  /**
+   * Replaced or removed records still in pages, reclaimed by the next compaction (which a write
+   * that needs a new page starts, once garbage is a quarter of the paged bytes).
+   */
+  readonly garbage: number;
+  /** Page space holding no record: the tails pages keep when a record does not fit, and spare pages. */
+  readonly free: number;
+  /** Records larger than a page slot's limit, each in a buffer of its own. */
+  readonly large: number;
+}
+
+/** Client-visible counters of the store (for /stats). */
+export interface StoreCounters {
+  hits: number;
+  misses: number;
+  sets: number;
+  deletes: number;
+  evictions: number;
+  expirations: number;
+}
+
+/** One page of a shard-by-shard key listing. */
+export interface KeysPage {
+  readonly keys: string[];
+  /** Shard and slot to resume at; undefined when the listing is complete. */
+  readonly next: { shard: number; slot: number } | undefined;
+  /** True when the limit, the page byte cap or the work budget cut the shard short. */
+  readonly truncated: boolean;
+}

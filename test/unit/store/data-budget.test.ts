@@ -1,0 +1,128 @@
+// SERVICE_MAX_DATA_BYTES in the store: live key and value bytes bounded as the item capacity
+// bounds items. Before it, only items were counted: 100 values of 1 MiB in a store of capacity
+// 1000 were all kept, however little memory the node had.
+import { expect } from "chai";
+import { ShardedStore, type VersionedRecord } from "../../../src/store/index.js";
+import { INLINE_VICTIMS_MAX, PASS_VICTIMS_MAX } from "../../../src/store/data-budget.js";
+import type { EvictionAlgorithm } from "../../../src/config/index.js";
+import { Metrics } from "../../../src/observability/index.js";
+import { ManualClock } from "../../helpers/manual-clock.js";
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+function fixture(maxDataBytes: number, over: { shards?: number; capacity?: number; algorithm?: EvictionAlgorithm } = {}) {
+  const clock = new ManualClock();
+  const metrics = new Metrics();
+  const store = new ShardedStore({
+    shards: over.shards ?? 8,
+    capacity: over.capacity ?? 1_000_000,
+    algorithm: over.algorithm ?? "lru",
+    tombstoneTtlMs: 600_000,
+    tombstoneBytesMax: 64 * MiB,
+    maxDataBytes,
+    clock,
+    metrics,
+  });
+  let counter = 0;
+  const put = (key: string, bytes: number, version = clock.nowMs() * 1000 + ++counter) =>
+    store.apply({ key, value: "v".repeat(bytes), version, origin: "n1", lastUpdatedMs: Math.floor(version / 1000), expiresAtMs: 0, tombstone: false } satisfies VersionedRecord);
+  return { store, clock, metrics, put };
+}
+
+/** Bytes of live keys and values, counted from the items themselves. */
+function liveBytes(store: ShardedStore, keys: readonly string[]): number {
+  let n = 0;
+  for (const k of keys) {
+    const item = store.peek(k);
+    if (item && !item.tombstone) n += Buffer.byteLength(k) + item.value.length;
+  }
+  return n;
+}
+
+describe("store/data-budget: SERVICE_MAX_DATA_BYTES", () => {
+  for (const algorithm of ["lru", "lfu", "cawolfu"] as const) {
+    it(`${algorithm}: new keys past the budget evict others first, so the store never holds more than the budget; every write is kept`, () => {
+      const { store, put } = fixture(4 * MiB, { algorithm });
+      const keys: string[] = [];
+      for (let i = 0; i < 100; i++) {
+        const key = `big-${i}`;
+        keys.push(key);
+        put(key, 100 * KiB);
+        expect(store.dataBytes, `after ${i + 1} writes`).to.be.at.most(4 * MiB);
+        expect(store.peek(key)?.value.length, "the key just written is never its own victim").to.equal(100 * KiB);
+      }
+      expect(store.dataBytes).to.equal(liveBytes(store, keys));
+      expect(store.items).to.be.within(38, 40);
+      expect(store.counters.evictions).to.equal(100 - store.items);
+    });
+  }
+
+  it("the count of key bytes is UTF-8: multi-byte keys are charged what they take", () => {
+    const { store, put } = fixture(0);
+    put("ключ-€", 10);
+    expect(store.dataBytes).to.equal(Buffer.byteLength("ключ-€") + 10);
+    store.removeLocal("ключ-€");
+    expect(store.dataBytes).to.equal(0);
+  });
+
+  it("a value growing in place takes the store over the budget until the eviction pass, which trims it back", () => {
+    const { store, put } = fixture(1 * MiB, { shards: 1 });
+    for (let i = 0; i < 10; i++) put(`k${i}`, 100 * KiB);
+    expect(store.items).to.equal(10);
+    put("k0", 600 * KiB);
+    expect(store.dataBytes).to.be.above(1 * MiB);
+    const evicted = store.evictPass();
+    expect(evicted).to.be.above(0);
+    expect(store.dataBytes).to.be.at.most(1 * MiB);
+    expect(store.peek("k0")?.value.length, "the most recently written is kept (LRU)").to.equal(600 * KiB);
+  });
+
+  it(`one large value among many small ones evicts at most ${INLINE_VICTIMS_MAX} inline; the pass takes the rest, from every shard in turn`, () => {
+    const { store, put } = fixture(2 * MiB, { shards: 4 });
+    for (let i = 0; i < 20_000; i++) put(`s${i}`, 100);
+    const before = store.items;
+    put("large", 512 * KiB);
+    expect(before - store.items + 1, "victims of the one write").to.equal(INLINE_VICTIMS_MAX);
+    expect(store.dataBytes).to.be.above(2 * MiB);
+    store.evictPass();
+    expect(store.dataBytes).to.be.at.most(2 * MiB);
+    expect(store.peek("large")?.value.length).to.equal(512 * KiB);
+    // The oldest small items went first, whichever shard held them (LRU over the whole store).
+    const firstKept = Array.from({ length: 20_000 }, (_, i) => i).find((i) => store.peek(`s${i}`) !== undefined) as number;
+    const keptAfter = Array.from({ length: 20_000 - firstKept }, (_, i) => firstKept + i).filter((i) => store.peek(`s${i}`) === undefined).length;
+    expect(keptAfter, "items missing after the first kept one").to.be.below(200);
+    expect(PASS_VICTIMS_MAX).to.be.above(INLINE_VICTIMS_MAX);
+  });
+
+  it("an older write of an evicted key's neighbour never evicts a newer record: the stale write is refused before any eviction", () => {
+    const { store, put, clock } = fixture(300 * KiB, { shards: 1 });
+    const v = clock.nowMs() * 1000;
+    put("a", 100 * KiB, v + 10);
+    put("b", 100 * KiB, v + 11);
+    put("c", 90 * KiB, v + 12);
+    put("a", 100 * KiB, v + 1);
+    expect(store.items).to.equal(3);
+    expect(store.peek("a")?.version).to.equal(v + 10);
+  });
+
+  it("0 sets no byte limit: only the item capacity evicts", () => {
+    const { store, put } = fixture(0, { capacity: 1000, shards: 1 });
+    for (let i = 0; i < 100; i++) put(`k${i}`, 100 * KiB);
+    expect(store.items).to.equal(100);
+    expect(store.dataBytes).to.be.above(9 * MiB);
+    expect(store.evictPass()).to.equal(0);
+  });
+
+  it("evictions for bytes count as evictions (item_evicted_count) and deletes and expiry give their bytes back", () => {
+    const { store, put, metrics, clock } = fixture(1 * MiB, { shards: 2 });
+    for (let i = 0; i < 20; i++) put(`k${i}`, 100 * KiB);
+    expect(metrics.snapshot()["item_evicted_count"]).to.equal(store.counters.evictions).and.be.above(0);
+    const kept = Array.from({ length: 20 }, (_, i) => `k${i}`).filter((k) => store.peek(k) !== undefined);
+    const v = clock.nowMs() * 1000 + 1_000_000;
+    store.apply({ key: kept[0] as string, value: "", version: v, origin: "n1", lastUpdatedMs: Math.floor(v / 1000), expiresAtMs: 0, tombstone: true });
+    expect(store.dataBytes).to.equal(liveBytes(store, kept));
+    store.clear();
+    expect(store.dataBytes).to.equal(0);
+  });
+});
