@@ -178,6 +178,43 @@ describe("Helm chart deploy/helm/hypercache", function () {
       expect(r.stderr).to.match(/periodSecond/);
     });
 
+    it("limits the management port to the sources networkPolicy.mgmtFrom names, the peer port to the release's pods, and leaves the client port open by default", () => {
+      // Before: the policy opened the management port (drain, clear, member removal with
+      // authentication off) to every pod of the cluster, whatever the values said.
+      const np = render(["ci/auth-tls-values.yaml"]).find((o) => o.kind === "NetworkPolicy") as K8sObject & { spec: { ingress: Array<{ ports: Array<{ port: string }>; from?: unknown[] }> } };
+      const ruleFor = (port: string) => np.spec.ingress.find((r) => r.ports.some((p) => p.port === port));
+      expect(ruleFor("mgmt")?.from).to.deep.equal([{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }]);
+      expect(ruleFor("api")?.from, "client port: any source").to.equal(undefined);
+      expect(ruleFor("peer")?.from).to.have.length(1);
+      expect(fails(["networkPolicy.mgmtFrom=open"]).status, "not a list").to.not.equal(0);
+    });
+
+    it("refuses a Secret name Kubernetes would not take (schema), whatever comes before a valid tail", () => {
+      // Before: the pattern's second alternative was anchored at the end only, so these rendered
+      // and the pods stayed in CreateContainerConfigError.
+      for (const path of ["peer.token.existingSecret", "auth.token.existingSecret", "auth.policy.existingSecret"]) {
+        for (const name of ["abc_def", "x/../y", "UPPER-case"]) {
+          const r = fails([`${path}=${name}`]);
+          expect(r.status, `${path}=${name}`).to.not.equal(0);
+          expect(r.stderr, `${path}=${name}`).to.match(/existingSecret/);
+        }
+        expect(fails([`${path}=my-secret.v2`]).status, `${path}=my-secret.v2`).to.equal(0);
+      }
+    });
+
+    it("refuses a name that would make pod names Kubernetes rejects (over 52 characters, schema)", () => {
+      // A StatefulSet's controller-revision-hash label is its name plus 11 characters, at most 63.
+      expect(fails([`fullnameOverride=${"a".repeat(53)}`]).status).to.not.equal(0);
+      expect(fails([`nameOverride=${"a".repeat(53)}`]).status).to.not.equal(0);
+      expect(fails([`fullnameOverride=${"a".repeat(52)}`]).status).to.equal(0);
+      // Helm takes release names of up to 53 characters; with "-hypercache" the name was cut at 63.
+      const long = helm(["template", "r".repeat(53), ".", ...valueArgs([])]);
+      expect(long.status, long.stderr).to.equal(0);
+      const statefulSet = long.stdout.split("\n---").find((d) => /\nkind: StatefulSet/.test(d)) ?? "";
+      const name = /\n {2}name: (\S+)/.exec(statefulSet)?.[1] ?? "";
+      expect(name.length, `StatefulSet name ${name}`).to.be.within(1, 52);
+    });
+
     it("refuses a memory limit it cannot read", () => {
       expect(fails(["resources.limits.memory=lots"]).status).to.not.equal(0);
     });
