@@ -4,6 +4,8 @@
 // binds ports.
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { stat } from "node:fs/promises";
+import { Server as TlsServer } from "node:tls";
 import { hostname, totalmem } from "node:os";
 import { join } from "node:path";
 import type net from "node:net";
@@ -23,14 +25,14 @@ import {
 } from "./core/limits.js";
 import { packageRoot } from "./core/package-root.js";
 import { systemRandom } from "./core/random.js";
-import { loadConfig, readTlsMaterial, SettingError, TlsMaterialError, type Config, type TlsMaterial } from "./config/index.js";
+import { loadConfig, readTlsMaterial, SettingError, TlsMaterialError, TlsReloader, type Config, type TlsFiles, type TlsMaterial } from "./config/index.js";
 import { createAuthenticator, OidcSetupError, PolicyFileError, type Authenticator } from "./auth/index.js";
 import { createLogger, LOG, type Logger } from "./log/index.js";
 import type { CapOutcome } from "./http/connection-slots.js";
 import { createListenerServer, type ListenerServer } from "./http/listener-server.js";
 import { readDashboardAssets } from "./http/index.js";
 import type { Metrics, OtlpExporterFactory } from "./observability/index.js";
-import { createPeerServer, createSecurePeerServer, peerTlsOptions, type PeerServer, type PeerTlsOptions } from "./peer/index.js";
+import { createPeerServer, createSecurePeerServer, livePeerTls, peerTlsOptions, type LivePeerTls, type PeerServer, type PeerTlsOptions } from "./peer/index.js";
 import { progressFields } from "./cluster/index.js";
 import { createNode, type HypercacheNode } from "./node.js";
 
@@ -158,6 +160,29 @@ interface Listeners {
 }
 
 /**
+ * Looks at the listeners' TLS files every SERVICE_TLS_RELOAD_INTERVAL and puts a changed, checked
+ * set in use for new connections (tls-reload.ts): the servers' secure contexts, and the peer
+ * client's options for its next sessions.
+ */
+async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeerTls | undefined, logger: Logger): Promise<void> {
+  if (config.tlsReloadIntervalMs === 0) return;
+  const deps = { timers: systemTimers, intervalMs: config.tlsReloadIntervalMs, stamp: (p: string) => stat(p), logger };
+  const filesOf = (f: TlsFiles) => [f.certFile, f.keyFile, ...(f.caFile ? [f.caFile] : [])];
+  const contextOf = (m: TlsMaterial) => ({ cert: m.cert, key: m.key, ...(m.ca ? { ca: m.ca } : {}) });
+  const reloaders: Array<{ start(): Promise<void> }> = [];
+  for (const [listener, files, server] of [["api", config.apiTls, listeners.api], ["mgmt", config.mgmtTls, listeners.mgmt]] as const) {
+    if (files === undefined || !(server instanceof TlsServer)) continue;
+    reloaders.push(new TlsReloader(listener, filesOf(files), () => readTlsMaterial(files, listener), (m) => server.setSecureContext(contextOf(m)), deps));
+  }
+  const peerServer = listeners.peer.server;
+  if (config.distTls !== undefined && livePeer !== undefined && peerServer instanceof TlsServer) {
+    const apply = (m: PeerTlsOptions) => (peerServer.setSecureContext({ ca: m.ca, cert: m.cert, key: m.key }), livePeer.replace(m));
+    reloaders.push(new TlsReloader("dist", filesOf(config.distTls), () => peerTlsOptions(config.distTls) as PeerTlsOptions, apply, deps));
+  }
+  await Promise.all(reloaders.map((r) => r.start()));
+}
+
+/**
  * Binds the dist listener, starts the node's loops, then binds the management and client
  * listeners. A bind failure stops what was started and exits 1 with an error record.
  */
@@ -270,6 +295,7 @@ async function main(): Promise<void> {
     else logger.info(LOG.peerProtectedMode, { dist_addr: formatAddress(config.distAddr) });
   }
   const tls = await readListenerTls(config, logger);
+  const livePeer = tls.dist && livePeerTls(tls.dist);
 
   const otlpEndpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;
   const node = createNode(config, {
@@ -285,9 +311,10 @@ async function main(): Promise<void> {
     // A new boot id per process: this node's counter slot is never reused after a restart.
     bootId: randomUUID().replace(/-/g, ""),
     auth,
-    peerTls: tls.dist,
+    peerTls: livePeer?.options,
   });
   const listeners = await startListeners(config, node, tls, logger);
+  await watchTls(config, listeners, livePeer, logger);
   installShutdown(node, listeners, auth, logger);
 }
 

@@ -53,6 +53,8 @@ export interface Config {
   readonly seeds: readonly Seed[];
   readonly replication: number;
   readonly capacity: number;
+  /** SERVICE_TLS_RELOAD_INTERVAL; 0: TLS files are read at start only. */
+  readonly tlsReloadIntervalMs: number;
   /** SERVICE_MAX_DATA_BYTES, effective (the derived default filled in); 0: no byte limit. */
   readonly maxDataBytes: number;
   readonly logLevel: LogLevel;

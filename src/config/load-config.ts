@@ -108,6 +108,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     seeds: Object.freeze((v<readonly Seed[] | undefined>("SERVICE_SEEDS") ?? []).filter((s) => s.id !== nodeId)),
     replication: v<number>("SERVICE_REPLICATION"),
     capacity: v<number>("SERVICE_CAPACITY"),
+    tlsReloadIntervalMs: v<number>("SERVICE_TLS_RELOAD_INTERVAL"),
     maxDataBytes: dataBudget(v, views, defaults, maxValueBytes),
     logLevel: v<LogLevel>("SERVICE_LOG_LEVEL"),
     heartbeatIntervalMs,

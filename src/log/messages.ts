@@ -20,6 +20,8 @@ export const LOG = Object.freeze({
   dashboardMissing: "dashboard assets not built: /dashboard/ answers 404 (run npm run build)",
   authPolicyInvalid: "auth policy file invalid",
   tlsInvalid: "tls configuration invalid",
+  tlsReloaded: "tls certificate reloaded from its changed files",
+  tlsReloadFailed: "tls files changed but cannot be used: the certificate in use stays",
   unknownSetting: "unknown setting ignored",
   bareSeed: "seed without node id: its id is learned from the peer (use id@host:port in production)",
   apiListening: "client API listener started",

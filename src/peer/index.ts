@@ -2,7 +2,7 @@ export { createPeerRoutes, peerServiceImpl } from "./peer-service.js";
 export { createPeerHandler, type PeerRequestHandler } from "./peer-handler.js";
 export { PeerConnectionTrust } from "./connection-trust.js";
 export { createPeerServer, createSecurePeerServer, type PeerServer } from "./peer-server.js";
-export { peerTlsOptions, type PeerTlsOptions } from "./peer-tls.js";
+export { livePeerTls, peerTlsOptions, type LivePeerTls, type PeerTlsOptions } from "./peer-tls.js";
 export { ConnectPeerTransport, type ConnectPeerTransportOptions } from "./client.js";
 export { peerTokenSigner, secretsEqual, bearerToken } from "./peer-auth.js";
 export { isLoopback, peerRequestRefusal, type PeerGateOptions } from "./peer-gate.js";

@@ -25,3 +25,29 @@ export function peerTlsOptions(files: TlsFiles | undefined): PeerTlsOptions | un
   if (m.ca === undefined) throw new TlsMaterialError("SERVICE_DIST_TLS_CA: required with SERVICE_DIST_TLS_CERT: every node verifies every peer");
   return Object.freeze({ ca: m.ca, cert: m.cert, key: m.key });
 }
+
+/** Peer TLS options that follow a reloaded certificate, and how to replace them. */
+export interface LivePeerTls {
+  /**
+   * Options whose fields read the set in use: own getters, so `{ ...options }` (as the peer
+   * client passes them to each new session) copies the current files.
+   */
+  readonly options: PeerTlsOptions;
+  replace(next: PeerTlsOptions): void;
+}
+
+export function livePeerTls(initial: PeerTlsOptions): LivePeerTls {
+  let current = initial;
+  const options: PeerTlsOptions = {
+    get ca() {
+      return current.ca;
+    },
+    get cert() {
+      return current.cert;
+    },
+    get key() {
+      return current.key;
+    },
+  };
+  return { options, replace: (next) => void (current = next) };
+}
