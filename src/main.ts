@@ -35,6 +35,7 @@ import type { Metrics, OtlpExporterFactory } from "./observability/index.js";
 import { createPeerServer, createSecurePeerServer, livePeerTls, peerTlsOptions, type LivePeerTls, type PeerServer, type PeerTlsOptions } from "./peer/index.js";
 import { progressFields } from "./cluster/index.js";
 import { createNode, type HypercacheNode } from "./node.js";
+import { BootSignals } from "./boot-signals.js";
 
 /** The memory this process may use: its cgroup's limit when there is one, else the machine's. */
 function processMemoryBytes(): number {
@@ -243,7 +244,7 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
  * describes. Exit 0 when it was safe to stop, 3 when the drain timed out; a second signal exits
  * 130 at once.
  */
-function installShutdown(node: HypercacheNode, listeners: Listeners, auth: Authenticator, logger: Logger): void {
+function installShutdown(node: HypercacheNode, listeners: Listeners, auth: Authenticator, logger: Logger, heldSignal: string | undefined): void {
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) {
@@ -273,11 +274,17 @@ function installShutdown(node: HypercacheNode, listeners: Listeners, auth: Authe
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+  if (heldSignal !== undefined) void shutdown(heldSignal);
 }
 
 async function main(): Promise<void> {
   const config = readConfig();
   const logger: Logger = createLogger({ nodeId: config.nodeId, level: config.logLevel });
+  const boot = new BootSignals((signal) => {
+    logger.info(LOG.shutdownSignal, { signal, booting: true });
+    logger.info(LOG.stoppedCleanly, { signal });
+    systemTimers.defer(() => process.exit(0));
+  }, process);
   const root = packageRoot(import.meta.url);
   const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
   const documents = {
@@ -313,9 +320,10 @@ async function main(): Promise<void> {
     auth,
     peerTls: livePeer?.options,
   });
+  boot.hold();
   const listeners = await startListeners(config, node, tls, logger);
   await watchTls(config, listeners, livePeer, logger);
-  installShutdown(node, listeners, auth, logger);
+  installShutdown(node, listeners, auth, logger, boot.release());
 }
 
 main().catch((err: unknown) => {

@@ -1,0 +1,43 @@
+// Stop signals while the node boots. Node installs no handler for SIGTERM, and a process that is
+// PID 1 (the container image runs node directly) ignores a signal it has no handler for: a pod
+// deleted while its node booted lost the SIGTERM and was killed at the end of its grace period
+// (120 s in the chart), without a drain. BootSignals is in place from the start of main():
+// before the node exists a signal ends the process at once (it holds nothing yet); once the node
+// exists the signal is kept and handed to the shutdown when that is installed.
+
+type Signal = "SIGTERM" | "SIGINT";
+const SIGNALS: readonly Signal[] = ["SIGTERM", "SIGINT"];
+
+/** The part of `process` BootSignals uses. */
+export interface SignalSource {
+  on(event: Signal, listener: (signal: Signal) => void): unknown;
+  off(event: Signal, listener: (signal: Signal) => void): unknown;
+}
+
+export class BootSignals {
+  private received: Signal | undefined;
+  private holding = false;
+  private readonly onSignal = (signal: Signal): void => {
+    if (!this.holding) this.exitNow(signal);
+    else this.received ??= signal;
+  };
+
+  constructor(
+    /** Ends the process: nothing was started that a drain would hand off. */
+    private readonly exitNow: (signal: Signal) => void,
+    private readonly source: SignalSource,
+  ) {
+    for (const s of SIGNALS) source.on(s, this.onSignal);
+  }
+
+  /** The node exists from now on: a signal waits for the shutdown, which drains it. */
+  hold(): void {
+    this.holding = true;
+  }
+
+  /** Removes the handlers (the shutdown installs its own); returns the signal held meanwhile, if any. */
+  release(): Signal | undefined {
+    for (const s of SIGNALS) this.source.off(s, this.onSignal);
+    return this.received;
+  }
+}
