@@ -189,6 +189,17 @@ describe("Helm chart deploy/helm/hypercache", function () {
       expect(fails(["networkPolicy.mgmtFrom=open"]).status, "not a list").to.not.equal(0);
     });
 
+    it("passes extraEnv (the OpenTelemetry exporter's variables) to the server, and refuses SERVICE_* or NODE_OPTIONS there", () => {
+      // Before: only SERVICE_* names could be set, so OTLP export could not be turned on.
+      const objects = render([], ["extraEnv[0].name=OTEL_EXPORTER_OTLP_ENDPOINT", "extraEnv[0].value=http://otel-collector.monitoring:4318", "extraEnv[1].name=OTEL_METRIC_EXPORT_INTERVAL", "extraEnv[1].value=15000"]);
+      const env = mainContainer(theStatefulSet(objects)).env ?? [];
+      expect(env.find((e) => e.name === "OTEL_EXPORTER_OTLP_ENDPOINT")?.value).to.equal("http://otel-collector.monitoring:4318");
+      expect(env.find((e) => e.name === "OTEL_METRIC_EXPORT_INTERVAL")?.value).to.equal("15000");
+      for (const name of ["SERVICE_SEEDS", "NODE_OPTIONS", "lower-case"]) {
+        expect(fails([`extraEnv[0].name=${name}`, "extraEnv[0].value=x"]).status, name).to.not.equal(0);
+      }
+    });
+
     it("refuses a Secret name Kubernetes would not take (schema), whatever comes before a valid tail", () => {
       // Before: the pattern's second alternative was anchored at the end only, so these rendered
       // and the pods stayed in CreateContainerConfigError.
