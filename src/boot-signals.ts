@@ -3,7 +3,8 @@
 // deleted while its node booted lost the SIGTERM and was killed at the end of its grace period
 // (120 s in the chart), without a drain. BootSignals is in place from the start of main():
 // before the node exists a signal ends the process at once (it holds nothing yet); once the node
-// exists the signal is kept and handed to the shutdown when that is installed.
+// exists the signal is kept and handed to the shutdown when that is installed; a second one then
+// ends the process at once (exit 130), as a second signal does during the shutdown.
 
 type Signal = "SIGTERM" | "SIGINT";
 const SIGNALS: readonly Signal[] = ["SIGTERM", "SIGINT"];
@@ -17,14 +18,20 @@ export interface SignalSource {
 export class BootSignals {
   private received: Signal | undefined;
   private holding = false;
+  private exiting = false;
   private readonly onSignal = (signal: Signal): void => {
-    if (!this.holding) this.exitNow(signal);
-    else this.received ??= signal;
+    if (this.exiting) return;
+    if (!this.holding || this.received !== undefined) {
+      this.exiting = true;
+      this.exitNow(signal, this.holding ? 130 : 0);
+    } else {
+      this.received = signal;
+    }
   };
 
   constructor(
-    /** Ends the process: nothing was started that a drain would hand off. */
-    private readonly exitNow: (signal: Signal) => void,
+    /** Ends the process with `code`: 0 before the node exists (nothing to hand off), 130 for a second signal. */
+    private readonly exitNow: (signal: Signal, code: number) => void,
     private readonly source: SignalSource,
   ) {
     for (const s of SIGNALS) source.on(s, this.onSignal);

@@ -25,7 +25,7 @@ import {
 } from "./core/limits.js";
 import { packageRoot } from "./core/package-root.js";
 import { systemRandom } from "./core/random.js";
-import { loadConfig, readTlsMaterial, SettingError, TlsMaterialError, TlsReloader, type Config, type TlsFiles, type TlsMaterial } from "./config/index.js";
+import { fileStamps, loadConfig, readTlsMaterial, SettingError, TlsMaterialError, TlsReloader, type Config, type TlsFiles, type TlsMaterial } from "./config/index.js";
 import { createAuthenticator, OidcSetupError, PolicyFileError, type Authenticator } from "./auth/index.js";
 import { createLogger, LOG, type Logger } from "./log/index.js";
 import type { CapOutcome } from "./http/connection-slots.js";
@@ -165,22 +165,31 @@ interface Listeners {
  * set in use for new connections (tls-reload.ts): the servers' secure contexts, and the peer
  * client's options for its next sessions.
  */
-async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeerTls | undefined, logger: Logger): Promise<void> {
+/** The files of a listener's TLS set. */
+const tlsFilesOf = (f: TlsFiles) => [f.certFile, f.keyFile, ...(f.caFile ? [f.caFile] : [])];
+
+/** The stamps of every listener's TLS files, taken before they are read: a change in between is seen by the first look. */
+async function tlsBaselines(config: Config): Promise<Partial<Record<"api" | "mgmt" | "dist", string>>> {
+  const stampOf = (f: TlsFiles | undefined) => (f === undefined ? undefined : fileStamps(tlsFilesOf(f), (p) => stat(p)));
+  const [api, mgmt, dist] = await Promise.all([stampOf(config.apiTls), stampOf(config.mgmtTls), stampOf(config.distTls)]);
+  return { api, mgmt, dist };
+}
+
+async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeerTls | undefined, logger: Logger, baselines: Partial<Record<"api" | "mgmt" | "dist", string>>): Promise<void> {
   if (config.tlsReloadIntervalMs === 0) return;
   const deps = { timers: systemTimers, intervalMs: config.tlsReloadIntervalMs, stamp: (p: string) => stat(p), logger };
-  const filesOf = (f: TlsFiles) => [f.certFile, f.keyFile, ...(f.caFile ? [f.caFile] : [])];
   const contextOf = (m: TlsMaterial) => ({ cert: m.cert, key: m.key, ...(m.ca ? { ca: m.ca } : {}) });
-  const reloaders: Array<{ start(): Promise<void> }> = [];
+  const reloaders: Array<{ listener: "api" | "mgmt" | "dist"; reloader: { start(baseline?: string): Promise<void> } }> = [];
   for (const [listener, files, server] of [["api", config.apiTls, listeners.api], ["mgmt", config.mgmtTls, listeners.mgmt]] as const) {
     if (files === undefined || !(server instanceof TlsServer)) continue;
-    reloaders.push(new TlsReloader(listener, filesOf(files), () => readTlsMaterial(files, listener), (m) => server.setSecureContext(contextOf(m)), deps));
+    reloaders.push({ listener, reloader: new TlsReloader(listener, tlsFilesOf(files), () => readTlsMaterial(files, listener), (m) => server.setSecureContext(contextOf(m)), deps) });
   }
   const peerServer = listeners.peer.server;
   if (config.distTls !== undefined && livePeer !== undefined && peerServer instanceof TlsServer) {
     const apply = (m: PeerTlsOptions) => (peerServer.setSecureContext({ ca: m.ca, cert: m.cert, key: m.key }), livePeer.replace(m));
-    reloaders.push(new TlsReloader("dist", filesOf(config.distTls), () => peerTlsOptions(config.distTls) as PeerTlsOptions, apply, deps));
+    reloaders.push({ listener: "dist", reloader: new TlsReloader("dist", tlsFilesOf(config.distTls), () => peerTlsOptions(config.distTls) as PeerTlsOptions, apply, deps) });
   }
-  await Promise.all(reloaders.map((r) => r.start()));
+  await Promise.all(reloaders.map((r) => r.reloader.start(baselines[r.listener])));
 }
 
 /**
@@ -280,10 +289,14 @@ function installShutdown(node: HypercacheNode, listeners: Listeners, auth: Authe
 async function main(): Promise<void> {
   const config = readConfig();
   const logger: Logger = createLogger({ nodeId: config.nodeId, level: config.logLevel });
-  const boot = new BootSignals((signal) => {
-    logger.info(LOG.shutdownSignal, { signal, booting: true });
-    logger.info(LOG.stoppedCleanly, { signal });
-    systemTimers.defer(() => process.exit(0));
+  const boot = new BootSignals((signal, code) => {
+    if (code === 0) {
+      logger.info(LOG.shutdownSignal, { signal, booting: true });
+      logger.info(LOG.stoppedCleanly, { signal });
+    } else {
+      logger.warn(LOG.secondSignal, { signal, booting: true });
+    }
+    systemTimers.defer(() => process.exit(code));
   }, process);
   const root = packageRoot(import.meta.url);
   const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
@@ -301,6 +314,7 @@ async function main(): Promise<void> {
     if (config.peerInsecure) logger.warn(LOG.peerInsecure, { dist_addr: formatAddress(config.distAddr) });
     else logger.info(LOG.peerProtectedMode, { dist_addr: formatAddress(config.distAddr) });
   }
+  const tlsStamps = await tlsBaselines(config);
   const tls = await readListenerTls(config, logger);
   const livePeer = tls.dist && livePeerTls(tls.dist);
 
@@ -322,7 +336,7 @@ async function main(): Promise<void> {
   });
   boot.hold();
   const listeners = await startListeners(config, node, tls, logger);
-  await watchTls(config, listeners, livePeer, logger);
+  await watchTls(config, listeners, livePeer, logger, tlsStamps);
   installShutdown(node, listeners, auth, logger, boot.release());
 }
 

@@ -40,9 +40,12 @@ export class TlsReloader<T> {
     private readonly deps: TlsReloadDeps,
   ) {}
 
-  /** Takes the files as they are now as the set in use, then looks every interval. */
-  async start(): Promise<void> {
-    this.seen = await this.stamps();
+  /**
+   * Looks every interval. `baseline` (fileStamps of the files, taken before the set in use was
+   * read) is what a change is measured against; without it, the files as they are now.
+   */
+  async start(baseline?: string): Promise<void> {
+    this.seen = baseline ?? (await this.stamps());
     this.timer = this.deps.timers.every(this.deps.intervalMs, () => void this.check());
   }
 
@@ -70,15 +73,20 @@ export class TlsReloader<T> {
     }
   }
 
-  private async stamps(): Promise<string> {
-    const parts = await Promise.all(
-      this.files.map((f) =>
-        this.deps.stamp(f).then(
-          (s) => `${s.ino}:${s.size}:${s.mtimeMs}`,
-          (err: unknown) => `unreadable:${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-        ),
-      ),
-    );
-    return parts.join("|");
+  private stamps(): Promise<string> {
+    return fileStamps(this.files, this.deps.stamp);
   }
+}
+
+/** The stamps of `files` as one string; a file that cannot be stamped counts as its error code. */
+export async function fileStamps(files: readonly string[], stamp: (path: string) => Promise<FileStamp>): Promise<string> {
+  const parts = await Promise.all(
+    files.map((f) =>
+      stamp(f).then(
+        (s) => `${s.ino}:${s.size}:${s.mtimeMs}`,
+        (err: unknown) => `unreadable:${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      ),
+    ),
+  );
+  return parts.join("|");
 }

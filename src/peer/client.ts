@@ -105,7 +105,8 @@ export class ConnectPeerTransport implements PeerTransport {
         timers,
         connectTimeoutMs: timeoutMs,
         idleTimeoutMs: PEER_IDLE_TIMEOUT_MS,
-        connect: { ...this.opts.tls, noDelay: true } as SecureClientSessionOptions,
+        // Read at each new connection: the TLS options may be reloaded (livePeerTls).
+        connect: () => ({ ...this.opts.tls, noDelay: true }) as SecureClientSessionOptions,
       });
       const transport = createConnectTransport({
         httpVersion: "2",

@@ -1,7 +1,7 @@
 // TlsReloader: a changed set of TLS files is read, checked and applied once; an unchanged one is
 // not read at all; a set that does not check is logged and the one in use stays.
 import { expect } from "chai";
-import { TlsReloader, type FileStamp } from "../../../src/config/index.js";
+import { fileStamps, TlsReloader, type FileStamp } from "../../../src/config/index.js";
 import { LOG } from "../../../src/log/index.js";
 import { livePeerTls } from "../../../src/peer/index.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
@@ -92,6 +92,16 @@ describe("config/tls-reload: TlsReloader", () => {
     h.touch("key.pem", "D");
     await h.clock.advanceAsync(10_000);
     expect(h.applied).to.deep.equal(["D"]);
+  });
+
+  it("a change between the baseline (stamps taken before the set in use was read) and start() is seen by the first look", async () => {
+    const h = harness();
+    const baseline = await fileStamps(["cert.pem", "key.pem"], (p) => Promise.resolve(h.stamps.get(p) as FileStamp));
+    h.touch("cert.pem", "renewed during boot");
+    await h.reloader.start(baseline);
+    await h.clock.advanceAsync(10_000);
+    // Before: start() took the files as they were then, and the renewal waited for the next one.
+    expect(h.applied).to.deep.equal(["renewed during boot"]);
   });
 
   it("stop() ends the looks", async () => {

@@ -14,21 +14,24 @@ describe("boot-signals: BootSignals", () => {
   it("handles SIGTERM and SIGINT from the start: before the node exists a signal ends the process at once", () => {
     const s = source();
     const exits: string[] = [];
-    new BootSignals((signal) => exits.push(signal), s);
+    new BootSignals((signal, code) => exits.push(`${signal} ${code}`), s);
     expect(s.listenerCount("SIGTERM")).to.equal(1);
     expect(s.listenerCount("SIGINT")).to.equal(1);
     s.fire("SIGTERM");
-    expect(exits).to.deep.equal(["SIGTERM"]);
+    s.fire("SIGINT");
+    expect(exits, "exit 0, once").to.deep.equal(["SIGTERM 0"]);
   });
 
-  it("once the node exists a signal is held, the first one, and handed over by release(), which removes the handlers", () => {
+  it("once the node exists a signal is held and handed over by release(), which removes the handlers; a second one exits 130", () => {
     const s = source();
     const exits: string[] = [];
-    const boot = new BootSignals((signal) => exits.push(signal), s);
+    const boot = new BootSignals((signal, code) => exits.push(`${signal} ${code}`), s);
     boot.hold();
     s.fire("SIGINT");
-    s.fire("SIGTERM");
     expect(exits, "no exit while the node may hold writes").to.deep.equal([]);
+    s.fire("SIGTERM");
+    s.fire("SIGTERM");
+    expect(exits, "a second signal ends it at once, as during the shutdown; once").to.deep.equal(["SIGTERM 130"]);
     expect(boot.release()).to.equal("SIGINT");
     expect(s.listenerCount("SIGTERM") + s.listenerCount("SIGINT")).to.equal(0);
   });
