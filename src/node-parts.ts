@@ -72,6 +72,7 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
     tombstoneTtlMs: config.tombstoneTtlMs,
     tombstoneBytesMax: config.tombstoneBytesMax,
     maxDataBytes: config.maxDataBytes,
+    defer: (fn) => deps.timers.defer(fn),
     clock,
     metrics,
   });

@@ -21,18 +21,19 @@ export interface ConfigDefaults {
 export const DATA_BYTES_MEMORY_SHARE = 0.4;
 
 /**
- * SERVICE_MAX_DATA_BYTES, effective: as given (0: no limit; otherwise at least the largest
- * value), or a share of the process's memory. /config shows the effective value.
+ * SERVICE_MAX_DATA_BYTES, effective: as given (0: no limit; otherwise room for the largest key
+ * and value), or a share of the process's memory. /config shows the effective value.
  */
 function dataBudget(v: <T>(name: string) => T, views: SettingView[], defaults: ConfigDefaults, maxValueBytes: number): number {
   const given = v<number | undefined>("SERVICE_MAX_DATA_BYTES");
+  const largest = maxValueBytes + v<number>("SERVICE_MAX_KEY_BYTES");
   if (given !== undefined) {
-    if (given > 0 && given < maxValueBytes) {
-      throw new SettingError("SERVICE_MAX_DATA_BYTES", `must be 0 (no limit) or at least SERVICE_MAX_VALUE_BYTES (${maxValueBytes}); got ${given}`);
+    if (given > 0 && given < largest) {
+      throw new SettingError("SERVICE_MAX_DATA_BYTES", `must be 0 (no limit) or at least SERVICE_MAX_VALUE_BYTES + SERVICE_MAX_KEY_BYTES (${largest}); got ${given}`);
     }
     return given;
   }
-  const derived = defaults.memoryBytes === undefined ? 0 : Math.max(maxValueBytes, Math.floor(defaults.memoryBytes * DATA_BYTES_MEMORY_SHARE));
+  const derived = defaults.memoryBytes === undefined ? 0 : Math.max(largest, Math.floor(defaults.memoryBytes * DATA_BYTES_MEMORY_SHARE));
   const view = views.find((s) => s.name === "SERVICE_MAX_DATA_BYTES");
   if (view) views[views.indexOf(view)] = { ...view, value: String(derived) };
   return derived;

@@ -11,7 +11,7 @@ import { createPolicy } from "./policies/index.js";
 import { Applied, type ApplyResult, type RecordHeader, type VersionedRecord } from "./record.js";
 import { OriginTable } from "./origin-table.js";
 import { Shard } from "./shard.js";
-import { DataBudget, INLINE_VICTIMS_MAX, PASS_VICTIMS_MAX } from "./data-budget.js";
+import { DataBudget, PASS_VICTIMS_MAX } from "./data-budget.js";
 import type { KeysPage, StoreCounters, StoreMemory } from "./store-types.js";
 
 /** A live value as reads return it: a record that is not a tombstone. */
@@ -27,6 +27,8 @@ export interface StoreOptions {
   readonly tombstoneBytesMax: number;
   /** Bytes of live keys and values the store holds at most (SERVICE_MAX_DATA_BYTES); 0 or absent: no limit. */
   readonly maxDataBytes?: number;
+  /** Runs a function at the end of the event-loop turn (Timers.defer): the byte budget's cap per turn. */
+  readonly defer?: (fn: () => void) => void;
   readonly clock: Clock;
   readonly metrics: Metrics;
 }
@@ -77,10 +79,10 @@ export class ShardedStore {
       this.counters.expirations++;
     };
     this.hardLimit = opts.capacity + opts.shards;
-    this.budget = new DataBudget(this.shards, opts.maxDataBytes ?? 0);
+    this.budget = new DataBudget(this.shards, opts.maxDataBytes ?? 0, opts.defer);
     this.makeRoom = (shard, rec) => {
       // Key bytes taken as its length: exact for ASCII keys, and the pass after corrects the rest.
-      this.budget.evictFor(rec.key.length + rec.value.length, INLINE_VICTIMS_MAX, this.onEvict);
+      this.budget.makeRoomInline(rec.key.length + rec.value.length, this.onEvict);
       if (this.items < this.hardLimit) return;
       // Evict from the shard being written (it stays the same size); an empty one borrows a
       // victim from the fullest shard.
@@ -211,7 +213,7 @@ export class ShardedStore {
 
   /**
    * One eviction pass: evicts until the store holds its capacity, from the fullest shards, and
-   * its byte budget (at most PASS_VICTIMS_MAX victims for the bytes), from the heaviest.
+   * its byte budget (at most PASS_VICTIMS_MAX victims for the bytes), from every shard in turn.
    */
   evictPass(): number {
     let n = this.budget.evictFor(0, PASS_VICTIMS_MAX, this.onEvict);

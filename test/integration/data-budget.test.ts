@@ -60,6 +60,6 @@ describe("SERVICE_MAX_DATA_BYTES on a real node", function () {
     node = undefined;
     const refused = await startNode({ id: "budget-3", env: { SERVICE_MAX_DATA_BYTES: "1MiB" }, readyMessage: false });
     expect(await refused.exited).to.equal(2);
-    expect(refused.stderr.join("")).to.match(/invalid configuration: SERVICE_MAX_DATA_BYTES: must be 0 \(no limit\) or at least SERVICE_MAX_VALUE_BYTES/);
+    expect(refused.stderr.join("")).to.match(/invalid configuration: SERVICE_MAX_DATA_BYTES: must be 0 \(no limit\) or at least SERVICE_MAX_VALUE_BYTES \+ SERVICE_MAX_KEY_BYTES/);
   });
 });

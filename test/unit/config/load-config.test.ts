@@ -180,11 +180,11 @@ describe("config/load-config", () => {
       const c = withMemory({}, 1024 * MiB);
       expect(c.maxDataBytes).to.equal(Math.floor(1024 * MiB * 0.4));
       expect(c.settings.find((s) => s.name === "SERVICE_MAX_DATA_BYTES")).to.deep.equal({ name: "SERVICE_MAX_DATA_BYTES", value: String(Math.floor(1024 * MiB * 0.4)), source: "default" });
-      expect(withMemory({}, 10 * MiB).maxDataBytes, "a tiny limit still holds the largest value").to.equal(8 * MiB);
+      expect(withMemory({}, 10 * MiB).maxDataBytes, "a tiny limit still holds the largest key and value").to.equal(8 * MiB + 4096);
       expect(withMemory({ SERVICE_MAX_DATA_BYTES: "0" }, 1024 * MiB).maxDataBytes).to.equal(0);
       expect(withMemory({ SERVICE_MAX_DATA_BYTES: "256MiB" }, 1024 * MiB).maxDataBytes).to.equal(256 * MiB);
       expect(load().maxDataBytes, "no memory figure: no byte limit").to.equal(0);
-      expectSettingError({ SERVICE_MAX_DATA_BYTES: "4MiB" }, "SERVICE_MAX_DATA_BYTES", "at least SERVICE_MAX_VALUE_BYTES (8388608)");
+      expectSettingError({ SERVICE_MAX_DATA_BYTES: "8MiB" }, "SERVICE_MAX_DATA_BYTES", "at least SERVICE_MAX_VALUE_BYTES + SERVICE_MAX_KEY_BYTES (8392704)");
       expect(load({ SERVICE_MAX_DATA_BYTES: "4MiB", SERVICE_MAX_VALUE_BYTES: "1MiB" }).maxDataBytes).to.equal(4 * MiB);
     });
 
