@@ -5,7 +5,7 @@
 import { expect } from "chai";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parse } from "yaml";
 import { CHART, helm, render, valueArgs } from "./helm.js";
 import {
@@ -195,7 +195,16 @@ describe("Helm chart deploy/helm/hypercache", function () {
       const env = mainContainer(theStatefulSet(objects)).env ?? [];
       expect(env.find((e) => e.name === "OTEL_EXPORTER_OTLP_ENDPOINT")?.value).to.equal("http://otel-collector.monitoring:4318");
       expect(env.find((e) => e.name === "OTEL_METRIC_EXPORT_INTERVAL")?.value).to.equal("15000");
-      for (const name of ["SERVICE_SEEDS", "NODE_OPTIONS", "lower-case"]) {
+      // A whole number in a values file is a float to Helm: printed without an exponent.
+      const file = join(mkdtempSync(join(tmpdir(), "hc-values-")), "extra.yaml");
+      writeFileSync(file, "extraEnv:\n  - name: OTEL_METRIC_EXPORT_INTERVAL\n    value: 1000000\n");
+      try {
+        const fromFile = mainContainer(theStatefulSet(render([file]))).env ?? [];
+        expect(fromFile.find((e) => e.name === "OTEL_METRIC_EXPORT_INTERVAL")?.value).to.equal("1000000");
+      } finally {
+        rmSync(dirname(file), { recursive: true, force: true });
+      }
+      for (const name of ["SERVICE_SEEDS", "NODE_OPTIONS", "POD_NAME", "lower-case"]) {
         expect(fails([`extraEnv[0].name=${name}`, "extraEnv[0].value=x"]).status, name).to.not.equal(0);
       }
     });
