@@ -25,6 +25,11 @@ export function bytes(n: number): string {
   return `${(n / 1024 ** 3).toFixed(2)} GiB`;
 }
 
+/** The live key and value bytes against SERVICE_MAX_DATA_BYTES (0: no byte limit). */
+export function dataLine(held: number, max: number): string {
+  return max > 0 ? `${bytes(held)} of ${bytes(max)} (${percent(held / max)})` : `${bytes(held)} (no byte limit)`;
+}
+
 export function percent(share: number): string {
   return `${(share * 100).toFixed(1)}%`;
 }

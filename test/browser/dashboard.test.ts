@@ -135,6 +135,14 @@ describe("dashboard in Chromium against a 3-node cluster with auth", function ()
     await page.close();
   });
 
+  it("the overview shows the keys and values the node holds against its byte budget (SERVICE_MAX_DATA_BYTES)", async () => {
+    const { page, watch } = await signedInPage(browser.context, base(), READ_TOKEN, "overview");
+    await pollPage(page, `document.querySelector("#node-data")?.textContent?.includes(" of ") === true`);
+    expect(await page.locator("#node-data").innerText()).to.match(/^\d+(\.\d)? (B|KiB|MiB) of \d+\.\d+ (MiB|GiB) \(\d+\.\d%\)$/);
+    noProblems(watch);
+    await page.close();
+  });
+
   it(`cold load: the members table shows three alive rows within ${COLD_LOAD_MS_MAX} ms`, async () => {
     const { page, watch } = await signedInPage(browser.context, base(), READ_TOKEN, "members");
     const ms = await pollPage<number>(page, "window.__aliveRowsAt");

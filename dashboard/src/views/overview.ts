@@ -3,7 +3,7 @@
 import { html } from "htm/preact";
 import type { HypercacheClient } from "../api.js";
 import type { Live } from "../app.js";
-import { bytes, duration } from "../format.js";
+import { bytes, dataLine, duration } from "../format.js";
 import { memberRows } from "../member-rows.js";
 import { RATE_SERIES } from "../series.js";
 import { ErrorNote } from "./common.js";
@@ -33,6 +33,7 @@ export function Overview(props: { client: HypercacheClient; live: Live }) {
           <dt>State</dt><dd id="node-state">${drain.data ? drain.data.state : "…"}</dd>
           <dt>Uptime</dt><dd>${stats.data ? duration(stats.data.uptime_s * 1000) : "…"}</dd>
           <dt>Items</dt><dd>${stats.data ? `${stats.data.items} of ${stats.data.capacity} (${bytes(stats.data.bytes)})` : "…"}</dd>
+          <dt>Keys and values</dt><dd id="node-data">${stats.data ? dataLine(stats.data.data_bytes, stats.data.max_data_bytes) : "…"}</dd>
         </dl>
       </section>
       <section class="card" aria-labelledby="ov-members">

@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { AllEndpointsFailedError, ForbiddenError, TransportError } from "@hypercache/client/browser";
 import { createClient, problemOf } from "../../../dashboard/src/api.js";
 import { forgetCredential, loadCredential, saveCredential, type Credential } from "../../../dashboard/src/credential.js";
-import { ago, asText, duration, hexDump, isGlob } from "../../../dashboard/src/format.js";
+import { ago, asText, dataLine, duration, hexDump, isGlob } from "../../../dashboard/src/format.js";
 import { memberRows } from "../../../dashboard/src/member-rows.js";
 import { HISTORY_SAMPLES, RATE_SERIES, RateHistory, Ring } from "../../../dashboard/src/series.js";
 
@@ -57,6 +57,11 @@ describe("dashboard logic", () => {
     expect(asText(cut, false), "an uncut value ending mid-character is not UTF-8").to.equal(undefined);
     expect(hexDump(new Uint8Array([0x68, 0x69, 0x00]))).to.equal(`00000000  ${"68 69 00".padEnd(47)}  hi.`);
     expect(hexDump(new Uint8Array(17)).split("\n")[1]).to.match(/^00000010 {2}00/);
+  });
+
+  it("shows the keys and values held against the byte budget, or that there is none", () => {
+    expect(dataLine(300 * 1024 * 1024, 400 * 1024 * 1024)).to.equal("300.0 MiB of 400.0 MiB (75.0%)");
+    expect(dataLine(2048, 0)).to.equal("2.0 KiB (no byte limit)");
   });
 
   it("a ring keeps the last `capacity` values, oldest first", () => {
