@@ -92,21 +92,24 @@ async function runtimeMetrics(n: NodeProcess): Promise<string[]> {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { seconds: { type: "string" }, rate: { type: "string" }, seed: { type: "string" }, out: { type: "string" } } });
+  const { values } = parseArgs({ options: { seconds: { type: "string" }, rate: { type: "string" }, seed: { type: "string" }, out: { type: "string" }, "max-data-bytes": { type: "string" } } });
   const durationS = Number(values.seconds ?? 600);
   const rate = Number(values.rate ?? 500);
   const seed = Number(values.seed ?? 1);
   const out = values.out ?? "soak-out";
   mkdirSync(out, { recursive: true });
 
-  const { nodes } = await startCluster(3, { SERVICE_CAPACITY: String(CAPACITY), SERVICE_PEER_TOKEN: "soak-peer-token", SERVICE_TOMBSTONE_TTL: TOMBSTONE_TTL });
+  // --max-data-bytes: a byte budget smaller than what the capacity holds, so that the nodes evict
+  // for bytes (SERVICE_MAX_DATA_BYTES) all along instead of for items.
+  const budget = values["max-data-bytes"];
+  const { nodes } = await startCluster(3, { SERVICE_CAPACITY: String(CAPACITY), SERVICE_PEER_TOKEN: "soak-peer-token", SERVICE_TOMBSTONE_TTL: TOMBSTONE_TTL, ...(budget ? { SERVICE_MAX_DATA_BYTES: budget } : {}) });
   const crashes: string[] = [];
   for (const n of nodes) void n.exited.then((code) => !stopping && crashes.push(`${n.id} exited (${code})`));
   let stopping = false;
   const targets = nodes.map((n) => ({ id: n.id, api: n.api, mgmt: n.mgmt }));
   const traffic = new Traffic(targets, { opsPerSecond: rate, maxInFlight: 64, keySpace: KEY_SPACE, seed });
   const exposed = await runtimeMetrics(nodes[0] as NodeProcess);
-  print(`soak: 3 nodes, capacity ${CAPACITY}, ${KEY_SPACE} keys, ≤ ${rate} ops/s for ${durationS} s (seed ${seed}); tombstone TTL ${TOMBSTONE_TTL}; PUT TTLs ${PUT_TTL_S.long.join("-")} s, ${100 * PUT_TTL_S.shortShare}% ${PUT_TTL_S.short.join("-")} s; runtime metrics exposed by the node: ${exposed.length ? exposed.join(", ") : "none"}`);
+  print(`soak: 3 nodes, capacity ${CAPACITY}${budget ? `, byte budget ${budget}` : ""}, ${KEY_SPACE} keys, ≤ ${rate} ops/s for ${durationS} s (seed ${seed}); tombstone TTL ${TOMBSTONE_TTL}; PUT TTLs ${PUT_TTL_S.long.join("-")} s, ${100 * PUT_TTL_S.shortShare}% ${PUT_TTL_S.short.join("-")} s; runtime metrics exposed by the node: ${exposed.length ? exposed.join(", ") : "none"}`);
   const t0 = performance.now();
   await traffic.preload(Math.round(CAPACITY * 1.2));
   print(`preloaded ${Math.round(CAPACITY * 1.2)} items in ${((performance.now() - t0) / 1000).toFixed(0)} s; items per node: ${(await Promise.all(nodes.map(items))).join(", ")}`);
@@ -187,7 +190,7 @@ async function main(): Promise<number> {
   for (const [id, d] of delays) print(`reported: ${id} GET /healthz round trip from outside p99 ${percentile(d, 99).toFixed(1)} ms, max ${Math.max(...d).toFixed(1)} ms over ${d.length} probes (the probe thread's own loop p99 ${probeNoise.own_p99_ms.toFixed(1)} ms)`);
   for (const v of rss) print(`reported: ${v.node} RSS (V8's garbage included) final ${(v.final_bytes / 2 ** 20).toFixed(0)} MiB / ${(v.reference_bytes / 2 ** 20).toFixed(0)} MiB at ${v.reference_s.toFixed(0)} s = ${v.final_ratio.toFixed(3)}, slope ${v.slope_pct_per_min.toFixed(2)}%/min`);
   for (const g of gates) print(`${g.passed ? "PASS" : "FAIL"}  ${g.name}: ${g.detail}`);
-  print(passed ? `soak passed (seed ${seed}); report in ${out}/report.json` : `soak FAILED (seed ${seed}); replay: npm run soak -- --seconds ${durationS} --rate ${rate} --seed ${seed}`);
+  print(passed ? `soak passed (seed ${seed}); report in ${out}/report.json` : `soak FAILED (seed ${seed}); replay: npm run soak -- --seconds ${durationS} --rate ${rate} --seed ${seed}${budget ? ` --max-data-bytes ${budget}` : ""}`);
   return passed ? 0 : 1;
 }
 
