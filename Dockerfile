@@ -14,9 +14,12 @@ WORKDIR /src
 # dependency needs a script of its own.
 COPY package.json package-lock.json ./
 # The workspaces (the SDK, whose browser build the dashboard bundles, and the CLI) are installed
-# and linked by the same npm ci, so they come with the manifest.
-COPY packages/ packages/
+# and linked by the same npm ci: their manifests come with it, their sources after, so an edit of
+# the SDK or the CLI does not install every dependency again.
+COPY packages/client/package.json packages/client/
+COPY packages/cli/package.json packages/cli/
 RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY packages/ packages/
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/ scripts/
 COPY openapi/ openapi/
