@@ -178,18 +178,18 @@ async function tlsBaselines(config: Config): Promise<Partial<Record<"api" | "mgm
 async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeerTls | undefined, logger: Logger, baselines: Partial<Record<"api" | "mgmt" | "dist", string>>): Promise<void> {
   if (config.tlsReloadIntervalMs === 0) return;
   const deps = { timers: systemTimers, intervalMs: config.tlsReloadIntervalMs, stamp: (p: string) => stat(p), logger };
-  const contextOf = (m: TlsMaterial) => ({ cert: m.cert, key: m.key, ...(m.ca ? { ca: m.ca } : {}) });
-  const reloaders: Array<{ listener: "api" | "mgmt" | "dist"; reloader: { start(baseline?: string): Promise<void> } }> = [];
+  const started: Promise<void>[] = [];
   for (const [listener, files, server] of [["api", config.apiTls, listeners.api], ["mgmt", config.mgmtTls, listeners.mgmt]] as const) {
     if (files === undefined || !(server instanceof TlsServer)) continue;
-    reloaders.push({ listener, reloader: new TlsReloader(listener, tlsFilesOf(files), () => readTlsMaterial(files, listener), (m) => server.setSecureContext(contextOf(m)), deps) });
+    const reloader = new TlsReloader(listener, tlsFilesOf(files), () => readTlsMaterial(files, listener), (m) => server.setSecureContext(m), deps);
+    started.push(reloader.start(baselines[listener]));
   }
   const peerServer = listeners.peer.server;
   if (config.distTls !== undefined && livePeer !== undefined && peerServer instanceof TlsServer) {
-    const apply = (m: PeerTlsOptions) => (peerServer.setSecureContext({ ca: m.ca, cert: m.cert, key: m.key }), livePeer.replace(m));
-    reloaders.push({ listener: "dist", reloader: new TlsReloader("dist", tlsFilesOf(config.distTls), () => peerTlsOptions(config.distTls) as PeerTlsOptions, apply, deps) });
+    const apply = (m: PeerTlsOptions) => (peerServer.setSecureContext(m), livePeer.replace(m));
+    started.push(new TlsReloader("dist", tlsFilesOf(config.distTls), () => peerTlsOptions(config.distTls) as PeerTlsOptions, apply, deps).start(baselines.dist));
   }
-  await Promise.all(reloaders.map((r) => r.reloader.start(baselines[r.listener])));
+  await Promise.all(started);
 }
 
 /**

@@ -71,13 +71,17 @@ export class DataBudget {
     return n;
   }
 
+  /** Bytes past the budget once `incoming` more are stored (0 or less: they fit, or there is no budget). */
+  overBy(incoming: number): number {
+    return this.maxBytes <= 0 ? 0 : this.dataBytes + incoming - this.maxBytes;
+  }
+
   /**
    * Evicts until `incoming` more bytes fit the budget, or `victimsMax` victims are gone, or no
    * live item is left; returns how many were evicted.
    */
   evictFor(incoming: number, victimsMax: number, onEvict: (slot: number) => void): number {
-    if (this.maxBytes <= 0) return 0;
-    let over = this.dataBytes + incoming - this.maxBytes;
+    let over = this.overBy(incoming);
     let n = 0;
     let empty = 0;
     while (over > 0 && n < victimsMax && empty < this.shards.length) {

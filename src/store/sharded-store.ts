@@ -14,6 +14,12 @@ import { Shard } from "./shard.js";
 import { DataBudget, PASS_VICTIMS_MAX } from "./data-budget.js";
 import type { KeysPage, StoreCounters, StoreMemory } from "./store-types.js";
 
+/**
+ * What a record about to be stored is charged against the byte budget: its key taken as its
+ * length (exact for ASCII keys; the eviction pass corrects the rest) and its value.
+ */
+const budgetBytesOf = (rec: VersionedRecord): number => rec.key.length + rec.value.length;
+
 /** A live value as reads return it: a record that is not a tombstone. */
 export type LiveItem = Omit<VersionedRecord, "tombstone">;
 
@@ -81,8 +87,7 @@ export class ShardedStore {
     this.hardLimit = opts.capacity + opts.shards;
     this.budget = new DataBudget(this.shards, opts.maxDataBytes ?? 0, opts.defer);
     this.makeRoom = (shard, rec) => {
-      // Key bytes taken as its length: exact for ASCII keys, and the pass after corrects the rest.
-      this.budget.makeRoomInline(rec.key.length + rec.value.length, this.onEvict);
+      this.budget.makeRoomInline(budgetBytesOf(rec), this.onEvict);
       if (this.items < this.hardLimit) return;
       // Evict from the shard being written (it stays the same size); an empty one borrows a
       // victim from the fullest shard.
@@ -289,8 +294,7 @@ export class ShardedStore {
 
   /** True when storing `rec` as a new item would take the store past its capacity or its byte budget. */
   isFullFor(rec: VersionedRecord): boolean {
-    const budget = this.budget.maxBytes;
-    return this.items >= this.opts.capacity || (budget > 0 && this.budget.dataBytes + rec.key.length + rec.value.length > budget);
+    return this.items >= this.opts.capacity || this.budget.overBy(budgetBytesOf(rec)) > 0;
   }
 
   /** Live key and value bytes (what SERVICE_MAX_DATA_BYTES bounds). */
