@@ -33,10 +33,10 @@ export interface PeerSessionOptions {
   /** An idle session (no stream open) closes after this long. */
   readonly idleTimeoutMs: number;
   /**
-   * Options of http2.connect (TLS material for peer mTLS), or a function read at each new
-   * connection, so that reloaded TLS files reach the sessions opened after the reload.
+   * The options of http2.connect (TLS material for peer mTLS), read at each new connection so
+   * that reloaded TLS files reach the sessions opened after the reload.
    */
-  readonly connect: http2.SecureClientSessionOptions | (() => http2.SecureClientSessionOptions);
+  readonly connect: () => http2.SecureClientSessionOptions;
 }
 
 export class PeerSession {
@@ -127,8 +127,7 @@ export class PeerSession {
   private open(): Promise<http2.ClientHttp2Session> {
     const generation = this.generation;
     return new Promise((resolve, reject) => {
-      const options = typeof this.opts.connect === "function" ? this.opts.connect() : this.opts.connect;
-      const conn = http2.connect(this.authority, options);
+      const conn = http2.connect(this.authority, this.opts.connect());
       let settled = false;
       const fail = (err: unknown) => {
         if (settled) return;

@@ -67,7 +67,7 @@ function echo(stream: http2.ServerHttp2Stream): void {
 }
 
 function session(port: number): PeerSession {
-  return new PeerSession(`http://127.0.0.1:${port}/internal`, { timers: systemTimers, connectTimeoutMs: 2_000, idleTimeoutMs: 60_000, connect: {} });
+  return new PeerSession(`http://127.0.0.1:${port}/internal`, { timers: systemTimers, connectTimeoutMs: 2_000, idleTimeoutMs: 60_000, connect: () => ({}) });
 }
 
 function request(id: number, key: string): ExchangeRequest {

@@ -13,6 +13,10 @@ import { createPeerServer, type PeerServer } from "../../src/peer/peer-server.js
 import { PeerSession } from "../../src/peer/peer-session.js";
 import { FLAG, FRAME, frame, headerBlock, sendFrames } from "../helpers/h2-frames.js";
 
+// Outside the loop: a function made in the loop body would hold that body's scope, `session`
+// included, and keep the last session alive for the test itself.
+const NO_TLS = () => ({});
+
 const SESSIONS = 30;
 
 function collectGarbage(): void {
@@ -78,7 +82,7 @@ describe("peer sessions are released when they close (not when their idle timer 
       const port = (server.address() as net.AddressInfo).port;
       const refs: WeakRef<object>[] = [];
       for (let i = 0; i < SESSIONS; i++) {
-        const peer = new PeerSession(`http://127.0.0.1:${port}`, { timers: systemTimers, connectTimeoutMs: 2_000, idleTimeoutMs: 60_000, connect: {} });
+        const peer = new PeerSession(`http://127.0.0.1:${port}`, { timers: systemTimers, connectTimeoutMs: 2_000, idleTimeoutMs: 60_000, connect: NO_TLS });
         const stream = await peer.request("GET", "/x", {}, {});
         const session = stream.session as http2.ClientHttp2Session;
         refs.push(new WeakRef(session));

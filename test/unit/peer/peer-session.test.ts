@@ -7,7 +7,7 @@ import { expect } from "chai";
 import { systemTimers, type Timers } from "../../../src/core/clock.js";
 import { PeerSession } from "../../../src/peer/peer-session.js";
 
-const opts = { timers: systemTimers, connectTimeoutMs: 300, idleTimeoutMs: 60_000, connect: {} };
+const opts = { timers: systemTimers, connectTimeoutMs: 300, idleTimeoutMs: 60_000, connect: () => ({}) };
 
 async function listen(server: net.Server): Promise<number> {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
