@@ -38,22 +38,27 @@ describe("sim/anti-entropy: a replica at capacity", () => {
 
   const held = (n: SimNode, keys: readonly string[]) => keys.filter((k) => n.node.store.peek(k) !== undefined);
 
+  /** Three anti-entropy ticks on a full n2: each syncs, pulls nothing, evicts nothing, and n2 still holds `before`. */
+  async function expectSyncsLeaveHeldKeys(c: SimCluster, n2: SimNode, keys: readonly string[], before: readonly string[]): Promise<void> {
+    const pulled = n2.node.metrics.get("dist.merkle.keys_pulled");
+    const evicted = n2.node.metrics.get("item_evicted_count");
+    for (let tick = 0; tick < 3; tick++) {
+      const syncs = n2.node.metrics.get("dist.merkle.syncs");
+      await c.advance(10_000);
+      expect(n2.node.metrics.get("dist.merkle.syncs"), `tick ${tick}: n2 synced with n1`).to.be.greaterThan(syncs);
+      expect(n2.node.metrics.get("dist.merkle.keys_pulled") - pulled, `tick ${tick}: keys pulled`).to.equal(0);
+      expect(n2.node.metrics.get("item_evicted_count") - evicted, `tick ${tick}: keys evicted`).to.equal(0);
+      expect(held(n2, keys), `tick ${tick}: the keys n2 holds`).to.deep.equal(before);
+    }
+  }
+
   it(
     "a replica at capacity that evicted keys does not pull them back on the next syncs: the keys it holds stay, nothing is pulled or evicted",
     withSeed(331, async () => {
       const { c, n2, keys } = await overfilled(331);
       const before = held(n2, keys);
       expect(before).to.have.length(64);
-      const pulled = n2.node.metrics.get("dist.merkle.keys_pulled");
-      const evicted = n2.node.metrics.get("item_evicted_count");
-      for (let tick = 0; tick < 3; tick++) {
-        const syncs = n2.node.metrics.get("dist.merkle.syncs");
-        await c.advance(10_000);
-        expect(n2.node.metrics.get("dist.merkle.syncs"), `tick ${tick}: n2 synced with n1`).to.be.greaterThan(syncs);
-        expect(n2.node.metrics.get("dist.merkle.keys_pulled") - pulled, `tick ${tick}: keys pulled`).to.equal(0);
-        expect(n2.node.metrics.get("item_evicted_count") - evicted, `tick ${tick}: keys evicted`).to.equal(0);
-        expect(held(n2, keys), `tick ${tick}: the keys n2 holds`).to.deep.equal(before);
-      }
+      await expectSyncsLeaveHeldKeys(c, n2, keys, before);
     }),
   );
 
@@ -92,17 +97,8 @@ describe("sim/anti-entropy: a replica at capacity", () => {
       expect(n2.node.store.dataBytes).to.be.at.most(8 * 1024);
       const before = held(n2, keys);
       expect(before.length).to.be.within(50, 70);
-      const pulled = n2.node.metrics.get("dist.merkle.keys_pulled");
-      const evicted = n2.node.metrics.get("item_evicted_count");
-      for (let tick = 0; tick < 3; tick++) {
-        const syncs = n2.node.metrics.get("dist.merkle.syncs");
-        await c.advance(10_000);
-        expect(n2.node.metrics.get("dist.merkle.syncs"), `tick ${tick}: n2 synced with n1`).to.be.greaterThan(syncs);
-        // Before: every sync pulled the evicted keys back and evicted as many held ones for them.
-        expect(n2.node.metrics.get("dist.merkle.keys_pulled") - pulled, `tick ${tick}: keys pulled`).to.equal(0);
-        expect(n2.node.metrics.get("item_evicted_count") - evicted, `tick ${tick}: keys evicted`).to.equal(0);
-        expect(held(n2, keys), `tick ${tick}: the keys n2 holds`).to.deep.equal(before);
-      }
+      // Before: every sync pulled the evicted keys back and evicted as many held ones for them.
+      await expectSyncsLeaveHeldKeys(c, n2, keys, before);
     }),
   );
 
