@@ -56,6 +56,7 @@ export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions,
       return;
     }
     trust?.markRequest(req);
+    continueIfAsked(req, res);
     rewriteFixedPath(req);
     correctParseErrors(res);
     if (req.url !== EXCHANGE_PATH) connect(req, res);
@@ -73,6 +74,20 @@ export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions,
       refuseMalformed(res, err);
     }
   };
+}
+
+/**
+ * 100 Continue for a request that asked for it, sent once the gate let it through: the servers'
+ * `checkContinue` listeners are this handler, so Node sends none itself (before, a caller without
+ * the token was invited to send its body, over HTTP/1.1 and HTTP/2). None for a stream whose
+ * reset came with its headers: writeContinue() throws on it, out of the request handler, and one
+ * write by anyone stopped the node.
+ */
+function continueIfAsked(req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void {
+  if (req.httpVersionMajor === 1 && req.httpVersionMinor === 0) return;
+  if (!/(?:^|\W)100-continue(?:$|\W)/i.test(req.headers.expect ?? "")) return;
+  if ("stream" in req && (req.stream.destroyed || req.stream.closed)) return;
+  res.writeContinue();
 }
 
 /** 400 with the envelope for a request the dispatch could not take (or a reset when the answer has begun). */

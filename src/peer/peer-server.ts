@@ -43,19 +43,6 @@ function watchSession(session: http2.ServerHttp2Session, trust: PeerConnectionTr
 }
 
 /**
- * The HTTP/2 `checkContinue` listener: 100 Continue, then the request handler. Node's own answer
- * to `Expect: 100-continue` calls writeContinue() on the stream before any handler runs, and that
- * throws when the caller's RST_STREAM came in the same TCP write as its headers: one write by
- * anyone, token or not, stopped the node.
- */
-function continueThen(handle: PeerRequestHandler): (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void {
-  return (req, res) => {
-    if (!req.stream.destroyed && !req.stream.closed) res.writeContinue();
-    handle(req, res);
-  };
-}
-
-/**
  * The connection cap of a dist listener: ConnectionSlots over its accepted sockets. `trustKeys`
  * maps an accepted socket to what the trust is recorded on once known (its HTTP/2 session, or
  * its TLS socket); until then the socket itself. Spare (rank 1): a connection the gate has not
@@ -95,7 +82,10 @@ export function createPeerServer(handle: PeerRequestHandler, trust?: PeerConnect
     if (handing) trustKeys.set(handing, session);
     watchSession(session, trust);
   });
-  h2.on("checkContinue", continueThen(handle));
+  // Expect: 100-continue: no automatic 100 Continue; the handler sends it once the gate let the
+  // request through (peer-handler.ts).
+  h1.on("checkContinue", handle);
+  h2.on("checkContinue", handle);
   const sockets = new Set<net.Socket>();
 
   const server = net.createServer({ noDelay: true }, (socket) => {
@@ -173,7 +163,7 @@ export function createSecurePeerServer(
     if (accepted) trustKeys.set(accepted, session);
     watchSession(session, trust);
   });
-  server.on("checkContinue", continueThen(handle));
+  server.on("checkContinue", handle);
   capConnections(server, limits, trust, trustKeys);
   const sockets = new Set<net.Socket>();
   server.on("connection", (socket: net.Socket) => {

@@ -1,12 +1,14 @@
 // Authentication comes before the body on the dist listener (SPEC-NOTES): a request without the
 // peer token, or with a wrong one, is answered 401 before its body is read, inflated or decoded,
 // whatever the body holds and whichever path or protocol it uses. Nothing it asked for happens.
+import http2 from "node:http2";
 import { gzipSync } from "node:zlib";
 import { expect } from "chai";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
 import { expectEnvelope } from "../helpers/envelope.js";
 import { call } from "../helpers/http-call.js";
 import { FLAG, FRAME, frame, headerBlock, headersThenReset, sendBytes, sendFrames } from "../helpers/h2-frames.js";
+import { RawConnection } from "../helpers/raw-http.js";
 
 const TOKEN = "peer-token-auth-first";
 const SERVICE = "/internal/hypercache.peer.v1.PeerService";
@@ -108,6 +110,46 @@ describe("dist listener: authentication comes before the body", function () {
     );
     expect(await sendFrames(node.distPort, frames)).to.not.include(FRAME.GOAWAY);
     await expectAlive();
+  });
+
+  it("Expect: 100-continue over HTTP/1.1: without the token the first answer is the 401, never 100 Continue; with it, 100 then the answer", async () => {
+    for (const path of ["/internal/set", `${SERVICE}/Set`, "/dist/drain"]) {
+      const c = await RawConnection.open(node.distPort);
+      await c.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n`);
+      expect((await c.read()).status, `${path}: the first answer is the final one`).to.equal(401);
+      c.destroy();
+    }
+    const c = await RawConnection.open(node.distPort);
+    await c.write(`POST ${SERVICE}/Health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n`);
+    expect((await c.read()).status, "accepted: 100 Continue first").to.equal(100);
+    await c.write("{}");
+    expect((await c.read()).status).to.equal(200);
+    c.destroy();
+  });
+
+  it("Expect: 100-continue over HTTP/2: without the token no 100 Continue comes before the 401; with it, 100 then the answer", async () => {
+    const session = http2.connect(base);
+    try {
+      const ask = (auth: Record<string, string>) =>
+        new Promise<{ continued: boolean; status: number }>((resolve, reject) => {
+          let continued = false;
+          const req = session.request({ ":method": "POST", ":path": `${SERVICE}/Health`, "content-type": "application/json", expect: "100-continue", ...auth });
+          req.on("continue", () => {
+            continued = true;
+            req.end("{}");
+          });
+          req.on("response", (h) => {
+            resolve({ continued, status: Number(h[":status"]) });
+            req.close();
+          });
+          req.on("error", reject);
+        });
+      expect(await ask({})).to.deep.equal({ continued: false, status: 401 });
+      expect(await ask({ authorization: "Bearer wrong" })).to.deep.equal({ continued: false, status: 401 });
+      expect(await ask({ authorization: `Bearer ${TOKEN}` })).to.deep.equal({ continued: true, status: 200 });
+    } finally {
+      session.close();
+    }
   });
 
   it("an authority that is not a host, with the token, gets 400 and does not kill the node (HTTP/2 :authority and HTTP/1.1 Host)", async () => {
