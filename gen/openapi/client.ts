@@ -741,7 +741,7 @@ export interface components {
         /** @description Only `*`: the PUT applies only when the key is absent, expired or deleted; otherwise 412. Any other value is 400, and so is sending both If-Match and If-None-Match. */
         IfNoneMatchWrite: "*";
         /**
-         * @description Makes the read a lease read: how long the lease lasts if this read gets it, a duration (as PUT's `ttl`) from 100ms to 60s; anything else is 400.
+         * @description Makes the read a lease read: how long the lease lasts if this read gets it, a duration (as PUT's `ttl`) from 100ms to 60s; anything else is 400. A lease read needs the `write` scope beside `read`, hit or miss (403 FORBIDDEN without it): the caller that gets the lease fills it with a PUT.
          * @example 10s
          */
         Lease: string;
@@ -899,7 +899,7 @@ export interface operations {
                 /** @description how many owners to consult; default `SERVICE_READ_CONSISTENCY` */
                 consistency?: components["parameters"]["ReadConsistency"];
                 /**
-                 * @description Makes the read a lease read: how long the lease lasts if this read gets it, a duration (as PUT's `ttl`) from 100ms to 60s; anything else is 400.
+                 * @description Makes the read a lease read: how long the lease lasts if this read gets it, a duration (as PUT's `ttl`) from 100ms to 60s; anything else is 400. A lease read needs the `write` scope beside `read`, hit or miss (403 FORBIDDEN without it): the caller that gets the lease fills it with a PUT.
                  * @example 10s
                  */
                 lease?: components["parameters"]["Lease"];
@@ -1044,7 +1044,7 @@ export interface operations {
                 /** @description how many owners to consult; default `SERVICE_READ_CONSISTENCY` */
                 consistency?: components["parameters"]["ReadConsistency"];
                 /**
-                 * @description Makes the read a lease read: how long the lease lasts if this read gets it, a duration (as PUT's `ttl`) from 100ms to 60s; anything else is 400.
+                 * @description Makes the read a lease read: how long the lease lasts if this read gets it, a duration (as PUT's `ttl`) from 100ms to 60s; anything else is 400. A lease read needs the `write` scope beside `read`, hit or miss (403 FORBIDDEN without it): the caller that gets the lease fills it with a PUT.
                  * @example 10s
                  */
                 lease?: components["parameters"]["Lease"];

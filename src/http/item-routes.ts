@@ -52,6 +52,18 @@ export const ITEM_ROUTES: ReadonlyArray<{ method: string; path: string }> = Obje
 ]);
 
 /**
+ * A lease read needs write beside read, hit or miss: its miss may give the caller the key's
+ * lease, which only a PUT fills. A read-only identity could otherwise hold leases it can never
+ * fill, stalling other readers of the key for up to 60 s and filling the node's lease cap.
+ */
+function requireLeaseScope(identity: Identity): void {
+  if (identity.scopes.includes("write")) return;
+  throw new CacheError("FORBIDDEN", `identity ${JSON.stringify(identity.id)} lacks the write scope a lease read needs (the caller that gets the lease fills it with a PUT); read without lease`, {
+    required: ["read", "write"],
+  });
+}
+
+/**
  * Does the request accept JSON in preference to raw bytes? Media ranges are matched
  * case-insensitively with their q values: JSON wins when its q is above 0 and at least that of
  * application/octet-stream (earlier wins a tie). No Accept header, or only wildcards: raw bytes.
@@ -214,6 +226,7 @@ class ItemRoutes implements ItemHandler {
     const unless = readConditionOf(req.headers);
     // A lease read (?lease=) reads like any other: only its miss differs (leaseMiss).
     const lease = params === undefined ? undefined : this.leaseOf(query);
+    if (lease !== undefined) requireLeaseScope(identity);
     const r = this.deps.cache.read(key, consistency);
     if (r instanceof Promise) return r.then((read) => this.answerRead(req, res, method, key, read, unless, lease));
     return this.answerRead(req, res, method, key, r, unless, lease);

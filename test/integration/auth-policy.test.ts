@@ -46,10 +46,15 @@ const RELAXED_POLICY = JSON.stringify({
 
 const json = { "content-type": "application/json" };
 
-/** Client routes and the one scope each needs. */
-const CLIENT_ROUTES: Array<{ method: string; path: string; body?: string; scope: "read" | "write" }> = [
+/**
+ * Client routes and the scope each needs; `also`: a second scope it needs as well (a lease read
+ * can give its caller the key's lease, which only a PUT fills).
+ */
+const CLIENT_ROUTES: Array<{ method: string; path: string; body?: string; scope: "read" | "write"; also?: "write" }> = [
   { method: "GET", path: "/v1/cache/pk", scope: "read" },
   { method: "HEAD", path: "/v1/cache/pk", scope: "read" },
+  { method: "GET", path: "/v1/cache/lk?lease=10s", scope: "read", also: "write" },
+  { method: "HEAD", path: "/v1/cache/lk?lease=10s&wait=0s", scope: "read", also: "write" },
   { method: "GET", path: "/v1/owners/pk", scope: "read" },
   { method: "POST", path: "/v1/cache/batch/get", body: '{"keys":["pk"]}', scope: "read" },
   { method: "GET", path: "/v1/cache/keys", scope: "read" },
@@ -58,6 +63,8 @@ const CLIENT_ROUTES: Array<{ method: string; path: string; body?: string; scope:
   { method: "DELETE", path: "/v1/cache/pk", scope: "write" },
   { method: "POST", path: "/v1/cache/batch/put", body: '{"items":[{"key":"pk","value":"v"}]}', scope: "write" },
   { method: "POST", path: "/v1/cache/batch/delete", body: '{"keys":["pk"]}', scope: "write" },
+  { method: "POST", path: "/v1/cache/ck/incr", body: '{"delta":1}', scope: "write" },
+  { method: "POST", path: "/v1/cache/pk/touch", body: '{"ttl":"10m"}', scope: "write" },
 ];
 
 /** Management routes: "read or better" (read or admin) or admin. */
@@ -105,7 +112,7 @@ describe("auth: policy file on real nodes", () => {
         for (const route of CLIENT_ROUTES) {
           const r = await call(`${strict.api}${route.path}`, { method: route.method, headers: { ...bearer(IDENTITIES[name].token), ...json }, body: route.body });
           const what = `${name} ${route.method} ${route.path}`;
-          if (scopes.includes(route.scope)) expectAllowed(r, what);
+          if (scopes.includes(route.scope) && (route.also === undefined || scopes.includes(route.also))) expectAllowed(r, what);
           else expectForbidden(r, what, route.method === "HEAD");
         }
       });
