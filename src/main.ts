@@ -25,7 +25,7 @@ import {
 } from "./core/limits.js";
 import { packageRoot } from "./core/package-root.js";
 import { systemRandom } from "./core/random.js";
-import { fileStamps, loadConfig, readTlsMaterial, SettingError, TlsMaterialError, TlsReloader, type Config, type TlsFiles, type TlsMaterial } from "./config/index.js";
+import { checkPeerCredential, fileStamps, loadConfig, readTlsMaterial, SettingError, TlsMaterialError, TlsReloader, type Config, type TlsFiles, type TlsMaterial } from "./config/index.js";
 import { createAuthenticator, OidcSetupError, PolicyFileError, type Authenticator } from "./auth/index.js";
 import { createLogger, LOG, type Logger } from "./log/index.js";
 import type { CapOutcome } from "./http/connection-slots.js";
@@ -128,11 +128,13 @@ interface ListenerTls {
 /** The TLS files of the three listeners, read and checked, or exit 2 naming the variable. */
 async function readListenerTls(config: Config, logger: Logger): Promise<ListenerTls> {
   try {
-    return {
+    const tls = {
       api: config.apiTls && readTlsMaterial(config.apiTls, "api"),
       mgmt: config.mgmtTls && readTlsMaterial(config.mgmtTls, "mgmt"),
       dist: peerTlsOptions(config.distTls),
     };
+    checkPeerCredential(config.peerToken, tls.api?.ca, tls.dist?.ca);
+    return tls;
   } catch (err) {
     if (err instanceof TlsMaterialError) return exitWith(logger, 2, LOG.tlsInvalid, { error: err.message });
     throw err;

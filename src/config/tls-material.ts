@@ -69,3 +69,32 @@ function checkCaBundle(ca: Buffer, variable: string): void {
     }
   }
 }
+
+/** The certificates of a PEM bundle (each parsable: checkCaBundle ran on it). */
+function bundleCertificates(ca: Buffer): X509Certificate[] {
+  return (ca.toString("utf8").match(PEM_CERTIFICATE) ?? []).map((block) => new X509Certificate(block));
+}
+
+/** The subject of a certificate both CA bundles hold (compared by SHA-256 fingerprint), or undefined. Pure. */
+export function sharedCaSubject(a: Buffer, b: Buffer): string | undefined {
+  const inA = new Set(bundleCertificates(a).map((c) => c.fingerprint256));
+  return bundleCertificates(b).find((c) => inA.has(c.fingerprint256))?.subject.replace(/\n/g, ", ");
+}
+
+/**
+ * With peer mutual TLS and no peer token, the peer CA alone decides who is a peer: every
+ * certificate it signed may write any key, gossip its way into the ring and drain the node. When
+ * that CA also signs the client API's certificates, every client (a read-only one too) is a
+ * peer: refused at boot (found by a review: a client certificate answered 401 on the client API
+ * wrote through /internal/set). A peer token, or a CA for node certificates only, resolves it.
+ */
+export function checkPeerCredential(peerToken: string | undefined, apiClientCa: Buffer | undefined, peerCa: Buffer | undefined): void {
+  if (peerToken || apiClientCa === undefined || peerCa === undefined) return;
+  const shared = sharedCaSubject(apiClientCa, peerCa);
+  if (shared === undefined) return;
+  throw new TlsMaterialError(
+    `SERVICE_DIST_TLS_CA shares the certificate ${JSON.stringify(shared)} with SERVICE_API_TLS_CLIENT_CA and no SERVICE_PEER_TOKEN is set: ` +
+      `every client certificate it signed would be a peer credential (able to write any key, join the ring and drain the node); ` +
+      `set SERVICE_PEER_TOKEN on every node, or give SERVICE_DIST_TLS_CA a CA that signs node certificates only`,
+  );
+}

@@ -3,7 +3,7 @@
 // falls back to an open API. Exit codes: 2 for configuration errors (settings, policy file, TLS
 // files), 1 for an OIDC issuer that cannot be used at boot. The processes start together in
 // before() and each test checks one outcome, so the file stays fast.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -91,6 +91,13 @@ describe("auth: boot failures of the real binary", function () {
       "dist tls without ca": { SERVICE_DIST_TLS_CERT: certs.server.cert, SERVICE_DIST_TLS_KEY: certs.server.key },
       "cert file missing": { ...server, SERVICE_API_TLS_CERT: join(dir, "nope.crt") },
       "key mismatch": { SERVICE_MGMT_TLS_CERT: certs.server.cert, SERVICE_MGMT_TLS_KEY: certs.clients.c!.key },
+      "peer ca is the client ca, no peer token": {
+        ...server,
+        SERVICE_API_TLS_CLIENT_CA: certs.ca.cert,
+        SERVICE_DIST_TLS_CERT: certs.server.cert,
+        SERVICE_DIST_TLS_KEY: certs.server.key,
+        SERVICE_DIST_TLS_CA: file("bundle.crt", `${readFileSync(certs.foreignCa.cert, "utf8")}${readFileSync(certs.ca.cert, "utf8")}`),
+      },
       "dist ca not pem": { SERVICE_DIST_TLS_CERT: certs.server.cert, SERVICE_DIST_TLS_KEY: certs.server.key, SERVICE_DIST_TLS_CA: file("ca.txt", "not a certificate") },
     };
     // At most BOOTS_AT_ONCE processes at a time, so a small CI machine is not swamped.
@@ -173,6 +180,10 @@ describe("auth: boot failures of the real binary", function () {
 
     it("a key that does not belong to the certificate: exit 2 with `tls configuration invalid`", async () => {
       expectRecord(await outcome("key mismatch"), 2, "tls configuration invalid", "SERVICE_MGMT_TLS_CERT");
+    });
+
+    it("a peer CA bundle sharing a certificate with the client API's CA, without a peer token: exit 2 (every client certificate would be a peer credential)", async () => {
+      expectRecord(await outcome("peer ca is the client ca, no peer token"), 2, "tls configuration invalid", "SERVICE_DIST_TLS_CA", "SERVICE_API_TLS_CLIENT_CA", "SERVICE_PEER_TOKEN");
     });
 
     it("a peer CA file without a certificate: exit 2 with `tls configuration invalid`", async () => {

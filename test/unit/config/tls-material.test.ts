@@ -1,7 +1,35 @@
 import { writeFileSync } from "node:fs";
 import { expect } from "chai";
-import { loadConfig, readTlsMaterial, SettingError, TlsMaterialError } from "../../../src/config/index.js";
+import { checkPeerCredential, loadConfig, readTlsMaterial, SettingError, sharedCaSubject, TlsMaterialError } from "../../../src/config/index.js";
 import { makeTestCerts, type TestCerts } from "../../helpers/certs.js";
+
+describe("config/tls-material checkPeerCredential", () => {
+  let certs: TestCerts;
+  before(() => {
+    certs = makeTestCerts(["c"]);
+  });
+  after(() => certs.cleanup());
+  const pem = (p: string) => certs.pem(p);
+
+  it("finds a certificate two bundles share, in any position", () => {
+    const bundle = Buffer.concat([pem(certs.foreignCa.cert), pem(certs.ca.cert)]);
+    expect(sharedCaSubject(pem(certs.ca.cert), bundle)).to.equal("CN=hypercache test CA");
+    expect(sharedCaSubject(bundle, pem(certs.foreignCa.cert))).to.equal("CN=some other CA");
+    expect(sharedCaSubject(pem(certs.ca.cert), pem(certs.foreignCa.cert))).to.equal(undefined);
+  });
+
+  it("refuses a peer CA shared with the client API's CA when no peer token is set", () => {
+    expect(() => checkPeerCredential(undefined, pem(certs.ca.cert), pem(certs.ca.cert))).to.throw(TlsMaterialError, /SERVICE_DIST_TLS_CA shares .*SERVICE_API_TLS_CLIENT_CA .*SERVICE_PEER_TOKEN/);
+    expect(() => checkPeerCredential("", pem(certs.ca.cert), pem(certs.ca.cert))).to.throw(TlsMaterialError);
+  });
+
+  it("lets the rest through: a peer token, separate CAs, or one of the two CAs missing", () => {
+    checkPeerCredential("peer-token", pem(certs.ca.cert), pem(certs.ca.cert));
+    checkPeerCredential(undefined, pem(certs.foreignCa.cert), pem(certs.ca.cert));
+    checkPeerCredential(undefined, undefined, pem(certs.ca.cert));
+    checkPeerCredential(undefined, pem(certs.ca.cert), undefined);
+  });
+});
 
 describe("config/tls-material readTlsMaterial", () => {
   let certs: TestCerts;
