@@ -38,6 +38,11 @@ export interface Identity {
   readonly scopes: readonly Scope[];
   /** Its own rate limit, overriding SERVICE_RATE_LIMIT; absent: the node-wide limit applies. */
   readonly rateLimit?: RateLimitOverride;
+  /**
+   * When the credential stops being accepted (wall-clock ms; an OIDC token's `exp` plus the
+   * tolerated skew); absent: it does not expire. A long-lived answer (the event stream) ends then.
+   */
+  readonly expiresAtMs?: number;
 }
 
 export function isScope(value: unknown): value is Scope {

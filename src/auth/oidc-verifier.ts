@@ -85,7 +85,8 @@ export async function createOidcVerifier(opts: OidcVerifierOptions): Promise<Oid
       if (typeof id !== "string" || id === "") throw unauthorized(`bearer token lacks the ${JSON.stringify(opts.identityClaim)} claim`);
       // The anonymous identity is for requests without a credential only.
       if (id === ANONYMOUS_ID) throw unauthorized(`bearer token identity ${JSON.stringify(ANONYMOUS_ID)} is reserved`);
-      return makeIdentity("oidc", id, scopesFromClaim(payload[opts.scopeClaim]));
+      // `exp` is a number here (a required claim jose checked); accepted until exp plus the skew.
+      return Object.freeze({ ...makeIdentity("oidc", id, scopesFromClaim(payload[opts.scopeClaim])), expiresAtMs: ((payload.exp as number) + OIDC_CLOCK_SKEW_S) * 1000 });
     },
   };
 }

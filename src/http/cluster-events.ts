@@ -43,13 +43,22 @@ export class ClusterEventsPublisher {
   }
 }
 
+/** When the stream's credential stops being accepted (Identity.expiresAtMs), and the wall clock. */
+export interface StreamExpiry {
+  readonly atMs: number;
+  readonly nowMs: () => number;
+}
+
 /**
  * Turns a request into an event stream: retry line, one members and one heartbeat frame, then
  * live frames. A client that left before this runs (while an asynchronous authentication, a bcrypt
  * check or an OIDC key fetch, was under way) is not subscribed: its response's "close" has
  * already fired, so a subscription would never be released and would hold a slot for good.
+ * With `expiry`, the first frame due once the credential expired ends the stream instead (a
+ * heartbeat comes every second): a stream opened with an OIDC token went on for as long as the
+ * connection lasted, after the token itself was refused. The client reconnects with a fresh one.
  */
-export function subscribeEvents(req: IncomingMessage, res: ServerResponse, hub: SseHub, sources: FrameSources): void {
+export function subscribeEvents(req: IncomingMessage, res: ServerResponse, hub: SseHub, sources: FrameSources, expiry?: StreamExpiry): void {
   if (clientGone(req, res)) return;
   req.socket.setTimeout(0);
   req.socket.setNoDelay(true);
@@ -62,7 +71,14 @@ export function subscribeEvents(req: IncomingMessage, res: ServerResponse, hub: 
   res.write(`retry: ${SSE_RETRY_MS}\n\n`);
   res.write(formatFrame("members", sources.members()));
   res.write(formatFrame("heartbeat", sources.heartbeat()));
-  const unsubscribe = hub.subscribe({ write: (chunk) => res.write(chunk), onDrain: (cb) => res.on("drain", cb) });
+  const write = (chunk: string): boolean => res.write(chunk);
+  const writeUntilExpiry = (chunk: string): boolean => {
+    if ((expiry as StreamExpiry).nowMs() < (expiry as StreamExpiry).atMs) return res.write(chunk);
+    unsubscribe();
+    res.end();
+    return true;
+  };
+  const unsubscribe = hub.subscribe({ write: expiry === undefined ? write : writeUntilExpiry, onDrain: (cb) => res.on("drain", cb) });
   res.once("close", unsubscribe);
 }
 

@@ -193,10 +193,14 @@ function addClusterRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
       throw new CacheError("UNAVAILABLE", `the event stream already has ${SSE_SUBSCRIBERS_MAX} subscribers; retry later`, { max_subscribers: SSE_SUBSCRIBERS_MAX });
     }
     ctx.respond = false;
-    subscribeEvents(ctx.req, ctx.res, deps.events, {
-      members: () => JSON.stringify(membersBody(config, members)),
-      heartbeat: () => JSON.stringify(deps.metrics.snapshot()),
-    });
+    const expiresAtMs = ctx.state.identity?.expiresAtMs;
+    subscribeEvents(
+      ctx.req,
+      ctx.res,
+      deps.events,
+      { members: () => JSON.stringify(membersBody(config, members)), heartbeat: () => JSON.stringify(deps.metrics.snapshot()) },
+      expiresAtMs === undefined ? undefined : { atMs: expiresAtMs, nowMs: () => deps.clock.nowMs() },
+    );
   });
 
 }

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { SignJWT, UnsecuredJWT } from "jose";
-import { JWKS_MAX_AGE_MS, JWKS_REFETCH_COOLDOWN_MS } from "../../../src/auth/auth-limits.js";
+import { JWKS_MAX_AGE_MS, JWKS_REFETCH_COOLDOWN_MS, OIDC_CLOCK_SKEW_S } from "../../../src/auth/auth-limits.js";
 import { createOidcVerifier, OidcSetupError, type OidcVerifier } from "../../../src/auth/oidc-verifier.js";
 import { CacheError } from "../../../src/core/errors.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
@@ -23,6 +23,8 @@ describe("auth/oidc-verifier", () => {
   let fetch: ReturnType<typeof inProcessFetch>;
   let v: OidcVerifier;
   const now = () => Math.floor(clock.nowMs() / 1000);
+  /** When a token whose `exp` is `exp` stops being accepted: exp plus the tolerated skew, in ms. */
+  const untilMs = (exp: number) => (exp + OIDC_CLOCK_SKEW_S) * 1000;
 
   before(async () => {
     issuer = await startOidcIssuer({ audience: "cache" });
@@ -37,23 +39,23 @@ describe("auth/oidc-verifier", () => {
   describe("accepted tokens", () => {
     it("an RS256 token with a space-separated scope string", async () => {
       const t = await issuer.mint({ alg: "RS256", claims: { sub: "alice", scope: "read write" } }, now());
-      expect(await v.verify(t)).to.deep.equal({ kind: "oidc", id: "alice", scopes: ["read", "write"] });
+      expect(await v.verify(t)).to.deep.equal({ kind: "oidc", id: "alice", scopes: ["read", "write"], expiresAtMs: untilMs(now() + 300) });
     });
 
     it("an ES256 token with a scope array", async () => {
       const t = await issuer.mint({ alg: "ES256", claims: { sub: "bob", scope: ["admin"] } }, now());
-      expect(await v.verify(t)).to.deep.equal({ kind: "oidc", id: "bob", scopes: ["admin"] });
+      expect(await v.verify(t)).to.deep.equal({ kind: "oidc", id: "bob", scopes: ["admin"], expiresAtMs: untilMs(now() + 300) });
     });
 
     it("unknown scope values are dropped silently", async () => {
       const t = await issuer.mint({ claims: { sub: "c", scope: "openid profile read cache:write" } }, now());
-      expect(await v.verify(t)).to.deep.equal({ kind: "oidc", id: "c", scopes: ["read"] });
+      expect(await v.verify(t)).to.deep.equal({ kind: "oidc", id: "c", scopes: ["read"], expiresAtMs: untilMs(now() + 300) });
     });
 
     it("custom identity and scope claims", async () => {
       const custom = await createOidcVerifier({ issuer: issuer.url, audience: "cache", identityClaim: "email", scopeClaim: "scp", clock, fetchJson: fetch.fetchJson });
       const t = await issuer.mint({ claims: { email: "d@example.com", scp: ["write"], scope: "admin" } }, now());
-      expect(await custom.verify(t)).to.deep.equal({ kind: "oidc", id: "d@example.com", scopes: ["write"] });
+      expect(await custom.verify(t)).to.deep.equal({ kind: "oidc", id: "d@example.com", scopes: ["write"], expiresAtMs: untilMs(now() + 300) });
     });
 
     it("an audience list containing ours", async () => {
@@ -61,9 +63,9 @@ describe("auth/oidc-verifier", () => {
       expect(await v.verify(t)).to.include({ id: "oidc-user" });
     });
 
-    it("an expiry a few seconds past, within the clock-skew tolerance", async () => {
+    it("an expiry a few seconds past, within the clock-skew tolerance: the identity expires at exp plus the skew", async () => {
       const t = await issuer.mint({ claims: { iat: now() - 300, exp: now() - 10 } }, now());
-      expect(await v.verify(t)).to.include({ id: "oidc-user" });
+      expect(await v.verify(t)).to.include({ id: "oidc-user", expiresAtMs: untilMs(now() - 10) });
     });
   });
 

@@ -57,6 +57,30 @@ describe("http/cluster-events subscribeEvents", () => {
     expect(f.hub.size).to.equal(0);
   });
 
+  it("ends the stream at the first frame after its credential expired (an OIDC token's exp plus the skew), and releases the slot", () => {
+    const f = fixture();
+    let now = 0;
+    subscribeEvents(f.req, f.res, f.hub, f.sources, { atMs: 1000, nowMs: () => now });
+    const opening = f.fake.chunks.length;
+    now = 999;
+    f.hub.publish("heartbeat", '{"n":1}');
+    expect(f.fake.chunks.slice(opening)).to.deep.equal(['event: heartbeat\ndata: {"n":1}\n\n']);
+    expect(f.fake.writableEnded).to.equal(false);
+    now = 1000;
+    f.hub.publish("heartbeat", '{"n":2}');
+    expect(f.fake.chunks.length, "nothing written once expired").to.equal(opening + 1);
+    expect(f.fake.writableEnded, "the response ended").to.equal(true);
+    expect(f.hub.size).to.equal(0);
+  });
+
+  it("a credential that does not expire keeps its stream", () => {
+    const f = fixture();
+    subscribeEvents(f.req, f.res, f.hub, f.sources);
+    f.hub.publish("heartbeat", "{}");
+    expect(f.fake.writableEnded).to.equal(false);
+    expect(f.hub.size).to.equal(1);
+  });
+
   it("does not subscribe a client whose socket was destroyed while it was being authenticated", () => {
     const f = fixture();
     f.socket.destroyed = true;
