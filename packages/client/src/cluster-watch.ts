@@ -223,7 +223,12 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
     this.opts.onStatus?.(status);
   }
 
-  /** Waits `ms`, or until close(); leaves no listener behind (a watch may reconnect for days). */
+  /**
+   * Waits `ms`, or until close(); leaves no listener behind (a watch may reconnect for days). The
+   * timer keeps the process alive: a watch being iterated is work under way, and between two
+   * streams no socket holds Node's event loop open (with an unref'd timer Node exited with code 13,
+   * the `for await` never settled).
+   */
   private pause(ms: number): Promise<void> {
     const signal = this.ctrl.signal;
     return new Promise((resolve) => {
@@ -231,10 +236,14 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
         timer.cancel();
         resolve();
       };
-      const timer = this.deps.runtime.timers.after(ms, () => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
-      });
+      const timer = this.deps.runtime.timers.after(
+        ms,
+        () => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        },
+        { keepAlive: true },
+      );
       signal.addEventListener("abort", onAbort, { once: true });
     });
   }

@@ -1,6 +1,7 @@
 // Time, timers and randomness, passed into every part of the client so tests drive them by hand.
 // The defaults here are the only place the client reads the wall clock or schedules callbacks;
-// they work in browsers and in Node (where timers are unref'd so a client never keeps a process up).
+// they work in browsers and in Node (where timers are unref'd so a client never keeps a process up,
+// but for a wait that is work the caller is waiting on: a watch's reconnect delay).
 
 /** Reads time in milliseconds; only differences are used. */
 export interface Clock {
@@ -12,10 +13,20 @@ export interface TimerHandle {
   cancel(): void;
 }
 
+/** How a one-shot timer is scheduled. */
+export interface AfterOptions {
+  /**
+   * Keep the process alive while the timer waits (Node; default false, the timer is unref'd). For
+   * a wait the caller is waiting on: nothing else may hold the event loop open meanwhile (a watch
+   * between two streams has no socket), and an unref'd timer would let Node exit mid-iteration.
+   */
+  readonly keepAlive?: boolean;
+}
+
 /** Schedules callbacks. */
 export interface Timers {
   every(intervalMs: number, fn: () => void): TimerHandle;
-  after(delayMs: number, fn: () => void): TimerHandle;
+  after(delayMs: number, fn: () => void, options?: AfterOptions): TimerHandle;
 }
 
 /** A source of uniform random numbers in [0, 1). */
@@ -43,9 +54,9 @@ export const systemTimers: Timers = Object.freeze({
     unref(t);
     return { cancel: () => clearInterval(t) };
   },
-  after(delayMs: number, fn: () => void): TimerHandle {
+  after(delayMs: number, fn: () => void, options?: AfterOptions): TimerHandle {
     const t = setTimeout(fn, Math.max(0, delayMs));
-    unref(t);
+    if (options?.keepAlive !== true) unref(t);
     return { cancel: () => clearTimeout(t) };
   },
 });

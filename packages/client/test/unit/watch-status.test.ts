@@ -221,6 +221,23 @@ describe("client watch status", () => {
     expect(downs(once.statuses)).to.deep.equal([]);
   });
 
+  it("the wait before a reconnect keeps the process alive (a ref'd timer): between two streams nothing else holds Node's event loop open", async () => {
+    const clock = new ManualClock();
+    const asked: Array<{ delayMs: number; keepAlive: boolean | undefined }> = [];
+    const timers = { every: clock.every.bind(clock), after: (delayMs: number, fn: () => void, o?: { keepAlive?: boolean }) => (asked.push({ delayMs, keepAlive: o?.keepAlive }), clock.after(delayMs, fn)) };
+    const c = new HypercacheClient({ managementEndpoints: [M1], fetch: new FakeFetch().fetch, randomStart: false, runtime: { clock, timers, random: fixed(0) } });
+    const statuses: WatchStatus[] = [];
+    const w = await c.watch({ onStatus: (s) => statuses.push(s) });
+    const ended = (async () => {
+      for await (const _ of w) void _;
+    })().catch((err: unknown) => err);
+    await settle();
+    expect(downs(statuses)).to.have.length(1);
+    expect(asked.filter((a) => a.delayMs === 1000)).to.deep.equal([{ delayMs: 1000, keepAlive: true }]);
+    w.close();
+    await ended;
+  });
+
   it("close() while waiting to reconnect ends the iteration and cancels the timer", async () => {
     const { clock, w, ended, statuses } = await watching(new FakeFetch());
     expect(downs(statuses)).to.have.length(1);
