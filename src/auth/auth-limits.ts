@@ -20,6 +20,13 @@ export const BASIC_CACHE_ENTRIES_MAX = 1024;
 /** Failed authentications are counted per client address in windows of this length. */
 export const AUTH_FAIL_WINDOW_MS = 1_000;
 
+/**
+ * A client address that failed an authentication this recently, or that has a password check
+ * under way, is suspect: its new bcrypt checks wait behind everyone else's, in a queue of their
+ * own (bcrypt-pool.ts), so a failure flood from many addresses cannot keep other users out.
+ */
+export const AUTH_SUSPECT_MS = 60_000;
+
 /** Client addresses whose failures are tracked at most; the least recently failed is dropped first. */
 export const AUTH_FAIL_ADDRESSES_MAX = 100_000;
 

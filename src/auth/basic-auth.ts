@@ -23,7 +23,14 @@ export interface BasicUser {
  * Checks a password against a bcrypt hash; injectable so tests can count the checks. May reject
  * with a CacheError (503 when the check cannot run now), which the caller gets as it is.
  */
-export type PasswordCompare = (password: string, hash: string) => Promise<boolean>;
+/** A bcrypt check; `suspect`: its client failed lately (the check may wait behind the others). */
+export type PasswordCompare = (password: string, hash: string, suspect?: boolean) => Promise<boolean>;
+
+/** What the caller says of a new password check: whether its client is suspect, and what to run when the check is over. */
+export interface CheckAdmission {
+  readonly suspect: boolean;
+  readonly end: () => void;
+}
 
 export interface BasicVerifierDeps {
   readonly clock: Clock;
@@ -107,10 +114,10 @@ export class BasicVerifier {
    * BASIC_PASSWORD_BYTES_MAX (refused without a check). A cached success comes back
    * as a plain value; anything else needs a bcrypt check and comes back as a promise.
    * `beforeCheck` runs before a new bcrypt check starts (not for a cached success, nor when the
-   * same credential's check is already under way) and may refuse it by throwing; the returned
-   * `end` runs when that check is over.
+   * same credential's check is already under way) and may refuse it by throwing; it says whether
+   * the client is suspect, and its `end` runs when that check is over.
    */
-  verify(username: string, password: string, beforeCheck?: () => () => void): Identity | undefined | Promise<Identity | undefined> {
+  verify(username: string, password: string, beforeCheck?: () => CheckAdmission): Identity | undefined | Promise<Identity | undefined> {
     // Refused for every user name alike, so the fast answer tells nothing about which exist.
     if (Buffer.byteLength(password, "utf8") > BASIC_PASSWORD_BYTES_MAX) return undefined;
     const key = this.cacheKey(username, password);
@@ -122,21 +129,21 @@ export class BasicVerifier {
     }
     const running = this.inFlight.get(key);
     if (running !== undefined) return running;
-    const end = beforeCheck?.();
-    const check = this.check(key, username, password).finally(() => {
+    const admission = beforeCheck?.();
+    const check = this.check(key, username, password, admission?.suspect === true).finally(() => {
       this.inFlight.delete(key);
-      end?.();
+      admission?.end();
     });
     this.inFlight.set(key, check);
     return check;
   }
 
-  private async check(key: string, username: string, password: string): Promise<Identity | undefined> {
+  private async check(key: string, username: string, password: string, suspect: boolean): Promise<Identity | undefined> {
     const user = this.users.get(username);
     let ok = false;
     try {
       // For an unknown name the decoy's result is ignored: `user` is undefined below.
-      ok = await this.compare(password, user?.hash ?? this.decoy);
+      ok = await this.compare(password, user?.hash ?? this.decoy, suspect);
     } catch (err) {
       // The check could not run (queue full, node stopping): that answer, not a 401.
       if (err instanceof CacheError) throw err;

@@ -4,6 +4,11 @@
 // the node at most its workers' CPU and a fixed amount of memory. Workers start on first use,
 // do not keep the process alive, and end with close(). The pool is built by createAuthenticator;
 // nothing here is shared between two pools.
+//
+// Two queues, each of `queueMax`: checks from suspect clients (a failure in the last minute, or
+// another check under way: AuthFailLimiter.suspect) wait in their own, served only when no other
+// check waits. Before, one queue served everyone in turn: eight addresses sending wrong
+// passwords kept it full, and a user with the right password got 503 on every try (a review).
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import type { TimerHandle, Timers } from "../core/clock.js";
@@ -12,7 +17,7 @@ import { CacheError } from "../core/errors.js";
 export interface BcryptPoolOptions {
   /** Worker threads at most (os.availableParallelism() in production). */
   readonly size: number;
-  /** Checks waiting for a worker at most; one more is refused with 503. */
+  /** Checks waiting for a worker at most, in each of the two queues; one more is refused with 503. */
   readonly queueMax: number;
   /** Retry-After of a refused check, in seconds. */
   readonly retryAfterS: number;
@@ -53,7 +58,10 @@ interface PoolWorker {
 
 export class BcryptPool {
   private readonly workers: PoolWorker[] = [];
+  /** Checks of clients that are not suspect, served first. */
   private readonly queue: Task[] = [];
+  /** Checks of suspect clients, served when `queue` is empty. */
+  private readonly suspectQueue: Task[] = [];
   private readonly bcryptPath = createRequire(import.meta.url).resolve("bcryptjs");
   private nextId = 0;
   private closed = false;
@@ -65,22 +73,26 @@ export class BcryptPool {
     return this.workers.length;
   }
 
-  /** Checks waiting for a worker. */
+  /** Checks waiting for a worker, in both queues. */
   get queued(): number {
-    return this.queue.length;
+    return this.queue.length + this.suspectQueue.length;
   }
 
-  /** True when `password` matches the bcrypt `hash`; rejects with 503 UNAVAILABLE when the queue is full. */
-  compare(password: string, hash: string): Promise<boolean> {
+  /**
+   * True when `password` matches the bcrypt `hash`; rejects with 503 UNAVAILABLE when its queue
+   * is full. A `suspect` check waits behind every other.
+   */
+  compare(password: string, hash: string, suspect = false): Promise<boolean> {
     if (this.closed) return Promise.reject(new CacheError("UNAVAILABLE", "the node is stopping"));
+    const queue = suspect ? this.suspectQueue : this.queue;
     const idle = this.workers.find((w) => w.task === undefined);
-    if (idle === undefined && this.workers.length >= this.opts.size && this.queue.length >= this.opts.queueMax) {
+    if (idle === undefined && this.workers.length >= this.opts.size && queue.length >= this.opts.queueMax) {
       return Promise.reject(
         new CacheError("UNAVAILABLE", "password checks are all busy; retry later", { queue_max: this.opts.queueMax }, { retryAfterS: this.opts.retryAfterS }),
       );
     }
     return new Promise<boolean>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, password, hash, resolve, reject });
+      queue.push({ id: this.nextId++, password, hash, resolve, reject });
       this.dispatch();
     });
   }
@@ -89,7 +101,7 @@ export class BcryptPool {
   async close(): Promise<void> {
     this.closed = true;
     const stopping = new CacheError("UNAVAILABLE", "the node is stopping");
-    for (const t of this.queue.splice(0)) t.reject(stopping);
+    for (const t of [...this.queue.splice(0), ...this.suspectQueue.splice(0)]) t.reject(stopping);
     const workers = this.workers.splice(0);
     for (const w of workers) {
       w.idleTimer?.cancel();
@@ -109,13 +121,13 @@ export class BcryptPool {
 
   /** Hands queued checks to idle workers, starting workers up to the pool size. */
   private dispatch(): void {
-    while (this.queue.length > 0) {
+    while (this.queued > 0) {
       let w = this.workers.find((x) => x.task === undefined);
       if (w === undefined) {
         if (this.workers.length >= this.opts.size) return;
         w = this.startWorker();
       }
-      const task = this.queue.shift() as Task;
+      const task = (this.queue.shift() ?? this.suspectQueue.shift()) as Task;
       w.idleTimer?.cancel();
       w.idleTimer = undefined;
       w.task = task;

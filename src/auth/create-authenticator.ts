@@ -66,7 +66,7 @@ export async function createAuthenticator(settings: AuthSettings, deps: AuthDeps
   const pool = policy.users.length > 0 && !deps.compare ? new BcryptPool({ size: workers, queueMax: workers * BCRYPT_QUEUE_PER_WORKER, retryAfterS: BCRYPT_RETRY_AFTER_S, idleExitMs: BCRYPT_WORKER_IDLE_MS, timers: deps.timers ?? systemTimers }) : undefined;
   return buildChain({
     tokens: new StaticTokenTable(policy.tokens),
-    basic: new BasicVerifier(policy.users, { clock: deps.clock, compare: deps.compare ?? (pool && ((password, hash) => pool.compare(password, hash))) }),
+    basic: new BasicVerifier(policy.users, { clock: deps.clock, compare: deps.compare ?? (pool && ((password, hash, suspect) => pool.compare(password, hash, suspect))) }),
     certs: new CertIdentityTable(policy.certIdentities),
     oidc,
     allowAnonymous: policy.allowAnonymous,

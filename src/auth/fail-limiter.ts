@@ -6,7 +6,7 @@
 // tracked in a bounded table, the least recently failed dropped first.
 import type { Clock } from "../core/clock.js";
 import { CacheError } from "../core/errors.js";
-import { AUTH_FAIL_ADDRESSES_MAX, AUTH_FAIL_WINDOW_MS } from "./auth-limits.js";
+import { AUTH_FAIL_ADDRESSES_MAX, AUTH_FAIL_WINDOW_MS, AUTH_SUSPECT_MS } from "./auth-limits.js";
 
 export interface FailLimiterDeps {
   readonly clock: Clock;
@@ -21,6 +21,8 @@ interface Window {
   failures: number;
   /** Password checks under way for this address (they count against the limit until they end). */
   checks: number;
+  /** When this address last failed (monotonic ms), across windows; -Infinity: never. */
+  lastFailureMs: number;
 }
 
 export class AuthFailLimiter {
@@ -44,6 +46,7 @@ export class AuthFailLimiter {
     if (this.deps.limitPerS <= 0) return failure;
     const w = this.current(address);
     w.failures++;
+    w.lastFailureMs = this.deps.clock.monotonicMs();
     return w.failures > this.deps.limitPerS ? this.tooMany(w) : failure;
   }
 
@@ -58,6 +61,17 @@ export class AuthFailLimiter {
     w.checks++;
   }
 
+  /**
+   * True when `address` has a password check under way or failed within AUTH_SUSPECT_MS: a new
+   * check of a legitimate client is rarely either (concurrent requests with one credential
+   * share one check), a password guesser's nearly always. Its check waits behind the others.
+   */
+  suspect(address: string): boolean {
+    if (this.deps.limitPerS <= 0) return false;
+    const w = this.windows.get(address);
+    return w !== undefined && (w.checks > 0 || this.deps.clock.monotonicMs() - w.lastFailureMs < AUTH_SUSPECT_MS);
+  }
+
   endCheck(address: string): void {
     const w = this.windows.get(address);
     if (w !== undefined && w.checks > 0) w.checks--;
@@ -70,14 +84,14 @@ export class AuthFailLimiter {
     if (w !== undefined) {
       // Most recently used last: the first entry is the one to drop.
       this.windows.delete(address);
-      if (now - w.startMs >= AUTH_FAIL_WINDOW_MS) w = { startMs: now, failures: 0, checks: w.checks };
+      if (now - w.startMs >= AUTH_FAIL_WINDOW_MS) w = { startMs: now, failures: 0, checks: w.checks, lastFailureMs: w.lastFailureMs };
     } else {
       while (this.windows.size >= this.addressesMax) {
         const oldest = this.windows.keys().next();
         if (oldest.done) break;
         this.windows.delete(oldest.value);
       }
-      w = { startMs: now, failures: 0, checks: 0 };
+      w = { startMs: now, failures: 0, checks: 0, lastFailureMs: Number.NEGATIVE_INFINITY };
     }
     this.windows.set(address, w);
     return w;

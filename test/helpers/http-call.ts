@@ -19,6 +19,8 @@ export interface CallOptions {
   readonly tls?: { readonly ca?: Buffer; readonly cert?: Buffer; readonly key?: Buffer };
   /** Resolve as soon as the status and headers arrive, then drop the connection (streams). */
   readonly headersOnly?: boolean;
+  /** The client's source address (another loopback address, 127.0.0.x, to play another client). */
+  readonly localAddress?: string;
 }
 
 export function call(url: string, opts: CallOptions = {}): Promise<Reply> {
@@ -32,6 +34,7 @@ export function call(url: string, opts: CallOptions = {}): Promise<Reply> {
       method: opts.method ?? "GET",
       headers: opts.headers,
       agent: false,
+      localAddress: opts.localAddress,
       ...(secure ? { ca: opts.tls?.ca, cert: opts.tls?.cert, key: opts.tls?.key } : {}),
     };
     const req = (secure ? https : http).request(options, (res) => {

@@ -49,6 +49,21 @@ describe("auth/bcrypt-pool", function () {
     expect(await p.compare("right", hash), "the queue drained").to.equal(true);
   });
 
+  it("a suspect check (its client failed lately) waits behind the others, in a queue of its own: a flood of suspect checks neither delays nor refuses a clean one", async () => {
+    const p = pool(1, 2);
+    const order: string[] = [];
+    const track = (name: string, c: Promise<boolean>) => c.then((ok) => (order.push(name), ok));
+    const running = track("running", p.compare("a", hash, true));
+    const suspects = [track("s1", p.compare("b", hash, true)), track("s2", p.compare("c", hash, true))];
+    const refused = await p.compare("d", hash, true).catch((err: unknown) => err);
+    expect(refused, "the suspect queue is full").to.be.instanceOf(CacheError).and.include({ code: "UNAVAILABLE" });
+    const clean = track("clean", p.compare("right", hash));
+    expect(p.queued).to.equal(3);
+    expect(await clean, "a clean check is admitted with the suspect queue full").to.equal(true);
+    await Promise.all([running, ...suspects]);
+    expect(order, "the clean check ran next, ahead of the suspect ones queued before it").to.deep.equal(["running", "clean", "s1", "s2"]);
+  });
+
   it("close() ends the workers and refuses waiting and later checks with 503", async () => {
     const p = pool(1, 4);
     const waiting = [p.compare("a", hash), p.compare("b", hash)].map((c) => c.catch((err: unknown) => (err as CacheError).code));

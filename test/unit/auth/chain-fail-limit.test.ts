@@ -85,6 +85,18 @@ describe("auth/chain with the failure limiter", () => {
     expect(codes).to.deep.equal(["UNAUTHORIZED", "UNAUTHORIZED", "UNAUTHORIZED", "TOO_MANY_REQUESTS"]);
   });
 
+  it("tells the password check whether its client is suspect: a check from an address with another check under way or a recent failure is, a fresh address's is not", async () => {
+    const lanes: string[] = [];
+    const { auth } = setup(async (password, _hash, suspect) => {
+      lanes.push(`${password}:${suspect === true ? "suspect" : "clean"}`);
+      return password === "right";
+    });
+    await Promise.all([resolve(auth, from("10.0.0.1", basicHeader("alice", "w1"))), resolve(auth, from("10.0.0.1", basicHeader("alice", "w2")))]);
+    await resolve(auth, from("10.0.0.1", basicHeader("alice", "w3")));
+    expect(await resolve(auth, from("10.0.0.2", basicHeader("alice", "right")))).to.include({ id: "alice" });
+    expect(lanes).to.deep.equal(["w1:clean", "w2:suspect", "w3:suspect", "right:clean"]);
+  });
+
   it("a check refused by a full bcrypt queue is 503 UNAVAILABLE as it is, and not counted as a failure", async () => {
     const busy: PasswordCompare = () => Promise.reject(new CacheError("UNAVAILABLE", "password checks are all busy; retry later", undefined, { retryAfterS: 1 }));
     const { auth } = setup(busy);

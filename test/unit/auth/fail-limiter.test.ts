@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { AuthFailLimiter } from "../../../src/auth/fail-limiter.js";
+import { AUTH_SUSPECT_MS } from "../../../src/auth/auth-limits.js";
 import { CacheError } from "../../../src/core/errors.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
 
@@ -63,6 +64,22 @@ describe("auth/fail-limiter", () => {
     expect(() => limiter.beginCheck("a")).to.throw(CacheError);
     limiter.endCheck("a");
     expect(() => limiter.beginCheck("a")).to.not.throw();
+  });
+
+  it("suspect: an address with a password check under way, or a failure in the last AUTH_SUSPECT_MS, across windows", () => {
+    const clock = new ManualClock();
+    const l = new AuthFailLimiter({ clock, limitPerS: 10 });
+    expect(l.suspect("10.0.0.1"), "never seen").to.equal(false);
+    l.beginCheck("10.0.0.1");
+    expect(l.suspect("10.0.0.1"), "a check under way").to.equal(true);
+    expect(l.suspect("10.0.0.2"), "another address").to.equal(false);
+    l.endCheck("10.0.0.1");
+    expect(l.suspect("10.0.0.1"), "the check ended without a failure").to.equal(false);
+    l.fail("10.0.0.1", new CacheError("UNAUTHORIZED", "no"));
+    clock.advance(AUTH_SUSPECT_MS - 1);
+    expect(l.suspect("10.0.0.1"), "failed within AUTH_SUSPECT_MS").to.equal(true);
+    clock.advance(1);
+    expect(l.suspect("10.0.0.1"), "the failure is AUTH_SUSPECT_MS old").to.equal(false);
   });
 
   it("limit 0 turns it off: every failure stays 401 and every check is admitted", () => {
