@@ -21,6 +21,7 @@ import {
   HTTP_IDLE_TIMEOUT_MS,
   MGMT_CONNECTIONS_MAX,
   MGMT_IDLE_TIMEOUT_MS,
+  PEER_TOKEN_CHARS_ADVISED,
   VIRTUAL_NODES,
 } from "./core/limits.js";
 import { packageRoot } from "./core/package-root.js";
@@ -312,6 +313,9 @@ async function main(): Promise<void> {
   const auth = await buildAuthenticator(config, logger);
   if (auth.enabled) logger.info(LOG.authEnabled, { methods: auth.methods });
   if (auth.enabled && !config.peerToken) logger.warn(LOG.peerTokenMissing);
+  if (config.peerToken && config.peerToken.length < PEER_TOKEN_CHARS_ADVISED) {
+    logger.warn(LOG.peerTokenShort, { chars: config.peerToken.length, advised_min_chars: PEER_TOKEN_CHARS_ADVISED, hint: "openssl rand -hex 32" });
+  }
   if (!config.peerToken && !config.distTls) {
     if (config.peerInsecure) logger.warn(LOG.peerInsecure, { dist_addr: formatAddress(config.distAddr) });
     else logger.info(LOG.peerProtectedMode, { dist_addr: formatAddress(config.distAddr) });

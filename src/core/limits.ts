@@ -73,6 +73,13 @@ export const PEER_BODY_BYTES_MAX = 16 * 1024 * 1024;
  */
 export const PEER_BATCH_BYTES = 8 * 1024 * 1024;
 export const PEER_TIMEOUT_MS = 5_000;
+
+/**
+ * A peer token shorter than this is logged as a warning at start-up: the dist listener answers
+ * every guess (it has no failure limit: peers are few and a wrong token there is a
+ * misconfiguration), so the token's length is what keeps it from being guessed.
+ */
+export const PEER_TOKEN_CHARS_ADVISED = 16;
 /** Keys one peer Inspect call describes at most (record metadata, never values). */
 export const INSPECT_KEYS_MAX = 1000;
 /**

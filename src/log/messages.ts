@@ -11,6 +11,7 @@ export const LOG = Object.freeze({
   oidcConstructionFailed: "oidc verifier construction failed",
   authOpen: "authentication disabled: the client API is open to every caller",
   peerTokenMissing: "client authentication is on but the peer transport has no token",
+  peerTokenShort: "peer token is short: anyone who reaches the peer port can guess it",
   peerProtectedMode: "peer transport in protected mode: no peer token or peer mTLS, so only loopback callers are served",
   contactLost: "out of contact with a majority for longer than the tombstone TTL: local data dropped, rejoining as a new node",
   quorumVoteSuspended: "this node may have missed writes (out of contact with a majority, paused, or its view disagrees with its peers'): its copies do not count towards quorum reads until it has caught up",

@@ -237,6 +237,18 @@ describe("auth: policy file on real nodes", () => {
     });
   });
 
+  describe("a short peer token", () => {
+    it("logs a warning at start-up naming its length (the dist listener answers every guess); a 16-character one does not", async () => {
+      const short = await startNode({ id: "auth-short-peer", env: { SERVICE_PEER_TOKEN: "tiny-token" } });
+      try {
+        expect(short.logs.find((r) => r.message === "peer token is short: anyone who reaches the peer port can guess it")).to.include({ level: "warn", chars: 10, advised_min_chars: 16 });
+      } finally {
+        await short.stop("SIGKILL");
+      }
+      expect(strict.logs.filter((r) => String(r.message).startsWith("peer token is short"))).to.deep.equal([]);
+    });
+  });
+
   describe("no peer token", () => {
     it("logs a warning at start-up when client auth is on and the peer transport has no token", () => {
       expect(relaxed.logs.find((r) => r.message === "client authentication is on but the peer transport has no token")).to.include({ level: "warn" });
