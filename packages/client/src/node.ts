@@ -2,13 +2,16 @@
 // connection pools per endpoint, TLS options, client certificates for mTLS) via its dispatcher
 // API, which costs far less per request than fetch. undici 7 is the last major that runs on
 // Node 20 (undici 8 needs Node 22).
+import type { Socket } from "node:net";
 import { Readable } from "node:stream";
-import { Agent, type Dispatcher } from "undici";
+import { Agent, buildConnector, errors, type Dispatcher } from "undici";
+import { AttemptSignal, deadlineConnector, type Connector } from "./attempt-deadline.js";
 import { BodyDeadlines } from "./body-deadlines.js";
 import { HypercacheClient as CoreClient } from "./client.js";
+import { ATTEMPT_TIMEOUT_MS } from "./failover-transport.js";
 import type { FetchLike, HeadersLike, RequestInitLike, ResponseLike } from "./fetch-types.js";
 import type { ClientOptions } from "./options.js";
-import { systemClock, systemTimers, type Runtime } from "./runtime.js";
+import { systemClock, systemTimers, type Runtime, type Timers } from "./runtime.js";
 
 export * from "./index.js";
 
@@ -33,6 +36,11 @@ export interface NodeTransportOptions {
   readonly connections?: number;
   /** Idle keep-alive connections close after this long (ms); default 30000, below the server's 60 s. */
   readonly keepAliveTimeoutMs?: number;
+  /**
+   * Time limit of making a connection, TCP and TLS (ms). Default: the client's `timeoutMs` for
+   * the client's own Agent (an attempt's limit covers its connection), else 10000.
+   */
+  readonly connectTimeoutMs?: number;
 }
 
 /** Idle keep-alive time of pooled connections (ms). */
@@ -113,38 +121,51 @@ export function createNodeFetch(o: NodeTransportOptions = {}, runtime?: Partial<
  */
 export function ownedNodeFetch(o: NodeTransportOptions = {}, runtime?: Partial<Pick<Runtime, "clock" | "timers">>): { fetch: FetchLike; agent: Agent } {
   const clock = runtime?.clock ?? systemClock;
-  const deadlines = new BodyDeadlines(clock, runtime?.timers ?? systemTimers);
+  const timers = runtime?.timers ?? systemTimers;
+  const deadlines = new BodyDeadlines(clock, timers);
   const tls = o.tls ?? {};
+  const connect = buildConnector({
+    ...(tls.ca !== undefined ? { ca: tls.ca as string | Buffer | (string | Buffer)[] } : {}),
+    ...(tls.cert !== undefined ? { cert: tls.cert } : {}),
+    ...(tls.key !== undefined ? { key: tls.key } : {}),
+    ...(tls.passphrase !== undefined ? { passphrase: tls.passphrase } : {}),
+    ...(tls.servername !== undefined ? { servername: tls.servername } : {}),
+    rejectUnauthorized: tls.rejectUnauthorized ?? true,
+    // The limit is deadlineConnector's, on a precise timer; undici's runs on a one-second tick.
+    timeout: 0,
+  });
   const agent = new Agent({
     keepAliveTimeout: o.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS,
     ...(o.connections !== undefined ? { connections: o.connections } : {}),
-    connect: {
-      ...(tls.ca !== undefined ? { ca: tls.ca as string | Buffer | (string | Buffer)[] } : {}),
-      ...(tls.cert !== undefined ? { cert: tls.cert } : {}),
-      ...(tls.key !== undefined ? { key: tls.key } : {}),
-      ...(tls.passphrase !== undefined ? { passphrase: tls.passphrase } : {}),
-      ...(tls.servername !== undefined ? { servername: tls.servername } : {}),
-      rejectUnauthorized: tls.rejectUnauthorized ?? true,
-    },
+    connect: connectWithin(connect, o.connectTimeoutMs ?? ATTEMPT_TIMEOUT_MS, timers),
   });
   const request = async (url: string, init: RequestInitLike): Promise<ResponseLike> => {
     const started = clock.nowMs();
     const slash = url.indexOf("/", url.indexOf("//") + 2);
     const origin = slash < 0 ? url : url.slice(0, slash);
     const path = slash < 0 ? "/" : url.slice(slash);
-    const res = await agent.request({
-      origin,
-      path,
-      method: init.method as Dispatcher.HttpMethod,
-      headers: init.headers,
-      body: init.body ?? null,
-      signal: init.signal ?? null,
-      // undici keeps the limit over the headers; bodyTimeout is the longest pause between two
-      // chunks, the whole body's limit is body-deadlines.ts's. A stream has no body limit.
-      headersTimeout: init.timeoutMs ?? 0,
-      bodyTimeout: init.stream ? 0 : (init.timeoutMs ?? 0),
-    });
     const limitMs = init.timeoutMs ?? 0;
+    // The limit over the connection and the headers is this attempt's own timer (through the
+    // signal); undici's headersTimeout would fire up to a second late. bodyTimeout is the longest
+    // pause between two chunks, the whole body's limit is body-deadlines.ts's. A stream has no
+    // body limit.
+    const signal = new AttemptSignal(init.signal, timers, limitMs);
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await agent.request({
+        origin,
+        path,
+        method: init.method as Dispatcher.HttpMethod,
+        headers: init.headers,
+        body: init.body ?? null,
+        // The part of AbortSignal undici reads (attempt-deadline.ts).
+        signal: signal as unknown as AbortSignal,
+        headersTimeout: 0,
+        bodyTimeout: init.stream ? 0 : limitMs,
+      });
+    } finally {
+      signal.headersCame();
+    }
     // A stream's 200 is read by its caller for as long as it lasts; its other answers (an error,
     // a redirect) are read whole, within the limit.
     const unbounded = limitMs <= 0 || (init.stream === true && res.statusCode === 200);
@@ -152,6 +173,12 @@ export function ownedNodeFetch(o: NodeTransportOptions = {}, runtime?: Partial<P
   };
   const fetch: FetchLike = Object.assign(request, { boundsAttempts: true as const });
   return { fetch, agent };
+}
+
+/** undici's connector with a precise time limit (attempt-deadline.ts), failing as undici's own would. */
+function connectWithin(connect: buildConnector.connector, timeoutMs: number, timers: Timers): buildConnector.connector {
+  const timeoutError = (o: buildConnector.Options) => new errors.ConnectTimeoutError(`Connect Timeout Error (attempted address: ${o.hostname}:${o.port}, timeout: ${timeoutMs}ms)`);
+  return deadlineConnector(connect as Connector<buildConnector.Options, Socket>, timeoutMs, timers, timeoutError) as buildConnector.connector;
 }
 
 /**
@@ -163,7 +190,7 @@ export class HypercacheClient extends CoreClient {
   private agentClosed: Promise<void> | undefined;
 
   constructor(options: NodeClientOptions) {
-    const own = options.fetch === undefined ? ownedNodeFetch(options, options.runtime) : undefined;
+    const own = options.fetch === undefined ? ownedNodeFetch({ ...options, connectTimeoutMs: options.connectTimeoutMs ?? options.timeoutMs }, options.runtime) : undefined;
     super(own ? { ...options, fetch: own.fetch } : options);
     this.agent = own?.agent;
   }
