@@ -66,6 +66,28 @@ describe("hypercache load (one real node)", function () {
     expect((await client.getMany(["item:0", "item:2499", "item:1500"])).map((x) => x.found)).to.deep.equal([true, true, false]);
   });
 
+  it("cuts batches by body size too: 100 items of 200 KB are all stored (in one batch of 20 MB they were all refused 413)", async () => {
+    const file = join(dir, "large.jsonl");
+    writeItems(file, 100, (i) => JSON.stringify({ key: `large:${i}`, value: String(i % 10).repeat(200_000) }));
+    const r = await cli(["load", file], { env });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.json()).to.include({ items: 100, stored: 100, failed: 0 });
+    expect(await client.getText("large:99")).to.equal("9".repeat(200_000));
+  });
+
+  it("an item alone over the batch body bound fails alone, with a message saying so; the lines around it are stored", async () => {
+    const file = join(dir, "one-huge.jsonl");
+    const huge = JSON.stringify({ key: "huge", value: "h".repeat(16 * 1024 * 1024) });
+    writeFileSync(file, [line(40), huge, line(41)].join("\n"));
+    const errorsOut = join(dir, "huge-errors.jsonl");
+    const r = await cli(["load", file, "--errors-out", errorsOut], { env });
+    expect(r.code).to.equal(6);
+    expect(r.json()).to.include({ items: 3, stored: 2, failed: 1, bad_lines: 0 });
+    expect(r.stderr).to.match(/first failure: the item is \d+ bytes of JSON, over the client's batch body bound/);
+    expect(readFileSync(errorsOut, "utf8")).to.equal(`${huge}\n`);
+    expect((await client.getMany(["item:40", "item:41"])).map((x) => x.found)).to.deep.equal([true, true]);
+  });
+
   it("reads standard input with '-'", async () => {
     const r = await cli(["load", "-"], { env, stdin: `${line(9000)}\n${line(9001)}\n` });
     expect(r.json()).to.include({ items: 2, stored: 2 });

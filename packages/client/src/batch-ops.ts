@@ -1,8 +1,10 @@
-// getMany, setMany and deleteMany: the input is cut into chunks of 1000 (the server's batch limit),
-// a bounded number of chunks are in flight at once, and the results come back in input order. A
-// failed item, or a chunk that failed as a whole, is reported in the results and never thrown.
+// getMany, setMany and deleteMany: the input is cut into chunks of 1000 (the server's batch limit;
+// setMany's also by body size, batch-chunks.ts), a bounded number of chunks are in flight at
+// once, and the results come back in input order. A failed item, or a chunk that failed as a
+// whole, is reported in the results and never thrown.
 import type { Client } from "openapi-fetch";
 import { encodeBase64 } from "./base64.js";
+import { cutChunks, setManyItemBytes } from "./batch-chunks.js";
 import { ttlToMs, type Ttl } from "./duration.js";
 import { errorFromAnswer } from "./errors.js";
 import type { components, paths } from "./gen/client.js";
@@ -64,12 +66,6 @@ export async function mapConcurrent<T, R>(items: readonly T[], limit: number, fn
   return results;
 }
 
-export function chunk<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
 type ItemResult = { status: number; error?: string | undefined; code?: string | undefined };
 
 /** The typed error of a failed batch item, or undefined when it succeeded (or is simply missing). */
@@ -81,7 +77,7 @@ function itemError(r: ItemResult, endpoint: string): Error | undefined {
 export class BatchOps {
   constructor(
     private readonly api: Client<paths>,
-    private readonly deps: { chunkItems: number; concurrency: number },
+    private readonly deps: { chunkItems: number; concurrency: number; bodyBytesMax: number },
   ) {}
 
   getMany(keys: readonly string[], o: BatchOptions = {}): Promise<GetManyResult[]> {
@@ -112,7 +108,7 @@ export class BatchOps {
         const error = itemError(r, endpoint);
         return error ? { key: r.key, stored: false, error } : { key: r.key, stored: r.stored, ...(r.bytes !== undefined ? { bytes: r.bytes } : {}), owners: r.owners };
       });
-    }, (it, error) => ({ key: it.key, stored: false, error }));
+    }, (it, error) => ({ key: it.key, stored: false, error }), setManyItemBytes);
   }
 
   deleteMany(keys: readonly string[], o: BatchOptions = {}): Promise<DeleteManyResult[]> {
@@ -129,11 +125,15 @@ export class BatchOps {
     }, (key, error) => ({ key, deleted: false, error }));
   }
 
-  /** Chunks, runs with bounded concurrency, and turns a chunk's failure into per-item results. */
-  private async run<I, R>(input: readonly I[], o: BatchOptions, call: (part: I[]) => Promise<R[]>, failed: (item: I, error: Error) => R): Promise<R[]> {
+  /**
+   * Chunks (by count, and by body size with `sizeOf`), runs with bounded concurrency, and turns a
+   * chunk's failure into per-item results; an item too large to send fails alone, unsent.
+   */
+  private async run<I, R>(input: readonly I[], o: BatchOptions, call: (part: I[]) => Promise<R[]>, failed: (item: I, error: Error) => R, sizeOf?: (item: I) => number): Promise<R[]> {
     const concurrency = positiveOption("concurrency", o.concurrency, true) ?? this.deps.concurrency;
-    const parts = chunk(input, this.deps.chunkItems);
-    const done = await mapConcurrent(parts, concurrency, async (part) => {
+    const parts = cutChunks(input, this.deps.chunkItems, this.deps.bodyBytesMax, sizeOf);
+    const done = await mapConcurrent(parts, concurrency, async ({ items: part, tooLarge }) => {
+      if (tooLarge) return part.map((item) => failed(item, tooLarge));
       try {
         const results = await call(part);
         if (results.length !== part.length) throw new Error(`the server answered ${results.length} results for ${part.length} items`);

@@ -35,7 +35,7 @@ import {
 import { isBoolean, isStrings, shaped } from "./answer-checks.js";
 import { DELETE_SHAPE, DRAIN_STATUS_SHAPE, HINTS_SHAPE, IDENTITY_SHAPE, KEY_PAGE_SHAPE, MEMBERS_SHAPE, PREVIEW_SHAPE, PUT_SHAPE, REPLICAS_SHAPE, RING_SHAPE, STATS_SHAPE } from "./answer-shapes.js";
 import { buffered, typedClient } from "./openapi-bridge.js";
-import { acceptEndpoint, authFromOptions, positiveOption, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT, seedList, type ClientOptions, type Consistency } from "./options.js";
+import { acceptEndpoint, authFromOptions, positiveOption, BATCH_BODY_BYTES_MAX, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT, seedList, type ClientOptions, type Consistency } from "./options.js";
 import { defaultRuntime, type Runtime, type TimerHandle } from "./runtime.js";
 import {
   answerError,
@@ -127,7 +127,11 @@ export class HypercacheClient {
     this.mgmt = typedClient<mgmtPaths>(this.mgmtTransport);
     // Calls that act on the answering node's state never move to another node once sent.
     this.mgmtNode = typedClient<mgmtPaths>(new FailoverTransport({ ...common, pool: this.mgmtPool, rediscover, failoverAfterSent: false }));
-    this.batches = new BatchOps(this.api, { chunkItems: BATCH_CHUNK_ITEMS, concurrency: positiveOption("batchConcurrency", options.batchConcurrency, true) ?? BATCH_CONCURRENCY });
+    this.batches = new BatchOps(this.api, {
+      chunkItems: BATCH_CHUNK_ITEMS,
+      concurrency: positiveOption("batchConcurrency", options.batchConcurrency, true) ?? BATCH_CONCURRENCY,
+      bodyBytesMax: positiveOption("batchBodyBytes", options.batchBodyBytes, true) ?? BATCH_BODY_BYTES_MAX,
+    });
 
     const d = discoveryOn ? (options.discovery as Exclude<ClientOptions["discovery"], false>) : undefined;
     if (this.discovery && d?.atStart !== false) void this.discovery.refresh().catch(() => undefined);

@@ -10,6 +10,12 @@ import type { Runtime } from "./runtime.js";
 export const DISCOVERY_INTERVAL_MS = 30_000;
 /** Keys or items per batch call (the server's limit). */
 export const BATCH_CHUNK_ITEMS = 1000;
+/**
+ * Largest JSON body of one setMany call (bytes): 15 MiB, a margin of 1 MiB below the server's
+ * request body limit (SERVICE_MAX_BODY_BYTES, default 16 MiB), which refuses a larger batch as a
+ * whole with 413. A cluster with a lower limit needs a lower `batchBodyBytes`.
+ */
+export const BATCH_BODY_BYTES_MAX = 15 * 1024 * 1024;
 /** Batch calls in flight at once for getMany, setMany and deleteMany. */
 export const BATCH_CONCURRENCY = 4;
 /** Keys per key-browser page requested by `keys()` (the server's ceiling). */
@@ -72,6 +78,8 @@ export interface ClientOptions {
   readonly seed?: number;
   /** Batch calls in flight at once (default 4). */
   readonly batchConcurrency?: number;
+  /** Largest JSON body of one setMany call in bytes (default BATCH_BODY_BYTES_MAX, 15 MiB). */
+  readonly batchBodyBytes?: number;
   /** Called on failovers and discovery results. Must return quickly and not throw. */
   readonly onEvent?: (event: ClientEvent) => void;
   /** Clock, timers and random source (tests). */

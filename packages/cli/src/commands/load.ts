@@ -4,10 +4,14 @@
 // line for line, to --errors-out, a file that can be loaded again. Ctrl-C stops reading, lets
 // the batches in flight finish and prints the summary (a second Ctrl-C exits at once).
 import { createReadStream, createWriteStream, statSync, type WriteStream } from "node:fs";
+import type { Readable } from "node:stream";
 import type { Command } from "commander";
-import { AllEndpointsFailedError, BATCH_CHUNK_ITEMS, type SetManyItem } from "@hypercache/client/node";
+import { AllEndpointsFailedError, BATCH_CHUNK_ITEMS } from "@hypercache/client/node";
 import { EXIT, exitCodeFor, UsageError } from "../exit-codes.js";
+import type { Io } from "../io.js";
 import type { Runner } from "../main.js";
+import type { Output } from "../output.js";
+import { BatchSender } from "../load/batch-sender.js";
 import { parseLoadLine, readLines } from "../load/load-line.js";
 import { startProgress, type LoadCounters } from "../load/progress.js";
 
@@ -20,6 +24,47 @@ function positiveInt(flag: string, text: string, max: number): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`${flag}: expected an integer from 1 to ${max}, got ${JSON.stringify(text)}`);
   return n;
+}
+
+/** The input stream, and its size when it is a file (for the share read). */
+function openInput(file: string, io: Io): { input: Readable; totalBytes: number | undefined } {
+  if (file === "-") return { input: io.stdin, totalBytes: undefined };
+  let stat: ReturnType<typeof statSync>;
+  try {
+    stat = statSync(file);
+  } catch (err) {
+    throw new UsageError(`${file}: ${(err as Error).message}`);
+  }
+  if (stat.isDirectory()) throw new UsageError(`${file} is a directory: load reads a JSON-lines file ('-' for standard input)`);
+  return { input: createReadStream(file, { highWaterMark: 256 * 1024 }), totalBytes: stat.size };
+}
+
+/** Prints the summary (and the first failure) and answers the exit code. */
+function finishLoad(r: { file: string; errorsOut: string | undefined; out: Output; c: LoadCounters; sender: BatchSender; interrupted: boolean; seconds: number }): number {
+  const { out, c, interrupted, seconds } = r;
+  const { firstFailure, failureCodes } = r.sender;
+  const summary = {
+    file: r.file,
+    items: c.items,
+    stored: c.stored,
+    failed: c.failed,
+    bad_lines: c.badLines,
+    seconds: Math.round(seconds * 1000) / 1000,
+    items_per_s: seconds > 0 ? Math.round(c.stored / seconds) : 0,
+    interrupted,
+    ...(r.errorsOut ? { errors_out: r.errorsOut } : {}),
+  };
+  out.result(summary, () => {
+    const head = interrupted ? out.color.yellow("interrupted") : c.failed + c.badLines > 0 ? out.color.yellow("done with problems") : out.color.green("done");
+    const tail = c.failed > 0 && r.errorsOut ? ` (failed lines in ${r.errorsOut})` : "";
+    return `${head}: ${c.stored} of ${c.items} items stored in ${summary.seconds} s (${summary.items_per_s} items/s), ${c.failed} failed, ${c.badLines} bad lines${tail}`;
+  });
+  if (firstFailure) out.note(`hypercache: first failure: ${firstFailure.message}`);
+  if (interrupted) return EXIT.INTERRUPTED;
+  if (c.failed === 0 && c.badLines === 0) return EXIT.OK;
+  // Nothing stored and every failure of one kind (all endpoints down, credentials refused): that kind's code.
+  if (c.stored === 0 && c.badLines === 0 && failureCodes.size === 1 && firstFailure && (firstFailure instanceof AllEndpointsFailedError || exitCodeFor(firstFailure) === EXIT.AUTH)) return exitCodeFor(firstFailure);
+  return EXIT.PARTIAL;
 }
 
 interface LoadOptions {
@@ -42,53 +87,20 @@ export function registerLoadCommand(program: Command, run: Runner): void {
         const batchSize = positiveInt("--batch-size", opts.batchSize, BATCH_CHUNK_ITEMS);
         const concurrency = positiveInt("--concurrency", opts.concurrency, 64);
         const defaultTtl = opts.ttl;
-        let totalBytes: number | undefined;
-        if (file !== "-") {
-          let stat: ReturnType<typeof statSync>;
-          try {
-            stat = statSync(file as string);
-          } catch (err) {
-            throw new UsageError(`${file}: ${(err as Error).message}`);
-          }
-          if (stat.isDirectory()) throw new UsageError(`${file} is a directory: load reads a JSON-lines file ('-' for standard input)`);
-          totalBytes = stat.size;
-        }
-        const input = file === "-" ? io.stdin : createReadStream(file as string, { highWaterMark: 256 * 1024 });
+        const { input, totalBytes } = openInput(file as string, io);
         const errorsOut: WriteStream | undefined = opts.errorsOut ? createWriteStream(opts.errorsOut) : undefined;
         const started = io.now();
         const c: LoadCounters = { bytes: 0, items: 0, stored: 0, failed: 0, badLines: 0 };
         const progress = startProgress(io, c, totalBytes, started);
-        const failureCodes = new Set<number>();
-        let firstFailure: Error | undefined;
         let interrupted = false;
         const stopInterrupt = io.onInterrupt(() => {
           if (interrupted) io.exitNow(EXIT.INTERRUPTED);
           interrupted = true;
           progress.log("hypercache: interrupted: finishing the batches in flight (Ctrl-C again to quit now)");
         });
-
-        const inFlight = new Set<Promise<void>>();
-        const send = (items: SetManyItem[], raws: string[]) => {
-          const p = client.setMany(items, { concurrency: 1 }).then((results) => {
-            results.forEach((r, i) => {
-              if (r.stored) c.stored++;
-              else {
-                c.failed++;
-                const err = r.error ?? new Error("not stored");
-                firstFailure ??= err;
-                failureCodes.add(exitCodeFor(err));
-                errorsOut?.write(`${raws[i]}\n`);
-              }
-            });
-            progress.update();
-          });
-          const tracked = p.finally(() => inFlight.delete(tracked));
-          inFlight.add(tracked);
-        };
+        const sender = new BatchSender({ client, counters: c, onBatch: () => progress.update(), errorsOut, batchSize, concurrency });
 
         let lineNo = 0;
-        let items: SetManyItem[] = [];
-        let raws: string[] = [];
         try {
           for await (const line of readLines(input, c)) {
             if (interrupted) break;
@@ -102,48 +114,17 @@ export function registerLoadCommand(program: Command, run: Runner): void {
               continue;
             }
             c.items++;
-            items.push(parsed.item.ttl === undefined && defaultTtl !== undefined ? { ...parsed.item, ttl: defaultTtl } : parsed.item);
-            raws.push(line);
-            if (items.length >= batchSize) {
-              send(items, raws);
-              items = [];
-              raws = [];
-              while (inFlight.size >= concurrency) await Promise.race(inFlight);
-            }
+            await sender.add(parsed.item.ttl === undefined && defaultTtl !== undefined ? { ...parsed.item, ttl: defaultTtl } : parsed.item, line);
           }
-          if (!interrupted && items.length > 0) send(items, raws);
-          else if (interrupted) c.items -= items.length;
-          while (inFlight.size > 0) await Promise.race(inFlight);
+          if (interrupted) c.items -= sender.pending;
+          await sender.finish(!interrupted);
         } finally {
           stopInterrupt();
           progress.stop();
           if ("destroy" in input) input.destroy();
           if (errorsOut) await new Promise<void>((r) => errorsOut.end(r));
         }
-
-        const seconds = (io.now() - started) / 1000;
-        const summary = {
-          file,
-          items: c.items,
-          stored: c.stored,
-          failed: c.failed,
-          bad_lines: c.badLines,
-          seconds: Math.round(seconds * 1000) / 1000,
-          items_per_s: seconds > 0 ? Math.round(c.stored / seconds) : 0,
-          interrupted,
-          ...(opts.errorsOut ? { errors_out: opts.errorsOut } : {}),
-        };
-        out.result(summary, () => {
-          const head = interrupted ? out.color.yellow("interrupted") : c.failed + c.badLines > 0 ? out.color.yellow("done with problems") : out.color.green("done");
-          const tail = c.failed > 0 && opts.errorsOut ? ` (failed lines in ${opts.errorsOut})` : "";
-          return `${head}: ${c.stored} of ${c.items} items stored in ${summary.seconds} s (${summary.items_per_s} items/s), ${c.failed} failed, ${c.badLines} bad lines${tail}`;
-        });
-        if (firstFailure) out.note(`hypercache: first failure: ${firstFailure.message}`);
-        if (interrupted) return EXIT.INTERRUPTED;
-        if (c.failed === 0 && c.badLines === 0) return EXIT.OK;
-        // Nothing stored and every failure of one kind (all endpoints down, credentials refused): that kind's code.
-        if (c.stored === 0 && c.badLines === 0 && failureCodes.size === 1 && firstFailure && (firstFailure instanceof AllEndpointsFailedError || exitCodeFor(firstFailure) === EXIT.AUTH)) return exitCodeFor(firstFailure);
-        return EXIT.PARTIAL;
+        return finishLoad({ file: file as string, errorsOut: opts.errorsOut, out, c, sender, interrupted, seconds: (io.now() - started) / 1000 });
       }),
     );
 }

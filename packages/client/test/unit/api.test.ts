@@ -2,6 +2,9 @@ import { expect } from "chai";
 import { ManualClock } from "../../../../test/helpers/manual-clock.js";
 import { HypercacheClient } from "../../src/client.js";
 import { AllEndpointsFailedError, NotFoundError, PayloadTooLargeError } from "../../src/errors.js";
+import type { SetManyItem } from "../../src/batch-ops.js";
+import { jsonStringBytes, setManyItemBytes } from "../../src/batch-chunks.js";
+import { BATCH_BODY_BYTES_MAX } from "../../src/options.js";
 import { seededRandom } from "../../src/runtime.js";
 import { answer, bytesAnswer, envelope, FakeFetch, type Call } from "./fake-fetch.js";
 
@@ -141,6 +144,42 @@ describe("client batches", () => {
     expect(results.filter((r) => r.stored)).to.have.length(2100 - 1 - 1000);
     const sent = (jsonBody(f.calls.find((c) => c.url.includes("batch") && new TextDecoder().decode(c.bodyBytes).includes('"k0"'))).items as Record<string, unknown>[]).slice(0, 2);
     expect(sent).to.deep.equal([{ key: "k0", value: btoa("\0"), value_encoding: "base64", ttl_ms: 1000 }, { key: "k1", value: "text", ttl_ms: 1000 }]);
+  });
+
+  it("setMany also cuts by body size: 100 items of 200 KB go in bodies under BATCH_BODY_BYTES_MAX (one body was 20 MB, over the server's 16 MiB: all 413), all stored, in order", async () => {
+    const { f } = batchServer();
+    const items = Array.from({ length: 100 }, (_, i) => ({ key: `big${i}`, value: i % 2 ? "é".repeat(100_000) : new Uint8Array(200_000).fill(i) }));
+    const results = await make(f).setMany(items);
+    const bodies = f.calls.map((c) => c.bodyBytes?.byteLength ?? 0);
+    expect(bodies.length).to.be.greaterThan(1);
+    expect(Math.max(...bodies)).to.be.at.most(BATCH_BODY_BYTES_MAX);
+    expect(f.calls.flatMap((c) => (jsonBody(c).items as { key: string }[]).map((it) => it.key))).to.deep.equal(items.map((it) => it.key));
+    expect(results.every((r) => r.stored)).to.equal(true);
+  });
+
+  it("an item alone over the body bound fails alone with PayloadTooLargeError and is never sent; its neighbours are stored", async () => {
+    const { f } = batchServer();
+    const items = [{ key: "a", value: "x" }, { key: "huge", value: "y".repeat(5000) }, { key: "b", value: "z" }];
+    const results = await make(f, { batchBodyBytes: 4096 }).setMany(items);
+    expect(results.map((r) => r.stored)).to.deep.equal([true, false, true]);
+    expect(results[1]?.error).to.be.instanceOf(PayloadTooLargeError);
+    expect(results[1]?.error?.message).to.match(/over the client's batch body bound of 4096 bytes/);
+    expect(f.calls.some((c) => new TextDecoder().decode(c.bodyBytes).includes('"huge"'))).to.equal(false);
+    expect(Math.max(...f.calls.map((c) => c.bodyBytes?.byteLength ?? 0))).to.be.at.most(4096);
+  });
+
+  it("counts an item's JSON bytes exactly without building it (escapes, multi-byte text, surrogates, base64, ttl)", () => {
+    const texts = ["", "plain", 'q"b\\s', "\n\t\b\f\r\u0001\u001f", "é€😀", "\ud800 lone", "lone \udc00", "\u2028"];
+    for (const t of texts) expect(jsonStringBytes(t), JSON.stringify(t)).to.equal(Buffer.byteLength(JSON.stringify(t)));
+    const items: SetManyItem[] = [
+      { key: "k", value: "v" },
+      { key: "ké", value: "x\n".repeat(3), ttl: "1m30s" },
+      { key: "b", value: new Uint8Array(7), ttl: 1500 },
+      { key: "e", value: "AAAA", encoding: "base64" },
+      { key: "v", value: new DataView(new ArrayBuffer(10)) },
+    ];
+    const wire = (it: SetManyItem) => ({ key: it.key, value: typeof it.value === "string" ? it.value : Buffer.from((it.value as ArrayBufferView).buffer).toString("base64"), ...(typeof it.value !== "string" || it.encoding ? { value_encoding: "base64" } : {}), ...(it.ttl !== undefined ? { ttl_ms: typeof it.ttl === "number" ? it.ttl : 90_000 } : {}) });
+    for (const it of items) expect(setManyItemBytes(it), it.key).to.equal(Buffer.byteLength(JSON.stringify(wire(it))));
   });
 
   it("deleteMany answers per key; a chunk whose every endpoint failed becomes per-item errors", async () => {
