@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { HypercacheClient } from "@hypercache/client/node";
 import { startNode, type NodeProcess } from "../../../test/helpers/node-process.js";
+import { LINE_BYTES_MAX } from "../src/load/load-line.js";
 import { CLI_BIN, cli } from "./cli-harness.js";
 
 const line = (i: number) => JSON.stringify({ key: `item:${i}`, value: `value-${i}-${"x".repeat(80)}` });
@@ -86,6 +87,18 @@ describe("hypercache load (one real node)", function () {
     expect(r.stderr).to.match(/first failure: the item is \d+ bytes of JSON, over the client's batch body bound/);
     expect(readFileSync(errorsOut, "utf8")).to.equal(`${huge}\n`);
     expect((await client.getMany(["item:40", "item:41"])).map((x) => x.found)).to.deep.equal([true, true]);
+  });
+
+  it("a line over the line cap and a line that is not UTF-8 are bad lines, reported by number; the valid lines of the same batch are stored", async () => {
+    const file = join(dir, "bad-bytes.jsonl");
+    const notUtf8 = Buffer.concat([Buffer.from('{"key":"latin1","value":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
+    const overCap = Buffer.concat([Buffer.from('{"key":"long","value":"'), Buffer.alloc(LINE_BYTES_MAX, 0x6c), Buffer.from('"}')]);
+    writeFileSync(file, Buffer.concat([Buffer.from(`${line(50)}\n`), notUtf8, Buffer.from(`\n${line(51)}\n`), overCap, Buffer.from(`\n${line(52)}\n`)]));
+    const r = await cli(["load", file], { env });
+    expect(r.code).to.equal(6);
+    expect(r.json()).to.include({ items: 3, stored: 3, failed: 0, bad_lines: 2 });
+    expect(r.stderr).to.contain("line 2: not UTF-8 text").and.contain(`line 4: a line over ${LINE_BYTES_MAX} bytes`);
+    expect((await client.getMany(["item:50", "item:51", "item:52", "latin1", "long"])).map((x) => x.found)).to.deep.equal([true, true, true, false, false]);
   });
 
   it("reads standard input with '-'", async () => {

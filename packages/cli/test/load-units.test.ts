@@ -3,7 +3,7 @@
 import { Readable } from "node:stream";
 import { expect } from "chai";
 import type { Io } from "../src/io.js";
-import { parseLoadLine, readLines } from "../src/load/load-line.js";
+import { LINE_BYTES_MAX, parseLoadLine, readLines, type InputLine } from "../src/load/load-line.js";
 import { PROGRESS_LINE_INTERVAL_MS, startProgress, type LoadCounters } from "../src/load/progress.js";
 
 describe("load lines", () => {
@@ -39,10 +39,40 @@ describe("load lines", () => {
     const bytes = Buffer.from(text);
     const chunks = [bytes.subarray(0, 3), bytes.subarray(3, 5), bytes.subarray(5, 9), bytes.subarray(9)];
     const progress = { bytes: 0 };
-    const lines: string[] = [];
+    const lines: InputLine[] = [];
     for await (const l of readLines(Readable.from(chunks), progress)) lines.push(l);
-    expect(lines).to.deep.equal(["a", "bé€", "", "last"]);
+    expect(lines).to.deep.equal(["a", "bé€", "", "last"].map((text) => ({ text })));
     expect(progress.bytes).to.equal(bytes.length);
+  });
+
+  /** The lines of `chunks`, split with a line cap of `max` bytes. */
+  async function split(chunks: Buffer[], max?: number): Promise<InputLine[]> {
+    const out: InputLine[] = [];
+    for await (const l of readLines(Readable.from(chunks), { bytes: 0 }, max)) out.push(l);
+    return out;
+  }
+
+  it("a line over the cap is a bad line, dropped up to the next newline; the lines around it come through", async () => {
+    const long = Buffer.alloc(50, 0x78);
+    const lines = await split([Buffer.from("ok1\n"), long.subarray(0, 20), long.subarray(20), Buffer.from("\nok2\n"), long, Buffer.from("tail")], 32);
+    expect(lines).to.deep.equal([{ text: "ok1" }, { error: "a line over 32 bytes (skipped up to the next newline)" }, { text: "ok2" }, { error: "a line over 32 bytes (skipped up to the next newline)" }]);
+    expect(LINE_BYTES_MAX, "a 16 MiB value as base64, and room for the rest").to.be.above((16 * 1024 * 1024 * 4) / 3);
+  });
+
+  it("a line that is not UTF-8 is a bad line (it was loaded with U+FFFD in place of its bytes); a byte order mark opening the stream is skipped", async () => {
+    const lines = await split([Buffer.from("\uFEFF{\"a\":1}\n"), Buffer.from([0x7b, 0xff, 0xfe, 0x7d, 0x0a]), Buffer.from("caf\u00e9\n")]);
+    expect(lines).to.deep.equal([{ text: '{"a":1}' }, { error: "not UTF-8 text" }, { text: "café" }]);
+  });
+
+  it("scans each byte once: an 8 MiB line in 8192 chunks of 1 KiB splits at once (each chunk re-scanned the whole line before: 128 s for 300 MiB)", async function () {
+    this.timeout(5_000);
+    const chunk = Buffer.alloc(1024, 0x61);
+    const chunks = Array.from({ length: 8192 }, () => chunk);
+    const started = performance.now();
+    const lines = await split([...chunks, Buffer.from("\n")]);
+    expect(lines).to.have.length(1);
+    expect((lines[0] as { text: string }).text.length).to.equal(8 * 1024 * 1024);
+    expect(performance.now() - started).to.be.below(2_000);
   });
 });
 

@@ -101,20 +101,23 @@ export function registerLoadCommand(program: Command, run: Runner): void {
         const sender = new BatchSender({ client, counters: c, onBatch: () => progress.update(), errorsOut, batchSize, concurrency });
 
         let lineNo = 0;
+        const badLine = (error: string) => {
+          c.badLines++;
+          if (c.badLines <= BAD_LINES_SHOWN_MAX) progress.log(`hypercache: line ${lineNo}: ${error}`);
+          else if (c.badLines === BAD_LINES_SHOWN_MAX + 1) progress.log("hypercache: more bad lines: only their count is kept");
+        };
         try {
           for await (const line of readLines(input, c)) {
             if (interrupted) break;
             lineNo++;
-            const parsed = parseLoadLine(line);
+            const parsed = "error" in line ? line : parseLoadLine(line.text);
             if ("blank" in parsed) continue;
             if ("error" in parsed) {
-              c.badLines++;
-              if (c.badLines <= BAD_LINES_SHOWN_MAX) progress.log(`hypercache: line ${lineNo}: ${parsed.error}`);
-              else if (c.badLines === BAD_LINES_SHOWN_MAX + 1) progress.log("hypercache: more bad lines: only their count is kept");
+              badLine(parsed.error);
               continue;
             }
             c.items++;
-            await sender.add(parsed.item.ttl === undefined && defaultTtl !== undefined ? { ...parsed.item, ttl: defaultTtl } : parsed.item, line);
+            await sender.add(parsed.item.ttl === undefined && defaultTtl !== undefined ? { ...parsed.item, ttl: defaultTtl } : parsed.item, (line as { text: string }).text);
           }
           if (interrupted) c.items -= sender.pending;
           await sender.finish(!interrupted);

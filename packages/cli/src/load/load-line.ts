@@ -42,21 +42,65 @@ export function parseLoadLine(line: string): ParsedLine {
   return { item: { key: o.key, value, ...(ttl !== undefined ? { ttl } : {}), ...(o.value_encoding === "base64" ? { encoding: "base64" as const } : {}) } };
 }
 
-/** Splits a byte stream into lines (UTF-8), counting the bytes read; pulls only as fast as it is consumed. */
-export async function* readLines(stream: AsyncIterable<Buffer | string>, progress: { bytes: number }): AsyncGenerator<string> {
-  const decoder = new TextDecoder("utf-8");
-  let rest = "";
+/**
+ * Longest line `load` reads (bytes): the server's body limit (16 MiB) × 4/3, the size of a value
+ * of that limit as base64, plus 64 KiB for the key and the other members. A longer line cannot
+ * give an item the server takes; it is a bad line, its bytes dropped as they come.
+ */
+export const LINE_BYTES_MAX = Math.ceil((16 * 1024 * 1024 * 4) / 3) + 64 * 1024;
+
+/** One line of the input: its text, or why it is a bad line before its JSON is looked at. */
+export type InputLine = { readonly text: string } | { readonly error: string };
+
+const UTF8_BOM = "\uFEFF";
+
+/**
+ * Splits a byte stream into lines, counting the bytes read; pulls only as fast as it is consumed.
+ * Each byte is scanned once (a line that spans many chunks is kept as its chunks' slices, joined
+ * once). A line over `lineBytesMax` is a bad line, dropped up to the next newline without being
+ * held; a line that is not UTF-8 is a bad line (never decoded with U+FFFD in place of its bytes).
+ * A byte order mark opening the stream is skipped.
+ */
+export async function* readLines(stream: AsyncIterable<Buffer | string>, progress: { bytes: number }, lineBytesMax = LINE_BYTES_MAX): AsyncGenerator<InputLine> {
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  const decode = (parts: Buffer[], length: number, first: boolean): InputLine => {
+    let text: string;
+    try {
+      text = decoder.decode(parts.length === 1 ? parts[0] : Buffer.concat(parts, length));
+    } catch {
+      return { error: "not UTF-8 text" };
+    }
+    return { text: first && text.startsWith(UTF8_BOM) ? text.slice(1) : text };
+  };
+  const tooLong: InputLine = { error: `a line over ${lineBytesMax} bytes (skipped up to the next newline)` };
+  let parts: Buffer[] = [];
+  let length = 0;
+  let skipping = false;
+  let first = true;
   for await (const chunk of stream) {
     const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
     progress.bytes += bytes.length;
-    const text = rest + decoder.decode(bytes, { stream: true });
-    let start = 0;
-    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
-      yield text.slice(start, nl);
+    for (let start = 0; ; ) {
+      const nl = bytes.indexOf(0x0a, start);
+      const end = nl < 0 ? bytes.length : nl;
+      if (!skipping && length + (end - start) > lineBytesMax) {
+        skipping = true;
+        parts = [];
+        length = 0;
+      }
+      if (!skipping && end > start) {
+        parts.push(bytes.subarray(start, end));
+        length += end - start;
+      }
+      if (nl < 0) break;
+      yield skipping ? tooLong : decode(parts, length, first);
+      parts = [];
+      length = 0;
+      skipping = false;
+      first = false;
       start = nl + 1;
     }
-    rest = text.slice(start);
   }
-  rest += decoder.decode();
-  if (rest !== "") yield rest;
+  if (skipping) yield tooLong;
+  else if (length > 0) yield decode(parts, length, first);
 }
