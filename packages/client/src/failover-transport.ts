@@ -4,9 +4,12 @@
 // endpoints it adds are tried; then the request ends with AllEndpointsFailedError.
 import type { AuthProvider } from "./auth.js";
 import type { EndpointPool } from "./endpoint-pool.js";
-import { AllEndpointsFailedError, badAnswer, errorFromAnswer, HypercacheError, TimeoutError, TransportError, type FailedAttempt } from "./errors.js";
+import { AllEndpointsFailedError, errorFromAnswer, HypercacheError, TimeoutError, TransportError, type FailedAttempt } from "./errors.js";
 import { parseJsonAnswer } from "./answer-checks.js";
+import { readBounded, refuseDeclared } from "./answer-bounds.js";
 import { AttemptScope, untilAborted } from "./attempt-scope.js";
+
+export { readBounded } from "./answer-bounds.js";
 import { isTimeout, type FetchLike, type HeadersLike, type RequestInitLike, type ResponseLike } from "./fetch-types.js";
 import type { Runtime } from "./runtime.js";
 
@@ -240,8 +243,8 @@ export class FailoverTransport {
       if (req.stream && res.status === 200) return { response: res, endpoint };
       const declared = res.headers.get("content-length");
       // The declared case by hand rather than through readBounded: one async layer less per get.
-      if (declared !== null) refuseDeclared(res, declared, this.answerBytesMax, endpoint);
-      const bytes = declared !== null ? new Uint8Array(await res.arrayBuffer()) : await this.readScoped(res, endpoint, req.signal, timeoutMs - (runtime.clock.nowMs() - started));
+      if (declared !== null) refuseDeclared(res, declared, this.boundOf(req), endpoint);
+      const bytes = declared !== null ? new Uint8Array(await res.arrayBuffer()) : await this.readScoped(res, endpoint, req, timeoutMs - (runtime.clock.nowMs() - started));
       const answered = answerOf(res, bytes, endpoint);
       if (!(answered instanceof HypercacheError)) return answered;
       error = answered;
@@ -254,10 +257,10 @@ export class FailoverTransport {
   }
 
   /** A body read under a scope of `leftMs` (its reader is cancelled when the scope ends early). */
-  private async readScoped(res: ResponseLike, endpoint: string, signal: AbortSignal | undefined, leftMs: number): Promise<Uint8Array> {
-    const scope = this.openScope(Math.max(1, leftMs), signal);
+  private async readScoped(res: ResponseLike, endpoint: string, req: OutgoingRequest, leftMs: number): Promise<Uint8Array> {
+    const scope = this.openScope(Math.max(1, leftMs), req.signal);
     try {
-      return await scope.race(readBounded(res, this.answerBytesMax, endpoint, scope));
+      return await scope.race(readBounded(res, this.boundOf(req), endpoint, scope));
     } finally {
       this.closeScope(scope);
     }
@@ -276,7 +279,7 @@ export class FailoverTransport {
       // A stream's body is the caller's to read and to cancel; any other answer to a stream
       // request (an error, a redirect) is read here, within the time limit, like every answer.
       if (req.stream && res.status === 200) return { response: res, endpoint };
-      const answered = answerOf(res, await scope.race(readBounded(res, this.answerBytesMax, endpoint, scope)), endpoint);
+      const answered = answerOf(res, await scope.race(readBounded(res, this.boundOf(req), endpoint, scope)), endpoint);
       if (!(answered instanceof HypercacheError)) return answered;
       error = answered;
     } catch (err) {
@@ -301,8 +304,12 @@ export class FailoverTransport {
     return { method: req.method, headers, body: req.body, signal: req.signal, timeoutMs: this.deps.timeoutMs, stream: req.stream };
   }
 
-  private get answerBytesMax(): number {
-    return this.deps.answerBytesMax ?? ANSWER_BYTES_MAX;
+  /**
+   * The bound of the answer's body: maxAnswerBytes, but none for a HEAD, whose Content-Length is
+   * the length of the value it has no body of (a HEAD of a value over the bound failed).
+   */
+  private boundOf(req: OutgoingRequest): number {
+    return req.method === "HEAD" ? Infinity : (this.deps.answerBytesMax ?? ANSWER_BYTES_MAX);
   }
 
   /** A scope of `ms` that close() ends (one already closed ends it at once). */
@@ -331,63 +338,6 @@ function attemptError(err: unknown, timedOut: boolean, timeoutMs: number, endpoi
   if (err instanceof HypercacheError) return err;
   if (timedOut || isTimeout(err)) return new TimeoutError(`no answer within ${timeoutMs} ms`, endpoint, { cause: err });
   return new TransportError(transportMessage(err), endpoint, { cause: err });
-}
-
-/** The error of an answer over the client's maxAnswerBytes. */
-function answerTooLarge(status: number, endpoint: string, max: number): HypercacheError {
-  return badAnswer(status, endpoint, `an answer over ${max} bytes (the client's maxAnswerBytes)`);
-}
-
-/** Throws (and lets the body go) when a declared Content-Length is over `max`. */
-function refuseDeclared(res: ResponseLike, declared: string, max: number, endpoint: string): void {
-  if (Number(declared) <= max) return;
-  void res.body?.cancel().catch(() => undefined);
-  throw answerTooLarge(res.status, endpoint, max);
-}
-
-/**
- * The answer's body, at most `max` bytes: a declared Content-Length over it fails before any byte
- * is read; a body without one is read chunk by chunk and cancelled once it passes `max`.
- */
-export async function readBounded(res: ResponseLike, max: number, endpoint: string, scope?: AttemptScope): Promise<Uint8Array> {
-  const tooLarge = () => answerTooLarge(res.status, endpoint, max);
-  const declared = res.headers.get("content-length");
-  if (declared !== null) {
-    refuseDeclared(res, declared, max, endpoint);
-    return new Uint8Array(await res.arrayBuffer());
-  }
-  const body = res.body;
-  if (body === null) {
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    if (bytes.byteLength > max) throw tooLarge();
-    return bytes;
-  }
-  const reader = body.getReader();
-  scope?.holds(reader);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > max) {
-        void reader.cancel().catch(() => undefined);
-        throw tooLarge();
-      }
-      chunks.push(value);
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  if (chunks.length === 1) return chunks[0] as Uint8Array;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 /** Error codes of a connection that was never made: the request did not reach any server. */

@@ -37,6 +37,19 @@ function client(f: FakeFetch, extra: Partial<ConstructorParameters<typeof Hyperc
 }
 
 describe("client answer size bound", () => {
+  it("head of a value over maxAnswerBytes answers its metadata: a HEAD has no body, its Content-Length is the value's (it failed with a BadAnswerError)", async () => {
+    const meta = { "Content-Length": String(5 * 1024 * 1024), "X-Cache-Version": "3", "X-Cache-Origin": "n1", "X-Cache-Last-Updated": "2026-01-01T00:00:00.000Z", "X-Cache-Owners": "n1", "X-Cache-Node": "n1" };
+    const f = new FakeFetch().on(A, (call) => (call.init.method === "HEAD" ? answer(200, "", meta) : answer(200, "x".repeat(10), { ...meta, "Content-Length": String(5 * 1024 * 1024) })));
+    const bounding = Object.assign((url: string, init: Parameters<typeof f.fetch>[1]) => f.fetch(url, init), { boundsAttempts: true as const });
+    for (const fetch of [f.fetch, bounding]) {
+      const c = client(f, { fetch, maxAnswerBytes: 1024 });
+      expect(await c.head("k")).to.include({ key: "k", size: 5 * 1024 * 1024, version: 3 });
+      // A GET of the same value is still bounded.
+      const err = await c.get("k").catch((e: unknown) => e);
+      expect((err as AllEndpointsFailedError).attempts[0]?.error).to.be.instanceOf(BadAnswerError);
+    }
+  });
+
   it("the default bound is above the largest legal answer (a batch get of 16 MiB of values, base64) and documented", () => {
     expect(ANSWER_BYTES_MAX).to.be.at.least(48 * 1024 * 1024);
   });
