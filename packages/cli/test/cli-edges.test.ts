@@ -1,7 +1,7 @@
 // Usage errors and exit codes at the edges: a password in an endpoint URL is never printed, a token
 // that cannot be a header is a usage error, `load` of a directory says so, and a 429 is not an
 // authentication failure.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -31,6 +31,28 @@ describe("cli edges", () => {
       const r = await cli(["-e", "http://127.0.0.1:1", "load", dir]);
       expect(r.code).to.equal(EXIT.USAGE);
       expect(r.stderr).to.contain(dir).and.match(/directory/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("load --ttl with a bad duration is a usage error before the file is read or anything is sent", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hc-load-"));
+    try {
+      const file = join(dir, "items.jsonl");
+      writeFileSync(file, '{"key":"a","value":"x"}\n');
+      let requests = 0;
+      const server = http.createServer((req, res) => (requests++, req.resume(), res.writeHead(500).end()));
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+      try {
+        const r = await cli(["-e", `http://127.0.0.1:${(server.address() as AddressInfo).port}`, "--json", "load", file, "--ttl", "bogus"]);
+        expect(r.code).to.equal(EXIT.USAGE);
+        expect(r.stderr).to.match(/--ttl/);
+        expect(r.stdout, "no summary: nothing was read").to.equal("");
+        expect(requests).to.equal(0);
+      } finally {
+        await new Promise<void>((r) => server.close(() => r()));
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -6,7 +6,7 @@
 import { createReadStream, createWriteStream, statSync, type WriteStream } from "node:fs";
 import type { Readable } from "node:stream";
 import type { Command } from "commander";
-import { AllEndpointsFailedError, BATCH_CHUNK_ITEMS } from "@hypercache/client/node";
+import { AllEndpointsFailedError, BATCH_CHUNK_ITEMS, ttlToMs } from "@hypercache/client/node";
 import { EXIT, exitCodeFor, UsageError } from "../exit-codes.js";
 import type { Io } from "../io.js";
 import type { Runner } from "../main.js";
@@ -24,6 +24,15 @@ function positiveInt(flag: string, text: string, max: number): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`${flag}: expected an integer from 1 to ${max}, got ${JSON.stringify(text)}`);
   return n;
+}
+
+/** --ttl in milliseconds, checked before the file is opened: a bad one is a usage error. */
+function ttlFlag(text: string): number {
+  try {
+    return ttlToMs(text);
+  } catch (err) {
+    throw new UsageError(`--ttl: ${(err as Error).message}`);
+  }
 }
 
 /** The input stream, and its size when it is a file (for the share read). */
@@ -86,7 +95,7 @@ export function registerLoadCommand(program: Command, run: Runner): void {
       run<LoadOptions>(async ({ client, out, io, opts }, file) => {
         const batchSize = positiveInt("--batch-size", opts.batchSize, BATCH_CHUNK_ITEMS);
         const concurrency = positiveInt("--concurrency", opts.concurrency, 64);
-        const defaultTtl = opts.ttl;
+        const defaultTtl = opts.ttl === undefined ? undefined : ttlFlag(opts.ttl);
         const { input, totalBytes } = openInput(file as string, io);
         const errorsOut: WriteStream | undefined = opts.errorsOut ? createWriteStream(opts.errorsOut) : undefined;
         const started = io.now();
