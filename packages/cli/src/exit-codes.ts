@@ -1,5 +1,5 @@
 // Exit codes of the hypercache command, and the one stderr line that explains a failure.
-import { AllEndpointsFailedError, BadAnswerError, ClientConfigError, HypercacheError, TokenRequestError, TransportError } from "@hypercache/client/node";
+import { AllEndpointsFailedError, BadAnswerError, ClientConfigError, HypercacheError, NotFoundError, TokenRequestError, TransportError } from "@hypercache/client/node";
 
 export const EXIT = Object.freeze({
   OK: 0,
@@ -7,6 +7,7 @@ export const EXIT = Object.freeze({
   SERVER_ERROR: 1,
   /** Bad arguments, flags or configuration. */
   USAGE: 2,
+  /** A key that does not exist: `get` of a missing key, `del` of a key that did not exist. */
   NOT_FOUND: 3,
   /** 401 or 403, or no token from the OIDC issuer. */
   AUTH: 4,
@@ -15,6 +16,14 @@ export const EXIT = Object.freeze({
   PARTIAL: 6,
   INTERRUPTED: 130,
 });
+
+/**
+ * The key a command needed does not exist: the SDK answered "missing" (`get` gave undefined, which
+ * it does only for hypercache's own key miss, values.ts isMissingKey). The only error that exits 3.
+ */
+export class KeyMissingError extends NotFoundError {
+  override readonly name = "KeyMissingError";
+}
 
 /** A usage error found by the CLI itself (not by commander). */
 export class UsageError extends Error {
@@ -26,7 +35,8 @@ export function exitCodeFor(err: unknown): number {
     // A 429 is a limit (failed logins from this address, or a rate limit), not a refused
     // credential: the server refused the request (1).
     if (err.status === 401 || err.status === 403) return EXIT.AUTH;
-    if (err.status === 404) return EXIT.NOT_FOUND;
+    // Any other 404 (a proxy's page, a wrong path prefix, an unknown route) is not a missing key.
+    if (err instanceof KeyMissingError) return EXIT.NOT_FOUND;
     return EXIT.SERVER_ERROR;
   }
   if (err instanceof AllEndpointsFailedError) return EXIT.ALL_ENDPOINTS_FAILED;

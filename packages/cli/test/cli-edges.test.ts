@@ -58,6 +58,27 @@ describe("cli edges", () => {
     }
   });
 
+  it("a 404 that is not hypercache's key miss (a proxy's page, an unknown route) exits 1, not 3 ('not found')", async () => {
+    const server = http.createServer((req, res) => {
+      req.resume();
+      if (req.url?.startsWith("/api/")) return void res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "no such route", code: "NOT_FOUND", details: { route: "unknown" } }));
+      res.writeHead(404, { "content-type": "text/html" }).end("<html><body>404 Not Found (nginx)</body></html>");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      for (const argv of [["get", "k"], ["get", "k", "--out", "-"], ["members"], ["owners", "k"]]) {
+        const r = await cli(["-e", url, "--mgmt-endpoints", url, ...argv]);
+        expect(r.code, argv.join(" ")).to.equal(EXIT.SERVER_ERROR);
+        expect(r.stderr, argv.join(" ")).to.contain("404");
+      }
+      const wrongPrefix = await cli(["-e", `${url}/api`, "get", "k"]);
+      expect(wrongPrefix.code, "an unknown route's NOT_FOUND").to.equal(EXIT.SERVER_ERROR);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
   it("a 429 (too many requests) exits 1, not the authentication code", async () => {
     const server = http.createServer((req, res) => {
       req.resume();

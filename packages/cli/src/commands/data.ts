@@ -1,8 +1,8 @@
 // Key commands: get, set, del, keys, owners, me.
 import { readFile, writeFile } from "node:fs/promises";
 import type { Command } from "commander";
-import { NotFoundError, type CacheItem, type Consistency } from "@hypercache/client/node";
-import { EXIT, UsageError } from "../exit-codes.js";
+import type { CacheItem, Consistency } from "@hypercache/client/node";
+import { EXIT, KeyMissingError, UsageError } from "../exit-codes.js";
 import type { Runner } from "../main.js";
 import type { Io } from "../io.js";
 
@@ -47,8 +47,8 @@ function itemJson(item: CacheItem) {
 }
 
 /** The error of a missing key, naming the endpoint that answered. */
-function notFound(key: string, endpoint: string | undefined): NotFoundError {
-  return new NotFoundError({ status: 404, code: "NOT_FOUND", message: `no such key ${JSON.stringify(key)}`, endpoint: endpoint ?? "?" });
+function notFound(key: string, endpoint: string | undefined): KeyMissingError {
+  return new KeyMissingError({ status: 404, code: "NOT_FOUND", message: `no such key ${JSON.stringify(key)}`, endpoint: endpoint ?? "?" });
 }
 
 async function readAll(io: Io): Promise<Uint8Array> {
