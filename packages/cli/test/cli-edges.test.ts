@@ -79,6 +79,12 @@ describe("cli edges", () => {
     }
   });
 
+  it("members against a dead node exits 5 (all endpoints failed) naming the endpoint, not 2 with 'no management endpoint known'", async () => {
+    const r = await cli(["-e", "http://127.0.0.1:1", "members"]);
+    expect(r.code).to.equal(EXIT.ALL_ENDPOINTS_FAILED);
+    expect(r.stderr).to.contain("all endpoints failed: http://127.0.0.1:1");
+  });
+
   it("a 429 (too many requests) exits 1, not the authentication code", async () => {
     const server = http.createServer((req, res) => {
       req.resume();

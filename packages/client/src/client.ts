@@ -9,7 +9,7 @@ import { ClusterWatch, type MembersView, type WatchOptions } from "./cluster-wat
 import { Discovery } from "./discovery.js";
 import { ttlToMs, type Ttl } from "./duration.js";
 import { EndpointPool, type EndpointStatus } from "./endpoint-pool.js";
-import { ClientClosedError, ClientConfigError } from "./errors.js";
+import { AllEndpointsFailedError, ClientClosedError, ClientConfigError, HypercacheError } from "./errors.js";
 import { globalFetch, type FetchLike } from "./fetch-types.js";
 import { ATTEMPT_TIMEOUT_MS, BufferedResponse, FailoverTransport } from "./failover-transport.js";
 import { ByteRoutes } from "./byte-routes.js";
@@ -363,7 +363,10 @@ export class HypercacheClient {
     this.open();
     const routes = nodeTargeted ? this.mgmtNode : this.mgmt;
     if (this.mgmtPool.size() > 0) return routes;
-    if (this.discovery) await this.discovery.refresh().catch(() => undefined);
+    let failure: unknown;
+    if (this.discovery) await this.discovery.refresh().catch((err: unknown) => (failure = err));
+    // Discovery that reached no client endpoint, or was refused, is why none is known: not the configuration.
+    if (this.mgmtPool.size() === 0 && (failure instanceof AllEndpointsFailedError || (failure instanceof HypercacheError && (failure.status === 401 || failure.status === 403)))) throw failure;
     if (this.mgmtPool.size() === 0) throw new ClientConfigError("no management endpoint known: discovery found none this client may use (with credentials, only the configured origins); pass managementEndpoints, or set trustDiscoveredEndpoints");
     return routes;
   }

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { ManualClock } from "../../../../test/helpers/manual-clock.js";
 import { HypercacheClient } from "../../src/client.js";
 import { parseEndpoints } from "../../src/discovery.js";
-import { ForbiddenError } from "../../src/errors.js";
+import { AllEndpointsFailedError, ForbiddenError } from "../../src/errors.js";
 import type { ClientEvent } from "../../src/failover-transport.js";
 import { systemTimers, seededRandom } from "../../src/runtime.js";
 import { answer, envelope, FakeFetch, sseAnswer } from "./fake-fetch.js";
@@ -121,5 +121,14 @@ describe("client watch", () => {
     expect(await c.members()).to.deep.equal(MEMBERS);
     const none = make(new FakeFetch(), { discovery: false }).c;
     expect(await none.members().catch((e: unknown) => (e as Error).message)).to.match(/no management endpoint/);
+  });
+
+  it("a management call whose discovery could not reach any client endpoint throws that AllEndpointsFailedError, not a configuration error", async () => {
+    const { c } = make(new FakeFetch(), { discovery: { atStart: false } });
+    const err = await c.members().catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(AllEndpointsFailedError);
+    expect((err as AllEndpointsFailedError).attempts.map((a) => a.endpoint)).to.deep.equal([SEED]);
+    const forbidden = make(new FakeFetch().on(SEED, () => envelope(403, "FORBIDDEN", "no cluster.read")), { discovery: { atStart: false } }).c;
+    expect(await forbidden.members().catch((e: unknown) => e), "the node's refusal, too").to.be.instanceOf(ForbiddenError);
   });
 });
