@@ -7,11 +7,12 @@
 // credential), any other 4xx but 408 and 429 (a wrong path or request), a 2xx other than 200.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import type { EndpointPool } from "./endpoint-pool.js";
-import { AllEndpointsFailedError, badAnswer, errorFromAnswer, HypercacheError } from "./errors.js";
+import { AllEndpointsFailedError, badAnswer, errorFromAnswer, HypercacheError, TimeoutError } from "./errors.js";
 import type { Answer, FailoverTransport } from "./failover-transport.js";
 import type { components } from "./gen/management.js";
 import { reconnectDelayMs } from "./reconnect-delay.js";
-import type { Runtime } from "./runtime.js";
+import { positiveOption } from "./options.js";
+import type { Runtime, TimerHandle, Timers } from "./runtime.js";
 
 /** Answers below 500 (higher ones fail over) other than 200 that a watch retries: the rest end it. */
 const RETRIED_STATUSES: ReadonlySet<number> = new Set([408, 429]);
@@ -25,6 +26,12 @@ export const WATCH_RETRY_MS = 1_000;
 export const WATCH_EVENT_BYTES_MAX = 4 * 1024 * 1024;
 /** Shortest `retry:` delay taken from a server: `retry: 0` (a proxy's) would reconnect at once, forever. */
 export const WATCH_RETRY_MIN_MS = 100;
+/**
+ * Longest silence of an open stream (ms) before it is dropped and the watch reconnects to the next
+ * management endpoint: five of a node's heartbeat intervals (one a second). A node that stopped
+ * (SIGSTOP, a frozen VM) keeps its connection open and sends nothing, for ever.
+ */
+export const WATCH_IDLE_MS = 5_000;
 
 export type MembersView = components["schemas"]["Members"];
 export type DistMetrics = components["schemas"]["DistMetrics"];
@@ -61,6 +68,11 @@ export interface WatchOptions {
   readonly reconnect?: boolean;
   /** Called on every change of the connection's state. Must return quickly and not throw. */
   readonly onStatus?: (status: WatchStatus) => void;
+  /**
+   * An open stream that sends no byte for this long (ms) is dropped, and the watch reconnects to
+   * the next management endpoint; default WATCH_IDLE_MS (5 s, five heartbeat intervals).
+   */
+  readonly idleTimeoutMs?: number;
 }
 
 /** Why a stream is gone: `opened` tells a stream that ended from one that never opened. */
@@ -92,10 +104,15 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
   private readonly enders: AbortSignal[] = [];
   private readonly onEnd = (): void => this.close();
 
+  private readonly idleMs: number;
+  /** The endpoint whose stream went silent, tried last by the next attempt. */
+  private silentEndpoint: string | undefined;
+
   constructor(
     private readonly deps: ClusterWatchDeps,
     private readonly opts: WatchOptions = {},
   ) {
+    this.idleMs = positiveOption("idleTimeoutMs", opts.idleTimeoutMs, false) ?? WATCH_IDLE_MS;
     for (const s of [opts.signal, deps.closed]) {
       if (s === undefined) continue;
       if (s.aborted) {
@@ -162,7 +179,11 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
   private async *attempt(backoff: Backoff, signal: AbortSignal): AsyncGenerator<ClusterEvent, Drop | undefined> {
     let answer: Answer;
     try {
-      answer = await this.deps.transport.send({ method: "GET", path: "/cluster/events", headers: { accept: "text/event-stream" }, signal, stream: true });
+      // After a silent stream, its node is tried last: a stopped node accepts connections and
+      // never answers, which would cost a whole attempt's time limit.
+      const avoid = this.silentEndpoint;
+      this.silentEndpoint = undefined;
+      answer = await this.deps.transport.send({ method: "GET", path: "/cluster/events", headers: { accept: "text/event-stream" }, signal, stream: true, avoid });
     } catch (err) {
       if (this.ctrl.signal.aborted) return undefined;
       return { reason: unreachableReason(err), error: err as Error, opened: false };
@@ -187,9 +208,20 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
     signal.addEventListener("abort", cancel, { once: true });
     // Bytes since the last event: a line or event that never ends must not grow without bound.
     let pending = 0;
+    // A stream that sends nothing for idleMs is let go (its read then ends) and the node cools down.
+    const idle = new IdleTimer(this.deps.runtime.timers, this.idleMs, () => {
+      this.deps.pool.failed(endpoint);
+      cancel();
+    });
+    const silent = (): Drop => {
+      this.silentEndpoint = endpoint;
+      return { reason: `no data for ${this.idleMs} ms`, error: new TimeoutError(`no data for ${this.idleMs} ms`, endpoint), opened: true };
+    };
     try {
       for (;;) {
+        idle.arm();
         const { done, value } = await reader.read();
+        if (idle.fired) return silent();
         if (done) return { reason: "the stream ended", error: undefined, opened: true };
         pending += value.byteLength;
         if (pending > WATCH_EVENT_BYTES_MAX) {
@@ -211,9 +243,11 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
       }
     } catch (err) {
       if (this.ctrl.signal.aborted) return undefined;
+      if (idle.fired) return silent();
       this.deps.pool.failed(endpoint);
       return { reason: "the connection broke", error: err as Error, opened: true };
     } finally {
+      idle.stop();
       signal.removeEventListener("abort", cancel);
       reader.releaseLock();
     }
@@ -246,6 +280,27 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
       );
       signal.addEventListener("abort", onAbort, { once: true });
     });
+  }
+}
+
+/** A timer started again before each read: it fires when a read waits longer than `ms`. */
+class IdleTimer {
+  fired = false;
+  private timer: TimerHandle | undefined;
+  constructor(
+    private readonly timers: Timers,
+    private readonly ms: number,
+    private readonly onIdle: () => void,
+  ) {}
+  arm(): void {
+    this.timer?.cancel();
+    this.timer = this.timers.after(this.ms, () => {
+      this.fired = true;
+      this.onIdle();
+    });
+  }
+  stop(): void {
+    this.timer?.cancel();
   }
 }
 

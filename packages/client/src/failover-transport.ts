@@ -41,6 +41,8 @@ export interface OutgoingRequest {
   readonly signal?: AbortSignal | undefined;
   /** Return the answer with its body unread (event streams); the time limit then covers the headers only. */
   readonly stream?: boolean;
+  /** An endpoint to try last (a watch moving off a node whose stream went silent). */
+  readonly avoid?: string | undefined;
 }
 
 /** The answer and the endpoint that gave it. */
@@ -143,7 +145,8 @@ export class FailoverTransport {
     req.signal?.throwIfAborted();
     // The common case: the current endpoint works.
     const pool = this.deps.pool;
-    const first = pool.preferred();
+    const preferred = pool.preferred();
+    const first = preferred === req.avoid ? undefined : preferred;
     let firstFailure: Failure | undefined;
     if (first !== undefined) {
       const r = await this.attempt(first, req);
@@ -171,6 +174,7 @@ export class FailoverTransport {
     const attemptsMax = this.deps.attemptsMax ?? ATTEMPTS_MAX;
     for (;;) {
       const order = this.deps.pool.order().filter((u) => !tried.has(u));
+      if (req.avoid !== undefined && order.includes(req.avoid)) order.push(...order.splice(order.indexOf(req.avoid), 1));
       for (let i = 0; i < order.length && attempts.length < attemptsMax; i++) {
         const endpoint = order[i] as string;
         tried.add(endpoint);

@@ -4,8 +4,8 @@
 import { expect } from "chai";
 import { ManualClock } from "../../../../test/helpers/manual-clock.js";
 import { HypercacheClient } from "../../src/client.js";
-import { WATCH_RETRY_MIN_MS, type ClusterEvent, type WatchStatus } from "../../src/cluster-watch.js";
-import { AllEndpointsFailedError, ForbiddenError, UnauthorizedError, UnavailableError } from "../../src/errors.js";
+import { WATCH_IDLE_MS, WATCH_RETRY_MIN_MS, type ClusterEvent, type WatchStatus } from "../../src/cluster-watch.js";
+import { AllEndpointsFailedError, ForbiddenError, TimeoutError, UnauthorizedError, UnavailableError } from "../../src/errors.js";
 import { reconnectDelayMs, WATCH_RETRY_MAX_MS } from "../../src/reconnect-delay.js";
 import type { Random } from "../../src/runtime.js";
 import { envelope, FakeFetch, refused, sseAnswer } from "./fake-fetch.js";
@@ -234,6 +234,55 @@ describe("client watch status", () => {
     await settle();
     expect(downs(statuses)).to.have.length(1);
     expect(asked.filter((a) => a.delayMs === 1000)).to.deep.equal([{ delayMs: 1000, keepAlive: true }]);
+    w.close();
+    await ended;
+  });
+
+  it("a stream that goes silent (a stopped node: open, no byte) is dropped after WATCH_IDLE_MS and the watch reconnects to the next endpoint", async () => {
+    const silent = sseAnswer([HEARTBEAT]);
+    const f = new FakeFetch().on(M1, () => silent).on(M2, () => sseAnswer([HEARTBEAT]));
+    const { clock, w, statuses, events } = await watching(f, { endpoints: [M1, M2] });
+    expect(events).to.have.length(1);
+    clock.advance(WATCH_IDLE_MS - 1);
+    await settle();
+    expect(downs(statuses), "not before the idle limit").to.have.length(0);
+    clock.advance(1);
+    await settle();
+    const down = downs(statuses)[0];
+    expect(down?.reason).to.equal(`no data for ${WATCH_IDLE_MS} ms`);
+    expect(down?.error).to.be.instanceOf(TimeoutError);
+    expect(silent.cancelled(), "the silent stream is let go").to.equal(true);
+    clock.advance(down?.retryInMs ?? 0);
+    await settle();
+    expect(f.order).to.deep.equal([M1, M2]);
+    expect(statuses.at(-1)).to.deep.equal({ state: "open", endpoint: M2 });
+    expect(events).to.have.length(2);
+    w.close();
+  });
+
+  it("any byte keeps a stream alive (a heartbeat every second never trips the idle limit); idleTimeoutMs sets it", async () => {
+    let push: ((s: string) => void) | undefined;
+    const enc = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({ start: (ctrl) => void (push = (s) => ctrl.enqueue(enc.encode(s))) });
+    const f = new FakeFetch().on(M1, () => ({ ...sseAnswer([]), body }));
+    const clock = new ManualClock();
+    const c = new HypercacheClient({ managementEndpoints: [M1], fetch: f.fetch, randomStart: false, runtime: { clock, timers: clock, random: fixed(0) } });
+    const statuses: WatchStatus[] = [];
+    const w = await c.watch({ onStatus: (s) => statuses.push(s), idleTimeoutMs: 3_000 });
+    const ended = (async () => {
+      for await (const _ of w) void _;
+    })().catch((err: unknown) => err);
+    await settle();
+    for (let i = 0; i < 10; i++) {
+      push?.(": keep-alive\n\n");
+      await settle();
+      clock.advance(2_999);
+      await settle();
+    }
+    expect(downs(statuses)).to.have.length(0);
+    clock.advance(1);
+    await settle();
+    expect(downs(statuses)[0]?.reason).to.equal("no data for 3000 ms");
     w.close();
     await ended;
   });
