@@ -85,6 +85,29 @@ describe("cli edges", () => {
     expect(r.stderr).to.contain("all endpoints failed: http://127.0.0.1:1");
   });
 
+  it("del whose first attempt's answer was lost (the node may have deleted the key) and whose replay finds nothing exits 0, not 3", async () => {
+    const lost = http.createServer((req) => req.on("data", () => undefined).on("end", () => req.socket.destroy()));
+    const second = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ key: "k", deleted: false, node: "n2" }));
+    });
+    await Promise.all([lost, second].map((s) => new Promise<void>((r) => s.listen(0, "127.0.0.1", r))));
+    const url = (s: http.Server) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+    try {
+      const r = await cli(["-e", `${url(lost)},${url(second)}`, "--json", "del", "k"]);
+      expect(r.code, r.stderr).to.equal(EXIT.OK);
+      expect(r.json()).to.include({ deleted: false, replayed: true });
+      expect(r.stderr).to.match(/is gone; an earlier attempt may have deleted it/);
+      const plain = await cli(["-e", url(second), "--json", "del", "k"]);
+      expect(plain.code, "a first answer of deleted: false is still 'did not exist'").to.equal(EXIT.NOT_FOUND);
+    } finally {
+      for (const s of [lost, second]) {
+        s.closeAllConnections();
+        await new Promise<void>((r) => s.close(() => r()));
+      }
+    }
+  });
+
   it("a 429 (too many requests) exits 1, not the authentication code", async () => {
     const server = http.createServer((req, res) => {
       req.resume();

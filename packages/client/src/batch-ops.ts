@@ -49,6 +49,8 @@ export interface DeleteManyResult {
   readonly key: string;
   readonly deleted: boolean;
   readonly bytes?: number;
+  /** With an outcome: it came from a replay after an attempt that may have reached a node (see DeleteResult). */
+  readonly replayed?: boolean;
   readonly error?: Error;
 }
 
@@ -120,7 +122,7 @@ export class BatchOps {
       return data.results.map((r): DeleteManyResult => {
         shaped(r, RESULT_SHAPE, "a batch result", from);
         const error = itemError(r, endpoint);
-        return error ? { key: r.key, deleted: false, error } : { key: r.key, deleted: r.deleted, ...(r.bytes !== undefined ? { bytes: r.bytes } : {}) };
+        return error ? { key: r.key, deleted: false, error } : { key: r.key, deleted: r.deleted, ...(r.bytes !== undefined ? { bytes: r.bytes } : {}), replayed: from.replayed };
       });
     }, (key, error) => ({ key, deleted: false, error }));
   }

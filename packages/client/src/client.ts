@@ -197,7 +197,8 @@ export class HypercacheClient {
   /** Deletes the key; `deleted` is false when it was already absent. */
   async delete(key: string, o: WriteOptions = {}): Promise<DeleteResult> {
     this.openApi();
-    return dataOf(await this.api.DELETE("/v1/cache/{key}", { params: { path: { key }, query: { consistency: o.consistency } }, signal: o.signal }), DELETE_SHAPE, "a delete answer");
+    const answered = await this.api.DELETE("/v1/cache/{key}", { params: { path: { key }, query: { consistency: o.consistency } }, signal: o.signal });
+    return { ...dataOf(answered, DELETE_SHAPE, "a delete answer"), replayed: buffered(answered.response).replayed };
   }
 
   /** The key's owner node ids, primary first. */

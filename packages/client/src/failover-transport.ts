@@ -49,6 +49,8 @@ export interface OutgoingRequest {
 export interface Answer {
   readonly response: ResponseLike;
   readonly endpoint: string;
+  /** An earlier attempt of the request may have reached a node (see BufferedResponse.replayed). */
+  readonly replayed?: boolean;
 }
 
 /** What the client reports while it works (the CLI's -v prints these). */
@@ -94,6 +96,12 @@ export class BufferedResponse implements ResponseLike {
   ) {
     this.status = from.status;
   }
+  /**
+   * An earlier attempt of this request may have reached a node (it timed out, broke or answered a
+   * 5xx; not a refused connection): this answer is a replay's, and may describe the state the
+   * earlier attempt left (a delete that finds nothing to delete).
+   */
+  replayed = false;
   /**
    * The answer's headers; a chunked answer's Content-Length is the length of the body read, so
    * openapi-fetch parses it with json() (which checks it) rather than JSON.parse of text().
@@ -181,7 +189,7 @@ export class FailoverTransport {
         const r = await this.attempt(endpoint, req);
         if (!(r instanceof Failure)) {
           this.deps.pool.succeeded(endpoint);
-          return r;
+          return attempts.some((a) => !neverSent(a.error)) ? replayed(r) : r;
         }
         this.deps.pool.failed(endpoint);
         this.stopUnlessUnsent(r);
@@ -329,6 +337,12 @@ export class FailoverTransport {
     scope.end();
     this.inflight.delete(scope);
   }
+}
+
+/** The answer of a request an earlier attempt of which may have reached a node. */
+function replayed(r: Answer): Answer {
+  if (r.response instanceof BufferedResponse) r.response.replayed = true;
+  return { ...r, replayed: true };
 }
 
 /** A read answer: buffered under 500, else the error it says. */

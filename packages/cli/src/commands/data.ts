@@ -58,6 +58,12 @@ async function readAll(io: Io): Promise<Uint8Array> {
 }
 
 export function registerDataCommands(program: Command, run: Runner): void {
+  registerValueCommands(program, run);
+  registerKeyCommands(program, run);
+}
+
+/** get, set and del. */
+function registerValueCommands(program: Command, run: Runner): void {
   program
     .command("get <key>")
     .description("read a value: its text on a terminal, the item as JSON otherwise; --out writes the exact bytes")
@@ -106,18 +112,28 @@ export function registerDataCommands(program: Command, run: Runner): void {
   program
     .command("del <key>")
     .alias("delete")
-    .description("delete a key (exit code 3 when it did not exist)")
+    .description("delete a key (exit code 3 when it did not exist, unless a lost attempt may have deleted it)")
     .option("--consistency <level>", "one, quorum or all")
     .action(
       run<{ consistency?: string }>(async ({ client, out, opts }, key) => {
         const r = await client.delete(key as string, { consistency: consistency(opts.consistency) });
         out.result(r, () => (r.deleted ? `${out.color.green("deleted")} ${r.key} (${r.bytes} bytes)` : `${r.key} did not exist`));
         if (r.deleted) return EXIT.OK;
+        // A replay after an attempt that may have reached a node: that attempt may be what deleted
+        // the key. It is gone either way, which is what del asked for.
+        if (r.replayed) {
+          out.note(`hypercache: key ${JSON.stringify(r.key)} is gone; an earlier attempt may have deleted it (its answer was lost, and the replay on ${r.node} found nothing)`);
+          return EXIT.OK;
+        }
         out.note(`hypercache: key ${JSON.stringify(r.key)} did not exist (answered by ${r.node}); nothing deleted`);
         return EXIT.NOT_FOUND;
       }),
     );
 
+}
+
+/** keys, owners and me. */
+function registerKeyCommands(program: Command, run: Runner): void {
   program
     .command("keys [pattern]")
     .description("list the keys of the whole cluster: a prefix, or a glob with * ? [..] (exit code 6 when some node did not answer)")

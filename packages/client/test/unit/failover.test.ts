@@ -95,6 +95,19 @@ describe("client failover", () => {
     expect(f.order).to.deep.equal([A]);
   });
 
+  it("a delete answered after an attempt that may have reached a node says so (replayed: true): its deleted: false may be the replay finding the key the first attempt deleted", async () => {
+    const gone = { key: "k", deleted: false, node: "n2" };
+    const lost = await client(new FakeFetch().on(A, () => timedOut()).on(B, () => answer(200, gone))).c.delete("k");
+    expect(lost).to.deep.equal({ ...gone, replayed: true });
+    const failed5xx = await client(new FakeFetch().on(A, () => envelope(503, "QUORUM_FAILED")).on(B, () => answer(200, gone))).c.delete("k");
+    expect(failed5xx.replayed, "a 5xx may have been applied in part").to.equal(true);
+    // A refused connection never reached a node: the answer is the first that could apply it.
+    const refusedFirst = await client(new FakeFetch().on(B, () => answer(200, gone))).c.delete("k");
+    expect(refusedFirst).to.deep.equal({ ...gone, replayed: false });
+    const many = await client(new FakeFetch().on(A, () => timedOut()).on(B, () => answer(200, { results: [{ key: "k", status: 200, deleted: false, owners: [] }] }))).c.deleteMany(["k"]);
+    expect(many).to.deep.equal([{ key: "k", deleted: false, replayed: true }]);
+  });
+
   it("ends with AllEndpointsFailedError listing each attempt when every endpoint fails", async () => {
     const f = new FakeFetch().on(B, () => envelope(503, "QUORUM_FAILED", "2 of 3 needed"));
     const { c } = client(f);
