@@ -105,13 +105,7 @@ export function buildChain(parts: ChainParts): Authenticator {
       if (!parts.allowBasicWithoutTls && (req.socket as TLSSocket).encrypted !== true) {
         throw unauthorized("Basic authentication over plaintext HTTP is refused; use HTTPS");
       }
-      const admit =
-        limiter &&
-        (() => {
-          const suspect = limiter.suspect(address);
-          limiter.beginCheck(address);
-          return { suspect, end: () => limiter.endCheck(address) };
-        });
+      const admit = limiter && (() => limiter.admitCheck(address));
       const r = basic.verify(cred.username, cred.password, admit);
       if (r instanceof Promise) return r.then((identity) => identity ?? afterBasic(cred, cert));
       if (r) return r;

@@ -72,6 +72,13 @@ export class AuthFailLimiter {
     return w !== undefined && (w.checks > 0 || this.deps.clock.monotonicMs() - w.lastFailureMs < AUTH_SUSPECT_MS);
   }
 
+  /** beginCheck, with what the check needs to know: whether the client is suspect (asked first), and its `end`. */
+  admitCheck(address: string): { readonly suspect: boolean; readonly end: () => void } {
+    const suspect = this.suspect(address);
+    this.beginCheck(address);
+    return { suspect, end: () => this.endCheck(address) };
+  }
+
   endCheck(address: string): void {
     const w = this.windows.get(address);
     if (w !== undefined && w.checks > 0) w.checks--;
