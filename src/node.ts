@@ -115,7 +115,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
     otel,
     events,
     evictNow: () => l.eviction.runTick(),
-    expireNow: () => l.expiration.runTick(),
+    expireNow: () => l.expiration.expireNow(),
     startedAtMonotonicMs: clock.monotonicMs(),
     catchingUp: () => !l.catchUp.caughtUp,
     readiness: drain.readiness,

@@ -592,7 +592,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Run one expiration pass now */
+        /**
+         * Run one expiration pass now
+         * @description Expires every item whose TTL has passed and compacts old tombstones, in slices of at most 4,096 a turn apart (requests are served between them), and answers once the pass is done with the number of items it expired.
+         */
         post: operations["expireNow"];
         delete?: never;
         options?: never;

@@ -45,7 +45,8 @@ export interface ManagementAppDeps {
   /** Runs one eviction pass now; returns the evicted count. */
   readonly evictNow: () => number;
   /** Runs one expiration pass now; returns the expired count. */
-  readonly expireNow: () => number;
+  /** A whole expiration pass, in slices a turn apart; resolves with the items it expired. */
+  readonly expireNow: () => Promise<number>;
   /** When the node started, monotonic ms. */
   readonly startedAtMonotonicMs: number;
   /** True while the node is still pulling its data from its peers. */
@@ -231,8 +232,8 @@ function addControlRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
     ctx.body = out;
   });
 
-  router.post("/trigger-expiration", admin(auth), (ctx) => {
-    const out: Schemas["ExpireAnswer"] = { expired: deps.expireNow() };
+  router.post("/trigger-expiration", admin(auth), async (ctx) => {
+    const out: Schemas["ExpireAnswer"] = { expired: await deps.expireNow() };
     ctx.body = out;
   });
 }

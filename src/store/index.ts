@@ -2,4 +2,5 @@ export { ShardedStore, type LiveItem, type StoreOptions, type StoreCounters, typ
 export { Applied, headerOf, isLiveAt, type ApplyResult, type RecordHeader, type VersionedRecord } from "./record.js";
 export { compareVersions } from "./lww.js";
 export { EvictionLoop, ExpirationLoop, type StoreLoopDeps } from "./store-loops.js";
+export { EXPIRE_SLICE_MAX } from "./expiry-sweep.js";
 export { createPolicy, LruPolicy, LfuPolicy, CawolfuPolicy, type EvictionPolicy } from "./policies/index.js";

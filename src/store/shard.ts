@@ -14,6 +14,7 @@ import { compareVersions } from "./lww.js";
 import type { OriginTable } from "./origin-table.js";
 import type { EvictionPolicy } from "./policies/index.js";
 import { Applied, tombstoneCost, versionTimeMs, type ApplyResult, type RecordHeader, type VersionedRecord } from "./record.js";
+import type { SweepResult } from "./store-types.js";
 
 const EMPTY = 0;
 const LIVE = 1;
@@ -228,25 +229,28 @@ export class Shard {
   }
 
   /**
-   * Turns expired live records into tombstones of their version, and removes tombstones older
-   * than `tombstoneTtlMs` (counted from when they became tombstones here).
+   * From slot `from` on, turns expired live records into tombstones of their version, then
+   * removes tombstones older than `tombstoneTtlMs` (counted from when they became tombstones
+   * here), `budget` of the two at most. `next`: the slot to go on from (the high water: the
+   * compaction), or undefined when the shard is done.
    */
-  sweep(nowMs: number, tombstoneTtlMs: number, onExpire: (slot: number) => void): { expired: number; compacted: number } {
+  sweep(nowMs: number, tombstoneTtlMs: number, onExpire: (slot: number) => void, from = 0, budget = Infinity): SweepResult {
     let expired = 0;
-    for (let slot = 0; slot < this.highWater; slot++) {
-      if (this.state[slot] === LIVE && this.isExpired(slot, nowMs)) {
-        onExpire(slot);
-        this.expireSlot(slot, nowMs);
-        expired++;
-      }
-    }
     let compacted = 0;
+    for (let slot = from; slot < this.highWater; slot++) {
+      if (this.state[slot] !== LIVE || !this.isExpired(slot, nowMs)) continue;
+      if (expired >= budget) return { expired, compacted, next: slot };
+      onExpire(slot);
+      this.expireSlot(slot, nowMs);
+      expired++;
+    }
     for (const slot of this.tombstoneOrder.keys()) {
       if ((this.expires[slot] as number) + tombstoneTtlMs > nowMs) break;
+      if (expired + compacted >= budget) return { expired, compacted, next: this.highWater };
       this.removeSlot(slot);
       compacted++;
     }
-    return { expired, compacted };
+    return { expired, compacted, next: undefined };
   }
 
   /**

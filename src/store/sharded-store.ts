@@ -12,6 +12,7 @@ import { Applied, type ApplyResult, type RecordHeader, type VersionedRecord } fr
 import { OriginTable } from "./origin-table.js";
 import { Shard } from "./shard.js";
 import { DataBudget, PASS_VICTIMS_MAX } from "./data-budget.js";
+import { EXPIRE_SLICE_MAX, ExpirySweep, type SliceResult } from "./expiry-sweep.js";
 import type { KeysPage, StoreCounters, StoreMemory } from "./store-types.js";
 
 /**
@@ -57,6 +58,7 @@ export class ShardedStore {
   /** Live items at which a write evicts inline: capacity + shard count. */
   readonly hardLimit: number;
   private readonly onExpire: (slot: number) => void;
+  private readonly expiry: ExpirySweep;
   /** The observer of stored records (onStored); undefined: none. */
   private storedObserver: ((rec: VersionedRecord) => void) | undefined;
 
@@ -84,6 +86,7 @@ export class ShardedStore {
     this.onExpire = () => {
       this.counters.expirations++;
     };
+    this.expiry = new ExpirySweep(this.shards, opts.tombstoneTtlMs, this.onExpire);
     this.hardLimit = opts.capacity + opts.shards;
     this.budget = new DataBudget(this.shards, opts.maxDataBytes ?? 0, opts.defer);
     this.makeRoom = (shard, rec) => {
@@ -232,17 +235,21 @@ export class ShardedStore {
     return n;
   }
 
-  /** One expiration pass: turns expired values into tombstones and compacts old tombstones. */
+  /** The rest of the expiration pass at once (tests; the node runs it in slices: expireSlice). */
   expirePass(): { expired: number; compacted: number } {
-    const now = this.opts.clock.nowMs();
     let expired = 0;
     let compacted = 0;
-    for (const shard of this.shards) {
-      const r = shard.sweep(now, this.opts.tombstoneTtlMs, this.onExpire);
+    for (;;) {
+      const r = this.expireSlice();
       expired += r.expired;
       compacted += r.compacted;
+      if (r.done) return { expired, compacted };
     }
-    return { expired, compacted };
+  }
+
+  /** One slice of the expiration pass (expiry-sweep.ts): turns expired values into tombstones and compacts old tombstones. */
+  expireSlice(maxWork = EXPIRE_SLICE_MAX): SliceResult {
+    return this.expiry.slice(this.opts.clock.nowMs(), maxWork);
   }
 
   /** Removes every record of this node; returns how many live items there were. */

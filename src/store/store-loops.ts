@@ -51,15 +51,69 @@ export class EvictionLoop extends StoreLoop {
   }
 }
 
-/** Removes expired items and compacts old tombstones every `intervalMs`. */
+/**
+ * Removes expired items and compacts old tombstones every `intervalMs`, in slices of at most
+ * EXPIRE_SLICE_MAX (expiry-sweep.ts): a pass that does not end in one slice goes on at the end
+ * of each event-loop turn (Timers.defer), so requests are served between slices, and logs once,
+ * with its totals, when it is done.
+ */
 export class ExpirationLoop extends StoreLoop {
-  /** One pass; returns the number of expired items. */
+  /** A pass is under way across turns: ticks wait for it. */
+  private continuing = false;
+  private stopped = false;
+  private passExpired = 0;
+  private passCompacted = 0;
+
+  override start(): void {
+    this.stopped = false;
+    super.start();
+  }
+
+  override stop(): void {
+    this.stopped = true;
+    super.stop();
+  }
+
+  /** One slice, and the rest of its pass scheduled; returns the items this slice expired (0 while a pass goes on). */
   runTick(): number {
-    const { expired, compacted } = this.deps.store.expirePass();
+    if (this.continuing) return 0;
+    return this.slice();
+  }
+
+  /** A whole pass now, a slice per turn (POST /trigger-expiration); resolves with the items it expired. */
+  async expireNow(): Promise<number> {
+    let expired = 0;
+    for (;;) {
+      const r = this.deps.store.expireSlice();
+      expired += r.expired;
+      this.count(r.expired, r.compacted, r.done);
+      if (r.done) return expired;
+      await new Promise<void>((resolve) => this.deps.timers.defer(resolve));
+    }
+  }
+
+  private slice(): number {
+    const r = this.deps.store.expireSlice();
+    this.count(r.expired, r.compacted, r.done);
+    if (!r.done) {
+      this.continuing = true;
+      this.deps.timers.defer(() => {
+        this.continuing = false;
+        if (!this.stopped) this.slice();
+      });
+    }
+    return r.expired;
+  }
+
+  /** Adds a slice's work to its pass; logs the pass once it is done. */
+  private count(expired: number, compacted: number, done: boolean): void {
+    this.passExpired += expired;
+    this.passCompacted += compacted;
     this.deps.metrics.set("dist.tombstones.bytes", this.deps.store.tombstoneBytes);
-    const fields = { expired, tombstones_compacted: compacted, items: this.deps.store.items };
-    if (expired > 0 || compacted > 0) this.deps.logger.info(LOG.expirationTick, fields);
+    if (!done) return;
+    const fields = { expired: this.passExpired, tombstones_compacted: this.passCompacted, items: this.deps.store.items };
+    if (this.passExpired > 0 || this.passCompacted > 0) this.deps.logger.info(LOG.expirationTick, fields);
     else this.deps.logger.debug(LOG.expirationTick, fields);
-    return expired;
+    this.passExpired = this.passCompacted = 0;
   }
 }

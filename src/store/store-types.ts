@@ -33,3 +33,10 @@ export interface KeysPage {
   /** True when the limit, the page byte cap or the work budget cut the shard short. */
   readonly truncated: boolean;
 }
+
+/** What one shard's sweep did, and where the next one goes on (undefined: the shard is done). */
+export interface SweepResult {
+  readonly expired: number;
+  readonly compacted: number;
+  readonly next: number | undefined;
+}

@@ -24,6 +24,8 @@ export interface LoadShape {
   readonly keyOf: (i: number) => string;
   readonly batchItems: number;
   readonly value: string;
+  /** Each item's `ttl_ms`, when set. */
+  readonly ttlMs?: number;
 }
 
 const SMALL_KEYS: LoadShape = { keyOf: loadedKey, batchItems: 1000, value: "v".repeat(32) };
@@ -31,14 +33,14 @@ const SMALL_KEYS: LoadShape = { keyOf: loadedKey, batchItems: 1000, value: "v".r
 /** Writes keys [0, count) (by default loadedKey with 32-byte values) at consistency one; every item must be stored. */
 export async function loadKeys(api: string, count: number, headers: Record<string, string> = {}, parallel = 4, shape: LoadShape = SMALL_KEYS): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: parallel });
-  const { keyOf, batchItems, value } = shape;
+  const { keyOf, batchItems, value, ttlMs } = shape;
   let next = 0;
   const worker = async () => {
     while (next < count) {
       const from = next;
       next = Math.min(count, next + batchItems);
       const items = [];
-      for (let i = from; i < next; i++) items.push({ key: keyOf(i), value });
+      for (let i = from; i < next; i++) items.push(ttlMs === undefined ? { key: keyOf(i), value } : { key: keyOf(i), value, ttl_ms: ttlMs });
       const r = await post(agent, `${api}/v1/cache/batch/put?consistency=one`, headers, JSON.stringify({ items }));
       expect(r.status, r.body.slice(0, 200)).to.equal(200);
       const stored = (JSON.parse(r.body) as { results: Array<{ status: number }> }).results.filter((x) => x.status === 200).length;

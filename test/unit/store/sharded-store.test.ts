@@ -397,6 +397,23 @@ describe("store/sharded-store ShardedStore", () => {
       expect(store.counters.expirations).to.equal(1);
     });
 
+    it("expireSlice does at most `maxWork` expirations and compactions, and the next slices go on where it stopped until the pass is done", () => {
+      const { store, clock, now } = fixture({ shards: 4, tombstoneTtlMs: 50 });
+      for (let i = 0; i < 30; i++) store.apply(rec(`e${i}`, now(), { expiresAtMs: clock.nowMs() + 100 }));
+      for (let i = 0; i < 7; i++) store.apply(tomb(`t${i}`, now()));
+      store.apply(rec("forever", now()));
+      clock.advance(100);
+      const slices: Array<{ expired: number; compacted: number; done: boolean }> = [];
+      for (let i = 0; i < 20 && !slices.at(-1)?.done; i++) slices.push(store.expireSlice(8));
+      for (const s of slices) expect(s.expired + s.compacted, JSON.stringify(s)).to.be.at.most(8);
+      expect(slices.reduce((n, s) => n + s.expired, 0)).to.equal(30);
+      expect(slices.reduce((n, s) => n + s.compacted, 0)).to.equal(7);
+      expect(slices.slice(0, -1).every((s) => !s.done)).to.equal(true);
+      expect([store.items, store.tombstones, store.counters.expirations]).to.deep.equal([1, 30, 30]);
+      // A new pass starts from the beginning.
+      expect(store.expireSlice(8)).to.deep.equal({ expired: 0, compacted: 0, done: true });
+    });
+
     it("a newer set over an expired (unswept) item stores it as a fresh value", () => {
       const { store, clock, now } = fixture();
       store.apply(rec("k", now(1), { value: "old", expiresAtMs: clock.nowMs() + 10 }));

@@ -1,9 +1,9 @@
 // EvictionLoop and ExpirationLoop: a schedule on the injected timers plus one tick each.
 import { expect } from "chai";
-import { EvictionLoop, ExpirationLoop, ShardedStore, type StoreLoopDeps, type VersionedRecord } from "../../../src/store/index.js";
+import { EvictionLoop, EXPIRE_SLICE_MAX, ExpirationLoop, ShardedStore, type StoreLoopDeps, type VersionedRecord } from "../../../src/store/index.js";
 import { recordingLogger, type RecordingLogger } from "../../../src/log/index.js";
 import { Metrics } from "../../../src/observability/index.js";
-import { ManualClock } from "../../helpers/manual-clock.js";
+import { flush, ManualClock } from "../../helpers/manual-clock.js";
 
 /**
  * A store whose eviction pass reports a scripted amount of work and takes a scripted time on the
@@ -29,6 +29,10 @@ class ScriptedEvictionStore extends ShardedStore {
 function rec(key: string, clock: ManualClock, over: Partial<VersionedRecord> = {}): VersionedRecord {
   return { key, value: "v", version: clock.nowMs() * 1000, origin: "n1", lastUpdatedMs: clock.nowMs(), expiresAtMs: 0, tombstone: false, ...over };
 }
+
+/** A store with room for `capacity` items. */
+const roomy = (capacity: number) => (clock: ManualClock, metrics: Metrics) =>
+  new ShardedStore({ shards: 4, capacity, algorithm: "lru", tombstoneTtlMs: 60_000, tombstoneBytesMax: 64 * 1024 * 1024, clock, metrics });
 
 function deps(store?: (clock: ManualClock, metrics: Metrics) => ShardedStore): StoreLoopDeps & { clock: ManualClock; logger: RecordingLogger; metrics: Metrics } {
   const clock = new ManualClock();
@@ -228,6 +232,32 @@ describe("store/store-loops", () => {
       expect(d.store.items).to.equal(1);
       expect(d.logger.records.map((r) => `${r.level} ${r.message}`)).to.deep.equal(["debug expiration tick", "info expiration tick"]);
       expect(d.clock.pending).to.equal(0);
+    });
+
+    it("a pass over more expired items than one slice goes on at the end of each turn (Timers.defer), and logs once, with the totals, when done", async () => {
+      const d = deps(roomy(100_000));
+      const n = EXPIRE_SLICE_MAX * 2 + 10;
+      for (let i = 0; i < n; i++) d.store.apply(rec(`x${i}`, d.clock, { expiresAtMs: d.clock.nowMs() + 100 }));
+      d.clock.advance(100);
+      const loop = new ExpirationLoop(d, 1000);
+      expect(loop.runTick(), "the first slice only").to.equal(EXPIRE_SLICE_MAX);
+      expect(d.logger.records, "nothing logged before the pass is done").to.deep.equal([]);
+      expect(loop.runTick(), "a tick while the pass goes on does nothing").to.equal(0);
+      await flush(4);
+      expect(d.store.items).to.equal(0);
+      expect(d.logger.records).to.deep.equal([{ level: "info", message: "expiration tick", fields: { expired: n, tombstones_compacted: 0, items: 0 } }]);
+    });
+
+    it("expireNow runs a whole pass in slices, a turn apart, and answers how many items it expired", async () => {
+      const d = deps(roomy(100_000));
+      const n = EXPIRE_SLICE_MAX + 5;
+      for (let i = 0; i < n; i++) d.store.apply(rec(`y${i}`, d.clock, { expiresAtMs: d.clock.nowMs() + 100 }));
+      d.clock.advance(100);
+      const loop = new ExpirationLoop(d, 1000);
+      const answer = loop.expireNow();
+      expect(d.store.items, "one slice ran before the first await").to.equal(5);
+      expect(await answer).to.equal(n);
+      expect(d.store.items).to.equal(0);
     });
 
     it("start() twice keeps one schedule", () => {
