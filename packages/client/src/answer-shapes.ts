@@ -30,3 +30,5 @@ export const REPLICAS_SHAPE: Shape = Object.freeze({ key: isString, replicas: is
 export const PREVIEW_SHAPE: Shape = Object.freeze({ key: isString, preview_base64: isString, bytes: isNumber });
 export const STATS_SHAPE: Shape = Object.freeze({ node: isString, items: isNumber });
 export const DRAIN_STATUS_SHAPE: Shape = Object.freeze({ state: isString, safe_to_stop: isBoolean });
+/** A discovery answer: its entries are checked one by one (discovery.ts), an odd one skipped. */
+export const ENDPOINTS_SHAPE: Shape = Object.freeze({ endpoints: (v: unknown) => Array.isArray(v) });

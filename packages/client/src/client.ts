@@ -8,7 +8,7 @@ import { BatchOps, type BatchOptions, type DeleteManyResult, type GetManyResult,
 import { ClusterWatch, type MembersView, type WatchOptions } from "./cluster-watch.js";
 import { Discovery } from "./discovery.js";
 import { ttlToMs, type Ttl } from "./duration.js";
-import { EndpointPool, type EndpointStatus } from "./endpoint-pool.js";
+import { EndpointPool, normalizeBaseUrl, type EndpointStatus } from "./endpoint-pool.js";
 import { AllEndpointsFailedError, ClientClosedError, ClientConfigError, HypercacheError } from "./errors.js";
 import { globalFetch, type FetchLike } from "./fetch-types.js";
 import { ATTEMPT_TIMEOUT_MS, BufferedResponse, FailoverTransport } from "./failover-transport.js";
@@ -99,6 +99,8 @@ export class HypercacheClient {
     this.runtime = { ...base, ...options.runtime };
     const fetch: FetchLike = options.fetch ?? globalFetch();
     const configured = [...seeds, ...(options.managementEndpoints ?? [])];
+    // Each checked first (a ClientConfigError naming it): the checks below parse them as URLs.
+    for (const url of configured) normalizeBaseUrl(url);
     const auth: AuthProvider = authFromOptions(options, { fetch, runtime: this.runtime }, configured);
     const poolOpts = { clock: this.runtime.clock, random: this.runtime.random, randomStart: options.randomStart ?? true, accept: acceptEndpoint(options, configured) };
     this.apiPool = new EndpointPool(seeds, poolOpts);

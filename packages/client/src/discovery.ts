@@ -6,6 +6,7 @@ import type { EndpointPool } from "./endpoint-pool.js";
 import type { Client } from "openapi-fetch";
 import type { ClientEvent } from "./failover-transport.js";
 import type { components, paths } from "./gen/client.js";
+import { ENDPOINTS_SHAPE } from "./answer-shapes.js";
 import { dataOf } from "./values.js";
 
 export const DISCOVERY_PATH = "/v1/cluster/endpoints" as const;
@@ -48,7 +49,7 @@ export class Discovery {
 
   private async run(): Promise<boolean> {
     try {
-      const data = dataOf(await this.deps.api.GET(DISCOVERY_PATH));
+      const data = dataOf(await this.deps.api.GET(DISCOVERY_PATH), ENDPOINTS_SHAPE, "a discovery answer");
       const body: Partial<ClusterEndpoints> = data;
       const found = parseEndpoints(body);
       const before = this.deps.apiPool.urls().join(" ");

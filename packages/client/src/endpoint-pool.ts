@@ -3,6 +3,7 @@
 // is tried only after every endpoint that is not cooling down. Discovery replaces the discovered
 // endpoints; seeds stay as a fallback, and an empty answer changes nothing.
 import type { Clock, Random } from "./runtime.js";
+import { ClientConfigError } from "./errors.js";
 
 /** First cooldown of a failed endpoint (ms); it doubles with each further consecutive failure. */
 export const COOLDOWN_BASE_MS = 1_000;
@@ -28,11 +29,11 @@ export function normalizeBaseUrl(url: string): string {
   try {
     u = new URL(url);
   } catch {
-    throw new TypeError(`endpoint ${redactUrl(url)}: not a URL`);
+    throw new ClientConfigError(`endpoint ${redactUrl(url)}: not a URL`);
   }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new TypeError(`endpoint ${redactUrl(url)}: only http: and https: URLs are supported`);
-  if (u.username !== "" || u.password !== "") throw new TypeError(`endpoint ${redactUrl(url)}: a base URL carries no user or password (pass them as basic credentials)`);
-  if (u.search !== "" || u.hash !== "") throw new TypeError(`endpoint ${redactUrl(url)}: a base URL has no query or fragment`);
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new ClientConfigError(`endpoint ${redactUrl(url)}: only http: and https: URLs are supported`);
+  if (u.username !== "" || u.password !== "") throw new ClientConfigError(`endpoint ${redactUrl(url)}: a base URL carries no user or password (pass them as basic credentials)`);
+  if (u.search !== "" || u.hash !== "") throw new ClientConfigError(`endpoint ${redactUrl(url)}: a base URL has no query or fragment`);
   return `${u.origin}${u.pathname.replace(/\/+$/, "")}`;
 }
 

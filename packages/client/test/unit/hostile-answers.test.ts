@@ -95,6 +95,17 @@ describe("client against hostile answers: 200s that are not hypercache's", () =>
     can: (c) => c.can("cache.read"),
     keys: (c) => c.keys().toArray(),
   };
+  it("a discovery answer that is not the endpoints JSON is a BadAnswerError from refreshEndpoints (it was taken as no endpoints)", async () => {
+    for (const [label, h] of Object.entries(cases)) {
+      const clock = new ManualClock();
+      const c = new HypercacheClient({ endpoints: [A], fetch: new FakeFetch().on(A, h).fetch, randomStart: false, discovery: { atStart: false }, runtime: { clock, timers: clock, random: seededRandom(1) } });
+      expect(await rejection(c.refreshEndpoints()), label).to.be.instanceOf(BadAnswerError);
+    }
+    const clock = new ManualClock();
+    const odd = new HypercacheClient({ endpoints: [A], fetch: new FakeFetch().on(A, () => answer(200, { membership_version: 1, endpoints: [null, 7, { node: "n" }] })).fetch, discovery: { atStart: false }, runtime: { clock, timers: clock, random: seededRandom(1) } });
+    expect(await odd.refreshEndpoints(), "odd entries are skipped, as before").to.equal(false);
+  });
+
   for (const [label, h] of Object.entries(cases)) {
     it(`${label}: every call throws a HypercacheError, never returns it or lets a SyntaxError or TypeError out`, async () => {
       const c = make(new FakeFetch().on(A, h));

@@ -59,6 +59,16 @@ describe("client option edges", () => {
       expect(err?.message, url).to.not.contain("hunter2");
     }
   });
+
+  it("an endpoint URL that is not a usable base URL is a ClientConfigError naming it (not a TypeError 'Invalid URL'), in endpoints and managementEndpoints", () => {
+    for (const url of ["nope", "http://[::1", "http://h:99999", "ftp://h", "http://h/?x=1", "http://h/#f", "http://u:hunter2@h"]) {
+      for (const key of ["endpoints", "managementEndpoints"] as const) {
+        const f = () => new HypercacheClient({ [key]: [url], fetch: new FakeFetch().fetch, discovery: false });
+        expect(f, `${key} ${url}`).to.throw(ClientConfigError, /^endpoint /);
+        if (!url.includes("hunter2")) expect(f, `${key} ${url}`).to.throw(url);
+      }
+    }
+  });
 });
 
 describe("client watch edges", () => {
