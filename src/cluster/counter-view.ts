@@ -5,6 +5,7 @@ import type { ByteString } from "../core/byte-string.js";
 import { COUNTER_MAGIC, counterTotal, decodeCounter, isCounterValue } from "../core/counter-state.js";
 import type { ShardedStore } from "../store/index.js";
 import type { ReadResult } from "./cache-service.js";
+import { quotedKey } from "../core/key-check.js";
 
 /** `r` with a counter item's value replaced by the counter's decimal value. */
 export function counterAsText(r: ReadResult): ReadResult {
@@ -26,7 +27,7 @@ export function clientBytes(value: ByteString): number {
 
 /** The 400 of a client value that would read as an encoded counter. */
 export function counterLookalike(key: string): CacheError {
-  return badRequest(`the value for key ${JSON.stringify(key)} starts with the bytes reserved for counter records (NUL "hc-counter/"); store it another way`);
+  return badRequest(`the value for key ${quotedKey(key)} starts with the bytes reserved for counter records (NUL "hc-counter/"); store it another way`);
 }
 
 /**

@@ -12,3 +12,16 @@ export function checkKey(key: unknown, maxBytes: number, where = "key"): string 
   if (!key.isWellFormed()) throw badRequest(`${where} is not well-formed Unicode`);
   return key;
 }
+
+/** Characters of a key an error message quotes at most. */
+export const QUOTED_KEY_CHARS_MAX = 64;
+
+/**
+ * A key as error messages quote it: JSON-quoted, and past QUOTED_KEY_CHARS_MAX characters cut,
+ * with its length. A message stays short whatever the key: a batch answer carries one per failed
+ * item beside the item's key, and 1,000 keys of 4,096 escaped characters made a 24.7 MB answer.
+ */
+export function quotedKey(key: string): string {
+  if (key.length <= QUOTED_KEY_CHARS_MAX) return JSON.stringify(key);
+  return `${JSON.stringify(key.slice(0, QUOTED_KEY_CHARS_MAX))}… (${key.length} characters)`;
+}

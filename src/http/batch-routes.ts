@@ -10,13 +10,14 @@ import type { Authenticator, RateLimiter } from "../auth/index.js";
 import type { AdmittedWrites, CacheService, RemoveItem, SetItem, WriteResult } from "../cluster/index.js";
 import { itemConditionOf } from "./conditions.js";
 import { BATCH_READ_PACING, readWithinBudget } from "./batch-read.js";
+import { startInSlices } from "./batch-pacing.js";
 import { readJsonBody } from "./body.js";
 import { authenticated, type AppContext, type AppState } from "./koa-middleware.js";
 import { itemFields } from "./item-view.js";
-import { answerObject, answerStream, answerValueBytes, STREAMED_ANSWER_VALUE_BYTES, type AnswerResult } from "./batch-get-answer.js";
+import { answerBytesEstimate, answerObject, answerStream, STREAMED_ANSWER_BYTES, type AnswerResult } from "./batch-get-answer.js";
 import { envelopeOf } from "./respond.js";
 import { queryOne } from "./query.js";
-import { checkKey } from "../core/key-check.js";
+import { checkKey, quotedKey } from "../core/key-check.js";
 import { parseConsistency } from "./validate.js";
 import { ttlMember, ttlMsMember } from "./ttl-members.js";
 
@@ -104,7 +105,7 @@ async function batchPut(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
   const consistency = parseConsistency(queryOne(ctx, "consistency"));
   const parsed = (await listOf(ctx, "put", deps)).map((raw) => parsePutItem(raw, deps));
   const valid = parsed.filter((p): p is SetItem => !(p instanceof BatchItemError));
-  const written = writes instanceof CacheError ? valid.map(() => writes) : await writes.setMany(valid, consistency);
+  const written = writes instanceof CacheError ? valid.map(() => writes) : await startInSlices(valid, putWeight, (slice) => writes.setMany(slice, consistency), deps.yieldToLoop);
   let next = 0;
   const results: Schemas["BatchPutResult"][] = parsed.map((p) => {
     if (p instanceof BatchItemError) return { ...failure(p.key, p.error, deps), stored: false };
@@ -112,8 +113,7 @@ async function batchPut(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
     if (r instanceof CacheError) return { ...failure(p.key, r, deps), stored: false };
     return { key: r.key, status: 200, stored: r.applied, bytes: r.bytes, node: deps.cache.nodeId, owners: r.owners.ids as string[] };
   });
-  const out: Schemas["BatchPutResponse"] = { results };
-  ctx.body = out;
+  answerResults(ctx, results, deps, (): Schemas["BatchPutResponse"] => ({ results }));
 }
 
 async function batchGet(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
@@ -135,18 +135,13 @@ async function batchGet(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
     if (r === undefined) return { ...failure(p, overBudget, deps), found: false };
     if (r instanceof CacheError) return { ...failure(p, r, deps), found: false };
     const owners = r.owners.ids as string[];
-    if (r.item === undefined) return { ...failure(p, new CacheError("NOT_FOUND", `key ${JSON.stringify(p)} not found`), deps), owners, found: false };
+    if (r.item === undefined) return { ...failure(p, new CacheError("NOT_FOUND", `key ${quotedKey(p)} not found`), deps), owners, found: false };
     valueBytes += r.item.value.length;
     if (valueBytes > deps.maxBodyBytes && valueBytes !== r.item.value.length) return { ...failure(p, overBudget, deps), owners, found: false };
     return { key: p, value: r.item.value, rest: { ...itemFields(r.item, r.owners, deps.cache.nodeId, now), status: 200, found: true } };
   });
   // A large answer is streamed (values encoded piece by piece as the socket takes them).
-  if (answerValueBytes(results) > STREAMED_ANSWER_VALUE_BYTES) {
-    ctx.body = answerStream(results, deps.yieldToLoop);
-    ctx.type = "application/json";
-  } else {
-    ctx.body = answerObject(results);
-  }
+  answerResults(ctx, results, deps, () => answerObject(results));
 }
 
 async function batchDelete(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
@@ -154,7 +149,7 @@ async function batchDelete(ctx: AppContext, deps: BatchRouteDeps): Promise<void>
   const consistency = parseConsistency(queryOne(ctx, "consistency"));
   const parsed = (await listOf(ctx, "delete", deps)).map((k) => parseDeleteEntry(k, deps.maxKeyBytes));
   const valid = parsed.filter((p): p is string | RemoveItem => !(p instanceof BatchItemError));
-  const removed = writes instanceof CacheError ? valid.map(() => writes) : await writes.removeMany(valid, consistency);
+  const removed = writes instanceof CacheError ? valid.map(() => writes) : await startInSlices(valid, deleteWeight, (slice) => writes.removeMany(slice, consistency), deps.yieldToLoop);
   let next = 0;
   const results: Schemas["BatchDeleteResult"][] = parsed.map((p) => {
     if (p instanceof BatchItemError) return { ...failure(p.key, p.error, deps), deleted: false };
@@ -162,9 +157,24 @@ async function batchDelete(ctx: AppContext, deps: BatchRouteDeps): Promise<void>
     if (r instanceof CacheError) return { ...failure(typeof p === "string" ? p : p.key, r, deps), deleted: false };
     return { key: r.key, status: 200, deleted: r.applied, bytes: r.bytes, node: deps.cache.nodeId, owners: r.owners.ids as string[] };
   });
-  const out: Schemas["BatchDeleteResponse"] = { results };
-  ctx.body = out;
+  answerResults(ctx, results, deps, (): Schemas["BatchDeleteResponse"] => ({ results }));
 }
+
+/**
+ * The answer: `small()`, serialized by the error middleware, or for a large one (keys and values
+ * counted: batch-get-answer.ts) a stream written in pieces a turn apart.
+ */
+function answerResults(ctx: AppContext, results: ReadonlyArray<{ readonly key: string }>, deps: BatchRouteDeps, small: () => unknown): void {
+  if (answerBytesEstimate(results) > STREAMED_ANSWER_BYTES) {
+    ctx.body = answerStream(results, deps.yieldToLoop);
+    ctx.type = "application/json";
+  } else {
+    ctx.body = small();
+  }
+}
+
+const putWeight = (item: SetItem): number => item.key.length + item.value.length / 4;
+const deleteWeight = (item: string | RemoveItem): number => (typeof item === "string" ? item : item.key).length;
 
 /** A batch item that failed validation, reported in its place. */
 class BatchItemError {

@@ -25,6 +25,7 @@ import { writeError, writeJson } from "./respond.js";
 import { writeAnswerJson } from "./write-answer.js";
 import { oneParam, parseQuery, type QueryParams } from "./query.js";
 import { decodeKeySegment, parseConsistency, parseLeaseQuery, parseLeaseToken, parseTtlQuery } from "./validate.js";
+import { quotedKey } from "../core/key-check.js";
 
 export interface ItemRouteDeps {
   readonly cache: CacheService;
@@ -239,7 +240,7 @@ class ItemRoutes implements ItemHandler {
       if (lease !== undefined) return this.leaseMiss(req, res, method, key, unless, lease);
       res.setHeader("X-Cache-Node", nodeId);
       res.setHeader("X-Cache-Owners", owners.header);
-      throw new CacheError("NOT_FOUND", `key ${JSON.stringify(key)} not found`);
+      throw new CacheError("NOT_FOUND", `key ${quotedKey(key)} not found`);
     }
     const etag = etagOf(item.version, item.origin);
     if (notModified(unless, etag)) {
@@ -273,17 +274,17 @@ class ItemRoutes implements ItemHandler {
     res.setHeader("X-Cache-Owners", out.owners.header);
     if (out.token !== undefined) {
       res.setHeader("X-Cache-Lease", out.token);
-      throw new CacheError("NOT_FOUND", `key ${JSON.stringify(key)} not found; this request holds its lease: load the value and PUT it with the X-Cache-Lease header`);
+      throw new CacheError("NOT_FOUND", `key ${quotedKey(key)} not found; this request holds its lease: load the value and PUT it with the X-Cache-Lease header`);
     }
     if (out.heldMs !== undefined) {
       throw new CacheError(
         "LEASE_HELD",
-        `key ${JSON.stringify(key)} not found; another request holds its lease and no value came within the wait`,
+        `key ${quotedKey(key)} not found; another request holds its lease and no value came within the wait`,
         { retry_after_ms: Math.ceil(out.heldMs) },
         { retryAfterS: Math.max(1, Math.ceil(out.heldMs / 1000)) },
       );
     }
-    throw new CacheError("NOT_FOUND", `key ${JSON.stringify(key)} not found (no lease could be taken)`);
+    throw new CacheError("NOT_FOUND", `key ${quotedKey(key)} not found (no lease could be taken)`);
   }
 
   private async write(req: IncomingMessage, res: ServerResponse, method: string, key: string, consistency: ConsistencyLevel | undefined, params: QueryParams | undefined): Promise<void> {

@@ -10,6 +10,7 @@ import { VALUE_PREVIEW_BYTES_MAX } from "../core/limits.js";
 import type { CacheService } from "../cluster/index.js";
 import type { AppState } from "./koa-middleware.js";
 import { keyInPath } from "./validate.js";
+import { quotedKey } from "../core/key-check.js";
 
 type Schemas = components["schemas"];
 
@@ -27,7 +28,7 @@ export function addValuePreviewRoute(router: Router<AppState>, guard: Koa.Middle
     const { nodeId, maxKeyBytes, cache } = deps;
     const key = keyInPath(ctx.path, PREFIX, SUFFIX, maxKeyBytes);
     const { item } = await cache.read(key);
-    if (item === undefined) throw new CacheError("NOT_FOUND", `no live value for key ${JSON.stringify(key)}`);
+    if (item === undefined) throw new CacheError("NOT_FOUND", `no live value for key ${quotedKey(key)}`);
     const value = toBuffer(item.value);
     const out: Schemas["ValuePreview"] = {
       key,

@@ -37,6 +37,7 @@ import {
   type Member,
   type WriteResult as WireWriteResult,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
+import { quotedKey } from "../core/key-check.js";
 
 export function toNumber(v: bigint): number {
   return Number(v);
@@ -83,7 +84,7 @@ export function toRecordInfo(m: RecordMeta): RecordInfo {
 /** A wire record description; an unknown state (a newer peer) is UNAVAILABLE rather than a guess. */
 export function fromRecordInfo(r: RecordInfo): RecordMeta {
   const state = r.state === RecordState.ABSENT ? "absent" : r.state === RecordState.LIVE ? "live" : r.state === RecordState.TOMBSTONE ? "tombstone" : undefined;
-  if (state === undefined) throw new CacheError("UNAVAILABLE", `peer described ${JSON.stringify(r.key)} with an unknown record state ${r.state}`);
+  if (state === undefined) throw new CacheError("UNAVAILABLE", `peer described ${quotedKey(r.key)} with an unknown record state ${r.state}`);
   return {
     key: r.key,
     state,

@@ -15,6 +15,7 @@ import type { Random } from "../../core/random.js";
 import type { Metrics } from "../../observability/index.js";
 import { isLiveAt, type VersionedRecord } from "../../store/index.js";
 import type { LeaseOutcome } from "../../transport/index.js";
+import { quotedKey } from "../../core/key-check.js";
 
 export interface LeaseTableLimits {
   /** Leases this node holds at most; past it a miss gets no lease ("none"). */
@@ -60,7 +61,7 @@ const NONE: LeaseOutcome = Object.freeze({ kind: "none" });
 export function leaseNotHeld(key: string): CacheError {
   return new CacheError(
     "CONFLICT",
-    `the lease named by X-Cache-Lease is not held for key ${JSON.stringify(key)} (it expired, another write or a delete of the key ended it, or the key's primary changed); nothing was stored`,
+    `the lease named by X-Cache-Lease is not held for key ${quotedKey(key)} (it expired, another write or a delete of the key ended it, or the key's primary changed); nothing was stored`,
   );
 }
 

@@ -23,6 +23,7 @@ import type { ClusterView } from "../cluster-view.js";
 import { hasMajority, replicaCount, requiredAcks, waitForQuorum } from "../write/quorum.js";
 import type { ReadRepairer } from "./read-repair.js";
 import type { ReplicaApplier } from "../replica-applier.js";
+import { quotedKey } from "../../core/key-check.js";
 
 export interface ReaderDeps {
   readonly selfId: string;
@@ -132,7 +133,7 @@ export class Reader {
       this.count(item !== undefined);
       return item;
     }
-    throw new CacheError("UNAVAILABLE", `no owner of key ${JSON.stringify(key)} could be reached`, { owners: [...owners.ids] }, { cause: lastError });
+    throw new CacheError("UNAVAILABLE", `no owner of key ${quotedKey(key)} could be reached`, { owners: [...owners.ids] }, { cause: lastError });
   }
 
   /**

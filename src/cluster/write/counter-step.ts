@@ -7,6 +7,7 @@ import {
 } from "../../core/counter-state.js";
 import { CacheError } from "../../core/errors.js";
 import { isLiveAt, type VersionedRecord } from "../../store/index.js";
+import { quotedKey } from "../../core/key-check.js";
 
 export interface CounterStep {
   readonly state: CounterState;
@@ -27,7 +28,7 @@ export function counterStep(rec: VersionedRecord | undefined, nowMs: number, wri
   if (held !== undefined) return { state: incrementCounter(held, writer, delta), created: false };
   const base = live.value.startsWith(COUNTER_MAGIC) ? undefined : parseCounterBase(live.value);
   if (base === undefined) {
-    throw new CacheError("CONFLICT", `the value of key ${JSON.stringify(live.key)} is not a decimal integer within ±(2^53 - 1); nothing was changed`);
+    throw new CacheError("CONFLICT", `the value of key ${quotedKey(live.key)} is not a decimal integer within ±(2^53 - 1); nothing was changed`);
   }
   return { state: incrementCounter(startCounter(live.version, base), writer, delta), created: true };
 }

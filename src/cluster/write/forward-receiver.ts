@@ -13,6 +13,7 @@ import type { Lifecycle } from "../lifecycle.js";
 import { leaseNotHeld } from "../lease/lease-table.js";
 import { checkForwardedWrite } from "../peer-input.js";
 import type { WritePath } from "./write-path.js";
+import { quotedKey } from "../../core/key-check.js";
 
 export interface ForwardReceiverDeps {
   readonly selfId: string;
@@ -46,10 +47,10 @@ export class ForwardReceiver {
       // A lease lives on the primary that granted it: a fill reaching another node has lost it.
       if (w.leaseToken !== undefined && owners.primary !== selfId) throw leaseNotHeld(w.key);
       if (!owners.ids.includes(selfId)) {
-        throw new CacheError("UNAVAILABLE", `node ${selfId} does not own key ${JSON.stringify(w.key)} in its ring view`);
+        throw new CacheError("UNAVAILABLE", `node ${selfId} does not own key ${quotedKey(w.key)} in its ring view`);
       }
       if (isConditional(w) && owners.primary !== selfId) {
-        throw new CacheError("UNAVAILABLE", `node ${selfId} is not the primary of key ${JSON.stringify(w.key)} in its ring view (${owners.primary} is); conditional writes are applied by the primary only`);
+        throw new CacheError("UNAVAILABLE", `node ${selfId} is not the primary of key ${quotedKey(w.key)} in its ring view (${owners.primary} is); conditional writes are applied by the primary only`);
       }
       const r = await this.deps.lifecycle.track(this.deps.writes.coordinateHere(w, owners, level, senderApplies));
       return {

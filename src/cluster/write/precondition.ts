@@ -4,6 +4,7 @@ import { CacheError } from "../../core/errors.js";
 import { etagMatches, etagOf } from "../../core/etag.js";
 import type { VersionedRecord } from "../../store/index.js";
 import type { ClientWrite, WriteCondition } from "../../transport/index.js";
+import { quotedKey } from "../../core/key-check.js";
 
 /** The verdict on a condition: it holds, or it fails with the current ETag (undefined: no live item). */
 export type PreconditionVerdict = { readonly holds: true } | { readonly holds: false; readonly currentEtag: string | undefined };
@@ -26,7 +27,7 @@ export function evaluatePrecondition(condition: WriteCondition | undefined, live
 /** The 412 of a failed precondition; `details.current_etag` only when there is a live item. */
 export function preconditionFailed(key: string, currentEtag: string | undefined): CacheError {
   const what = currentEtag === undefined ? "the key has no live item" : `the current ETag is ${currentEtag}`;
-  return new CacheError("PRECONDITION_FAILED", `precondition failed for key ${JSON.stringify(key)}: ${what}; nothing was changed`, currentEtag === undefined ? {} : { current_etag: currentEtag });
+  return new CacheError("PRECONDITION_FAILED", `precondition failed for key ${quotedKey(key)}: ${what}; nothing was changed`, currentEtag === undefined ? {} : { current_etag: currentEtag });
 }
 
 /**
@@ -36,6 +37,6 @@ export function preconditionFailed(key: string, currentEtag: string | undefined)
  */
 export function effectiveWrite(write: ClientWrite, live: VersionedRecord | undefined): ClientWrite {
   if (write.kind !== "touch") return { kind: write.kind, key: write.key, value: write.value, ttlMs: write.ttlMs, ...(write.leaseToken !== undefined ? { leaseToken: write.leaseToken } : {}) };
-  if (live === undefined) throw new CacheError("NOT_FOUND", `key ${JSON.stringify(write.key)} not found: only a live item can be touched`);
+  if (live === undefined) throw new CacheError("NOT_FOUND", `key ${quotedKey(write.key)} not found: only a live item can be touched`);
   return { kind: "set", key: write.key, value: live.value, ttlMs: write.persist === true ? 0 : write.ttlMs };
 }

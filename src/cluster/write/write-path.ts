@@ -26,6 +26,7 @@ import type { Forwarder } from "./forwarder.js";
 import { holdsResultOrLater, holdsValue, resultRecord, stampedRecord, withSenderView } from "./forward-result.js";
 import { afterForwardFailure } from "./promotion.js";
 import type { CoordinateOptions, WriteCoordinator } from "./write-coordinator.js";
+import { quotedKey } from "../../core/key-check.js";
 
 export interface WritePathDeps {
   readonly selfId: string;
@@ -83,7 +84,7 @@ export class WritePath {
       // The primary's real outcome goes back as it is; a transport failure says which primary
       // could not be reached.
       if (failure.code !== "UNAVAILABLE" || reached) throw failure;
-      throw new CacheError("UNAVAILABLE", `owner ${target} of key ${JSON.stringify(write.key)} is unreachable: ${failure.message}`, { owners: [...owners.ids] }, { cause: failure });
+      throw new CacheError("UNAVAILABLE", `owner ${target} of key ${quotedKey(write.key)} is unreachable: ${failure.message}`, { owners: [...owners.ids] }, { cause: failure });
     }
     return this.promote(write, owners, level, failure);
   }
@@ -100,7 +101,7 @@ export class WritePath {
     if (reached) throw failure;
     throw new CacheError(
       "UNAVAILABLE",
-      `primary ${owners.primary} of key ${JSON.stringify(write.key)} is unreachable (${failure.message}); conditional writes, touches and lease fills are not taken over by another owner; the write may or may not have been applied`,
+      `primary ${owners.primary} of key ${quotedKey(write.key)} is unreachable (${failure.message}); conditional writes, touches and lease fills are not taken over by another owner; the write may or may not have been applied`,
       { owners: [...owners.ids] },
       { cause: failure },
     );
@@ -182,7 +183,7 @@ export class WritePath {
     if (!plain && holdsResultOrLater(this.deps.store.peekHeader(sent.key), outcome)) return;
     throw new CacheError(
       "UNAVAILABLE",
-      `primary ${primary} applied the write of key ${JSON.stringify(sent.key)} counting this owner among its acknowledgements, but this owner could not store it (${whyNotStored(verdict)}); the write may or may not persist`,
+      `primary ${primary} applied the write of key ${quotedKey(sent.key)} counting this owner among its acknowledgements, but this owner could not store it (${whyNotStored(verdict)}); the write may or may not persist`,
     );
   }
 }
