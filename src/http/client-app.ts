@@ -101,5 +101,5 @@ export function createClientListener(deps: ClientAppDeps): ClientListener {
 }
 
 function itemDeps(deps: ClientAppDeps): ItemRouteDeps {
-  return { cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, latencies: deps.latencies, durations: deps.durations, ...deps.limits };
+  return { cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, latencies: deps.latencies, durations: deps.durations, yieldToLoop: deps.yieldToLoop, ...deps.limits };
 }

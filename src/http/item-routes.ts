@@ -8,7 +8,7 @@
 // check, a lease read's miss) goes through one. Every other route goes to Koa.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Koa from "koa";
-import type { Clock } from "../core/clock.js";
+import { yieldToEventLoop, type Clock, type YieldToLoop } from "../core/clock.js";
 import { CacheError, toCacheError } from "../core/errors.js";
 import { etagOf, type EtagCondition } from "../core/etag.js";
 import { lastValue } from "../core/last-value.js";
@@ -17,9 +17,12 @@ import type { CacheService, LeaseAsk, ReadResult } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { LatencyWindow, ListenerDurations, OperationLatencies, RouteDurations } from "../observability/index.js";
 import type { ConsistencyLevel } from "../config/index.js";
+import type { Owners } from "../ring/index.js";
+import type { LiveItem } from "../store/index.js";
 import { readRawBody } from "./body.js";
 import { notModified, readConditionOf, writeConditionOf } from "./conditions.js";
-import { itemEnvelope, itemHeaders, notModifiedHeaders } from "./item-view.js";
+import { itemEnvelope, itemFields, itemHeaders, notModifiedHeaders } from "./item-view.js";
+import { envelopeBytes, envelopePieces, PIECED_VALUE_BYTES, rawPieces, writeInPieces } from "./pieced-answer.js";
 import { KEY_ACTION_ROUTES, keyActionOf, runKeyAction, type KeyAction } from "./key-actions.js";
 import { writeError, writeJson } from "./respond.js";
 import { writeAnswerJson } from "./write-answer.js";
@@ -38,6 +41,8 @@ export interface ItemRouteDeps {
   readonly latencies: OperationLatencies;
   /** http.server.request.duration of the client listener (these routes record theirs). */
   readonly durations: Pick<ListenerDurations, "route">;
+  /** Between the pieces of a large value's answer (pieced-answer.ts); default yieldToEventLoop. */
+  readonly yieldToLoop?: YieldToLoop;
 }
 
 /** Path prefix of the item routes. */
@@ -151,7 +156,10 @@ class ItemRoutes implements ItemHandler {
     return ask === undefined ? undefined : Object.freeze(ask);
   });
 
+  private readonly pause: YieldToLoop;
+
   constructor(private readonly deps: ItemRouteDeps) {
+    this.pause = deps.yieldToLoop ?? yieldToEventLoop;
     this.nodeId = deps.cache.nodeId;
     this.nodeJson = JSON.stringify(deps.cache.nodeId);
     this.itemDurations = deps.durations.route(ITEM_ROUTE);
@@ -250,10 +258,12 @@ class ItemRoutes implements ItemHandler {
       res.writeHead(200, itemHeaders(item, owners, nodeId, this.deps.clock.nowMs(), true, etag));
       res.end();
     } else if (prefersJson(req.headers.accept)) {
+      if (item.value.length > PIECED_VALUE_BYTES) return this.envelopeInPieces(res, item, owners, etag);
       writeJson(res, 200, JSON.stringify(itemEnvelope(item, owners, nodeId, this.deps.clock.nowMs())), false, ["ETag", etag]);
     } else {
       // Head and body leave in one write: node:http joins a string body to the header block.
       res.writeHead(200, itemHeaders(item, owners, nodeId, 0, false, etag));
+      if (item.value.length > PIECED_VALUE_BYTES) return writeInPieces(res, rawPieces(item.value), this.pause);
       res.end(item.value, "latin1");
     }
     return undefined;
@@ -264,12 +274,17 @@ class ItemRoutes implements ItemHandler {
    * read answer), the key's lease (404 with X-Cache-Lease), another caller's lease (404
    * LEASE_HELD with Retry-After), or no lease (a plain 404).
    */
+  /** The JSON envelope of a large value, written in pieces (pieced-answer.ts). */
+  private envelopeInPieces(res: ServerResponse, item: LiveItem, owners: Owners, etag: string): Promise<void> {
+    const rest = itemFields(item, owners, this.nodeId, this.deps.clock.nowMs());
+    const length = envelopeBytes(item.key, item.value, rest);
+    res.writeHead(200, ["Content-Type", "application/json; charset=utf-8", "Content-Length", String(length), "ETag", etag]);
+    return writeInPieces(res, envelopePieces(item.key, item.value, rest), this.pause);
+  }
+
   private async leaseMiss(req: IncomingMessage, res: ServerResponse, method: string, key: string, unless: EtagCondition | undefined, lease: LeaseAsk): Promise<void> {
     const out = await this.deps.cache.lease(key, lease);
-    if (out.item !== undefined) {
-      this.answerRead(req, res, method, key, out, unless, undefined);
-      return;
-    }
+    if (out.item !== undefined) return this.answerRead(req, res, method, key, out, unless, undefined);
     res.setHeader("X-Cache-Node", this.nodeId);
     res.setHeader("X-Cache-Owners", out.owners.header);
     if (out.token !== undefined) {
