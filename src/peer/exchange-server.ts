@@ -12,8 +12,7 @@ import {
   type ExchangeRequest,
   type ExchangeResponse,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { toGetResponse } from "./convert.js";
-import { answerForward, answerRemove, answerSet } from "./write-answers.js";
+import { answerForward, answerGet, answerRemove, answerSet } from "./write-answers.js";
 import { typedFrames, type FrameCodec } from "./exchange-codec.js";
 import { asCallerReadError } from "./parse-errors.js";
 
@@ -26,10 +25,8 @@ async function answer(endpoint: PeerEndpoint, req: ExchangeRequest): Promise<Exc
         return create(ExchangeResponseSchema, { id, result: { case: "set", value: answerSet(endpoint, call.value) } });
       case "remove":
         return create(ExchangeResponseSchema, { id, result: { case: "remove", value: answerRemove(endpoint, call.value) } });
-      case "get": {
-        const value = toGetResponse(endpoint.health().node, call.value.keys, endpoint.getRecords(call.value.keys));
-        return create(ExchangeResponseSchema, { id, result: { case: "get", value } });
-      }
+      case "get":
+        return create(ExchangeResponseSchema, { id, result: { case: "get", value: answerGet(endpoint, call.value.keys) } });
       case "forward":
         return create(ExchangeResponseSchema, { id, result: { case: "forward", value: await answerForward(endpoint, call.value) } });
       default:

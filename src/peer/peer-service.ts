@@ -3,6 +3,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
 import { CacheError, badRequest } from "../core/errors.js";
+import { INSPECT_KEYS_MAX } from "../core/limits.js";
 import type { PeerEndpoint } from "../transport/index.js";
 import {
   DrainResponseSchema,
@@ -17,10 +18,11 @@ import {
   PeerService,
   ProbeResponseSchema,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { fromEntry, fromWireMember, toEntry, toGetResponse, toNumber, toRecordInfo, toWireLease, toWireMember } from "./convert.js";
+import { fromEntry, fromWireMember, toEntry, toNumber, toRecordInfo, toWireLease, toWireMember } from "./convert.js";
 import { toConnectError } from "./errors.js";
 import { exchangeHandler } from "./exchange-server.js";
-import { answerForward, answerRemove, answerSet } from "./write-answers.js";
+import { answerForward, answerGet, answerRemove, answerSet } from "./write-answers.js";
+import { capItems, PEER_GOSSIP_MEMBERS_MAX, PEER_MERKLE_LEAVES_MAX } from "./call-caps.js";
 import { RAW_EXCHANGE, serverFrames } from "./exchange-codec.js";
 import { addReflectionRoutes, ReflectionAnswers } from "./reflection.js";
 
@@ -44,12 +46,13 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
     forward: guarded((req) => answerForward(endpoint, req)),
     set: guarded((req) => answerSet(endpoint, req)),
     remove: guarded((req) => answerRemove(endpoint, req)),
-    get: guarded((req) => toGetResponse(endpoint.health().node, req.keys, endpoint.getRecords(req.keys))),
+    get: guarded((req) => answerGet(endpoint, req.keys)),
     keys: guarded((req) => {
       const page = endpoint.keysPage(req.cursor, req.limit, req.q);
       return create(KeysResponseSchema, { keys: page.keys, nextCursor: page.nextCursor, truncated: page.truncated });
     }),
     inspect: guarded((req) => {
+      capItems("Inspect", "keys", req.keys.length, INSPECT_KEYS_MAX);
       const records = endpoint.inspectRecords(req.keys);
       return create(InspectResponseSchema, { node: endpoint.health().node, records: records.map(toRecordInfo) });
     }),
@@ -59,6 +62,7 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       return create(ProbeResponseSchema, { target: r.target, ok: r.ok, error: r.error });
     }),
     gossip: guarded((req) => {
+      capItems("Gossip", "members", req.members.length, PEER_GOSSIP_MEMBERS_MAX);
       const members = endpoint.gossip(req.from, req.members.map(fromWireMember).filter((m) => m !== undefined));
       return create(GossipResponseSchema, { members: members.map(toWireMember) });
     }),
@@ -71,6 +75,7 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       return create(MerkleLeavesResponseSchema, { leaves: leaves.map(hexToBytes) });
     }),
     merkleRange: guarded(async (req) => {
+      capItems("MerkleRange", "leaves", req.leaves.length, PEER_MERKLE_LEAVES_MAX);
       const page = await endpoint.merkleRange(req.requester, req.leafCount, req.leaves, req.cursor);
       return create(MerkleRangeResponseSchema, { entries: page.records.map(toEntry), nextCursor: page.nextCursor });
     }),
@@ -81,6 +86,7 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
     }),
     handOffHints: guarded((req) => {
       if (req.target === "") throw badRequest("target is required");
+      capItems("HandOffHints", "entries", req.entries.length);
       const accepted = endpoint.acceptHandOff(req.from, { id: req.target, address: req.targetAddress }, req.entries.map(fromEntry));
       return create(HandOffHintsResponseSchema, { accepted, node: endpoint.health().node });
     }),

@@ -10,24 +10,35 @@ import {
   SetResponseSchema,
   type ForwardRequest,
   type ForwardResponse,
+  type GetResponse,
   type RemoveRequest,
   type RemoveResponse,
   type SetRequest,
   type SetResponse,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { fromConsistency, fromWireWrites, toWirePushAnswer, toWireResult } from "./convert.js";
+import { fromConsistency, fromWireWrites, toGetResponse, toWirePushAnswer, toWireResult } from "./convert.js";
 import { applyRemoveRequest, applySetRequest, toWireTouchAnswer } from "./set-request.js";
+import { capItems } from "./call-caps.js";
 
 export function answerSet(endpoint: PeerEndpoint, req: SetRequest): SetResponse {
+  capItems("Set", "entries", req.entries.length + req.touches.length);
   const answer = applySetRequest(endpoint, req);
   return create(SetResponseSchema, { ...toWirePushAnswer(answer.outcomes, endpoint.health().node), ...toWireTouchAnswer(answer.touches) });
 }
 
 export function answerRemove(endpoint: PeerEndpoint, req: RemoveRequest): RemoveResponse {
+  capItems("Remove", "deletions", req.deletions.length);
   return create(RemoveResponseSchema, toWirePushAnswer(applyRemoveRequest(endpoint, req), endpoint.health().node));
 }
 
+/** A Get's answer, its keys capped. */
+export function answerGet(endpoint: PeerEndpoint, keys: readonly string[]): GetResponse {
+  capItems("Get", "keys", keys.length);
+  return toGetResponse(endpoint.health().node, keys as string[], endpoint.getRecords(keys as string[]));
+}
+
 export async function answerForward(endpoint: PeerEndpoint, req: ForwardRequest): Promise<ForwardResponse> {
+  capItems("Forward", "writes", req.writes.length);
   const writes = fromWireWrites(req.writes);
   const results = await endpoint.forward({ from: req.from, consistency: fromConsistency(req.consistency), writes, senderApplies: req.senderApplies, sentAtMs: Number(req.sentAtUnixMs) });
   const node = endpoint.health().node;
