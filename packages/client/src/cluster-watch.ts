@@ -219,9 +219,12 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
     };
     try {
       for (;;) {
+        // Only the wait for bytes is timed: a consumer that takes long over an event (the
+        // generator waits at its yield) must not make a live stream look silent.
         idle.arm();
         const { done, value } = await reader.read();
         if (idle.fired) return silent();
+        idle.stop();
         if (done) return { reason: "the stream ended", error: undefined, opened: true };
         pending += value.byteLength;
         if (pending > WATCH_EVENT_BYTES_MAX) {
@@ -283,7 +286,7 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
   }
 }
 
-/** A timer started again before each read: it fires when a read waits longer than `ms`. */
+/** A timer started before each read and stopped after it: it fires when a read waits longer than `ms`. */
 class IdleTimer {
   fired = false;
   private timer: TimerHandle | undefined;
@@ -301,6 +304,7 @@ class IdleTimer {
   }
   stop(): void {
     this.timer?.cancel();
+    this.timer = undefined;
   }
 }
 

@@ -287,6 +287,44 @@ describe("client watch status", () => {
     await ended;
   });
 
+  it("a consumer slower than the idle limit over one event does not make a live stream look silent: only the wait for bytes is timed", async () => {
+    let push: ((s: string) => void) | undefined;
+    const enc = new TextEncoder();
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      start: (ctrl) => void (push = (s) => (cancelled ? undefined : ctrl.enqueue(enc.encode(s)))),
+      cancel: () => void (cancelled = true),
+    });
+    const f = new FakeFetch().on(M1, () => ({ ...sseAnswer([]), body })).on(M2, () => sseAnswer([]));
+    const clock = new ManualClock();
+    const c = new HypercacheClient({ managementEndpoints: [M1, M2], fetch: f.fetch, randomStart: false, runtime: { clock, timers: clock, random: fixed(0) } });
+    const statuses: WatchStatus[] = [];
+    const w = await c.watch({ onStatus: (s) => statuses.push(s) });
+    let release: () => void = () => undefined;
+    const busy = new Promise<void>((resolve) => (release = resolve));
+    let seen = 0;
+    const ended = (async () => {
+      for await (const _ of w) if (++seen === 1) await busy;
+    })().catch((err: unknown) => err);
+    await settle();
+    push?.(`event: heartbeat\ndata: {"n":1}\n\n`);
+    await settle();
+    // The node keeps sending every second while the consumer is busy with the first event.
+    for (let i = 0; i < 6; i++) {
+      push?.(`event: heartbeat\ndata: {"n":2}\n\n`);
+      clock.advance(1000);
+      await settle();
+    }
+    release();
+    await settle();
+    expect(downs(statuses), "the stream stays open").to.have.length(0);
+    expect(cancelled, "the stream was not let go").to.equal(false);
+    expect(f.order).to.deep.equal([M1]);
+    expect(seen).to.be.above(1);
+    w.close();
+    await ended;
+  });
+
   it("close() while waiting to reconnect ends the iteration and cancels the timer", async () => {
     const { clock, w, ended, statuses } = await watching(new FakeFetch());
     expect(downs(statuses)).to.have.length(1);
