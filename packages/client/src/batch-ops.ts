@@ -49,8 +49,8 @@ export interface DeleteManyResult {
   readonly key: string;
   readonly deleted: boolean;
   readonly bytes?: number;
-  /** With an outcome: it came from a replay after an attempt that may have reached a node (see DeleteResult). */
-  readonly replayed?: boolean;
+  /** Present (true) when the outcome came from a replay after an attempt that may have reached a node (see DeleteResult). */
+  readonly replayed?: true;
   readonly error?: Error;
 }
 
@@ -122,7 +122,7 @@ export class BatchOps {
       return data.results.map((r): DeleteManyResult => {
         shaped(r, RESULT_SHAPE, "a batch result", from);
         const error = itemError(r, endpoint);
-        return error ? { key: r.key, deleted: false, error } : { key: r.key, deleted: r.deleted, ...(r.bytes !== undefined ? { bytes: r.bytes } : {}), replayed: from.replayed };
+        return error ? { key: r.key, deleted: false, error } : { key: r.key, deleted: r.deleted, ...(r.bytes !== undefined ? { bytes: r.bytes } : {}), ...(from.replayed === true ? { replayed: true } : {}) };
       });
     }, (key, error) => ({ key, deleted: false, error }));
   }

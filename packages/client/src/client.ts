@@ -200,7 +200,8 @@ export class HypercacheClient {
   async delete(key: string, o: WriteOptions = {}): Promise<DeleteResult> {
     this.openApi();
     const answered = await this.api.DELETE("/v1/cache/{key}", { params: { path: { key }, query: { consistency: o.consistency } }, signal: o.signal });
-    return { ...dataOf(answered, DELETE_SHAPE, "a delete answer"), replayed: buffered(answered.response).replayed };
+    const data = dataOf(answered, DELETE_SHAPE, "a delete answer");
+    return buffered(answered.response).replayed ? { ...data, replayed: true } : data;
   }
 
   /** The key's owner node ids, primary first. */

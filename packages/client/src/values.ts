@@ -38,11 +38,12 @@ export interface ItemMeta extends Omit<CacheItem, "value"> {
 
 export type PutResult = components["schemas"]["PutResponse"];
 /**
- * The answer of `delete`. `replayed`: an earlier attempt may have reached a node (a timeout, a
+ * The answer of `delete`. `replayed` (present only when true: results compared or printed as
+ * before otherwise): an earlier attempt may have reached a node (a timeout, a
  * broken connection, a 5xx) before this answer came from a replay, so `deleted: false` may mean
  * that the earlier attempt deleted the key: the key is gone either way.
  */
-export type DeleteResult = components["schemas"]["DeleteResponse"] & { readonly replayed: boolean };
+export type DeleteResult = components["schemas"]["DeleteResponse"] & { readonly replayed?: true };
 export type Identity = components["schemas"]["Identity"];
 export type Capability = components["schemas"]["Capability"];
 

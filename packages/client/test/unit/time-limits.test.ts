@@ -86,6 +86,6 @@ describe("client time limits", () => {
   it("passes an answer that came in time through unchanged", async () => {
     const f = new FakeFetch().on(A, () => answer(200, { key: "k", deleted: true, bytes: 1, node: "n" }));
     const { c } = client(f);
-    expect(await c.delete("k")).to.deep.equal({ key: "k", deleted: true, bytes: 1, node: "n", replayed: false });
+    expect(await c.delete("k")).to.deep.equal({ key: "k", deleted: true, bytes: 1, node: "n" });
   });
 });
