@@ -6,7 +6,11 @@
 // last shard's end. Pure: no timers (the loop schedules the slices).
 import type { Shard } from "./shard.js";
 
-/** Expirations and compactions one slice does at most (about 10–15 ms of work). */
+/**
+ * Units of work one slice does at most: an expiration or compaction each, one per 64 slots looked
+ * at (about 10–15 ms when every unit is an expiration; a slice of slots alone, 262,144 of them,
+ * is about 1 ms).
+ */
 export const EXPIRE_SLICE_MAX = 4096;
 
 export interface SliceResult {
@@ -26,14 +30,23 @@ export class ExpirySweep {
     private readonly onExpire: (slot: number) => void,
   ) {}
 
+  /** Forgets the pass under way: the next slice starts a new one at the first shard. */
+  restart(): void {
+    this.shard = 0;
+    this.slot = 0;
+  }
+
   /** One slice of the pass under way (or of a new one), at `nowMs`. */
   slice(nowMs: number, maxWork: number): SliceResult {
     let expired = 0;
     let compacted = 0;
+    let work = 0;
     while (this.shard < this.shards.length) {
-      const r = (this.shards[this.shard] as Shard).sweep(nowMs, this.tombstoneTtlMs, this.onExpire, this.slot, maxWork - expired - compacted);
+      if (work >= maxWork) return { expired, compacted, done: false };
+      const r = (this.shards[this.shard] as Shard).sweep(nowMs, this.tombstoneTtlMs, this.onExpire, this.slot, maxWork - work);
       expired += r.expired;
       compacted += r.compacted;
+      work += r.work;
       if (r.next !== undefined) {
         this.slot = r.next;
         return { expired, compacted, done: false };

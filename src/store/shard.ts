@@ -2,11 +2,9 @@
 // over typed arrays, an eviction policy over the live slots and the tombstones in age order.
 // Numbers live in typed arrays and the key and value bytes in one Buffer per shard
 // (record-bytes.ts), so a record is no JS object at all and the GC has nothing to trace: see
-// docs/design.md ("Memory per item") for what one record costs.
-//
-// A record's last-updated time is the wall-clock part of its version (versions are hybrid
-// clock readings, wall ms x 1000 + counter), so it is not stored separately and every replica
-// reports the same time for the same version.
+// docs/design.md ("Memory per item") for what one record costs. A record's last-updated time is
+// the wall-clock part of its version (hybrid clock readings, wall ms x 1000 + counter), so it is
+// not stored separately and every replica reports the same time for the same version.
 import type { ByteString } from "../core/byte-string.js";
 import { KeyIndex } from "./key-index.js";
 import { RecordBytes, type RecordBytesStats } from "./record-bytes.js";
@@ -229,28 +227,32 @@ export class Shard {
   }
 
   /**
-   * From slot `from` on, turns expired live records into tombstones of their version, then
-   * removes tombstones older than `tombstoneTtlMs` (counted from when they became tombstones
-   * here), `budget` of the two at most. `next`: the slot to go on from (the high water: the
-   * compaction), or undefined when the shard is done.
+   * From slot `from` on, turns expired live records into tombstones of their version, then removes
+   * tombstones older than `tombstoneTtlMs` (since they became tombstones here), within `budget`
+   * units of work: one per expiration or compaction, one per 64 slots looked at. `next`: the slot
+   * to go on from (the high water: the compaction), or undefined when the shard is done.
    */
   sweep(nowMs: number, tombstoneTtlMs: number, onExpire: (slot: number) => void, from = 0, budget = Infinity): SweepResult {
     let expired = 0;
     let compacted = 0;
+    let work = 0;
     for (let slot = from; slot < this.highWater; slot++) {
+      if (((slot - from) & 63) === 63) work++;
+      if (work >= budget) return { expired, compacted, work, next: slot };
       if (this.state[slot] !== LIVE || !this.isExpired(slot, nowMs)) continue;
-      if (expired >= budget) return { expired, compacted, next: slot };
       onExpire(slot);
       this.expireSlot(slot, nowMs);
       expired++;
+      work++;
     }
     for (const slot of this.tombstoneOrder.keys()) {
       if ((this.expires[slot] as number) + tombstoneTtlMs > nowMs) break;
-      if (expired + compacted >= budget) return { expired, compacted, next: this.highWater };
+      if (work >= budget) return { expired, compacted, work, next: this.highWater };
       this.removeSlot(slot);
       compacted++;
+      work++;
     }
-    return { expired, compacted, next: undefined };
+    return { expired, compacted, work, next: undefined };
   }
 
   /**

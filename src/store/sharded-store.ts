@@ -237,18 +237,13 @@ export class ShardedStore {
 
   /** The rest of the expiration pass at once (tests; the node runs it in slices: expireSlice). */
   expirePass(): { expired: number; compacted: number } {
-    let expired = 0;
-    let compacted = 0;
-    for (;;) {
-      const r = this.expireSlice();
-      expired += r.expired;
-      compacted += r.compacted;
-      if (r.done) return { expired, compacted };
-    }
+    const { expired, compacted } = this.expireSlice(Infinity);
+    return { expired, compacted };
   }
 
   /** One slice of the expiration pass (expiry-sweep.ts): turns expired values into tombstones and compacts old tombstones. */
-  expireSlice(maxWork = EXPIRE_SLICE_MAX): SliceResult {
+  expireSlice(maxWork = EXPIRE_SLICE_MAX, restart = false): SliceResult {
+    if (restart) this.expiry.restart();
     return this.expiry.slice(this.opts.clock.nowMs(), maxWork);
   }
 

@@ -60,6 +60,8 @@ export class EvictionLoop extends StoreLoop {
 export class ExpirationLoop extends StoreLoop {
   /** A pass is under way across turns: ticks wait for it. */
   private continuing = false;
+  /** The pass POST /trigger-expiration runs (expireNow); the loop's own waits while it runs. */
+  private manual: Promise<number> | undefined;
   private stopped = false;
   private passExpired = 0;
   private passCompacted = 0;
@@ -76,15 +78,25 @@ export class ExpirationLoop extends StoreLoop {
 
   /** One slice, and the rest of its pass scheduled; returns the items this slice expired (0 while a pass goes on). */
   runTick(): number {
-    if (this.continuing) return 0;
+    if (this.continuing || this.manual !== undefined) return 0;
     return this.slice();
   }
 
-  /** A whole pass now, a slice per turn (POST /trigger-expiration); resolves with the items it expired. */
-  async expireNow(): Promise<number> {
+  /**
+   * A whole pass now, from the first shard, a slice per turn (POST /trigger-expiration); resolves
+   * with the items it expired. The loop's pass under way is set aside (its next tick starts a
+   * new one); a request while one runs shares its pass.
+   */
+  expireNow(): Promise<number> {
+    this.manual ??= this.manualPass().finally(() => (this.manual = undefined));
+    return this.manual;
+  }
+
+  private async manualPass(): Promise<number> {
+    this.passExpired = this.passCompacted = 0;
     let expired = 0;
-    for (;;) {
-      const r = this.deps.store.expireSlice();
+    for (let first = true; ; first = false) {
+      const r = this.deps.store.expireSlice(undefined, first);
       expired += r.expired;
       this.count(r.expired, r.compacted, r.done);
       if (r.done) return expired;
@@ -99,7 +111,7 @@ export class ExpirationLoop extends StoreLoop {
       this.continuing = true;
       this.deps.timers.defer(() => {
         this.continuing = false;
-        if (!this.stopped) this.slice();
+        if (!this.stopped && this.manual === undefined) this.slice();
       });
     }
     return r.expired;

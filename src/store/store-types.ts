@@ -38,5 +38,7 @@ export interface KeysPage {
 export interface SweepResult {
   readonly expired: number;
   readonly compacted: number;
+  /** Units of work spent (an expiration or compaction each, and one per 64 slots looked at). */
+  readonly work: number;
   readonly next: number | undefined;
 }

@@ -320,7 +320,7 @@ describe("store/shard Shard", () => {
       put(rec("c", at(0), { value: "c" }));
       const expired: string[] = [];
       const r = shard.sweep(T0 + 100, 60_000, (slot) => void expired.push(shard.keyAt(slot)));
-      expect(r).to.deep.equal({ expired: 1, compacted: 0, next: undefined });
+      expect(r).to.deep.equal({ expired: 1, compacted: 0, work: 1, next: undefined });
       expect(expired).to.deep.equal(["a"]);
       expect(shard.recordAt(find("a"))).to.include({ tombstone: true, value: "", version: at(0), expiresAtMs: 0 });
       expect([shard.live, shard.bytes, shard.tombstones]).to.deep.equal([2, 4, 1]);
@@ -331,11 +331,11 @@ describe("store/shard Shard", () => {
       const { shard, put, find } = harness();
       put(tomb("t1", at(0)));
       put(tomb("t2", at(0)), T0 + 50);
-      expect(shard.sweep(T0 + 999, 1000, () => undefined)).to.deep.equal({ expired: 0, compacted: 0, next: undefined });
-      expect(shard.sweep(T0 + 1000, 1000, () => undefined)).to.deep.equal({ expired: 0, compacted: 1, next: undefined });
+      expect(shard.sweep(T0 + 999, 1000, () => undefined)).to.deep.equal({ expired: 0, compacted: 0, work: 0, next: undefined });
+      expect(shard.sweep(T0 + 1000, 1000, () => undefined)).to.deep.equal({ expired: 0, compacted: 1, work: 1, next: undefined });
       expect(find("t1")).to.equal(-1);
       expect(shard.isTombstone(find("t2"))).to.equal(true);
-      expect(shard.sweep(T0 + 1050, 1000, () => undefined)).to.deep.equal({ expired: 0, compacted: 1, next: undefined });
+      expect(shard.sweep(T0 + 1050, 1000, () => undefined)).to.deep.equal({ expired: 0, compacted: 1, work: 1, next: undefined });
       expect(shard.tombstones).to.equal(0);
     });
 
@@ -349,8 +349,17 @@ describe("store/shard Shard", () => {
       const second = shard.sweep(T0 + 60_000, 1000, () => undefined, first.next, 3);
       expect(second).to.include({ expired: 2, compacted: 1 });
       expect(second.next, "the compaction goes on").to.be.a("number");
-      expect(shard.sweep(T0 + 60_000, 1000, () => undefined, second.next, 3)).to.deep.equal({ expired: 0, compacted: 2, next: undefined });
+      expect(shard.sweep(T0 + 60_000, 1000, () => undefined, second.next, 3)).to.deep.equal({ expired: 0, compacted: 2, work: 2, next: undefined });
       expect(shard.live).to.equal(0);
+    });
+
+    it("looking at slots costs a unit per 64: a budget stops a sweep over a long run of live records too", () => {
+      const { shard, put } = harness();
+      for (let i = 0; i < 640; i++) put(rec(`l${i}`, at(0)));
+      const first = shard.sweep(T0 + 1, 1000, () => undefined, 0, 4);
+      expect(first).to.deep.equal({ expired: 0, compacted: 0, work: 4, next: 255 });
+      const rest = shard.sweep(T0 + 1, 1000, () => undefined, first.next, 100);
+      expect(rest).to.deep.equal({ expired: 0, compacted: 0, work: 6, next: undefined });
     });
 
     it("compacts every old tombstone in one sweep", () => {
