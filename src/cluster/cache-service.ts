@@ -122,6 +122,11 @@ export interface AdmittedWrites {
   /** One result per item, in order; a failing item is a CacheError in its place. */
   setMany(items: readonly SetItem[], consistency?: ConsistencyLevel): Promise<Array<WriteResult | CacheError>>;
   removeMany(keys: ReadonlyArray<string | RemoveItem>, consistency?: ConsistencyLevel): Promise<Array<WriteResult | CacheError>>;
+  /**
+   * Counts `work` as a write in flight until it settles (a drain waits for it): a batch whose
+   * writes start a slice at a time, a turn apart, is in flight between its slices too.
+   */
+  track<T>(work: Promise<T>): Promise<T>;
 }
 
 export interface CacheService {

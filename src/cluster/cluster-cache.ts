@@ -77,6 +77,7 @@ export class ClusterCache implements CacheService {
       setMany: (items: readonly SetItem[], consistency?: ConsistencyLevel) => each(items, (it) => set(it.key, it.value, it.ttlMs, consistency, it.condition)),
       removeMany: (keys: ReadonlyArray<string | RemoveItem>, consistency?: ConsistencyLevel) =>
         each(keys, (k) => (typeof k === "string" ? remove(k, consistency) : remove(k.key, consistency, k.condition))),
+      track: <T>(work: Promise<T>) => deps.lifecycle.track(work),
     });
   }
 

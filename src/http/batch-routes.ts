@@ -105,7 +105,7 @@ async function batchPut(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
   const consistency = parseConsistency(queryOne(ctx, "consistency"));
   const parsed = (await listOf(ctx, "put", deps)).map((raw) => parsePutItem(raw, deps));
   const valid = parsed.filter((p): p is SetItem => !(p instanceof BatchItemError));
-  const written = writes instanceof CacheError ? valid.map(() => writes) : await startInSlices(valid, putWeight, (slice) => writes.setMany(slice, consistency), deps.yieldToLoop);
+  const written = writes instanceof CacheError ? valid.map(() => writes) : await writes.track(startInSlices(valid, putWeight, (slice) => writes.setMany(slice, consistency), deps.yieldToLoop));
   let next = 0;
   const results: Schemas["BatchPutResult"][] = parsed.map((p) => {
     if (p instanceof BatchItemError) return { ...failure(p.key, p.error, deps), stored: false };
@@ -149,7 +149,7 @@ async function batchDelete(ctx: AppContext, deps: BatchRouteDeps): Promise<void>
   const consistency = parseConsistency(queryOne(ctx, "consistency"));
   const parsed = (await listOf(ctx, "delete", deps)).map((k) => parseDeleteEntry(k, deps.maxKeyBytes));
   const valid = parsed.filter((p): p is string | RemoveItem => !(p instanceof BatchItemError));
-  const removed = writes instanceof CacheError ? valid.map(() => writes) : await startInSlices(valid, deleteWeight, (slice) => writes.removeMany(slice, consistency), deps.yieldToLoop);
+  const removed = writes instanceof CacheError ? valid.map(() => writes) : await writes.track(startInSlices(valid, deleteWeight, (slice) => writes.removeMany(slice, consistency), deps.yieldToLoop));
   let next = 0;
   const results: Schemas["BatchDeleteResult"][] = parsed.map((p) => {
     if (p instanceof BatchItemError) return { ...failure(p.key, p.error, deps), deleted: false };

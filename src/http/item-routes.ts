@@ -269,11 +269,6 @@ class ItemRoutes implements ItemHandler {
     return undefined;
   }
 
-  /**
-   * A lease read that missed: the key's primary answers with the value that arrived (a plain
-   * read answer), the key's lease (404 with X-Cache-Lease), another caller's lease (404
-   * LEASE_HELD with Retry-After), or no lease (a plain 404).
-   */
   /** The JSON envelope of a large value, written in pieces (pieced-answer.ts). */
   private envelopeInPieces(res: ServerResponse, item: LiveItem, owners: Owners, etag: string): Promise<void> {
     const rest = itemFields(item, owners, this.nodeId, this.deps.clock.nowMs());
@@ -282,6 +277,11 @@ class ItemRoutes implements ItemHandler {
     return writeInPieces(res, envelopePieces(item.key, item.value, rest), this.pause);
   }
 
+  /**
+   * A lease read that missed: the key's primary answers with the value that arrived (a plain
+   * read answer), the key's lease (404 with X-Cache-Lease), another caller's lease (404
+   * LEASE_HELD with Retry-After), or no lease (a plain 404).
+   */
   private async leaseMiss(req: IncomingMessage, res: ServerResponse, method: string, key: string, unless: EtagCondition | undefined, lease: LeaseAsk): Promise<void> {
     const out = await this.deps.cache.lease(key, lease);
     if (out.item !== undefined) return this.answerRead(req, res, method, key, out, unless, undefined);

@@ -155,6 +155,21 @@ describe("sim/drain hand-off", function () {
   );
 
   it(
+    "work tracked by an admitted batch (its later slices) keeps a drain from being safe until it settles",
+    withSeed(93, async () => {
+      const c = await cluster({ nodes: 1, seed: 93 });
+      const writes = c.node("n1").cache.admitWrite();
+      let finish: () => void = () => undefined;
+      const slices = writes.track(new Promise<void>((resolve) => (finish = resolve)));
+      c.node("n1").drain("test");
+      expect(c.node("n1").drainStatus()).to.deep.include({ safe_to_stop: false, blockers: [{ reason: "in_flight", count: 1 }] });
+      finish();
+      await slices;
+      expect(c.node("n1").drainStatus()).to.deep.include({ safe_to_stop: true, blockers: [] });
+    }),
+  );
+
+  it(
     "a cluster of one is safe to stop at once",
     withSeed(94, async () => {
       const c = await cluster({ nodes: 1, seed: 94 });
