@@ -60,7 +60,13 @@ describe("fuzz oracle", () => {
     expect(judge(health, answered(503, { state: "draining" }), probe).join()).to.match(/without "status"/);
     expect(judge(health, answered(503, { status: "draining" }), ctx).join()).to.match(/string "error"/);
     expect(judge(health, answered(400, { status: "draining" }), probe).join()).to.match(/string "error"/);
-    expect(judge({ ...health, mutations: ["path:dots"] }, answered(503, { status: "draining" }), probe).join()).to.match(/string "error"/);
+    // A path mutation may land on the same route (`/health/`): its body or the envelope, nothing else.
+    expect(judge({ ...health, target: "/health/", mutations: ["path:dots"] }, answered(503, { status: "draining" }), probe)).to.deep.equal([]);
+    expect(judge({ ...health, target: "/health/", mutations: ["path:dots"] }, answered(503, { state: "draining" }), probe).join()).to.match(/string "error"/);
+    expect(judge({ ...health, mutations: ["method:POST"] }, answered(503, { status: "draining" }), probe).join()).to.match(/string "error"/);
+    // Junk in the query string leaves the route, and so its documented bodies (fuzz seed 21000
+    // found GET /readyz?&&&=& of a draining node judged against the envelope).
+    expect(judge({ ...health, target: "/health?&&&=&", mutations: ["path:query-junk"] }, answered(503, { status: "draining" }), probe)).to.deep.equal([]);
   });
 
   it("names a failure by listener, mutation and problem class", () => {
