@@ -8,6 +8,7 @@
 import { Readable } from "node:stream";
 import type { components } from "../../gen/openapi/client.js";
 import { toBase64, type ByteString } from "../core/byte-string.js";
+import { base64Pieces, envelopeHead, envelopeTail } from "./pieced-answer.js";
 import type { YieldToLoop } from "../core/clock.js";
 
 type Schemas = components["schemas"];
@@ -45,13 +46,6 @@ function isFound(r: AnyResult): r is FoundResult {
   return "rest" in r;
 }
 
-/** The value bytes of an answer. */
-export function answerValueBytes(results: readonly AnswerResult[]): number {
-  let n = 0;
-  for (const r of results) if (isFound(r)) n += r.value.length;
-  return n;
-}
-
 /**
  * About how large an answer's JSON is: its values as base64, its keys (as characters: an escaped
  * one is larger still, so a key-heavy answer is streamed early), and a fixed allowance a result.
@@ -86,9 +80,6 @@ async function* paced(chunks: Iterable<string>, pause: YieldToLoop): AsyncGenera
 
 /** The JSON text of the answer in chunks (exported for tests). */
 export function* answerChunks(results: readonly AnyResult[]): Generator<string> {
-  // One buffer per answer, reused for every piece: the value's bytes are copied into it and
-  // encoded from there.
-  const scratch = Buffer.allocUnsafe(VALUE_PIECE_BYTES);
   let pending = '{"results":[';
   for (let i = 0; i < results.length; i++) {
     const r = results[i] as AnyResult;
@@ -96,14 +87,10 @@ export function* answerChunks(results: readonly AnyResult[]): Generator<string> 
     if (!isFound(r)) {
       pending += JSON.stringify(r);
     } else {
-      yield `${pending}{"key":${JSON.stringify(r.key)},"value":"`;
-      for (let at = 0; at < r.value.length; at += VALUE_PIECE_BYTES) {
-        const n = scratch.write(r.value.slice(at, at + VALUE_PIECE_BYTES), "latin1");
-        yield scratch.toString("base64", 0, n);
-      }
-      // Placed after the value, the other fields keep their JSON from the same serializer.
-      const rest = JSON.stringify(r.rest);
-      pending = rest === "{}" ? '"}' : `",${rest.slice(1)}`;
+      // The item route's envelope in pieces (pieced-answer.ts), at this answer's piece size.
+      yield `${pending}${envelopeHead(r.key)}`;
+      yield* base64Pieces(r.value, VALUE_PIECE_BYTES);
+      pending = envelopeTail(r.rest);
     }
     if (pending.length >= CHUNK_CHARS) {
       yield pending;

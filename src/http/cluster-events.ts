@@ -71,14 +71,16 @@ export function subscribeEvents(req: IncomingMessage, res: ServerResponse, hub: 
   res.write(`retry: ${SSE_RETRY_MS}\n\n`);
   res.write(formatFrame("members", sources.members()));
   res.write(formatFrame("heartbeat", sources.heartbeat()));
-  const write = (chunk: string): boolean => res.write(chunk);
-  const writeUntilExpiry = (chunk: string): boolean => {
-    if ((expiry as StreamExpiry).nowMs() < (expiry as StreamExpiry).atMs) return res.write(chunk);
-    unsubscribe();
-    res.end();
-    return true;
-  };
-  const unsubscribe = hub.subscribe({ write: expiry === undefined ? write : writeUntilExpiry, onDrain: (cb) => res.on("drain", cb) });
+  const unsubscribe = hub.subscribe({ write: expiry === undefined ? (chunk) => res.write(chunk) : writeUntil(expiry), onDrain: (cb) => res.on("drain", cb) });
+  /** Writes a frame while the credential holds; past it, ends the stream and frees its slot. */
+  function writeUntil({ atMs, nowMs }: StreamExpiry): (chunk: string) => boolean {
+    return (chunk) => {
+      if (nowMs() < atMs) return res.write(chunk);
+      unsubscribe();
+      res.end();
+      return true;
+    };
+  }
   res.once("close", unsubscribe);
 }
 

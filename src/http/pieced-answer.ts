@@ -25,11 +25,12 @@ export function* rawPieces(value: ByteString): Generator<Piece> {
 
 /**
  * The JSON envelope `{"key":…,"value":"<base64>",…rest}`, the value encoded a piece at a time:
- * the same text as JSON.stringify of the envelope with its fields in that order.
+ * the same text as JSON.stringify of the envelope with its fields in that order. The batch get
+ * stream writes its found items with the same three parts.
  */
 export function* envelopePieces(key: string, value: ByteString, rest: object): Generator<Piece> {
   yield [envelopeHead(key), "utf8"];
-  for (let at = 0; at < value.length; at += PIECE_BYTES) yield [Buffer.from(value.slice(at, at + PIECE_BYTES), "latin1").toString("base64"), "latin1"];
+  for (const piece of base64Pieces(value, PIECE_BYTES)) yield [piece, "latin1"];
   yield [envelopeTail(rest), "utf8"];
 }
 
@@ -38,11 +39,26 @@ export function envelopeBytes(key: string, value: ByteString, rest: object): num
   return Buffer.byteLength(envelopeHead(key)) + Math.ceil(value.length / 3) * 4 + Buffer.byteLength(envelopeTail(rest));
 }
 
-const envelopeHead = (key: string): string => `{"key":${JSON.stringify(key)},"value":"`;
+/** The envelope's text up to its value: `{"key":…,"value":"`. */
+export const envelopeHead = (key: string): string => `{"key":${JSON.stringify(key)},"value":"`;
 
-function envelopeTail(rest: object): string {
+/** The envelope's text after its value: the other fields, from the same serializer. */
+export function envelopeTail(rest: object): string {
   const json = JSON.stringify(rest);
   return json === "{}" ? '"}' : `",${json.slice(1)}`;
+}
+
+/**
+ * `value` as base64, `pieceBytes` of it at a time (a multiple of 3, so the pieces join without
+ * padding). The bytes go through one buffer per value, reused for every piece: no Buffer per
+ * piece for a later collection to free.
+ */
+export function* base64Pieces(value: ByteString, pieceBytes: number): Generator<string> {
+  const scratch = Buffer.allocUnsafe(Math.min(pieceBytes, value.length));
+  for (let at = 0; at < value.length; at += pieceBytes) {
+    const n = scratch.write(value.slice(at, at + pieceBytes), "latin1");
+    yield scratch.toString("base64", 0, n);
+  }
 }
 
 /** Bytes of an answer's scratch buffer: the largest piece, a base64 one (the JSON text around it is smaller). */

@@ -1,5 +1,5 @@
-// The answers of the write path's calls (Set, Remove, Forward) as the receiver builds them, the
-// same for a unary call and an Exchange frame: generated messages with every field a real field,
+// The answers of the data path's calls (Set, Remove, Forward, Get) as the receiver builds them,
+// each call's size capped first (call-caps.ts), the same for a unary call and an Exchange frame: generated messages with every field a real field,
 // so that any serializer (binary, JSON) writes all of them. On binary Exchange streams the
 // compiled encoder (binary-encoder.ts) writes them without protobuf-es's reflection.
 import { create } from "@bufbuild/protobuf";

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { answerChunks, answerObject, answerStream, answerValueBytes, VALUE_PIECE_BYTES, type AnswerResult } from "../../../src/http/batch-get-answer.js";
+import { answerBytesEstimate, answerChunks, answerObject, answerStream, VALUE_PIECE_BYTES, type AnswerResult } from "../../../src/http/batch-get-answer.js";
 
 const MIB = 1024 * 1024;
 
@@ -23,7 +23,10 @@ describe("http/batch-get-answer", () => {
   it("no chunk of a large answer is larger than a piece of base64 plus 64 KiB of small results", () => {
     const chunks = [...answerChunks(results([valueOf(2 * MIB), valueOf(MIB)]))];
     expect(Math.max(...chunks.map((c) => c.length))).to.be.at.most((VALUE_PIECE_BYTES / 3) * 4 + 64 * 1024);
-    expect(answerValueBytes(results([valueOf(2 * MIB), valueOf(MIB)]))).to.equal(3 * MIB);
+    // The estimate that decides streaming: the values as base64, the keys, 256 bytes a result.
+    const r = results([valueOf(2 * MIB), valueOf(MIB)]);
+    const keys = r.reduce((n, x) => n + x.key.length, 0);
+    expect(answerBytesEstimate(r)).to.equal(Math.ceil((2 * MIB) / 3) * 4 + Math.ceil(MIB / 3) * 4 + keys + 3 * 256);
   });
 
   it("the stream pauses between chunks (a turn of the event loop each) and yields the whole answer", async () => {
