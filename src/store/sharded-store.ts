@@ -242,9 +242,13 @@ export class ShardedStore {
   }
 
   /** One slice of the expiration pass (expiry-sweep.ts): turns expired values into tombstones and compacts old tombstones. */
-  expireSlice(maxWork = EXPIRE_SLICE_MAX, restart = false): SliceResult {
-    if (restart) this.expiry.restart();
+  expireSlice(maxWork = EXPIRE_SLICE_MAX): SliceResult {
     return this.expiry.slice(this.opts.clock.nowMs(), maxWork);
+  }
+
+  /** Sets the expiration pass under way aside: the next slice starts a new pass at the first shard. */
+  restartExpiry(): void {
+    this.expiry.restart();
   }
 
   /** Removes every record of this node; returns how many live items there were. */

@@ -94,9 +94,10 @@ export class ExpirationLoop extends StoreLoop {
 
   private async manualPass(): Promise<number> {
     this.passExpired = this.passCompacted = 0;
+    this.deps.store.restartExpiry();
     let expired = 0;
-    for (let first = true; ; first = false) {
-      const r = this.deps.store.expireSlice(undefined, first);
+    for (;;) {
+      const r = this.deps.store.expireSlice();
       expired += r.expired;
       this.count(r.expired, r.compacted, r.done);
       if (r.done) return expired;
