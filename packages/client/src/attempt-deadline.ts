@@ -8,6 +8,7 @@
 // being made, so the connector's limit is what ends that phase.
 // The file imports neither undici nor Node built-ins (the core's rule): node.ts hands it undici's
 // connector and error.
+import { timeLimitError } from "./attempt-scope.js";
 import type { TimerHandle, Timers } from "./runtime.js";
 
 /** What the connector needs of a socket: undici's net.Socket or TLSSocket. */
@@ -52,12 +53,6 @@ export function deadlineConnector<O extends { hostname: string; port: string }, 
   };
 }
 
-function headersTimeoutError(ms: number): Error {
-  const e = new Error(`no answer within ${ms} ms`);
-  e.name = "TimeoutError";
-  return e;
-}
-
 type Listener = () => void;
 
 /**
@@ -84,7 +79,7 @@ export class AttemptSignal {
       this.reason = caller.reason;
       return;
     }
-    if (limitMs > 0) this.timer = timers.after(limitMs, () => this.abort(headersTimeoutError(limitMs)));
+    if (limitMs > 0) this.timer = timers.after(limitMs, () => this.abort(timeLimitError(limitMs)));
   }
 
   addEventListener(_type: "abort", listener: Listener): void {

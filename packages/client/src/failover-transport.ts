@@ -9,7 +9,6 @@ import { parseJsonAnswer } from "./answer-checks.js";
 import { readBounded, refuseDeclared } from "./answer-bounds.js";
 import { AttemptScope, untilAborted } from "./attempt-scope.js";
 
-export { readBounded } from "./answer-bounds.js";
 import { isTimeout, type FetchLike, type HeadersLike, type RequestInitLike, type ResponseLike } from "./fetch-types.js";
 import type { Runtime } from "./runtime.js";
 
@@ -49,8 +48,6 @@ export interface OutgoingRequest {
 export interface Answer {
   readonly response: ResponseLike;
   readonly endpoint: string;
-  /** An earlier attempt of the request may have reached a node (see BufferedResponse.replayed). */
-  readonly replayed?: boolean;
 }
 
 /** What the client reports while it works (the CLI's -v prints these). */
@@ -342,7 +339,7 @@ export class FailoverTransport {
 /** The answer of a request an earlier attempt of which may have reached a node. */
 function replayed(r: Answer): Answer {
   if (r.response instanceof BufferedResponse) r.response.replayed = true;
-  return { ...r, replayed: true };
+  return r;
 }
 
 /** A read answer: buffered under 500, else the error it says. */

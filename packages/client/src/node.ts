@@ -115,7 +115,8 @@ export function createNodeFetch(o: NodeTransportOptions = {}, runtime?: Partial<
 
 /**
  * The fetch of a Node client that owns its Agent. It keeps the attempt's time limit itself
- * (`boundsAttempts`): undici's over the headers, body-deadlines.ts's over a body read whole (of
+ * (`boundsAttempts`): the connector's and AttemptSignal's over the connection and the headers
+ * (attempt-deadline.ts), body-deadlines.ts's over a body read whole (of
  * every answer but a stream's 200); the caller's signal ends the request, and so does destroying
  * the Agent, which the client's close() does. Exported for tests.
  */

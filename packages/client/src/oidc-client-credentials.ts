@@ -6,7 +6,7 @@ import type { AuthProvider } from "./auth.js";
 import { encodeBase64 } from "./base64.js";
 import { AttemptScope } from "./attempt-scope.js";
 import type { FetchLike } from "./fetch-types.js";
-import { readBounded } from "./failover-transport.js";
+import { readBounded } from "./answer-bounds.js";
 import type { Clock, Timers } from "./runtime.js";
 
 /** Fraction of a token's lifetime after which it is refreshed. */

@@ -119,14 +119,18 @@ export function registerLoadCommand(program: Command, run: Runner): void {
           for await (const line of readLines(input, c)) {
             if (interrupted) break;
             lineNo++;
-            const parsed = "error" in line ? line : parseLoadLine(line.text);
+            if ("error" in line) {
+              badLine(line.error);
+              continue;
+            }
+            const parsed = parseLoadLine(line.text);
             if ("blank" in parsed) continue;
             if ("error" in parsed) {
               badLine(parsed.error);
               continue;
             }
             c.items++;
-            await sender.add(parsed.item.ttl === undefined && defaultTtl !== undefined ? { ...parsed.item, ttl: defaultTtl } : parsed.item, (line as { text: string }).text);
+            await sender.add(parsed.item.ttl === undefined && defaultTtl !== undefined ? { ...parsed.item, ttl: defaultTtl } : parsed.item, line.text);
           }
           if (interrupted) c.items -= sender.pending;
           await sender.finish(!interrupted);

@@ -17,8 +17,6 @@ export interface BatchSenderDeps {
   readonly errorsOut?: WriteStream | undefined;
   readonly batchSize: number;
   readonly concurrency: number;
-  /** Largest JSON body of one batch (bytes); default BATCH_BODY_BYTES_MAX. */
-  readonly bodyBytesMax?: number;
 }
 
 export class BatchSender {
@@ -35,7 +33,7 @@ export class BatchSender {
   /** Adds one item (and its line); sends the batch when it is full and waits while too many are in flight. */
   async add(item: SetManyItem, raw: string): Promise<void> {
     const size = setManyItemBytes(item) + 1;
-    if (this.items.length > 0 && this.bytes + size > (this.deps.bodyBytesMax ?? BATCH_BODY_BYTES_MAX)) await this.flush();
+    if (this.items.length > 0 && this.bytes + size > BATCH_BODY_BYTES_MAX) await this.flush();
     this.items.push(item);
     this.raws.push(raw);
     this.bytes += size;
