@@ -3,7 +3,8 @@
 // instead of 401, and while an address has no failure left in its window (counting the password
 // checks it has under way) a request that would need a new password check is refused 429 before
 // the check runs, so wrong passwords cannot buy bcrypt time faster than the limit. Addresses are
-// tracked in a bounded table, the least recently failed dropped first.
+// tracked in a bounded table, the least recently failed dropped first. The callers pass the key
+// clientAddressKey gives: an IPv4 address, or an IPv6 address's /64.
 import type { Clock } from "../core/clock.js";
 import { CacheError } from "../core/errors.js";
 import { AUTH_FAIL_ADDRESSES_MAX, AUTH_FAIL_WINDOW_MS, AUTH_SUSPECT_MS } from "./auth-limits.js";

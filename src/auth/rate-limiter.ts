@@ -1,5 +1,5 @@
 // Rate limits per identity on this node: a token bucket per identity kind and id (anonymous
-// callers: per client address), SERVICE_RATE_LIMIT requests per second with SERVICE_RATE_BURST at once, or
+// callers: per client address, an IPv6 one by its /64: client-address.ts), SERVICE_RATE_LIMIT requests per second with SERVICE_RATE_BURST at once, or
 // the identity's own `rate_limit` from the policy file (0: unlimited). With the cluster scope the
 // rate and the burst are divided by the alive members, so the cluster as a whole allows about the
 // rate. A request that finds its bucket empty is refused 429 TOO_MANY_REQUESTS with Retry-After
@@ -8,6 +8,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Clock } from "../core/clock.js";
 import type { Authenticator } from "./authenticator.js";
+import { clientAddressKey } from "./client-address.js";
 import { CacheError } from "../core/errors.js";
 import type { Identity } from "./identity.js";
 import { charge, fullBucket, isFull, take, type Bucket } from "./token-bucket.js";
@@ -104,7 +105,7 @@ export class RateLimiter {
   private slot(identity: Identity, address: string | undefined, now: number): Slot {
     const anonymous = identity.kind === "anonymous";
     const map = anonymous ? this.byAddress : this.byId;
-    const key = anonymous ? (address ?? "") : `${identity.kind}:${identity.id}`;
+    const key = anonymous ? clientAddressKey(address) : `${identity.kind}:${identity.id}`;
     let s = map.get(key);
     if (s === undefined) {
       if (this.size >= this.bucketsMax) this.evictOne(now);

@@ -80,7 +80,7 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
   { name: "SERVICE_DIST_TLS_CA", default: "", parse: p.text(), meaning: "PEM CA bundle every node uses to verify every peer" },
   { name: "SERVICE_AUTH_TOKEN", default: "", parse: p.bearerToken(), meaning: "shared bearer token: one identity with every scope, and the peer token", secret: true },
   { name: "SERVICE_AUTH_CONFIG", default: "", parse: p.text(), meaning: "path of the auth policy file (YAML or JSON)" },
-  { name: "SERVICE_AUTH_FAIL_LIMIT", default: "10", parse: p.integer({ min: 0, max: 1_000_000 }), meaning: "failed authentications one client address may make per second on the client and management listeners; past it 429 with Retry-After (and no password check); 0 disables" },
+  { name: "SERVICE_AUTH_FAIL_LIMIT", default: "10", parse: p.integer({ min: 0, max: 1_000_000 }), meaning: "failed authentications one client address (an IPv6 address: its /64) may make per second on the client and management listeners; past it 429 with Retry-After (and no password check); 0 disables" },
   { name: "SERVICE_PEER_TOKEN", default: "", parse: p.bearerToken(), meaning: "bearer token of the peer transport; overrides SERVICE_AUTH_TOKEN there", secret: true },
   {
     name: "SERVICE_PEER_INSECURE",

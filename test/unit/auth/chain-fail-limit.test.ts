@@ -97,6 +97,29 @@ describe("auth/chain with the failure limiter", () => {
     expect(lanes).to.deep.equal(["w1:clean", "w2:suspect", "w3:suspect", "right:clean"]);
   });
 
+  it("IPv6 clients count by their /64: fresh addresses of one /64 share its failures and are suspect together; another /64 is not", async () => {
+    const lanes: string[] = [];
+    const { auth } = setup(async (password, _hash, suspect) => {
+      lanes.push(`${password}:${suspect === true ? "suspect" : "clean"}`);
+      return password === "right";
+    });
+    const codes = [];
+    for (let i = 1; i <= LIMIT + 1; i++) codes.push(await resolve(auth, from(`2001:db8:1:2::${i.toString(16)}`, basicHeader("alice", `w${i}`))));
+    expect(codes).to.deep.equal(["UNAUTHORIZED", "UNAUTHORIZED", "UNAUTHORIZED", "TOO_MANY_REQUESTS"]);
+    expect(lanes.slice(1), "every address after the first one of the /64 is suspect").to.deep.equal(["w2:suspect", "w3:suspect"]);
+    expect(await resolve(auth, from("::ffff:10.0.0.7", basicHeader("alice", "right")))).to.include({ id: "alice" });
+    expect(await resolve(auth, from("2001:db8:1:3::1", basicHeader("alice", "w9")))).to.equal("UNAUTHORIZED");
+    expect(lanes.slice(3)).to.deep.equal(["right:clean", "w9:clean"]);
+  });
+
+  it("an IPv4-mapped address counts with the IPv4 address it carries", async () => {
+    const { auth } = setup();
+    const codes = [];
+    for (let i = 0; i < LIMIT; i++) codes.push(await resolve(auth, from("10.0.0.5", "Bearer nope")));
+    codes.push(await resolve(auth, from("::ffff:10.0.0.5", "Bearer nope")));
+    expect(codes).to.deep.equal(["UNAUTHORIZED", "UNAUTHORIZED", "UNAUTHORIZED", "TOO_MANY_REQUESTS"]);
+  });
+
   it("a check refused by a full bcrypt queue is 503 UNAVAILABLE as it is, and not counted as a failure", async () => {
     const busy: PasswordCompare = () => Promise.reject(new CacheError("UNAVAILABLE", "password checks are all busy; retry later", undefined, { retryAfterS: 1 }));
     const { auth } = setup(busy);

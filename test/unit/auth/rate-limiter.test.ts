@@ -143,4 +143,16 @@ describe("auth/rate-limiter", () => {
     const other = { socket: { remoteAddress: "10.1.1.2" }, headers: {} } as unknown as IncomingMessage;
     expect(auth.authenticate(other)).to.include({ id: "anonymous" });
   });
+
+  it("anonymous callers share a budget per IPv4 address or IPv6 /64", () => {
+    const clock = new ManualClock();
+    const l = limiter(clock, 1, 1);
+    const auth = rateLimited(openAuthenticator(), l);
+    const at = (remoteAddress: string) => ({ socket: { remoteAddress }, headers: {} }) as unknown as IncomingMessage;
+    expect(auth.authenticate(at("2001:db8:1:2::1"))).to.include({ id: "anonymous" });
+    expect(() => auth.authenticate(at("2001:db8:1:2::2")), "same /64").to.throw(CacheError).with.property("code", "TOO_MANY_REQUESTS");
+    expect(auth.authenticate(at("2001:db8:1:3::1")), "another /64").to.include({ id: "anonymous" });
+    expect(auth.authenticate(at("10.1.1.3"))).to.include({ id: "anonymous" });
+    expect(() => auth.authenticate(at("::ffff:10.1.1.3")), "mapped form of the same IPv4 address").to.throw(CacheError).with.property("code", "TOO_MANY_REQUESTS");
+  });
 });
