@@ -16,7 +16,7 @@ import { CONDITIONAL_LIMITS, DRAIN_LIMITS, IDEMPOTENCY_LIMITS, LEASE_LIMITS, PEE
 import { KeyLock } from "./core/key-lock.js";
 import { LOG } from "./log/index.js";
 import type { Logger } from "./log/index.js";
-import type { DashboardAssets } from "./http/index.js";
+import { ClientBytesBudget, type DashboardAssets } from "./http/index.js";
 import { addSeeds, Gossiper, MemberTable, Prober } from "./membership/index.js";
 import { createOtelMirror, HttpServerDurations, Metrics, PeerCallMetrics, RuntimeMetrics, type CacheFigures, type OtlpExporterFactory } from "./observability/index.js";
 import { ConnectPeerTransport, type PeerTlsOptions } from "./peer/index.js";
@@ -157,6 +157,7 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
     clock,
     writeConsistency: config.writeConsistency,
     readConsistency: config.readConsistency,
+    localValueBytes: (key) => store.peekHeader(key)?.valueBytes ?? 0,
   });
   const forwards = new ForwardReceiver({ selfId, clock, deadlineMs: PEER_TIMEOUT_MS, lifecycle: f.lifecycle, view, writes, writeConsistency: config.writeConsistency });
   const peerCalls = () => forwarder.calls + pusher.calls + reader.calls;
@@ -288,6 +289,7 @@ export function buildObservability(config: Config, deps: NodeDeps, f: Foundation
   const { clock, timers } = deps;
   const { store } = f;
   const http = new HttpServerDurations();
+  const inflight = new ClientBytesBudget(config.maxInflightBytes);
   const runtime = new RuntimeMetrics();
   const census = new OwnershipCensus({ selfId: config.nodeId, store, view: f.view, clock, timers, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop });
   const cache = (): CacheFigures => {
@@ -310,11 +312,12 @@ export function buildObservability(config: Config, deps: NodeDeps, f: Foundation
     };
   };
   const otel = createOtelMirror(
-    { metrics: f.metrics, http, peers: f.peerCallMetrics, runtime, cache },
+    { metrics: f.metrics, http, peers: f.peerCallMetrics, runtime, cache, inflight },
     { nodeId: config.nodeId, serviceVersion: deps.serviceVersion, nowMs: () => clock.nowMs(), otlpEndpoint: deps.otlpEndpoint, otlpIntervalMs: deps.otlpIntervalMs, otlpExporter: deps.otlpExporter },
   );
   return {
     http,
+    inflight,
     otel,
     start: () => {
       runtime.start(timers);

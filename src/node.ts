@@ -100,7 +100,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
   });
   const limits = { maxKeyBytes: config.maxKeyBytes, maxValueBytes: config.maxValueBytes, maxBodyBytes: config.maxBodyBytes, maxBatchItems: config.maxBatchItems };
   const scheme = (tls: unknown) => (tls ? "https" : "http");
-  const client = createClientListener({ cache: d.cache, auth, clock, logger, latencies, members, openapiYaml: deps.documents.client, limits, rateLimiter, durations: o.http.listener(scheme(config.apiTls), config.apiAddr.port) });
+  const client = createClientListener({ cache: d.cache, auth, clock, logger, latencies, members, openapiYaml: deps.documents.client, limits, rateLimiter, inflight: o.inflight, durations: o.http.listener(scheme(config.apiTls), config.apiAddr.port) });
   const managementApp = createManagementApp({
     config,
     auth,

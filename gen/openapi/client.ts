@@ -707,16 +707,18 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description No owner of the key could be reached (UNAVAILABLE); a QUORUM or ALL read got fewer answers that count than its consistency needs (QUORUM_FAILED, details `answered`: all answers, `required`, and when some did not count `counted` and `abstained`: answers from nodes that do not own the key in their ring view or have not caught up since they lost sight of a majority, were paused or saw their view disagree with their peers', see docs/design.md); or the password checks of HTTP Basic are all busy and their queue is full (UNAVAILABLE, with Retry-After). */
+        /** @description No owner of the key could be reached (UNAVAILABLE); a QUORUM or ALL read got fewer answers that count than its consistency needs (QUORUM_FAILED, details `answered`: all answers, `required`, and when some did not count `counted` and `abstained`: answers from nodes that do not own the key in their ring view or have not caught up since they lost sight of a majority, were paused or saw their view disagree with their peers', see docs/design.md); the answer (over 16 KiB) would pass the bytes this node holds for its clients, SERVICE_MAX_INFLIGHT_BYTES (UNAVAILABLE, with Retry-After: 1 and details `held_bytes`, `answer_bytes`, `max_bytes`; retry, or read from another node); or the password checks of HTTP Basic are all busy and their queue is full (UNAVAILABLE, with Retry-After). */
         Unavailable: {
             headers: {
+                /** @description seconds to wait before retrying (answer budget, busy password checks) */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The node is draining (DRAINING), the write could not reach its consistency (QUORUM_FAILED), no owner could be reached (UNAVAILABLE), or the password checks of HTTP Basic are all busy and their queue is full (UNAVAILABLE, with Retry-After). */
+        /** @description The node is draining (DRAINING), the write could not reach its consistency (QUORUM_FAILED), no owner could be reached (UNAVAILABLE), the body (over 16 KiB) would pass the bytes this node holds for its clients, SERVICE_MAX_INFLIGHT_BYTES (UNAVAILABLE, with Retry-After: 1 and details `held_bytes`, `body_bytes`, `max_bytes`; refused before it is read when its Content-Length does not fit, else at the chunk that passes, and the connection then ends), or the password checks of HTTP Basic are all busy and their queue is full (UNAVAILABLE, with Retry-After). */
         WriteUnavailable: {
             headers: {
                 [name: string]: unknown;
@@ -1319,7 +1321,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["AuthBusy"];
+            503: components["responses"]["Unavailable"];
         };
     };
     batchDelete: {

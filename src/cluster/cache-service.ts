@@ -135,6 +135,11 @@ export interface CacheService {
   get(key: string, consistency?: ConsistencyLevel): Promise<ReadResult>;
   /** As get, but a read this node answers from its own settled copy returns without a promise. */
   read(key: string, consistency?: ConsistencyLevel): ReadResult | Promise<ReadResult>;
+  /**
+   * Bytes of this node's own copy of `key`'s value (0 when it holds none), without copying it: a
+   * read's likely answer size, known before the read copies the value out of the store.
+   */
+  localValueBytes(key: string): number;
   getMany(keys: readonly string[], consistency?: ConsistencyLevel): Promise<Array<ReadResult | CacheError>>;
   /** A lease read of `key` that missed: the key's primary answers (lease/leases.ts). */
   lease(key: string, ask: LeaseAsk): Promise<LeaseResult>;

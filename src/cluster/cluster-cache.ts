@@ -29,6 +29,8 @@ export interface ClusterCacheDeps {
   readonly clock: Clock;
   readonly writeConsistency: ConsistencyLevel;
   readonly readConsistency: ConsistencyLevel;
+  /** Bytes of this node's own copy of `key`'s value (0: none), nothing copied. */
+  readonly localValueBytes: (key: string) => number;
 }
 
 export class ClusterCache implements CacheService {
@@ -87,6 +89,10 @@ export class ClusterCache implements CacheService {
 
   get(key: string, consistency?: ConsistencyLevel): Promise<ReadResult> {
     return this.deps.reader.read(key, consistency ?? this.deps.readConsistency).then(counterAsText);
+  }
+
+  localValueBytes(key: string): number {
+    return this.deps.localValueBytes(key);
   }
 
   read(key: string, consistency?: ConsistencyLevel): ReadResult | Promise<ReadResult> {

@@ -94,6 +94,8 @@ export interface Config {
 
   readonly maxValueBytes: number;
   readonly maxBodyBytes: number;
+  /** SERVICE_MAX_INFLIGHT_BYTES, effective (the derived default filled in); 0: no limit. */
+  readonly maxInflightBytes: number;
   readonly maxKeyBytes: number;
   readonly maxBatchItems: number;
 

@@ -39,6 +39,32 @@ function dataBudget(v: <T>(name: string) => T, views: SettingView[], defaults: C
   return derived;
 }
 
+/** The share of the process's memory the client bodies and answers under way may take by default. */
+export const INFLIGHT_BYTES_MEMORY_SHARE = 0.1;
+/** SERVICE_MAX_INFLIGHT_BYTES when the process's memory is not known. */
+const INFLIGHT_BYTES_UNKNOWN_MEMORY = 1024 * 1024 * 1024;
+
+/**
+ * SERVICE_MAX_INFLIGHT_BYTES, effective: as given (0: no limit; otherwise room for the largest
+ * answer, a value or a batch get's values as base64 with room for the rest, so that one answer
+ * alone always fits), or a share of the process's memory. /config shows the effective value.
+ */
+function inflightBudget(v: <T>(name: string) => T, views: SettingView[], defaults: ConfigDefaults, maxValueBytes: number, maxBodyBytes: number): number {
+  const largest = Math.ceil(Math.max(maxValueBytes, maxBodyBytes) / 3) * 4 + 1024 * 1024;
+  const given = v<number | undefined>("SERVICE_MAX_INFLIGHT_BYTES");
+  if (given !== undefined) {
+    if (given > 0 && given < largest) {
+      throw new SettingError("SERVICE_MAX_INFLIGHT_BYTES", `must be 0 (no limit) or at least the largest answer, SERVICE_MAX_VALUE_BYTES or SERVICE_MAX_BODY_BYTES as base64 plus 1 MiB (${largest}); got ${given}`);
+    }
+    return given;
+  }
+  const share = defaults.memoryBytes === undefined ? INFLIGHT_BYTES_UNKNOWN_MEMORY : Math.floor(defaults.memoryBytes * INFLIGHT_BYTES_MEMORY_SHARE);
+  const effective = Math.max(largest, share);
+  const view = views.find((s) => s.name === "SERVICE_MAX_INFLIGHT_BYTES");
+  if (view) views[views.indexOf(view)] = { ...view, value: String(effective) };
+  return effective;
+}
+
 const PREFIX = "SERVICE_";
 
 /** Every setting parsed (undefined when empty), and how /config shows it. */
@@ -111,6 +137,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     capacity: v<number>("SERVICE_CAPACITY"),
     tlsReloadIntervalMs: v<number>("SERVICE_TLS_RELOAD_INTERVAL"),
     maxDataBytes: dataBudget(v, views, defaults, maxValueBytes),
+    maxInflightBytes: inflightBudget(v, views, defaults, maxValueBytes, maxBodyBytes),
     logLevel: v<LogLevel>("SERVICE_LOG_LEVEL"),
     heartbeatIntervalMs,
     indirectProbeK: v<number>("SERVICE_INDIRECT_PROBE_K"),

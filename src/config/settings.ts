@@ -66,6 +66,12 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
   { name: "SERVICE_EVICTION_INTERVAL", default: "1s", parse: D(), meaning: "background eviction loop interval" },
   { name: "SERVICE_EXPIRATION_INTERVAL", default: "1s", parse: D(), meaning: "background expiration loop interval" },
   { name: "SERVICE_MAX_VALUE_BYTES", default: "8MiB", parse: p.byteSize({ min: 1, max: 15 * 1024 * 1024 }), meaning: "largest value; larger PUT bodies get 413" },
+  {
+    name: "SERVICE_MAX_INFLIGHT_BYTES",
+    default: "",
+    parse: p.byteSize({ min: 0 }),
+    meaning: "bytes the client listener holds for its clients at once: request bodies over 16 KiB while they arrive and are used, and answers over 16 KiB until their clients take them (a client that does not read holds its answer); a request that would pass it is refused 503 UNAVAILABLE with Retry-After: 1; empty means 10% of the memory the process may use (its cgroup limit, else the machine's memory; 1 GiB when unknown), at least the largest answer (the larger of SERVICE_MAX_VALUE_BYTES and SERVICE_MAX_BODY_BYTES as base64, plus 1 MiB), which a given value must also be; 0 means no limit",
+  },
   { name: "SERVICE_MAX_BODY_BYTES", default: "16MiB", parse: p.byteSize({ min: 1024, max: 256 * 1024 * 1024 }), meaning: "largest JSON request body (batch routes); larger get 413" },
   { name: "SERVICE_MAX_KEY_BYTES", default: "4096", parse: p.integer({ min: 1, max: KEY_BYTES_CEILING }), meaning: "longest key in UTF-8 bytes" },
   { name: "SERVICE_MAX_BATCH_ITEMS", default: "1000", parse: p.integer({ min: 1, max: 100_000 }), meaning: "items or keys per batch call" },

@@ -11,9 +11,10 @@ import type { AdmittedWrites, CacheService, RemoveItem, SetItem, WriteResult } f
 import { itemConditionOf } from "./conditions.js";
 import { BATCH_READ_PACING, readWithinBudget } from "./batch-read.js";
 import { startInSlices } from "./batch-pacing.js";
-import { readJsonBody } from "./body.js";
+import { declaredLength, readJsonBody } from "./body.js";
 import { authenticated, type AppContext, type AppState } from "./koa-middleware.js";
 import { itemFields } from "./item-view.js";
+import type { ClientBytesBudget } from "./client-bytes-budget.js";
 import { answerBytesEstimate, answerObject, answerStream, STREAMED_ANSWER_BYTES, type AnswerResult } from "./batch-get-answer.js";
 import { envelopeOf } from "./respond.js";
 import { queryOne } from "./query.js";
@@ -35,6 +36,8 @@ export interface BatchRouteDeps {
   readonly yieldToLoop: YieldToLoop;
   /** The rate limiter: a batch costs ceil(items / 10); authentication already took 1. */
   readonly rateLimiter?: Pick<RateLimiter, "chargeMore">;
+  /** The listener's bytes of large bodies and answers under way (SERVICE_MAX_INFLIGHT_BYTES). */
+  readonly inflight: ClientBytesBudget;
 }
 
 export function addBatchRoutes(router: Router<AppState>, deps: BatchRouteDeps): void {
@@ -61,7 +64,7 @@ async function listOf(ctx: AppContext, op: "put" | "get" | "delete", deps: Batch
     itemsMax: deps.maxBatchItems,
     depthMax: BATCH_BODY_LIMITS.depthMax,
     structureMax: deps.maxBatchItems * BATCH_BODY_LIMITS.structurePerItem + BATCH_BODY_LIMITS.structureSlack,
-  });
+  }, deps.inflight.bodyCounter(ctx.res, declaredLength(ctx.req)));
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest(`request body must be an object with a "${field}" array`);
   const list = (body as Record<string, unknown>)[field];
   if (!Array.isArray(list)) throw badRequest(`"${field}" must be an array`);
@@ -165,7 +168,9 @@ async function batchDelete(ctx: AppContext, deps: BatchRouteDeps): Promise<void>
  * counted: batch-get-answer.ts) a stream written in pieces a turn apart.
  */
 function answerResults(ctx: AppContext, results: ReadonlyArray<{ readonly key: string }>, deps: BatchRouteDeps, small: () => unknown): void {
-  if (answerBytesEstimate(results) > STREAMED_ANSWER_BYTES) {
+  const bytes = answerBytesEstimate(results);
+  deps.inflight.holdAnswer(ctx.res, bytes);
+  if (bytes > STREAMED_ANSWER_BYTES) {
     ctx.body = answerStream(results, deps.yieldToLoop);
     ctx.type = "application/json";
   } else {

@@ -42,9 +42,21 @@ function refuseDeclared(declared: string | undefined, req: IncomingMessage, limi
   }
 }
 
-/** Reads the whole body; 413 PAYLOAD_TOO_LARGE past `limitBytes`. */
-export function readRawBody(req: IncomingMessage, limitBytes: number, what = "body"): Promise<Buffer> {
-  return readInspectedBody(req, limitBytes, what, undefined);
+/** The body length a request declares (Content-Length), when it declares one. */
+export function declaredLength(req: IncomingMessage): number | undefined {
+  const declared = req.headers["content-length"];
+  return declared === undefined ? undefined : Number(declared);
+}
+
+/**
+ * Counts a body's bytes as they arrive against the listener's budget (ClientBytesBudget's
+ * bodyCounter); throws 503 at the chunk that would pass it. Given the declared length first.
+ */
+export type BodyCounter = (chunkBytes: number) => void;
+
+/** Reads the whole body; 413 PAYLOAD_TOO_LARGE past `limitBytes`; 503 when `count` refuses a chunk. */
+export function readRawBody(req: IncomingMessage, limitBytes: number, what = "body", count?: BodyCounter): Promise<Buffer> {
+  return readInspectedBody(req, limitBytes, what, undefined, count);
 }
 
 /**
@@ -52,9 +64,11 @@ export function readRawBody(req: IncomingMessage, limitBytes: number, what = "bo
  * `inspect` throws, reading stops and that error is the answer; the rest of the body is then
  * discarded like an oversized one (read while within twice the limit, else the connection
  * closes). Three listeners per body: a client that goes away shows as `close` before the end
- * (node:http emits `error` on a request only when it has an error listener).
+ * (node:http emits `error` on a request only when it has an error listener). When `count`
+ * refuses a chunk (the listener holds too many bytes), reading stops and the rest of the body is
+ * left unread: the connection ends after the 503 (listener-response.ts).
  */
-function readInspectedBody(req: IncomingMessage, limitBytes: number, what: string, inspect: ((chunk: Buffer) => void) | undefined): Promise<Buffer> {
+function readInspectedBody(req: IncomingMessage, limitBytes: number, what: string, inspect: ((chunk: Buffer) => void) | undefined, count: BodyCounter | undefined): Promise<Buffer> {
   const declared = req.headers["content-length"];
   refuseDeclared(declared, req, limitBytes, what);
   return new Promise<Buffer>((resolve, reject) => {
@@ -75,6 +89,14 @@ function readInspectedBody(req: IncomingMessage, limitBytes: number, what: strin
       if (settled) return;
       received += chunk.length;
       if (received > limitBytes) return settle(new BodyTooLarge(what, limitBytes, false), undefined, true);
+      if (count !== undefined) {
+        try {
+          count(chunk.length);
+        } catch (err) {
+          req.off("data", onData);
+          return settle(err);
+        }
+      }
       if (inspect !== undefined) {
         try {
           inspect(chunk);
@@ -103,14 +125,12 @@ export type JsonBodyScan = JsonScanLimits;
  * Reads and parses a JSON body; 415 unless the content type is JSON, 400 when malformed, and
  * 400 as soon as the scanned shape passes one of `scan`'s limits (before anything is parsed).
  */
-export async function readJsonBody(req: IncomingMessage, limitBytes: number, scan?: JsonBodyScan): Promise<unknown> {
+export async function readJsonBody(req: IncomingMessage, limitBytes: number, scan?: JsonBodyScan, count?: BodyCounter): Promise<unknown> {
   const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
   if (type !== "application/json" && !(type.startsWith("application/") && type.endsWith("+json"))) {
     throw new CacheError("UNSUPPORTED_MEDIA_TYPE", `request body must be application/json; got ${JSON.stringify(type || "none")}`);
   }
-  const raw = scan
-    ? await readInspectedBody(req, limitBytes, "request body", scannerFor(scan))
-    : await readRawBody(req, limitBytes, "request body");
+  const raw = await readInspectedBody(req, limitBytes, "request body", scan ? scannerFor(scan) : undefined, count);
   // Invalid UTF-8 is refused, not silently turned into U+FFFD inside keys and values.
   if (!isUtf8(raw)) throw badRequest("request body is not valid UTF-8");
   try {

@@ -11,6 +11,7 @@ import type { CacheService } from "../cluster/index.js";
 import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
 import type { ListenerDurations, OperationLatencies } from "../observability/index.js";
+import type { ClientBytesBudget } from "./client-bytes-budget.js";
 import { addBatchRoutes } from "./batch-routes.js";
 import { addEndpointRoutes } from "./endpoint-routes.js";
 import { addIdentityRoutes } from "./identity-routes.js";
@@ -35,6 +36,8 @@ export interface ClientAppDeps {
   readonly members: MemberTable;
   /** Lets queued I/O run between the chunks of long answers; setImmediate when omitted. */
   readonly yieldToLoop?: YieldToLoop;
+  /** Bytes of large bodies and answers under way on this listener (SERVICE_MAX_INFLIGHT_BYTES). */
+  readonly inflight: ClientBytesBudget;
   /** The OpenAPI document served at /v1/openapi.yaml. */
   readonly openapiYaml: string;
   readonly limits: {
@@ -60,7 +63,7 @@ export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
     ctx.body = deps.openapiYaml;
   });
   addIdentityRoutes(router, deps.auth);
-  addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, rateLimiter: deps.rateLimiter, ...deps.limits });
+  addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, rateLimiter: deps.rateLimiter, inflight: deps.inflight, ...deps.limits });
   addKeyRoutes(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
   addEndpointRoutes(router, { auth: deps.auth, members: deps.members });
   return router;
@@ -101,5 +104,5 @@ export function createClientListener(deps: ClientAppDeps): ClientListener {
 }
 
 function itemDeps(deps: ClientAppDeps): ItemRouteDeps {
-  return { cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, latencies: deps.latencies, durations: deps.durations, yieldToLoop: deps.yieldToLoop, ...deps.limits };
+  return { cache: deps.cache, auth: deps.auth, clock: deps.clock, logger: deps.logger, latencies: deps.latencies, durations: deps.durations, yieldToLoop: deps.yieldToLoop, inflight: deps.inflight, ...deps.limits };
 }

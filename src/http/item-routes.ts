@@ -19,9 +19,10 @@ import type { LatencyWindow, ListenerDurations, OperationLatencies, RouteDuratio
 import type { ConsistencyLevel } from "../config/index.js";
 import type { Owners } from "../ring/index.js";
 import type { LiveItem } from "../store/index.js";
-import { readRawBody } from "./body.js";
+import { declaredLength, readRawBody } from "./body.js";
 import { notModified, readConditionOf, writeConditionOf } from "./conditions.js";
 import { itemEnvelope, itemFields, itemHeaders, notModifiedHeaders } from "./item-view.js";
+import type { ClientBytesBudget } from "./client-bytes-budget.js";
 import { envelopeBytes, envelopePieces, PIECED_VALUE_BYTES, rawPieces, writeInPieces } from "./pieced-answer.js";
 import { KEY_ACTION_ROUTES, keyActionOf, runKeyAction, type KeyAction } from "./key-actions.js";
 import { writeError, writeJson } from "./respond.js";
@@ -43,6 +44,8 @@ export interface ItemRouteDeps {
   readonly durations: Pick<ListenerDurations, "route">;
   /** Between the pieces of a large value's answer (pieced-answer.ts); default yieldToEventLoop. */
   readonly yieldToLoop?: YieldToLoop;
+  /** The listener's bytes of large bodies and answers under way (SERVICE_MAX_INFLIGHT_BYTES). */
+  readonly inflight: ClientBytesBudget;
 }
 
 /** Path prefix of the item routes. */
@@ -236,6 +239,7 @@ class ItemRoutes implements ItemHandler {
     // A lease read (?lease=) reads like any other: only its miss differs (leaseMiss).
     const lease = params === undefined ? undefined : this.leaseOf(query);
     if (lease !== undefined) requireLeaseScope(identity);
+    if (method === "GET" && unless === undefined && this.deps.inflight.heldBytes > 0) this.checkLikelyAnswer(req, key);
     const r = this.deps.cache.read(key, consistency);
     if (r instanceof Promise) return r.then((read) => this.answerRead(req, res, method, key, read, unless, lease));
     return this.answerRead(req, res, method, key, r, unless, lease);
@@ -259,8 +263,11 @@ class ItemRoutes implements ItemHandler {
       res.end();
     } else if (prefersJson(req.headers.accept)) {
       if (item.value.length > PIECED_VALUE_BYTES) return this.envelopeInPieces(res, item, owners, etag);
-      writeJson(res, 200, JSON.stringify(itemEnvelope(item, owners, nodeId, this.deps.clock.nowMs())), false, ["ETag", etag]);
+      const json = JSON.stringify(itemEnvelope(item, owners, nodeId, this.deps.clock.nowMs()));
+      this.deps.inflight.holdAnswer(res, json.length);
+      writeJson(res, 200, json, false, ["ETag", etag]);
     } else {
+      this.deps.inflight.holdAnswer(res, item.value.length);
       // Head and body leave in one write: node:http joins a string body to the header block.
       res.writeHead(200, itemHeaders(item, owners, nodeId, 0, false, etag));
       if (item.value.length > PIECED_VALUE_BYTES) return writeInPieces(res, rawPieces(item.value), this.pause);
@@ -269,10 +276,21 @@ class ItemRoutes implements ItemHandler {
     return undefined;
   }
 
+  /**
+   * While large answers are held, a GET whose value this node holds checks that its answer would
+   * fit before the read copies the value: 120 reads refused after their copies grew RSS by up to
+   * 355 MB of garbage (test/hostile/held-bytes.test.ts). A value from a peer is refused after.
+   */
+  private checkLikelyAnswer(req: IncomingMessage, key: string): void {
+    const bytes = this.deps.cache.localValueBytes(key);
+    this.deps.inflight.checkAnswer(prefersJson(req.headers.accept) ? Math.ceil(bytes / 3) * 4 : bytes);
+  }
+
   /** The JSON envelope of a large value, written in pieces (pieced-answer.ts). */
   private envelopeInPieces(res: ServerResponse, item: LiveItem, owners: Owners, etag: string): Promise<void> {
     const rest = itemFields(item, owners, this.nodeId, this.deps.clock.nowMs());
     const length = envelopeBytes(item.key, item.value, rest);
+    this.deps.inflight.holdAnswer(res, length);
     res.writeHead(200, ["Content-Type", "application/json; charset=utf-8", "Content-Length", String(length), "ETag", etag]);
     return writeInPieces(res, envelopePieces(item.key, item.value, rest), this.pause);
   }
@@ -310,7 +328,7 @@ class ItemRoutes implements ItemHandler {
       const ttlMs = parseTtlQuery(oneParam(params, "ttl"));
       const condition = writeConditionOf(req.headers, "put");
       const leaseToken = parseLeaseToken(req.headers["x-cache-lease"]);
-      const body = await readRawBody(req, this.deps.maxValueBytes, "value");
+      const body = await readRawBody(req, this.deps.maxValueBytes, "value", this.deps.inflight.bodyCounter(res, declaredLength(req)));
       const r = await writes.set(key, body.toString("latin1"), ttlMs, consistency, condition, leaseToken);
       writeJson(res, 200, writeAnswerJson(key, "stored", r.applied, r.bytes, this.nodeJson, r.owners), false, ["ETag", etagOf(r.version, r.origin)]);
     } else {

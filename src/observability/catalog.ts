@@ -49,6 +49,15 @@ export interface MetricSources {
   readonly peers: PeerCallMetrics;
   readonly runtime: RuntimeMetrics;
   readonly cache: () => CacheFigures;
+  /** The client listener's large bodies and answers under way (SERVICE_MAX_INFLIGHT_BYTES). */
+  readonly inflight: InflightFigures;
+}
+
+/** What ClientBytesBudget shows (http/client-bytes-budget.ts). */
+export interface InflightFigures {
+  readonly heldBytes: number;
+  readonly maxBytes: number;
+  readonly refused: { readonly answer: number; readonly body: number };
 }
 
 interface Meta {
@@ -143,6 +152,9 @@ export function collectMetrics(s: MetricSources): Collected[] {
     ...registryMetrics(s.metrics),
     ...cacheMetrics(s.cache()),
     { kind: "histogram", otel: "http.server.request.duration", prom: "http_server_request_duration_seconds", unit: "s", description: "duration of HTTP requests on the client and management listeners", histogram: s.http.histogram },
+    { kind: "gauge", otel: "http.server.inflight.held", prom: "http_server_inflight_held_bytes", unit: "By", description: "bytes of request bodies and answers over 16 KiB that the client listener holds for its clients now (bodies while they arrive and are used, answers until their clients take them)", points: [{ attributes: {}, value: s.inflight.heldBytes }] },
+    { kind: "gauge", otel: "http.server.inflight.limit", prom: "http_server_inflight_limit_bytes", unit: "By", description: "bytes of such bodies and answers the client listener holds at most (SERVICE_MAX_INFLIGHT_BYTES; 0 means no limit)", points: [{ attributes: {}, value: s.inflight.maxBytes }] },
+    { kind: "counter", otel: "http.server.inflight.refused", prom: "http_server_inflight_refused", unit: "{request}", description: "requests refused 503 because their answer or body would pass SERVICE_MAX_INFLIGHT_BYTES, by which", points: [{ attributes: { of: "answer" }, value: s.inflight.refused.answer }, { attributes: { of: "body" }, value: s.inflight.refused.body }] },
     { kind: "histogram", otel: "dist.peer.call.duration", prom: "dist_peer_call_duration_seconds", unit: "s", description: "duration of peer calls (RPCs and exchange frames) this node sent, by method and peer", histogram: s.peers.durations.histogram },
     { kind: "counter", otel: "dist.peer.failures", prom: "dist_peer_failures", unit: "{call}", description: "peer calls that failed, by method and peer", points: s.peers.failures().map((f) => ({ attributes: { method: f.method, peer: f.peer }, value: f.count })) },
     ...runtimeMetrics(s.runtime),

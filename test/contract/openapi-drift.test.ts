@@ -62,6 +62,7 @@ const fakeCache: CacheService = {
   owners: unused,
   get: unused,
   read: unused,
+  localValueBytes: unused,
   getMany: unused,
   lease: unused,
   admitWrite: unused,

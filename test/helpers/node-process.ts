@@ -190,8 +190,18 @@ export async function waitReady(node: NodeProcess, timeoutMs = 15_000): Promise<
   }
 }
 
-/** SERVICE_MAX_DATA_BYTES of a node started here without it: 40% of its cgroup's memory limit, else of the machine's. */
-export function defaultDataBudget(): number {
+/** The memory a node started here may use: its cgroup's memory limit, else the machine's. */
+function processMemory(): number {
   const constrained = process.constrainedMemory?.() ?? 0;
-  return Math.floor((constrained > 0 && constrained < totalmem() ? constrained : totalmem()) * 0.4);
+  return constrained > 0 && constrained < totalmem() ? constrained : totalmem();
+}
+
+/** SERVICE_MAX_DATA_BYTES of a node started here without it: 40% of its memory. */
+export function defaultDataBudget(): number {
+  return Math.floor(processMemory() * 0.4);
+}
+
+/** SERVICE_MAX_INFLIGHT_BYTES of a node started here without it: 10% of its memory, at least the largest answer (16 MiB as base64, plus 1 MiB). */
+export function defaultInflightBudget(): number {
+  return Math.max(Math.ceil((16 * 1024 * 1024) / 3) * 4 + 1024 * 1024, Math.floor(processMemory() * 0.1));
 }

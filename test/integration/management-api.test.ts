@@ -11,7 +11,7 @@ import { call, bearer, type Reply } from "../helpers/http-call.js";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
 import { parsePrometheus, sleep, startCollector, type Collector } from "./observability-helpers.js";
 import { expectEnvelope } from "../helpers/envelope.js";
-import { defaultDataBudget } from "../helpers/node-process.js";
+import { defaultDataBudget, defaultInflightBudget } from "../helpers/node-process.js";
 
 type Json = Record<string, unknown>;
 
@@ -184,6 +184,9 @@ describe("management API: every route of one real node, with payloads and status
         } else if (spec.name === "SERVICE_MAX_DATA_BYTES") {
           // Its default is derived: 40% of the memory the process may use.
           expect(shown, spec.name).to.deep.equal({ value: String(defaultDataBudget()), source: "default" });
+        } else if (spec.name === "SERVICE_MAX_INFLIGHT_BYTES") {
+          // Derived too: 10% of the memory the process may use.
+          expect(shown, spec.name).to.deep.equal({ value: String(defaultInflightBudget()), source: "default" });
         } else if (spec.name === "SERVICE_DEAD_AFTER") {
           // Its default is derived: 6 x SERVICE_HEARTBEAT (1s).
           expect(shown, spec.name).to.deep.equal({ value: "6000ms", source: "default" });

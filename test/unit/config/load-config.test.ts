@@ -188,6 +188,20 @@ describe("config/load-config", () => {
       expect(load({ SERVICE_MAX_DATA_BYTES: "4MiB", SERVICE_MAX_VALUE_BYTES: "1MiB" }).maxDataBytes).to.equal(4 * MiB);
     });
 
+    it("SERVICE_MAX_INFLIGHT_BYTES defaults to 10% of the process's memory (at least the largest answer; 1 GiB when unknown), shown effective by /config; 0 or a size as given", () => {
+      const withMemory = (env: Record<string, string>, memoryBytes: number) => loadConfig(env, { ...DEFAULTS, memoryBytes });
+      const largest = Math.ceil((16 * MiB) / 3) * 4 + MiB;
+      const c = withMemory({}, 1024 * MiB);
+      expect(c.maxInflightBytes).to.equal(Math.floor(1024 * MiB * 0.1));
+      expect(c.settings.find((s) => s.name === "SERVICE_MAX_INFLIGHT_BYTES")).to.deep.equal({ name: "SERVICE_MAX_INFLIGHT_BYTES", value: String(Math.floor(1024 * MiB * 0.1)), source: "default" });
+      expect(withMemory({}, 64 * MiB).maxInflightBytes, "a small limit still takes the largest answer").to.equal(largest);
+      expect(load().maxInflightBytes, "no memory figure").to.equal(1024 * MiB);
+      expect(withMemory({ SERVICE_MAX_INFLIGHT_BYTES: "0" }, 1024 * MiB).maxInflightBytes).to.equal(0);
+      expect(withMemory({ SERVICE_MAX_INFLIGHT_BYTES: "200MiB" }, 1024 * MiB).maxInflightBytes).to.equal(200 * MiB);
+      expectSettingError({ SERVICE_MAX_INFLIGHT_BYTES: "16MiB" }, "SERVICE_MAX_INFLIGHT_BYTES", `(${largest})`);
+      expect(load({ SERVICE_MAX_INFLIGHT_BYTES: "4MiB", SERVICE_MAX_VALUE_BYTES: "1MiB", SERVICE_MAX_BODY_BYTES: "1MiB" }).maxInflightBytes).to.equal(4 * MiB);
+    });
+
     it("trims whitespace around numeric, duration and enum values", () => {
       const c = load({ SERVICE_REPLICATION: " 4 ", SERVICE_HEARTBEAT: " 3s ", SERVICE_LOG_LEVEL: " WARN " });
       expect(c.replication).to.equal(4);

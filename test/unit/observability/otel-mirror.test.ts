@@ -37,7 +37,7 @@ const CACHE: CacheFigures = {
 
 /** Sources around a registry, with fixed cache figures and empty histograms. */
 function sourcesOf(metrics: Metrics, extra: Partial<MetricSources> = {}): MetricSources {
-  return { metrics, http: new HttpServerDurations(), peers: new PeerCallMetrics(), runtime: new RuntimeMetrics(), cache: () => CACHE, ...extra };
+  return { metrics, http: new HttpServerDurations(), peers: new PeerCallMetrics(), runtime: new RuntimeMetrics(), cache: () => CACHE, inflight: { heldBytes: 123, maxBytes: 4567, refused: { answer: 2, body: 1 } }, ...extra };
 }
 
 const OPTS = { nowMs: () => Date.now() };
