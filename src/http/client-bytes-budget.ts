@@ -38,7 +38,8 @@ export class ClientBytesBudget {
    * the budget. Answers up to HELD_MIN_BYTES pass uncounted.
    */
   holdAnswer(res: ServerResponse, bytes: number): void {
-    if (bytes <= HELD_MIN_BYTES) return;
+    // A response already closed (its client went during a slow read) emits no 'close' again.
+    if (bytes <= HELD_MIN_BYTES || res.closed) return;
     this.refuseUnlessFits("answer", bytes);
     this.held += bytes;
     res.once("close", () => {
@@ -71,7 +72,7 @@ export class ClientBytesBudget {
     let closed = false;
     return (chunkBytes) => {
       seen += chunkBytes;
-      if (seen <= HELD_MIN_BYTES || closed) return;
+      if (seen <= HELD_MIN_BYTES || closed || res.closed) return;
       this.refuseUnlessFits("body", seen - counted);
       if (counted === 0) {
         res.once("close", () => {

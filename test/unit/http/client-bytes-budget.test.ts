@@ -50,6 +50,16 @@ describe("http/client-bytes-budget", () => {
     expect(() => b.holdAnswer(response(), HELD_MIN_BYTES + 1)).to.throw(CacheError);
   });
 
+  it("a response already closed (its client went during a slow read) holds nothing: its 'close' will not come again", () => {
+    const b = new ClientBytesBudget(10 * MIB);
+    const gone = Object.assign(response(), { closed: true });
+    b.holdAnswer(gone, 4 * MIB);
+    const count = b.bodyCounter(gone, undefined) as (n: number) => void;
+    count(MIB);
+    expect(b.heldBytes).to.equal(0);
+    expect(gone.listenerCount("close")).to.equal(0);
+  });
+
   it("0: no limit", () => {
     const b = new ClientBytesBudget(0);
     b.holdAnswer(response(), 100 * MIB);
