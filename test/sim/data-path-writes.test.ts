@@ -371,6 +371,33 @@ describe("sim/data path: owners and writes", () => {
     );
 
     it(
+      "a non-owner whose forward the primary answers DRAINING (its gossip not here yet) sends the write to the next owner, which takes it over; the client never sees DRAINING from a node that is not draining",
+      withSeed(56, async () => {
+        const c = await cluster({ nodes: 4, seed: 56, startLoops: false });
+        const key = keyWhere(c, (o) => o.primary === "n1", "drain-past");
+        const owners = ownersOf(c, key);
+        const via = nonOwnersOf(c, key)[0]!;
+        c.node("n1").drain("test");
+        const r = await c.node(via).cache.admitWrite().set(key, fromUtf8("past the drain"), 0, "quorum");
+        expect(r.origin).to.equal(owners.replicas[0]);
+        expect(text(c.node(owners.replicas[0]!).store.peek(key)!.value)).to.equal("past the drain");
+      }),
+    );
+
+    it(
+      "a conditional write a non-owner forwards to a draining primary is 503 UNAVAILABLE with Retry-After (conditional writes are not taken over), not DRAINING",
+      withSeed(57, async () => {
+        const c = await cluster({ nodes: 4, seed: 57, startLoops: false });
+        const key = keyWhere(c, (o) => o.primary === "n1", "drain-cond");
+        const via = nonOwnersOf(c, key)[0]!;
+        c.node("n1").drain("test");
+        const err = await expectCacheError(c.node(via).cache.admitWrite().set(key, fromUtf8("v"), 0, undefined, { ifMatch: ["*"] }), "UNAVAILABLE");
+        expect(err.retryAfterS).to.equal(1);
+        expect(err.message).to.match(/draining/);
+      }),
+    );
+
+    it(
       "SPEC 'forwarding fails with ANY error': a forward answered QUORUM_FAILED by the primary makes the replica owner promote itself",
       withSeed(55, async () => {
         const c = await cluster({ nodes: 3, seed: 55, startLoops: false });
