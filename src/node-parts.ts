@@ -157,7 +157,11 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
     clock,
     writeConsistency: config.writeConsistency,
     readConsistency: config.readConsistency,
-    localValueBytes: (key) => store.peekHeader(key)?.valueBytes ?? 0,
+    localValueBytes: (key) => {
+      const h = store.peekHeader(key);
+      // An expired record reads as a miss (404), whatever its size.
+      return h === undefined || (h.expiresAtMs !== 0 && h.expiresAtMs <= clock.nowMs()) ? 0 : h.valueBytes;
+    },
   });
   const forwards = new ForwardReceiver({ selfId, clock, deadlineMs: PEER_TIMEOUT_MS, lifecycle: f.lifecycle, view, writes, writeConsistency: config.writeConsistency });
   const peerCalls = () => forwarder.calls + pusher.calls + reader.calls;

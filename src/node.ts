@@ -87,7 +87,7 @@ export interface HypercacheNode {
 function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath, l: Loops, drain: Drain, o: Observability) {
   const { logger, clock, timers } = deps;
   const { metrics, store, members, lifecycle } = f;
-  const rateLimiter = new RateLimiter({ clock, settings: config.rateLimit, aliveMembers: () => members.aliveCount() });
+  const rateLimiter = new RateLimiter({ clock, settings: config.rateLimit, aliveMembers: () => members.aliveCount(), ipv6PrefixBits: config.authIpv6PrefixBits });
   const auth: Authenticator = rateLimited(deps.auth ?? openAuthenticator(), rateLimiter);
   const latencies = new OperationLatencies();
   const otel: OtelMirror = o.otel;
@@ -104,6 +104,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
   const managementApp = createManagementApp({
     config,
     auth,
+    inflight: o.inflight,
     lifecycle,
     logger,
     clock,

@@ -14,7 +14,6 @@ import { CacheError } from "../core/errors.js";
 import type { Authenticator, AuthMethod } from "./authenticator.js";
 import { parseAuthorization, type Credential } from "./authorization-header.js";
 import type { BasicVerifier } from "./basic-auth.js";
-import { clientAddressKey } from "./client-address.js";
 import type { CertIdentityTable, PeerCertificate } from "./client-cert.js";
 import type { AuthFailLimiter } from "./fail-limiter.js";
 import { anonymousIdentity, type Identity } from "./identity.js";
@@ -87,11 +86,11 @@ export function buildChain(parts: ChainParts): Authenticator {
   const matchToken = tokenMatcher(tokens, cache);
 
   const limiter = parts.limiter;
-  /** A failure counted against its client address (clientAddressKey): the 401 itself, or 429 past the limit. */
-  const counted = (req: IncomingMessage, err: unknown): unknown =>
-    limiter !== undefined && err instanceof CacheError && err.code === "UNAUTHORIZED" ? limiter.fail(clientAddressKey(req.socket.remoteAddress), err) : err;
+  /** A failure counted against its client address (keyed by the limiter): the 401 itself, or 429 past the limit. */
+  const counted = (address: string | undefined, err: unknown): unknown =>
+    limiter !== undefined && err instanceof CacheError && err.code === "UNAUTHORIZED" ? limiter.fail(address, err) : err;
 
-  const resolve = (req: IncomingMessage): Identity | Promise<Identity> => {
+  const resolve = (req: IncomingMessage, address: string | undefined): Identity | Promise<Identity> => {
     const header = req.headers.authorization;
     const known = cache !== undefined && header !== undefined ? cache.connectionHit(req.socket, header) : undefined;
     if (known !== undefined) return known;
@@ -106,7 +105,7 @@ export function buildChain(parts: ChainParts): Authenticator {
       if (!parts.allowBasicWithoutTls && (req.socket as TLSSocket).encrypted !== true) {
         throw unauthorized("Basic authentication over plaintext HTTP is refused; use HTTPS");
       }
-      const admit = limiter && (() => limiter.admitCheck(clientAddressKey(req.socket.remoteAddress)));
+      const admit = limiter && (() => limiter.admitCheck(address));
       const r = basic.verify(cred.username, cred.password, admit);
       if (r instanceof Promise) return r.then((identity) => identity ?? afterBasic(cred, cert));
       if (r) return r;
@@ -115,15 +114,17 @@ export function buildChain(parts: ChainParts): Authenticator {
   };
 
   const authenticate = (req: IncomingMessage): Identity | Promise<Identity> => {
+    // Read now: a socket that closes during a password or OIDC check reports no address after.
+    const address = req.socket.remoteAddress;
     try {
-      const r = resolve(req);
+      const r = resolve(req, address);
       return r instanceof Promise
         ? r.catch((err: unknown) => {
-            throw counted(req, err);
+            throw counted(address, err);
           })
         : r;
     } catch (err) {
-      throw counted(req, err);
+      throw counted(address, err);
     }
   };
 

@@ -28,6 +28,8 @@ export interface AuthSettings {
   readonly oidc: OidcConfig | undefined;
   /** Failed authentications per client address per second before 429; 0 = no limit. */
   readonly authFailLimitPerS: number;
+  /** IPv6 clients are counted by this prefix (SERVICE_AUTH_IPV6_PREFIX); 128 when absent. */
+  readonly authIpv6PrefixBits?: number;
 }
 
 export interface AuthDeps {
@@ -72,7 +74,7 @@ export async function createAuthenticator(settings: AuthSettings, deps: AuthDeps
     allowAnonymous: policy.allowAnonymous,
     allowBasicWithoutTls: policy.allowBasicWithoutTls,
     tokenCache: new TokenCache({ clock: deps.clock, limits: TOKEN_CACHE_LIMITS }),
-    limiter: new AuthFailLimiter({ clock: deps.clock, limitPerS: settings.authFailLimitPerS }),
+    limiter: new AuthFailLimiter({ clock: deps.clock, limitPerS: settings.authFailLimitPerS, ipv6PrefixBits: settings.authIpv6PrefixBits }),
     close: () => pool?.close() ?? Promise.resolve(),
   });
 }

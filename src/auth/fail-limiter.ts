@@ -3,10 +3,11 @@
 // instead of 401, and while an address has no failure left in its window (counting the password
 // checks it has under way) a request that would need a new password check is refused 429 before
 // the check runs, so wrong passwords cannot buy bcrypt time faster than the limit. Addresses are
-// tracked in a bounded table, the least recently failed dropped first. The callers pass the key
-// clientAddressKey gives: an IPv4 address, or an IPv6 address's /64.
+// tracked in a bounded table, the least recently failed dropped first. Addresses are counted by
+// clientAddressKey (an IPv6 one by the prefix SERVICE_AUTH_IPV6_PREFIX sets).
 import type { Clock } from "../core/clock.js";
 import { CacheError } from "../core/errors.js";
+import { clientAddressKey } from "./client-address.js";
 import { AUTH_FAIL_ADDRESSES_MAX, AUTH_FAIL_WINDOW_MS, AUTH_SUSPECT_MS } from "./auth-limits.js";
 
 export interface FailLimiterDeps {
@@ -15,6 +16,8 @@ export interface FailLimiterDeps {
   readonly limitPerS: number;
   /** Addresses tracked at most; default AUTH_FAIL_ADDRESSES_MAX. */
   readonly addressesMax?: number;
+  /** IPv6 clients are counted by this prefix (clientAddressKey); default 128, each address. */
+  readonly ipv6PrefixBits?: number | undefined;
 }
 
 interface Window {
@@ -43,9 +46,9 @@ export class AuthFailLimiter {
    * Counts one failed authentication of `address`. Returns the error to answer: `failure`
    * itself within the limit, a 429 TOO_MANY_REQUESTS past it.
    */
-  fail(address: string, failure: CacheError): CacheError {
+  fail(address: string | undefined, failure: CacheError): CacheError {
     if (this.deps.limitPerS <= 0) return failure;
-    const w = this.current(address);
+    const w = this.current(this.keyOf(address));
     w.failures++;
     w.lastFailureMs = this.deps.clock.monotonicMs();
     return w.failures > this.deps.limitPerS ? this.tooMany(w) : failure;
@@ -55,9 +58,9 @@ export class AuthFailLimiter {
    * Admits a password check for `address`, or throws 429 when its failures and the checks under
    * way use up the limit. Call `endCheck` when the check is over, whatever its outcome.
    */
-  beginCheck(address: string): void {
+  beginCheck(address: string | undefined): void {
     if (this.deps.limitPerS <= 0) return;
-    const w = this.current(address);
+    const w = this.current(this.keyOf(address));
     if (w.failures + w.checks >= this.deps.limitPerS) throw this.tooMany(w);
     w.checks++;
   }
@@ -67,22 +70,26 @@ export class AuthFailLimiter {
    * check of a legitimate client is rarely either (concurrent requests with one credential
    * share one check), a password guesser's nearly always. Its check waits behind the others.
    */
-  suspect(address: string): boolean {
+  suspect(address: string | undefined): boolean {
     if (this.deps.limitPerS <= 0) return false;
-    const w = this.windows.get(address);
+    const w = this.windows.get(this.keyOf(address));
     return w !== undefined && (w.checks > 0 || this.deps.clock.monotonicMs() - w.lastFailureMs < AUTH_SUSPECT_MS);
   }
 
   /** beginCheck, with what the check needs to know: whether the client is suspect (asked first), and its `end`. */
-  admitCheck(address: string): { readonly suspect: boolean; readonly end: () => void } {
+  admitCheck(address: string | undefined): { readonly suspect: boolean; readonly end: () => void } {
     const suspect = this.suspect(address);
     this.beginCheck(address);
     return { suspect, end: () => this.endCheck(address) };
   }
 
-  endCheck(address: string): void {
-    const w = this.windows.get(address);
+  endCheck(address: string | undefined): void {
+    const w = this.windows.get(this.keyOf(address));
     if (w !== undefined && w.checks > 0) w.checks--;
+  }
+
+  private keyOf(address: string | undefined): string {
+    return clientAddressKey(address, this.deps.ipv6PrefixBits);
   }
 
   /** The window of `address` (new, or restarted when a second has passed), moved to the end. */

@@ -1,5 +1,5 @@
 // Rate limits per identity on this node: a token bucket per identity kind and id (anonymous
-// callers: per client address, an IPv6 one by its /64: client-address.ts), SERVICE_RATE_LIMIT requests per second with SERVICE_RATE_BURST at once, or
+// callers: per client address, an IPv6 one by SERVICE_AUTH_IPV6_PREFIX: client-address.ts), SERVICE_RATE_LIMIT requests per second with SERVICE_RATE_BURST at once, or
 // the identity's own `rate_limit` from the policy file (0: unlimited). With the cluster scope the
 // rate and the burst are divided by the alive members, so the cluster as a whole allows about the
 // rate. A request that finds its bucket empty is refused 429 TOO_MANY_REQUESTS with Retry-After
@@ -32,6 +32,8 @@ export interface RateLimiterDeps {
   /** Alive members, this node included (the cluster scope divides by it). */
   readonly aliveMembers: () => number;
   readonly bucketsMax?: number;
+  /** Anonymous IPv6 callers are counted by this prefix (SERVICE_AUTH_IPV6_PREFIX); default 128. */
+  readonly ipv6PrefixBits?: number;
 }
 
 /** A bucket with the limit it was last used with (for eviction). */
@@ -105,7 +107,7 @@ export class RateLimiter {
   private slot(identity: Identity, address: string | undefined, now: number): Slot {
     const anonymous = identity.kind === "anonymous";
     const map = anonymous ? this.byAddress : this.byId;
-    const key = anonymous ? clientAddressKey(address) : `${identity.kind}:${identity.id}`;
+    const key = anonymous ? clientAddressKey(address, this.deps.ipv6PrefixBits) : `${identity.kind}:${identity.id}`;
     let s = map.get(key);
     if (s === undefined) {
       if (this.size >= this.bucketsMax) this.evictOne(now);

@@ -109,6 +109,8 @@ export interface Config {
   readonly authConfigPath: string | undefined;
   /** Failed authentications per client address per second before 429 (SERVICE_AUTH_FAIL_LIMIT); 0 = no limit. */
   readonly authFailLimitPerS: number;
+  /** SERVICE_AUTH_IPV6_PREFIX: IPv6 clients are counted by this prefix (128: each address). */
+  readonly authIpv6PrefixBits: number;
   /** SIGTERM: longest hand-off before the node stops anyway (exit 3), ms. */
   readonly drainTimeoutMs: number;
   /** /readyz stops waiting for the start-up catch-up this long after start, ms. */

@@ -175,6 +175,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     authToken: opt("SERVICE_AUTH_TOKEN"),
     authConfigPath: opt("SERVICE_AUTH_CONFIG"),
     authFailLimitPerS: v<number>("SERVICE_AUTH_FAIL_LIMIT"),
+    authIpv6PrefixBits: v<number>("SERVICE_AUTH_IPV6_PREFIX"),
     drainTimeoutMs: v<number>("SERVICE_DRAIN_TIMEOUT"),
     readyCatchupTimeoutMs: v<number>("SERVICE_READY_CATCHUP_TIMEOUT"),
     rateLimit: rateLimitConfig(v, views),

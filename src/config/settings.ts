@@ -86,7 +86,8 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
   { name: "SERVICE_DIST_TLS_CA", default: "", parse: p.text(), meaning: "PEM CA bundle every node uses to verify every peer" },
   { name: "SERVICE_AUTH_TOKEN", default: "", parse: p.bearerToken(), meaning: "shared bearer token: one identity with every scope, and the peer token", secret: true },
   { name: "SERVICE_AUTH_CONFIG", default: "", parse: p.text(), meaning: "path of the auth policy file (YAML or JSON)" },
-  { name: "SERVICE_AUTH_FAIL_LIMIT", default: "10", parse: p.integer({ min: 0, max: 1_000_000 }), meaning: "failed authentications one client address (an IPv6 address: its /64) may make per second on the client and management listeners; past it 429 with Retry-After (and no password check); 0 disables" },
+  { name: "SERVICE_AUTH_FAIL_LIMIT", default: "10", parse: p.integer({ min: 0, max: 1_000_000 }), meaning: "failed authentications one client address (see SERVICE_AUTH_IPV6_PREFIX) may make per second on the client and management listeners; past it 429 with Retry-After (and no password check); 0 disables" },
+  { name: "SERVICE_AUTH_IPV6_PREFIX", default: "128", parse: p.integer({ min: 1, max: 128 }), meaning: "prefix length by which IPv6 clients are counted for the failed-authentication limit, the password-check queues and anonymous rate limits: 128 counts each address (hosts of one cloud subnet share its /64); 64 suits a node that faces the internet, where one host holds a whole /64" },
   { name: "SERVICE_PEER_TOKEN", default: "", parse: p.bearerToken(), meaning: "bearer token of the peer transport; overrides SERVICE_AUTH_TOKEN there", secret: true },
   {
     name: "SERVICE_PEER_INSECURE",

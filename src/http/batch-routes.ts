@@ -11,7 +11,7 @@ import type { AdmittedWrites, CacheService, RemoveItem, SetItem, WriteResult } f
 import { itemConditionOf } from "./conditions.js";
 import { BATCH_READ_PACING, readWithinBudget } from "./batch-read.js";
 import { startInSlices } from "./batch-pacing.js";
-import { declaredLength, readJsonBody } from "./body.js";
+import { readJsonBody } from "./body.js";
 import { authenticated, type AppContext, type AppState } from "./koa-middleware.js";
 import { itemFields } from "./item-view.js";
 import type { ClientBytesBudget } from "./client-bytes-budget.js";
@@ -64,7 +64,7 @@ async function listOf(ctx: AppContext, op: "put" | "get" | "delete", deps: Batch
     itemsMax: deps.maxBatchItems,
     depthMax: BATCH_BODY_LIMITS.depthMax,
     structureMax: deps.maxBatchItems * BATCH_BODY_LIMITS.structurePerItem + BATCH_BODY_LIMITS.structureSlack,
-  }, deps.inflight.bodyCounter(ctx.res, declaredLength(ctx.req)));
+  }, { budget: deps.inflight, res: ctx.res });
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest(`request body must be an object with a "${field}" array`);
   const list = (body as Record<string, unknown>)[field];
   if (!Array.isArray(list)) throw badRequest(`"${field}" must be an array`);
@@ -123,6 +123,7 @@ async function batchGet(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
   const consistency = parseConsistency(queryOne(ctx, "consistency"));
   const parsed = (await listOf(ctx, "get", deps)).map((k) => parseKey(k, deps.maxKeyBytes));
   const valid = parsed.filter((p): p is string => typeof p === "string");
+  if (deps.inflight.heldBytes > 0) deps.inflight.checkAnswer(likelyAnswerBytes(valid, deps));
   // Each distinct key is read once, and reading stops once the values read pass the budget.
   const read = await readWithinBudget(valid, (key) => deps.cache.get(key, consistency), { budgetBytes: deps.maxBodyBytes, ...BATCH_READ_PACING });
   const now = deps.clock.nowMs();
@@ -145,6 +146,21 @@ async function batchGet(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
   });
   // A large answer is streamed (values encoded piece by piece as the socket takes them).
   answerResults(ctx, results, deps, () => answerObject(results));
+}
+
+/**
+ * While answers are held, the answer's likely size from this node's own copies (values as base64,
+ * at most the answer's value limit), checked before the values are copied out of the store: 120
+ * batch gets refused after their reads left 150 MB of copies for the next collection.
+ */
+function likelyAnswerBytes(keys: readonly string[], deps: BatchRouteDeps): number {
+  let values = 0;
+  let keyChars = 0;
+  for (const key of keys) {
+    values += deps.cache.localValueBytes(key);
+    keyChars += key.length;
+  }
+  return Math.ceil(Math.min(values, deps.maxBodyBytes) / 3) * 4 + keyChars;
 }
 
 async function batchDelete(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {

@@ -2,7 +2,8 @@
 // body can be scanned while it arrives (json-body-scanner.ts), so a batch body is refused at the
 // first element past the batch limit instead of after parsing all of it.
 import { isUtf8 } from "node:buffer";
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ClientBytesBudget } from "./client-bytes-budget.js";
 import { CacheError, badRequest } from "../core/errors.js";
 import { JsonBodyScanner, type JsonScanLimits } from "./json-body-scanner.js";
 import { markBodyDiscarding } from "./unread-body.js";
@@ -42,21 +43,20 @@ function refuseDeclared(declared: string | undefined, req: IncomingMessage, limi
   }
 }
 
-/** The body length a request declares (Content-Length), when it declares one. */
-export function declaredLength(req: IncomingMessage): number | undefined {
-  const declared = req.headers["content-length"];
-  return declared === undefined ? undefined : Number(declared);
+/**
+ * Where a body's bytes are counted as they arrive: the listener's budget and the request's
+ * response (ClientBytesBudget.bodyCounter). The counter is asked for once the body's declared
+ * length and type passed their own checks, so a body that can only get 413 or 415 gets that, not
+ * a 503 for a busy budget; it answers 503 at the chunk that would pass the budget.
+ */
+export interface BodyCounting {
+  readonly budget: ClientBytesBudget;
+  readonly res: ServerResponse;
 }
 
-/**
- * Counts a body's bytes as they arrive against the listener's budget (ClientBytesBudget's
- * bodyCounter); throws 503 at the chunk that would pass it. Given the declared length first.
- */
-export type BodyCounter = (chunkBytes: number) => void;
-
-/** Reads the whole body; 413 PAYLOAD_TOO_LARGE past `limitBytes`; 503 when `count` refuses a chunk. */
-export function readRawBody(req: IncomingMessage, limitBytes: number, what = "body", count?: BodyCounter): Promise<Buffer> {
-  return readInspectedBody(req, limitBytes, what, undefined, count);
+/** Reads the whole body; 413 PAYLOAD_TOO_LARGE past `limitBytes`; 503 when the budget refuses it. */
+export function readRawBody(req: IncomingMessage, limitBytes: number, what = "body", budget?: ClientBytesBudget, res?: ServerResponse): Promise<Buffer> {
+  return readInspectedBody(req, limitBytes, what, undefined, budget, res);
 }
 
 /**
@@ -68,9 +68,10 @@ export function readRawBody(req: IncomingMessage, limitBytes: number, what = "bo
  * refuses a chunk (the listener holds too many bytes), reading stops and the rest of the body is
  * left unread: the connection ends after the 503 (listener-response.ts).
  */
-function readInspectedBody(req: IncomingMessage, limitBytes: number, what: string, inspect: ((chunk: Buffer) => void) | undefined, count: BodyCounter | undefined): Promise<Buffer> {
+function readInspectedBody(req: IncomingMessage, limitBytes: number, what: string, inspect: ((chunk: Buffer) => void) | undefined, budget?: ClientBytesBudget, res?: ServerResponse): Promise<Buffer> {
   const declared = req.headers["content-length"];
   refuseDeclared(declared, req, limitBytes, what);
+  const count = budget && res ? budget.bodyCounter(res, declared === undefined ? undefined : Number(declared)) : undefined;
   return new Promise<Buffer>((resolve, reject) => {
     const parts: Buffer[] = [];
     let received = 0;
@@ -125,12 +126,12 @@ export type JsonBodyScan = JsonScanLimits;
  * Reads and parses a JSON body; 415 unless the content type is JSON, 400 when malformed, and
  * 400 as soon as the scanned shape passes one of `scan`'s limits (before anything is parsed).
  */
-export async function readJsonBody(req: IncomingMessage, limitBytes: number, scan?: JsonBodyScan, count?: BodyCounter): Promise<unknown> {
+export async function readJsonBody(req: IncomingMessage, limitBytes: number, scan?: JsonBodyScan, counting?: BodyCounting): Promise<unknown> {
   const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
   if (type !== "application/json" && !(type.startsWith("application/") && type.endsWith("+json"))) {
     throw new CacheError("UNSUPPORTED_MEDIA_TYPE", `request body must be application/json; got ${JSON.stringify(type || "none")}`);
   }
-  const raw = await readInspectedBody(req, limitBytes, "request body", scan ? scannerFor(scan) : undefined, count);
+  const raw = await readInspectedBody(req, limitBytes, "request body", scan ? scannerFor(scan) : undefined, counting?.budget, counting?.res);
   // Invalid UTF-8 is refused, not silently turned into U+FFFD inside keys and values.
   if (!isUtf8(raw)) throw badRequest("request body is not valid UTF-8");
   try {

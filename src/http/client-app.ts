@@ -59,12 +59,13 @@ export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
     ctx.body = liveness();
   });
   router.get("/v1/openapi.yaml", (ctx) => {
+    deps.inflight.holdAnswer(ctx.res, deps.openapiYaml.length);
     ctx.type = "application/yaml";
     ctx.body = deps.openapiYaml;
   });
   addIdentityRoutes(router, deps.auth);
   addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, rateLimiter: deps.rateLimiter, inflight: deps.inflight, ...deps.limits });
-  addKeyRoutes(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
+  addKeyRoutes(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes, inflight: deps.inflight });
   addEndpointRoutes(router, { auth: deps.auth, members: deps.members });
   return router;
 }

@@ -19,7 +19,7 @@ import type { LatencyWindow, ListenerDurations, OperationLatencies, RouteDuratio
 import type { ConsistencyLevel } from "../config/index.js";
 import type { Owners } from "../ring/index.js";
 import type { LiveItem } from "../store/index.js";
-import { declaredLength, readRawBody } from "./body.js";
+import { readRawBody } from "./body.js";
 import { notModified, readConditionOf, writeConditionOf } from "./conditions.js";
 import { itemEnvelope, itemFields, itemHeaders, notModifiedHeaders } from "./item-view.js";
 import type { ClientBytesBudget } from "./client-bytes-budget.js";
@@ -239,7 +239,7 @@ class ItemRoutes implements ItemHandler {
     // A lease read (?lease=) reads like any other: only its miss differs (leaseMiss).
     const lease = params === undefined ? undefined : this.leaseOf(query);
     if (lease !== undefined) requireLeaseScope(identity);
-    if (method === "GET" && unless === undefined && this.deps.inflight.heldBytes > 0) this.checkLikelyAnswer(req, key);
+    if (method === "GET" && this.deps.inflight.heldBytes > 0) this.checkLikelyAnswer(req, key);
     const r = this.deps.cache.read(key, consistency);
     if (r instanceof Promise) return r.then((read) => this.answerRead(req, res, method, key, read, unless, lease));
     return this.answerRead(req, res, method, key, r, unless, lease);
@@ -279,7 +279,9 @@ class ItemRoutes implements ItemHandler {
   /**
    * While large answers are held, a GET whose value this node holds checks that its answer would
    * fit before the read copies the value: 120 reads refused after their copies grew RSS by up to
-   * 355 MB of garbage (test/hostile/held-bytes.test.ts). A value from a peer is refused after.
+   * 355 MB of garbage (test/hostile/held-bytes.test.ts). A conditional GET too (it may be a 304,
+   * but a mismatched If-None-Match copied the value, 140 MB for 120 reads). A value from a peer
+   * is refused after.
    */
   private checkLikelyAnswer(req: IncomingMessage, key: string): void {
     const bytes = this.deps.cache.localValueBytes(key);
@@ -328,7 +330,7 @@ class ItemRoutes implements ItemHandler {
       const ttlMs = parseTtlQuery(oneParam(params, "ttl"));
       const condition = writeConditionOf(req.headers, "put");
       const leaseToken = parseLeaseToken(req.headers["x-cache-lease"]);
-      const body = await readRawBody(req, this.deps.maxValueBytes, "value", this.deps.inflight.bodyCounter(res, declaredLength(req)));
+      const body = await readRawBody(req, this.deps.maxValueBytes, "value", this.deps.inflight, res);
       const r = await writes.set(key, body.toString("latin1"), ttlMs, consistency, condition, leaseToken);
       writeJson(res, 200, writeAnswerJson(key, "stored", r.applied, r.bytes, this.nodeJson, r.owners), false, ["ETag", etagOf(r.version, r.origin)]);
     } else {

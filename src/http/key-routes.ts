@@ -1,4 +1,5 @@
 // Owners of a key and the cluster-wide key browser.
+import type { ClientBytesBudget } from "./client-bytes-budget.js";
 import type Router from "@koa/router";
 import type { components } from "../../gen/openapi/client.js";
 import { cursorInt, decodeCursor, encodeCursor } from "../core/cursor.js";
@@ -18,6 +19,8 @@ export interface KeyRouteDeps {
   readonly cache: CacheService;
   readonly auth: Authenticator;
   readonly maxKeyBytes: number;
+  /** The bytes held for clients (SERVICE_MAX_INFLIGHT_BYTES): a page of long keys is megabytes. */
+  readonly inflight: ClientBytesBudget;
 }
 
 /** A cursor is bound to the query it pages: reusing it with another q or max is a 400. */
@@ -49,8 +52,20 @@ export function addKeyRoutes(router: Router<AppState>, deps: KeyRouteDeps): void
 
   router.get("/v1/cache/keys", authenticated(auth, "read"), async (ctx) => {
     const out: Schemas["KeyBrowserPage"] = await browseKeys(ctx, cache);
-    ctx.body = out;
+    answerHeld(ctx, deps.inflight, out);
   });
+}
+
+/**
+ * A JSON answer held against the budget until its client took it: a key browser page is up to
+ * 500 keys of 4096 bytes, and a key of control characters is six times longer escaped (11.7 MiB
+ * a page): 40 clients that asked and never read grew RSS by 1.47 GB (an attacker review).
+ */
+export function answerHeld(ctx: AppContext, inflight: ClientBytesBudget, body: unknown): void {
+  const json = JSON.stringify(body);
+  inflight.holdAnswer(ctx.res, json.length);
+  ctx.type = "application/json";
+  ctx.body = json;
 }
 
 /**

@@ -1,6 +1,7 @@
 // The management listener's Koa app: health, statistics, configuration, metrics, cluster views
 // and the control routes. Scopes: /health and the document are open; "read or better" (read or
 // admin) on views and drain; admin on the routes that change data or membership.
+import type { ClientBytesBudget } from "./client-bytes-budget.js";
 import Router from "@koa/router";
 import Koa from "koa";
 import type { components } from "../../gen/openapi/management.js";
@@ -23,7 +24,7 @@ import { authenticated, errorEnvelope, quietAppErrors, requestDurations, unknown
 import { membersBody } from "./members-body.js";
 import { addRingRoute } from "./ring-route.js";
 import { addHintsRoute } from "./hints-route.js";
-import { browseKeys } from "./key-routes.js";
+import { answerHeld, browseKeys } from "./key-routes.js";
 import { addReplicasRoute } from "./replicas-route.js";
 import { addValuePreviewRoute } from "./value-preview-route.js";
 
@@ -64,6 +65,8 @@ export interface ManagementAppDeps {
   readonly migrations: HintQueue;
   /** The cluster cache: the key browser (GET /cluster/keys). */
   readonly cache: CacheService;
+  /** The bytes held for clients, shared with the client listener (SERVICE_MAX_INFLIGHT_BYTES). */
+  readonly inflight: ClientBytesBudget;
   /** Each owner's copy of a key (GET /cluster/keys/{key}/replicas). */
   readonly replicas: ReplicaInspector;
   /** The dashboard's built files (dist/dashboard); undefined when not built. */
@@ -167,7 +170,7 @@ function addClusterRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
   // The client listener's key browser, same code path (see key-routes.ts).
   router.get("/cluster/keys", readOrBetter(auth), async (ctx) => {
     const out: Schemas["KeyBrowserPage"] = await browseKeys(ctx, deps.cache);
-    ctx.body = out;
+    answerHeld(ctx, deps.inflight, out);
   });
 
   addReplicasRoute(router, readOrBetter(auth), { nodeId: config.nodeId, maxKeyBytes: config.maxKeyBytes, inspector: deps.replicas });

@@ -15,6 +15,13 @@ const MIB = 1024 * 1024;
 const BUDGET = 48 * MIB;
 const UNREAD = 120;
 const STALLED = 200;
+const LISTINGS = 40;
+/**
+ * RSS allowed on top of the budget for the key listings: the usual 64 MB, and the pages refused
+ * listings built before their size was known, garbage for the next collection. Without the
+ * budget, 40 unread pages grew RSS by 1.47 GB (an attacker review).
+ */
+const LISTING_RSS_ALLOWANCE = BUDGET + 4 * RSS_GROWTH_MAX_BYTES;
 /**
  * RSS allowed on top of the budget for the stalled bodies: the usual 64 MB, and what the refused
  * bodies sent after their refusal, read and dropped until their connections end (lingering
@@ -84,6 +91,8 @@ describe("hostile: answers nobody reads, bodies that stall half way", function (
     expect(env.error).to.match(/SERVICE_MAX_INFLIGHT_BYTES/);
     expect(env.details.max_bytes).to.equal(BUDGET);
     expect(env.details.held_bytes).to.be.above(0).and.at.most(BUDGET);
+    const tooLarge = await call(`${node.api}/v1/cache/too-large`, { method: "PUT", body: Buffer.alloc(9 * MIB) });
+    expect(tooLarge.status, "a body over the value limit is 413 whatever the budget").to.equal(413);
     const small = await call(`${node.api}/v1/cache/small`);
     expect(small.status).to.equal(200);
     expect(small.body.toString()).to.equal("tiny");
@@ -138,5 +147,26 @@ describe("hostile: answers nobody reads, bodies that stall half way", function (
     }
     expect(put.status, put.body.toString()).to.equal(200);
     expect(await metric(node, "http_server_inflight_held_bytes")).to.equal(0);
+  });
+
+  it(`${LISTINGS} unread key listings of long escaped keys are held too: at most the budget, past it 503`, async () => {
+    // 500 keys of 4,000 control characters: each is 24,000 characters escaped, a page 12 MB.
+    const items = Array.from({ length: 500 }, (_, i) => ({ key: `${String(i).padStart(3, "0")}${"\u0001".repeat(3997)}`, value: "eA==" }));
+    const put = await call(`${node.api}/v1/cache/batch/put`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ items }) });
+    expect(put.status, put.body.toString().slice(0, 200)).to.equal(200);
+    const pid = node.child.pid as number;
+    const rssBefore = rssOf(pid);
+    const sockets = Array.from({ length: LISTINGS }, () => unreadGet(node.apiPort, "/v1/cache/keys?limit=500"));
+    let rssPeak = rssBefore;
+    for (let t = 0; t < 50; t++) {
+      await sleep(100);
+      rssPeak = Math.max(rssPeak, rssOf(pid));
+    }
+    console.log(`      RSS ${(rssBefore / MIB).toFixed(0)} MiB -> peak ${(rssPeak / MIB).toFixed(0)} MiB with ${LISTINGS} unread 12 MB key pages (budget ${BUDGET / MIB} MiB)`);
+    expect(rssPeak - rssBefore, "RSS growth").to.be.below(LISTING_RSS_ALLOWANCE);
+    expect(await metric(node, "http_server_inflight_held_bytes")).to.be.above(0).and.at.most(BUDGET);
+    const refused = await call(`${node.api}/v1/cache/keys?limit=500`);
+    expect(refused.status).to.equal(503);
+    for (const s of sockets) s.destroy();
   });
 });

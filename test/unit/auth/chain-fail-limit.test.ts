@@ -14,7 +14,7 @@ import { basicHeader, resolve } from "./chain-helpers.js";
 
 const LIMIT = 3;
 
-function setup(compare?: PasswordCompare) {
+function setup(compare?: PasswordCompare, ipv6PrefixBits?: number) {
   const clock = new ManualClock();
   const checks: string[] = [];
   const counting: PasswordCompare =
@@ -30,7 +30,7 @@ function setup(compare?: PasswordCompare) {
     oidc: undefined,
     allowAnonymous: false,
     allowBasicWithoutTls: true,
-    limiter: new AuthFailLimiter({ clock, limitPerS: LIMIT }),
+    limiter: new AuthFailLimiter({ clock, limitPerS: LIMIT, ipv6PrefixBits }),
   });
   return { auth, clock, checks };
 }
@@ -97,12 +97,12 @@ describe("auth/chain with the failure limiter", () => {
     expect(lanes).to.deep.equal(["w1:clean", "w2:suspect", "w3:suspect", "right:clean"]);
   });
 
-  it("IPv6 clients count by their /64: fresh addresses of one /64 share its failures and are suspect together; another /64 is not", async () => {
+  it("with SERVICE_AUTH_IPV6_PREFIX=64, IPv6 clients count by their /64: fresh addresses of one /64 share its failures and are suspect together; another /64 is not", async () => {
     const lanes: string[] = [];
     const { auth } = setup(async (password, _hash, suspect) => {
       lanes.push(`${password}:${suspect === true ? "suspect" : "clean"}`);
       return password === "right";
-    });
+    }, 64);
     const codes = [];
     for (let i = 1; i <= LIMIT + 1; i++) codes.push(await resolve(auth, from(`2001:db8:1:2::${i.toString(16)}`, basicHeader("alice", `w${i}`))));
     expect(codes).to.deep.equal(["UNAUTHORIZED", "UNAUTHORIZED", "UNAUTHORIZED", "TOO_MANY_REQUESTS"]);
@@ -110,6 +110,28 @@ describe("auth/chain with the failure limiter", () => {
     expect(await resolve(auth, from("::ffff:10.0.0.7", basicHeader("alice", "right")))).to.include({ id: "alice" });
     expect(await resolve(auth, from("2001:db8:1:3::1", basicHeader("alice", "w9")))).to.equal("UNAUTHORIZED");
     expect(lanes.slice(3)).to.deep.equal(["right:clean", "w9:clean"]);
+  });
+
+  it("by default each IPv6 address counts alone: one host's wrong passwords do not lock out its subnet", async () => {
+    const { auth } = setup();
+    for (let i = 0; i < LIMIT + 1; i++) await resolve(auth, from("2001:db8:1:2::1", basicHeader("alice", `w${i}`)));
+    expect(await resolve(auth, from("2001:db8:1:2::1", basicHeader("alice", "right")))).to.equal("TOO_MANY_REQUESTS");
+    expect(await resolve(auth, from("2001:db8:1:2::2", basicHeader("alice", "right")))).to.include({ id: "alice" });
+  });
+
+  it("a failure is counted against the address the request came from, even when its socket closed during the check (it then reports none)", async () => {
+    const { auth } = setup();
+    const gone = (authorization: string) => {
+      let reads = 0;
+      const socket = {
+        get remoteAddress() {
+          return reads++ === 0 ? "10.0.0.7" : undefined;
+        },
+      };
+      return { headers: { authorization }, socket } as unknown as IncomingMessage;
+    };
+    for (let i = 0; i < LIMIT; i++) expect(await resolve(auth, gone(basicHeader("alice", `w${i}`)))).to.equal("UNAUTHORIZED");
+    expect(await resolve(auth, from("10.0.0.7", basicHeader("alice", "right")))).to.equal("TOO_MANY_REQUESTS");
   });
 
   it("an IPv4-mapped address counts with the IPv4 address it carries", async () => {

@@ -13,8 +13,8 @@ import { ManualClock } from "../../helpers/manual-clock.js";
 const alice = makeIdentity("token", "alice", ["read"]);
 const bob = makeIdentity("token", "bob", ["read"]);
 
-function limiter(clock: ManualClock, ratePerS: number, burst: number, extra: { scope?: "node" | "cluster"; alive?: () => number; bucketsMax?: number } = {}): RateLimiter {
-  return new RateLimiter({ clock, settings: { ratePerS, burst, scope: extra.scope ?? "node" }, aliveMembers: extra.alive ?? (() => 1), bucketsMax: extra.bucketsMax });
+function limiter(clock: ManualClock, ratePerS: number, burst: number, extra: { scope?: "node" | "cluster"; alive?: () => number; bucketsMax?: number; ipv6PrefixBits?: number } = {}): RateLimiter {
+  return new RateLimiter({ clock, settings: { ratePerS, burst, scope: extra.scope ?? "node" }, aliveMembers: extra.alive ?? (() => 1), bucketsMax: extra.bucketsMax, ipv6PrefixBits: extra.ipv6PrefixBits });
 }
 
 function refused(fn: () => void): CacheError {
@@ -144,9 +144,9 @@ describe("auth/rate-limiter", () => {
     expect(auth.authenticate(other)).to.include({ id: "anonymous" });
   });
 
-  it("anonymous callers share a budget per IPv4 address or IPv6 /64", () => {
+  it("anonymous callers share a budget per IPv4 address, or per IPv6 /64 with SERVICE_AUTH_IPV6_PREFIX=64", () => {
     const clock = new ManualClock();
-    const l = limiter(clock, 1, 1);
+    const l = limiter(clock, 1, 1, { ipv6PrefixBits: 64 });
     const auth = rateLimited(openAuthenticator(), l);
     const at = (remoteAddress: string) => ({ socket: { remoteAddress }, headers: {} }) as unknown as IncomingMessage;
     expect(auth.authenticate(at("2001:db8:1:2::1"))).to.include({ id: "anonymous" });
@@ -154,5 +154,8 @@ describe("auth/rate-limiter", () => {
     expect(auth.authenticate(at("2001:db8:1:3::1")), "another /64").to.include({ id: "anonymous" });
     expect(auth.authenticate(at("10.1.1.3"))).to.include({ id: "anonymous" });
     expect(() => auth.authenticate(at("::ffff:10.1.1.3")), "mapped form of the same IPv4 address").to.throw(CacheError).with.property("code", "TOO_MANY_REQUESTS");
+    const perAddress = rateLimited(openAuthenticator(), limiter(clock, 1, 1));
+    expect(perAddress.authenticate(at("2001:db8:9:9::1"))).to.include({ id: "anonymous" });
+    expect(perAddress.authenticate(at("2001:db8:9:9::2")), "by default each IPv6 address has its own").to.include({ id: "anonymous" });
   });
 });
