@@ -269,10 +269,24 @@ export function toWireResult(r: WriteOutcome, node: string): WireWriteResult {
     currentEtag: r.currentEtag ?? "",
     counterValue: BigInt(r.counterValue ?? 0),
     senderCounted: r.senderCounted === true,
+    errorDetailsJson: r.errorDetails === undefined ? "" : JSON.stringify(r.errorDetails),
   };
 }
 
+/** Details relayed by a coordinator: a JSON object of at most ERROR_DETAILS_CHARS_MAX characters, else none. */
+const ERROR_DETAILS_CHARS_MAX = 4096;
+function errorDetailsOf(json: string): Record<string, unknown> | undefined {
+  if (json === "" || json.length > ERROR_DETAILS_CHARS_MAX) return undefined;
+  try {
+    const v: unknown = JSON.parse(json);
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function fromWireResult(r: WireWriteResult): WriteOutcome {
+  const details = r.errorCode === "" ? undefined : errorDetailsOf(r.errorDetailsJson);
   return {
     key: r.key,
     applied: r.applied,
@@ -286,6 +300,7 @@ export function fromWireResult(r: WireWriteResult): WriteOutcome {
     ...(r.currentEtag !== "" ? { currentEtag: r.currentEtag } : {}),
     counterValue: toNumber(r.counterValue),
     ...(r.senderCounted ? { senderCounted: true } : {}),
+    ...(details !== undefined ? { errorDetails: details } : {}),
   };
 }
 

@@ -155,6 +155,8 @@ export interface WriteOutcome {
   /** Empty on success, else a service error code. */
   readonly errorCode: string;
   readonly errorMessage: string;
+  /** With errorCode: the error's details, relayed to the client as they are. */
+  readonly errorDetails?: Readonly<Record<string, unknown>>;
   /** Expiry the coordinator stamped, Unix ms; 0 = never. */
   readonly expiresAtMs: number;
   /** With errorCode PRECONDITION_FAILED: the current item's ETag; absent when there is no live item. */

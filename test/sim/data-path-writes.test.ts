@@ -385,6 +385,19 @@ describe("sim/data path: owners and writes", () => {
     );
 
     it(
+      "a non-owner relays the primary's error with its details: a QUORUM_FAILED from the primary says what it reached",
+      withSeed(58, async () => {
+        const c = await cluster({ nodes: 4, seed: 58, startLoops: false });
+        const key = keyWhere(c, (o) => o.primary === "n1", "relay-details");
+        const owners = ownersOf(c, key);
+        const via = nonOwnersOf(c, key)[0]!;
+        c.chaos.partition(["n1"], owners.replicas);
+        const err = await expectCacheError(c.node(via).cache.admitWrite().set(key, fromUtf8("v"), 0, "all"), "QUORUM_FAILED");
+        expect(err.details).to.deep.equal({ consistency: "all", acknowledged: 1, required: 3 });
+      }),
+    );
+
+    it(
       "a conditional write a non-owner forwards to a draining primary is 503 UNAVAILABLE with Retry-After (conditional writes are not taken over), not DRAINING",
       withSeed(57, async () => {
         const c = await cluster({ nodes: 4, seed: 57, startLoops: false });

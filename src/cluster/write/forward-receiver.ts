@@ -64,6 +64,7 @@ export class ForwardReceiver {
       return {
         key: w.key, applied: false, bytes: 0, owners: owners.ids, version: 0, origin: "", errorCode: e.code, errorMessage: e.message, expiresAtMs: 0,
         ...(typeof etag === "string" ? { currentEtag: etag } : {}),
+        ...(e.details !== undefined ? { errorDetails: e.details } : {}),
       };
     }
   }

@@ -160,7 +160,9 @@ export class WritePath {
     }
     if (outcome.errorCode !== "") {
       const code = isErrorCode(outcome.errorCode) ? outcome.errorCode : "INTERNAL";
-      const details = code === "PRECONDITION_FAILED" ? (outcome.currentEtag === undefined ? {} : { current_etag: outcome.currentEtag }) : undefined;
+      // The primary's details as it gave them (an older primary sends none: a precondition
+      // failure's ETag then comes from its own field).
+      const details = outcome.errorDetails ?? (code === "PRECONDITION_FAILED" ? (outcome.currentEtag === undefined ? {} : { current_etag: outcome.currentEtag }) : undefined);
       return { failure: new CacheError(code, outcome.errorMessage, details), reached: true };
     }
     if (applies) this.applyResult(sent, outcome, targetId);
