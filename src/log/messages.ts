@@ -32,7 +32,6 @@ export const LOG = Object.freeze({
   secondSignal: "second shutdown signal: exiting at once",
   peerAdded: "peer added to membership",
   peerRemoved: "peer removed from membership",
-  seedLeft: "seed left the cluster before this node reached it",
   peerSuspect: "peer marked suspect (timeout)",
   peerRefutedIndirect: "peer probe refuted by indirect probe",
   peerPruned: "peer pruned (dead)",

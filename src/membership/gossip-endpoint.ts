@@ -12,7 +12,7 @@ export function createMembershipEndpoint(deps: { readonly selfId: string; readon
       // suspected here learns of the claim and refutes it with a higher incarnation.
       const before = members.get(from);
       members.merge(from, claims);
-      const list = members.gossipList() as PeerMember[];
+      const list = members.list() as PeerMember[];
       return before && before.state !== "alive" ? list.map((m) => (m.id === from ? before : m)) : list;
     },
     // The relay side of an indirect probe: this node checks the target's health for the caller.

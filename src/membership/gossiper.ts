@@ -86,7 +86,7 @@ export class Gossiper {
   private async exchange(peer: PeerRef, logFailure: boolean): Promise<boolean> {
     const { members, transport, timers } = this.deps;
     try {
-      const theirs = await withTimeout(timers, this.deps.timeoutMs, transport.gossip(peer, members.selfId, members.gossipList() as PeerMember[]), `gossip to ${peer.id}`);
+      const theirs = await withTimeout(timers, this.deps.timeoutMs, transport.gossip(peer, members.selfId, members.list() as PeerMember[]), `gossip to ${peer.id}`);
       members.merge(peer.id, theirs);
       return true;
     } catch (err) {

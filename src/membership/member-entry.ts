@@ -96,10 +96,3 @@ export function adoptClaimFields(e: ClaimFields, claim: Member, ownClaim: boolea
   }
   return changed;
 }
-
-/** Members by state. */
-export function countByState(entries: Iterable<Entry>): { alive: number; suspect: number; dead: number } {
-  const n = { alive: 0, suspect: 0, dead: 0 };
-  for (const e of entries) n[e.state]++;
-  return n;
-}

@@ -5,13 +5,12 @@
 // Observer contract: called after a change is committed, with the table already updated;
 // must not call back into the table; must return quickly.
 import type { Clock } from "../core/clock.js";
-import { GOSSIP_ENTRIES_MAX, MEMBERS_MAX } from "../core/limits.js";
+import { GOSSIP_ENTRIES_MAX, MEMBERS_MAX, PRUNED_REMEMBERED_MAX } from "../core/limits.js";
 import { isDialable as dialable } from "../core/address.js";
 import { isNodeId } from "../core/node-id.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
-import { Departures } from "./departures.js";
-import { adoptClaimFields, countByState, freeze, FrozenForms, type Entry } from "./member-entry.js";
+import { adoptClaimFields, freeze, FrozenForms, type Entry } from "./member-entry.js";
 import { decideGossip, isDeadBy, type Member, type MemberState } from "./transitions.js";
 
 export type MembershipObserver = (members: readonly Member[]) => void;
@@ -30,11 +29,14 @@ export interface MemberTableDeps {
 export class MemberTable {
   private readonly entries = new Map<string, Entry>();
   private readonly frozen = new FrozenForms();
+  /** Members pruned as dead, with their last address: hearsay cannot bring them back, but the
+   * gossiper keeps knocking on them so a healed partition or a restarted node rejoins. */
+  private readonly pruned = new Map<string, string>();
+  /** Members removed by hand: only their own claim brings them back. */
+  private readonly removed = new Set<string>();
   /** Ids ever seen (pruned ones included); only a manual removal forgets one. */
   private readonly known = new Set<string>();
   private readonly observers = new Set<MembershipObserver>();
-  /** Former members: pruned, removed, departed (departures.ts). */
-  private readonly former = new Departures();
   private versionCounter = 1;
   /** Peers whose gossip showed this node as draining (while it drains). */
   private readonly drainSeenBy = new Set<string>();
@@ -76,11 +78,6 @@ export class MemberTable {
   /** Every member, the local node included, sorted by id (this node's entry carries `left` once it leaves). */
   list(): Member[] {
     return [...this.entries.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map((e) => (this.selfLeft && e.id === this.deps.selfId ? { ...freeze(e), left: true } : freeze(e)));
-  }
-
-  /** What this node gossips: its member list, then the departures it knows (departures.ts). */
-  gossipList(): Member[] {
-    return [...this.list(), ...this.former.claims()];
   }
 
   /** Peers (not the local node) in a state. */
@@ -175,10 +172,8 @@ export class MemberTable {
   }
 
   /** Adds a peer learned from a seed or from its own claim (it counts towards quorum sizes). */
-  addPeer(id: string, address: string, incarnation = 1, seed = false): boolean {
-    const added = this.insert(id, address, "alive", incarnation, true);
-    if (added && seed) this.former.seedAdded(id);
-    return added;
+  addPeer(id: string, address: string, incarnation = 1): boolean {
+    return this.insert(id, address, "alive", incarnation, true);
   }
 
   /** Ids counted towards quorum sizes: configured seeds and nodes reached directly, pruned ones included. */
@@ -188,12 +183,12 @@ export class MemberTable {
 
   /** True for a member removed by hand (not contacted again until it announces itself). */
   isRemoved(id: string): boolean {
-    return this.former.isRemoved(id);
+    return this.removed.has(id);
   }
 
   /** Members this node has lost (pruned), to knock on for a rejoin. */
   absentPeers(): Array<{ id: string; address: string }> {
-    return this.former.absent();
+    return [...this.pruned].map(([id, address]) => ({ id, address }));
   }
 
   /**
@@ -214,7 +209,8 @@ export class MemberTable {
     if (!dialable(address)) return false;
     const now = this.deps.clock.nowMs();
     this.entries.set(id, { id, address, state, incarnation, lastSeenMs: now, lastProbeOkMs: now, apiUrl: "", mgmtUrl: "", draining: false });
-    this.former.rejoined(id);
+    this.pruned.delete(id);
+    this.removed.delete(id);
     if (reached) this.known.add(id);
     this.deps.logger.info(LOG.peerAdded, { peer: id, address, state });
     this.changed();
@@ -229,7 +225,6 @@ export class MemberTable {
     e.lastSeenMs = now;
     e.lastProbeOkMs = now;
     this.known.add(id);
-    this.former.reached(id);
     this.contactedPeer = true;
     // Same state: last-seen only (incarnation and version untouched). A real change may take the
     // incarnation the peer reported.
@@ -260,7 +255,8 @@ export class MemberTable {
     e.state = "dead";
     this.deps.metrics.inc("dist.nodes.dead");
     this.deps.logger.warn(LOG.peerPruned, { peer: id, incarnation: e.incarnation });
-    this.former.pruned(id, e.address);
+    this.pruned.set(id, e.address);
+    if (this.pruned.size > PRUNED_REMEMBERED_MAX) this.pruned.delete(this.pruned.keys().next().value as string);
     this.removeEntry(e);
     return true;
   }
@@ -272,10 +268,11 @@ export class MemberTable {
   remove(id: string): boolean {
     if (id === this.deps.selfId) return false;
     // An id that was never a member: nothing changes and nothing is recorded.
-    if (!this.entries.has(id) && !this.known.has(id) && !this.former.isPruned(id)) return false;
+    if (!this.entries.has(id) && !this.known.has(id) && !this.pruned.has(id)) return false;
     const wasKnown = this.known.delete(id);
+    this.pruned.delete(id);
+    this.removed.add(id);
     const e = this.entries.get(id);
-    this.former.removed(id, e?.address, e?.incarnation ?? 1);
     if (e) {
       this.removeEntry(e);
       return true;
@@ -292,14 +289,11 @@ export class MemberTable {
     const before = this.versionCounter;
     const now = this.deps.clock.nowMs();
     for (const claim of claims.slice(0, GOSSIP_ENTRIES_MAX)) {
-      if (claim.id === from && claim.id !== this.deps.selfId) {
-        this.contactedPeer = true;
-        this.former.reached(from);
-      }
+      if (claim.id === from && claim.id !== this.deps.selfId) this.contactedPeer = true;
       if (this.takeLeaveOrDrainNotice(from, claim)) continue;
       const local = this.entries.get(claim.id);
-      const blocked = this.former.isPruned(claim.id) || this.former.isRemoved(claim.id);
-      if (claim.id !== from && claim.state === "alive" && this.former.isPruned(claim.id)) this.prunedHeardAliveMs = now;
+      const blocked = this.pruned.has(claim.id) || this.removed.has(claim.id);
+      if (claim.id !== from && claim.state === "alive" && this.pruned.has(claim.id)) this.prunedHeardAliveMs = now;
       const d = decideGossip(this.deps.selfId, this.selfIncarnation, from, claim, local ? freeze(local) : undefined, blocked, this.selfDraining);
       const knownIncarnation = local?.incarnation ?? 0;
       switch (d.kind) {
@@ -356,9 +350,8 @@ export class MemberTable {
       return false;
     }
     if (claim.left !== true) return false;
-    // A member's own claim says it left; hearsay only for a seed not reached since the start.
+    // Only a member's own claim says it left; hearsay of it is ignored.
     if (claim.id === from) this.remove(claim.id);
-    else if (this.former.takesHearsay(claim.id) && this.remove(claim.id)) this.deps.logger.info(LOG.seedLeft, { peer: claim.id, told_by: from });
     return true;
   }
 
@@ -389,7 +382,14 @@ export class MemberTable {
 
   /** Recounts the members by state (what aliveCount and notDeadCount answer) and sets the gauges. */
   private recount(): void {
-    const { alive, suspect, dead } = countByState(this.entries.values());
+    let alive = 0;
+    let suspect = 0;
+    let dead = 0;
+    for (const e of this.entries.values()) {
+      if (e.state === "alive") alive++;
+      else if (e.state === "suspect") suspect++;
+      else dead++;
+    }
     this.aliveMembers = alive;
     this.notDeadMembers = this.entries.size - dead;
     this.deps.metrics.set("dist.members.alive", alive);

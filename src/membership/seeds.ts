@@ -10,6 +10,6 @@ export function addSeeds(members: MemberTable, seeds: ReadonlyArray<{ readonly i
   logger.info(LOG.clusterJoin, { seeds: seeds.map((s) => `${s.id}@${s.address}`), replication });
   for (const seed of seeds) {
     if (seed.id === "") logger.warn(LOG.bareSeed, { seed: seed.address });
-    else members.addPeer(seed.id, seed.address, 1, true);
+    else members.addPeer(seed.id, seed.address);
   }
 }

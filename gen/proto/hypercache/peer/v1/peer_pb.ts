@@ -1026,12 +1026,9 @@ export type Member = Message<"hypercache.peer.v1.Member"> & {
   draining: boolean;
 
   /**
-   * The member left the cluster for good after a drain, in its own claim (the last gossip it
-   * sends), or was removed: receivers treat its own claim as a manual removal (the member no
-   * longer counts towards quorum sizes), and its own later claim without `left` (a restart)
-   * brings it back. Nodes also gossip the departures they know as entries with `left` (state
-   * DEAD) on the member's behalf; a receiver takes such hearsay only for a seed it has not
-   * reached since it started (a restarted node whose seeds still name departed members).
+   * The member left the cluster for good after a drain (set only in a member's own claim, in
+   * the last gossip it sends). Receivers treat it as a manual removal: the member no longer
+   * counts towards quorum sizes. Its own later claim without `left` (a restart) brings it back.
    *
    * @generated from field: bool left = 9;
    */
