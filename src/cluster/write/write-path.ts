@@ -81,7 +81,6 @@ export class WritePath {
     if (!("failure" in forwarded)) return forwarded;
     const { failure, reached } = forwarded;
     if (afterForwardFailure(failure, ownsKey) === "fail") {
-      if (failure.code === "DRAINING") return this.pastDrainingPrimary(write, owners, level, target);
       // The primary's real outcome goes back as it is; a transport failure says which primary
       // could not be reached.
       if (failure.code !== "UNAVAILABLE" || reached) throw failure;
@@ -99,7 +98,6 @@ export class WritePath {
     const forwarded = await this.forwardTo(owners.primary, write, owners, level);
     if (!("failure" in forwarded)) return forwarded;
     const { failure, reached } = forwarded;
-    if (failure.code === "DRAINING") throw drainingOwner(owners.primary, write.key, owners, "conditional writes, touches and lease fills go to the primary alone");
     if (reached) throw failure;
     throw new CacheError(
       "UNAVAILABLE",
@@ -107,21 +105,6 @@ export class WritePath {
       { owners: [...owners.ids] },
       { cause: failure },
     );
-  }
-
-  /**
-   * The primary answered DRAINING to this non-owner (whose view has not yet dropped it from the
-   * ring): the next owner that is not suspect takes the write over, as for a suspect primary. A
-   * client never hears DRAINING from a node that is not draining (the CLI and SDK read it as
-   * "this node drains").
-   */
-  private async pastDrainingPrimary(write: ClientWrite, owners: Owners, level: ConsistencyLevel, drained: string): Promise<WriteResult> {
-    const next = owners.ids.find((id) => id !== drained && id !== this.deps.selfId && !this.deps.view.suspect(id));
-    if (next === undefined) throw drainingOwner(drained, write.key, owners, "no other owner can take the write now");
-    const again = await this.forwardTo(next, write, owners, level);
-    if (!("failure" in again)) return again;
-    if (again.failure.code === "DRAINING") throw drainingOwner(drained, write.key, owners, `the next owner, ${next}, drains too`);
-    throw again.failure;
   }
 
   /** This replica owner coordinates the write itself; the old primary gets its copy as a hint. */
@@ -212,9 +195,4 @@ function whyNotStored(verdict: ApplyVerdict | undefined): string {
   if (verdict?.kind === "invalid") return `it refused the record: ${verdict.error.message}`;
   if (verdict?.kind === "refused") return `it refused the record (${verdict.reason})`;
   return "it holds another version now";
-}
-
-/** 503 UNAVAILABLE, Retry-After 1: the owner a write went to drains (the ring moves its keys within a gossip round). */
-function drainingOwner(owner: string, key: string, owners: Owners, why: string): CacheError {
-  return new CacheError("UNAVAILABLE", `owner ${owner} of key ${quotedKey(key)} is draining and ${why}; retry in a second, once the ring has moved the key`, { owners: [...owners.ids], draining: owner }, { retryAfterS: 1 });
 }
