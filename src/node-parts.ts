@@ -157,10 +157,10 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
     clock,
     writeConsistency: config.writeConsistency,
     readConsistency: config.readConsistency,
+    // A tombstone or an expired record reads as a miss (404), whatever its size.
     localValueBytes: (key) => {
       const h = store.peekHeader(key);
-      // An expired record reads as a miss (404), whatever its size.
-      return h === undefined || (h.expiresAtMs !== 0 && h.expiresAtMs <= clock.nowMs()) ? 0 : h.valueBytes;
+      return isLiveAt(h, clock.nowMs()) ? h.valueBytes : 0;
     },
   });
   const forwards = new ForwardReceiver({ selfId, clock, deadlineMs: PEER_TIMEOUT_MS, lifecycle: f.lifecycle, view, writes, writeConsistency: config.writeConsistency });

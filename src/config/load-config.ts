@@ -1,5 +1,6 @@
 // loadConfig(env): parses every SERVICE_* variable once, fills defaults, checks cross-field
 // rules and returns a frozen Config. A bad value throws a SettingError naming the variable.
+import { base64Length } from "../core/byte-string.js";
 import { formatAddress, isUnspecifiedHost, type Address } from "../core/address.js";
 import { defaultBaseUrl } from "../core/base-url.js";
 import { isNodeId } from "../core/node-id.js";
@@ -34,8 +35,7 @@ function dataBudget(v: <T>(name: string) => T, views: SettingView[], defaults: C
     return given;
   }
   const derived = defaults.memoryBytes === undefined ? 0 : Math.max(largest, Math.floor(defaults.memoryBytes * DATA_BYTES_MEMORY_SHARE));
-  const view = views.find((s) => s.name === "SERVICE_MAX_DATA_BYTES");
-  if (view) views[views.indexOf(view)] = { ...view, value: String(derived) };
+  showDerived(views, "SERVICE_MAX_DATA_BYTES", String(derived));
   return derived;
 }
 
@@ -50,7 +50,7 @@ const INFLIGHT_BYTES_UNKNOWN_MEMORY = 1024 * 1024 * 1024;
  * alone always fits), or a share of the process's memory. /config shows the effective value.
  */
 function inflightBudget(v: <T>(name: string) => T, views: SettingView[], defaults: ConfigDefaults, maxValueBytes: number, maxBodyBytes: number): number {
-  const largest = Math.ceil(Math.max(maxValueBytes, maxBodyBytes) / 3) * 4 + 1024 * 1024;
+  const largest = base64Length(Math.max(maxValueBytes, maxBodyBytes)) + 1024 * 1024;
   const given = v<number | undefined>("SERVICE_MAX_INFLIGHT_BYTES");
   if (given !== undefined) {
     if (given > 0 && given < largest) {
@@ -60,9 +60,15 @@ function inflightBudget(v: <T>(name: string) => T, views: SettingView[], default
   }
   const share = defaults.memoryBytes === undefined ? INFLIGHT_BYTES_UNKNOWN_MEMORY : Math.floor(defaults.memoryBytes * INFLIGHT_BYTES_MEMORY_SHARE);
   const effective = Math.max(largest, share);
-  const view = views.find((s) => s.name === "SERVICE_MAX_INFLIGHT_BYTES");
-  if (view) views[views.indexOf(view)] = { ...view, value: String(effective) };
+  showDerived(views, "SERVICE_MAX_INFLIGHT_BYTES", String(effective));
   return effective;
+}
+
+/** Shows `value` in /config as the effective value of `name` when the setting was not given (its derived default). */
+function showDerived(views: SettingView[], name: string, value: string): void {
+  const i = views.findIndex((s) => s.name === name);
+  const view = views[i];
+  if (view !== undefined && view.value === "") views[i] = { ...view, value };
 }
 
 const PREFIX = "SERVICE_";
@@ -101,11 +107,9 @@ function derivedValues(v: <T>(name: string) => T, views: SettingView[], defaults
   if (!isNodeId(nodeId)) {
     throw new SettingError("SERVICE_NODE_ID", `node id ${JSON.stringify(nodeId)} must be 1 to 128 of letters, digits, ".", "_" and "-"`);
   }
-  const idView = views.find((s) => s.name === "SERVICE_NODE_ID");
-  if (idView && idView.value === "") views[views.indexOf(idView)] = { ...idView, value: nodeId };
-  const deadView = views.find((s) => s.name === "SERVICE_DEAD_AFTER");
+  showDerived(views, "SERVICE_NODE_ID", nodeId);
   const deadAfterMs = v<number | undefined>("SERVICE_DEAD_AFTER") ?? 6 * v<number>("SERVICE_HEARTBEAT");
-  if (deadView && deadView.value === "") views[views.indexOf(deadView)] = { ...deadView, value: `${deadAfterMs}ms` };
+  showDerived(views, "SERVICE_DEAD_AFTER", `${deadAfterMs}ms`);
   return { nodeId, deadAfterMs };
 }
 
@@ -206,8 +210,7 @@ function advertisedUrls(
   const hostKnown = dist.host !== "" && dist.host !== "0.0.0.0" && dist.host !== "::";
   const pick = (name: string, listener: Address, withTls: boolean): string | undefined => {
     const url = opt(name) ?? (hostKnown && listener.port !== 0 ? defaultBaseUrl(withTls, dist.host, listener.port) : undefined);
-    const view = views.find((s) => s.name === name);
-    if (view && view.value === "" && url) views[views.indexOf(view)] = { ...view, value: url };
+    if (url) showDerived(views, name, url);
     return url;
   };
   return { api: pick("SERVICE_API_ADVERTISE_URL", listeners.api, tls.api), mgmt: pick("SERVICE_MGMT_ADVERTISE_URL", listeners.mgmt, tls.mgmt) };
@@ -230,8 +233,7 @@ function rateLimitConfig(v: <T>(name: string) => T, views: SettingView[]): RateL
   const ratePerS = v<number>("SERVICE_RATE_LIMIT");
   if (ratePerS <= 0) return undefined;
   const burst = v<number | undefined>("SERVICE_RATE_BURST") ?? Math.max(1, 2 * ratePerS);
-  const view = views.find((s) => s.name === "SERVICE_RATE_BURST");
-  if (view && view.value === "") views[views.indexOf(view)] = { ...view, value: String(burst) };
+  showDerived(views, "SERVICE_RATE_BURST", String(burst));
   return Object.freeze({ ratePerS, burst, scope: v<"node" | "cluster">("SERVICE_RATE_LIMIT_SCOPE") });
 }
 

@@ -34,6 +34,11 @@ const BASE64_CHAR = (() => {
   return t;
 })();
 
+/** Characters of the padded base64 text of `bytes` bytes. */
+export function base64Length(bytes: number): number {
+  return Math.ceil(bytes / 3) * 4;
+}
+
 /**
  * Decoded size of standard base64 text (padded or not), or undefined when it is not valid
  * base64. One pass, no backtracking, nothing decoded: callers check a size limit first.

@@ -7,7 +7,7 @@
 // turn (a review measured /healthz waiting 150–200 ms), though it held no value at all.
 import { Readable } from "node:stream";
 import type { components } from "../../gen/openapi/client.js";
-import { toBase64, type ByteString } from "../core/byte-string.js";
+import { base64Length, toBase64, type ByteString } from "../core/byte-string.js";
 import { base64Pieces, envelopeHead, envelopeTail } from "./pieced-answer.js";
 import type { YieldToLoop } from "../core/clock.js";
 
@@ -52,7 +52,7 @@ function isFound(r: AnyResult): r is FoundResult {
  */
 export function answerBytesEstimate(results: readonly AnyResult[]): number {
   let n = 0;
-  for (const r of results) n += (isFound(r) ? Math.ceil(r.value.length / 3) * 4 : 0) + r.key.length + RESULT_OVERHEAD_BYTES;
+  for (const r of results) n += (isFound(r) ? base64Length(r.value.length) : 0) + r.key.length + RESULT_OVERHEAD_BYTES;
   return n;
 }
 

@@ -2,7 +2,7 @@
 // is reported in its own result (status, error, code) and never fails the call.
 import type Router from "@koa/router";
 import type { components } from "../../gen/openapi/client.js";
-import { base64DecodedLength, fromBase64, fromUtf8 } from "../core/byte-string.js";
+import { base64DecodedLength, base64Length, fromBase64, fromUtf8 } from "../core/byte-string.js";
 import type { Clock, YieldToLoop } from "../core/clock.js";
 import { CacheError, badRequest, toCacheError } from "../core/errors.js";
 import { BATCH_BODY_LIMITS } from "../core/limits.js";
@@ -64,7 +64,7 @@ async function listOf(ctx: AppContext, op: "put" | "get" | "delete", deps: Batch
     itemsMax: deps.maxBatchItems,
     depthMax: BATCH_BODY_LIMITS.depthMax,
     structureMax: deps.maxBatchItems * BATCH_BODY_LIMITS.structurePerItem + BATCH_BODY_LIMITS.structureSlack,
-  }, { budget: deps.inflight, res: ctx.res });
+  }, deps.inflight, ctx.res);
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest(`request body must be an object with a "${field}" array`);
   const list = (body as Record<string, unknown>)[field];
   if (!Array.isArray(list)) throw badRequest(`"${field}" must be an array`);
@@ -160,7 +160,7 @@ function likelyAnswerBytes(keys: readonly string[], deps: BatchRouteDeps): numbe
     values += deps.cache.localValueBytes(key);
     keyChars += key.length;
   }
-  return Math.ceil(Math.min(values, deps.maxBodyBytes) / 3) * 4 + keyChars;
+  return base64Length(Math.min(values, deps.maxBodyBytes)) + keyChars;
 }
 
 async function batchDelete(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {

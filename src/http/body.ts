@@ -44,17 +44,11 @@ function refuseDeclared(declared: string | undefined, req: IncomingMessage, limi
 }
 
 /**
- * Where a body's bytes are counted as they arrive: the listener's budget and the request's
- * response (ClientBytesBudget.bodyCounter). The counter is asked for once the body's declared
- * length and type passed their own checks, so a body that can only get 413 or 415 gets that, not
- * a 503 for a busy budget; it answers 503 at the chunk that would pass the budget.
+ * Reads the whole body; 413 PAYLOAD_TOO_LARGE past `limitBytes`. With `budget` and the request's
+ * `res`, its bytes are counted as they arrive (ClientBytesBudget.bodyCounter), asked once the
+ * declared length (and a JSON body's type) passed their own checks, so a body that can only get
+ * 413 or 415 gets that, not a 503 for a busy budget; 503 at the chunk that would pass the budget.
  */
-export interface BodyCounting {
-  readonly budget: ClientBytesBudget;
-  readonly res: ServerResponse;
-}
-
-/** Reads the whole body; 413 PAYLOAD_TOO_LARGE past `limitBytes`; 503 when the budget refuses it. */
 export function readRawBody(req: IncomingMessage, limitBytes: number, what = "body", budget?: ClientBytesBudget, res?: ServerResponse): Promise<Buffer> {
   return readInspectedBody(req, limitBytes, what, undefined, budget, res);
 }
@@ -126,12 +120,12 @@ export type JsonBodyScan = JsonScanLimits;
  * Reads and parses a JSON body; 415 unless the content type is JSON, 400 when malformed, and
  * 400 as soon as the scanned shape passes one of `scan`'s limits (before anything is parsed).
  */
-export async function readJsonBody(req: IncomingMessage, limitBytes: number, scan?: JsonBodyScan, counting?: BodyCounting): Promise<unknown> {
+export async function readJsonBody(req: IncomingMessage, limitBytes: number, scan?: JsonBodyScan, budget?: ClientBytesBudget, res?: ServerResponse): Promise<unknown> {
   const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
   if (type !== "application/json" && !(type.startsWith("application/") && type.endsWith("+json"))) {
     throw new CacheError("UNSUPPORTED_MEDIA_TYPE", `request body must be application/json; got ${JSON.stringify(type || "none")}`);
   }
-  const raw = await readInspectedBody(req, limitBytes, "request body", scan ? scannerFor(scan) : undefined, counting?.budget, counting?.res);
+  const raw = await readInspectedBody(req, limitBytes, "request body", scan ? scannerFor(scan) : undefined, budget, res);
   // Invalid UTF-8 is refused, not silently turned into U+FFFD inside keys and values.
   if (!isUtf8(raw)) throw badRequest("request body is not valid UTF-8");
   try {

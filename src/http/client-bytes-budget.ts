@@ -2,7 +2,7 @@
 // and are used, and answers until the kernel has taken them. A client that sends a 40-byte GET
 // of a large value and never reads held the node to a copy of the value for the 30 to 60 s until
 // its stalled answer was dropped: 150 such connections on one 8 MiB value grew a node's RSS by
-// 1.2 GB, and the listener takes 16,384 connections (test/hostile/unread-answers.test.ts). Bodies
+// 1.2 GB, and the listener takes 16,384 connections (test/hostile/held-bytes.test.ts). Bodies
 // and answers over HELD_MIN_BYTES are held against SERVICE_MAX_INFLIGHT_BYTES until their
 // response closes (done, or its connection gone); one that would pass the budget is refused 503
 // UNAVAILABLE with Retry-After instead: an answer before it is written, a body before it is read
@@ -69,17 +69,12 @@ export class ClientBytesBudget {
     }
     let seen = 0;
     let counted = 0;
-    let closed = false;
     return (chunkBytes) => {
       seen += chunkBytes;
-      if (seen <= HELD_MIN_BYTES || closed || res.closed) return;
+      // A closed response gave its bytes back (or never held any): nothing more is counted.
+      if (seen <= HELD_MIN_BYTES || res.closed) return;
       this.refuseUnlessFits("body", seen - counted);
-      if (counted === 0) {
-        res.once("close", () => {
-          closed = true;
-          this.held -= counted;
-        });
-      }
+      if (counted === 0) res.once("close", () => (this.held -= counted));
       this.held += seen - counted;
       counted = seen;
     };

@@ -8,6 +8,7 @@
 // check, a lease read's miss) goes through one. Every other route goes to Koa.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Koa from "koa";
+import { base64Length } from "../core/byte-string.js";
 import { yieldToEventLoop, type Clock, type YieldToLoop } from "../core/clock.js";
 import { CacheError, toCacheError } from "../core/errors.js";
 import { etagOf, type EtagCondition } from "../core/etag.js";
@@ -285,7 +286,7 @@ class ItemRoutes implements ItemHandler {
    */
   private checkLikelyAnswer(req: IncomingMessage, key: string): void {
     const bytes = this.deps.cache.localValueBytes(key);
-    this.deps.inflight.checkAnswer(prefersJson(req.headers.accept) ? Math.ceil(bytes / 3) * 4 : bytes);
+    this.deps.inflight.checkAnswer(prefersJson(req.headers.accept) ? base64Length(bytes) : bytes);
   }
 
   /** The JSON envelope of a large value, written in pieces (pieced-answer.ts). */

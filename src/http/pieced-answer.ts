@@ -6,7 +6,7 @@
 // each piece once the socket has taken the one before and a turn later: concurrent readers take
 // turns and hold a piece each, not a copy of the value each.
 import type { ServerResponse } from "node:http";
-import type { ByteString } from "../core/byte-string.js";
+import { base64Length, type ByteString } from "../core/byte-string.js";
 import type { YieldToLoop } from "../core/clock.js";
 
 /** Values larger than this are written in pieces. */
@@ -36,7 +36,7 @@ export function* envelopePieces(key: string, value: ByteString, rest: object): G
 
 /** The bytes of envelopePieces' text (its Content-Length). */
 export function envelopeBytes(key: string, value: ByteString, rest: object): number {
-  return Buffer.byteLength(envelopeHead(key)) + Math.ceil(value.length / 3) * 4 + Buffer.byteLength(envelopeTail(rest));
+  return Buffer.byteLength(envelopeHead(key)) + base64Length(value.length) + Buffer.byteLength(envelopeTail(rest));
 }
 
 /** The envelope's text up to its value: `{"key":…,"value":"`. */
@@ -62,7 +62,7 @@ export function* base64Pieces(value: ByteString, pieceBytes: number): Generator<
 }
 
 /** Bytes of an answer's scratch buffer: the largest piece, a base64 one (the JSON text around it is smaller). */
-const SCRATCH_BYTES = (PIECE_BYTES / 3) * 4;
+const SCRATCH_BYTES = base64Length(PIECE_BYTES);
 
 /**
  * Writes `pieces` to `res` (its head already written) and ends it. Each piece is copied into one

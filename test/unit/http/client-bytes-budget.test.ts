@@ -5,7 +5,17 @@ import type { ServerResponse } from "node:http";
 import { ClientBytesBudget, HELD_MIN_BYTES } from "../../../src/http/client-bytes-budget.js";
 import { CacheError } from "../../../src/core/errors.js";
 
-const response = () => new EventEmitter() as unknown as ServerResponse & EventEmitter;
+/** A response as the budget sees it: an emitter whose `closed` turns true when it emits 'close', as ServerResponse's does. */
+const response = () => {
+  class FakeResponse extends EventEmitter {
+    closed = false;
+    override emit(event: string | symbol, ...args: unknown[]): boolean {
+      if (event === "close") this.closed = true;
+      return super.emit(event, ...args);
+    }
+  }
+  return new FakeResponse() as unknown as ServerResponse & EventEmitter;
+};
 const MIB = 1024 * 1024;
 
 function thrown(f: () => void): unknown {
