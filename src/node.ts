@@ -154,15 +154,8 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
   return { clientApp: client.app, clientHandler: client.handler, managementApp, endpoint, peerHandler, peerTrust, publisher, otel };
 }
 
-export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
-  const f = buildFoundation(config, deps);
-  const d = buildDataPath(config, deps, f);
-  const l = buildLoops(config, deps, f, d);
-  const drain = buildDrain(config, deps, f, d, l);
-  const o = buildObservability(config, deps, f);
-  const s = buildServing(config, deps, f, d, l, drain, o);
-
-  // Wiring: the observers between the parts, all in one place.
+/** The observers between the parts, all in one place. */
+function wireParts(f: Foundation, d: DataPath, l: Loops, drain: Drain): void {
   // New ownership: pull what this node now owns from its co-owners.
   f.ring.onRingChange(() => l.catchUp.request());
   // A node back in contact with a majority votes in quorum reads again after a catch-up pass.
@@ -178,12 +171,26 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
   f.store.onStored((rec) => d.leaseTable.stored(rec));
   // A replayed migration releases the local copy as a direct one would.
   d.migrations.onReplayed((_peer, record) => l.rebalancer.releaseMigrated(record));
+  // A peer removed from the membership (by hand, or it left) takes its call series off /metrics.
+  f.peerCallMetrics.followDepartures((id) => f.members.isRemoved(id));
+  f.members.onChange(() => f.peerCallMetrics.forgetDeparted());
   // Draining: off this node's own ring (gossiped), the rebalancer gives way to the hand-off.
   f.lifecycle.onDrain(() => {
     f.members.startDraining();
     l.rebalancer.stop();
     drain.handoff.start();
   });
+}
+
+export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
+  const f = buildFoundation(config, deps);
+  const d = buildDataPath(config, deps, f);
+  const l = buildLoops(config, deps, f, d);
+  const drain = buildDrain(config, deps, f, d, l);
+  const o = buildObservability(config, deps, f);
+  const s = buildServing(config, deps, f, d, l, drain, o);
+
+  wireParts(f, d, l, drain);
 
   return {
     config,

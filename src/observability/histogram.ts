@@ -71,6 +71,14 @@ export class Histogram {
     this.all.push(s);
     return s;
   }
+
+  /** Drops series; their callers must not record into them again. */
+  remove(gone: ReadonlySet<HistogramSeries>): void {
+    if (gone.size === 0) return;
+    const kept = this.all.filter((s) => !gone.has(s));
+    this.all.length = 0;
+    this.all.push(...kept);
+  }
 }
 
 /** Series of one histogram keyed by a string the caller builds (off the hot path). */
@@ -86,5 +94,20 @@ export class KeyedHistogram {
       this.byKey.set(key, s);
     }
     return s;
+  }
+
+  has(key: string): boolean {
+    return this.byKey.has(key);
+  }
+
+  /** Drops the series whose attributes match (a departed peer's, say); they are not exported again. */
+  removeWhere(match: (attributes: Attributes) => boolean): void {
+    const gone = new Set<HistogramSeries>();
+    for (const [key, s] of this.byKey) {
+      if (!match(s.attributes)) continue;
+      gone.add(s);
+      this.byKey.delete(key);
+    }
+    this.histogram.remove(gone);
   }
 }

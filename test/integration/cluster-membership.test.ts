@@ -215,6 +215,8 @@ describe("cluster membership across real processes: failure detection, pruning, 
     await sleep(300);
     const from = n1.logs.length;
     const removedBefore = (await metrics(n1))["dist.nodes.removed"] as number;
+    const peerLabels = async () => [...new Set([...(await (await fetch(`${n1.mgmt}/metrics`)).text()).matchAll(/peer="([^"]*)"/g)].map((m) => m[1]))].sort();
+    expect(await peerLabels(), "peer series on /metrics before the DELETE").to.deep.equal(["n2", "n3"]);
 
     const res = await fetch(`${n1.mgmt}/cluster/members/n3`, { method: "DELETE" });
     const body = (await res.json()) as Record<string, unknown>;
@@ -225,6 +227,7 @@ describe("cluster membership across real processes: failure detection, pruning, 
     expect(peerRecords(n1.logs, "n3", from).map((l) => l.split(" ").slice(2).join(" ")), "records naming n3 after the DELETE").to.deep.equal([REMOVED]);
     // The pruned peer was already counted in dist.nodes.removed when it was pruned.
     expect((await metrics(n1))["dist.nodes.removed"]).to.equal(removedBefore);
+    expect(await peerLabels(), "a removed peer leaves no series on /metrics").to.deep.equal(["n2"]);
     const again = await fetch(`${n1.mgmt}/cluster/members/n3`, { method: "DELETE" });
     expect(again.status, "a second DELETE of the same id").to.equal(404);
   });

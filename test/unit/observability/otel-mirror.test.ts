@@ -194,6 +194,34 @@ describe("observability/otel-mirror", function () {
         await mirror.shutdown();
       }
     });
+    it("a departed peer's series leave the scrape once forgotten; late calls add none, and a peer back starts fresh", async () => {
+      const peers = new PeerCallMetrics();
+      peers.record("Set", "n2", 0.004, false);
+      peers.record("Gossip", "n2", 0.001, true);
+      peers.record("Set", "n3", 0.002, false);
+      const mirror = createOtelMirror(sourcesOf(new Metrics(), { peers }), { ...OPTS, nodeId: "n", serviceVersion: "1" });
+      const server = await serve(mirror);
+      try {
+        const peersIn = async (name: string) => [...new Set((parsePrometheus((await server.scrape()).text).samples.filter((s) => s.name === name).map((s) => s.labels.peer)))].sort();
+        expect(await peersIn("dist_peer_call_duration_seconds_count")).to.deep.equal(["n2", "n3"]);
+        let gone = new Set(["n2"]);
+        peers.followDepartures((id) => gone.has(id));
+        expect(await peersIn("dist_peer_call_duration_seconds_count")).to.deep.equal(["n3"]);
+        expect(await peersIn("dist_peer_failures_total")).to.deep.equal(["n3"]);
+        peers.record("Set", "n2", 0.003, false);
+        expect(await peersIn("dist_peer_call_duration_seconds_count"), "a late call to a departed peer").to.deep.equal(["n3"]);
+        gone = new Set();
+        peers.forgetDeparted();
+        peers.record("Set", "n2", 0.003, true);
+        const prom = parsePrometheus((await server.scrape()).text);
+        const count = prom.samples.find((s) => s.name === "dist_peer_call_duration_seconds_count" && s.labels.peer === "n2" && s.labels.method === "Set")?.value;
+        expect(count, "a peer that comes back starts a new series").to.equal(1);
+        expect(prom.samples.some((s) => s.labels.peer === "n2" && s.labels.method === "Gossip"), "the forgotten Gossip series").to.equal(false);
+      } finally {
+        await server.close();
+        await mirror.shutdown();
+      }
+    });
   });
 
   describe("OTLP/HTTP export", () => {
