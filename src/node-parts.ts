@@ -64,7 +64,7 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
   const { logger, clock } = deps;
   const metrics = deps.metrics ?? new Metrics();
   const peerCallMetrics = new PeerCallMetrics();
-  const lifecycle = new Lifecycle({ metrics, logger, nowMs: () => clock.nowMs() });
+  const lifecycle = new Lifecycle({ nodeId: config.nodeId, metrics, logger, nowMs: () => clock.nowMs() });
   const store = new ShardedStore({
     shards: config.evictionShards,
     capacity: config.capacity,

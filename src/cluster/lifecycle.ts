@@ -12,7 +12,7 @@ export class Lifecycle {
   private writesInFlight = 0;
   private readonly drainListeners: Array<() => void> = [];
 
-  constructor(private readonly deps: { metrics: Metrics; logger: Logger; nowMs: () => number }) {}
+  constructor(private readonly deps: { nodeId: string; metrics: Metrics; logger: Logger; nowMs: () => number }) {}
 
   get draining(): boolean {
     return this.drainingSince !== undefined;
@@ -28,9 +28,16 @@ export class Lifecycle {
     return this.writesInFlight;
   }
 
-  /** Admits a client write arriving now; throws 503 DRAINING once the node drains. */
+  /**
+   * Admits a client write arriving now; throws 503 DRAINING once the node drains. The error names
+   * this node (message and `details.node`): a non-owner that forwarded the write relays it as is,
+   * so its client learns which node drains, not only that a write failed.
+   */
   admitWrite(): void {
-    if (this.drainingSince !== undefined) throw new CacheError("DRAINING", "node is draining: writes go to another node");
+    if (this.drainingSince !== undefined) {
+      const node = this.deps.nodeId;
+      throw new CacheError("DRAINING", `node ${node} is draining: writes go to another node`, { node });
+    }
   }
 
   /** Counts an admitted write as in flight until `write` settles; returns it unchanged. */

@@ -93,7 +93,7 @@ function managementAppRoutes(): string[] {
   const router = createManagementRouter(routerDeps<Parameters<typeof createManagementRouter>[0]>({
     config: testConfig(),
     auth: openAuthenticator(),
-    lifecycle: new Lifecycle({ metrics: new Metrics(), logger, nowMs: () => 0 }),
+    lifecycle: new Lifecycle({ nodeId: "n1", metrics: new Metrics(), logger, nowMs: () => 0 }),
     logger,
     openapiYaml: "",
   }));

@@ -139,7 +139,7 @@ describe("lifecycle: drain through POST /dist/drain on a real node", function ()
   });
 
   it("PUT and DELETE answer 503 DRAINING envelopes and change nothing", async () => {
-    expectEnvelope(await call(`${node.api}/v1/cache/d%3Aa`, { method: "PUT", body: "changed" }), 503, "DRAINING");
+    expect(expectEnvelope(await call(`${node.api}/v1/cache/d%3Aa`, { method: "PUT", body: "changed" }), 503, "DRAINING").details, "details name the draining node").to.deep.equal({ node: "drain-1" });
     expectEnvelope(await call(`${node.api}/v1/cache/d%3Anew`, { method: "PUT", body: "new" }), 503, "DRAINING");
     expectEnvelope(await call(`${node.api}/v1/cache/d%3Ab`, { method: "DELETE" }), 503, "DRAINING");
     expect((await call(`${node.api}/v1/cache/d%3Aa`)).body.toString()).to.equal("alpha");

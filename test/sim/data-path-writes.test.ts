@@ -371,13 +371,16 @@ describe("sim/data path: owners and writes", () => {
     );
 
     it(
-      "SPEC 'if the local node is not an owner, the error is returned': a non-owner whose forward a draining primary answers DRAINING (its gossip not here yet) returns DRAINING and keeps nothing",
+      "SPEC 'if the local node is not an owner, the error is returned': a non-owner whose forward a draining primary answers DRAINING (its gossip not here yet) returns DRAINING naming the primary in details.node, and keeps nothing",
       withSeed(56, async () => {
         const c = await cluster({ nodes: 4, seed: 56, startLoops: false });
         const key = keyWhere(c, (o) => o.primary === "n1", "drain-past");
         const via = nonOwnersOf(c, key)[0]!;
         c.node("n1").drain("test");
-        await expectCacheError(c.node(via).cache.admitWrite().set(key, fromUtf8("v"), 0, "quorum"), "DRAINING");
+        const err = await expectCacheError(c.node(via).cache.admitWrite().set(key, fromUtf8("v"), 0, "quorum"), "DRAINING");
+        // The answer names the node that drains, not the one the client called.
+        expect(err.details).to.deep.equal({ node: "n1" });
+        expect(err.message).to.contain("n1");
         for (const n of c.nodes) expect(n.node.store.peek(key), n.id).to.equal(undefined);
       }),
     );

@@ -54,7 +54,7 @@ const HINTS: Readonly<Record<string, string>> = Object.freeze({
   UNSUPPORTED_MEDIA_TYPE: "the server expected another content type",
   TOO_MANY_REQUESTS: "a rate limit, or too many failed logins from this address: wait for Retry-After (and check the credentials)",
   NOT_IMPLEMENTED: "this node does not implement the route",
-  DRAINING: "the node is draining: list more --endpoints",
+  DRAINING: "the node named in the message is draining (the one called, or the key's owner it forwarded to): retry in a moment, its keys move to other owners",
   QUORUM_FAILED: "too few owners acknowledged: retry, or use --consistency one",
   UNAVAILABLE: "no owner of the key could be reached: check the cluster with `hypercache members`",
   INTERNAL: "the node failed: see its log",

@@ -718,7 +718,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The node is draining (DRAINING), the write could not reach its consistency (QUORUM_FAILED), no owner could be reached (UNAVAILABLE), the body (over 16 KiB) would pass the bytes this node holds for its clients, SERVICE_MAX_INFLIGHT_BYTES (UNAVAILABLE, with Retry-After: 1 and details `held_bytes`, `body_bytes`, `max_bytes`; refused before it is read when its Content-Length does not fit, else at the chunk that passes, and the connection then ends), or the password checks of HTTP Basic are all busy and their queue is full (UNAVAILABLE, with Retry-After). */
+        /** @description A node is draining (DRAINING, with `details.node`: the node that drains, this one or the key's primary this node forwarded the write to before it heard of the drain; a retry a moment later reaches the key's new owners), the write could not reach its consistency (QUORUM_FAILED), no owner could be reached (UNAVAILABLE), the body (over 16 KiB) would pass the bytes this node holds for its clients, SERVICE_MAX_INFLIGHT_BYTES (UNAVAILABLE, with Retry-After: 1 and details `held_bytes`, `body_bytes`, `max_bytes`; refused before it is read when its Content-Length does not fit, else at the chunk that passes, and the connection then ends), or the password checks of HTTP Basic are all busy and their queue is full (UNAVAILABLE, with Retry-After). */
         WriteUnavailable: {
             headers: {
                 [name: string]: unknown;
