@@ -30,6 +30,7 @@ import { checkPeerCredential, fileStamps, loadConfig, readTlsMaterial, SettingEr
 import { createAuthenticator, OidcSetupError, PolicyFileError, type Authenticator } from "./auth/index.js";
 import { createLogger, LOG, type Logger } from "./log/index.js";
 import type { CapOutcome } from "./http/connection-slots.js";
+import { ClientCaRenewal } from "./http/client-ca-renewal.js";
 import { createListenerServer, type ListenerServer } from "./http/listener-server.js";
 import { readDashboardAssets } from "./http/index.js";
 import type { Metrics, OtlpExporterFactory } from "./observability/index.js";
@@ -159,6 +160,8 @@ function logStarting(config: Config, logger: Logger): void {
 
 interface Listeners {
   readonly api: ListenerServer;
+  /** With mutual TLS on the client API: applies a reloaded set, ending the connections of a replaced CA. */
+  readonly apiRenewal: ClientCaRenewal | undefined;
   readonly mgmt: ListenerServer;
   readonly peer: PeerServer;
 }
@@ -184,13 +187,26 @@ async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeer
   const started: Promise<void>[] = [];
   for (const [listener, files, server] of [["api", config.apiTls, listeners.api], ["mgmt", config.mgmtTls, listeners.mgmt]] as const) {
     if (files === undefined || !(server instanceof TlsServer)) continue;
-    const reloader = new TlsReloader(listener, tlsFilesOf(files), () => readTlsMaterial(files, listener), (m) => server.setSecureContext(m), deps);
+    const renewal = listener === "api" ? listeners.apiRenewal : undefined;
+    const apply = (m: TlsMaterial) => (renewal ? renewal.apply(m) : server.setSecureContext(m));
+    // The boot check holds for a reloaded set too, against the peer CA in use.
+    const load = () => {
+      const m = readTlsMaterial(files, listener);
+      if (listener === "api") checkPeerCredential(config.peerToken, m.ca, livePeer?.options.ca);
+      return m;
+    };
+    const reloader = new TlsReloader(listener, tlsFilesOf(files), load, apply, deps);
     started.push(reloader.start(baselines[listener]));
   }
   const peerServer = listeners.peer.server;
   if (config.distTls !== undefined && livePeer !== undefined && peerServer instanceof TlsServer) {
     const apply = (m: PeerTlsOptions) => (peerServer.setSecureContext(m), livePeer.replace(m));
-    started.push(new TlsReloader("dist", tlsFilesOf(config.distTls), () => peerTlsOptions(config.distTls) as PeerTlsOptions, apply, deps).start(baselines.dist));
+    const load = () => {
+      const m = peerTlsOptions(config.distTls) as PeerTlsOptions;
+      checkPeerCredential(config.peerToken, listeners.apiRenewal?.ca, m.ca);
+      return m;
+    };
+    started.push(new TlsReloader("dist", tlsFilesOf(config.distTls), load, apply, deps).start(baselines.dist));
   }
   await Promise.all(started);
 }
@@ -232,11 +248,13 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
   logger.info(LOG.mgmtListening, { mgmt_addr: formatAddress(config.mgmtAddr) });
 
   // With SERVICE_API_TLS_CERT/KEY: HTTPS; with SERVICE_API_TLS_CLIENT_CA also mutual TLS.
+  const apiRenewal = tls.api?.ca !== undefined ? new ClientCaRenewal(tls.api.ca) : undefined;
   const api = createListenerServer(
     node.clientHandler,
     { keepAliveTimeout: HTTP_IDLE_TIMEOUT_MS, headersTimeout: HTTP_HEADERS_TIMEOUT_MS, requestTimeout: API_REQUEST_TIMEOUT_MS, maxHeaderSize: HTTP_HEADER_BYTES_MAX },
     tls.api,
     { maxConnections: API_CONNECTIONS_MAX, stallTimeoutMs: API_STALL_TIMEOUT_MS, onCapped: capCounter(node.metrics, "client") },
+    apiRenewal,
   );
   try {
     await listen(api, config.apiAddr);
@@ -247,7 +265,7 @@ async function startListeners(config: Config, node: HypercacheNode, tls: Listene
   }
   logger.info(LOG.apiListening, { api_addr: formatAddress(config.apiAddr) });
   node.markBound();
-  return { api, mgmt, peer };
+  return { api, apiRenewal, mgmt, peer };
 }
 
 /**

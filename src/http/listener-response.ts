@@ -10,6 +10,8 @@
 //   made no progress for a whole `stallMs` period: 1 to 2 periods after it stalled, since Node's
 //   socket timeout lets a period pass when bytes moved in it. The timer is armed only when a
 //   write leaves bytes queued; once the answer is done, Node's keep-alive timer replaces it.
+// - With `endsConnection` (client-ca-renewal.ts), an answer on a connection it names says
+//   `Connection: close`, and the connection ends after it.
 import http, { type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { markAnswered } from "./client-errors.js";
@@ -18,8 +20,11 @@ import { bodyLeftUnread } from "./unread-body.js";
 type Args = unknown[];
 const base = http.ServerResponse.prototype;
 
-/** The response class of a listener; `stallMs` 0: answers are never dropped for not moving. */
-export function listenerResponse(stallMs: number): typeof http.ServerResponse {
+/**
+ * The response class of a listener; `stallMs` 0: answers are never dropped for not moving.
+ * `endsConnection`: whether an answer must end its connection (asked only while keep-alive holds).
+ */
+export function listenerResponse(stallMs: number, endsConnection?: (socket: Socket | null) => boolean): typeof http.ServerResponse {
   class ListenerResponse<Request extends IncomingMessage = IncomingMessage> extends http.ServerResponse<Request> {}
   const proto = ListenerResponse.prototype;
 
@@ -30,6 +35,8 @@ export function listenerResponse(stallMs: number): typeof http.ServerResponse {
       this.shouldKeepAlive = false;
       // A parser error on the body that follows is not answered a second time.
       if (this.socket !== null) markAnswered(this.socket);
+    } else if (this.shouldKeepAlive && endsConnection?.(this.socket) === true) {
+      this.shouldKeepAlive = false;
     }
     return (base.writeHead as (...a: Args) => http.ServerResponse).apply(this, args);
   } as typeof base.writeHead;

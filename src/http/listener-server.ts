@@ -27,6 +27,7 @@ import { HttpConnectionRanker } from "./connection-rank.js";
 import { lingerOnClose } from "./lingering-close.js";
 import { framingError } from "./request-framing.js";
 import { writeError } from "./respond.js";
+import type { ClientCaRenewal } from "./client-ca-renewal.js";
 import { listenerResponse } from "./listener-response.js";
 import { bodyDiscarding } from "./unread-body.js";
 
@@ -106,21 +107,23 @@ function capConnections(server: ListenerServer, tls: boolean, limits: ListenerLi
 
 /**
  * Creates the server of a listener. `tls` undefined: plain HTTP. `tls.ca` set: mutual TLS
- * (`requestCert` and `rejectUnauthorized`).
+ * (`requestCert` and `rejectUnauthorized`); `renewal` then ends the connections of a replaced CA.
  */
-export function createListenerServer(handler: RequestHandler, options: http.ServerOptions, tls: TlsMaterial | undefined, limits: ListenerLimits): ListenerServer {
+export function createListenerServer(handler: RequestHandler, options: http.ServerOptions, tls: TlsMaterial | undefined, limits: ListenerLimits, renewal?: ClientCaRenewal): ListenerServer {
   let server: ListenerServer;
   const handle = guarded(handler);
-  options = { ...options, ServerResponse: listenerResponse(limits.stallTimeoutMs ?? 0), requireHostHeader: false };
+  options = { ...options, ServerResponse: listenerResponse(limits.stallTimeoutMs ?? 0, renewal?.endsConnection), requireHostHeader: false };
   if (tls === undefined) {
     server = http.createServer(options, handle);
     server.on("connection", (socket: Socket) => lingerOnClose(socket));
   } else {
     const mutual = tls.ca !== undefined;
-    server = https.createServer({ ...options, cert: tls.cert, key: tls.key, ...(mutual ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) }, handle);
+    const secure = https.createServer({ ...options, cert: tls.cert, key: tls.key, ...(mutual ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) }, handle);
     // A refused handshake (no, expired or foreign client certificate) is the client's problem.
-    server.on("tlsClientError", () => undefined);
-    server.on("secureConnection", (socket: TLSSocket) => lingerOnClose(socket));
+    secure.on("tlsClientError", () => undefined);
+    secure.on("secureConnection", (socket: TLSSocket) => lingerOnClose(socket));
+    renewal?.attach(secure);
+    server = secure;
   }
   capConnections(server, tls !== undefined, limits);
   server.maxHeadersCount = 0;

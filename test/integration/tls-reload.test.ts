@@ -27,6 +27,51 @@ function servedFingerprint(port: number, options: tls.ConnectionOptions = {}): P
   });
 }
 
+/** An HTTP/1.1 connection of the client API under a client certificate, read as raw text. */
+interface RawTls {
+  readonly socket: tls.TLSSocket;
+  /** Everything received so far. */
+  text(): string;
+  /** Resolves when the server ended the connection. */
+  readonly closed: Promise<void>;
+}
+
+function connectWithCert(port: number, certs: TestCerts, pair: { cert: string; key: string }): Promise<RawTls> {
+  return new Promise((resolve, reject) => {
+    let received = "";
+    let ended: () => void = () => undefined;
+    const closed = new Promise<void>((r) => (ended = r));
+    const socket = tls.connect({ host: "127.0.0.1", port, rejectUnauthorized: false, cert: certs.pem(pair.cert), key: certs.pem(pair.key) }, () => resolve({ socket, text: () => received, closed }));
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (received += chunk));
+    socket.on("close", () => ended());
+    socket.on("error", reject);
+  });
+}
+
+/** Waits until `c` received `count` complete answer heads. */
+async function answers(c: RawTls, count: number): Promise<string[]> {
+  for (let i = 0; i < 100; i++) {
+    const heads = c.text().split("HTTP/1.1 ").slice(1);
+    if (heads.length >= count && heads.every((h) => h.includes("\r\n\r\n"))) return heads;
+    await sleep(20);
+  }
+  throw new Error(`fewer than ${count} answers: ${c.text().slice(0, 500)}`);
+}
+
+/** Whether a new handshake with `pair` completes and answers /healthz. */
+async function handshakeWorks(port: number, certs: TestCerts, pair: { cert: string; key: string }): Promise<boolean> {
+  try {
+    const c = await connectWithCert(port, certs, pair);
+    c.socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    const ok = await Promise.race([answers(c, 1).then(() => true), c.closed.then(() => false)]);
+    c.socket.destroy();
+    return ok;
+  } catch {
+    return false;
+  }
+}
+
 const fingerprintOf = (path: string) => new X509Certificate(readFileSync(path)).fingerprint256;
 
 /** Replaces `to` the way a Secret update does: a new file renamed over the old one. */
@@ -96,5 +141,90 @@ describe("TLS files reloaded while the node runs", function () {
     expect(node.logs.some((r) => r.message === LOG.tlsReloadFailed && r.listener === "api"), "the broken file is reported").to.equal(true);
     expect((await servedFingerprint(node.apiPort)).fingerprint, "the last good certificate stays").to.equal(fingerprintOf(b.server.cert));
     expect(node.child.exitCode).to.equal(null);
+  });
+
+  it("a changed client CA ends the connections verified under the old one: idle ones at once, one in a request after its answer (Connection: close)", async () => {
+    const c = makeTestCerts(["client"]);
+    const files = { cert: join(dir, "api.crt"), key: join(dir, "api.key"), ca: join(dir, "client-ca.crt") };
+    copyFileSync(c.server.cert, files.cert);
+    copyFileSync(c.server.key, files.key);
+    copyFileSync(c.ca.cert, files.ca);
+    const mtls = await startNode({
+      id: "tls-reload-ca",
+      env: { SERVICE_API_TLS_CERT: files.cert, SERVICE_API_TLS_KEY: files.key, SERVICE_API_TLS_CLIENT_CA: files.ca, SERVICE_TLS_RELOAD_INTERVAL: "200ms" },
+    });
+    try {
+      const client = c.clients.client!;
+      const idle = await connectWithCert(mtls.apiPort, c, client);
+      idle.socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+      expect((await answers(idle, 1))[0]).to.match(/^200 /);
+      const busy = await connectWithCert(mtls.apiPort, c, client);
+      busy.socket.write("PUT /v1/cache/rotated HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhalf-");
+      await sleep(200);
+
+      swap(c.foreignCa.cert, files.ca);
+      let refused = false;
+      for (let i = 0; i < 50 && !refused; i++) {
+        await sleep(100);
+        refused = !(await handshakeWorks(mtls.apiPort, c, client));
+      }
+      expect(refused, "a new handshake with a certificate of the old CA is refused").to.equal(true);
+      expect(await handshakeWorks(mtls.apiPort, c, c.foreignClient), "and one of the new CA is taken").to.equal(true);
+
+      // Before: both connections lived on, and served every later request, under the old CA.
+      const idleClosed = await Promise.race([idle.closed.then(() => true), sleep(2000).then(() => false)]);
+      expect(idleClosed, "the idle connection of the old CA is closed").to.equal(true);
+      expect(busy.socket.destroyed, "the connection in a request stays until its answer").to.equal(false);
+      busy.socket.write("body!");
+      const [head] = await answers(busy, 1);
+      expect(head, "the request under way is answered").to.match(/^200 /);
+      expect(head!.toLowerCase(), "with Connection: close").to.contain("connection: close");
+      const busyClosed = await Promise.race([busy.closed.then(() => true), sleep(2000).then(() => false)]);
+      expect(busyClosed, "and the connection ends after it").to.equal(true);
+      expect(mtls.logs.some((r) => r.message === LOG.tlsReloaded && r.listener === "api")).to.equal(true);
+    } finally {
+      await mtls.stop("SIGKILL");
+      c.cleanup();
+    }
+  });
+
+  it("without a peer token, a reloaded client CA that shares a certificate with the peer CA is refused like at boot: logged, and the CA in use stays", async () => {
+    const files = { cert: join(dir, "shared.crt"), key: join(dir, "shared.key"), apiCa: join(dir, "shared-api-ca.crt"), distCa: join(dir, "shared-dist-ca.crt") };
+    copyFileSync(a.server.cert, files.cert);
+    copyFileSync(a.server.key, files.key);
+    copyFileSync(a.ca.cert, files.apiCa);
+    copyFileSync(b.ca.cert, files.distCa);
+    const n = await startNode({
+      id: "tls-reload-shared",
+      env: {
+        SERVICE_API_TLS_CERT: files.cert,
+        SERVICE_API_TLS_KEY: files.key,
+        SERVICE_API_TLS_CLIENT_CA: files.apiCa,
+        SERVICE_DIST_TLS_CERT: b.server.cert,
+        SERVICE_DIST_TLS_KEY: b.server.key,
+        SERVICE_DIST_TLS_CA: files.distCa,
+        SERVICE_TLS_RELOAD_INTERVAL: "200ms",
+      },
+    });
+    try {
+      expect(await handshakeWorks(n.apiPort, a, a.clients.client!), "a client of CA A").to.equal(true);
+      // What would exit 2 at boot: every certificate of the peer CA a client credential too.
+      swap(b.ca.cert, files.apiCa);
+      await n.waitForLog(LOG.tlsReloadFailed, 5000, (r) => r.listener === "api");
+      const failure = n.logs.find((r) => r.message === LOG.tlsReloadFailed && r.listener === "api");
+      expect(String(failure?.error)).to.contain("SERVICE_PEER_TOKEN");
+      expect(n.logs.some((r) => r.message === LOG.tlsReloaded && r.listener === "api"), "the shared CA was taken").to.equal(false);
+      expect(await handshakeWorks(n.apiPort, a, a.clients.client!), "the CA in use stays").to.equal(true);
+      expect(await handshakeWorks(n.apiPort, b, b.clients.client!), "a client of the peer CA is not let in").to.equal(false);
+
+      // The same from the other side: a peer CA reloaded to the client CA in use.
+      swap(a.ca.cert, files.distCa);
+      await n.waitForLog(LOG.tlsReloadFailed, 5000, (r) => r.listener === "dist");
+      expect(n.logs.some((r) => r.message === LOG.tlsReloaded && r.listener === "dist"), "the shared peer CA was taken").to.equal(false);
+      const peerOf = (certs: TestCerts) => ({ ca: certs.pem(certs.ca.cert), cert: certs.pem(certs.clients.client!.cert), key: certs.pem(certs.clients.client!.key), ALPNProtocols: ["h2"], servername: "localhost" });
+      expect((await servedFingerprint(n.distPort, peerOf(b))).authorized, "a peer of the CA in use still connects").to.equal(true);
+    } finally {
+      await n.stop("SIGKILL");
+    }
   });
 });

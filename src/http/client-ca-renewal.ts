@@ -1,0 +1,47 @@
+// A reloaded client CA (SERVICE_API_TLS_CLIENT_CA) reaches new handshakes through
+// setSecureContext, but a TLS connection is verified once, at its handshake: a client whose CA an
+// operator removed kept its keep-alive connection, and every request on it was still taken under
+// the old CA (mTLS identities read the verification once per connection, client-cert.ts). When the
+// CA bytes change, the connections accepted before end without an answer being cut: idle ones at
+// once, and the next answer on any other says `Connection: close` and ends it. So at most one
+// request per connection is answered under the old CA after the reload. A renewed server
+// certificate alone ends nothing: it changes no one's trust.
+import type https from "node:https";
+import type { TlsMaterial } from "../config/index.js";
+
+export class ClientCaRenewal {
+  /** Bumped by every CA change; a connection accepted before the last bump is stale. */
+  private epoch = 0;
+  private readonly acceptedIn = new WeakMap<object, number>();
+  private server: https.Server | undefined;
+
+  constructor(private current: Buffer | undefined) {}
+
+  /** The client CA in use. */
+  get ca(): Buffer | undefined {
+    return this.current;
+  }
+
+  /** The listener whose connections this renews (createListenerServer calls it). */
+  attach(server: https.Server): void {
+    this.server = server;
+    server.on("secureConnection", (socket: object) => {
+      if (this.epoch > 0) this.acceptedIn.set(socket, this.epoch);
+    });
+  }
+
+  /** True when an answer on `socket` must end it: the connection was verified under an older CA. */
+  readonly endsConnection = (socket: object | null): boolean => this.epoch > 0 && socket !== null && (this.acceptedIn.get(socket) ?? 0) < this.epoch;
+
+  /** Uses `material` for new handshakes; when its CA differs, ends the connections of the old one. */
+  apply(material: TlsMaterial): void {
+    const server = this.server;
+    if (server === undefined) throw new Error("ClientCaRenewal.apply before attach");
+    server.setSecureContext(material);
+    const same = material.ca === undefined ? this.current === undefined : this.current !== undefined && material.ca.equals(this.current);
+    this.current = material.ca;
+    if (same) return;
+    this.epoch++;
+    server.closeIdleConnections();
+  }
+}
