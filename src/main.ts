@@ -201,6 +201,8 @@ async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeer
   const peerServer = listeners.peer.server;
   if (config.distTls !== undefined && livePeer !== undefined && peerServer instanceof TlsServer) {
     const apply = (m: PeerTlsOptions) => (peerServer.setSecureContext(m), livePeer.replace(m));
+    // A changed CA: the sessions peers opened under the old one get GOAWAY (the client's own are renewed by the transport).
+    livePeer.onTrustChange(() => listeners.peer.renewTrust?.());
     const load = () => {
       const m = peerTlsOptions(config.distTls) as PeerTlsOptions;
       checkPeerCredential(config.peerToken, listeners.apiRenewal?.ca, m.ca);
@@ -357,6 +359,7 @@ async function main(): Promise<void> {
     bootId: randomUUID().replace(/-/g, ""),
     auth,
     peerTls: livePeer?.options,
+    peerTrustChanges: livePeer?.onTrustChange,
   });
   boot.hold();
   const listeners = await startListeners(config, node, tls, logger);

@@ -49,6 +49,8 @@ export interface NodeDeps {
   readonly auth?: Authenticator;
   /** Mutual-TLS options of the peer transport (peerTlsOptions(config.distTls)), when SERVICE_DIST_TLS_* are set. */
   readonly peerTls?: PeerTlsOptions;
+  /** Subscribes to changes of the peer CA (LivePeerTls.onTrustChange): the peer client then renews its sessions. */
+  readonly peerTrustChanges?: (listener: () => void) => void;
   /**
    * This process's boot id (main.ts draws a random UUID at start): with the node id it names the
    * node's counter slot, so a restarted node never reuses a slot. Omitted by in-process tests: it
@@ -90,6 +92,7 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
       token: config.peerToken,
       compressionThresholdBytes: config.compressionThresholdBytes,
       tls: deps.peerTls,
+      trustChanges: deps.peerTrustChanges,
       metrics,
       callMetrics: peerCallMetrics,
       monotonicMs: () => clock.monotonicMs(),

@@ -73,6 +73,12 @@ export const PEER_BODY_BYTES_MAX = 16 * 1024 * 1024;
  */
 export const PEER_BATCH_BYTES = 8 * 1024 * 1024;
 export const PEER_TIMEOUT_MS = 5_000;
+/**
+ * After the peer CA changed, how long a peer session verified under the old one may keep the
+ * streams it has (both ends send GOAWAY and move their Exchange stream at once; this bounds a
+ * peer that does not): two call timeouts.
+ */
+export const PEER_RENEW_GRACE_MS = 2 * PEER_TIMEOUT_MS;
 
 /**
  * A peer token shorter than this is logged as a warning at start-up: the dist listener answers

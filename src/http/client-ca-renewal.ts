@@ -8,11 +8,10 @@
 // certificate alone ends nothing: it changes no one's trust.
 import type https from "node:https";
 import type { TlsMaterial } from "../config/index.js";
+import { ConnectionEpochs } from "./connection-epochs.js";
 
 export class ClientCaRenewal {
-  /** Bumped by every CA change; a connection accepted before the last bump is stale. */
-  private epoch = 0;
-  private readonly acceptedIn = new WeakMap<object, number>();
+  private readonly epochs = new ConnectionEpochs();
   private server: https.Server | undefined;
 
   constructor(private current: Buffer | undefined) {}
@@ -25,13 +24,11 @@ export class ClientCaRenewal {
   /** The listener whose connections this renews (createListenerServer calls it). */
   attach(server: https.Server): void {
     this.server = server;
-    server.on("secureConnection", (socket: object) => {
-      if (this.epoch > 0) this.acceptedIn.set(socket, this.epoch);
-    });
+    server.on("secureConnection", (socket: object) => this.epochs.accepted(socket));
   }
 
   /** True when an answer on `socket` must end it: the connection was verified under an older CA. */
-  readonly endsConnection = (socket: object | null): boolean => this.epoch > 0 && socket !== null && (this.acceptedIn.get(socket) ?? 0) < this.epoch;
+  readonly endsConnection = (socket: object | null): boolean => socket !== null && this.epochs.isOlder(socket);
 
   /** Uses `material` for new handshakes; when its CA differs, ends the connections of the old one. */
   apply(material: TlsMaterial): void {
@@ -41,7 +38,7 @@ export class ClientCaRenewal {
     const same = material.ca === undefined ? this.current === undefined : this.current !== undefined && material.ca.equals(this.current);
     this.current = material.ca;
     if (same) return;
-    this.epoch++;
+    this.epochs.advance();
     server.closeIdleConnections();
   }
 }

@@ -6,7 +6,7 @@ import { Code, ConnectError, createClient, type Client, type Interceptor, type T
 import { createConnectTransport } from "@connectrpc/connect-node";
 import type { SecureClientSessionOptions } from "node:http2";
 import { systemClock, systemTimers, type Timers } from "../core/clock.js";
-import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
+import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_RENEW_GRACE_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
 import type { Metrics, PeerCallMetrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { peerGzip } from "./peer-compression.js";
@@ -65,6 +65,8 @@ export interface ConnectPeerTransportOptions {
   readonly callMetrics?: PeerCallMetrics;
   /** Monotonic ms, for call durations (the system clock by default). */
   readonly monotonicMs?: () => number;
+  /** Subscribes to changes of the peer CA (livePeerTls): every session is then renewed. */
+  readonly trustChanges?: (listener: () => void) => void;
   /** Timers for per-call timeouts on exchange streams (the process timers by default). */
   readonly timers?: Timers;
 }
@@ -76,7 +78,7 @@ interface PeerClient {
 }
 
 /** An exchange channel, whatever its frames. */
-type ExchangeCaller = Pick<ExchangeChannel, "call" | "close" | "supported">;
+type ExchangeCaller = Pick<ExchangeChannel, "call" | "close" | "rotate" | "supported">;
 
 export class ConnectPeerTransport implements PeerTransport {
   private readonly clients = new Map<string, PeerClient>();
@@ -91,6 +93,18 @@ export class ConnectPeerTransport implements PeerTransport {
   constructor(private readonly opts: ConnectPeerTransportOptions) {
     this.interceptors = opts.token ? [peerTokenSigner(opts.token)] : [];
     installFastTextEncoding();
+    opts.trustChanges?.(() => this.renewSessions());
+  }
+
+  /**
+   * Every session moves to a new connection, its Exchange stream first, without cutting a call:
+   * the peer CA changed, and a session verified under the old one must not outlive it.
+   */
+  renewSessions(): void {
+    for (const c of this.clients.values()) {
+      c.session.retire(PEER_RENEW_GRACE_MS);
+      c.channel.rotate();
+    }
   }
 
   private peer(to: PeerRef): PeerClient {
@@ -125,6 +139,8 @@ export class ConnectPeerTransport implements PeerTransport {
       });
       const client = createClient(PeerService, transport);
       const channel = this.exchangeChannel(baseUrl, transport, session, timers, timeoutMs);
+      // A peer that sends GOAWAY (its peer CA changed, an idle close) ends the stream's connection.
+      session.onGoaway(() => channel.rotate());
       c = { client, session, channel };
       this.clients.set(to.address, c);
     }

@@ -86,6 +86,18 @@ export class ExchangeChannel<WireOut = ExchangeRequest, WireIn = ExchangeRespons
     });
   }
 
+  /**
+   * Moves to a new stream without failing a call: the next call opens one, and the current stream
+   * is ended from this side, so the peer answers what is pending on it and then ends it (the
+   * Exchange handler ends a stream once the caller closed its side and every call is answered).
+   * For a session that must go (a changed peer CA, a GOAWAY): its last stream then closes by itself.
+   */
+  rotate(): void {
+    const requests = this.requests;
+    this.requests = undefined;
+    requests?.close();
+  }
+
   /** Ends the stream; pending calls fail. */
   close(): void {
     const requests = this.requests;

@@ -44,10 +44,13 @@ export class PeerSession {
   private conn: http2.ClientHttp2Session | undefined;
   private connecting: Promise<http2.ClientHttp2Session> | undefined;
   private closed = false;
-  /** Bumped by every reset: a connection that completes after one is not adopted. */
+  /** Bumped by every reset and retire: a connection that completes after one is not adopted. */
   private generation = 0;
+  /** The generation the last reset() ended (-1: none); a retire() alone ends a connection attempt without failing its callers. */
+  private resetFrom = -1;
   /** Response chunks read on any stream of this session (Connect reports each one). */
   private readCount = 0;
+  private goawayListener: (() => void) | undefined;
 
   /** The `close` of this session's streams (deferredClose). */
   private readonly closeStream: StreamClose;
@@ -105,10 +108,38 @@ export class PeerSession {
    */
   reset(): void {
     const conn = this.conn;
+    this.resetFrom = this.generation;
     this.generation++;
     this.conn = undefined;
     this.connecting = undefined;
     if (conn && !conn.destroyed) this.opts.timers.defer(() => conn.destroy());
+  }
+
+  /**
+   * Moves to a new connection without cutting a call (the peer CA changed: the current connection
+   * was verified under the old one). The next request opens a connection with the options in use;
+   * the current one gets GOAWAY, keeps its open streams until they end, and is destroyed if any
+   * is still open after `graceMs`.
+   */
+  retire(graceMs: number): void {
+    const conn = this.conn;
+    this.generation++;
+    this.conn = undefined;
+    this.connecting = undefined;
+    if (conn === undefined || conn.destroyed) return;
+    if (!conn.closed) conn.close();
+    const timer = this.opts.timers.after(graceMs, () => {
+      if (!conn.destroyed) this.opts.timers.defer(() => conn.destroy());
+    });
+    conn.once("close", () => timer.cancel());
+  }
+
+  /**
+   * `listener` hears, on a later turn of the event loop, that the peer sent GOAWAY on the current
+   * connection: the owner then moves its long-lived stream off it (ExchangeChannel.rotate).
+   */
+  onGoaway(listener: () => void): void {
+    this.goawayListener = listener;
   }
 
   /** Closes the session for good. */
@@ -129,26 +160,39 @@ export class PeerSession {
     return new Promise((resolve, reject) => {
       const conn = http2.connect(this.authority, this.opts.connect());
       let settled = false;
+      /**
+       * An attempt that ends after a retire() and no reset (the peer CA changed while it
+       * connected, under the old options): its callers wait for a connection opened with the
+       * options in use instead of failing or taking one verified under the old CA.
+       */
+      const retiredOnly = () => generation !== this.generation && this.resetFrom < generation;
       const fail = (err: unknown) => {
         if (settled) return;
         settled = true;
         // Only this attempt's own pending promise (after a reset a newer attempt may be pending).
         if (generation === this.generation) this.connecting = undefined;
         if (!conn.destroyed) this.opts.timers.defer(() => conn.destroy());
-        reject(new CacheError("UNAVAILABLE", `cannot connect to peer ${this.authority}: ${err instanceof Error ? err.message : String(err)}`));
+        if (retiredOnly() && !this.closed) resolve(this.connection());
+        else reject(new CacheError("UNAVAILABLE", `cannot connect to peer ${this.authority}: ${err instanceof Error ? err.message : String(err)}`));
       };
       const timer = this.opts.timers.after(this.opts.connectTimeoutMs, () => fail(new Error(`no connection within ${this.opts.connectTimeoutMs} ms`)));
       // For the whole life of the session: an error ends it (its streams fail on their own).
       conn.on("error", (err) => fail(err));
       conn.on("close", () => this.forget(conn));
-      conn.on("goaway", () => this.forget(conn));
+      conn.on("goaway", () => {
+        const current = this.conn === conn;
+        this.forget(conn);
+        // Not in nghttp2's receive callback (see the top of this file).
+        const listener = this.goawayListener;
+        if (current && listener !== undefined) this.opts.timers.defer(listener);
+      });
       idleTimeout(conn, this.opts.idleTimeoutMs, () => {
         if (!conn.destroyed) conn.close();
       });
       conn.once("connect", () => {
         timer.cancel();
         if (settled) return;
-        // Reset or closed while connecting (close() resets): this connection belongs to no one.
+        // Reset, retired or closed while connecting (close() resets): this connection belongs to no one.
         if (generation !== this.generation) return fail(new Error("the session was reset while connecting"));
         settled = true;
         this.conn = conn;

@@ -33,11 +33,18 @@ export interface LivePeerTls {
    * client passes them to each new session) copies the current files.
    */
   readonly options: PeerTlsOptions;
+  /** Puts `next` in use; when its CA differs, tells every `onTrustChange` listener. */
   replace(next: PeerTlsOptions): void;
+  /**
+   * `listener` hears of every change of the CA: the sessions verified under the old one must end
+   * (a renewed certificate alone changes no one's trust).
+   */
+  onTrustChange(listener: () => void): void;
 }
 
 export function livePeerTls(initial: PeerTlsOptions): LivePeerTls {
   let current = initial;
+  const listeners: Array<() => void> = [];
   const options: PeerTlsOptions = {
     get ca() {
       return current.ca;
@@ -49,5 +56,13 @@ export function livePeerTls(initial: PeerTlsOptions): LivePeerTls {
       return current.key;
     },
   };
-  return { options, replace: (next) => void (current = next) };
+  return {
+    options,
+    replace: (next) => {
+      const trustChanged = !next.ca.equals(current.ca);
+      current = next;
+      if (trustChanged) for (const l of listeners) l();
+    },
+    onTrustChange: (listener) => void listeners.push(listener),
+  };
 }

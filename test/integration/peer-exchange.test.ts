@@ -163,6 +163,37 @@ describe("peer exchange stream", function () {
     channel.close();
   });
 
+  it("rotate() moves the channel to a new stream without failing a call: the old stream answers what it has, then ends", async () => {
+    // A receiver that answers each frame only when told, and ends a stream once its caller has.
+    const streams: Array<{ ended: boolean; answer: () => void }> = [];
+    const fake = typedWire((reqs: AsyncIterable<ExchangeRequest>) => {
+      const out = new AsyncQueue<ExchangeResponse>();
+      const waiting: ExchangeRequest[] = [];
+      const entry = { ended: false, answer: () => void out.push(create(ExchangeResponseSchema, { id: waiting.shift()!.id, result: { case: "get", value: { results: [] } } })) };
+      streams.push(entry);
+      void (async () => {
+        for await (const r of reqs) waiting.push(r);
+        entry.ended = true;
+        while (waiting.length > 0) entry.answer();
+        out.close();
+      })();
+      return out;
+    });
+    const channel = new ExchangeChannel(fake, systemTimers, 5000);
+    const get = () => channel.call({ case: "get", value: create(GetRequestSchema, { keys: ["k"] }) });
+    const before = get();
+    await new Promise((r) => setImmediate(r));
+    channel.rotate();
+    const after = get();
+    await new Promise((r) => setImmediate(r));
+    expect(streams, "the call after rotate() opened a second stream").to.have.length(2);
+    expect(streams[0]!.ended, "the first stream was ended from the caller's side").to.equal(true);
+    expect((await before).result.case, "the call pending on the old stream was answered").to.equal("get");
+    streams[1]!.answer();
+    expect((await after).result.case).to.equal("get");
+    channel.close();
+  });
+
   it("forwarded writes are coordinated by the receiver and answer with its version and origin", async () => {
     const to = { id: "ex1", address: served.address };
     const [r] = await transport.forward(to, { from: "peer-x", consistency: "one", writes: [{ kind: "set", key: "fw", value: "hello", ttlMs: 0 }] });

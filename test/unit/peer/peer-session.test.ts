@@ -103,6 +103,78 @@ describe("peer/peer-session", () => {
     await new Promise((r) => server.close(r));
   });
 
+  it("retire() moves to a new connection without cutting a stream: the open one finishes on the old connection, which then closes", async () => {
+    const held: http2.Http2ServerResponse[] = [];
+    const server = http2.createServer((req, res) => (req.url === "/hold" ? void held.push(res) : res.end("ok")));
+    const sessions: http2.ServerHttp2Session[] = [];
+    server.on("session", (x) => sessions.push(x));
+    const port = await listen(server as unknown as net.Server);
+    const session = new PeerSession(`http://127.0.0.1:${port}/internal`, opts);
+    const body = async (path: string) => {
+      const stream = await session.request("GET", path, {}, {});
+      let text = "";
+      stream.setEncoding("utf8").on("data", (c: string) => (text += c));
+      await new Promise((r) => stream.on("close", r));
+      return text;
+    };
+    const slow = body("/hold");
+    while (held.length === 0) await new Promise((r) => setTimeout(r, 5));
+    session.retire(5_000);
+    expect(await body("/"), "a request after the retire").to.equal("ok");
+    expect(sessions, "it went on a new connection").to.have.length(2);
+    expect(sessions[0]!.destroyed, "the old connection is still there for its stream").to.equal(false);
+    held[0]!.end("late");
+    expect(await slow, "the stream open at the retire finished").to.equal("late");
+    await new Promise((r) => setTimeout(r, 100));
+    expect(sessions[0]!.destroyed || sessions[0]!.closed, "the old connection closed once its stream ended").to.equal(true);
+    session.close();
+    await new Promise((r) => server.close(r));
+  });
+
+  it("a connection attempt under way at retire() does not fail its caller: the call waits for a connection opened afterwards", async () => {
+    const server = http2.createServer((_req, res) => res.end("ok"));
+    let connections = 0;
+    server.on("connection", () => connections++);
+    const port = await listen(server as unknown as net.Server);
+    const session = new PeerSession(`http://127.0.0.1:${port}/internal`, opts);
+    const pending = session.request("GET", "/", {}, {}).then(
+      async (stream) => {
+        stream.resume();
+        await new Promise((r) => stream.on("close", r));
+        return "answered";
+      },
+      (e: unknown) => String(e),
+    );
+    session.retire(5_000); // before the connection completes
+    expect(await pending).to.equal("answered");
+    expect(connections, "the attempt from before the retire was not used").to.equal(2);
+    session.close();
+    await new Promise((r) => server.close(r));
+  });
+
+  it("a GOAWAY from the peer on the current connection is told to onGoaway's listener on a later turn; the next request opens a new connection", async () => {
+    const server = http2.createServer((_req, res) => res.end("ok"));
+    const sessions: http2.ServerHttp2Session[] = [];
+    server.on("session", (x) => sessions.push(x));
+    const port = await listen(server as unknown as net.Server);
+    const session = new PeerSession(`http://127.0.0.1:${port}/internal`, opts);
+    let told = 0;
+    session.onGoaway(() => told++);
+    const get = async () => {
+      const stream = await session.request("GET", "/", {}, {});
+      stream.resume();
+      await new Promise((r) => stream.on("close", r));
+    };
+    await get();
+    sessions[0]!.close();
+    while (told === 0) await new Promise((r) => setTimeout(r, 5));
+    await get();
+    expect(told).to.equal(1);
+    expect(sessions).to.have.length(2);
+    session.close();
+    await new Promise((r) => server.close(r));
+  });
+
   it("close() and reset() destroy the connection on the next turn of the event loop, never in the caller's stack", async () => {
     // The caller may be inside this session's receive callback (an answer that ends on a DATA
     // frame resolves its promise there): destroying the session then re-enters nghttp2 and frees
