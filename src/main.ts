@@ -185,10 +185,17 @@ async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeer
   if (config.tlsReloadIntervalMs === 0) return;
   const deps = { timers: systemTimers, intervalMs: config.tlsReloadIntervalMs, stamp: (p: string) => stat(p), logger };
   const started: Promise<void>[] = [];
+  // The client and peer CAs are checked against each other: a set refused because of the other
+  // listener's CA is read again once that one changes.
+  const reloaders: Partial<Record<"api" | "dist", { retryRefused(): void }>> = {};
   for (const [listener, files, server] of [["api", config.apiTls, listeners.api], ["mgmt", config.mgmtTls, listeners.mgmt]] as const) {
     if (files === undefined || !(server instanceof TlsServer)) continue;
     const renewal = listener === "api" ? listeners.apiRenewal : undefined;
-    const apply = (m: TlsMaterial) => (renewal ? renewal.apply(m) : server.setSecureContext(m));
+    const apply = (m: TlsMaterial) => {
+      if (renewal === undefined) return server.setSecureContext(m);
+      renewal.apply(m);
+      reloaders.dist?.retryRefused();
+    };
     // The boot check holds for a reloaded set too, against the peer CA in use.
     const load = () => {
       const m = readTlsMaterial(files, listener);
@@ -196,11 +203,16 @@ async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeer
       return m;
     };
     const reloader = new TlsReloader(listener, tlsFilesOf(files), load, apply, deps);
+    if (listener === "api") reloaders.api = reloader;
     started.push(reloader.start(baselines[listener]));
   }
   const peerServer = listeners.peer.server;
   if (config.distTls !== undefined && livePeer !== undefined && peerServer instanceof TlsServer) {
-    const apply = (m: PeerTlsOptions) => (peerServer.setSecureContext(m), livePeer.replace(m));
+    const apply = (m: PeerTlsOptions) => {
+      peerServer.setSecureContext(m);
+      livePeer.replace(m);
+      reloaders.api?.retryRefused();
+    };
     // A changed CA: the sessions peers opened under the old one get GOAWAY (the client's own are renewed by the transport).
     livePeer.onTrustChange(() => listeners.peer.renewTrust?.());
     const load = () => {
@@ -208,7 +220,9 @@ async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeer
       checkPeerCredential(config.peerToken, listeners.apiRenewal?.ca, m.ca);
       return m;
     };
-    started.push(new TlsReloader("dist", tlsFilesOf(config.distTls), load, apply, deps).start(baselines.dist));
+    const reloader = new TlsReloader("dist", tlsFilesOf(config.distTls), load, apply, deps);
+    reloaders.dist = reloader;
+    started.push(reloader.start(baselines.dist));
   }
   await Promise.all(started);
 }

@@ -31,6 +31,8 @@ export class TlsReloader<T> {
   private seen: string | undefined;
   private timer: TimerHandle | undefined;
   private busy = false;
+  /** The last changed set failed to read, check or apply. */
+  private refused = false;
 
   constructor(
     private readonly listener: TlsListener,
@@ -63,14 +65,25 @@ export class TlsReloader<T> {
       if (now === this.seen) return false;
       this.seen = now;
       this.apply(this.load());
+      this.refused = false;
       this.deps.logger.info(LOG.tlsReloaded, { listener: this.listener });
       return true;
     } catch (err) {
+      this.refused = true;
       this.deps.logger.warn(LOG.tlsReloadFailed, { listener: this.listener, error: err instanceof Error ? err.message : String(err) });
       return false;
     } finally {
       this.busy = false;
     }
+  }
+
+  /**
+   * When the last changed set was refused, the next look reads it again even if its files have
+   * not changed: for a refusal that depends on another listener's set (the client and peer CAs
+   * must not share a certificate without a peer token), which may just have changed.
+   */
+  retryRefused(): void {
+    if (this.refused) this.seen = undefined;
   }
 
   private stamps(): Promise<string> {

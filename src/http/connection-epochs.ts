@@ -1,6 +1,12 @@
 // Which connections were accepted before the last change of what they were verified against (a
-// reloaded CA): a connection is verified once, at its handshake. Connections are recorded only
+// reloaded CA): a connection is verified once, at its handshake. Its age counts from the TCP
+// accept, not from the end of its handshake: the certificate is checked against the context the
+// handshake began with, and a client can hold its handshake back across a change (a review held
+// one for seconds and kept answers coming under a removed CA). Connections are recorded only
 // after a first change, so a listener whose CA never changes pays nothing per connection.
+import type { Socket } from "node:net";
+import { acceptedSocketOf } from "./connection-rank.js";
+
 export class ConnectionEpochs {
   private epoch = 0;
   private readonly acceptedIn = new WeakMap<object, number>();
@@ -10,9 +16,9 @@ export class ConnectionEpochs {
     return this.epoch > 0;
   }
 
-  /** Records a connection (TLS socket or HTTP/2 session) as it is accepted. */
-  accepted(connection: object): void {
-    if (this.epoch > 0) this.acceptedIn.set(connection, this.epoch);
+  /** Records a TCP connection as the listener accepts it (its 'connection' event). */
+  accepted(socket: Socket): void {
+    if (this.epoch > 0) this.acceptedIn.set(socket, this.epoch);
   }
 
   /** A change: every connection accepted until now is older. */
@@ -20,8 +26,9 @@ export class ConnectionEpochs {
     this.epoch++;
   }
 
-  /** True for a connection accepted before the last change. */
-  isOlder(connection: object): boolean {
-    return this.epoch > 0 && (this.acceptedIn.get(connection) ?? 0) < this.epoch;
+  /** True for a connection accepted before the last change; a TLS socket is looked up by the TCP socket under it. */
+  isOlder(socket: Socket | null | undefined): boolean {
+    if (this.epoch === 0 || socket == null) return false;
+    return (this.acceptedIn.get(acceptedSocketOf(socket) ?? socket) ?? 0) < this.epoch;
   }
 }

@@ -39,7 +39,7 @@ import {
 } from "./convert.js";
 import { toWireOwnerChecks } from "./owner-checks.js";
 import { fromWireTouchAnswer, toWireTouch } from "./set-request.js";
-import { fromConnectError } from "./errors.js";
+import { fromConnectError, isRefusedStream } from "./errors.js";
 import { ExchangeChannel } from "./exchange-channel.js";
 import { clientBytesFrames, clientFrames, RAW_EXCHANGE_SERVICE } from "./exchange-codec.js";
 import { http2ExchangeWire } from "./exchange-http2-wire.js";
@@ -203,7 +203,7 @@ export class ConnectPeerTransport implements PeerTransport {
     return (this.opts.monotonicMs ?? systemClock.monotonicMs)();
   }
 
-  private async call<T>(to: PeerRef, method: string, fn: (c: Client<typeof PeerService>) => Promise<T>): Promise<T> {
+  private async call<T>(to: PeerRef, method: string, fn: (c: Client<typeof PeerService>) => Promise<T>, attempt = 0): Promise<T> {
     this.calls++;
     this.opts.metrics?.inc("dist.peer.calls");
     const peer = this.peer(to);
@@ -214,6 +214,8 @@ export class ConnectPeerTransport implements PeerTransport {
       this.opts.callMetrics?.record(method, to.id, (this.now() - started) / 1000, true);
       return out;
     } catch (err) {
+      // Refused unprocessed (the peer's GOAWAY crossed it, say after its CA changed): sent again once.
+      if (attempt === 0 && isRefusedStream(err)) return this.call(to, method, fn, 1);
       this.opts.metrics?.inc("dist.peer.call_failures");
       this.opts.callMetrics?.record(method, to.id, (this.now() - started) / 1000, false);
       // A call that timed out or failed on a connection that answered nothing meanwhile: the

@@ -44,3 +44,17 @@ export function fromConnectError(err: unknown): CacheError {
       return new CacheError("UNAVAILABLE", `peer call failed: ${ce.rawMessage}`, undefined, { cause: ce });
   }
 }
+
+/**
+ * True for a stream the peer refused before processing anything on it (HTTP/2 REFUSED_STREAM,
+ * also what a client reports for its streams above the last stream id of a GOAWAY): RFC 9113
+ * section 8.7 says such a request can be retried safely. Read along the error's causes, as
+ * connect-node ("http/2 stream closed with error code REFUSED_STREAM") and Node's http2
+ * ("Stream closed with error code NGHTTP2_REFUSED_STREAM") word it.
+ */
+export function isRefusedStream(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (/\bREFUSED_STREAM\b|NGHTTP2_REFUSED_STREAM/.test(e.message)) return true;
+  }
+  return false;
+}

@@ -13,7 +13,7 @@ import {
   type ExchangeResponse,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { typedFrames, type FrameCodec } from "./exchange-codec.js";
-import { fromConnectError } from "./errors.js";
+import { fromConnectError, isRefusedStream } from "./errors.js";
 
 type Call = ExchangeRequest["call"];
 
@@ -34,12 +34,19 @@ interface Pending<WireOut> {
   readonly reject: (e: unknown) => void;
   readonly timer: TimerHandle;
   /** The stream the call was sent on: only its failure fails the call. */
-  readonly stream: AsyncQueue<WireOut>;
+  stream: AsyncQueue<WireOut>;
+  /**
+   * The call's frame, kept until its stream has answered anything (a stream that answered was
+   * accepted by the peer): a stream refused unprocessed has its calls sent again, once.
+   */
+  frame: WireOut | undefined;
 }
 
 export class ExchangeChannel<WireOut = ExchangeRequest, WireIn = ExchangeResponse> {
   private requests: AsyncQueue<WireOut> | undefined;
   private readonly pending = new Map<number, Pending<WireOut>>();
+  /** Streams that have answered anything (accepted by the peer). */
+  private readonly accepted = new WeakSet<AsyncQueue<WireOut>>();
   private nextId = 1;
   /** False once the peer answered Unimplemented: use unary calls instead. */
   supported = true;
@@ -69,6 +76,7 @@ export class ExchangeChannel<WireOut = ExchangeRequest, WireIn = ExchangeRespons
         reject(new CacheError("UNAVAILABLE", `peer call timed out after ${this.timeoutMs} ms`));
         this.onStall(activityAtSend);
       });
+      const frame = this.wire.frames.encode(create(ExchangeRequestSchema, { id: BigInt(id), call }));
       this.pending.set(id, {
         resolve: (r) => {
           if (r.result.case === "error") {
@@ -81,8 +89,9 @@ export class ExchangeChannel<WireOut = ExchangeRequest, WireIn = ExchangeRespons
         reject,
         timer,
         stream: requests,
+        frame: this.accepted.has(requests) ? undefined : frame,
       });
-      requests.push(this.wire.frames.encode(create(ExchangeRequestSchema, { id: BigInt(id), call })));
+      requests.push(frame);
     });
   }
 
@@ -117,8 +126,10 @@ export class ExchangeChannel<WireOut = ExchangeRequest, WireIn = ExchangeRespons
 
   private async read(responses: AsyncIterable<WireIn>, requests: AsyncQueue<WireOut>): Promise<void> {
     let failure: unknown = new CacheError("UNAVAILABLE", "peer ended the exchange stream");
+    let refused = false;
     try {
       for await (const frame of responses) {
+        if (!this.accepted.has(requests)) this.acceptedBy(requests);
         // An answer that does not decode fails the stream (and every call pending on it).
         const r = this.wire.frames.decode(frame);
         const id = Number(r.id);
@@ -131,10 +142,30 @@ export class ExchangeChannel<WireOut = ExchangeRequest, WireIn = ExchangeRespons
     } catch (err) {
       if (err instanceof ConnectError && err.code === Code.Unimplemented) this.supported = false;
       failure = fromConnectError(err);
+      refused = !this.accepted.has(requests) && isRefusedStream(err);
     }
     if (this.requests === requests) this.requests = undefined;
     requests.close();
+    this.accepted.delete(requests);
+    if (refused) this.resend(requests);
     this.failAll(failure, requests);
+  }
+
+  /** The stream answered: the peer accepted it, so its calls are never sent again. */
+  private acceptedBy(stream: AsyncQueue<WireOut>): void {
+    this.accepted.add(stream);
+    for (const p of this.pending.values()) if (p.stream === stream) p.frame = undefined;
+  }
+
+  /** The calls of a stream the peer refused unprocessed, sent again on a new stream (once each). */
+  private resend(refused: AsyncQueue<WireOut>): void {
+    for (const p of this.pending.values()) {
+      if (p.stream !== refused || p.frame === undefined) continue;
+      const next = this.open();
+      p.stream = next;
+      next.push(p.frame);
+      p.frame = undefined;
+    }
   }
 
   /** Fails the calls pending on `stream` (every pending call when undefined). */

@@ -11,14 +11,14 @@ import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import { systemTimers, type Timers } from "../core/clock.js";
-import { PEER_CONNECTIONS_MAX, PEER_IDLE_TIMEOUT_MS, PEER_RENEW_GRACE_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
+import { PEER_CONNECTIONS_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
 import { answerClientError } from "../http/client-errors.js";
 import { acceptedSocketOf } from "../http/connection-rank.js";
-import { ConnectionEpochs } from "../http/connection-epochs.js";
 import { closeForCap, ConnectionSlots, type CapOutcome } from "../http/connection-slots.js";
 import type { PeerRequestHandler } from "./peer-handler.js";
 import { idleTimeout } from "./session-idle.js";
 import type { PeerConnectionTrust } from "./connection-trust.js";
+import { PeerTrustRenewal } from "./peer-trust-renewal.js";
 
 const PREFACE_START = Buffer.from("PRI ");
 
@@ -37,51 +37,9 @@ export interface PeerServer {
   close(): Promise<void>;
   /**
    * Under mutual TLS, after the CA changed: ends the connections verified under the old one
-   * (TrustRenewal). Absent on the cleartext listener, which verifies no one.
+   * (peer-trust-renewal.ts). Absent on the cleartext listener, which verifies no one.
    */
   renewTrust?(): void;
-}
-
-/**
- * The connections of a mutual-TLS dist listener verified under a CA that has since changed. A
- * connection is verified once, at its handshake, so before this a peer that the reloaded CA no
- * longer trusted kept its sessions for as long as its traffic kept them open. On renew(): each
- * older HTTP/2 session gets GOAWAY (its open streams may finish; a node's peer client moves its
- * Exchange stream to a new connection on it) and is destroyed if a stream is still open after
- * PEER_RENEW_GRACE_MS; on an older HTTP/1.1 connection the next answer says `Connection: close`.
- */
-class TrustRenewal {
-  private readonly epochs = new ConnectionEpochs();
-  private readonly sessions = new Set<http2.ServerHttp2Session>();
-
-  constructor(
-    private readonly server: http2.Http2SecureServer,
-    private readonly timers: Timers,
-  ) {
-    server.on("secureConnection", (socket: object) => this.epochs.accepted(socket));
-    server.on("session", (session: http2.ServerHttp2Session) => {
-      this.epochs.accepted(session);
-      this.sessions.add(session);
-      session.once("close", () => this.sessions.delete(session));
-    });
-  }
-
-  renew(): void {
-    // HTTP/1.1 answers on older connections close them (installed at the first change only).
-    if (!this.epochs.changed) {
-      this.server.prependListener("request", (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => {
-        const h1 = res as unknown as { shouldKeepAlive?: boolean };
-        if (req.httpVersionMajor === 1 && this.epochs.isOlder(req.socket)) h1.shouldKeepAlive = false;
-      });
-    }
-    this.epochs.advance();
-    for (const session of this.sessions) {
-      if (!this.epochs.isOlder(session) || session.closed || session.destroyed) continue;
-      session.close();
-      const timer = this.timers.after(PEER_RENEW_GRACE_MS, () => session.destroy());
-      session.once("close", () => timer.cancel());
-    }
-  }
 }
 
 /**
@@ -199,10 +157,15 @@ export function createSecurePeerServer(
   trust?: PeerConnectionTrust,
   limits: PeerServerLimits = {},
 ): PeerServer {
+  const renewal = new PeerTrustRenewal(limits.timers ?? systemTimers);
   const server = http2.createSecureServer(
-    { allowHTTP1: true, requestCert: true, rejectUnauthorized: true, ca: tls.ca, cert: tls.cert, key: tls.key, settings: { maxConcurrentStreams: 1000 } },
+    {
+      allowHTTP1: true, requestCert: true, rejectUnauthorized: true, ca: tls.ca, cert: tls.cert, key: tls.key, settings: { maxConcurrentStreams: 1000 },
+      Http1ServerResponse: renewal.http1Response(),
+    },
     handle,
   );
+  renewal.attach(server);
   const trustKeys = new WeakMap<net.Socket, object>();
   server.on("secureConnection", (socket: net.Socket) => {
     // an HTTP/2 session was recorded first ('session' comes from the server's own listener)
@@ -223,7 +186,6 @@ export function createSecurePeerServer(
   });
   // Failed handshakes (no or foreign client certificate) are the client's problem: not logged.
   server.on("tlsClientError", () => undefined);
-  const renewal = new TrustRenewal(server, limits.timers ?? systemTimers);
   return {
     server,
     renewTrust: () => renewal.renew(),

@@ -24,6 +24,7 @@
 import http2 from "node:http2";
 import type { Timers } from "../core/clock.js";
 import { CacheError } from "../core/errors.js";
+import { PEER_RENEW_GRACE_MS } from "../core/limits.js";
 import { idleTimeout } from "./session-idle.js";
 
 export interface PeerSessionOptions {
@@ -128,6 +129,11 @@ export class PeerSession {
     this.connecting = undefined;
     if (conn === undefined || conn.destroyed) return;
     if (!conn.closed) conn.close();
+    this.destroyAfterGrace(conn, graceMs);
+  }
+
+  /** Destroys `conn` if it is still open after `graceMs` (a stream that never ends). */
+  private destroyAfterGrace(conn: http2.ClientHttp2Session, graceMs = PEER_RENEW_GRACE_MS): void {
     const timer = this.opts.timers.after(graceMs, () => {
       if (!conn.destroyed) this.opts.timers.defer(() => conn.destroy());
     });
@@ -185,6 +191,8 @@ export class PeerSession {
         // Not in nghttp2's receive callback (see the top of this file).
         const listener = this.goawayListener;
         if (current && listener !== undefined) this.opts.timers.defer(listener);
+        // Node closes the connection once its streams end; one the peer never ends is cut.
+        if (current) this.destroyAfterGrace(conn);
       });
       idleTimeout(conn, this.opts.idleTimeoutMs, () => {
         if (!conn.destroyed) conn.close();

@@ -1,15 +1,22 @@
 // The mutual-TLS dist listener after its CA changed (renewTrust): sessions verified under the old
 // CA get GOAWAY at once, keep the streams they have, and are destroyed when the grace runs out
-// (a peer that does not move its streams); a session opened afterwards is left alone; an HTTP/1.1
-// answer on an older connection says Connection: close. One process, a real TLS listener on
+// (a peer that does not move its streams); a session opened afterwards is left alone; an idle
+// older HTTP/1.1 connection is closed, a busy one's answer says Connection: close; a handshake
+// held back across the change ends unanswered. One process, a real TLS listener on
 // loopback, the grace timer injected.
 import { expect } from "chai";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import tls from "node:tls";
 import type { TimerHandle, Timers } from "../../src/core/clock.js";
-import { createSecurePeerServer, type PeerServer } from "../../src/peer/index.js";
+import { systemClock, systemTimers } from "../../src/core/clock.js";
+import { systemRandom } from "../../src/core/random.js";
+import { recordingLogger } from "../../src/log/index.js";
+import { createNode } from "../../src/node.js";
+import { ConnectPeerTransport, createSecurePeerServer, type PeerServer } from "../../src/peer/index.js";
+import { testConfig } from "../helpers/test-config.js";
 import { makeTestCerts, type TestCerts } from "../helpers/certs.js";
+import { handshakeRelay } from "../helpers/handshake-relay.js";
 
 /** Timers whose `after` callbacks run only when the test fires them. */
 class ManualTimers implements Timers {
@@ -49,7 +56,9 @@ describe("dist listener: sessions of a replaced peer CA (renewTrust)", function 
       (req, res) => {
         const answer = res as http2.Http2ServerResponse;
         if (req.url === "/hold") return void answer.writeHead(200).write("held ");
-        answer.end("ok");
+        if (req.headers.expect !== undefined) answer.writeContinue();
+        req.resume();
+        req.on("end", () => answer.end("ok"));
       },
       { ca: certs.pem(certs.ca.cert), cert: certs.pem(certs.server.cert), key: certs.pem(certs.server.key) },
       undefined,
@@ -110,20 +119,97 @@ describe("dist listener: sessions of a replaced peer CA (renewTrust)", function 
     expect(timers.due.every((t) => t.cancelled), "the grace timer was cancelled").to.equal(true);
   });
 
-  it("an HTTP/1.1 answer on a connection from before the change says Connection: close, and the connection ends", async () => {
-    const socket = tls.connect({ host: "127.0.0.1", port, ...clientTls(), ALPNProtocols: ["http/1.1"] });
-    await new Promise((r) => socket.once("secureConnect", r));
+  /** An HTTP/1.1 connection over TLS with the raw text it received. */
+  async function h1(target = port): Promise<{ socket: tls.TLSSocket; text: () => string; reset: () => void; ended: Promise<unknown> }> {
+    const socket = tls.connect({ host: "127.0.0.1", port: target, ...clientTls(), ALPNProtocols: ["http/1.1"] });
     let text = "";
     socket.setEncoding("utf8").on("data", (c: string) => (text += c));
-    const ended = new Promise((r) => socket.once("end", r));
-    socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-    while (!text.includes("ok")) await new Promise((r) => setTimeout(r, 10));
-    expect(text.toLowerCase(), "before the change: keep-alive").to.not.contain("connection: close");
+    socket.on("error", () => undefined);
+    const ended = new Promise((r) => socket.once("close", r));
+    await new Promise((r) => socket.once("secureConnect", r));
+    return { socket, text: () => text, reset: () => void (text = ""), ended };
+  }
+  const until = async (ok: () => boolean) => {
+    for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+  };
+
+  it("an idle HTTP/1.1 connection from before the change is closed by it; one in a 100-continue request gets Connection: close", async () => {
+    const idle = await h1();
+    idle.socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    await until(() => idle.text().includes("ok"));
+    const busy = await h1();
+    busy.socket.write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n");
+    await until(() => busy.text().includes("100 Continue"));
     peer.renewTrust!();
-    text = "";
-    socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-    await ended;
-    expect(text.toLowerCase()).to.contain("connection: close");
-    socket.destroy();
+    await idle.ended;
+    expect(busy.socket.destroyed, "the connection in a request stays for its answer").to.equal(false);
+    busy.socket.write("{}");
+    await busy.ended;
+    expect(busy.text().toLowerCase()).to.contain("200 ok").and.contain("connection: close");
+  });
+
+  it("a handshake held back across the change (checked against the old CA) ends as it completes: HTTP/1.1 with no answer, HTTP/2 with GOAWAY", async () => {
+    const relay = await handshakeRelay(port);
+    try {
+      const relayPort = relay.port;
+      const held = await h1(relayPort);
+      held.socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+      const heldH2 = http2.connect(`https://127.0.0.1:${relayPort}`, clientTls());
+      heldH2.on("error", () => undefined);
+      const goaway = new Promise((r) => heldH2.once("goaway", r));
+      await new Promise((r) => heldH2.once("connect", r));
+      peer.renewTrust!();
+      relay.release();
+      await held.ended;
+      expect(held.text(), "no answer on an HTTP/1.1 connection verified under the old CA").to.equal("");
+      await goaway; // an HTTP/2 session verified under the old CA is closed as it starts
+      heldH2.destroy();
+    } finally {
+      relay.close();
+    }
+  });
+
+  it("a node's peer client loses no call while the listener renews again and again: refused streams are sent again", async () => {
+    const node = createNode(testConfig({ SERVICE_NODE_ID: "renew-1", SERVICE_DIST_ADDR: "127.0.0.1:1", SERVICE_REPLICATION: "1" }), {
+      logger: recordingLogger("error"), clock: systemClock, timers: systemTimers, random: systemRandom, documents: { client: "", management: "" }, serviceVersion: "test",
+    });
+    const served = createSecurePeerServer(node.peerHandler, { ca: certs.pem(certs.ca.cert), cert: certs.pem(certs.server.cert), key: certs.pem(certs.server.key) });
+    await new Promise<void>((r) => served.server.listen(0, "127.0.0.1", r));
+    const transport = new ConnectPeerTransport({ compressionThresholdBytes: 0, tls: { ca: certs.pem(certs.ca.cert), cert: certs.pem(certs.server.cert), key: certs.pem(certs.server.key) } });
+    const to = { id: "renew-1", address: `localhost:${(served.server.address() as AddressInfo).port}` };
+    const failures = new Map<string, number>();
+    let ok = 0;
+    let stop = false;
+    // Unary calls (Health) and Exchange frames (Get), 16 of each at a time.
+    const worker = async (exchange: boolean) => {
+      while (!stop) {
+        try {
+          if (exchange) await transport.get(to, ["k"]);
+          else await transport.health(to);
+          ok++;
+        } catch (err) {
+          const m = (err as Error).message.slice(0, 100);
+          failures.set(m, (failures.get(m) ?? 0) + 1);
+        }
+      }
+    };
+    try {
+      const workers = Array.from({ length: 32 }, (_, i) => worker(i % 2 === 1));
+      await new Promise((r) => setTimeout(r, 200));
+      for (let i = 0; i < 12; i++) {
+        served.renewTrust!();
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      stop = true;
+      await Promise.all(workers);
+      // Before: 'Stream closed with error code NGHTTP2_REFUSED_STREAM' for calls in flight.
+      expect([...failures], `failed calls (of ${ok + [...failures.values()].reduce((a, b) => a + b, 0)})`).to.deep.equal([]);
+      expect(ok).to.be.greaterThan(1000);
+    } finally {
+      stop = true;
+      await transport.close();
+      await served.close();
+      await node.stop();
+    }
   });
 });

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import tls from "node:tls";
 import { LOG } from "../../src/log/index.js";
 import { makeTestCerts, type TestCerts } from "../helpers/certs.js";
+import { handshakeRelay } from "../helpers/handshake-relay.js";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -143,16 +144,22 @@ describe("TLS files reloaded while the node runs", function () {
     expect(node.child.exitCode).to.equal(null);
   });
 
-  it("a changed client CA ends the connections verified under the old one: idle ones at once, one in a request after its answer (Connection: close)", async () => {
-    const c = makeTestCerts(["client"]);
-    const files = { cert: join(dir, "api.crt"), key: join(dir, "api.key"), ca: join(dir, "client-ca.crt") };
-    copyFileSync(c.server.cert, files.cert);
-    copyFileSync(c.server.key, files.key);
-    copyFileSync(c.ca.cert, files.ca);
-    const mtls = await startNode({
-      id: "tls-reload-ca",
+  /** A node with mutual TLS on its client API, its files (the CA one to be swapped) in `dir`. */
+  async function startMtlsNode(id: string): Promise<{ certs: TestCerts; files: { cert: string; key: string; ca: string }; node: NodeProcess }> {
+    const certs = makeTestCerts(["client"]);
+    const files = { cert: join(dir, `${id}.crt`), key: join(dir, `${id}.key`), ca: join(dir, `${id}-ca.crt`) };
+    copyFileSync(certs.server.cert, files.cert);
+    copyFileSync(certs.server.key, files.key);
+    copyFileSync(certs.ca.cert, files.ca);
+    const node = await startNode({
+      id,
       env: { SERVICE_API_TLS_CERT: files.cert, SERVICE_API_TLS_KEY: files.key, SERVICE_API_TLS_CLIENT_CA: files.ca, SERVICE_TLS_RELOAD_INTERVAL: "200ms" },
     });
+    return { certs, files, node };
+  }
+
+  it("a changed client CA ends the connections verified under the old one: idle ones at once, one in a request after its answer (Connection: close)", async () => {
+    const { certs: c, files, node: mtls } = await startMtlsNode("tls-reload-ca");
     try {
       const client = c.clients.client!;
       const idle = await connectWithCert(mtls.apiPort, c, client);
@@ -225,6 +232,66 @@ describe("TLS files reloaded while the node runs", function () {
       expect((await servedFingerprint(n.distPort, peerOf(b))).authorized, "a peer of the CA in use still connects").to.equal(true);
     } finally {
       await n.stop("SIGKILL");
+    }
+  });
+
+  it("a handshake held back across a client CA change (checked against the old CA) ends as it completes: its request is not taken", async () => {
+    const { certs: c, files, node: n } = await startMtlsNode("tls-reload-held");
+    const relay = await handshakeRelay(n.apiPort);
+    try {
+      const held = await connectWithCert(relay.port, c, c.clients.client!);
+      held.socket.on("error", () => undefined);
+      held.socket.write("PUT /v1/cache/held HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi");
+      swap(c.foreignCa.cert, files.ca);
+      await n.waitForLog(LOG.tlsReloaded, 5000, (r) => r.listener === "api");
+      relay.release();
+      // Before: answered 200, and every later request on the connection too.
+      await held.closed;
+      expect(held.text(), "no answer").to.equal("");
+      const check = await connectWithCert(n.apiPort, c, c.foreignClient);
+      check.socket.write("GET /v1/cache/held HTTP/1.1\r\nHost: x\r\n\r\n");
+      expect((await answers(check, 1))[0], "the held request was not taken").to.match(/^404 /);
+      check.socket.destroy();
+    } finally {
+      relay.close();
+      await n.stop("SIGKILL");
+      c.cleanup();
+    }
+  });
+
+  it("a client CA refused because of the peer CA in use is read again once the peer CA changes", async () => {
+    const c = makeTestCerts(["client"]);
+    const d = makeTestCerts(["client"]);
+    const e = makeTestCerts(["client"]);
+    const files = { apiCa: join(dir, "cross-api-ca.crt"), distCa: join(dir, "cross-dist-ca.crt") };
+    copyFileSync(c.ca.cert, files.apiCa);
+    copyFileSync(d.ca.cert, files.distCa);
+    const n = await startNode({
+      id: "tls-reload-cross",
+      env: {
+        SERVICE_API_TLS_CERT: c.server.cert, SERVICE_API_TLS_KEY: c.server.key, SERVICE_API_TLS_CLIENT_CA: files.apiCa,
+        SERVICE_DIST_TLS_CERT: d.server.cert, SERVICE_DIST_TLS_KEY: d.server.key, SERVICE_DIST_TLS_CA: files.distCa,
+        SERVICE_TLS_RELOAD_INTERVAL: "200ms",
+      },
+    });
+    try {
+      // The client CA moves to D first, refused while the peer CA is still D; then the peer CA moves to E.
+      swap(d.ca.cert, files.apiCa);
+      await n.waitForLog(LOG.tlsReloadFailed, 5000, (r) => r.listener === "api");
+      swap(e.ca.cert, files.distCa);
+      let taken = false;
+      for (let i = 0; i < 40 && !taken; i++) {
+        await sleep(100);
+        taken = await handshakeWorks(n.apiPort, d, d.clients.client!);
+      }
+      // Before: the client CA refused at the first look was never read again: C stayed trusted.
+      expect(taken, "a client of the new CA D is taken").to.equal(true);
+      expect(await handshakeWorks(n.apiPort, c, c.clients.client!), "a client of the removed CA C is not").to.equal(false);
+    } finally {
+      await n.stop("SIGKILL");
+      c.cleanup();
+      d.cleanup();
+      e.cleanup();
     }
   });
 });

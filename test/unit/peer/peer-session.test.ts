@@ -175,6 +175,31 @@ describe("peer/peer-session", () => {
     await new Promise((r) => server.close(r));
   });
 
+  it("after a GOAWAY, a stream the peer never ends is cut when the grace runs out (the connection is not kept for good)", async () => {
+    const server = http2.createServer((_req, res) => void res.writeHead(200).write("held"));
+    const sessions: http2.ServerHttp2Session[] = [];
+    server.on("session", (x) => sessions.push(x));
+    const port = await listen(server as unknown as net.Server);
+    const due: Array<() => void> = [];
+    const timers: Timers = { ...systemTimers, after: (_ms, fn) => (due.push(fn), { cancel: () => undefined }) };
+    const session = new PeerSession(`http://127.0.0.1:${port}/internal`, { ...opts, timers });
+    const stream = await session.request("GET", "/", {}, {});
+    stream.on("error", () => undefined);
+    stream.resume();
+    await new Promise((r) => stream.once("response", r));
+    const goaway = new Promise((r) => stream.session!.once("goaway", r));
+    sessions[0]!.close();
+    await goaway;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(stream.closed, "the stream lives on after the GOAWAY").to.equal(false);
+    const closed = new Promise((r) => stream.once("close", r));
+    for (const fn of due.splice(0)) fn();
+    await closed;
+    expect(stream.session === undefined || stream.session.destroyed).to.equal(true);
+    session.close();
+    await new Promise((r) => server.close(r));
+  });
+
   it("close() and reset() destroy the connection on the next turn of the event loop, never in the caller's stack", async () => {
     // The caller may be inside this session's receive callback (an answer that ends on a DATA
     // frame resolves its promise there): destroying the session then re-enters nghttp2 and frees
