@@ -74,11 +74,12 @@ export const PEER_BODY_BYTES_MAX = 16 * 1024 * 1024;
 export const PEER_BATCH_BYTES = 8 * 1024 * 1024;
 export const PEER_TIMEOUT_MS = 5_000;
 /**
- * After the peer CA changed, how long a peer session verified under the old one may keep the
- * streams it has (both ends send GOAWAY and move their Exchange stream at once; this bounds a
- * peer that does not): two call timeouts.
+ * After a GOAWAY (the peer CA changed, a peer's idle close), how long a session may keep the
+ * streams it has (nodes move their Exchange stream at once; this bounds a peer that does not):
+ * the longest call, a lease that waits LEASE_LIMITS.waitMsMax plus its timeout, with a call
+ * timeout to spare.
  */
-export const PEER_RENEW_GRACE_MS = 2 * PEER_TIMEOUT_MS;
+export const PEER_RENEW_GRACE_MS = 2 * PEER_TIMEOUT_MS + LEASE_LIMITS.waitMsMax;
 
 /**
  * A peer token shorter than this is logged as a warning at start-up: the dist listener answers

@@ -26,9 +26,15 @@ export class ConnectionEpochs {
     this.epoch++;
   }
 
-  /** True for a connection accepted before the last change; a TLS socket is looked up by the TCP socket under it. */
+  /**
+   * True for a connection accepted before the last change; a TLS socket is looked up by the TCP
+   * socket under it. A socket with none (handed to the server some other way than its own accept)
+   * and never recorded is taken as new rather than ended at once.
+   */
   isOlder(socket: Socket | null | undefined): boolean {
     if (this.epoch === 0 || socket == null) return false;
-    return (this.acceptedIn.get(acceptedSocketOf(socket) ?? socket) ?? 0) < this.epoch;
+    const accepted = acceptedSocketOf(socket);
+    if (accepted === undefined && !this.acceptedIn.has(socket)) return false;
+    return (this.acceptedIn.get(accepted ?? socket) ?? 0) < this.epoch;
   }
 }

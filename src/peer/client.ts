@@ -204,8 +204,11 @@ export class ConnectPeerTransport implements PeerTransport {
   }
 
   private async call<T>(to: PeerRef, method: string, fn: (c: Client<typeof PeerService>) => Promise<T>, attempt = 0): Promise<T> {
-    this.calls++;
-    this.opts.metrics?.inc("dist.peer.calls");
+    // A call sent again after a refused stream counts once.
+    if (attempt === 0) {
+      this.calls++;
+      this.opts.metrics?.inc("dist.peer.calls");
+    }
     const peer = this.peer(to);
     const started = this.now();
     const readsBefore = peer.session.reads;

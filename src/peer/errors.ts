@@ -45,16 +45,20 @@ export function fromConnectError(err: unknown): CacheError {
   }
 }
 
+/** What Node's http2 says of a stream closed with REFUSED_STREAM (an Error with code ERR_HTTP2_STREAM_ERROR). */
+const REFUSED_MESSAGE = "Stream closed with error code NGHTTP2_REFUSED_STREAM";
+
 /**
  * True for a stream the peer refused before processing anything on it (HTTP/2 REFUSED_STREAM,
- * also what a client reports for its streams above the last stream id of a GOAWAY): RFC 9113
- * section 8.7 says such a request can be retried safely. Read along the error's causes, as
- * connect-node ("http/2 stream closed with error code REFUSED_STREAM") and Node's http2
- * ("Stream closed with error code NGHTTP2_REFUSED_STREAM") word it.
+ * also what the client reports for its streams above the last stream id of a GOAWAY): RFC 9113
+ * section 8.7 says such a request can be retried safely. Judged by the local Node error in the
+ * cause chain (its string `code` ERR_HTTP2_STREAM_ERROR), never by message text alone: a peer's
+ * own error text travels in ConnectError messages and could otherwise make this node send a call
+ * it already processed again (a review finding).
  */
 export function isRefusedStream(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-    if (/\bREFUSED_STREAM\b|NGHTTP2_REFUSED_STREAM/.test(e.message)) return true;
+    if ((e as { code?: unknown }).code === "ERR_HTTP2_STREAM_ERROR" && e.message === REFUSED_MESSAGE) return true;
   }
   return false;
 }

@@ -79,6 +79,12 @@ describe("http/client-ca-renewal", () => {
     expect(fresh.destroyed()).to.equal(false);
   });
 
+  it("a socket with no TCP socket under it that was never seen accepted is taken as new, not ended", () => {
+    renewal.apply(material("ca-2"));
+    const handed = { destroy: () => undefined } as unknown as Socket;
+    expect(renewal.endsConnection(handed)).to.equal(false);
+  });
+
   it("applying before the listener is attached is a programming error", () => {
     expect(() => new ClientCaRenewal(undefined).apply(material(undefined))).to.throw(/before attach/);
   });
