@@ -148,6 +148,21 @@ describe("dist listener: sessions of a replaced peer CA (renewTrust)", function 
     expect(busy.text().toLowerCase()).to.contain("200 ok").and.contain("connection: close");
   });
 
+  it("an HTTP/1.1 connection with part of a request head in at the change is not taken as idle: the request is answered, with Connection: close", async () => {
+    const c = await h1();
+    c.socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    await until(() => c.text().includes("ok"));
+    c.reset();
+    c.socket.write("GET / HTTP/1.1\r\nHo");
+    await new Promise((r) => setTimeout(r, 50));
+    peer.renewTrust!();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(c.socket.destroyed, "cut in the middle of its request head").to.equal(false);
+    c.socket.write("st: x\r\n\r\n");
+    await c.ended;
+    expect(c.text().toLowerCase()).to.contain("200 ok").and.contain("connection: close");
+  });
+
   it("a handshake held back across the change (checked against the old CA) ends as it completes: HTTP/1.1 with no answer, HTTP/2 with GOAWAY", async () => {
     const relay = await handshakeRelay(port);
     try {
