@@ -2,5 +2,5 @@ export type { Config, ConsistencyLevel, EvictionAlgorithm, LogLevel, OidcConfig,
 export { loadConfig, type ConfigDefaults } from "./load-config.js";
 export { SettingError, type Seed } from "./parsers.js";
 export { SETTINGS, type SettingSpec } from "./settings.js";
-export { checkPeerCredential, readTlsMaterial, sharedCaSubject, TlsMaterialError, type TlsListener, type TlsMaterial } from "./tls-material.js";
+export { checkPeerCredential, readTlsMaterial, sameCa, sharedCaSubject, TlsMaterialError, type TlsListener, type TlsMaterial } from "./tls-material.js";
 export { fileStamps, TlsReloader, type FileStamp, type TlsReloadDeps } from "./tls-reload.js";

@@ -10,7 +10,7 @@
 import type https from "node:https";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
-import type { TlsMaterial } from "../config/index.js";
+import { sameCa, type TlsMaterial } from "../config/index.js";
 import { ConnectionEpochs } from "./connection-epochs.js";
 
 export class ClientCaRenewal {
@@ -44,7 +44,7 @@ export class ClientCaRenewal {
     const server = this.server;
     if (server === undefined) throw new Error("ClientCaRenewal.apply before attach");
     server.setSecureContext(material);
-    const same = material.ca === undefined ? this.current === undefined : this.current !== undefined && material.ca.equals(this.current);
+    const same = sameCa(material.ca, this.current);
     this.current = material.ca;
     if (same) return;
     this.epochs.advance();

@@ -11,11 +11,6 @@ export class ConnectionEpochs {
   private epoch = 0;
   private readonly acceptedIn = new WeakMap<object, number>();
 
-  /** True once a change happened. */
-  get changed(): boolean {
-    return this.epoch > 0;
-  }
-
   /** Records a TCP connection as the listener accepts it (its 'connection' event). */
   accepted(socket: Socket): void {
     if (this.epoch > 0) this.acceptedIn.set(socket, this.epoch);

@@ -6,7 +6,7 @@ import { Code, ConnectError, createClient, type Client, type Interceptor, type T
 import { createConnectTransport } from "@connectrpc/connect-node";
 import type { SecureClientSessionOptions } from "node:http2";
 import { systemClock, systemTimers, type Timers } from "../core/clock.js";
-import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_RENEW_GRACE_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
+import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../core/limits.js";
 import type { Metrics, PeerCallMetrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { peerGzip } from "./peer-compression.js";
@@ -102,7 +102,7 @@ export class ConnectPeerTransport implements PeerTransport {
    */
   renewSessions(): void {
     for (const c of this.clients.values()) {
-      c.session.retire(PEER_RENEW_GRACE_MS);
+      c.session.retire();
       c.channel.rotate();
     }
   }

@@ -127,9 +127,13 @@ export class ExchangeChannel<WireOut = ExchangeRequest, WireIn = ExchangeRespons
   private async read(responses: AsyncIterable<WireIn>, requests: AsyncQueue<WireOut>): Promise<void> {
     let failure: unknown = new CacheError("UNAVAILABLE", "peer ended the exchange stream");
     let refused = false;
+    let answered = false;
     try {
       for await (const frame of responses) {
-        if (!this.accepted.has(requests)) this.acceptedBy(requests);
+        if (!answered) {
+          answered = true;
+          this.acceptedBy(requests);
+        }
         // An answer that does not decode fails the stream (and every call pending on it).
         const r = this.wire.frames.decode(frame);
         const id = Number(r.id);
@@ -142,7 +146,7 @@ export class ExchangeChannel<WireOut = ExchangeRequest, WireIn = ExchangeRespons
     } catch (err) {
       if (err instanceof ConnectError && err.code === Code.Unimplemented) this.supported = false;
       failure = fromConnectError(err);
-      refused = !this.accepted.has(requests) && isRefusedStream(err);
+      refused = !answered && isRefusedStream(err);
     }
     if (this.requests === requests) this.requests = undefined;
     requests.close();

@@ -120,21 +120,21 @@ export class PeerSession {
    * Moves to a new connection without cutting a call (the peer CA changed: the current connection
    * was verified under the old one). The next request opens a connection with the options in use;
    * the current one gets GOAWAY, keeps its open streams until they end, and is destroyed if any
-   * is still open after `graceMs`.
+   * is still open after PEER_RENEW_GRACE_MS.
    */
-  retire(graceMs: number): void {
+  retire(): void {
     const conn = this.conn;
     this.generation++;
     this.conn = undefined;
     this.connecting = undefined;
     if (conn === undefined || conn.destroyed) return;
     if (!conn.closed) conn.close();
-    this.destroyAfterGrace(conn, graceMs);
+    this.destroyAfterGrace(conn);
   }
 
-  /** Destroys `conn` if it is still open after `graceMs` (a stream that never ends). */
-  private destroyAfterGrace(conn: http2.ClientHttp2Session, graceMs = PEER_RENEW_GRACE_MS): void {
-    const timer = this.opts.timers.after(graceMs, () => {
+  /** Destroys `conn` if it is still open after PEER_RENEW_GRACE_MS (a stream that never ends). */
+  private destroyAfterGrace(conn: http2.ClientHttp2Session): void {
+    const timer = this.opts.timers.after(PEER_RENEW_GRACE_MS, () => {
       if (!conn.destroyed) this.opts.timers.defer(() => conn.destroy());
     });
     conn.once("close", () => timer.cancel());

@@ -1,7 +1,7 @@
 // TLS material of the peer transport (SERVICE_DIST_TLS_CERT, _KEY, _CA): mutual TLS, every node
 // verifies every peer against the CA. The same options serve the dist listener
 // (createSecurePeerServer) and the peer client.
-import { readTlsMaterial, TlsMaterialError, type TlsFiles } from "../config/index.js";
+import { readTlsMaterial, sameCa, TlsMaterialError, type TlsFiles } from "../config/index.js";
 
 /** Node TLS options of the peer transport. */
 export interface PeerTlsOptions {
@@ -59,7 +59,7 @@ export function livePeerTls(initial: PeerTlsOptions): LivePeerTls {
   return {
     options,
     replace: (next) => {
-      const trustChanged = !next.ca.equals(current.ca);
+      const trustChanged = !sameCa(next.ca, current.ca);
       current = next;
       if (trustChanged) for (const l of listeners) l();
     },

@@ -6,10 +6,11 @@
 // the new certificates, then the new CA alone) loses no write; a node that trusts only the new CA
 // stops talking to a peer that still has an old certificate.
 import { expect } from "chai";
-import { copyFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { makeTestCerts, type TestCerts } from "../helpers/certs.js";
+import { replaceFile } from "../helpers/replace-file.js";
 import { clusterPorts, startMember, type NodeProcess } from "../helpers/node-process.js";
 import { FAST_TIMERS, describeMembers, eventually, members, put, stateOf, waitAllAlive } from "./cluster-helpers.js";
 
@@ -26,17 +27,12 @@ class PeerFiles {
     this.ca = join(dir, `${id}-ca.crt`);
   }
   setCert(certs: TestCerts): void {
-    swap(this.key, certs.pem(certs.server.key));
-    swap(this.cert, certs.pem(certs.server.cert));
+    replaceFile(this.key, certs.pem(certs.server.key));
+    replaceFile(this.cert, certs.pem(certs.server.cert));
   }
   setCa(...cas: TestCerts[]): void {
-    swap(this.ca, Buffer.concat(cas.map((c) => c.pem(c.ca.cert))));
+    replaceFile(this.ca, Buffer.concat(cas.map((c) => c.pem(c.ca.cert))));
   }
-}
-
-function swap(path: string, bytes: Buffer): void {
-  writeFileSync(`${path}.new`, bytes);
-  renameSync(`${path}.new`, path);
 }
 
 describe("peer sessions across a change of the peer CA (real processes, mutual TLS)", function () {

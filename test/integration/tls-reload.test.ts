@@ -4,7 +4,7 @@
 // every other at once.
 import { expect } from "chai";
 import { X509Certificate } from "node:crypto";
-import { copyFileSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tls from "node:tls";
@@ -12,6 +12,7 @@ import { LOG } from "../../src/log/index.js";
 import { makeTestCerts, type TestCerts } from "../helpers/certs.js";
 import { handshakeRelay } from "../helpers/handshake-relay.js";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
+import { replaceFile } from "../helpers/replace-file.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -75,11 +76,8 @@ async function handshakeWorks(port: number, certs: TestCerts, pair: { cert: stri
 
 const fingerprintOf = (path: string) => new X509Certificate(readFileSync(path)).fingerprint256;
 
-/** Replaces `to` the way a Secret update does: a new file renamed over the old one. */
-function swap(from: string, to: string): void {
-  copyFileSync(from, `${to}.new`);
-  renameSync(`${to}.new`, to);
-}
+/** Replaces `to` with the file `from`, the way a Secret update does. */
+const swap = (from: string, to: string) => replaceFile(to, readFileSync(from));
 
 describe("TLS files reloaded while the node runs", function () {
   this.timeout(60_000);

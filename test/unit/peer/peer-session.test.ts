@@ -119,7 +119,7 @@ describe("peer/peer-session", () => {
     };
     const slow = body("/hold");
     while (held.length === 0) await new Promise((r) => setTimeout(r, 5));
-    session.retire(5_000);
+    session.retire();
     expect(await body("/"), "a request after the retire").to.equal("ok");
     expect(sessions, "it went on a new connection").to.have.length(2);
     expect(sessions[0]!.destroyed, "the old connection is still there for its stream").to.equal(false);
@@ -145,7 +145,7 @@ describe("peer/peer-session", () => {
       },
       (e: unknown) => String(e),
     );
-    session.retire(5_000); // before the connection completes
+    session.retire(); // before the connection completes
     expect(await pending).to.equal("answered");
     expect(connections, "the attempt from before the retire was not used").to.equal(2);
     session.close();
