@@ -1,8 +1,8 @@
 // Faults on processes: kill -9 and restart, SIGSTOP/SIGCONT, a rolling SIGTERM restart, a skewed
 // clock (libfaketime), and two nodes joining under load.
-import type { ChaosNode } from "../proc/chaos-node.js";
+import { LIBFAKETIME, type ChaosNode } from "../proc/chaos-node.js";
 import type { Cluster } from "../proc/cluster.js";
-import { CATCH_UP_TIMEOUT_MS, sleep, type Nemesis, type NemesisContext } from "./nemesis.js";
+import { CATCH_UP_TIMEOUT_MS, missingFile, sleep, type Nemesis, type NemesisContext } from "./nemesis.js";
 
 /** Restarts every node that is down and waits for it to catch up. */
 async function restartDown(cluster: Cluster): Promise<string[]> {
@@ -87,6 +87,8 @@ export const clockSkewNemesis: Nemesis = {
   name: "clock-skew",
   needsNetwork: false,
   description: "restart one node with its wall clock 30 s ahead (libfaketime); heal restarts it without",
+  // Without the library the loader only warns (on stderr) and the node runs on the true clock.
+  missing: () => missingFile(LIBFAKETIME, "faketime"),
   async run(ctx) {
     const target = runningTarget(ctx);
     await target.terminate();

@@ -13,7 +13,7 @@ import { detectNetworkMode, type NetworkMode } from "../net/capabilities.js";
 import { runCommand } from "../net/commands.js";
 import { cleanupLeftovers, NetLab } from "../net/netns.js";
 import { createNemeses } from "../nemesis/index.js";
-import type { NemesisContext } from "../nemesis/nemesis.js";
+import { skipReason, type NemesisContext } from "../nemesis/nemesis.js";
 import { Cluster, sampleClocks } from "../proc/cluster.js";
 import { renderTable, reportJson } from "../report/report.js";
 import { CacheClient } from "../workload/cache-client.js";
@@ -124,8 +124,7 @@ export async function runChaos(o: ChaosOptions, print: (line: string) => void): 
       const nemesis = nemeses.get(name);
       if (!nemesis) throw new Error(`unknown nemesis ${name}`);
       const phaseName = `${String(i + 1).padStart(2, "0")}-${name}`;
-      const skipped = nemesis.needsNetwork && mode.mode === "loopback" ? `SKIPPED: ${mode.reason}` : undefined;
-      await runPhase(deps, phaseName, nemesis, ctx(o.faultSeconds * 1000, phaseName), skipped);
+      await runPhase(deps, phaseName, nemesis, ctx(o.faultSeconds * 1000, phaseName), skipReason(nemesis, mode));
     }
   } catch (err) {
     harnessError = err as Error;

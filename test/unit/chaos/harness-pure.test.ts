@@ -3,6 +3,9 @@ import { assertTarget, isLabAddress, nodeAddress } from "../../chaos/net/address
 import { effectiveCapabilities, hasCapability } from "../../chaos/net/capabilities.js";
 import { cutRuleset, slowRuleset } from "../../chaos/net/nft-rules.js";
 import { SeededRandom } from "../../chaos/lib/random.js";
+import { missingFile, skipReason, type Nemesis } from "../../chaos/nemesis/nemesis.js";
+import { clockSkewNemesis } from "../../chaos/nemesis/process-faults.js";
+import { LIBFAKETIME } from "../../chaos/proc/chaos-node.js";
 import { parseOptions, replayCommand } from "../../chaos/run/options.js";
 import { planKeys } from "../../chaos/workload/keys.js";
 
@@ -92,6 +95,26 @@ describe("chaos harness: pure parts", () => {
       const a = new SeededRandom(5);
       const b = new SeededRandom(5);
       expect([a.next(), a.int(1, 6), a.shuffle([1, 2, 3, 4])]).to.deep.equal([b.next(), b.int(1, 6), b.shuffle([1, 2, 3, 4])]);
+    });
+  });
+
+  describe("phases a machine cannot run", () => {
+    const nemesis = (over: Partial<Nemesis>): Nemesis => ({ name: "x", needsNetwork: false, description: "", run: async () => ({}), heal: async () => {}, ...over });
+    const netns = { mode: "netns" } as const;
+    const loopback = { mode: "loopback", reason: "not root" } as const;
+
+    it("skips a network fault on loopback, and a fault whose tool is missing anywhere", () => {
+      expect(skipReason(nemesis({ needsNetwork: true }), loopback)).to.equal("not root");
+      expect(skipReason(nemesis({ needsNetwork: true }), netns)).to.equal(undefined);
+      expect(skipReason(nemesis({ missing: () => "lib.so is missing (apt-get install lib)" }), netns)).to.equal("lib.so is missing (apt-get install lib)");
+      expect(skipReason(nemesis({ missing: () => undefined }), loopback)).to.equal(undefined);
+      expect(skipReason(nemesis({}), netns)).to.equal(undefined);
+    });
+
+    it("the clock skew needs libfaketime: without it the node would run on the true clock", () => {
+      expect(missingFile("/x/lib.so", "lib", () => false)).to.equal("/x/lib.so is missing (apt-get install lib)");
+      expect(missingFile("/x/lib.so", "lib", () => true)).to.equal(undefined);
+      expect(clockSkewNemesis.missing?.()).to.equal(missingFile(LIBFAKETIME, "faketime"));
     });
   });
 });
