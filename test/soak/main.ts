@@ -9,10 +9,10 @@
 // the wait for a core, which on a loaded machine is most of it. Report in soak-out/.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
 import { startCluster, type NodeProcess } from "../helpers/node-process.js";
 import { parsePrometheus } from "../integration/observability-helpers.js";
+import { parseSoakOptions, SOAK_USAGE, type SoakCommand } from "./options.js";
 import { memoryVerdict, percentile, retainedSeries, soakGates, type RssSample } from "./gates.js";
 import { PUT_TTL_S, Traffic } from "./traffic.js";
 
@@ -92,16 +92,22 @@ async function runtimeMetrics(n: NodeProcess): Promise<string[]> {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { seconds: { type: "string" }, rate: { type: "string" }, seed: { type: "string" }, out: { type: "string" }, "max-data-bytes": { type: "string" } } });
-  const durationS = Number(values.seconds ?? 600);
-  const rate = Number(values.rate ?? 500);
-  const seed = Number(values.seed ?? 1);
-  const out = values.out ?? "soak-out";
+  let command: SoakCommand;
+  try {
+    command = parseSoakOptions(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`soak: ${(err as Error).message}\n${SOAK_USAGE}\n`);
+    return 2;
+  }
+  if (command.kind === "help") {
+    print(SOAK_USAGE);
+    return 0;
+  }
+  const { durationS, rate, seed, out, maxDataBytes: budget } = command.options;
   mkdirSync(out, { recursive: true });
 
   // --max-data-bytes: a byte budget smaller than what the capacity holds, so that the nodes evict
   // for bytes (SERVICE_MAX_DATA_BYTES) all along instead of for items.
-  const budget = values["max-data-bytes"];
   const { nodes } = await startCluster(3, { SERVICE_CAPACITY: String(CAPACITY), SERVICE_PEER_TOKEN: "soak-peer-token", SERVICE_TOMBSTONE_TTL: TOMBSTONE_TTL, ...(budget ? { SERVICE_MAX_DATA_BYTES: budget } : {}) });
   const crashes: string[] = [];
   for (const n of nodes) void n.exited.then((code) => !stopping && crashes.push(`${n.id} exited (${code})`));
