@@ -1,5 +1,6 @@
 // What membership answers to peers: gossip (push-pull) and indirect probes on behalf of a peer.
 import type { MemberTable } from "./member-table.js";
+import { answeredAsOther } from "./peer-identity.js";
 import type { PeerEndpoint, PeerMember, PeerTransport } from "../transport/index.js";
 
 export type MembershipEndpoint = Pick<PeerEndpoint, "gossip" | "probe">;
@@ -20,7 +21,9 @@ export function createMembershipEndpoint(deps: { readonly selfId: string; readon
       const target = members.get(targetId);
       if (!target || targetId === deps.selfId) return { target: targetId, ok: false, error: "unknown member" };
       try {
-        await deps.transport.health({ id: targetId, address: target.address });
+        const h = await deps.transport.health({ id: targetId, address: target.address });
+        const other = answeredAsOther(h, targetId);
+        if (other !== undefined) return { target: targetId, ok: false, error: `${target.address} answered as ${other}, not ${targetId}` };
         return { target: targetId, ok: true, error: "" };
       } catch (err) {
         return { target: targetId, ok: false, error: err instanceof Error ? err.message : String(err) };

@@ -11,6 +11,7 @@ import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
 import type { PeerRef, PeerTransport } from "../transport/index.js";
 import type { MemberTable } from "./member-table.js";
+import { answeredAsOther } from "./peer-identity.js";
 
 export interface ProberDeps {
   readonly members: MemberTable;
@@ -68,7 +69,12 @@ export class Prober {
     try {
       const sentMs = this.deps.clock?.nowMs() ?? 0;
       const h = await withTimeout(timers, this.probeTimeoutMs, transport.health(peer), `probe of ${peer.id}`);
-      if (h.node !== "" && h.node !== peer.id) throw new CacheError("UNAVAILABLE", `${peer.address} answered as ${h.node}, not ${peer.id}`);
+      const other = answeredAsOther(h, peer.id);
+      if (other !== undefined) {
+        // Said at each failed probe until the member is pruned (SERVICE_DEAD_AFTER), then never.
+        this.deps.logger.warn(LOG.peerAnsweredAsOther, { peer: peer.id, address: peer.address, answered_as: other });
+        throw new CacheError("UNAVAILABLE", `${peer.address} answered as ${other}, not ${peer.id}`);
+      }
       if (this.deps.clock && this.deps.offsets) this.deps.offsets.sample(peer.id, sentMs, this.deps.clock.nowMs(), h.unixMs ?? 0);
       members.probeSucceeded(peer.id, h.incarnation);
       return;

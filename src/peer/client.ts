@@ -325,6 +325,7 @@ export class ConnectPeerTransport implements PeerTransport {
   gossip(to: PeerRef, from: string, members: readonly PeerMember[]) {
     return this.call(to, "Gossip", async (c) => {
       const res = await c.gossip(create(GossipRequestSchema, { from, members: members.map(toWireMember) }));
+      checkAnswerer(res.node, to);
       return res.members.map(fromWireMember).filter((m): m is PeerMember => m !== undefined);
     });
   }

@@ -64,7 +64,7 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
     gossip: guarded((req) => {
       capItems("Gossip", "members", req.members.length, PEER_GOSSIP_MEMBERS_MAX);
       const members = endpoint.gossip(req.from, req.members.map(fromWireMember).filter((m) => m !== undefined));
-      return create(GossipResponseSchema, { members: members.map(toWireMember) });
+      return create(GossipResponseSchema, { members: members.map(toWireMember), node: endpoint.health().node });
     }),
     merkleRoot: guarded(async (req) => {
       const r = await endpoint.merkleRoot(req.requester, req.leafCount);

@@ -36,6 +36,11 @@ function copyRecords(records: readonly VersionedRecord[]): VersionedRecord[] {
   return records.map((r) => ({ ...r }));
 }
 
+/** An answer from another node than the one addressed is a failure of the call. */
+function checkAnswerer(node: string, to: PeerRef): void {
+  if (node !== to.id) throw new CacheError("UNAVAILABLE", `${to.address} answered as node ${node}, not ${to.id}`);
+}
+
 class InMemoryTransport implements PeerTransport {
   constructor(private readonly network: InMemoryNetwork) {}
 
@@ -47,8 +52,7 @@ class InMemoryTransport implements PeerTransport {
   /** A call whose answer counts only from the node addressed (a reused address answers as another). */
   private callAddressed<T>(to: PeerRef, fn: (e: PeerEndpoint) => T | Promise<T>): Promise<T> {
     return this.call(to, (e) => {
-      const node = e.health().node;
-      if (node !== to.id) throw new CacheError("UNAVAILABLE", `${to.address} answered as node ${node}, not ${to.id}`);
+      checkAnswerer(e.health().node, to);
       return fn(e);
     });
   }
@@ -81,7 +85,12 @@ class InMemoryTransport implements PeerTransport {
     return this.call(relay, (e) => e.probe(targetId));
   }
   gossip(to: PeerRef, from: string, members: readonly PeerMember[]) {
-    return this.call(to, (e) => e.gossip(from, members.map((m) => ({ ...m }))));
+    // As over the wire: the receiver merges the push, and its answer counts only from the node addressed.
+    return this.call(to, (e) => {
+      const list = e.gossip(from, members.map((m) => ({ ...m })));
+      checkAnswerer(e.health().node, to);
+      return list;
+    });
   }
   merkleRoot(to: PeerRef, requester: string, leafCount: number) {
     return this.call(to, (e) => e.merkleRoot(requester, leafCount));

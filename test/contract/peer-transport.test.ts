@@ -273,6 +273,12 @@ for (const impl of IMPLEMENTATIONS) {
       expect(await codeOf(h.transport.inspect(h.dead, [value.key]))).to.equal("UNAVAILABLE");
     });
 
+    it("gossip: an answer from another node than the one addressed is UNAVAILABLE, as the list would pass for that member's own word", async () => {
+      const before = ep.calls.length;
+      expect(await codeOf(h.transport.gossip({ id: "ghost", address: h.peer.address }, "n1", [member]))).to.equal("UNAVAILABLE");
+      expect(ep.calls.slice(before), "the receiver still took the push").to.deep.equal([{ method: "gossip", args: ["n1", [member]] }]);
+    });
+
     it("lease carries key, lease and wait, and each outcome (a record byte for byte, a token, a held time, none) comes back as sent", async () => {
       const req = { from: "n2", key: "hit", leaseMs: 10_000, waitMs: 2_000 };
       expect(await h.transport.lease(h.peer, req)).to.deep.equal({ kind: "hit", record: { ...value, key: "hit" } });

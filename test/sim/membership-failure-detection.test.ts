@@ -188,4 +188,23 @@ describe("sim/membership: failure detection (SWIM probes, suspicion, pruning)", 
       expect(c.node("n1").members.knownCount(), "only a manual removal lowers the known count, and nothing raises it again").to.equal(2);
     }),
   );
+
+  it(
+    "a seed named with the wrong id (ghost@<n1's address>) is pruned, not kept alive by a relay that reached n1: the relay checks who answered",
+    withSeed(207, async () => {
+      const c = await cluster({ nodes: 1, seed: 207, env: ENV });
+      c.join("n2", { SERVICE_SEEDS: "ghost@n1.sim:7946" });
+      await c.advance(12_000);
+      for (const id of ["n1", "n2"]) {
+        expect(stateOf(c, id, "ghost"), `${id}: no node ever answered as ghost`).to.equal("absent");
+        expect(view(c, id), id).to.deep.equal(["n1:alive", "n2:alive"]);
+        expect(c.node(id).members.ringMembers(), `${id}: ghost holds no ring position`).to.have.members(["n1", "n2"]);
+      }
+      expect(c.node("n2").metrics.get("dist.heartbeat.indirect_probe.refuted"), "no relay vouched for ghost").to.equal(0);
+      const warned = c.sim("n2").logger.records.filter((r) => r.message === LOG.peerAnsweredAsOther && r.fields.peer === "ghost");
+      expect(warned.length, "the operator is told which seed is wrong").to.be.greaterThan(0);
+      expect(warned[0]?.level).to.equal("warn");
+      expect(warned[0]?.fields).to.include({ address: "n1.sim:7946", answered_as: "n1" });
+    }),
+  );
 });
