@@ -27,7 +27,7 @@ export function clientBytes(value: ByteString): number {
 
 /** The 400 of a client value that would read as an encoded counter. */
 export function counterLookalike(key: string): CacheError {
-  return badRequest(`the value for key ${quotedKey(key)} starts with the bytes reserved for counter records (NUL "hc-counter/"); store it another way`);
+  return badRequest(`the value for key ${quotedKey(key)} starts with the bytes reserved for counter records (NUL "hc-counter/1" NUL); store it another way`);
 }
 
 /**

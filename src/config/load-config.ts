@@ -274,7 +274,12 @@ function checkAdvertisedAddress(c: Config): void {
   );
 }
 
-/** Two listeners on the same explicit port of the same host cannot both bind. */
+/**
+ * Two of the node's listeners on one explicit port are refused whatever their hosts: a wildcard
+ * host (`:8080`, the default form) takes the port on every address, so only listeners on distinct
+ * explicit addresses (127.0.0.1:8080 and 127.0.0.2:8080) could share one, which is a mistake far
+ * more often than a choice.
+ */
 function checkListeners(c: Config): void {
   const seen = new Map<string, string>();
   for (const [name, a] of [["SERVICE_API_ADDR", c.apiAddr], ["SERVICE_MGMT_ADDR", c.mgmtAddr], ["SERVICE_DIST_ADDR", c.distAddr]] as const) {

@@ -2,7 +2,8 @@
 // (or the drain timeout passes), logging progress every few seconds, then announce that the
 // node left. A node that timed out does not announce it: its data was not handed off, so peers
 // keep counting it (it may come back) and treat it as failed when they stop reaching it. A node
-// whose every peer is leaving too is safe with its records still held, and says so.
+// whose every peer is leaving too, or that never knew another node, is safe with its records
+// still held, and says so.
 import { sleep, type Clock, type Timers } from "../../core/clock.js";
 import { LOG, type Logger } from "../../log/index.js";
 import type { DrainStatus } from "./drain-status.js";
@@ -42,7 +43,7 @@ export async function depart(deps: DepartureDeps, reason: string): Promise<Depar
     const status = deps.status();
     const elapsedMs = clock.monotonicMs() - started;
     if (status.safe_to_stop) {
-      // Safe with records still held: every peer is leaving too, so nobody could take them.
+      // Safe with records still held: every peer is leaving too, or there never was one, so nobody could take them.
       if (status.hints_pending + status.migrations_pending > 0) logger.warn(LOG.drainWithPeersLeaving, { elapsed_ms: Math.round(elapsedMs), ...progressFields(status) });
       else logger.info(LOG.drainSafe, { elapsed_ms: Math.round(elapsedMs) });
       await deps.leave();
