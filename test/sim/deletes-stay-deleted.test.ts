@@ -183,18 +183,21 @@ describe("sim/deletes stay deleted: quorums across uneven ring views", () => {
   );
 });
 
+/** The first `<prefix>-<n>` whose owner pairs (replication 2, sorted, "a,b") in rings of given members fit. */
+function keyWithPairs(prefix: string, fits: (pair: (ids: readonly string[]) => string) => boolean): string {
+  for (let i = 0; i < 10_000; i++) {
+    const key = `${prefix}-${i}`;
+    if (fits((ids) => [...ownersIn(ids, key, 2)].sort().join(","))) return key;
+  }
+  throw new Error(`no ${prefix} key fits its scenario`);
+}
+
 /**
  * A key for the returning-minority scenario, replication 2: n4 and n5 own it in the full view and
  * in every view that holds them both; the majority side (n1, n2, n3) gives it to n1 and n2.
  */
 function minorityOwnedKey(): string {
-  const pair = (ids: readonly string[], key: string) => [...ownersIn(ids, key, 2)].sort().join(",");
-  for (let i = 0; i < 10_000; i++) {
-    const key = `minority-${i}`;
-    if (pair(["n1", "n2", "n3", "n4", "n5"], key) !== "n4,n5" || pair(["n3", "n4", "n5"], key) !== "n4,n5") continue;
-    if (pair(["n1", "n2", "n3"], key) === "n1,n2") return key;
-  }
-  throw new Error("no key fits the returning-minority scenario");
+  return keyWithPairs("minority", (pair) => pair(["n1", "n2", "n3", "n4", "n5"]) === "n4,n5" && pair(["n3", "n4", "n5"]) === "n4,n5" && pair(["n1", "n2", "n3"]) === "n1,n2");
 }
 
 describe("sim/deletes stay deleted: nodes back from the minority side", () => {
@@ -229,6 +232,45 @@ describe("sim/deletes stay deleted: nodes back from the minority side", () => {
       await c.advance(20_000);
       expect((await c.node("n5").cache.get(key, "quorum")).item, "the deleted key stays deleted").to.equal(undefined);
       for (const id of ["n4", "n5"]) expect(c.node(id).store.peek(key)?.tombstone, `${id} holds the tombstone`).to.equal(true);
+    }),
+  );
+});
+
+/** A key the minority's ring with n1 back (n1, n4, n5) gives to n4 and n5 alone, replication 2. */
+function keyOfTheReturningMinority(): string {
+  return keyWithPairs("returning", (pair) => pair(["n1", "n4", "n5"]) === "n4,n5");
+}
+
+describe("sim/deletes stay deleted: writes coordinated by nodes back from the minority side", () => {
+  const cluster = simClusters();
+
+  it(
+    "a node that sees a majority again before its ring matches the majority's does not acknowledge a QUORUM delete on minority owners only (chaos seed 3131)",
+    withSeed(518, async () => {
+      const key = keyOfTheReturningMinority();
+      const env = { ...MEMBERSHIP_ENV, SERVICE_REPLICATION: "2" };
+      const c = await cluster({ nodes: 5, seed: 518, env });
+      await c.advance(3_000);
+      await c.node("n1").cache.admitWrite().set(key, fromUtf8("before the delete"), 0, "all");
+      c.chaos.partition(["n1", "n2", "n3"], ["n4", "n5"]);
+      await c.advance(10_000); // each side prunes the other
+      // The heal reaches n1 first: n4 and n5 see n1, 3 of the 5 known nodes, a majority; n2 and
+      // n3 cannot reach them yet and keep them pruned.
+      c.chaos.partition(["n2", "n3"], ["n4", "n5"]);
+      await c.advance(2_000);
+      for (const id of ["n4", "n5"]) expect(stateOf(c, id, "n1"), `${id} re-added n1`).to.equal("alive");
+      expect(stateOf(c, "n2", "n4"), "n2 has not re-added n4").to.equal("absent");
+      expect(c.node("n4").cache.owners(key).ids, "n4's ring gives the key to n4 and n5").to.have.members(["n4", "n5"]);
+      let refused: unknown;
+      await c.node("n4").cache.admitWrite().remove(key, "quorum").catch((e: unknown) => (refused = e));
+      expect((refused as CacheError | undefined)?.code, "n4 has not caught up since it lost contact: no QUORUM write").to.equal("QUORUM_FAILED");
+      expect((refused as CacheError).details).to.deep.include({ catching_up: true });
+      for (const id of ["n4", "n5"]) expect(c.node(id).store.peek(key)?.tombstone, `${id}: nothing applied`).to.equal(false);
+      // Fully healed and caught up, the same delete is acknowledged and every QUORUM read sees it.
+      c.chaos.heal();
+      await c.advance(20_000);
+      await c.node("n4").cache.admitWrite().remove(key, "quorum");
+      for (const id of ["n1", "n2", "n3", "n4", "n5"]) expect(await quorumRead(c, id, key), `QUORUM read on ${id}`).to.equal("absent");
     }),
   );
 });

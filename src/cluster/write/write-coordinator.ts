@@ -46,6 +46,11 @@ export interface CoordinatorDeps {
   readonly clockGuard?: { checkCanStamp(): void };
   /** Throws CONFLICT unless the lease a fill names is held on its key (LeaseTable.checkFill). */
   readonly leases: { checkFill(key: string, token: string): void };
+  /**
+   * Whether this node may coordinate QUORUM and ALL writes (QuorumVote.mayCoordinate): false from
+   * losing contact (the minority side, a pause, views that disagree) until it has caught up.
+   */
+  readonly mayCoordinate?: () => boolean;
 }
 
 /** How a write is coordinated (see the file comment). */
@@ -165,8 +170,29 @@ export class WriteCoordinator {
   admit(level: ConsistencyLevel): number {
     this.deps.clockGuard?.checkCanStamp();
     const known = this.deps.view.knownCount();
-    if (level !== "one") this.checkMajority(level, known);
+    if (level !== "one") {
+      this.checkMajority(level, known);
+      this.checkVoting(level);
+    }
     return requiredAcks(level, replicaCount(this.deps.replication, known));
+  }
+
+  /**
+   * QUORUM and ALL writes need a coordinator that has not lost contact since it last caught up. A
+   * node back from the minority side sees a majority again a moment before its ring matches the
+   * others': it stamped writes on owners of its own ring (other minority nodes, whose copies
+   * abstain) that the majority's reads do not ask, so an acknowledged QUORUM delete was not seen
+   * by a QUORUM read on the majority side 0.2-0.3 s later (chaos seed 3131, 0.4 and 0.8 s after
+   * the heal; test/sim/deletes-stay-deleted.test.ts). Until it has caught up (about 6 s after the
+   * heal) it answers 503 QUORUM_FAILED, as its copies abstain from quorum reads meanwhile.
+   */
+  private checkVoting(level: ConsistencyLevel): void {
+    if (this.deps.mayCoordinate === undefined || this.deps.mayCoordinate()) return;
+    this.deps.metrics.inc("dist.write.quorum_failures");
+    throw new CacheError("QUORUM_FAILED", `write needs ${level} but this node lost contact with the cluster (a partition, a pause, or views that disagree) and has not caught up yet: retry shortly`, {
+      consistency: level,
+      catching_up: true,
+    });
   }
 
   /** Tells a conditional write's caller about stale answers, those after the wait included. */
