@@ -132,7 +132,7 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
       return isLiveAt(rec, clock.nowMs()) ? rec : undefined;
     },
   });
-  const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication, clockGuard: f.clockOffsets, leases: leaseTable, mayCoordinate: () => f.vote.mayCoordinate });
+  const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication, clockGuard: f.clockOffsets, leases: leaseTable, voting: () => f.vote.voting });
   const reader = new Reader({ selfId, store, clock, timers, view, transport, repairer, applier, metrics, replication: config.replication, votes: () => f.vote.voting });
   const forwarder = new Forwarder({ selfId, transport, timers, clock, metrics });
   const locks = new KeyLock(CONDITIONAL_LIMITS);

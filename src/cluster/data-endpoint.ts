@@ -71,17 +71,28 @@ function applyAll(applier: ReplicaApplier, records: readonly VersionedRecord[], 
   return records.map((r, i) => outcomeOf(r, verdicts[i] as ApplyVerdict));
 }
 
+/**
+ * Outcomes as this node's vote has them: while it does not vote (quorum-vote.ts), what it applied
+ * is stored but no acknowledgement, as its Get answers do not count towards a quorum read.
+ */
+function asVoted<T extends { readonly kind: string }>(outcomes: T[], votes: boolean): T[] {
+  return votes ? outcomes : outcomes.map((o) => (o.kind === "applied" ? { ...o, abstains: true } : o));
+}
+
 export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
   const { applier, merkle } = deps;
   return {
     forward: (req) => deps.forwards.handle(req),
     applySet: (_from, records: readonly VersionedRecord[], checks?: OwnerChecks) =>
-      applyAll(applier, records.map((r) => (r.tombstone ? { ...r, tombstone: false } : r)), checks),
+      asVoted(applyAll(applier, records.map((r) => (r.tombstone ? { ...r, tombstone: false } : r)), checks), deps.votes()),
     applyRemove: (_from, tombstones: readonly VersionedRecord[], checks?: OwnerChecks) =>
-      applyAll(applier, tombstones.map((r) => ({ ...r, value: "", expiresAtMs: 0, tombstone: true })), checks),
+      asVoted(applyAll(applier, tombstones.map((r) => ({ ...r, value: "", expiresAtMs: 0, tombstone: true })), checks), deps.votes()),
     applyTouches: (_from, touches) => {
       const verdicts = applier.applyTouches(touches);
-      return touches.map((t, i) => touchOutcomeOf(t, verdicts[i] as TouchVerdict));
+      return asVoted(
+        touches.map((t, i) => touchOutcomeOf(t, verdicts[i] as TouchVerdict)),
+        deps.votes(),
+      );
     },
     getRecords: (keys) => {
       deps.beforeAnswering();

@@ -76,19 +76,6 @@ export class QuorumVote {
     return this.state === "starting" && this.deps.majority() && this.caughtUp();
   }
 
-  /**
-   * False while this node lost contact (the minority side, a pause, views that disagree) and has
-   * not caught up since: it then coordinates no QUORUM or ALL write (write-coordinator.ts). Back
-   * from the minority side, its ring is made of the minority for a moment after it sees a majority
-   * again, so it would stamp writes on owners the majority's reads do not ask. A starting node
-   * may coordinate: it had nothing to lose contact from, and pushes to every owner of a ring its
-   * seeds gave it, and its own empty copy abstains from reads until it has caught up.
-   */
-  get mayCoordinate(): boolean {
-    if (this.deps.knownCount() <= 1) return true;
-    return this.state === "voting" || this.state === "starting";
-  }
-
   /** Follows one look at this node's contact (see the file comment). */
   observe(look: ContactLook): void {
     if (this.deps.knownCount() <= 1) {

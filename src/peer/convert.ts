@@ -141,13 +141,19 @@ export function toWirePushAnswer(outcomes: readonly ApplyOutcome[], node: string
  * The outcomes of a Set or Remove answer from `to`; UNAVAILABLE when another node answered. An
  * outcome an entry cannot have (unknown, or a touch's base-missing) reads as stale: no acknowledgement.
  */
-export function fromWirePushAnswer(answer: { readonly outcomes: readonly WireOutcome[]; readonly held: readonly HeldVersion[]; readonly node: string }, to: PeerRef): ApplyOutcome[] {
+export function fromWirePushAnswer(answer: { readonly outcomes: readonly WireOutcome[]; readonly held: readonly HeldVersion[]; readonly node: string; readonly abstains: boolean }, to: PeerRef): ApplyOutcome[] {
   checkAnswerer(answer.node, to);
-  return answer.outcomes.map((o, i) => {
+  const outcomes = answer.outcomes.map((o, i): ApplyOutcome => {
     const held = answer.held[i];
     const r = fromWireOutcome(o, held);
     return r !== undefined && r.kind !== "base-missing" ? r : { kind: "stale", version: held ? toNumber(held.version) : 0, origin: held?.origin ?? "" };
   });
+  return answer.abstains ? markAbstaining(outcomes) : outcomes;
+}
+
+/** An abstaining receiver's outcomes (SetResponse.abstains): what it applied is no acknowledgement. */
+export function markAbstaining<T extends { readonly kind: string }>(outcomes: T[]): T[] {
+  return outcomes.map((o) => (o.kind === "applied" ? { ...o, abstains: true } : o));
 }
 
 /**

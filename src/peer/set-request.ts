@@ -15,7 +15,7 @@ import {
   type SetRequest,
   type TouchEntry,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { checkAnswerer, fromDeletion, fromEntry, fromWireOutcome, toNumber, toWireOutcomes } from "./convert.js";
+import { checkAnswerer, fromDeletion, fromEntry, fromWireOutcome, markAbstaining, toNumber, toWireOutcomes } from "./convert.js";
 import { fromWireOwnerChecks } from "./owner-checks.js";
 
 /** `t` as a SetRequest.touches element. */
@@ -89,11 +89,12 @@ export function toWireTouchAnswer(touches: readonly TouchOutcome[]): { touchOutc
  * every node takes.
  */
 export function fromWireTouchAnswer(
-  answer: { readonly touchOutcomes: readonly WireOutcome[]; readonly touchHeld: readonly HeldVersion[]; readonly node: string },
+  answer: { readonly touchOutcomes: readonly WireOutcome[]; readonly touchHeld: readonly HeldVersion[]; readonly node: string; readonly abstains: boolean },
   count: number,
   to: PeerRef,
 ): TouchOutcome[] {
   checkAnswerer(answer.node, to);
   if (answer.touchOutcomes.length !== count) return new Array<TouchOutcome>(count).fill(BASE_MISSING);
-  return answer.touchOutcomes.map((o, i) => fromWireOutcome(o, answer.touchHeld[i]) ?? BASE_MISSING);
+  const outcomes = answer.touchOutcomes.map((o, i) => fromWireOutcome(o, answer.touchHeld[i]) ?? BASE_MISSING);
+  return answer.abstains ? markAbstaining(outcomes) : outcomes;
 }

@@ -23,12 +23,14 @@ import { capItems } from "./call-caps.js";
 export function answerSet(endpoint: PeerEndpoint, req: SetRequest): SetResponse {
   capItems("Set", "entries", req.entries.length + req.touches.length);
   const answer = applySetRequest(endpoint, req);
-  return create(SetResponseSchema, { ...toWirePushAnswer(answer.outcomes, endpoint.health().node), ...toWireTouchAnswer(answer.touches) });
+  const abstains = answer.outcomes.some((o) => o.abstains === true) || answer.touches.some((o) => "abstains" in o && o.abstains === true);
+  return create(SetResponseSchema, { ...toWirePushAnswer(answer.outcomes, endpoint.health().node), ...toWireTouchAnswer(answer.touches), abstains });
 }
 
 export function answerRemove(endpoint: PeerEndpoint, req: RemoveRequest): RemoveResponse {
   capItems("Remove", "deletions", req.deletions.length);
-  return create(RemoveResponseSchema, toWirePushAnswer(applyRemoveRequest(endpoint, req), endpoint.health().node));
+  const outcomes = applyRemoveRequest(endpoint, req);
+  return create(RemoveResponseSchema, { ...toWirePushAnswer(outcomes, endpoint.health().node), abstains: outcomes.some((o) => o.abstains === true) });
 }
 
 /** A Get's answer, its keys capped. */

@@ -39,6 +39,11 @@ export interface ApplyOutcome {
   /** Version the receiver holds for the key; 0 when it holds none or did not say. */
   readonly version: number;
   readonly origin: string;
+  /**
+   * The receiver's copies do not count towards a quorum now (it lost contact or just started and
+   * has not caught up: quorum-vote.ts): "applied" stored the record but is no acknowledgement.
+   */
+  readonly abstains?: boolean;
 }
 
 /**

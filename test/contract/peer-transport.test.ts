@@ -31,6 +31,9 @@ function recordingEndpoint() {
   const maybeFail = () => {
     if (fail) throw fail;
   };
+  // A receiver whose copies abstain (quorum-vote.ts) marks what it applied.
+  let abstaining = false;
+  const voted = <T extends { kind: string }>(outcomes: T[]): T[] => (abstaining ? outcomes.map((o) => (o.kind === "applied" ? { ...o, abstains: true } : o)) : outcomes);
   const endpoint: PeerEndpoint = {
     forward: async (req) => {
       rec("forward", req);
@@ -40,20 +43,20 @@ function recordingEndpoint() {
     applySet: (from, records, checks) => {
       rec("applySet", from, records, ...(checks ? [checks] : []));
       maybeFail();
-      return records.map((r, i) => ({ kind: (["applied", "stale", "refused"] as const)[i % 3] as "applied", version: i === 1 ? VERSION_MAX : i === 0 ? r.version : 0, origin: i === 1 ? "n9" : i === 0 ? r.origin : "" }));
+      return voted(records.map((r, i) => ({ kind: (["applied", "stale", "refused"] as const)[i % 3] as "applied", version: i === 1 ? VERSION_MAX : i === 0 ? r.version : 0, origin: i === 1 ? "n9" : i === 0 ? r.origin : "" })));
     },
     applyTouches: (from, touches) => {
       rec("applyTouches", from, touches);
       maybeFail();
       const kinds = ["applied", "stale", "refused", "base-missing"] as const;
-      return touches.map((t, i) => {
+      return voted(touches.map((t, i) => {
         const kind = kinds[i % 4] as (typeof kinds)[number];
         return kind === "applied" ? { kind, version: t.version, origin: t.origin } : kind === "stale" ? { kind, version: VERSION_MAX, origin: "n9" } : { kind, version: 0, origin: "" };
-      });
+      }));
     },
     applyRemove: (from, records, checks) => {
       rec("applyRemove", from, records, ...(checks ? [checks] : []));
-      return records.map((r) => ({ kind: "applied" as const, version: r.version, origin: r.origin }));
+      return voted(records.map((r) => ({ kind: "applied" as const, version: r.version, origin: r.origin })));
     },
     getRecords: (keys) => {
       rec("getRecords", keys);
@@ -102,7 +105,7 @@ function recordingEndpoint() {
       return answers[req.key] ?? { kind: "none" };
     },
   };
-  return { endpoint, calls, failWith: (e: CacheError | undefined) => (fail = e) };
+  return { endpoint, calls, failWith: (e: CacheError | undefined) => (fail = e), abstain: (on: boolean) => (abstaining = on) };
 }
 
 interface Harness {
@@ -217,6 +220,20 @@ for (const impl of IMPLEMENTATIONS) {
       await h.transport.set(h.peer, "n1", [value], [undefined]);
       expect(ep.calls[3]?.args.slice(0, 2)).to.deep.equal(["n1", [value]]);
       expect((ep.calls[3]?.args[2] as unknown[] | undefined)?.every((x) => x === undefined) ?? true, "no list: no check").to.equal(true);
+    });
+
+    it("a receiver whose copies abstain marks what it applied (no acknowledgement), for entries, deletions and touches; stale and refused stay as they are", async () => {
+      ep.abstain(true);
+      expect(await h.transport.set(h.peer, "n1", [value, value, value])).to.deep.equal([
+        { kind: "applied", version: value.version, origin: value.origin, abstains: true },
+        { kind: "stale", version: VERSION_MAX, origin: "n9" },
+        { kind: "refused", version: 0, origin: "" },
+      ]);
+      expect(await h.transport.remove(h.peer, "n1", [tomb])).to.deep.equal([{ kind: "applied", version: tomb.version, origin: tomb.origin, abstains: true }]);
+      const t: TouchPush = { key: "k", baseVersion: VERSION_MAX - 5, baseOrigin: "n2", version: VERSION_MAX, origin: "n1", expiresAtMs: 0, lastUpdatedMs: Math.floor(VERSION_MAX / 1000), owners: ["n1"] };
+      expect((await h.transport.touch(h.peer, "n1", [t, t]))[0]).to.deep.equal({ kind: "applied", version: VERSION_MAX, origin: "n1", abstains: true });
+      ep.abstain(false);
+      expect((await h.transport.remove(h.peer, "n1", [tomb]))[0]).to.deep.equal({ kind: "applied", version: tomb.version, origin: tomb.origin });
     });
 
     it("touch: touches arrive as sent (base, version, expiry, owner list) and each outcome comes back in order, base-missing included", async () => {

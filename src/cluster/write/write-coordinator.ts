@@ -47,10 +47,11 @@ export interface CoordinatorDeps {
   /** Throws CONFLICT unless the lease a fill names is held on its key (LeaseTable.checkFill). */
   readonly leases: { checkFill(key: string, token: string): void };
   /**
-   * Whether this node may coordinate QUORUM and ALL writes (QuorumVote.mayCoordinate): false from
-   * losing contact (the minority side, a pause, views that disagree) until it has caught up.
+   * Whether this node's copies count towards a quorum (QuorumVote.voting). Its own apply is an
+   * acknowledgement only then, as an owner's push answer is only when that owner votes
+   * (ApplyOutcome.abstains): see isAck.
    */
-  readonly mayCoordinate?: () => boolean;
+  readonly voting?: () => boolean;
 }
 
 /** How a write is coordinated (see the file comment). */
@@ -86,9 +87,23 @@ export interface CoordinateOptions {
 type PushAnswer = ApplyOutcome | undefined;
 
 const ACK: PushAnswer = Object.freeze({ kind: "applied", version: 0, origin: "" });
+const ABSTAINING_ACK: PushAnswer = Object.freeze({ kind: "applied", version: 0, origin: "", abstains: true });
 
+/**
+ * An acknowledgement is an owner that stored the write and votes: a write acknowledged on copies
+ * that abstain from quorum reads could be missed by every one of them. Right after a 4|3 split
+ * healed, n7 (back from the minority) had re-added one majority node, saw 4 of 7 and acknowledged
+ * a QUORUM delete on n7, n4 and n6, its ring's owners, all back from the minority; n3, which had
+ * not re-added them, read the key from n5, n1 and n2 and answered the deleted value 0.2 s later
+ * (chaos seed 3131; test/sim/deletes-stay-deleted.test.ts, seed 518).
+ */
 function isAck(a: PushAnswer): boolean {
-  return a?.kind === "applied";
+  return a?.kind === "applied" && a.abstains !== true;
+}
+
+/** Owners that stored the write but abstain (their copies do not count yet). */
+function abstainedOf(answers: readonly PushAnswer[]): number {
+  return answers.filter((a) => a?.kind === "applied" && a.abstains === true).length;
 }
 
 /** The highest version among stale answers, or 0 when none is stale. */
@@ -110,7 +125,8 @@ export class WriteCoordinator {
     const restampsMax = opts.restamps ? WRITE_RESTAMPS_MAX : 0;
     const sender = senderApplies !== undefined && senderApplies !== selfId && owners.ids.includes(senderApplies) ? senderApplies : undefined;
     const others = owners.ids.filter((id) => id !== selfId && id !== sender);
-    const inHand = sender === undefined ? [ACK] : [ACK, ACK];
+    const own = this.deps.voting === undefined || this.deps.voting() ? ACK : ABSTAINING_ACK;
+    const inHand = sender === undefined ? [own] : [own, ACK];
     let first: WriteResult | undefined;
     let floor = 0;
     for (let attempt = 0; ; attempt++) {
@@ -135,7 +151,7 @@ export class WriteCoordinator {
           ? { ...first, version: rec.version, origin: rec.origin, expiresAtMs: rec.expiresAtMs }
           : { ...first, version: rec.version, origin: rec.origin, expiresAtMs: rec.expiresAtMs, senderCounted: true };
       // No other owner to push to (one node, or replication 1): the local apply is the answer.
-      if (others.length === 0 && inHand.length >= need) return result;
+      if (others.length === 0 && inHand.filter(isAck).length >= need) return result;
       const wait = await waitForQuorum(
         others.map((id) => this.pushTo(id, rec, expectedOwners, opts.touchBase)),
         need,
@@ -151,10 +167,13 @@ export class WriteCoordinator {
         }
         this.deps.metrics.inc("dist.write.quorum_failures");
         const acks = wait.answers.filter(isAck).length;
-        throw new CacheError("QUORUM_FAILED", `write reached ${acks} of the ${need} owners its ${level} consistency needs; it may be applied where it reached`, {
+        const abstained = abstainedOf(wait.answers);
+        const why = abstained > 0 ? ` (${abstained} more stored it but have not caught up since they lost contact or started, so they do not count yet)` : "";
+        throw new CacheError("QUORUM_FAILED", `write reached ${acks} of the ${need} owners its ${level} consistency needs${why}; it may be applied where it reached`, {
           consistency: level,
           acknowledged: acks,
           required: need,
+          ...(abstained > 0 ? { abstained } : {}),
         });
       }
       // An owner holds a newer version: stamp above it and push again.
@@ -170,29 +189,8 @@ export class WriteCoordinator {
   admit(level: ConsistencyLevel): number {
     this.deps.clockGuard?.checkCanStamp();
     const known = this.deps.view.knownCount();
-    if (level !== "one") {
-      this.checkMajority(level, known);
-      this.checkVoting(level);
-    }
+    if (level !== "one") this.checkMajority(level, known);
     return requiredAcks(level, replicaCount(this.deps.replication, known));
-  }
-
-  /**
-   * QUORUM and ALL writes need a coordinator that has not lost contact since it last caught up. A
-   * node back from the minority side sees a majority again a moment before its ring matches the
-   * others': it stamped writes on owners of its own ring (other minority nodes, whose copies
-   * abstain) that the majority's reads do not ask, so an acknowledged QUORUM delete was not seen
-   * by a QUORUM read on the majority side 0.2-0.3 s later (chaos seed 3131, 0.4 and 0.8 s after
-   * the heal; test/sim/deletes-stay-deleted.test.ts). Until it has caught up (about 6 s after the
-   * heal) it answers 503 QUORUM_FAILED, as its copies abstain from quorum reads meanwhile.
-   */
-  private checkVoting(level: ConsistencyLevel): void {
-    if (this.deps.mayCoordinate === undefined || this.deps.mayCoordinate()) return;
-    this.deps.metrics.inc("dist.write.quorum_failures");
-    throw new CacheError("QUORUM_FAILED", `write needs ${level} but this node lost contact with the cluster (a partition, a pause, or views that disagree) and has not caught up yet: retry shortly`, {
-      consistency: level,
-      catching_up: true,
-    });
   }
 
   /** Tells a conditional write's caller about stale answers, those after the wait included. */

@@ -131,27 +131,6 @@ describe("cluster/quorum vote", () => {
     expect(f.messages()).to.deep.equal([LOG.quorumVoteSuspended, LOG.quorumVoteResumed]);
   });
 
-  it("a node that lost contact coordinates no QUORUM write until it votes again; a starting node may (its ring comes from its seeds)", () => {
-    const started = fixture();
-    started.catchUp.request();
-    started.vote.starting();
-    expect([started.vote.voting, started.vote.mayCoordinate], "starting: abstains, may coordinate").to.deep.equal([false, true]);
-    const f = joined();
-    expect(f.vote.mayCoordinate).to.equal(true);
-    f.members.alive = 2;
-    f.clock.advance(HEARTBEAT_MS);
-    expect(f.vote.mayCoordinate, "on the minority side").to.equal(false);
-    f.members.alive = 3;
-    f.clock.advance(HEARTBEAT_MS);
-    expect(f.vote.mayCoordinate, "sees a majority again, during the hold: its ring may still be the minority's").to.equal(false);
-    f.clock.advance(HOLD_MS);
-    expect(f.vote.mayCoordinate, "catching up").to.equal(false);
-    f.catchUp.caughtUp = true;
-    f.clock.advance(HEARTBEAT_MS);
-    expect([f.vote.voting, f.vote.mayCoordinate]).to.deep.equal([true, true]);
-    expect(fixture(1).vote.mayCoordinate, "alone: nothing to miss").to.equal(true);
-  });
-
   it("losing the majority again during the hold or the catch-up starts over", () => {
     const f = joined();
     f.members.alive = 2;
