@@ -146,7 +146,7 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
     writerId: `${selfId}@${deps.bootId ?? bootIdFrom(deps.random)}`,
     selfId,
   });
-  const writes = new WritePath({ selfId, view, coordinator, conditional, counters, forwarder, applier, store, metrics, logger });
+  const writes = new WritePath({ selfId, view, coordinator, conditional, counters, forwarder, applier, store, metrics, logger, voting: () => f.vote.voting });
   const keys = new KeyLister({ store, view, transport, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop });
   const leases = new Leases({ selfId, view, transport, table: leaseTable, logger });
   const cache = new ClusterCache({

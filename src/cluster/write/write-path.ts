@@ -40,6 +40,12 @@ export interface WritePathDeps {
   readonly store: ShardedStore;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /**
+   * Whether this node's copies count towards a quorum (QuorumVote.voting). A forwarding owner
+   * that does not vote does not ask the primary to count it (senderApplies): the primary pushes
+   * to it instead, and its answer says it abstains (write-coordinator.ts, isAck).
+   */
+  readonly voting?: () => boolean;
 }
 
 const PLAIN: CoordinateOptions = Object.freeze({ restamps: true });
@@ -161,6 +167,7 @@ export class WritePath {
    */
   private appliesResult(write: ClientWrite, owners: Owners, held: RecordHeader | undefined): boolean {
     if (write.kind === "incr" || write.leaseToken !== undefined || !owners.ids.includes(this.deps.selfId)) return false;
+    if (this.deps.voting?.() === false) return false;
     return write.kind !== "touch" || holdsValue(held);
   }
 
