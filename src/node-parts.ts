@@ -132,7 +132,7 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
       return isLiveAt(rec, clock.nowMs()) ? rec : undefined;
     },
   });
-  const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication, clockGuard: f.clockOffsets, leases: leaseTable, voting: () => f.vote.voting });
+  const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication, clockGuard: f.clockOffsets, leases: leaseTable, acknowledges: () => f.vote.acknowledges });
   const reader = new Reader({ selfId, store, clock, timers, view, transport, repairer, applier, metrics, replication: config.replication, votes: () => f.vote.voting });
   const forwarder = new Forwarder({ selfId, transport, timers, clock, metrics });
   const locks = new KeyLock(CONDITIONAL_LIMITS);
@@ -146,7 +146,7 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
     writerId: `${selfId}@${deps.bootId ?? bootIdFrom(deps.random)}`,
     selfId,
   });
-  const writes = new WritePath({ selfId, view, coordinator, conditional, counters, forwarder, applier, store, metrics, logger, voting: () => f.vote.voting });
+  const writes = new WritePath({ selfId, view, coordinator, conditional, counters, forwarder, applier, store, metrics, logger, acknowledges: () => f.vote.acknowledges });
   const keys = new KeyLister({ store, view, transport, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop });
   const leases = new Leases({ selfId, view, transport, table: leaseTable, logger });
   const cache = new ClusterCache({

@@ -145,6 +145,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
       addressOf: (id) => members.get(id)?.address,
       leases: d.leases,
       votes: () => f.vote.voting,
+      acknowledges: () => f.vote.acknowledges,
       owns: (key) => f.view.ring().isOwner(key, config.nodeId),
     }),
     ...createMembershipEndpoint({ selfId: config.nodeId, members, transport: f.transport }),

@@ -47,6 +47,8 @@ export interface DataEndpointDeps {
    */
   readonly votes: () => boolean;
   readonly owns: (key: string) => boolean;
+  /** Whether what this node applies counts as a write acknowledgement (QuorumVote.acknowledges). */
+  readonly acknowledges: () => boolean;
 }
 
 const REFUSED: ApplyOutcome = Object.freeze({ kind: "refused", version: 0, origin: "" });
@@ -72,11 +74,11 @@ function applyAll(applier: ReplicaApplier, records: readonly VersionedRecord[], 
 }
 
 /**
- * Outcomes as this node's vote has them: while it does not vote (quorum-vote.ts), what it applied
- * is stored but no acknowledgement, as its Get answers do not count towards a quorum read.
+ * Outcomes as this node's vote has them: from losing contact until it has caught up
+ * (quorum-vote.ts, acknowledges), what it applied is stored but no acknowledgement.
  */
-function asVoted<T extends { readonly kind: string }>(outcomes: T[], votes: boolean): T[] {
-  return votes ? outcomes : outcomes.map((o) => (o.kind === "applied" ? { ...o, abstains: true } : o));
+function asVoted<T extends { readonly kind: string }>(outcomes: T[], acknowledges: boolean): T[] {
+  return acknowledges ? outcomes : outcomes.map((o) => (o.kind === "applied" ? { ...o, abstains: true } : o));
 }
 
 export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
@@ -84,14 +86,14 @@ export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
   return {
     forward: (req) => deps.forwards.handle(req),
     applySet: (_from, records: readonly VersionedRecord[], checks?: OwnerChecks) =>
-      asVoted(applyAll(applier, records.map((r) => (r.tombstone ? { ...r, tombstone: false } : r)), checks), deps.votes()),
+      asVoted(applyAll(applier, records.map((r) => (r.tombstone ? { ...r, tombstone: false } : r)), checks), deps.acknowledges()),
     applyRemove: (_from, tombstones: readonly VersionedRecord[], checks?: OwnerChecks) =>
-      asVoted(applyAll(applier, tombstones.map((r) => ({ ...r, value: "", expiresAtMs: 0, tombstone: true })), checks), deps.votes()),
+      asVoted(applyAll(applier, tombstones.map((r) => ({ ...r, value: "", expiresAtMs: 0, tombstone: true })), checks), deps.acknowledges()),
     applyTouches: (_from, touches) => {
       const verdicts = applier.applyTouches(touches);
       return asVoted(
         touches.map((t, i) => touchOutcomeOf(t, verdicts[i] as TouchVerdict)),
-        deps.votes(),
+        deps.acknowledges(),
       );
     },
     getRecords: (keys) => {

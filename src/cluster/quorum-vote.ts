@@ -76,6 +76,19 @@ export class QuorumVote {
     return this.state === "starting" && this.deps.majority() && this.caughtUp();
   }
 
+  /**
+   * Whether what this node stores now counts as a write acknowledgement: false from losing
+   * contact (the minority side, a pause, views that disagree) until it has caught up. Back from
+   * the minority side its ring is the minority's for a moment after it sees a majority again, so
+   * a write acknowledged by such owners can be missed by every quorum read of the majority (chaos
+   * seed 3131). A starting node acknowledges: what it stores of a new write it holds (it lost
+   * older writes, which is why its reads abstain), and a new cluster's nodes all start at once.
+   */
+  get acknowledges(): boolean {
+    if (this.deps.knownCount() <= 1) return true;
+    return this.state === "voting" || this.state === "starting";
+  }
+
   /** Follows one look at this node's contact (see the file comment). */
   observe(look: ContactLook): void {
     if (this.deps.knownCount() <= 1) {

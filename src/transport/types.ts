@@ -40,8 +40,8 @@ export interface ApplyOutcome {
   readonly version: number;
   readonly origin: string;
   /**
-   * The receiver's copies do not count towards a quorum now (it lost contact or just started and
-   * has not caught up: quorum-vote.ts): "applied" stored the record but is no acknowledgement.
+   * The receiver lost contact and has not caught up since (quorum-vote.ts, acknowledges):
+   * "applied" stored the record but is no acknowledgement.
    */
   readonly abstains?: boolean;
 }

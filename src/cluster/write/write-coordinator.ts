@@ -47,11 +47,11 @@ export interface CoordinatorDeps {
   /** Throws CONFLICT unless the lease a fill names is held on its key (LeaseTable.checkFill). */
   readonly leases: { checkFill(key: string, token: string): void };
   /**
-   * Whether this node's copies count towards a quorum (QuorumVote.voting). Its own apply is an
-   * acknowledgement only then, as an owner's push answer is only when that owner votes
+   * Whether what this node stores counts as an acknowledgement (QuorumVote.acknowledges): its own
+   * apply counts only then, as an owner's push answer counts only when that owner's does
    * (ApplyOutcome.abstains): see isAck.
    */
-  readonly voting?: () => boolean;
+  readonly acknowledges?: () => boolean;
 }
 
 /** How a write is coordinated (see the file comment). */
@@ -90,8 +90,9 @@ const ACK: PushAnswer = Object.freeze({ kind: "applied", version: 0, origin: "" 
 const ABSTAINING_ACK: PushAnswer = Object.freeze({ kind: "applied", version: 0, origin: "", abstains: true });
 
 /**
- * An acknowledgement is an owner that stored the write and votes: a write acknowledged on copies
- * that abstain from quorum reads could be missed by every one of them. Right after a 4|3 split
+ * An acknowledgement is an owner that stored the write and has not lost contact since it last
+ * caught up (QuorumVote.acknowledges): a write acknowledged on such copies could be missed by
+ * every quorum read. Right after a 4|3 split
  * healed, n7 (back from the minority) had re-added one majority node, saw 4 of 7 and acknowledged
  * a QUORUM delete on n7, n4 and n6, its ring's owners, all back from the minority; n3, which had
  * not re-added them, read the key from n5, n1 and n2 and answered the deleted value 0.2 s later
@@ -125,7 +126,7 @@ export class WriteCoordinator {
     const restampsMax = opts.restamps ? WRITE_RESTAMPS_MAX : 0;
     const sender = senderApplies !== undefined && senderApplies !== selfId && owners.ids.includes(senderApplies) ? senderApplies : undefined;
     const others = owners.ids.filter((id) => id !== selfId && id !== sender);
-    const own = this.deps.voting === undefined || this.deps.voting() ? ACK : ABSTAINING_ACK;
+    const own = this.deps.acknowledges === undefined || this.deps.acknowledges() ? ACK : ABSTAINING_ACK;
     const inHand = sender === undefined ? [own] : [own, ACK];
     let first: WriteResult | undefined;
     let floor = 0;
@@ -168,7 +169,7 @@ export class WriteCoordinator {
         this.deps.metrics.inc("dist.write.quorum_failures");
         const acks = wait.answers.filter(isAck).length;
         const abstained = abstainedOf(wait.answers);
-        const why = abstained > 0 ? ` (${abstained} more stored it but have not caught up since they lost contact or started, so they do not count yet)` : "";
+        const why = abstained > 0 ? ` (${abstained} more stored it but have not caught up since they lost contact, so they do not count yet)` : "";
         throw new CacheError("QUORUM_FAILED", `write reached ${acks} of the ${need} owners its ${level} consistency needs${why}; it may be applied where it reached`, {
           consistency: level,
           acknowledged: acks,

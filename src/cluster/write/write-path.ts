@@ -41,11 +41,11 @@ export interface WritePathDeps {
   readonly metrics: Metrics;
   readonly logger: Logger;
   /**
-   * Whether this node's copies count towards a quorum (QuorumVote.voting). A forwarding owner
-   * that does not vote does not ask the primary to count it (senderApplies): the primary pushes
-   * to it instead, and its answer says it abstains (write-coordinator.ts, isAck).
+   * Whether what this node stores counts as an acknowledgement (QuorumVote.acknowledges). A
+   * forwarding owner whose does not asks the primary to count it (senderApplies) only then: the
+   * primary pushes to it instead, and its answer says it abstains (write-coordinator.ts, isAck).
    */
-  readonly voting?: () => boolean;
+  readonly acknowledges?: () => boolean;
 }
 
 const PLAIN: CoordinateOptions = Object.freeze({ restamps: true });
@@ -167,7 +167,7 @@ export class WritePath {
    */
   private appliesResult(write: ClientWrite, owners: Owners, held: RecordHeader | undefined): boolean {
     if (write.kind === "incr" || write.leaseToken !== undefined || !owners.ids.includes(this.deps.selfId)) return false;
-    if (this.deps.voting?.() === false) return false;
+    if (this.deps.acknowledges?.() === false) return false;
     return write.kind !== "touch" || holdsValue(held);
   }
 

@@ -131,6 +131,27 @@ describe("cluster/quorum vote", () => {
     expect(f.messages()).to.deep.equal([LOG.quorumVoteSuspended, LOG.quorumVoteResumed]);
   });
 
+  it("what a node stores counts as a write acknowledgement unless it lost contact and has not caught up since; a starting node's does", () => {
+    const started = fixture();
+    started.catchUp.request();
+    started.vote.starting();
+    expect([started.vote.voting, started.vote.acknowledges], "starting: its reads abstain, its acknowledgements count").to.deep.equal([false, true]);
+    const f = joined();
+    expect(f.vote.acknowledges).to.equal(true);
+    f.members.alive = 2;
+    f.clock.advance(HEARTBEAT_MS);
+    expect(f.vote.acknowledges, "on the minority side").to.equal(false);
+    f.members.alive = 3;
+    f.clock.advance(HEARTBEAT_MS);
+    expect(f.vote.acknowledges, "sees a majority again, in the hold: its ring may still be the minority's").to.equal(false);
+    f.clock.advance(HOLD_MS);
+    expect(f.vote.acknowledges, "catching up").to.equal(false);
+    f.catchUp.caughtUp = true;
+    f.clock.advance(HEARTBEAT_MS);
+    expect([f.vote.voting, f.vote.acknowledges]).to.deep.equal([true, true]);
+    expect(fixture(1).vote.acknowledges, "alone: nothing to miss").to.equal(true);
+  });
+
   it("losing the majority again during the hold or the catch-up starts over", () => {
     const f = joined();
     f.members.alive = 2;

@@ -637,11 +637,12 @@ export type SetResponse = Message<"hypercache.peer.v1.SetResponse"> & {
   touchHeld: HeldVersion[];
 
   /**
-   * True while the receiver's copies do not count towards a quorum: it lost contact with the
-   * cluster (or has just started) and has not caught up since, so its answers to Get abstain
-   * (GetResult.abstains). Its APPLIED outcomes then store the record but are no acknowledgement
-   * towards the sender's write consistency: a write acknowledged only by such owners could be
-   * missed by every quorum read. False from older nodes.
+   * True while the receiver lost contact with the cluster (the minority side of a partition, a
+   * pause, views that disagree) and has not caught up since: its APPLIED outcomes then store the
+   * record but are no acknowledgement towards the sender's write consistency, as its answers to
+   * Get abstain (GetResult.abstains); a write acknowledged only by such owners could be missed by
+   * every quorum read. A node that has just started does acknowledge (it holds what it stores
+   * now). False from older nodes.
    *
    * @generated from field: bool abstains = 6;
    */
