@@ -4,7 +4,7 @@
 // peer/ adapts it to the Connect service; the in-memory transport calls it directly. Membership
 // answers gossip and probe relays itself (membership/gossip-endpoint.ts).
 import type { ShardedStore, VersionedRecord } from "../store/index.js";
-import { BASE_MISSING, type ApplyOutcome, type OwnerChecks, type PeerEndpoint, type TouchOutcome } from "../transport/index.js";
+import { BASE_MISSING, markAbstaining, type ApplyOutcome, type OwnerChecks, type PeerEndpoint, type TouchOutcome } from "../transport/index.js";
 import type { MerkleAnswers } from "./anti-entropy/merkle-answers.js";
 import type { KeyLister } from "./key-listing.js";
 import type { Lifecycle } from "./lifecycle.js";
@@ -78,7 +78,7 @@ function applyAll(applier: ReplicaApplier, records: readonly VersionedRecord[], 
  * (quorum-vote.ts, acknowledges), what it applied is stored but no acknowledgement.
  */
 function asVoted<T extends { readonly kind: string }>(outcomes: T[], acknowledges: boolean): T[] {
-  return acknowledges ? outcomes : outcomes.map((o) => (o.kind === "applied" ? { ...o, abstains: true } : o));
+  return acknowledges ? outcomes : markAbstaining(outcomes);
 }
 
 export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {

@@ -75,7 +75,6 @@ function bundleCertificates(ca: Buffer): X509Certificate[] {
   return (ca.toString("utf8").match(PEM_CERTIFICATE) ?? []).map((block) => new X509Certificate(block));
 }
 
-/** The subject of a certificate both CA bundles hold (compared by SHA-256 fingerprint), or undefined. Pure. */
 /**
  * Whether two CA bundles are the same bytes (none and none included): what decides that a reload
  * changed someone's trust, so that the connections verified under the old bundle must end.
@@ -84,6 +83,7 @@ export function sameCa(a: Buffer | undefined, b: Buffer | undefined): boolean {
   return a === undefined || b === undefined ? a === b : a.equals(b);
 }
 
+/** The subject of a certificate both CA bundles hold (compared by SHA-256 fingerprint), or undefined. Pure. */
 export function sharedCaSubject(a: Buffer, b: Buffer): string | undefined {
   const inA = new Set(bundleCertificates(a).map((c) => c.fingerprint256));
   return bundleCertificates(b).find((c) => inA.has(c.fingerprint256))?.subject.replace(/\n/g, ", ");

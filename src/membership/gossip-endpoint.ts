@@ -1,7 +1,6 @@
 // What membership answers to peers: gossip (push-pull) and indirect probes on behalf of a peer.
 import type { MemberTable } from "./member-table.js";
-import { answeredAsOther } from "./peer-identity.js";
-import type { PeerEndpoint, PeerMember, PeerTransport } from "../transport/index.js";
+import { answeredAsOther, type PeerEndpoint, type PeerMember, type PeerTransport } from "../transport/index.js";
 
 export type MembershipEndpoint = Pick<PeerEndpoint, "gossip" | "probe">;
 
@@ -22,7 +21,7 @@ export function createMembershipEndpoint(deps: { readonly selfId: string; readon
       if (!target || targetId === deps.selfId) return { target: targetId, ok: false, error: "unknown member" };
       try {
         const h = await deps.transport.health({ id: targetId, address: target.address });
-        const other = answeredAsOther(h, targetId);
+        const other = answeredAsOther(h.node, targetId);
         if (other !== undefined) return { target: targetId, ok: false, error: `${target.address} answered as ${other}, not ${targetId}` };
         return { target: targetId, ok: true, error: "" };
       } catch (err) {

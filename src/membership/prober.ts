@@ -9,9 +9,8 @@ import { withTimeout } from "../core/timeout.js";
 import { sample, shuffle, type Random } from "../core/random.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
-import type { PeerRef, PeerTransport } from "../transport/index.js";
+import { answeredAsOther, type PeerRef, type PeerTransport } from "../transport/index.js";
 import type { MemberTable } from "./member-table.js";
-import { answeredAsOther } from "./peer-identity.js";
 
 export interface ProberDeps {
   readonly members: MemberTable;
@@ -69,7 +68,7 @@ export class Prober {
     try {
       const sentMs = this.deps.clock?.nowMs() ?? 0;
       const h = await withTimeout(timers, this.probeTimeoutMs, transport.health(peer), `probe of ${peer.id}`);
-      const other = answeredAsOther(h, peer.id);
+      const other = answeredAsOther(h.node, peer.id);
       if (other !== undefined) {
         // Said at each failed probe until the member is pruned (SERVICE_DEAD_AFTER), then never.
         this.deps.logger.warn(LOG.peerAnsweredAsOther, { peer: peer.id, address: peer.address, answered_as: other });

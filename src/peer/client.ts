@@ -10,7 +10,7 @@ import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../c
 import type { Metrics, PeerCallMetrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { peerGzip } from "./peer-compression.js";
-import type { ClientWrite, ForwardRequest, LeaseRequest, OwnerChecks, PeerMember, PeerRef, PeerTransport, TouchPush, WriteOutcome } from "../transport/index.js";
+import { checkAnswerer, type ClientWrite, type ForwardRequest, type LeaseRequest, type OwnerChecks, type PeerMember, type PeerRef, type PeerTransport, type TouchPush, type WriteOutcome } from "../transport/index.js";
 import {
   ClientWriteSchema,
   DrainRequestSchema,
@@ -35,7 +35,7 @@ import {
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { CacheError } from "../core/errors.js";
 import {
-  checkAnswerer, fromEntry, fromGetResponse, fromRecordInfo, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toEntry, toNumber, toWireMember, toWireWrite, fromWireLease,
+  fromEntry, fromGetResponse, fromRecordInfo, fromWireMember, fromWirePushAnswer, fromWireResult, toConsistency, toEntry, toNumber, toWireMember, toWireWrite, fromWireLease,
 } from "./convert.js";
 import { toWireOwnerChecks } from "./owner-checks.js";
 import { fromWireTouchAnswer, toWireTouch } from "./set-request.js";

@@ -7,6 +7,7 @@ import { fromBytes, toBuffer } from "../core/byte-string.js";
 import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { badRequest, CacheError } from "../core/errors.js";
+import { checkAnswerer, markAbstaining } from "../transport/index.js";
 import type { ApplyOutcome, ClientWrite, HeldRecord, LeaseOutcome, TouchOutcome, WriteCondition, PeerMember, PeerMemberState, PeerRef, RecordMeta, WriteOutcome } from "../transport/index.js";
 import {
   ApplyOutcome as WireOutcome,
@@ -151,19 +152,7 @@ export function fromWirePushAnswer(answer: { readonly outcomes: readonly WireOut
   return answer.abstains ? markAbstaining(outcomes) : outcomes;
 }
 
-/** An abstaining receiver's outcomes (SetResponse.abstains): what it applied is no acknowledgement. */
-export function markAbstaining<T extends { readonly kind: string }>(outcomes: T[]): T[] {
-  return outcomes.map((o) => (o.kind === "applied" ? { ...o, abstains: true } : o));
-}
 
-/**
- * An answer counts only from the node that was addressed: an advertised address that points to
- * another node (or to the caller itself), or a reused address, is a failure of the call. Older
- * nodes do not say who answered ("").
- */
-export function checkAnswerer(node: string, to: PeerRef): void {
-  if (node !== "" && node !== to.id) throw new CacheError("UNAVAILABLE", `${to.address} answered as node ${node}, not ${to.id}`);
-}
 
 export function toConsistency(level: ConsistencyLevel | undefined): Consistency {
   return level === "one" ? Consistency.ONE : level === "quorum" ? Consistency.QUORUM : level === "all" ? Consistency.ALL : Consistency.UNSPECIFIED;

@@ -6,7 +6,7 @@
 import { create } from "@bufbuild/protobuf";
 import { badRequest } from "../core/errors.js";
 import { PEER_BATCHING } from "../core/limits.js";
-import { BASE_MISSING, type ApplyOutcome, type PeerEndpoint, type PeerRef, type TouchOutcome, type TouchPush } from "../transport/index.js";
+import { BASE_MISSING, checkAnswerer, markAbstaining, type ApplyOutcome, type PeerEndpoint, type PeerRef, type TouchOutcome, type TouchPush } from "../transport/index.js";
 import {
   type ApplyOutcome as WireOutcome,
   TouchEntrySchema,
@@ -15,7 +15,7 @@ import {
   type SetRequest,
   type TouchEntry,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { checkAnswerer, fromDeletion, fromEntry, fromWireOutcome, markAbstaining, toNumber, toWireOutcomes } from "./convert.js";
+import { fromDeletion, fromEntry, fromWireOutcome, toNumber, toWireOutcomes } from "./convert.js";
 import { fromWireOwnerChecks } from "./owner-checks.js";
 
 /** `t` as a SetRequest.touches element. */

@@ -3,7 +3,7 @@
 // so that any serializer (binary, JSON) writes all of them. On binary Exchange streams the
 // compiled encoder (binary-encoder.ts) writes them without protobuf-es's reflection.
 import { create } from "@bufbuild/protobuf";
-import type { PeerEndpoint } from "../transport/index.js";
+import { anyAbstains, type PeerEndpoint } from "../transport/index.js";
 import {
   ForwardResponseSchema,
   RemoveResponseSchema,
@@ -23,14 +23,14 @@ import { capItems } from "./call-caps.js";
 export function answerSet(endpoint: PeerEndpoint, req: SetRequest): SetResponse {
   capItems("Set", "entries", req.entries.length + req.touches.length);
   const answer = applySetRequest(endpoint, req);
-  const abstains = answer.outcomes.some((o) => o.abstains === true) || answer.touches.some((o) => "abstains" in o && o.abstains === true);
+  const abstains = anyAbstains(answer.outcomes) || anyAbstains(answer.touches);
   return create(SetResponseSchema, { ...toWirePushAnswer(answer.outcomes, endpoint.health().node), ...toWireTouchAnswer(answer.touches), abstains });
 }
 
 export function answerRemove(endpoint: PeerEndpoint, req: RemoveRequest): RemoveResponse {
   capItems("Remove", "deletions", req.deletions.length);
   const outcomes = applyRemoveRequest(endpoint, req);
-  return create(RemoveResponseSchema, { ...toWirePushAnswer(outcomes, endpoint.health().node), abstains: outcomes.some((o) => o.abstains === true) });
+  return create(RemoveResponseSchema, { ...toWirePushAnswer(outcomes, endpoint.health().node), abstains: anyAbstains(outcomes) });
 }
 
 /** A Get's answer, its keys capped. */

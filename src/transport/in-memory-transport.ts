@@ -3,6 +3,7 @@
 // caller's stack), like a network. A node that is not registered is unreachable.
 import { CacheError } from "../core/errors.js";
 import type { VersionedRecord } from "../store/index.js";
+import { checkAnswerer } from "./answers.js";
 import type { PeerEndpoint, PeerTransport } from "./peer-transport.js";
 import type { ForwardRequest, LeaseOutcome, LeaseRequest, OwnerChecks, PeerMember, PeerRef, TouchPush } from "./types.js";
 
@@ -34,11 +35,6 @@ export class InMemoryNetwork {
 /** Copies records as a wire would: the receiver never shares objects with the sender. */
 function copyRecords(records: readonly VersionedRecord[]): VersionedRecord[] {
   return records.map((r) => ({ ...r }));
-}
-
-/** An answer from another node than the one addressed is a failure of the call. */
-function checkAnswerer(node: string, to: PeerRef): void {
-  if (node !== to.id) throw new CacheError("UNAVAILABLE", `${to.address} answered as node ${node}, not ${to.id}`);
 }
 
 class InMemoryTransport implements PeerTransport {

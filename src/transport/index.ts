@@ -3,5 +3,6 @@ export type {
   ApplyOutcome, ClientWrite, ForwardRequest, HealthInfo, HeldRecord, KeysPage, MerkleRangePage, MerkleRoot, PeerMember, PeerMemberState, PeerRef, ProbeResult, OwnerChecks, RecordMeta, TouchOutcome, TouchPush, WriteCondition, WriteOutcome, LeaseOutcome, LeaseRequest,
 } from "./types.js";
 export { BASE_MISSING, isConditional, primaryOnly } from "./types.js";
+export { anyAbstains, answeredAsOther, checkAnswerer, markAbstaining } from "./answers.js";
 export { InMemoryNetwork } from "./in-memory-transport.js";
 export { Chaos, ChaosTransport } from "./chaos-transport.js";

@@ -22,8 +22,11 @@ export interface Nemesis {
   /** Needs the lab network (namespaces, nftables); skipped on loopback. */
   readonly needsNetwork: boolean;
   readonly description: string;
-  /** What this machine lacks for the fault (a tool, a library), or undefined when it has it all. */
-  missing?(): string | undefined;
+  /**
+   * What this machine lacks for the fault (a tool, a library), or undefined when it has it all;
+   * `exists` says whether a file is there (the file system by default).
+   */
+  missing?(exists?: (file: string) => boolean): string | undefined;
   run(ctx: NemesisContext): Promise<Record<string, unknown>>;
   heal(ctx: NemesisContext): Promise<void>;
 }

@@ -88,7 +88,7 @@ export const clockSkewNemesis: Nemesis = {
   needsNetwork: false,
   description: "restart one node with its wall clock 30 s ahead (libfaketime); heal restarts it without",
   // Without the library the loader only warns (on stderr) and the node runs on the true clock.
-  missing: () => missingFile(LIBFAKETIME, "faketime"),
+  missing: (exists) => missingFile(LIBFAKETIME, "faketime", exists),
   async run(ctx) {
     const target = runningTarget(ctx);
     await target.terminate();
