@@ -6,6 +6,9 @@ export const COUNTERS = [
   "dist.nodes.removed",
   "dist.write.attempts",
   "dist.write.quorum_failures",
+  "dist.write.abstained_failures",
+  "dist.read.quorum_failures",
+  "dist.read.abstained_failures",
   "dist.write.forward_promotion",
   "dist.write.apply_refused",
   "dist.write.restamps",
@@ -100,6 +103,11 @@ export const METRIC_HELP: Readonly<Record<MetricName, string>> = Object.freeze({
   "dist.membership.version": "membership version; bumps on every real state change",
   "dist.write.attempts": "client writes this node received (each counted once, on the node the client called)",
   "dist.write.quorum_failures": "writes that did not reach their consistency",
+  "dist.write.abstained_failures":
+    "of dist.write.quorum_failures, those that owners stored but did not acknowledge because they had not caught up since they lost contact",
+  "dist.read.quorum_failures": "QUORUM and ALL reads that did not reach their consistency (the minority side included)",
+  "dist.read.abstained_failures":
+    "of dist.read.quorum_failures, those that owners answered without counting (not caught up, or not an owner in their ring view)",
   "dist.write.forward_promotion": "writes applied by a replica after the forward to the primary failed",
   "dist.write.apply_refused": "pushed writes dropped by the ownership guard",
   "dist.version.conflicts": "incoming records ignored because the local copy was newer",

@@ -210,6 +210,8 @@ describe("sim/data path: partitions (5 nodes, {n1,n2} | {n3,n4,n5})", () => {
       prune(c, MINORITY, MAJORITY);
       for (const level of ["quorum", "all"] as const) await expectCacheError(c.node("n1").cache.get(key, level), "QUORUM_FAILED");
       expect(text((await c.node("n1").cache.get(key, "one")).item?.value)).to.equal("before");
+      expect(c.node("n1").metrics.get("dist.read.quorum_failures"), "both refusals counted").to.equal(2);
+      expect(c.node("n1").metrics.get("dist.read.abstained_failures"), "no owner abstained: the node is on the minority side").to.equal(0);
     }),
   );
 

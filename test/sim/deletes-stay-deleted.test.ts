@@ -266,6 +266,9 @@ describe("sim/deletes stay deleted: writes coordinated by nodes back from the mi
       await c.node("n4").cache.admitWrite().remove(key, "quorum").catch((e: unknown) => (refused = e));
       expect((refused as CacheError | undefined)?.code, "stored on n4 and n5, whose copies abstain: no acknowledgement").to.equal("QUORUM_FAILED");
       expect((refused as CacheError).details).to.deep.include({ acknowledged: 0, required: 2, abstained: 2 });
+      const n4 = c.node("n4").metrics;
+      expect(n4.get("dist.write.quorum_failures"), "counted as a quorum failure").to.equal(1);
+      expect(n4.get("dist.write.abstained_failures"), "and as one for abstaining owners").to.equal(1);
       // Fully healed and caught up, the same delete is acknowledged and every QUORUM read sees it.
       c.chaos.heal();
       await c.advance(20_000);
@@ -317,6 +320,8 @@ describe("sim/deletes stay deleted: a restarted node", () => {
       expect(c.node("n1").store.peek("k"), "n1 came back empty").to.equal(undefined);
       c.chaos.partition(["n3"], ["n2"]); // only n1 (empty) and n3 (stale) answer n3's read
       expect(await quorumRead(c, "n3", "k"), "n1 has not caught up: no quorum").to.equal("QUORUM_FAILED");
+      expect(c.node("n3").metrics.get("dist.read.quorum_failures"), "counted as a read quorum failure").to.equal(1);
+      expect(c.node("n3").metrics.get("dist.read.abstained_failures"), "and as one for an abstaining owner").to.equal(1);
       c.chaos.heal();
       await c.advance(2_000);
       expect(c.node("n1").store.peek("k")?.tombstone, "n1 caught up from n2").to.equal(true);

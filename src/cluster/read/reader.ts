@@ -188,6 +188,7 @@ export class Reader {
     // they are declared dead left a window in which the minority answered deleted values.
     const alive = view.aliveCount();
     if (!hasMajority(alive, known)) {
+      this.deps.metrics.inc("dist.read.quorum_failures");
       throw new CacheError("QUORUM_FAILED", `read needs ${level} but this node sees only ${alive} of ${known} known nodes alive: it may be on the minority side`, {
         consistency: level,
         visible_nodes: alive,
@@ -208,6 +209,8 @@ export class Reader {
     if (!wait.reached) {
       const counted = wait.answers.filter(countsForQuorum).length;
       const abstained = wait.answers.length - counted;
+      this.deps.metrics.inc("dist.read.quorum_failures");
+      if (abstained > 0) this.deps.metrics.inc("dist.read.abstained_failures");
       const because = abstained > 0 ? ` (${abstained} more answered without counting: not an owner in their ring view, or not caught up)` : "";
       throw new CacheError("QUORUM_FAILED", `read reached ${counted} of the ${need} owners its ${level} consistency needs${because}`, {
         consistency: level,

@@ -169,6 +169,7 @@ export class WriteCoordinator {
         this.deps.metrics.inc("dist.write.quorum_failures");
         const acks = wait.answers.filter(isAck).length;
         const abstained = abstainedOf(wait.answers);
+        if (abstained > 0) this.deps.metrics.inc("dist.write.abstained_failures");
         const why = abstained > 0 ? ` (${abstained} more stored it but have not caught up since they lost contact, so they do not count yet)` : "";
         throw new CacheError("QUORUM_FAILED", `write reached ${acks} of the ${need} owners its ${level} consistency needs${why}; it may be applied where it reached`, {
           consistency: level,
