@@ -1,10 +1,15 @@
-// The checker: a pure function from a saved run to a verdict with four gates and one row per phase.
+// The checker: a pure function from a saved run to a verdict with six gates and one row per phase.
 //   1. no lost write        2. no resurrection (nor a read of a value never written)
 //   3. convergence after every heal, within 60 s     4. no crash
-// Stale reads, availability and clock skew are reported, not gated.
+//   5. counters: no increment lost or applied twice
+//   6. conditional writes: at most one acknowledged per ETag while the ring stays as it is
+// Stale reads, repeated counter values, conditional conflicts across ring changes, availability
+// and clock skew are reported, not gated.
 import { phaseAvailability, type Availability } from "./availability.js";
 import { largestOffset, nodeClockOffsets, versionOffsets, type OffsetEstimate } from "./clock-skew.js";
 import { phaseConvergence, CONVERGENCE_DEADLINE_MS, type PhaseConvergence } from "./convergence.js";
+import { findConditionalConflicts, isGatedConflict, type ConditionalConflict } from "./conditional.js";
+import { counterKeys, findCounterRepeats, findCounterViolations, type CounterRepeat, type CounterViolation } from "./counters.js";
 import { findCrashes, type Crash } from "./crashes.js";
 import type { PhaseRecord, RunRecord } from "./history.js";
 import { checkpointReads, findLostWrites, type LostWrite } from "./lost-writes.js";
@@ -23,6 +28,11 @@ export interface PhaseRow {
   stale_one: number;
   convergence: PhaseConvergence;
   crashes: number;
+  /** Counter checkpoints out of their bounds, and acknowledged increments that answered a value twice (reported). */
+  counters: number;
+  counter_repeats: number;
+  /** Acknowledged conditional writes on an ETag another one used (gated only where the ring stays as it is). */
+  conditional_conflicts: number;
   /** The node clock furthest off during the phase, and the origin whose versions were furthest off. */
   clock_offset?: OffsetEstimate;
   version_offset?: OffsetEstimate;
@@ -41,6 +51,9 @@ export interface Verdict {
   lost: LostWrite[];
   anomalies: ReadAnomaly[];
   crashes: Crash[];
+  counters: CounterViolation[];
+  counter_repeats: CounterRepeat[];
+  conditional_conflicts: ConditionalConflict[];
   clock_offsets: OffsetEstimate[];
   version_offsets: OffsetEstimate[];
 }
@@ -70,8 +83,15 @@ function missingCheckpoints(record: RunRecord): LostWrite[] {
 }
 
 export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
-  const lost = [...findLostWrites(record.keys, record.ops), ...missingCheckpoints(record)];
-  const anomalies = findReadAnomalies(record.ops);
+  // counters hold decimal text no write produced: gate 5 checks them
+  const counters = counterKeys(record.keys);
+  const valueOps = record.ops.filter((o) => !counters.has(o.key));
+  const lost = [...findLostWrites(record.keys, valueOps), ...missingCheckpoints(record)];
+  const anomalies = findReadAnomalies(valueOps);
+  const counterViolations = findCounterViolations(record.keys, record.ops);
+  const repeats = findCounterRepeats(record.ops);
+  const conflicts = findConditionalConflicts(record.ops);
+  const gatedConflicts = conflicts.filter((c) => isGatedConflict(c, record.phases));
   const crashes = findCrashes(record.processes, record.liveness, record.logs, record.ops);
   const clockOffsets = nodeClockOffsets(record.clock, record.phases);
   const versionOffsetList = versionOffsets(record.ops);
@@ -88,6 +108,9 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
       stale_one: mineAnomalies.filter((a) => a.consistency === "one" && a.kind !== "unknown").length,
       convergence: phaseConvergence(phase, record.convergence),
       crashes: crashes.filter((c) => within(phase, c.t_ms)).length,
+      counters: counterViolations.filter((c) => c.phase === phase.name).length,
+      counter_repeats: repeats.filter((r) => r.phase === phase.name).length,
+      conditional_conflicts: conflicts.filter((c) => c.phase === phase.name).length,
       clock_offset: largestOffset(clockOffsets, phase.name),
       version_offset: largestOffset(versionOffsetList, phase.name),
     };
@@ -122,6 +145,22 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
       passed: crashes.length === 0,
       detail: crashes.length === 0 ? "only stopped processes went down; no 500; no error in the logs" : `${crashes.length} (${summarize(crashes.map((c) => c.kind))})`,
     },
+    {
+      name: "counters",
+      passed: counterViolations.length === 0,
+      detail:
+        counterViolations.length === 0
+          ? "every counter checkpoint lay between its acknowledged and its attempted increments"
+          : `${counterViolations.length} counter checks failed (${summarize(counterViolations.map((c) => c.reason))})`,
+    },
+    {
+      name: "conditional writes",
+      passed: gatedConflicts.length === 0,
+      detail:
+        gatedConflicts.length === 0
+          ? `no two acknowledged conditional writes on one ETag while the ring stayed as it was (${conflicts.length} across ring changes, reported)`
+          : `${gatedConflicts.length} ETags with more than one acknowledged conditional write in ${[...new Set(gatedConflicts.map((c) => c.phase))].join(", ")}`,
+    },
   ];
   if (!options.allowSkip) {
     gates.push({
@@ -137,6 +176,9 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
     lost,
     anomalies,
     crashes,
+    counters: counterViolations,
+    counter_repeats: repeats,
+    conditional_conflicts: conflicts,
     clock_offsets: clockOffsets,
     version_offsets: versionOffsetList,
   };

@@ -3,7 +3,8 @@
 
 /** ok: acknowledged. fail: certainly not applied (never sent, or a 4xx). info: indeterminate. */
 export type Outcome = "ok" | "fail" | "info";
-export type OpKind = "write" | "delete" | "read";
+/** A conditional write is a `write` with a `precondition`; an `incr` adds `delta` to a counter key. */
+export type OpKind = "write" | "delete" | "read" | "incr";
 export type Consistency = "one" | "quorum" | "all";
 
 /** One client operation, as the workload (or a checkpoint read) saw it. Times are epoch ms (fractional). */
@@ -30,9 +31,19 @@ export interface Op {
   status: number | null;
   code: string | null;
   error?: string;
+  /** Conditional writes: the ETag the write was conditioned on (If-Match), or "*" (If-None-Match: *). */
+  precondition?: string;
+  /** Increments: what was added. Their `value` is the counter's value answered (ok only). */
+  delta?: number;
+  /** The ETag answered by a successful read or write, when there was one. */
+  etag?: string;
 }
 
-export type KeyKind = "single" | "contended";
+/**
+ * single: one writer; contended: every worker writes and deletes; cas: every worker writes only
+ * conditionally (on the ETag it just read); counter: every worker increments, nothing else.
+ */
+export type KeyKind = "single" | "contended" | "cas" | "counter";
 
 export interface KeyPlan {
   key: string;

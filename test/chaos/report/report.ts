@@ -19,9 +19,9 @@ function secs(ms: number | null): string {
 
 /** A Markdown table, one row per phase, then one line per gate. */
 export function renderTable(v: Verdict): string {
-  const head = ["phase", "nemesis", "ok/fail/info", "writes ok", "reads ok", "acked", "lost", "resurrected", "stale (Q/ONE)", "converged after heal (quiet)", "longest write outage", "crashes", "clock (versions)"];
+  const head = ["phase", "nemesis", "ok/fail/info", "writes ok", "reads ok", "acked", "lost", "resurrected", "stale (Q/ONE)", "converged after heal (quiet)", "longest write outage", "crashes", "counters off (repeats)", "CAS conflicts", "clock (versions)"];
   const rows = v.phases.map((p) => {
-    if (p.skipped) return [p.phase, p.nemesis, p.skipped, "", "", "", "", "", "", "", "", "", ""];
+    if (p.skipped) return [p.phase, p.nemesis, p.skipped, "", "", "", "", "", "", "", "", "", "", "", ""];
     const a = p.availability;
     const c = p.convergence;
     return [
@@ -37,6 +37,8 @@ export function renderTable(v: Verdict): string {
       c.converged ? `${secs(c.after_heal_ms)} (${secs(c.after_quiesce_ms)})` : "NOT CONVERGED",
       secs(a.longest_write_outage_ms),
       String(p.crashes),
+      `${p.counters} (${p.counter_repeats})`,
+      String(p.conditional_conflicts),
       `${offset(p.clock_offset)} (${offset(p.version_offset)})`,
     ];
   });
@@ -71,5 +73,9 @@ export function reportJson(v: Verdict, meta: ReportMeta): Record<string, unknown
     read_anomalies_total: v.anomalies.length,
     crashes: v.crashes.slice(0, LIMIT),
     crashes_total: v.crashes.length,
+    counters: v.counters.slice(0, LIMIT),
+    counters_total: v.counters.length,
+    counter_repeats: v.counter_repeats.slice(0, LIMIT),
+    conditional_conflicts: v.conditional_conflicts.slice(0, LIMIT),
   };
 }

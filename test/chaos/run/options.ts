@@ -16,6 +16,10 @@ export interface ChaosOptions {
   rate: number;
   singleKeys: number;
   contendedKeys: number;
+  /** Keys written only conditionally (If-Match on the ETag just read). */
+  casKeys: number;
+  /** Keys only incremented. */
+  counterKeys: number;
   timeoutMs: number;
   allowSkip: boolean;
   /** Run on loopback even where the lab network could be built. */
@@ -30,7 +34,8 @@ export type Command = { kind: "run"; options: ChaosOptions } | { kind: "cleanup"
 
 export const USAGE = `usage: npm run chaos -- [--seed S] [--nodes 5] [--nemesis all|kill,pause,...] [--out chaos-out/]
          [--fault-seconds 15] [--heal-seconds 10] [--baseline-seconds 10] [--workers 8] [--rate 300]
-         [--single-keys 150] [--contended-keys 50] [--timeout-ms 15000] [--env SERVICE_X=v]...
+         [--single-keys 150] [--contended-keys 50] [--cas-keys 4] [--counter-keys 10]
+         [--timeout-ms 15000] [--env SERVICE_X=v]...
          [--allow-skip] [--loopback] [--valgrind n1]
        npm run chaos -- --cleanup            remove namespaces and links a crashed run left
        npm run chaos -- --check chaos-out/   check a saved run again (offline)`;
@@ -62,6 +67,8 @@ export function parseOptions(argv: readonly string[], known: readonly string[], 
       rate: { type: "string" },
       "single-keys": { type: "string" },
       "contended-keys": { type: "string" },
+      "cas-keys": { type: "string" },
+      "counter-keys": { type: "string" },
       "timeout-ms": { type: "string" },
       env: { type: "string", multiple: true },
       valgrind: { type: "string" },
@@ -107,6 +114,8 @@ export function parseOptions(argv: readonly string[], known: readonly string[], 
       rate: positiveInt("rate", values.rate, 300),
       singleKeys: positiveInt("single-keys", values["single-keys"], 150, 0),
       contendedKeys: positiveInt("contended-keys", values["contended-keys"], 50, 0),
+      casKeys: positiveInt("cas-keys", values["cas-keys"], 4, 0),
+      counterKeys: positiveInt("counter-keys", values["counter-keys"], 10, 0),
       timeoutMs: positiveInt("timeout-ms", values["timeout-ms"], 15_000),
       allowSkip: values["allow-skip"] ?? false,
       loopback: values.loopback ?? false,
@@ -130,6 +139,8 @@ export function replayCommand(o: ChaosOptions): string {
     `--rate ${o.rate}`,
     `--single-keys ${o.singleKeys}`,
     `--contended-keys ${o.contendedKeys}`,
+    `--cas-keys ${o.casKeys}`,
+    `--counter-keys ${o.counterKeys}`,
     `--timeout-ms ${o.timeoutMs}`,
     ...Object.entries(o.env).map(([k, v]) => `--env ${k}=${v}`),
     ...(o.allowSkip ? ["--allow-skip"] : []),

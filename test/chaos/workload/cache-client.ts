@@ -35,6 +35,11 @@ function envelope(answer: HttpAnswer): { code: string | null; error?: string } {
   }
 }
 
+function etagOf(answer: HttpAnswer): { etag?: string } {
+  const etag = answer.headers.etag;
+  return typeof etag === "string" ? { etag } : {};
+}
+
 export class CacheClient {
   constructor(private readonly http: HttpClient) {}
 
@@ -46,18 +51,57 @@ export class CacheClient {
     return this.mutate("delete", node, key, null, consistency, ctx);
   }
 
-  private async mutate(f: OpKind, node: Endpoint, key: string, value: string | null, consistency: Consistency, ctx: OpContext): Promise<Op> {
-    const base = this.base(f, node, key, value, consistency, ctx);
+  /**
+   * PUT conditioned on `precondition`: an ETag (If-Match) or "*" (If-None-Match: *, the key is
+   * absent). 412 is a `fail`: the primary changed nothing.
+   */
+  conditionalWrite(node: Endpoint, key: string, value: string, precondition: string, ctx: OpContext): Promise<Op> {
+    const condition: Record<string, string> = precondition === "*" ? { "if-none-match": "*" } : { "if-match": precondition };
+    return this.mutate("write", node, key, value, "quorum", ctx, { precondition, headers: condition });
+  }
+
+  /** POST .../incr with `{delta}` at `consistency`; an ok op's value is the counter's new value. */
+  async incr(node: Endpoint, key: string, delta: number, consistency: Consistency, ctx: OpContext): Promise<Op> {
+    const base: Op = { ...this.base("incr", node, key, null, consistency, ctx), delta };
+    try {
+      const answer = await this.http.request({
+        host: node.host,
+        port: node.apiPort,
+        method: "POST",
+        path: `/v1/cache/${encodeURIComponent(key)}/incr?consistency=${consistency}`,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ delta }),
+        timeoutMs: ctx.timeoutMs,
+      });
+      if (answer.status !== 200) return this.finish(base, answer, undefined);
+      const { value } = JSON.parse(answer.body.toString("utf8")) as { value: number };
+      return { ...this.finish(base, answer, "ok"), value: String(value), ...etagOf(answer) };
+    } catch (err) {
+      return this.failed(base, err);
+    }
+  }
+
+  private async mutate(
+    f: OpKind,
+    node: Endpoint,
+    key: string,
+    value: string | null,
+    consistency: Consistency,
+    ctx: OpContext,
+    condition?: { precondition: string; headers: Record<string, string> },
+  ): Promise<Op> {
+    const base = { ...this.base(f, node, key, value, consistency, ctx), ...(condition ? { precondition: condition.precondition } : {}) };
     try {
       const answer = await this.http.request({
         host: node.host,
         port: node.apiPort,
         method: f === "write" ? "PUT" : "DELETE",
         path: keyPath(key, consistency),
-        ...(f === "write" ? { body: value ?? "", headers: { "content-type": "application/octet-stream" } } : {}),
+        ...(f === "write" ? { body: value ?? "", headers: { "content-type": "application/octet-stream", ...condition?.headers } } : {}),
         timeoutMs: ctx.timeoutMs,
       });
-      return this.finish(base, answer, answer.status === 200 ? "ok" : undefined);
+      if (answer.status === 200) return { ...this.finish(base, answer, "ok"), ...etagOf(answer) };
+      return this.finish(base, answer, undefined);
     } catch (err) {
       return this.failed(base, err);
     }
@@ -78,7 +122,7 @@ export class CacheClient {
       if (answer.status === 200) {
         const item = JSON.parse(answer.body.toString("utf8")) as { value: string; value_encoding?: string; version: number; origin: string };
         const value = Buffer.from(item.value, "base64").toString("utf8");
-        return { ...this.finish(base, answer, "ok"), value, version: item.version, origin: item.origin };
+        return { ...this.finish(base, answer, "ok"), value, version: item.version, origin: item.origin, ...etagOf(answer) };
       }
       if (answer.status === 404 && envelope(answer).code === "NOT_FOUND") return this.finish(base, answer, "ok");
       return this.finish(base, answer, undefined);

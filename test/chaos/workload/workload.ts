@@ -1,10 +1,21 @@
 // The workload: N workers, each issuing one operation at a time to a random node, together at
-// most `opsPerSecond`. Writes and deletes at QUORUM; reads at QUORUM and at ONE. Every written
-// value is unique (worker and sequence number). Workers can be paused between operations, which
-// is how checkpoints see a quiet cluster.
+// most `opsPerSecond`. Writes and deletes at QUORUM; reads at QUORUM and at ONE; conditional
+// writes (a QUORUM read for the ETag, then a PUT with If-Match on it, or If-None-Match: * when the
+// key was absent) on the conditional keys; QUORUM increments of 1–5 on the counter keys. Every
+// written value is unique (worker and sequence number). Workers can be paused between operations,
+// which is how checkpoints see a quiet cluster.
 import type { KeyPlan, Op } from "../checker/history.js";
 import type { SeededRandom } from "../lib/random.js";
 import type { CacheClient, Endpoint, OpContext } from "./cache-client.js";
+
+/** The keys one worker operates on, by kind. */
+interface WorkerKeys {
+  own: readonly KeyPlan[];
+  contended: readonly KeyPlan[];
+  cas: readonly KeyPlan[];
+  counters: readonly KeyPlan[];
+  readable: readonly KeyPlan[];
+}
 
 export interface WorkloadOptions {
   workers: number;
@@ -23,7 +34,7 @@ export interface WorkloadDeps {
 }
 
 /** Shares of each kind of operation, summing to 1. */
-export const MIX = { write: 0.4, delete: 0.08, readQuorum: 0.26, readOne: 0.26 } as const;
+export const MIX = { write: 0.32, delete: 0.08, conditional: 0.08, incr: 0.08, readQuorum: 0.22, readOne: 0.22 } as const;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -80,6 +91,14 @@ export class Workload {
     const intervalMs = (this.options.workers * 1000) / this.options.opsPerSecond;
     const own = this.options.keys.filter((k) => k.kind === "single" && k.writer === worker);
     const contended = this.options.keys.filter((k) => k.kind === "contended");
+    const plan: WorkerKeys = {
+      own,
+      contended,
+      cas: this.options.keys.filter((k) => k.kind === "cas"),
+      counters: this.options.keys.filter((k) => k.kind === "counter"),
+      // counters answer decimal text no write produced: they are checked by their own gate
+      readable: this.options.keys.filter((k) => k.kind !== "counter"),
+    };
     let seq = 0;
     // stagger the workers so their operations do not start in lockstep
     await sleep(random.next() * intervalMs);
@@ -91,8 +110,7 @@ export class Workload {
         continue;
       }
       const started = performance.now();
-      const op = await this.once(worker, random, own, contended, () => `w${worker}-${++seq}`);
-      this.deps.record(op);
+      for (const op of await this.once(worker, random, plan, () => `w${worker}-${++seq}`)) this.deps.record(op);
       const wait = intervalMs - (performance.now() - started);
       if (wait > 0) await sleep(wait);
     }
@@ -100,15 +118,33 @@ export class Workload {
     this.checkIdle();
   }
 
-  private once(worker: number, random: SeededRandom, own: readonly KeyPlan[], contended: readonly KeyPlan[], nextValue: () => string): Promise<Op> {
+  /** One operation (a conditional write is two: its read and its write). */
+  private async once(worker: number, random: SeededRandom, keys: WorkerKeys, nextValue: () => string): Promise<Op[]> {
     const { client } = this.deps;
     const node = random.pick(this.deps.endpoints());
     const ctx: OpContext = { worker, phase: this.deps.phase(), timeoutMs: this.options.timeoutMs };
-    const roll = random.next();
+    const { own, contended, cas, counters } = keys;
+    let roll = random.next();
     const mutationKey = () => (own.length > 0 && (contended.length === 0 || random.next() < 0.5) ? random.pick(own) : random.pick(contended)).key;
-    if (roll < MIX.write) return client.write(node, mutationKey(), nextValue(), "quorum", ctx);
-    if (roll < MIX.write + MIX.delete) return client.delete(node, mutationKey(), "quorum", ctx);
-    const key = random.pick(this.options.keys).key;
-    return client.read(node, key, roll < MIX.write + MIX.delete + MIX.readQuorum ? "quorum" : "one", ctx);
+    if ((roll -= MIX.conditional) < 0 && cas.length > 0) return this.conditional(node, random.pick(cas).key, nextValue(), ctx);
+    if ((roll -= MIX.incr) < 0 && counters.length > 0) return [await client.incr(node, random.pick(counters).key, random.int(1, 5), "quorum", ctx)];
+    roll = random.next();
+    const mutations = own.length + contended.length > 0;
+    const writeShare = MIX.write / (1 - MIX.conditional - MIX.incr);
+    const deleteShare = MIX.delete / (1 - MIX.conditional - MIX.incr);
+    const quorumShare = MIX.readQuorum / (MIX.readQuorum + MIX.readOne);
+    if (mutations && roll < writeShare) return [await client.write(node, mutationKey(), nextValue(), "quorum", ctx)];
+    if (mutations && roll < writeShare + deleteShare) return [await client.delete(node, mutationKey(), "quorum", ctx)];
+    const key = random.pick(keys.readable).key;
+    return [await client.read(node, key, random.next() < quorumShare ? "quorum" : "one", ctx)];
+  }
+
+  /** A QUORUM read for the ETag, then the write conditioned on it; a failed read writes nothing. */
+  private async conditional(node: Endpoint, key: string, value: string, ctx: OpContext): Promise<Op[]> {
+    const read = await this.deps.client.read(node, key, "quorum", ctx);
+    if (read.outcome !== "ok") return [read];
+    const precondition = read.value === null ? "*" : read.etag;
+    if (precondition === undefined) return [read];
+    return [read, await this.deps.client.conditionalWrite(node, key, value, precondition, ctx)];
   }
 }

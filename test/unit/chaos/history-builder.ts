@@ -35,6 +35,10 @@ function op(f: Op["f"], value: string | null, s: OpSpec): Op {
 }
 
 export const write = (value: string, s: OpSpec): Op => op("write", value, s);
+/** A write conditioned on `precondition` (an ETag, or "*" for If-None-Match: *). */
+export const cas = (value: string, precondition: string, s: OpSpec): Op => ({ ...op("write", value, s), precondition });
+/** An increment by `delta`; `value` is the counter's value answered (ok only). */
+export const incr = (delta: number, value: string | null, s: OpSpec): Op => ({ ...op("incr", value, s), delta });
 export const del = (s: OpSpec): Op => op("delete", null, s);
 export const read = (value: string | null, s: OpSpec): Op => op("read", value, s);
 /** The read a checkpoint takes of one key after the phase (workload paused). */

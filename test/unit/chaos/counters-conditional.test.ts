@@ -1,0 +1,128 @@
+// The chaos checker's gates 5 and 6 on hand-made histories: counters between their acknowledged
+// and attempted increments, and at most one acknowledged conditional write per ETag where the
+// ring stays as it is.
+import { expect } from "chai";
+import { check } from "../../chaos/checker/check.js";
+import { findConditionalConflicts, isGatedConflict } from "../../chaos/checker/conditional.js";
+import { counterBounds, findCounterRepeats, findCounterViolations } from "../../chaos/checker/counters.js";
+import type { KeyPlan, RunRecord } from "../../chaos/checker/history.js";
+import { cas, checkpoint, emptyRecord, incr, phase, read } from "./history-builder.js";
+
+const COUNTER: KeyPlan[] = [{ key: "n000", kind: "counter" }];
+const CAS: KeyPlan[] = [{ key: "x000", kind: "cas" }];
+const agreed = (key: string) => ({ phase: "p1", t_ms: 205, samples: [{ key, owners: ["n1"], copies: [{ node: "n1", status: 200, version: 1, origin: "n1" }] }] });
+
+function counterRun(found: string | null, over: Partial<RunRecord> = {}): RunRecord {
+  return emptyRecord({
+    keys: COUNTER,
+    phases: [phase("p1", 0, 100, 200, 300)],
+    ops: [
+      incr(2, "2", { key: "n000", at: [10, 20] }),
+      incr(3, "5", { key: "n000", at: [30, 40], worker: 1 }),
+      incr(4, null, { key: "n000", at: [50, 60], outcome: "info", status: 503 }),
+      incr(5, null, { key: "n000", at: [70, 80], outcome: "fail", status: 409 }),
+      checkpoint(found, { key: "n000", at: [210, 220] }),
+    ],
+    convergence: [agreed("n000")],
+    ...over,
+  });
+}
+
+describe("chaos checker: counters", () => {
+  it("bounds a counter by its acknowledged increments below and the indeterminate ones above; failed ones and later ones do not count", () => {
+    const ops = counterRun("5").ops;
+    expect(counterBounds(ops, 215)).to.deep.equal({ low: 5, high: 9 });
+    expect(counterBounds(ops, 25)).to.deep.equal({ low: 2, high: 2 });
+    expect(counterBounds(ops, 55)).to.deep.equal({ low: 5, high: 9 });
+  });
+
+  it("passes a checkpoint inside the bounds, the indeterminate increment applied or not", () => {
+    for (const found of ["5", "9"]) {
+      const v = check(counterRun(found));
+      expect(v.passed, `${found}: ${JSON.stringify(v.gates)}`).to.equal(true);
+      expect(v.phases[0]).to.deep.include({ counters: 0, lost: 0, resurrected: 0 });
+    }
+  });
+
+  it("fails on a lost increment, a doubled one, absence after an acknowledged one, and a value that is no counter", () => {
+    const reasons = (found: string | null) => findCounterViolations(COUNTER, counterRun(found).ops).map((c) => c.reason);
+    expect(reasons("4")).to.deep.equal(["lost-increments"]);
+    expect(reasons("10")).to.deep.equal(["extra-increments"]);
+    expect(reasons(null)).to.deep.equal(["lost-increments"]);
+    expect(reasons("w1-3")).to.deep.equal(["not-a-counter"]);
+    const v = check(counterRun("4"));
+    expect(v.gates.find((g) => g.name === "counters")?.passed).to.equal(false);
+    expect(v.phases[0]?.counters).to.equal(1);
+    expect(v.passed).to.equal(false);
+  });
+
+  it("does not hand counter keys to the value checks (their decimal text was never written)", () => {
+    const v = check(counterRun("9"));
+    expect(v.lost).to.deep.equal([]);
+    expect(v.anomalies).to.deep.equal([]);
+  });
+
+  it("fails a counter checkpoint without an answer as unverified", () => {
+    const run = counterRun("5");
+    const ops = run.ops.map((o) => (o.worker === "checkpoint" ? { ...o, outcome: "info" as const, value: null } : o));
+    expect(findCounterViolations(COUNTER, ops).map((c) => c.reason)).to.deep.equal(["unverified"]);
+  });
+
+  it("reports acknowledged increments of a key that answered the same value, per phase", () => {
+    const ops = [incr(1, "7", { key: "n000", at: [1, 2] }), incr(1, "7", { key: "n000", at: [1, 3], worker: 1 }), incr(1, "7", { key: "n000", at: [1, 3], phase: "p2" })];
+    expect(findCounterRepeats(ops)).to.deep.equal([{ key: "n000", phase: "p1", value: "7", count: 2 }]);
+    const v = check(counterRun("5", { ops: [...counterRun("5").ops, incr(0, "5", { key: "n000", at: [41, 42], worker: 2 })] }));
+    expect(v.phases[0]?.counter_repeats).to.equal(1);
+    expect(v.passed, "reported, not gated").to.equal(true);
+  });
+});
+
+function casRun(nemesis: string, second: "ok" | "fail"): RunRecord {
+  return emptyRecord({
+    keys: CAS,
+    phases: [phase("p1", 0, 100, 200, 300, { nemesis })],
+    ops: [
+      cas("a", "*", { key: "x000", at: [1, 5] }),
+      read("a", { key: "x000", at: [10, 15] }),
+      cas("b", '"e1"', { key: "x000", at: [16, 20] }),
+      read("a", { key: "x000", at: [11, 16], worker: 1 }),
+      cas("c", '"e1"', { key: "x000", at: [17, 30], worker: 1, outcome: second, status: second === "ok" ? 200 : 412 }),
+      checkpoint(second === "ok" ? "c" : "b", { key: "x000", at: [210, 220] }),
+    ],
+    convergence: [agreed("x000")],
+  });
+}
+
+describe("chaos checker: conditional writes", () => {
+  it("passes when the second write on one ETag got 412", () => {
+    const v = check(casRun("none", "fail"));
+    expect(v.passed, JSON.stringify(v.gates)).to.equal(true);
+    expect(v.conditional_conflicts).to.deep.equal([]);
+  });
+
+  it("fails when two writes on one ETag were acknowledged while the ring stayed as it was", () => {
+    const v = check(casRun("none", "ok"));
+    expect(v.gates.find((g) => g.name === "conditional writes")?.passed).to.equal(false);
+    expect(v.phases[0]?.conditional_conflicts).to.equal(1);
+    expect(v.conditional_conflicts[0]).to.deep.include({ key: "x000", precondition: '"e1"', phase: "p1" });
+    expect(v.conditional_conflicts[0]?.writes.map((w) => w.value)).to.deep.equal(["b", "c"]);
+  });
+
+  it("reports, without failing, the same conflict in a phase whose nemesis changes the ring", () => {
+    const v = check(casRun("split", "ok"));
+    expect(v.phases[0]?.conditional_conflicts).to.equal(1);
+    expect(v.gates.find((g) => g.name === "conditional writes")?.passed).to.equal(true);
+  });
+
+  it("counts creations on absence ('*') like any precondition, and ignores unconditional and indeterminate writes", () => {
+    const ops = [
+      cas("a", "*", { key: "x000", at: [1, 2] }),
+      cas("b", "*", { key: "x000", at: [3, 4] }),
+      cas("c", '"e2"', { key: "x000", at: [5, 6], outcome: "info", status: 503 }),
+      cas("d", '"e2"', { key: "x000", at: [7, 8] }),
+    ];
+    const conflicts = findConditionalConflicts(ops);
+    expect(conflicts.map((c) => c.precondition)).to.deep.equal(["*"]);
+    expect(isGatedConflict(conflicts[0]!, [phase("p1", 0, 10, 10, 10, { nemesis: "slow-link" })])).to.equal(true);
+  });
+});
