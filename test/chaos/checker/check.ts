@@ -92,6 +92,11 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
   const repeats = findCounterRepeats(record.ops);
   const conflicts = findConditionalConflicts(record.ops);
   const gatedConflicts = conflicts.filter((c) => isGatedConflict(c, record.phases));
+  // a gate over operations that never succeeded proves nothing: it fails instead
+  const ackedIncrs = record.ops.filter((o) => o.f === "incr" && o.outcome === "ok").length;
+  const ackedConditional = record.ops.filter((o) => o.precondition !== undefined && o.outcome === "ok").length;
+  const idleCounters = counters.size > 0 && ackedIncrs === 0;
+  const idleConditional = record.keys.some((k) => k.kind === "cas") && ackedConditional === 0;
   const crashes = findCrashes(record.processes, record.liveness, record.logs, record.ops);
   const clockOffsets = nodeClockOffsets(record.clock, record.phases);
   const versionOffsetList = versionOffsets(record.ops);
@@ -147,18 +152,20 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
     },
     {
       name: "counters",
-      passed: counterViolations.length === 0,
-      detail:
-        counterViolations.length === 0
-          ? "every counter checkpoint lay between its acknowledged and its attempted increments"
+      passed: counterViolations.length === 0 && !idleCounters,
+      detail: idleCounters
+        ? "no increment was acknowledged: the gate checked nothing"
+        : counterViolations.length === 0
+          ? `every counter checkpoint lay between its acknowledged and its attempted increments (${ackedIncrs} acknowledged)`
           : `${counterViolations.length} counter checks failed (${summarize(counterViolations.map((c) => c.reason))})`,
     },
     {
       name: "conditional writes",
-      passed: gatedConflicts.length === 0,
-      detail:
-        gatedConflicts.length === 0
-          ? `no two acknowledged conditional writes on one ETag while the ring stayed as it was (${conflicts.length} across ring changes, reported)`
+      passed: gatedConflicts.length === 0 && !idleConditional,
+      detail: idleConditional
+        ? "no conditional write was acknowledged: the gate checked nothing"
+        : gatedConflicts.length === 0
+          ? `no two acknowledged conditional writes on one ETag while the ring stayed as it was (${ackedConditional} acknowledged; ${conflicts.length} conflicts across ring changes, reported)`
           : `${gatedConflicts.length} ETags with more than one acknowledged conditional write in ${[...new Set(gatedConflicts.map((c) => c.phase))].join(", ")}`,
     },
   ];

@@ -62,6 +62,15 @@ describe("chaos checker: counters", () => {
     expect(v.anomalies).to.deep.equal([]);
   });
 
+  it("fails when counter keys were planned but no increment was acknowledged (the gate would check nothing)", () => {
+    const run = counterRun("0");
+    const ops = run.ops.filter((o) => o.f !== "incr" || o.outcome !== "ok");
+    const v = check({ ...run, ops: ops.map((o) => (o.worker === "checkpoint" ? { ...o, value: null } : o)) });
+    const gate = v.gates.find((g) => g.name === "counters");
+    expect(gate?.passed).to.equal(false);
+    expect(gate?.detail).to.match(/no increment was acknowledged/);
+  });
+
   it("fails a counter checkpoint without an answer as unverified", () => {
     const run = counterRun("5");
     const ops = run.ops.map((o) => (o.worker === "checkpoint" ? { ...o, outcome: "info" as const, value: null } : o));
@@ -106,6 +115,14 @@ describe("chaos checker: conditional writes", () => {
     expect(v.phases[0]?.conditional_conflicts).to.equal(1);
     expect(v.conditional_conflicts[0]).to.deep.include({ key: "x000", precondition: '"e1"', phase: "p1" });
     expect(v.conditional_conflicts[0]?.writes.map((w) => w.value)).to.deep.equal(["b", "c"]);
+  });
+
+  it("fails when conditional keys were planned but no conditional write was acknowledged (the gate would check nothing)", () => {
+    const run = casRun("none", "fail");
+    const ops = run.ops.map((o) => (o.precondition !== undefined ? { ...o, outcome: "fail" as const, status: 412 } : o));
+    const gate = check({ ...run, ops }).gates.find((g) => g.name === "conditional writes");
+    expect(gate?.passed).to.equal(false);
+    expect(gate?.detail).to.match(/no conditional write was acknowledged/);
   });
 
   it("reports, without failing, the same conflict in a phase whose nemesis changes the ring", () => {
