@@ -158,4 +158,22 @@ describe("sim/counters", () => {
       }
     }),
   );
+
+  it(
+    "a replica that forwarded an increment does not take it over when the primary answered 5xx after adding it (the primary's QUORUM_FAILED): one request is added once",
+    withSeed(177, async () => {
+      const c = await cluster({ nodes: 3, seed: 177 });
+      const key = keyWhere(c, (o) => o.primary === "n1", "once-ctr");
+      // n1 cannot reach n3, n2 reaches both: n1 adds the increment, pushes to n2, misses n3 and
+      // answers QUORUM_FAILED at ALL; had n2 then coordinated it again into its own slot (it
+      // reaches every owner), the counter would hold the increment twice.
+      c.chaos.partition(["n1"], ["n3"]);
+      const [outcome] = await drive(c, [c.node("n2").cache.admitWrite().incr(key, { delta: 5, initial: 0, ttlMs: 0 }, "all")]);
+      expect((outcome as CacheError).code, "the primary's answer goes back: indeterminate").to.equal("QUORUM_FAILED");
+      expect(c.node("n2").metrics.get("dist.write.forward_promotion")).to.equal(0);
+      c.chaos.heal();
+      await c.advance(20_000);
+      for (const id of ["n1", "n2", "n3"]) expect(heldValue(c, id, key), id).to.equal(5);
+    }),
+  );
 });

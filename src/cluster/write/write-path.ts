@@ -86,7 +86,7 @@ export class WritePath {
     const forwarded = await this.forwardTo(target, write, owners, level);
     if (!("failure" in forwarded)) return forwarded;
     const { failure, reached } = forwarded;
-    if (afterForwardFailure(failure, ownsKey) === "fail") {
+    if (afterForwardFailure({ failure, answered: reached }, ownsKey, write.kind === "incr") === "fail") {
       // The primary's real outcome goes back as it is; a transport failure says which primary
       // could not be reached.
       if (failure.code !== "UNAVAILABLE" || reached) throw failure;
