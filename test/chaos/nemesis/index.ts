@@ -1,5 +1,5 @@
 // Every nemesis by name, in the order `--nemesis all` runs them before the seeded shuffle.
-import { bridgeNemesis, createSlowLinkNemesis, flapNemesis, isolateNemesis, splitNemesis } from "./network-faults.js";
+import { bridgeNemesis, createSlowLinkNemesis, cutLinkNemesis, flapNemesis, isolateNemesis, splitNemesis } from "./network-faults.js";
 import type { Nemesis } from "./nemesis.js";
 import { clockSkewNemesis, joinNemesis, killNemesis, pauseNemesis, rollingRestartNemesis } from "./process-faults.js";
 
@@ -12,6 +12,7 @@ export function createNemeses(): Map<string, Nemesis> {
     isolateNemesis,
     splitNemesis,
     bridgeNemesis,
+    cutLinkNemesis,
     flapNemesis,
     createSlowLinkNemesis(),
     clockSkewNemesis,

@@ -1,6 +1,7 @@
 // Faults on the lab network: partitions as nftables drop rules inside node namespaces (one atomic
-// ruleset per namespace; heal deletes the table), a flapping link (the node's bridge port down and
-// up every second), and a slow link (peer traffic of one node through a 200 ms delaying proxy).
+// ruleset per namespace; heal deletes the table) for one node cut off, a split, a bridge and one
+// cut link; a flapping link (the node's bridge port down and up every second), and a slow link
+// (peer traffic of one node through a 200 ms delaying proxy).
 // The driver keeps reaching every node except while a flapping link is down.
 import { DRIVER_ADDRESS } from "../net/addresses.js";
 import type { NetLab } from "../net/netns.js";
@@ -69,6 +70,24 @@ export const bridgeNemesis: Nemesis = {
     await cutBetween(labOf(ctx), left, right);
     await sleep(ctx.faultMs);
     return { bridge: bridge?.id, left: ids(left), right: ids(right) };
+  },
+  heal: healCuts,
+};
+
+/**
+ * One cut link: two nodes that cannot reach each other while every other link works, so each
+ * still hears of the other through the rest (gossip, indirect probes): a partial partition.
+ */
+export const cutLinkNemesis: Nemesis = {
+  name: "cut-link",
+  needsNetwork: true,
+  description: "cut the link between two nodes only (each still reaches every other node)",
+  async run(ctx) {
+    const [a, b] = ctx.random.shuffle(ctx.cluster.nodes);
+    if (!a || !b) throw new Error("cut-link needs two nodes");
+    await cutBetween(labOf(ctx), [a], [b]);
+    await sleep(ctx.faultMs);
+    return { cut: [a.id, b.id] };
   },
   heal: healCuts,
 };
