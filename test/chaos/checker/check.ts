@@ -8,7 +8,7 @@
 import { phaseAvailability, type Availability } from "./availability.js";
 import { largestOffset, nodeClockOffsets, versionOffsets, type OffsetEstimate } from "./clock-skew.js";
 import { phaseConvergence, CONVERGENCE_DEADLINE_MS, type PhaseConvergence } from "./convergence.js";
-import { findConditionalConflicts, isGatedConflict, type ConditionalConflict } from "./conditional.js";
+import { conditionalCoverage, findConditionalConflicts, isGatedConflict, type ConditionalConflict } from "./conditional.js";
 import { counterKeys, findCounterRepeats, findCounterViolations, type CounterRepeat, type CounterViolation } from "./counters.js";
 import { findCrashes, type Crash } from "./crashes.js";
 import type { PhaseRecord, RunRecord } from "./history.js";
@@ -94,9 +94,10 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
   const gatedConflicts = conflicts.filter((c) => isGatedConflict(c, record.phases));
   // a gate over operations that never succeeded proves nothing: it fails instead
   const ackedIncrs = record.ops.filter((o) => o.f === "incr" && o.outcome === "ok").length;
-  const ackedConditional = record.ops.filter((o) => o.precondition !== undefined && o.outcome === "ok").length;
+  const casKeys = new Set(record.keys.filter((k) => k.kind === "cas").map((k) => k.key));
+  const coverage = conditionalCoverage(record.ops, casKeys);
   const idleCounters = counters.size > 0 && ackedIncrs === 0;
-  const idleConditional = record.keys.some((k) => k.kind === "cas") && ackedConditional === 0;
+  const idleConditional = casKeys.size > 0 && (coverage.ifMatchAcked === 0 || coverage.withoutEtag > 0);
   const crashes = findCrashes(record.processes, record.liveness, record.logs, record.ops);
   const clockOffsets = nodeClockOffsets(record.clock, record.phases);
   const versionOffsetList = versionOffsets(record.ops);
@@ -163,9 +164,11 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
       name: "conditional writes",
       passed: gatedConflicts.length === 0 && !idleConditional,
       detail: idleConditional
-        ? "no conditional write was acknowledged: the gate checked nothing"
+        ? coverage.withoutEtag > 0
+          ? `${coverage.withoutEtag} reads of conditional keys answered a value without an ETag`
+          : "no If-Match write was acknowledged: the gate checked nothing"
         : gatedConflicts.length === 0
-          ? `no two acknowledged conditional writes on one ETag while the ring stayed as it was (${ackedConditional} acknowledged; ${conflicts.length} conflicts across ring changes, reported)`
+          ? `no ETag taken by two conditional writes while the ring stayed as it was (${coverage.ifMatchAcked} If-Match writes acknowledged, ${coverage.refused} answered 412; ${conflicts.length} conflicts across ring changes, reported)`
           : `${gatedConflicts.length} ETags with more than one acknowledged conditional write in ${[...new Set(gatedConflicts.map((c) => c.phase))].join(", ")}`,
     },
   ];

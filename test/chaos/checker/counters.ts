@@ -1,7 +1,10 @@
 // Gate 5, counters: increments are never lost and never applied twice. The harness never retries
 // an increment and never writes or deletes a counter key, so after a heal (workload paused) each
 // counter holds at least the sum of the acknowledged increments invoked before the checkpoint read,
-// and at most that plus the indeterminate ones (an absent counter is 0). Reported, not gated: two
+// and at most that plus the indeterminate ones (an absent counter is 0). Deltas are positive, so a
+// counter never goes down either: it holds at least what the previous checkpoint read (after
+// convergence, so on every owner) plus the acknowledged increments since; without that, an
+// indeterminate increment that went through would hide a later lost one. Reported, not gated: two
 // acknowledged increments of a key that answered the same value (both sides of a partition may;
 // a stable cluster should not).
 import type { KeyPlan, Op } from "./history.js";
@@ -57,19 +60,33 @@ export function findCounterViolations(keys: readonly KeyPlan[], ops: readonly Op
     else incrsByKey.set(op.key, [op]);
   }
   const out: CounterViolation[] = [];
-  for (const read of checkpointReads(ops)) {
-    if (!counters.has(read.key)) continue;
-    const { low, high } = counterBounds(incrsByKey.get(read.key) ?? [], read.invoke_ms);
-    const base = { key: read.key, phase: read.phase, found: read.value, low, high };
+  const previous = new Map<string, { value: number; atMs: number }>();
+  const reads = checkpointReads(ops)
+    .filter((r) => counters.has(r.key))
+    .sort((x, y) => x.invoke_ms - y.invoke_ms);
+  for (const read of reads) {
+    const incrs = incrsByKey.get(read.key) ?? [];
+    const bounds = counterBounds(incrs, read.invoke_ms);
+    const prev = previous.get(read.key);
+    const low = prev === undefined ? bounds.low : Math.max(bounds.low, prev.value + ackedBetween(incrs, prev.atMs, read.invoke_ms));
+    const base = { key: read.key, phase: read.phase, found: read.value, low, high: bounds.high };
     if (read.outcome !== "ok") out.push({ ...base, reason: "unverified" });
     else if (read.value !== null && !/^-?\d+$/.test(read.value)) out.push({ ...base, reason: "not-a-counter" });
     else {
       const n = read.value === null ? 0 : Number(read.value);
       if (n < low) out.push({ ...base, reason: "lost-increments" });
-      else if (n > high) out.push({ ...base, reason: "extra-increments" });
+      else if (n > bounds.high) out.push({ ...base, reason: "extra-increments" });
+      previous.set(read.key, { value: n, atMs: read.invoke_ms });
     }
   }
   return out;
+}
+
+/** Sum of the acknowledged increments invoked in [fromMs, toMs). */
+function ackedBetween(incrs: readonly Op[], fromMs: number, toMs: number): number {
+  let sum = 0;
+  for (const op of incrs) if (op.outcome === "ok" && op.invoke_ms >= fromMs && op.invoke_ms < toMs) sum += op.delta ?? 0;
+  return sum;
 }
 
 /** Acknowledged increments of a key, in one phase, that answered the same value. */

@@ -92,11 +92,11 @@ function casRun(nemesis: string, second: "ok" | "fail"): RunRecord {
     phases: [phase("p1", 0, 100, 200, 300, { nemesis })],
     ops: [
       cas("a", "*", { key: "x000", at: [1, 5] }),
-      read("a", { key: "x000", at: [10, 15] }),
+      read("a", { key: "x000", at: [10, 15], etag: '"e1"' }),
       cas("b", '"e1"', { key: "x000", at: [16, 20] }),
-      read("a", { key: "x000", at: [11, 16], worker: 1 }),
+      read("a", { key: "x000", at: [11, 16], worker: 1, etag: '"e1"' }),
       cas("c", '"e1"', { key: "x000", at: [17, 30], worker: 1, outcome: second, status: second === "ok" ? 200 : 412 }),
-      checkpoint(second === "ok" ? "c" : "b", { key: "x000", at: [210, 220] }),
+      checkpoint(second === "ok" ? "c" : "b", { key: "x000", at: [210, 220], etag: '"e2"' }),
     ],
     convergence: [agreed("x000")],
   });
@@ -117,12 +117,12 @@ describe("chaos checker: conditional writes", () => {
     expect(v.conditional_conflicts[0]?.writes.map((w) => w.value)).to.deep.equal(["b", "c"]);
   });
 
-  it("fails when conditional keys were planned but no conditional write was acknowledged (the gate would check nothing)", () => {
+  it("fails when conditional keys were planned but no If-Match write was acknowledged (the gate would check nothing)", () => {
     const run = casRun("none", "fail");
     const ops = run.ops.map((o) => (o.precondition !== undefined ? { ...o, outcome: "fail" as const, status: 412 } : o));
     const gate = check({ ...run, ops }).gates.find((g) => g.name === "conditional writes");
     expect(gate?.passed).to.equal(false);
-    expect(gate?.detail).to.match(/no conditional write was acknowledged/);
+    expect(gate?.detail).to.match(/no If-Match write was acknowledged/);
   });
 
   it("reports, without failing, the same conflict in a phase whose nemesis changes the ring", () => {
@@ -141,5 +141,83 @@ describe("chaos checker: conditional writes", () => {
     const conflicts = findConditionalConflicts(ops);
     expect(conflicts.map((c) => c.precondition)).to.deep.equal(["*"]);
     expect(isGatedConflict(conflicts[0]!, [phase("p1", 0, 10, 10, 10, { nemesis: "slow-link" })])).to.equal(true);
+  });
+});
+
+// Holes a review of the first version found (each of these passed it).
+describe("chaos checker: counters and conditional writes, the review's holes", () => {
+  const gate = (r: RunRecord, name: string) => check(r).gates.find((g) => g.name === name);
+  const twoPhases = (first: string, second: string) => [phase("p1", 0, 100, 200, 300, { nemesis: first }), phase("p2", 300, 400, 500, 600, { nemesis: second })];
+
+  it("fails a counter that went down between two checkpoints, although an indeterminate increment widened its bounds", () => {
+    // p1: +2 acknowledged, +5 indeterminate that went through: the checkpoint reads 7. p2: +3
+    // acknowledged, the checkpoint reads 5; the bounds from the start, [5, 10], would allow it.
+    const ops = [
+      incr(2, "2", { key: "n000", at: [10, 20], phase: "p1" }),
+      incr(5, null, { key: "n000", at: [30, 45], outcome: "info", status: 503, phase: "p1" }),
+      checkpoint("7", { key: "n000", at: [210, 220], phase: "p1" }),
+      incr(3, "10", { key: "n000", at: [310, 320], phase: "p2" }),
+      checkpoint("5", { key: "n000", at: [510, 520], phase: "p2" }),
+    ];
+    const found = findCounterViolations(COUNTER, ops);
+    expect(found.map((c) => [c.phase, c.reason, c.low])).to.deep.equal([["p2", "lost-increments", 10]]);
+    const fine = ops.map((o) => (o.worker === "checkpoint" && o.phase === "p2" ? { ...o, value: "10" } : o));
+    expect(findCounterViolations(COUNTER, fine)).to.deep.equal([]);
+  });
+
+  it("gates two acknowledged writes on one ETag in a ring-stable phase, whatever phase a third one ran in", () => {
+    for (const [first, second, at] of [["none", "split", 0], ["split", "none", 300]] as const) {
+      const p = at === 0 ? "p1" : "p2";
+      const other = at === 0 ? "p2" : "p1";
+      const r = emptyRecord({
+        keys: CAS,
+        phases: twoPhases(first, second),
+        ops: [
+          cas("b", '"e1"', { key: "x000", at: [at + 16, at + 20], phase: p }),
+          cas("c", '"e1"', { key: "x000", at: [at + 17, at + 30], worker: 1, phase: p }),
+          cas("d", '"e1"', { key: "x000", at: [310 - at, 330 - at], worker: 2, phase: other }),
+        ],
+      });
+      expect(gate(r, "conditional writes")?.passed, `${first} then ${second}`).to.equal(false);
+    }
+  });
+
+  it("counts an indeterminate conditional write that a read shows applied as taking its ETag", () => {
+    const ops = (readValue: string) => [
+      cas("a", '"e1"', { key: "x000", at: [15, 30], outcome: "info", status: 503 }),
+      cas("b", '"e1"', { key: "x000", at: [16, 20], worker: 1 }),
+      read(readValue, { key: "x000", at: [40, 45], worker: 2, etag: '"e3"' }),
+      checkpoint(readValue, { key: "x000", at: [210, 220], etag: '"e3"' }),
+    ];
+    const run = (readValue: string) => emptyRecord({ keys: CAS, phases: [phase("p1", 0, 100, 200, 300, { nemesis: "slow-link" })], ops: ops(readValue) });
+    expect(gate(run("a"), "conditional writes")?.passed, "a was applied: two writes took e1").to.equal(false);
+    expect(check(run("a")).conditional_conflicts[0]?.writes.map((w) => w.outcome)).to.deep.equal(["info", "ok"]);
+    expect(gate(run("b"), "conditional writes")?.passed, "a never showed: it may not have been applied").to.equal(true);
+  });
+
+  it("does not take If-None-Match creations as evidence that If-Match writes were checked", () => {
+    const r = emptyRecord({
+      keys: CAS,
+      phases: [phase("p1", 0, 100, 200, 300, { nemesis: "none" })],
+      ops: [
+        cas("a", "*", { key: "x000", at: [1, 5] }),
+        ...[0, 1, 2, 3].map((i) => cas(`b${i}`, '"e1"', { key: "x000", at: [10 + i, 20 + i], worker: i, outcome: "fail", status: 412 })),
+        checkpoint("a", { key: "x000", at: [210, 220], etag: '"e1"' }),
+      ],
+    });
+    const g = gate(r, "conditional writes");
+    expect(g?.passed).to.equal(false);
+    expect(g?.detail).to.match(/no If-Match write was acknowledged/);
+  });
+
+  it("fails when a read of a conditional key answered a value without an ETag (the workload could not condition on it)", () => {
+    const run = casRun("none", "fail");
+    const ops = run.ops.map((o) => (o.f === "read" && o.worker === 1 ? { ...o, etag: undefined } : o)).map((o) => {
+      const { etag, ...rest } = o;
+      return etag === undefined ? rest : o;
+    });
+    const g = gate({ ...run, ops }, "conditional writes");
+    expect(g?.passed).to.equal(false);
+    expect(g?.detail).to.match(/1 reads of conditional keys answered a value without an ETag/);
   });
 });

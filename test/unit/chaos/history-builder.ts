@@ -12,6 +12,8 @@ interface OpSpec {
   version?: number | null;
   origin?: string | null;
   status?: number | null;
+  /** The ETag the answer carried. */
+  etag?: string;
 }
 
 function op(f: Op["f"], value: string | null, s: OpSpec): Op {
@@ -31,6 +33,7 @@ function op(f: Op["f"], value: string | null, s: OpSpec): Op {
     phase: s.phase ?? "p1",
     status: s.status === undefined ? (outcome === "ok" ? 200 : outcome === "fail" ? 400 : null) : s.status,
     code: null,
+    ...(s.etag !== undefined ? { etag: s.etag } : {}),
   };
 }
 
