@@ -176,4 +176,19 @@ describe("sim/counters", () => {
       for (const id of ["n1", "n2", "n3"]) expect(heldValue(c, id, key), id).to.equal(5);
     }),
   );
+
+  it(
+    "a draining primary refuses an increment before adding it (DRAINING): the replica that forwarded it still takes it over",
+    withSeed(178, async () => {
+      const c = await cluster({ nodes: 3, seed: 178, startLoops: false });
+      const key = keyWhere(c, (o) => o.primary === "n1", "drain-ctr");
+      const via = ownersOf(c, key).replicas[0]!;
+      c.node("n1").drain("test");
+      const r = await c.node(via).cache.admitWrite().incr(key, { delta: 4, initial: 0, ttlMs: 0 }, "quorum");
+      expect(r.counterValue).to.equal(4);
+      expect(c.node(via).metrics.get("dist.write.forward_promotion")).to.equal(1);
+      expect(heldValue(c, "n1", key), "nothing was added on the draining primary").to.equal(undefined);
+    }),
+  );
 });
+
