@@ -8,7 +8,7 @@
 import { phaseAvailability, type Availability } from "./availability.js";
 import { largestOffset, nodeClockOffsets, versionOffsets, type OffsetEstimate } from "./clock-skew.js";
 import { phaseConvergence, CONVERGENCE_DEADLINE_MS, type PhaseConvergence } from "./convergence.js";
-import { conditionalCoverage, findConditionalConflicts, isGatedConflict, type ConditionalConflict } from "./conditional.js";
+import { conditionalCoverage, findConditionalConflicts, isGatedConflict, ringStablePhases, type ConditionalConflict } from "./conditional.js";
 import { counterKeys, findCounterRepeats, findCounterViolations, type CounterRepeat, type CounterViolation } from "./counters.js";
 import { findCrashes, type Crash } from "./crashes.js";
 import type { PhaseRecord, RunRecord } from "./history.js";
@@ -33,6 +33,8 @@ export interface PhaseRow {
   counter_repeats: number;
   /** Acknowledged conditional writes on an ETag another one used (gated only where the ring stays as it is). */
   conditional_conflicts: number;
+  /** The ring stayed as it was through the phase (conditional.ts, ringStable): its conflicts are gated. */
+  ring_stable: boolean;
   /** The node clock furthest off during the phase, and the origin whose versions were furthest off. */
   clock_offset?: OffsetEstimate;
   version_offset?: OffsetEstimate;
@@ -91,7 +93,8 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
   const counterViolations = findCounterViolations(record.keys, record.ops);
   const repeats = findCounterRepeats(record.ops);
   const conflicts = findConditionalConflicts(record.ops);
-  const gatedConflicts = conflicts.filter((c) => isGatedConflict(c, record.phases));
+  const stablePhases = ringStablePhases(record);
+  const gatedConflicts = conflicts.filter((c) => isGatedConflict(c, stablePhases));
   // a gate over operations that never succeeded proves nothing: it fails instead
   const ackedIncrs = record.ops.filter((o) => o.f === "incr" && o.outcome === "ok").length;
   const casKeys = new Set(record.keys.filter((k) => k.kind === "cas").map((k) => k.key));
@@ -117,6 +120,7 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
       counters: counterViolations.filter((c) => c.phase === phase.name).length,
       counter_repeats: repeats.filter((r) => r.phase === phase.name).length,
       conditional_conflicts: conflicts.filter((c) => c.phase === phase.name).length,
+      ring_stable: stablePhases.has(phase.name),
       clock_offset: largestOffset(clockOffsets, phase.name),
       version_offset: largestOffset(versionOffsetList, phase.name),
     };
@@ -168,7 +172,7 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
           ? `${coverage.withoutEtag} reads of conditional keys answered a value without an ETag`
           : "no If-Match write was acknowledged: the gate checked nothing"
         : gatedConflicts.length === 0
-          ? `no ETag taken by two conditional writes while the ring stayed as it was (${coverage.ifMatchAcked} If-Match writes acknowledged, ${coverage.refused} answered 412; ${conflicts.length} conflicts across ring changes, reported)`
+          ? `no ETag taken by two conditional writes while the ring stayed as it was (${stablePhases.size} of ${ran.length} phases; ${coverage.ifMatchAcked} If-Match writes acknowledged, ${coverage.refused} answered 412; ${conflicts.length} conflicts across ring changes, reported)`
           : `${gatedConflicts.length} ETags with more than one acknowledged conditional write in ${[...new Set(gatedConflicts.map((c) => c.phase))].join(", ")}`,
     },
   ];

@@ -3,14 +3,39 @@
 // without either client knowing. A write took effect when it was acknowledged, or when it was
 // indeterminate (a 503, a timeout) and some read returned its value (values are unique). The API
 // promises this while the owners of a key agree on the ring (openapi/client.yaml, "Guarantee"),
-// so a conflict is gated when two of its writes ran in phases whose nemesis leaves membership
-// alone, and reported otherwise. The gate also fails when it would check nothing: no If-Match
-// write acknowledged, or a read of a conditional key answered a value without an ETag (the
-// workload then cannot condition on it).
-import type { Op, Outcome, PhaseRecord } from "./history.js";
+// so a conflict is gated when two of its writes ran in phases where the ring stayed as it was,
+// and reported otherwise. Which phases those are is observed: every node's ring, sampled every
+// second (GET /cluster/ring), showed one and the same set of nodes from the phase's start until
+// the workload paused, and no process started or exited meanwhile. Runs saved before the ring
+// samples fall back to the nemesis: none and slow-link. The gate also fails when it would check
+// nothing: no If-Match write acknowledged, or a read of a conditional key answered a value
+// without an ETag (the workload then cannot condition on it).
+import type { Op, Outcome, PhaseRecord, RunRecord } from "./history.js";
 
-/** Nemeses under which the ring stays as it is: no node joins, leaves, restarts or is declared dead. */
+/** Nemeses under which the ring stays as it is, for runs without ring samples. */
 export const RING_STABLE_NEMESES: ReadonlySet<string> = new Set(["none", "slow-link"]);
+
+/**
+ * Whether the ring stayed as it was through `phase` (start to the workload's pause): every ring
+ * sample in it names the same nodes, at least one sample was taken, and no process started or
+ * exited. Without any ring sample in the run, the nemesis decides (RING_STABLE_NEMESES).
+ */
+export function ringStable(phase: PhaseRecord, record: Pick<RunRecord, "ring" | "processes">): boolean {
+  if (phase.skipped) return false;
+  const samples = record.ring ?? [];
+  if (samples.length === 0) return RING_STABLE_NEMESES.has(phase.nemesis);
+  const inside = (t: number) => t >= phase.start_ms && t <= phase.quiesce_ms;
+  if (record.processes.some((p) => inside(p.t_ms))) return false;
+  const mine = samples.filter((r) => inside(r.t_ms));
+  if (mine.length === 0) return false;
+  const first = (mine[0] as (typeof mine)[number]).members.join(",");
+  return mine.every((r) => r.members.join(",") === first);
+}
+
+/** The names of the phases whose ring stayed as it was. */
+export function ringStablePhases(record: Pick<RunRecord, "ring" | "processes" | "phases">): Set<string> {
+  return new Set(record.phases.filter((p) => ringStable(p, record)).map((p) => p.name));
+}
 
 export interface ConditionalConflict {
   key: string;
@@ -57,10 +82,9 @@ export function findConditionalConflicts(ops: readonly Op[]): ConditionalConflic
   return out;
 }
 
-/** True when two writes of the conflict ran in phases whose nemesis keeps the ring as it is. */
-export function isGatedConflict(c: ConditionalConflict, phases: readonly PhaseRecord[]): boolean {
-  const stable = new Set(phases.filter((p) => RING_STABLE_NEMESES.has(p.nemesis)).map((p) => p.name));
-  return c.writes.filter((w) => stable.has(w.phase)).length >= 2;
+/** True when two writes of the conflict ran in phases whose ring stayed as it was (ringStablePhases). */
+export function isGatedConflict(c: ConditionalConflict, stablePhases: ReadonlySet<string>): boolean {
+  return c.writes.filter((w) => stablePhases.has(w.phase)).length >= 2;
 }
 
 /** What the gate checked: acknowledged If-Match writes, 412 answers, and values read without an ETag. */

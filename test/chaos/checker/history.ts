@@ -120,8 +120,16 @@ export interface ClockSample {
   offset_ms: number;
 }
 
+/** The ids on one node's ring (GET /cluster/ring), sampled every second. */
+export interface RingSample {
+  node: string;
+  t_ms: number;
+  members: string[];
+}
+
 export type RunEvent =
   | ({ type: "phase" } & PhaseRecord)
+  | ({ type: "ring" } & RingSample)
   | ({ type: "process" } & ProcessEvent)
   | ({ type: "convergence" } & ConvergenceRound)
   | ({ type: "log" } & LogFinding)
@@ -138,11 +146,13 @@ export interface RunRecord {
   logs: LogFinding[];
   liveness: LivenessFinding[];
   clock: ClockSample[];
+  /** Absent in runs saved before the ring samples (2026-11-30). */
+  ring?: RingSample[];
 }
 
 /** Splits the event stream into the parts of a RunRecord. */
 export function recordFrom(ops: Op[], keys: KeyPlan[], events: RunEvent[]): RunRecord {
-  const record: RunRecord = { ops, keys, phases: [], convergence: [], processes: [], logs: [], liveness: [], clock: [] };
+  const record: RunRecord = { ops, keys, phases: [], convergence: [], processes: [], logs: [], liveness: [], clock: [], ring: [] };
   for (const e of events) {
     const { type, ...rest } = e;
     if (type === "phase") record.phases.push(rest as PhaseRecord);
@@ -151,6 +161,7 @@ export function recordFrom(ops: Op[], keys: KeyPlan[], events: RunEvent[]): RunR
     else if (type === "log") record.logs.push(rest as LogFinding);
     else if (type === "liveness") record.liveness.push(rest as LivenessFinding);
     else if (type === "clock") record.clock.push(rest as ClockSample);
+    else if (type === "ring") record.ring?.push(rest as RingSample);
   }
   return record;
 }

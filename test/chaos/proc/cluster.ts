@@ -3,7 +3,7 @@
 import { nodeAddress } from "../net/addresses.js";
 import type { NetLab } from "../net/netns.js";
 import { nodeNamespace } from "../net/netns.js";
-import type { ClockSample } from "../checker/history.js";
+import type { ClockSample, RingSample } from "../checker/history.js";
 import type { HttpClient } from "../workload/http-client.js";
 import { ChaosNode, type NodeDeps, type NodeSpec } from "./chaos-node.js";
 
@@ -75,6 +75,12 @@ export class Cluster {
     } catch {
       return undefined;
     }
+  }
+
+  /** The ids on the node's ring (GET /cluster/ring), sorted; undefined when it does not answer. */
+  async ringOf(node: ChaosNode): Promise<string[] | undefined> {
+    const ring = await this.mgmtJson<{ nodes: { id: string }[] }>(node, "/cluster/ring");
+    return ring?.nodes.map((n) => n.id).sort();
   }
 
   /** Waits until every running node lists every running node as alive. */
@@ -152,5 +158,18 @@ export async function sampleClocks(cluster: Cluster, http: HttpClient): Promise<
         }
       }),
   );
+  return out;
+}
+
+/** Each running node's ring (the ids on it), as it answers now; nodes that do not answer are left out. */
+export async function sampleRings(cluster: Cluster): Promise<RingSample[]> {
+  const running = cluster.nodes.filter((n) => n.running);
+  const rings = await Promise.all(running.map((n) => cluster.ringOf(n)));
+  const t_ms = performance.timeOrigin + performance.now();
+  const out: RingSample[] = [];
+  running.forEach((n, i) => {
+    const members = rings[i];
+    if (members) out.push({ node: n.id, t_ms, members });
+  });
   return out;
 }

@@ -38,7 +38,7 @@ export function renderTable(v: Verdict): string {
       secs(a.longest_write_outage_ms),
       String(p.crashes),
       `${p.counters} (${p.counter_repeats})`,
-      String(p.conditional_conflicts),
+      `${p.conditional_conflicts}${p.ring_stable ? " (stable ring)" : ""}`,
       `${offset(p.clock_offset)} (${offset(p.version_offset)})`,
     ];
   });

@@ -14,7 +14,7 @@ import { runCommand } from "../net/commands.js";
 import { cleanupLeftovers, NetLab } from "../net/netns.js";
 import { createNemeses } from "../nemesis/index.js";
 import { skipReason, type NemesisContext } from "../nemesis/nemesis.js";
-import { Cluster, sampleClocks } from "../proc/cluster.js";
+import { Cluster, sampleClocks, sampleRings } from "../proc/cluster.js";
 import { renderTable, reportJson } from "../report/report.js";
 import { CacheClient } from "../workload/cache-client.js";
 import { JsonLinesFile } from "../workload/history-log.js";
@@ -31,6 +31,8 @@ export const BIN = fileURLToPath(new URL("../../../dist/src/main.js", import.met
 const PROXY_PORT_BASE = 17_000;
 const SETTLE_TIMEOUT_MS = 60_000;
 const CLOCK_SAMPLE_MS = 2_000;
+/** Each running node's ring, for which phases kept it as it was (gate 6). */
+const RING_SAMPLE_MS = 1_000;
 
 /**
  * Settings every chaos node gets. The peer token keeps the cluster working once protected mode
@@ -107,6 +109,7 @@ export async function runChaos(o: ChaosOptions, print: (line: string) => void): 
   );
   let harnessError: Error | undefined;
   let clockSampler: NodeJS.Timeout | undefined;
+  let ringSampler: NodeJS.Timeout | undefined;
   try {
     await lab?.create();
     for (let i = 1; i <= o.nodes; i++) await cluster.add(`n${i}`);
@@ -117,6 +120,7 @@ export async function runChaos(o: ChaosOptions, print: (line: string) => void): 
     phase = "00-baseline";
     workload.start();
     clockSampler = setInterval(() => void sampleClocks(cluster, http).then((samples) => samples.forEach((c) => events.append({ type: "clock", ...c }))), CLOCK_SAMPLE_MS);
+    ringSampler = setInterval(() => void sampleRings(cluster).then((samples) => samples.forEach((r) => events.append({ type: "ring", ...r }))), RING_SAMPLE_MS);
     const ctx = (faultMs: number, name: string): NemesisContext => ({ cluster, random: random.fork(name), faultMs, proxyPortBase: PROXY_PORT_BASE, log });
     const deps = { cluster, client, workload, keys, random, healMs: o.healSeconds * 1000, event: (e: RunEvent) => events.append(e), record: (op: Op) => history.append(op), setPhase: (p: string) => (phase = p), log };
     await runPhase(deps, "00-baseline", undefined, ctx(o.baselineSeconds * 1000, "baseline"));
@@ -131,6 +135,7 @@ export async function runChaos(o: ChaosOptions, print: (line: string) => void): 
     log(`harness error: ${harnessError.stack ?? harnessError.message}`);
   } finally {
     clearInterval(clockSampler);
+    clearInterval(ringSampler);
     await workload.stop();
     await cluster.stopAll().catch(() => cluster.killAll());
     await lab?.destroy();

@@ -3,7 +3,7 @@
 // ring stays as it is.
 import { expect } from "chai";
 import { check } from "../../chaos/checker/check.js";
-import { findConditionalConflicts, isGatedConflict } from "../../chaos/checker/conditional.js";
+import { findConditionalConflicts, isGatedConflict, ringStable } from "../../chaos/checker/conditional.js";
 import { counterBounds, findCounterRepeats, findCounterViolations } from "../../chaos/checker/counters.js";
 import type { KeyPlan, RunRecord } from "../../chaos/checker/history.js";
 import { cas, checkpoint, emptyRecord, incr, phase, read } from "./history-builder.js";
@@ -140,7 +140,8 @@ describe("chaos checker: conditional writes", () => {
     ];
     const conflicts = findConditionalConflicts(ops);
     expect(conflicts.map((c) => c.precondition)).to.deep.equal(["*"]);
-    expect(isGatedConflict(conflicts[0]!, [phase("p1", 0, 10, 10, 10, { nemesis: "slow-link" })])).to.equal(true);
+    expect(isGatedConflict(conflicts[0]!, new Set(["p1"]))).to.equal(true);
+    expect(isGatedConflict(conflicts[0]!, new Set(["p2"]))).to.equal(false);
   });
 });
 
@@ -219,5 +220,47 @@ describe("chaos checker: counters and conditional writes, the review's holes", (
     const g = gate({ ...run, ops }, "conditional writes");
     expect(g?.passed).to.equal(false);
     expect(g?.detail).to.match(/1 reads of conditional keys answered a value without an ETag/);
+  });
+});
+
+describe("chaos checker: which phases kept their ring (gate 6 is gated there)", () => {
+  const p1 = phase("p1", 0, 100, 200, 300, { nemesis: "pause" });
+  const ring = (node: string, t_ms: number, members: string[]) => ({ node, t_ms, members });
+  const same = ["n1", "n2", "n3"];
+
+  it("is stable when every sample from the start to the pause names the same nodes and no process started or exited", () => {
+    const record = { ring: [ring("n1", 10, same), ring("n2", 10, same), ring("n1", 150, same), ring("n3", 150, same)], processes: [] };
+    expect(ringStable(p1, record)).to.equal(true);
+  });
+
+  it("is not when a node's ring lost or gained a node, when two nodes' rings differ, or when a process exited or started", () => {
+    expect(ringStable(p1, { ring: [ring("n1", 10, same), ring("n1", 150, ["n1", "n2"])], processes: [] }), "n3 dropped").to.equal(false);
+    expect(ringStable(p1, { ring: [ring("n1", 10, same), ring("n2", 10, ["n1", "n2"])], processes: [] }), "views differ").to.equal(false);
+    expect(ringStable(p1, { ring: [ring("n1", 10, same)], processes: [{ node: "n2", t_ms: 50, action: "exit", expected: true, signal: "SIGKILL" }] }), "a kill").to.equal(false);
+  });
+
+  it("ignores samples after the workload paused, and counts a phase without samples as unknown (not stable)", () => {
+    expect(ringStable(p1, { ring: [ring("n1", 10, same), ring("n1", 250, ["n1"])], processes: [] }), "after the pause").to.equal(true);
+    expect(ringStable(p1, { ring: [ring("n1", 400, same)], processes: [] }), "no sample inside").to.equal(false);
+  });
+
+  it("falls back to the nemesis for runs saved without ring samples", () => {
+    expect(ringStable(phase("p", 0, 1, 2, 3, { nemesis: "slow-link" }), { processes: [] })).to.equal(true);
+    expect(ringStable(phase("p", 0, 1, 2, 3, { nemesis: "pause" }), { ring: [], processes: [] })).to.equal(false);
+  });
+
+  it("gates a conflict in an observed-stable pause phase, and reports one in a phase whose ring changed", () => {
+    const ops = [
+      cas("b", '"e1"', { key: "x000", at: [16, 20] }),
+      cas("c", '"e1"', { key: "x000", at: [17, 30], worker: 1 }),
+      checkpoint("c", { key: "x000", at: [210, 220], etag: '"e2"' }),
+    ];
+    const run = (members: string[]) => emptyRecord({ keys: CAS, phases: [p1], ops, ring: [ring("n1", 10, same), ring("n1", 150, members)] });
+    const stable = check(run(same));
+    expect(stable.phases[0]?.ring_stable).to.equal(true);
+    expect(stable.gates.find((g) => g.name === "conditional writes")?.passed).to.equal(false);
+    const changed = check(run(["n1", "n2"]));
+    expect(changed.phases[0]?.ring_stable).to.equal(false);
+    expect(changed.gates.find((g) => g.name === "conditional writes")?.passed).to.equal(true);
   });
 });
