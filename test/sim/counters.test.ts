@@ -4,6 +4,7 @@
 // If-Match makes an increment a conditional write (one 200 per ETag, 412 changes nothing).
 import { expect } from "chai";
 import { CacheError } from "../../src/core/errors.js";
+import { fromUtf8 } from "../../src/core/byte-string.js";
 import { counterTotal, decodeCounter } from "../../src/core/counter-state.js";
 import { etagOf } from "../../src/core/etag.js";
 import type { WriteCondition } from "../../src/transport/index.js";
@@ -33,6 +34,11 @@ function heldValue(c: SimCluster, id: string, key: string): number | undefined {
   const rec = c.node(id).store.peek(key);
   const state = rec === undefined ? undefined : decodeCounter(rec.value);
   return state === undefined ? undefined : counterTotal(state);
+}
+
+/** An increment at any consistency (the helper above takes ONE and QUORUM). */
+function incrAt(c: SimCluster, via: string, key: string, delta: number, consistency: "one" | "quorum" | "all") {
+  return c.node(via).cache.admitWrite().incr(key, { delta, initial: 0, ttlMs: 0 }, consistency);
 }
 
 describe("sim/counters", () => {
@@ -190,5 +196,92 @@ describe("sim/counters", () => {
       expect(heldValue(c, "n1", key), "nothing was added on the draining primary").to.equal(undefined);
     }),
   );
-});
+  // Found by a review of the takeover rules (2026-11-30): each failed before its fix.
+  it(
+    "a replica that takes an increment over reads the owners first: added to its own copy, which missed an acknowledged PUT, it vanished when the PUT's generation met it",
+    withSeed(901, async () => {
+      const c = await cluster({ nodes: 3, seed: 901 });
+      // Past the settle window; hints and anti-entropy then run only when this test says.
+      await c.advance(60_000);
+      for (const n of c.nodes) {
+        n.node.loops.hints.stop();
+        n.node.loops.antiEntropy.stop();
+      }
+      await c.advance(120_000);
+      const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "stale-gen");
+      expect(ownersOf(c, key).replicas.sort()).to.deep.equal(["n2", "n3"]);
+      const first = await incrAt(c, "n1", key, 100, "quorum");
+      expect(first.counterValue).to.equal(100);
+      await c.settle();
+      // PUT 500 acknowledged by n1 and n3; n2 misses it (its copy is a hint on n1).
+      c.chaos.partition(["n2"], ["n1", "n3"]);
+      await c.node("n1").cache.admitWrite().set(key, fromUtf8("500"), 0, "quorum");
+      await c.settle();
+      // n2 cannot reach its primary: it takes +1 over on the counter it holds (generation 0),
+      // without reading the owners (it holds a copy and its ring is settled).
+      c.chaos.partition(["n1"], ["n2"]);
+      await c.advance(1000);
+      const viaReplica = await incrAt(c, "n2", key, 1, "quorum");
+      expect(c.node("n2").metrics.get("dist.write.forward_promotion")).to.equal(1);
+      await c.settle();
+      await c.advance(1000);
+      const viaPrimary = await incrAt(c, "n1", key, 10, "quorum");
+      expect(viaPrimary.counterValue).to.equal(510);
+      await c.settle();
+      c.chaos.heal();
+      for (let round = 0; round < 3; round++) for (const n of c.nodes) await n.node.loops.hints.runReplayTick();
+      await c.advance(1000);
+      // Acknowledged in this order: PUT 500, +1, +10. The +1 answered 101 (the PUT ignored) and
+      // then vanished: the PUT's generation (n1's +10) replaces generation 0 whole.
+      for (const id of ["n1", "n2", "n3"]) expect(heldValue(c, id, key), `${id} (the +1 answered ${viaReplica.counterValue})`).to.equal(511);
+    }),
+  );
 
+  it(
+    "a primary that refuses an increment before adding anything (its clock is off: 'send the write to another node') lets the replica take it over, as it does a PUT",
+    withSeed(902, async () => {
+      const c = await cluster({ nodes: 3, seed: 902 });
+      const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "skew-ctr");
+      const plainKey = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "skew-put");
+      // n2 and n3 answer probes with clocks 5 s ahead: n1 finds itself 5 s behind the median and
+      // refuses to stamp writes (clock-offsets.ts); n2 and n3 each see a median of 0.
+      for (const id of ["n2", "n3"]) {
+        const ep = c.node(id).endpoint;
+        const health = ep.health.bind(ep);
+        (ep as { health: typeof ep.health }).health = () => {
+          const h = health();
+          return h?.unixMs === undefined ? h : { ...h, unixMs: h.unixMs + 5_000 };
+        };
+      }
+      await c.advance(15_000);
+      expect(c.node("n1").metrics.get("dist.clock.offset_ns")).to.be.below(-4e9);
+      const put = await c.node("n2").cache.admitWrite().set(plainKey, fromUtf8("v"), 0, "quorum");
+      expect(put.origin, "a PUT is taken over by the replica").to.equal("n2");
+      const [outcome] = await drive(c, [incrAt(c, "n2", key, 3, "quorum")]);
+      expect(outcome instanceof CacheError ? `${outcome.code}: ${outcome.message}` : (outcome as WriteResult).counterValue, "the replica takes the increment over").to.equal(3);
+      await c.advance(2_000);
+      for (const id of ownersOf(c, key).ids) expect(heldValue(c, id, key), `${id}: added once`).to.equal(3);
+    }),
+  );
+
+  it(
+    "a primary on the minority side refuses before adding anything (QUORUM_FAILED naming the visible nodes): the replica that sees a majority takes the increment over",
+    withSeed(903, async () => {
+      const c = await cluster({ nodes: 5, seed: 903, startLoops: false });
+      const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3 && o.ids.includes("n2"), "mino-ctr");
+      const other = ownersOf(c, key).replicas.find((id) => id !== "n2")!;
+      // n1 has lost n3, n4 and n5 (it sees 2 of 5); n2 reaches everyone.
+      c.chaos.partition(["n1"], ["n3", "n4", "n5"]);
+      for (const id of ["n3", "n4", "n5"]) {
+        c.node("n1").members.markSuspect(id);
+        c.node("n1").members.prune(id);
+      }
+      expect(c.node("n1").members.notDeadCount()).to.equal(2);
+      const [outcome] = await drive(c, [incrAt(c, "n2", key, 7, "quorum")]);
+      expect(outcome instanceof CacheError ? `${outcome.code}: ${outcome.message}` : (outcome as WriteResult).counterValue, "n2 and the third owner form a quorum").to.equal(7);
+      for (const id of ["n2", other]) expect(heldValue(c, id, key), `${id}: added once`).to.equal(7);
+      expect(heldValue(c, "n1", key) ?? 7, "n1 holds at most the replica's push").to.equal(7);
+    }),
+  );
+
+});

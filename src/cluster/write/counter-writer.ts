@@ -31,13 +31,16 @@ export interface CounterWriterDeps extends LockedWriteDeps {
 export class CounterWriter {
   constructor(private readonly deps: CounterWriterDeps) {}
 
-  /** Adds `write.delta` to the key's counter on this owner; the result carries the new value. */
-  incr(write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult> {
+  /**
+   * Adds `write.delta` to the key's counter on this owner; the result carries the new value.
+   * `takenOver`: a replica owner adds it because the primary could not (see readAt).
+   */
+  incr(write: ClientWrite, owners: Owners, level: ConsistencyLevel, takenOver = false): Promise<WriteResult> {
     const remembered = this.remembered(write);
     if (remembered !== undefined) return Promise.resolve(remembered);
     const plan: LockedPlan = {
       early: () => this.remembered(write),
-      readAt: (held) => this.readAt(held, owners, level, write.condition !== undefined),
+      readAt: (held) => (takenOver && level !== "one" && owners.ids.length > 1 ? level : this.readAt(held, owners, level, write.condition !== undefined)),
       readMetric: "dist.incr.quorum_reads",
       write: (state) => this.add(write, owners, level, state),
     };
@@ -52,7 +55,10 @@ export class CounterWriter {
   /**
    * Without a local record the owners are read at QUORUM first (at the write's consistency for a
    * conditional increment); with one, right after a ring change, at the write's own consistency
-   * (none for ONE, so a partition side keeps counting).
+   * (none for ONE, so a partition side keeps counting). A replica that takes an increment over
+   * always reads the owners at the write's consistency first (except at ONE): its copy is the
+   * one that may have missed a PUT or DELETE the primary acknowledged, and an increment added to
+   * the old generation would vanish when the new one meets it.
    */
   private readAt(held: VersionedRecord | undefined, owners: Owners, level: ConsistencyLevel, conditional: boolean): ConsistencyLevel | undefined {
     if (owners.ids.length <= 1) return undefined;

@@ -14,12 +14,26 @@ export interface ForwardFailureFacts {
  * reached there, internal), so it coordinates the write itself. "fail": the error goes back to
  * the client as it is; a client error (4xx: a bad key or value) would be refused by every owner
  * alike, and a node that does not own the key has nowhere to put it. An increment the primary
- * answered with 5xx is not taken over either, unless the answer says the primary refused it
- * before adding anything (DRAINING): the primary may have added it already (a QUORUM_FAILED
- * after its own apply), and this node would add it again into its own slot, which the merge
- * keeps beside the primary's (a plain write taken over is the same write again).
+ * answered with a failure that may come after its own add is not taken over either
+ * (mayHaveAdded): this node would add it again into its own slot, which the merge keeps beside
+ * the primary's (a plain write taken over is the same write again).
  */
 export function afterForwardFailure({ failure, answered }: ForwardFailureFacts, ownsKey: boolean, increment: boolean): "promote" | "fail" {
-  if (increment && answered && failure.code !== "DRAINING") return "fail";
+  if (increment && answered && mayHaveAdded(failure)) return "fail";
   return ownsKey && failure.status >= 500 ? "promote" : "fail";
+}
+
+/**
+ * Whether a primary's failure answer leaves open that it applied the write. After its own apply
+ * a coordinator fails only with the QUORUM_FAILED of too few acknowledgements, which names them
+ * (`details.acknowledged`), or unexpectedly (INTERNAL). Every other failure comes before it
+ * applies anything: DRAINING, UNAVAILABLE (its clock is off, the key's queue is full, no slot
+ * left, a late forward), the minority side's QUORUM_FAILED (`visible_nodes`) and the failed
+ * quorum read before an add (`answered`). A QUORUM_FAILED without details (an older node) may
+ * have applied.
+ */
+export function mayHaveAdded(failure: CacheError): boolean {
+  if (failure.code === "INTERNAL") return true;
+  if (failure.code !== "QUORUM_FAILED") return false;
+  return failure.details === undefined || "acknowledged" in failure.details;
 }

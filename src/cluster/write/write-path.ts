@@ -117,7 +117,7 @@ export class WritePath {
   private promote(write: ClientWrite, owners: Owners, level: ConsistencyLevel, why: CacheError): Promise<WriteResult> {
     this.deps.metrics.inc("dist.write.forward_promotion");
     this.deps.logger.debug("write promoted: primary unreachable", { key: write.key, primary: owners.primary, error: why.message });
-    return this.coordinateHere(write, owners, level);
+    return this.coordinateHere(write, owners, level, undefined, true);
   }
 
   /**
@@ -127,9 +127,9 @@ export class WritePath {
    * that would apply the result itself (always counted for a plain write; for a conditional write
    * or touch as the conditional writer decides).
    */
-  coordinateHere(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string): Promise<WriteResult> {
+  coordinateHere(write: ClientWrite, owners: Owners, level: ConsistencyLevel, senderApplies?: string, takenOver = false): Promise<WriteResult> {
     // An increment with If-Match is conditional too: the counter writer evaluates it under the lock.
-    if (write.kind === "incr") return this.deps.counters.incr(write, owners, level);
+    if (write.kind === "incr") return this.deps.counters.incr(write, owners, level, takenOver);
     if (isConditional(write)) return this.deps.conditional.coordinate(write, owners, level, senderApplies);
     return this.deps.coordinator.coordinate(write, owners, level, senderApplies === undefined ? PLAIN : { senderApplies, restamps: true });
   }
