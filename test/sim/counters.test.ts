@@ -284,4 +284,21 @@ describe("sim/counters", () => {
     }),
   );
 
+  it(
+    "Idempotency-Key: a retry after the primary's QUORUM_FAILED (it had added the increment) pushes the counter again instead of adding again, and answers the first value",
+    withSeed(904, async () => {
+      const c = await cluster({ nodes: 3, seed: 904 });
+      const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "idem-ctr");
+      c.chaos.partition(["n1"], ["n3"]);
+      const [first] = await drive(c, [c.node("n1").cache.admitWrite().incr(key, { delta: 5, initial: 0, ttlMs: 0, idempotencyKey: "req-1" }, "all")]);
+      expect((first as CacheError).code).to.equal("QUORUM_FAILED");
+      c.chaos.heal();
+      await c.advance(20_000);
+      const [retry] = await drive(c, [c.node("n1").cache.admitWrite().incr(key, { delta: 5, initial: 0, ttlMs: 0, idempotencyKey: "req-1" }, "all")]);
+      expect(retry).to.not.be.instanceOf(CacheError);
+      expect((retry as WriteResult).counterValue, "the value the first call's add gave").to.equal(5);
+      await c.advance(5_000);
+      for (const id of ["n1", "n2", "n3"]) expect(heldValue(c, id, key), `${id}: one Idempotency-Key, added once`).to.equal(5);
+    }),
+  );
 });

@@ -9,6 +9,7 @@
 // the increment adds to (412 changes nothing) and pushes it with its owner list, like every
 // conditional write (conditional-writer.ts).
 import type { Clock } from "../../core/clock.js";
+import { CacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Owners } from "../../ring/index.js";
 import { isLiveAt, type VersionedRecord } from "../../store/index.js";
@@ -67,8 +68,13 @@ export class CounterWriter {
   }
 
   /** Adds to this node's slot of the counter it holds (merged with what the owners read gave). */
-  private async add(write: ClientWrite, owners: Owners, level: ConsistencyLevel, { need, held }: LockedState): Promise<WriteResult> {
+  private async add(write: ClientWrite, owners: Owners, level: ConsistencyLevel, state: LockedState): Promise<WriteResult> {
+    const { need, held } = state;
     const now = this.deps.clock.nowMs();
+    const idem = write.idempotencyKey;
+    const added = idem === undefined ? undefined : this.deps.idempotency.addedValue(write.key, idem);
+    // A retry of an increment added here but not acknowledged: push the counter again, no add.
+    if (added !== undefined && held !== undefined && isLiveAt(held, now)) return this.pushAgain(write, owners, level, state, added);
     // If-Match is evaluated against the record the increment adds to (after the owners were read,
     // it holds their newest state): the ETag a client read from the primary.
     const verdict = evaluatePrecondition(write.condition, isLiveAt(held, now) ? held : undefined);
@@ -83,8 +89,29 @@ export class CounterWriter {
     // A conditional increment is pushed with the owner list: an owner that sees another ring
     // refuses it. One literal without spreads (V8 builds a literal with spreads on a slow path).
     const options: CoordinateOptions = { restamps: false, need, heldVersion: held?.version ?? 0, valueBytes: String(value).length, expectedOwners: write.condition !== undefined ? owners : undefined };
-    const r = await this.deps.coordinator.coordinate(set, owners, level, options);
+    let r: WriteResult;
+    try {
+      r = await this.deps.coordinator.coordinate(set, owners, level, options);
+    } catch (err) {
+      // Added here, short of acknowledgements: its retry must not add again.
+      if (idem !== undefined && err instanceof CacheError && err.code === "QUORUM_FAILED") this.deps.idempotency.rememberAdded(write.key, idem, value);
+      throw err;
+    }
     this.deps.metrics.inc("dist.incr.applied");
+    return this.answered(write, r, value);
+  }
+
+  /** Pushes the counter this node holds (its earlier add included) to the owners again, at `level`. */
+  private async pushAgain(write: ClientWrite, owners: Owners, level: ConsistencyLevel, { need, held }: LockedState, value: number): Promise<WriteResult> {
+    const rec = held as VersionedRecord;
+    const now = this.deps.clock.nowMs();
+    const set: ClientWrite = { kind: "set", key: write.key, value: rec.value, ttlMs: remainingTtlMs(rec, now) };
+    const options: CoordinateOptions = { restamps: false, need, heldVersion: rec.version, valueBytes: String(value).length, expectedOwners: undefined };
+    return this.answered(write, await this.deps.coordinator.coordinate(set, owners, level, options), value);
+  }
+
+  /** The answer of an acknowledged increment, remembered under its Idempotency-Key. */
+  private answered(write: ClientWrite, r: WriteResult, value: number): WriteResult {
     const result: WriteResult = {
       key: r.key, applied: r.applied, bytes: r.bytes, owners: r.owners, version: r.version, origin: r.origin, expiresAtMs: r.expiresAtMs, counterValue: value, appliedBy: this.deps.selfId,
     };

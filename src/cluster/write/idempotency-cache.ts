@@ -2,7 +2,9 @@
 // key gets the first result instead of adding again. Bounded in time and count (core/limits.ts
 // IDEMPOTENCY_LIMITS): entries expire after ttlMs, and past entriesMax the oldest is forgotten.
 // Not replicated: a retry that lands on another owner (one that promoted itself while the
-// primary was unreachable) applies again.
+// primary was unreachable) applies again. An increment added here but short of its
+// acknowledgements (503 QUORUM_FAILED) is remembered as added, with the value it gave: its
+// retry pushes the counter again instead of adding again (counter-writer.ts).
 import type { Clock } from "../../core/clock.js";
 import type { WriteResult } from "../cache-service.js";
 
@@ -12,7 +14,10 @@ export interface IdempotencyLimits {
 }
 
 interface Entry {
-  readonly result: WriteResult;
+  /** The answer given; undefined while the increment was added but not acknowledged. */
+  readonly result: WriteResult | undefined;
+  /** The counter's value right after this call's add. */
+  readonly value: number;
   readonly expiresAtMs: number;
 }
 
@@ -32,7 +37,23 @@ export class IdempotencyCache {
     return this.entries.get(entryKey(key, idemKey))?.result;
   }
 
+  /** The value an increment added but not acknowledged gave (rememberAdded), when it has not expired. */
+  addedValue(key: string, idemKey: string): number | undefined {
+    this.expire();
+    const e = this.entries.get(entryKey(key, idemKey));
+    return e !== undefined && e.result === undefined ? e.value : undefined;
+  }
+
   remember(key: string, idemKey: string, result: WriteResult): void {
+    this.store(key, idemKey, result, result.counterValue ?? 0);
+  }
+
+  /** The increment was added here (giving `value`) but not acknowledged: a retry must not add it again. */
+  rememberAdded(key: string, idemKey: string, value: number): void {
+    this.store(key, idemKey, undefined, value);
+  }
+
+  private store(key: string, idemKey: string, result: WriteResult | undefined, value: number): void {
     this.expire();
     const k = entryKey(key, idemKey);
     this.entries.delete(k);
@@ -41,7 +62,7 @@ export class IdempotencyCache {
       if (oldest.done) break;
       this.entries.delete(oldest.value);
     }
-    this.entries.set(k, { result, expiresAtMs: this.deps.clock.nowMs() + this.deps.limits.ttlMs });
+    this.entries.set(k, { result, value, expiresAtMs: this.deps.clock.nowMs() + this.deps.limits.ttlMs });
   }
 
   private expire(): void {

@@ -62,4 +62,19 @@ describe("cluster/write/idempotency-cache", () => {
     clock.advance(IDEMPOTENCY_LIMITS.ttlMs - 1);
     expect(cache.get("k", "id")?.counterValue).to.equal(2);
   });
+
+  it("an increment added but not acknowledged is remembered as added (its value), not as a result, until the result replaces it or it expires", () => {
+    const clock = new ManualClock();
+    const cache = new IdempotencyCache({ clock, limits: IDEMPOTENCY_LIMITS });
+    cache.rememberAdded("k", "id", 7);
+    expect(cache.get("k", "id"), "no answer to give yet").to.equal(undefined);
+    expect(cache.addedValue("k", "id")).to.equal(7);
+    expect(cache.addedValue("k", "other")).to.equal(undefined);
+    cache.remember("k", "id", result(7));
+    expect(cache.addedValue("k", "id"), "acknowledged now").to.equal(undefined);
+    expect(cache.get("k", "id")?.counterValue).to.equal(7);
+    cache.rememberAdded("k2", "id", 3);
+    clock.advance(IDEMPOTENCY_LIMITS.ttlMs);
+    expect(cache.addedValue("k2", "id")).to.equal(undefined);
+  });
 });
