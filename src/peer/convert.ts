@@ -152,8 +152,6 @@ export function fromWirePushAnswer(answer: { readonly outcomes: readonly WireOut
   return answer.abstains ? markAbstaining(outcomes) : outcomes;
 }
 
-
-
 export function toConsistency(level: ConsistencyLevel | undefined): Consistency {
   return level === "one" ? Consistency.ONE : level === "quorum" ? Consistency.QUORUM : level === "all" ? Consistency.ALL : Consistency.UNSPECIFIED;
 }

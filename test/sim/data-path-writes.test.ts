@@ -358,6 +358,20 @@ describe("sim/data path: owners and writes", () => {
     );
 
     it(
+      "SPEC 'fails with ANY error': a primary's QUORUM_FAILED after its own apply still makes the replica owner take a plain set over (only increments are kept from it)",
+      withSeed(57, async () => {
+        const c = await cluster({ nodes: 3, seed: 57 });
+        const key = keyWhere(c, (o) => o.primary === "n1", "promo-after-apply");
+        // n1 applies, reaches n2 but not n3, and answers QUORUM_FAILED at ALL; n2 reaches both.
+        c.chaos.partition(["n1"], ["n3"]);
+        const r = await c.node("n2").cache.admitWrite().set(key, fromUtf8("taken over"), 0, "all");
+        expect(r.origin).to.equal("n2");
+        expect(c.node("n2").metrics.get("dist.write.forward_promotion")).to.equal(1);
+        for (const id of ["n2", "n3"]) expect(text(c.node(id).store.peek(key)?.value), id).to.equal("taken over");
+      }),
+    );
+
+    it(
       "a draining primary (forward answered DRAINING) makes the replica owner promote itself",
       withSeed(54, async () => {
         const c = await cluster({ nodes: 3, seed: 54, startLoops: false });

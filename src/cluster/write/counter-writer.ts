@@ -41,7 +41,7 @@ export class CounterWriter {
     if (remembered !== undefined) return Promise.resolve(remembered);
     const plan: LockedPlan = {
       early: () => this.remembered(write),
-      readAt: (held) => (takenOver && level !== "one" && owners.ids.length > 1 ? level : this.readAt(held, owners, level, write.condition !== undefined)),
+      readAt: (held) => this.readAt(held, owners, level, write.condition !== undefined, takenOver),
       readMetric: "dist.incr.quorum_reads",
       write: (state) => this.add(write, owners, level, state),
     };
@@ -61,23 +61,24 @@ export class CounterWriter {
    * one that may have missed a PUT or DELETE the primary acknowledged, and an increment added to
    * the old generation would vanish when the new one meets it.
    */
-  private readAt(held: VersionedRecord | undefined, owners: Owners, level: ConsistencyLevel, conditional: boolean): ConsistencyLevel | undefined {
+  private readAt(held: VersionedRecord | undefined, owners: Owners, level: ConsistencyLevel, conditional: boolean, takenOver: boolean): ConsistencyLevel | undefined {
     if (owners.ids.length <= 1) return undefined;
+    if (takenOver && level !== "one") return level;
     if (held !== undefined && (!this.deps.view.unsettled() || level === "one")) return undefined;
     return held !== undefined || conditional ? level : "quorum";
   }
 
   /** Adds to this node's slot of the counter it holds (merged with what the owners read gave). */
-  private async add(write: ClientWrite, owners: Owners, level: ConsistencyLevel, state: LockedState): Promise<WriteResult> {
-    const { need, held } = state;
+  private async add(write: ClientWrite, owners: Owners, level: ConsistencyLevel, { need, held }: LockedState): Promise<WriteResult> {
     const now = this.deps.clock.nowMs();
+    const live = isLiveAt(held, now) ? held : undefined;
     const idem = write.idempotencyKey;
     const added = idem === undefined ? undefined : this.deps.idempotency.addedValue(write.key, idem);
     // A retry of an increment added here but not acknowledged: push the counter again, no add.
-    if (added !== undefined && held !== undefined && isLiveAt(held, now)) return this.pushAgain(write, owners, level, state, added);
+    if (added !== undefined && live !== undefined) return this.pushAgain(write, owners, level, need, live, added);
     // If-Match is evaluated against the record the increment adds to (after the owners were read,
     // it holds their newest state): the ETag a client read from the primary.
-    const verdict = evaluatePrecondition(write.condition, isLiveAt(held, now) ? held : undefined);
+    const verdict = evaluatePrecondition(write.condition, live);
     if (!verdict.holds) {
       this.deps.metrics.inc("dist.write.precondition_failed");
       throw preconditionFailed(write.key, verdict.currentEtag);
@@ -102,10 +103,8 @@ export class CounterWriter {
   }
 
   /** Pushes the counter this node holds (its earlier add included) to the owners again, at `level`. */
-  private async pushAgain(write: ClientWrite, owners: Owners, level: ConsistencyLevel, { need, held }: LockedState, value: number): Promise<WriteResult> {
-    const rec = held as VersionedRecord;
-    const now = this.deps.clock.nowMs();
-    const set: ClientWrite = { kind: "set", key: write.key, value: rec.value, ttlMs: remainingTtlMs(rec, now) };
+  private async pushAgain(write: ClientWrite, owners: Owners, level: ConsistencyLevel, need: number, rec: VersionedRecord, value: number): Promise<WriteResult> {
+    const set: ClientWrite = { kind: "set", key: write.key, value: rec.value, ttlMs: remainingTtlMs(rec, this.deps.clock.nowMs()) };
     const options: CoordinateOptions = { restamps: false, need, heldVersion: rec.version, valueBytes: String(value).length, expectedOwners: undefined };
     return this.answered(write, await this.deps.coordinator.coordinate(set, owners, level, options), value);
   }

@@ -14,10 +14,8 @@ export interface IdempotencyLimits {
 }
 
 interface Entry {
-  /** The answer given; undefined while the increment was added but not acknowledged. */
-  readonly result: WriteResult | undefined;
-  /** The counter's value right after this call's add. */
-  readonly value: number;
+  /** The answer given, or (a number) the value an increment added but not acknowledged gave. */
+  readonly outcome: WriteResult | number;
   readonly expiresAtMs: number;
 }
 
@@ -34,26 +32,27 @@ export class IdempotencyCache {
   /** The remembered result of `idemKey` on `key`, when it has not expired. */
   get(key: string, idemKey: string): WriteResult | undefined {
     this.expire();
-    return this.entries.get(entryKey(key, idemKey))?.result;
+    const outcome = this.entries.get(entryKey(key, idemKey))?.outcome;
+    return typeof outcome === "number" ? undefined : outcome;
   }
 
   /** The value an increment added but not acknowledged gave (rememberAdded), when it has not expired. */
   addedValue(key: string, idemKey: string): number | undefined {
     this.expire();
-    const e = this.entries.get(entryKey(key, idemKey));
-    return e !== undefined && e.result === undefined ? e.value : undefined;
+    const outcome = this.entries.get(entryKey(key, idemKey))?.outcome;
+    return typeof outcome === "number" ? outcome : undefined;
   }
 
   remember(key: string, idemKey: string, result: WriteResult): void {
-    this.store(key, idemKey, result, result.counterValue ?? 0);
+    this.store(key, idemKey, result);
   }
 
   /** The increment was added here (giving `value`) but not acknowledged: a retry must not add it again. */
   rememberAdded(key: string, idemKey: string, value: number): void {
-    this.store(key, idemKey, undefined, value);
+    this.store(key, idemKey, value);
   }
 
-  private store(key: string, idemKey: string, result: WriteResult | undefined, value: number): void {
+  private store(key: string, idemKey: string, outcome: WriteResult | number): void {
     this.expire();
     const k = entryKey(key, idemKey);
     this.entries.delete(k);
@@ -62,7 +61,7 @@ export class IdempotencyCache {
       if (oldest.done) break;
       this.entries.delete(oldest.value);
     }
-    this.entries.set(k, { result, value, expiresAtMs: this.deps.clock.nowMs() + this.deps.limits.ttlMs });
+    this.entries.set(k, { outcome, expiresAtMs: this.deps.clock.nowMs() + this.deps.limits.ttlMs });
   }
 
   private expire(): void {

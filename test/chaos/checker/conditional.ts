@@ -10,6 +10,7 @@
 // samples fall back to the nemesis: none and slow-link. The gate also fails when it would check
 // nothing: no If-Match write acknowledged, or a read of a conditional key answered a value
 // without an ETag (the workload then cannot condition on it).
+import { groupBy } from "./group.js";
 import type { Op, Outcome, PhaseRecord, RunRecord } from "./history.js";
 
 /** Nemeses under which the ring stays as it is, for runs without ring samples. */
@@ -57,16 +58,11 @@ function observedValues(ops: readonly Op[]): Set<string> {
 /** Groups of more than one conditional write of a key that took effect on the same precondition. */
 export function findConditionalConflicts(ops: readonly Op[]): ConditionalConflict[] {
   const observed = observedValues(ops);
-  const groups = new Map<string, Op[]>();
-  for (const op of ops) {
-    if (op.f !== "write" || op.precondition === undefined) continue;
-    const tookEffect = op.outcome === "ok" || (op.outcome === "info" && op.value !== null && observed.has(id(op.key, op.value)));
-    if (!tookEffect) continue;
-    const group = id(op.key, op.precondition);
-    const list = groups.get(group);
-    if (list) list.push(op);
-    else groups.set(group, [op]);
-  }
+  const tookEffect = (op: Op) => op.outcome === "ok" || (op.outcome === "info" && op.value !== null && observed.has(id(op.key, op.value)));
+  const groups = groupBy(
+    ops.filter((op) => op.f === "write" && op.precondition !== undefined && tookEffect(op)),
+    (op) => id(op.key, op.precondition as string),
+  );
   const out: ConditionalConflict[] = [];
   for (const list of groups.values()) {
     if (list.length < 2) continue;

@@ -7,6 +7,7 @@
 // indeterminate increment that went through would hide a later lost one. Reported, not gated: two
 // acknowledged increments of a key that answered the same value (both sides of a partition may;
 // a stable cluster should not).
+import { groupBy } from "./group.js";
 import type { KeyPlan, Op } from "./history.js";
 import { checkpointReads } from "./lost-writes.js";
 
@@ -36,29 +37,25 @@ export function counterKeys(keys: readonly KeyPlan[]): Set<string> {
   return new Set(keys.filter((k) => k.kind === "counter").map((k) => k.key));
 }
 
-/** The bounds of one counter at `beforeMs` from its increments. */
+/** The sum of the deltas of the increments invoked in [fromMs, toMs) whose outcome is one of `outcomes`. */
+function deltaSum(incrs: readonly Op[], fromMs: number, toMs: number, outcomes: ReadonlyArray<Op["outcome"]>): number {
+  let sum = 0;
+  for (const op of incrs) if (op.invoke_ms >= fromMs && op.invoke_ms < toMs && outcomes.includes(op.outcome)) sum += op.delta ?? 0;
+  return sum;
+}
+
+/** The bounds of one counter at `beforeMs` from its increments: acknowledged, and not failed. */
 export function counterBounds(incrs: readonly Op[], beforeMs: number): { low: number; high: number } {
-  let low = 0;
-  let high = 0;
-  for (const op of incrs) {
-    if (op.invoke_ms >= beforeMs || op.outcome === "fail") continue;
-    const d = op.delta ?? 0;
-    high += d;
-    if (op.outcome === "ok") low += d;
-  }
-  return { low, high };
+  return { low: deltaSum(incrs, -Infinity, beforeMs, ["ok"]), high: deltaSum(incrs, -Infinity, beforeMs, ["ok", "info"]) };
 }
 
 /** Every checkpoint read of a counter key outside its bounds (or without an answer). */
 export function findCounterViolations(keys: readonly KeyPlan[], ops: readonly Op[]): CounterViolation[] {
   const counters = counterKeys(keys);
-  const incrsByKey = new Map<string, Op[]>();
-  for (const op of ops) {
-    if (op.f !== "incr" || !counters.has(op.key)) continue;
-    const list = incrsByKey.get(op.key);
-    if (list) list.push(op);
-    else incrsByKey.set(op.key, [op]);
-  }
+  const incrsByKey = groupBy(
+    ops.filter((op) => op.f === "incr" && counters.has(op.key)),
+    (op) => op.key,
+  );
   const out: CounterViolation[] = [];
   const previous = new Map<string, { value: number; atMs: number }>();
   const reads = checkpointReads(ops)
@@ -68,7 +65,7 @@ export function findCounterViolations(keys: readonly KeyPlan[], ops: readonly Op
     const incrs = incrsByKey.get(read.key) ?? [];
     const bounds = counterBounds(incrs, read.invoke_ms);
     const prev = previous.get(read.key);
-    const low = prev === undefined ? bounds.low : Math.max(bounds.low, prev.value + ackedBetween(incrs, prev.atMs, read.invoke_ms));
+    const low = prev === undefined ? bounds.low : Math.max(bounds.low, prev.value + deltaSum(incrs, prev.atMs, read.invoke_ms, ["ok"]));
     const base = { key: read.key, phase: read.phase, found: read.value, low, high: bounds.high };
     if (read.outcome !== "ok") out.push({ ...base, reason: "unverified" });
     else if (read.value !== null && !/^-?\d+$/.test(read.value)) out.push({ ...base, reason: "not-a-counter" });
@@ -80,13 +77,6 @@ export function findCounterViolations(keys: readonly KeyPlan[], ops: readonly Op
     }
   }
   return out;
-}
-
-/** Sum of the acknowledged increments invoked in [fromMs, toMs). */
-function ackedBetween(incrs: readonly Op[], fromMs: number, toMs: number): number {
-  let sum = 0;
-  for (const op of incrs) if (op.outcome === "ok" && op.invoke_ms >= fromMs && op.invoke_ms < toMs) sum += op.delta ?? 0;
-  return sum;
 }
 
 /** Acknowledged increments of a key, in one phase, that answered the same value. */

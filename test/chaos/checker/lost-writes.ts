@@ -3,7 +3,7 @@
 // acknowledged write (or delete), or a later indeterminate one; for a contended key, any write
 // that was not superseded by an acknowledged one.
 import type { KeyKind, KeyPlan, Op } from "./history.js";
-import { isMutation, lastAcknowledged, producersOf, resultOf, supersedersOf, writtenByFailedOp } from "./real-time.js";
+import { lastAcknowledged, mutationsByKey, producersOf, resultOf, supersedersOf, writtenByFailedOp } from "./real-time.js";
 
 export type LostReason = "superseded" | "failed-write" | "unknown-value" | "unverified";
 
@@ -67,13 +67,7 @@ export function checkKeyAtCheckpoint(plan: KeyPlan, mutations: readonly Op[], re
  * invoked before it; a key with no (or no successful) checkpoint read counts as `unverified`.
  */
 export function findLostWrites(keys: readonly KeyPlan[], ops: readonly Op[]): LostWrite[] {
-  const byKey = new Map<string, Op[]>();
-  for (const op of ops) {
-    if (op.worker === "checkpoint" || !isMutation(op)) continue;
-    const list = byKey.get(op.key);
-    if (list) list.push(op);
-    else byKey.set(op.key, [op]);
-  }
+  const byKey = mutationsByKey(ops);
   const plans = new Map(keys.map((k) => [k.key, k]));
   const lost: LostWrite[] = [];
   for (const read of checkpointReads(ops)) {

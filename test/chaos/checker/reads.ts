@@ -8,7 +8,7 @@
 // Resurrections by QUORUM reads and checkpoint reads are gated; ONE reads may lag (eventual
 // consistency), so theirs are reported with the stale reads.
 import type { Consistency, Op } from "./history.js";
-import { isMutation, producersOf, supersedersOf } from "./real-time.js";
+import { mutationsByKey, producersOf, supersedersOf } from "./real-time.js";
 
 export type ReadClass = "fresh" | "stale" | "resurrected" | "unknown";
 
@@ -41,17 +41,11 @@ export function classifyRead(read: Op, mutations: readonly Op[]): { kind: ReadCl
 
 /** Every non-fresh successful read of the history (workload and checkpoint reads). */
 export function findReadAnomalies(ops: readonly Op[]): ReadAnomaly[] {
-  const mutationsByKey = new Map<string, Op[]>();
-  for (const op of ops) {
-    if (op.worker === "checkpoint" || !isMutation(op)) continue;
-    const list = mutationsByKey.get(op.key);
-    if (list) list.push(op);
-    else mutationsByKey.set(op.key, [op]);
-  }
+  const byKey = mutationsByKey(ops);
   const out: ReadAnomaly[] = [];
   for (const read of ops) {
     if (read.f !== "read" || read.outcome !== "ok") continue;
-    const { kind, by } = classifyRead(read, mutationsByKey.get(read.key) ?? []);
+    const { kind, by } = classifyRead(read, byKey.get(read.key) ?? []);
     if (kind === "fresh") continue;
     out.push({
       key: read.key,

@@ -4,6 +4,7 @@
 // An `info` operation is taken to have taken effect by its complete_ms or never (the workload's
 // timeout is longer than any server-side call chain, see the README of test/chaos); a `fail`
 // operation never took effect. The key starts absent: the INITIAL producer completed at -Infinity.
+import { groupBy } from "./group.js";
 import type { Op } from "./history.js";
 
 /** A mutation that may have produced an observed state: a write, a delete, or the initial absence. */
@@ -17,6 +18,14 @@ const INITIAL: Producer = { op: "initial", invoke_ms: -Infinity, complete_ms: -I
 
 export function isMutation(op: Op): boolean {
   return op.f === "write" || op.f === "delete";
+}
+
+/** The workload's writes and deletes (not the checkpoints' reads), by key. */
+export function mutationsByKey(ops: readonly Op[]): Map<string, Op[]> {
+  return groupBy(
+    ops.filter((op) => op.worker !== "checkpoint" && isMutation(op)),
+    (op) => op.key,
+  );
 }
 
 /**

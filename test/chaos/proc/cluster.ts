@@ -161,15 +161,18 @@ export async function sampleClocks(cluster: Cluster, http: HttpClient): Promise<
   return out;
 }
 
-/** Each running node's ring (the ids on it), as it answers now; nodes that do not answer are left out. */
+/**
+ * Each running node's ring (the ids on it), stamped when that node answered (a paused node's 3 s
+ * timeout must not move the others' samples); nodes that do not answer are left out.
+ */
 export async function sampleRings(cluster: Cluster): Promise<RingSample[]> {
-  const running = cluster.nodes.filter((n) => n.running);
-  const rings = await Promise.all(running.map((n) => cluster.ringOf(n)));
-  const t_ms = performance.timeOrigin + performance.now();
-  const out: RingSample[] = [];
-  running.forEach((n, i) => {
-    const members = rings[i];
-    if (members) out.push({ node: n.id, t_ms, members });
-  });
-  return out;
+  const samples = await Promise.all(
+    cluster.nodes
+      .filter((n) => n.running)
+      .map(async (n): Promise<RingSample | undefined> => {
+        const members = await cluster.ringOf(n);
+        return members && { node: n.id, t_ms: performance.timeOrigin + performance.now(), members };
+      }),
+  );
+  return samples.filter((r): r is RingSample => r !== undefined);
 }

@@ -36,6 +36,12 @@ export interface WorkloadDeps {
 /** Shares of each kind of operation, summing to 1. */
 export const MIX = { write: 0.32, delete: 0.08, conditional: 0.08, incr: 0.08, readQuorum: 0.22, readOne: 0.22 } as const;
 
+/** The shares of the second draw, among the operations that are neither conditional nor increments. */
+const REST = 1 - MIX.conditional - MIX.incr;
+const WRITE_SHARE = MIX.write / REST;
+const DELETE_SHARE = MIX.delete / REST;
+const QUORUM_READ_SHARE = MIX.readQuorum / (MIX.readQuorum + MIX.readOne);
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class Workload {
@@ -130,13 +136,10 @@ export class Workload {
     if ((roll -= MIX.incr) < 0 && counters.length > 0) return [await client.incr(node, random.pick(counters).key, random.int(1, 5), "quorum", ctx)];
     roll = random.next();
     const mutations = own.length + contended.length > 0;
-    const writeShare = MIX.write / (1 - MIX.conditional - MIX.incr);
-    const deleteShare = MIX.delete / (1 - MIX.conditional - MIX.incr);
-    const quorumShare = MIX.readQuorum / (MIX.readQuorum + MIX.readOne);
-    if (mutations && roll < writeShare) return [await client.write(node, mutationKey(), nextValue(), "quorum", ctx)];
-    if (mutations && roll < writeShare + deleteShare) return [await client.delete(node, mutationKey(), "quorum", ctx)];
+    if (mutations && roll < WRITE_SHARE) return [await client.write(node, mutationKey(), nextValue(), "quorum", ctx)];
+    if (mutations && roll < WRITE_SHARE + DELETE_SHARE) return [await client.delete(node, mutationKey(), "quorum", ctx)];
     const key = random.pick(keys.readable).key;
-    return [await client.read(node, key, random.next() < quorumShare ? "quorum" : "one", ctx)];
+    return [await client.read(node, key, random.next() < QUORUM_READ_SHARE ? "quorum" : "one", ctx)];
   }
 
   /** A QUORUM read for the ETag, then the write conditioned on it; a failed read writes nothing. */
