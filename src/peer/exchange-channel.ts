@@ -14,6 +14,7 @@ import {
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { typedFrames, type FrameCodec } from "./exchange-codec.js";
 import { fromConnectError, isRefusedStream } from "./errors.js";
+import { notDelivered } from "../transport/index.js";
 
 type Call = ExchangeRequest["call"];
 
@@ -145,8 +146,9 @@ export class ExchangeChannel<WireOut = ExchangeRequest, WireIn = ExchangeRespons
       }
     } catch (err) {
       if (err instanceof ConnectError && err.code === Code.Unimplemented) this.supported = false;
-      failure = fromConnectError(err);
       refused = !answered && isRefusedStream(err);
+      // A refused stream was not processed: its calls that are not sent again were never delivered.
+      failure = refused ? notDelivered(fromConnectError(err)) : fromConnectError(err);
     }
     if (this.requests === requests) this.requests = undefined;
     requests.close();

@@ -27,6 +27,7 @@ import http2 from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeFromHttpStatus, endStreamFlag, endStreamFromJson } from "@connectrpc/connect/protocol-connect";
 import { AsyncQueue } from "../core/async-queue.js";
+import { notDelivered } from "../transport/index.js";
 import { compressedFlag } from "@connectrpc/connect/protocol";
 import { checkWriteSize, EnvelopeReader, writeEnvelope } from "./connect-envelopes.js";
 
@@ -77,7 +78,8 @@ async function run(session: StreamSession, opts: Http2WireOptions, headers: http
   try {
     stream = await session.request("POST", opts.path, headers, {});
   } catch (err) {
-    answers.fail(err);
+    // No stream: none of its calls left this node.
+    answers.fail(notDelivered(err));
     return;
   }
   let ended = false;

@@ -23,8 +23,8 @@
 // first stream the same way (valgrind: 20 invalid accesses in 5 rounds).
 import http2 from "node:http2";
 import type { Timers } from "../core/clock.js";
-import { CacheError } from "../core/errors.js";
 import { PEER_RENEW_GRACE_MS } from "../core/limits.js";
+import { NotDeliveredError } from "../transport/index.js";
 import { idleTimeout } from "./session-idle.js";
 
 export interface PeerSessionOptions {
@@ -155,7 +155,7 @@ export class PeerSession {
   }
 
   private connection(): Promise<http2.ClientHttp2Session> {
-    if (this.closed) return Promise.reject(new CacheError("UNAVAILABLE", `session to ${this.authority} is closed`));
+    if (this.closed) return Promise.reject(new NotDeliveredError(`session to ${this.authority} is closed`));
     if (this.conn && !this.conn.closed && !this.conn.destroyed) return Promise.resolve(this.conn);
     this.connecting ??= this.open();
     return this.connecting;
@@ -179,7 +179,8 @@ export class PeerSession {
         if (generation === this.generation) this.connecting = undefined;
         if (!conn.destroyed) this.opts.timers.defer(() => conn.destroy());
         if (retiredOnly() && !this.closed) resolve(this.connection());
-        else reject(new CacheError("UNAVAILABLE", `cannot connect to peer ${this.authority}: ${err instanceof Error ? err.message : String(err)}`));
+        // No connection: nothing of any call waiting for it was sent.
+        else reject(new NotDeliveredError(`cannot connect to peer ${this.authority}: ${err instanceof Error ? err.message : String(err)}`, { cause: err }));
       };
       const timer = this.opts.timers.after(this.opts.connectTimeoutMs, () => fail(new Error(`no connection within ${this.opts.connectTimeoutMs} ms`)));
       // For the whole life of the session: an error ends it (its streams fail on their own).

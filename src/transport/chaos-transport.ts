@@ -2,10 +2,10 @@
 // simulation replays exactly from its seed. Drops count dist.chaos.drops, delays
 // dist.chaos.latencies (on the calling node's metrics).
 import { sleep, type Timers } from "../core/clock.js";
-import { CacheError } from "../core/errors.js";
 import type { Random } from "../core/random.js";
 import type { Metrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
+import { NotDeliveredError } from "./delivery.js";
 import type { PeerTransport } from "./peer-transport.js";
 import type { ForwardRequest, LeaseRequest, OwnerChecks, PeerMember, PeerRef, TouchPush } from "./types.js";
 
@@ -63,7 +63,7 @@ export class ChaosTransport implements PeerTransport {
     const c = this.chaos;
     if (c.blocked(this.selfId, to.id) || (c.dropRate > 0 && c.random.next() < c.dropRate)) {
       this.metrics.inc("dist.chaos.drops");
-      throw new CacheError("UNAVAILABLE", `peer ${to.id} unreachable (fault injection)`);
+      throw new NotDeliveredError(`peer ${to.id} unreachable (fault injection)`);
     }
     const delay = c.delayMs + (c.jitterMs > 0 ? Math.floor(c.random.next() * c.jitterMs) : 0);
     if (delay > 0) {

@@ -1,9 +1,9 @@
 // A cluster in one process: every node registers its PeerEndpoint under its dist address and
 // transports call endpoints directly. Calls are asynchronous (they never run the receiver in the
 // caller's stack), like a network. A node that is not registered is unreachable.
-import { CacheError } from "../core/errors.js";
 import type { VersionedRecord } from "../store/index.js";
 import { checkAnswerer } from "./answers.js";
+import { NotDeliveredError } from "./delivery.js";
 import type { PeerEndpoint, PeerTransport } from "./peer-transport.js";
 import type { ForwardRequest, LeaseOutcome, LeaseRequest, OwnerChecks, PeerMember, PeerRef, TouchPush } from "./types.js";
 
@@ -27,7 +27,7 @@ export class InMemoryNetwork {
 
   endpointAt(address: string): PeerEndpoint {
     const e = this.endpoints.get(address);
-    if (!e) throw new CacheError("UNAVAILABLE", `peer ${address} is unreachable`);
+    if (!e) throw new NotDeliveredError(`peer ${address} is unreachable`);
     return e;
   }
 }

@@ -6,3 +6,4 @@ export { BASE_MISSING, isConditional, primaryOnly } from "./types.js";
 export { anyAbstains, answeredAsOther, checkAnswerer, markAbstaining } from "./answers.js";
 export { InMemoryNetwork } from "./in-memory-transport.js";
 export { Chaos, ChaosTransport } from "./chaos-transport.js";
+export { NotDeliveredError, neverDelivered, notDelivered } from "./delivery.js";

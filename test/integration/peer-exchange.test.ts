@@ -12,6 +12,7 @@ import { connectNodeAdapter, createConnectTransport, createGrpcTransport, create
 import { AsyncQueue } from "../../src/core/async-queue.js";
 import { systemClock, systemTimers } from "../../src/core/clock.js";
 import { CacheError } from "../../src/core/errors.js";
+import { neverDelivered } from "../../src/transport/index.js";
 import { systemRandom } from "../../src/core/random.js";
 import { recordingLogger } from "../../src/log/index.js";
 import { createNode, type HypercacheNode } from "../../src/node.js";
@@ -37,6 +38,24 @@ async function serve(handler: Parameters<typeof createPeerServer>[0]): Promise<{
   const server = createPeerServer(handler);
   await new Promise<void>((r) => server.server.listen(0, "127.0.0.1", r));
   return { server, address: `127.0.0.1:${(server.server.address() as net.AddressInfo).port}` };
+}
+
+/** A peer whose Exchange stream reads every frame and never answers. */
+function mutePeer(): http2.Http2Server {
+  return http2.createServer(
+    connectNodeAdapter({
+      requestPathPrefix: "/internal",
+      routes: (router) =>
+        router.service(PeerService, {
+          exchange: async function* (requests) {
+            for await (const _ of requests) {
+              // never answer
+            }
+            yield* [];
+          },
+        }),
+    }),
+  );
 }
 
 function record(key: string, value: string, version: number) {
@@ -232,22 +251,41 @@ describe("peer exchange stream", function () {
     await second.stop();
   });
 
+  // What a replica decides on when an increment's forward fails (transport/delivery.ts).
+  for (const threshold of [0, 1024]) {
+    it(`a forward to a port nobody listens on is never delivered (compression threshold ${threshold}); one cut or timed out after it went out may have been`, async () => {
+      const closed = http2.createServer();
+      await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+      const closedPort = (closed.address() as net.AddressInfo).port;
+      await new Promise<void>((r) => closed.close(() => r()));
+      // A peer that reads every frame and never answers; its sessions are kept for the test to cut.
+      const sessions: http2.ServerHttp2Session[] = [];
+      const h2 = mutePeer();
+      h2.on("session", (s) => sessions.push(s));
+      await new Promise<void>((r) => h2.listen(0, "127.0.0.1", r));
+      const t = new ConnectPeerTransport({ compressionThresholdBytes: threshold, timeoutMs: 400 });
+      const req = { from: "x", consistency: "quorum" as const, writes: [{ kind: "incr" as const, key: "c", value: "", ttlMs: 0, delta: 1, initial: 0 }] };
+      const refused = await t.forward({ id: "gone", address: `127.0.0.1:${closedPort}` }, req).catch((e: unknown) => e);
+      expect((refused as CacheError).code).to.equal("UNAVAILABLE");
+      expect(neverDelivered(refused), "connection refused").to.equal(true);
+      const to = { id: "mute", address: `127.0.0.1:${(h2.address() as net.AddressInfo).port}` };
+      const timedOut = await t.forward(to, req).catch((e: unknown) => e);
+      expect((timedOut as CacheError).code).to.equal("UNAVAILABLE");
+      expect(neverDelivered(timedOut), "timed out after it went out").to.equal(false);
+      const pending = t.forward(to, req).catch((e: unknown) => e);
+      for (let i = 0; i < 50 && sessions.every((s) => s.destroyed); i++) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 50));
+      for (const s of sessions) s.destroy();
+      const cut = await pending;
+      expect((cut as CacheError).code).to.equal("UNAVAILABLE");
+      expect(neverDelivered(cut), "connection lost while it was out").to.equal(false);
+      await t.close();
+      h2.close();
+    });
+  }
+
   it("times a call out after the call timeout even when the stream stays open", async () => {
-    // A peer whose exchange stream never answers.
-    const h2 = http2.createServer(
-      connectNodeAdapter({
-        requestPathPrefix: "/internal",
-        routes: (router) =>
-          router.service(PeerService, {
-            exchange: async function* (requests) {
-              for await (const _ of requests) {
-                // never answer
-              }
-              yield* [];
-            },
-          }),
-      }),
-    );
+    const h2 = mutePeer();
     await new Promise<void>((r) => h2.listen(0, "127.0.0.1", r));
     const slow = new ConnectPeerTransport({ compressionThresholdBytes: 0, timeoutMs: 300 });
     const started = Date.now();
@@ -259,21 +297,7 @@ describe("peer exchange stream", function () {
   });
 
   it("a call that times out on a connection that answers nothing resets it: the next call opens a new connection", async () => {
-    // A peer whose exchange stream never answers.
-    const h2 = http2.createServer(
-      connectNodeAdapter({
-        requestPathPrefix: "/internal",
-        routes: (router) =>
-          router.service(PeerService, {
-            exchange: async function* (requests) {
-              for await (const _ of requests) {
-                // never answer
-              }
-              yield* [];
-            },
-          }),
-      }),
-    );
+    const h2 = mutePeer();
     let connections = 0;
     h2.on("connection", () => connections++);
     await new Promise<void>((r) => h2.listen(0, "127.0.0.1", r));

@@ -301,4 +301,42 @@ describe("sim/counters", () => {
       for (const id of ["n1", "n2", "n3"]) expect(heldValue(c, id, key), `${id}: one Idempotency-Key, added once`).to.equal(5);
     }),
   );
+
+  it(
+    "an increment forward whose answer is lost after the primary added it (a timeout, a reset connection) is not taken over: the client gets 503 and the counter holds it once",
+    withSeed(905, async () => {
+      const c = await cluster({ nodes: 3, seed: 905 });
+      const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "lost-answer-ctr");
+      const via = ownersOf(c, key).replicas[0]!;
+      const n1 = c.node("n1").endpoint;
+      // n1 adds +5 and pushes it; its answer never reaches the replica that forwarded it.
+      c.network.register(c.sim("n1").address, {
+        ...n1,
+        forward: async (req) => {
+          await n1.forward(req);
+          throw new CacheError("UNAVAILABLE", "peer call timed out after 5000 ms");
+        },
+      });
+      const [outcome] = await drive(c, [incrAt(c, via, key, 5, "quorum")]);
+      expect(outcome, "indeterminate: the forward may have been applied").to.be.instanceOf(CacheError);
+      expect((outcome as CacheError).status).to.equal(503);
+      expect(c.node(via).metrics.get("dist.write.forward_promotion")).to.equal(0);
+      c.network.register(c.sim("n1").address, n1);
+      await c.advance(20_000);
+      for (const id of ["n1", "n2", "n3"]) expect(heldValue(c, id, key), `${id}: added once`).to.equal(5);
+    }),
+  );
+
+  it(
+    "an increment forward that never reached the primary (its address is gone) is still taken over by the replica",
+    withSeed(906, async () => {
+      const c = await cluster({ nodes: 3, seed: 906 });
+      const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "gone-ctr");
+      const via = ownersOf(c, key).replicas[0]!;
+      c.network.unregister(c.sim("n1").address);
+      const [outcome] = await drive(c, [incrAt(c, via, key, 5, "quorum")]);
+      expect(outcome instanceof CacheError ? `${outcome.code}: ${outcome.message}` : outcome?.counterValue).to.equal(5);
+      expect(c.node(via).metrics.get("dist.write.forward_promotion")).to.equal(1);
+    }),
+  );
 });

@@ -10,7 +10,7 @@
 import type { Timers } from "../../core/clock.js";
 import { CacheError } from "../../core/errors.js";
 import type { PeerBatchLimits } from "../../core/limits.js";
-import type { PeerRef } from "../../transport/index.js";
+import { NotDeliveredError, notDelivered, type PeerRef } from "../../transport/index.js";
 
 export interface BatcherOptions<Item> {
   /** Items per call at most. */
@@ -70,7 +70,7 @@ export class PeerBatcher<Item, Result> {
     const laneRef = l;
     if (l.queue.length >= (this.opts.maxQueued ?? Number.POSITIVE_INFINITY)) {
       this.opts.onOverflow?.();
-      return Promise.reject(new CacheError("UNAVAILABLE", `${l.queue.length} calls are already waiting for peer ${peer.id}`));
+      return Promise.reject(new NotDeliveredError(`${l.queue.length} calls are already waiting for peer ${peer.id}`));
     }
     return new Promise<Result>((resolve, reject) => {
       laneRef.queue.push({ item, resolve, reject });
@@ -134,9 +134,9 @@ export class PeerBatcher<Item, Result> {
         (err: unknown) => {
           // The peer could not be reached: what waits behind this call fails now instead of
           // waiting for another timeout of its own (replica writes become hints, reads and
-          // forwards move on to other owners).
-          const failed = err instanceof CacheError && err.code === "UNAVAILABLE" ? [...batch, ...l.queue.splice(0)] : batch;
-          this.rejectInSlices(failed, err);
+          // forwards move on to other owners). Those were never sent.
+          this.rejectInSlices(batch, err);
+          if (err instanceof CacheError && err.code === "UNAVAILABLE") this.rejectInSlices(l.queue.splice(0), notDelivered(err));
         },
       ).finally(() => {
         l.inFlight--;

@@ -2,10 +2,17 @@
 
 import type { CacheError } from "../../core/errors.js";
 
-/** The failed forward: its error, and whether the primary answered it (its own 5xx) or never did. */
+/**
+ * How far a failed forward got: the primary answered it (its error is its real outcome), it
+ * certainly never reached the primary (transport/delivery.ts), or it may have (a timeout, a
+ * connection lost while the call was out: the primary may have applied it and be working on it).
+ */
+export type ForwardDelivery = "answered" | "never" | "maybe";
+
+/** The failed forward: its error, and how far it got. */
 export interface ForwardFailureFacts {
   readonly failure: CacheError;
-  readonly answered: boolean;
+  readonly delivery: ForwardDelivery;
 }
 
 /**
@@ -16,10 +23,13 @@ export interface ForwardFailureFacts {
  * alike, and a node that does not own the key has nowhere to put it. An increment the primary
  * answered with a failure that may come after its own add is not taken over either
  * (mayHaveAdded): this node would add it again into its own slot, which the merge keeps beside
- * the primary's (a plain write taken over is the same write again).
+ * the primary's (a plain write taken over is the same write again). Nor is an increment whose
+ * forward may have reached the primary without an answer (a timeout, a connection reset): the
+ * primary may have added it, or may still.
  */
-export function afterForwardFailure({ failure, answered }: ForwardFailureFacts, ownsKey: boolean, increment: boolean): "promote" | "fail" {
-  if (increment && answered && mayHaveAdded(failure)) return "fail";
+export function afterForwardFailure({ failure, delivery }: ForwardFailureFacts, ownsKey: boolean, increment: boolean): "promote" | "fail" {
+  if (increment && delivery === "maybe") return "fail";
+  if (increment && delivery === "answered" && mayHaveAdded(failure)) return "fail";
   return ownsKey && failure.status >= 500 ? "promote" : "fail";
 }
 

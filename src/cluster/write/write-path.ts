@@ -16,7 +16,7 @@ import type { Logger } from "../../log/index.js";
 import type { Metrics } from "../../observability/index.js";
 import type { Owners } from "../../ring/index.js";
 import type { RecordHeader, ShardedStore } from "../../store/index.js";
-import { isConditional, primaryOnly, type ClientWrite, type WriteOutcome } from "../../transport/index.js";
+import { isConditional, neverDelivered, NotDeliveredError, primaryOnly, type ClientWrite, type WriteOutcome } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
 import type { ApplyVerdict, ReplicaApplier } from "../replica-applier.js";
@@ -24,7 +24,7 @@ import type { ConditionalWriter } from "./conditional-writer.js";
 import type { CounterWriter } from "./counter-writer.js";
 import type { Forwarder } from "./forwarder.js";
 import { holdsResultOrLater, holdsValue, resultRecord, stampedRecord, withSenderView } from "./forward-result.js";
-import { afterForwardFailure } from "./promotion.js";
+import { afterForwardFailure, type ForwardDelivery } from "./promotion.js";
 import type { CoordinateOptions, WriteCoordinator } from "./write-coordinator.js";
 import { quotedKey } from "../../core/key-check.js";
 
@@ -50,11 +50,10 @@ export interface WritePathDeps {
 
 const PLAIN: CoordinateOptions = Object.freeze({ restamps: true });
 
-/** A forward that did not succeed: the error, and whether the primary itself answered it. */
+/** A forward that did not succeed: the error, and how far it got. */
 interface ForwardFailure {
   readonly failure: CacheError;
-  /** The primary answered (its error is its real outcome, not a transport failure). */
-  readonly reached: boolean;
+  readonly delivery: ForwardDelivery;
 }
 
 export class WritePath {
@@ -85,12 +84,13 @@ export class WritePath {
     }
     const forwarded = await this.forwardTo(target, write, owners, level);
     if (!("failure" in forwarded)) return forwarded;
-    const { failure, reached } = forwarded;
-    if (afterForwardFailure({ failure, answered: reached }, ownsKey, write.kind === "incr") === "fail") {
+    const { failure, delivery } = forwarded;
+    if (afterForwardFailure(forwarded, ownsKey, write.kind === "incr") === "fail") {
       // The primary's real outcome goes back as it is; a transport failure says which primary
-      // could not be reached.
-      if (failure.code !== "UNAVAILABLE" || reached) throw failure;
-      throw new CacheError("UNAVAILABLE", `owner ${target} of key ${quotedKey(write.key)} is unreachable: ${failure.message}`, { owners: [...owners.ids] }, { cause: failure });
+      // could not be reached, and whether the write may have been applied there.
+      if (failure.code !== "UNAVAILABLE" || delivery === "answered") throw failure;
+      const outcome = delivery === "maybe" ? "; the write may or may not have been applied" : "";
+      throw new CacheError("UNAVAILABLE", `owner ${target} of key ${quotedKey(write.key)} is unreachable: ${failure.message}${outcome}`, { owners: [...owners.ids] }, { cause: failure });
     }
     return this.promote(write, owners, level, failure);
   }
@@ -103,8 +103,8 @@ export class WritePath {
     if (owners.primary === this.deps.selfId) return this.coordinateHere(write, owners, level);
     const forwarded = await this.forwardTo(owners.primary, write, owners, level);
     if (!("failure" in forwarded)) return forwarded;
-    const { failure, reached } = forwarded;
-    if (reached) throw failure;
+    const { failure, delivery } = forwarded;
+    if (delivery === "answered") throw failure;
     throw new CacheError(
       "UNAVAILABLE",
       `primary ${owners.primary} of key ${quotedKey(write.key)} is unreachable (${failure.message}); conditional writes, touches and lease fills are not taken over by another owner; the write may or may not have been applied`,
@@ -136,7 +136,7 @@ export class WritePath {
 
   private async forwardTo(targetId: string, write: ClientWrite, owners: Owners, level: ConsistencyLevel): Promise<WriteResult | ForwardFailure> {
     const primary = this.deps.view.peer(targetId);
-    if (!primary) return { failure: new CacheError("UNAVAILABLE", `owner ${targetId} is not a member`), reached: false };
+    if (!primary) return { failure: new NotDeliveredError(`owner ${targetId} is not a member`), delivery: "never" };
     // Only a touch needs what this node holds of the key: its header, looked up once.
     const held = write.kind === "touch" ? this.deps.store.peekHeader(write.key) : undefined;
     const applies = this.appliesResult(write, owners, held);
@@ -145,14 +145,14 @@ export class WritePath {
     try {
       outcome = await this.deps.forwarder.forward(primary, sent, level, applies);
     } catch (err) {
-      return { failure: toCacheError(err), reached: false };
+      return { failure: toCacheError(err), delivery: neverDelivered(err) ? "never" : "maybe" };
     }
     if (outcome.errorCode !== "") {
       const code = isErrorCode(outcome.errorCode) ? outcome.errorCode : "INTERNAL";
       // The primary's details as it gave them (an older primary sends none: a precondition
       // failure's ETag then comes from its own field).
       const details = outcome.errorDetails ?? (code === "PRECONDITION_FAILED" ? (outcome.currentEtag === undefined ? {} : { current_etag: outcome.currentEtag }) : undefined);
-      return { failure: new CacheError(code, outcome.errorMessage, details), reached: true };
+      return { failure: new CacheError(code, outcome.errorMessage, details), delivery: "answered" };
     }
     if (applies) this.applyResult(sent, outcome, targetId);
     const counter = write.kind === "incr" ? { counterValue: outcome.counterValue ?? 0, appliedBy: targetId } : {};

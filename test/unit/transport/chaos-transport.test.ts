@@ -4,7 +4,7 @@ import { expect } from "chai";
 import type { CacheError } from "../../../src/core/errors.js";
 import { seededRandom } from "../../../src/core/random.js";
 import { Metrics } from "../../../src/observability/index.js";
-import { Chaos, ChaosTransport, InMemoryNetwork, type PeerEndpoint } from "../../../src/transport/index.js";
+import { Chaos, ChaosTransport, InMemoryNetwork, neverDelivered, type PeerEndpoint } from "../../../src/transport/index.js";
 import { ManualClock, flush } from "../../helpers/manual-clock.js";
 
 function endpoint(node: string): PeerEndpoint {
@@ -28,6 +28,7 @@ describe("ChaosTransport", () => {
     chaos.partition(["a"], ["b", "c"]);
     const err = await from("a").health(peer("b")).catch((e: unknown) => e);
     expect((err as CacheError).code).to.equal("UNAVAILABLE");
+    expect(neverDelivered(err), "a blocked call never reaches the peer").to.equal(true);
     expect(await from("b").health(peer("a")).catch((e: unknown) => (e as CacheError).code)).to.equal("UNAVAILABLE");
     expect((await from("b").health(peer("c"))).node).to.equal("c");
     expect(metrics.get("dist.chaos.drops")).to.equal(2);

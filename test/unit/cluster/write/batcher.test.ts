@@ -4,7 +4,7 @@ import { systemTimers } from "../../../../src/core/clock.js";
 import { expect } from "chai";
 import { CacheError } from "../../../../src/core/errors.js";
 import { PeerBatcher, type BatcherOptions } from "../../../../src/cluster/write/batcher.js";
-import type { PeerRef } from "../../../../src/transport/index.js";
+import { neverDelivered, type PeerRef } from "../../../../src/transport/index.js";
 import { flush } from "../../../helpers/manual-clock.js";
 
 const P1: PeerRef = { id: "p1", address: "p1:7946" };
@@ -205,6 +205,38 @@ describe("dist/batcher PeerBatcher", () => {
     expect(a).to.deep.equal({ ok: false, error: boom });
     expect(bb).to.deep.equal({ ok: false, error: boom });
     expect(c).to.deep.equal({ ok: true, value: "c!" });
+  });
+
+  it("a call that fails UNAVAILABLE also fails what waits behind it, as never delivered; its own items keep the call's error (it may have arrived)", async () => {
+    const m = manualSend();
+    const b = new PeerBatcher(m.send, opts({ maxInFlight: 1 }));
+    const sent = settle(b.enqueue(P1, "a"));
+    await flush();
+    const waiting = ["b", "c"].map((i) => settle(b.enqueue(P1, i)));
+    await flush();
+    expect(m.calls).to.have.length(1);
+    const timedOut = new CacheError("UNAVAILABLE", "peer call timed out after 5000 ms");
+    m.calls[0]!.reject(timedOut);
+    expect(await sent).to.deep.equal({ ok: false, error: timedOut });
+    expect(neverDelivered(timedOut)).to.equal(false);
+    for (const w of await Promise.all(waiting)) {
+      const err = (w as { error: unknown }).error;
+      expect((err as CacheError).code).to.equal("UNAVAILABLE");
+      expect(neverDelivered(err), "never sent").to.equal(true);
+    }
+    expect(m.calls).to.have.length(1);
+  });
+
+  it("an item refused because too many wait for the peer is never delivered", async () => {
+    const m = manualSend();
+    const b = new PeerBatcher(m.send, opts({ maxInFlight: 1, maxQueued: 1 }));
+    void settle(b.enqueue(P1, "a"));
+    await flush();
+    void settle(b.enqueue(P1, "b"));
+    const refused = await settle(b.enqueue(P1, "c"));
+    expect(neverDelivered((refused as { error: unknown }).error)).to.equal(true);
+    m.calls[0]!.reject(new CacheError("INTERNAL", "done"));
+    await flush();
   });
 
   it("a result count that does not match the batch rejects every item with INTERNAL", async () => {
