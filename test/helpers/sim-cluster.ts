@@ -2,7 +2,7 @@
 // clock and seeded fault injection: deterministic, no sleeps. A failing run prints its seed.
 import type { YieldToLoop } from "../../src/core/clock.js";
 import { hash32 } from "../../src/core/hash.js";
-import { seededRandom } from "../../src/core/random.js";
+import { bootIdFrom, seededRandom } from "../../src/core/random.js";
 import { recordingLogger, type RecordingLogger } from "../../src/log/index.js";
 import { createNode, type HypercacheNode } from "../../src/node.js";
 import { Chaos, ChaosTransport, InMemoryNetwork } from "../../src/transport/index.js";
@@ -82,7 +82,9 @@ export async function simCluster(opts: SimOptions): Promise<SimCluster> {
   const ids = Array.from({ length: opts.nodes }, (_, i) => `n${i + 1}`);
   const addressOf = (id: string) => `${id}.sim:7946`;
 
-  const build = (id: string, seedIds: readonly string[] = ids, extraEnv: Record<string, string> = {}): SimNode => {
+  /** Restarts so far per node id: a restarted process draws a new boot id (main.ts), so a new counter slot. */
+  const restarts = new Map<string, number>();
+  const build = (id: string, seedIds: readonly string[] = ids, extraEnv: Record<string, string> = {}, bootId?: string): SimNode => {
     const seeds = seedIds.filter((o) => o !== id).map((o) => `${o}@${addressOf(o)}`).join(",");
     const config = testConfig({
       SERVICE_NODE_ID: id,
@@ -97,7 +99,7 @@ export async function simCluster(opts: SimOptions): Promise<SimCluster> {
     const metrics = new Metrics();
     const transport = new ChaosTransport(network.transport(), chaos, id, metrics);
     // Each node draws from its own stream, derived from the cluster seed and its id.
-    const node = createNode(config, { logger, clock, timers: clock, random: seededRandom((seed ^ hash32(id)) >>> 0), documents: DOCS, serviceVersion: "test", transport, metrics, yieldToLoop: opts.yieldToLoop });
+    const node = createNode(config, { logger, clock, timers: clock, random: seededRandom((seed ^ hash32(id)) >>> 0), documents: DOCS, serviceVersion: "test", transport, metrics, yieldToLoop: opts.yieldToLoop, ...(bootId !== undefined ? { bootId } : {}) });
     network.register(addressOf(id), node.endpoint);
     if (opts.startLoops !== false) node.start();
     return { id, address: addressOf(id), node, logger };
@@ -136,7 +138,10 @@ export async function simCluster(opts: SimOptions): Promise<SimCluster> {
       network.unregister(old.address);
       await old.node.stop();
       chaos.reconnect(id);
-      const fresh = build(id);
+      const n = (restarts.get(id) ?? 0) + 1;
+      restarts.set(id, n);
+      // Its own stream for the boot id alone: the node's other draws replay as before.
+      const fresh = build(id, ids, {}, bootIdFrom(seededRandom((seed ^ hash32(`${id}#${n}`)) >>> 0)));
       nodes[nodes.indexOf(old)] = fresh;
       return fresh;
     },

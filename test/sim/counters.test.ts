@@ -45,6 +45,24 @@ describe("sim/counters", () => {
   const cluster = simClusters();
 
   it(
+    "a restarted primary adds to a new writer slot (a new boot id), beside its slot from before the restart",
+    withSeed(907, async () => {
+      const c = await cluster({ nodes: 3, seed: 907 });
+      const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "restart-ctr");
+      expect((await incrAt(c, "n1", key, 5, "quorum")).counterValue).to.equal(5);
+      await c.settle();
+      await c.restart("n1");
+      await c.advance(20_000);
+      const r = await incrAt(c, "n1", key, 1, "quorum");
+      expect(r.counterValue).to.equal(6);
+      await c.settle();
+      const rec = c.node("n2").store.peek(key);
+      const slots = Object.keys(decodeCounter(rec!.value)!.slots).filter((w) => w.startsWith("n1@"));
+      expect(slots, "one slot per process of n1").to.have.length(2);
+    }),
+  );
+
+  it(
     "30 concurrent +1 through every node of a stable cluster return 30 distinct consecutive values; every owner holds 30 and GET answers \"30\"",
     withSeed(171, async () => {
       const c = await cluster({ nodes: 3, seed: 171 });
