@@ -40,17 +40,15 @@ async function serve(handler: Parameters<typeof createPeerServer>[0]): Promise<{
   return { server, address: `127.0.0.1:${(server.server.address() as net.AddressInfo).port}` };
 }
 
-/** A peer whose Exchange stream reads every frame and never answers. */
-function mutePeer(): http2.Http2Server {
+/** A peer whose Exchange stream reads every frame (told to `onFrame`) and never answers. */
+function mutePeer(onFrame: () => void = () => undefined): http2.Http2Server {
   return http2.createServer(
     connectNodeAdapter({
       requestPathPrefix: "/internal",
       routes: (router) =>
         router.service(PeerService, {
           exchange: async function* (requests) {
-            for await (const _ of requests) {
-              // never answer
-            }
+            for await (const _ of requests) onFrame(); // never answer
             yield* [];
           },
         }),
@@ -260,7 +258,8 @@ describe("peer exchange stream", function () {
       await new Promise<void>((r) => closed.close(() => r()));
       // A peer that reads every frame and never answers; its sessions are kept for the test to cut.
       const sessions: http2.ServerHttp2Session[] = [];
-      const h2 = mutePeer();
+      let frames = 0;
+      const h2 = mutePeer(() => frames++);
       h2.on("session", (s) => sessions.push(s));
       await new Promise<void>((r) => h2.listen(0, "127.0.0.1", r));
       const t = new ConnectPeerTransport({ compressionThresholdBytes: threshold, timeoutMs: 400 });
@@ -273,8 +272,9 @@ describe("peer exchange stream", function () {
       expect((timedOut as CacheError).code).to.equal("UNAVAILABLE");
       expect(neverDelivered(timedOut), "timed out after it went out").to.equal(false);
       const pending = t.forward(to, req).catch((e: unknown) => e);
-      for (let i = 0; i < 50 && sessions.every((s) => s.destroyed); i++) await new Promise((r) => setTimeout(r, 10));
-      await new Promise((r) => setTimeout(r, 50));
+      // Cut once the peer has read the call (it went out).
+      for (let i = 0; i < 300 && frames < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(frames, "the peer read both calls").to.equal(2);
       for (const s of sessions) s.destroy();
       const cut = await pending;
       expect((cut as CacheError).code).to.equal("UNAVAILABLE");

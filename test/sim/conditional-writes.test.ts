@@ -147,6 +147,7 @@ describe("sim/conditional writes and touch", () => {
       c.crash("n3");
       const e = await expectCacheError(c.node("n1").cache.admitWrite().set(key, fromUtf8("new"), 0, undefined, { ifMatch: [tagOf(w)] }), "UNAVAILABLE");
       expect(e.details).to.deep.include({ owners: ownersOf(c, key).ids });
+      expect(e.message, "the forward never left: the client may know nothing changed").to.include("was not sent, so not applied");
       await expectCacheError(c.node("n2").cache.admitWrite().touch(key, { ttlMs: 60_000 }), "UNAVAILABLE");
       expect(c.node("n1").metrics.get("dist.write.forward_promotion")).to.equal(0);
       expect(c.node("n2").metrics.get("dist.write.forward_promotion")).to.equal(0);

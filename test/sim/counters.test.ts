@@ -338,6 +338,7 @@ describe("sim/counters", () => {
       const [outcome] = await drive(c, [incrAt(c, via, key, 5, "quorum")]);
       expect(outcome, "indeterminate: the forward may have been applied").to.be.instanceOf(CacheError);
       expect((outcome as CacheError).status).to.equal(503);
+      expect((outcome as CacheError).message).to.include("may or may not have been applied");
       expect(c.node(via).metrics.get("dist.write.forward_promotion")).to.equal(0);
       c.network.register(c.sim("n1").address, n1);
       await c.advance(20_000);

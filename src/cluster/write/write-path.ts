@@ -89,8 +89,7 @@ export class WritePath {
       // The primary's real outcome goes back as it is; a transport failure says which primary
       // could not be reached, and whether the write may have been applied there.
       if (failure.code !== "UNAVAILABLE" || delivery === "answered") throw failure;
-      const outcome = delivery === "maybe" ? "; the write may or may not have been applied" : "";
-      throw new CacheError("UNAVAILABLE", `owner ${target} of key ${quotedKey(write.key)} is unreachable: ${failure.message}${outcome}`, { owners: [...owners.ids] }, { cause: failure });
+      throw new CacheError("UNAVAILABLE", `owner ${target} of key ${quotedKey(write.key)} is unreachable: ${failure.message}; ${whetherApplied(delivery)}`, { owners: [...owners.ids] }, { cause: failure });
     }
     return this.promote(write, owners, level, failure);
   }
@@ -107,7 +106,7 @@ export class WritePath {
     if (delivery === "answered") throw failure;
     throw new CacheError(
       "UNAVAILABLE",
-      `primary ${owners.primary} of key ${quotedKey(write.key)} is unreachable (${failure.message}); conditional writes, touches and lease fills are not taken over by another owner; the write may or may not have been applied`,
+      `primary ${owners.primary} of key ${quotedKey(write.key)} is unreachable (${failure.message}); conditional writes, touches and lease fills are not taken over by another owner; ${whetherApplied(delivery)}`,
       { owners: [...owners.ids] },
       { cause: failure },
     );
@@ -195,6 +194,11 @@ export class WritePath {
       `primary ${primary} applied the write of key ${quotedKey(sent.key)} counting this owner among its acknowledgements, but this owner could not store it (${whyNotStored(verdict)}); the write may or may not persist`,
     );
   }
+}
+
+/** What a client can know of a write whose forward failed without an answer. */
+function whetherApplied(delivery: ForwardDelivery): string {
+  return delivery === "never" ? "the write was not sent, so not applied" : "the write may or may not have been applied";
 }
 
 /** Why a counted forwarder does not hold the primary's result, from its apply verdict. */
