@@ -22,7 +22,9 @@ export function notDelivered(err: unknown): NotDeliveredError {
 /**
  * True when `err`, or an error in its cause chain, is a NotDeliveredError: the call certainly did
  * not reach the peer. Judged by the local error object, never by message text (a peer's error
- * text travels in messages and must not make this node apply a call the peer processed).
+ * text travels in messages and must not make this node apply a call the peer processed). So a
+ * NotDeliveredError may be the cause only of errors about the same call (Connect's wrapping,
+ * fromConnectError), never of a later failure of a call that was sent.
  */
 export function neverDelivered(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
