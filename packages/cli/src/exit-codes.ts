@@ -14,6 +14,8 @@ export const EXIT = Object.freeze({
   ALL_ENDPOINTS_FAILED: 5,
   /** Part of the work failed: `load` with bad lines or failed items, `keys` with partial nodes. */
   PARTIAL: 6,
+  /** A condition did not hold (412: --if-match, --if-none-match): nothing was changed. */
+  PRECONDITION: 7,
   INTERRUPTED: 130,
 });
 
@@ -37,6 +39,7 @@ export function exitCodeFor(err: unknown): number {
     if (err.status === 401 || err.status === 403) return EXIT.AUTH;
     // Any other 404 (a proxy's page, a wrong path prefix, an unknown route) is not a missing key.
     if (err instanceof KeyMissingError) return EXIT.NOT_FOUND;
+    if (err.code === "PRECONDITION_FAILED") return EXIT.PRECONDITION;
     return EXIT.SERVER_ERROR;
   }
   if (err instanceof AllEndpointsFailedError) return EXIT.ALL_ENDPOINTS_FAILED;
@@ -50,6 +53,8 @@ const HINTS: Readonly<Record<string, string>> = Object.freeze({
   UNAUTHORIZED: "check --token / HYPERCACHE_TOKEN, or --user with HYPERCACHE_PASSWORD",
   FORBIDDEN: "the identity lacks the scope this command needs (see `hypercache me`)",
   NOT_FOUND: "no such key",
+  CONFLICT: "the key holds a value that is not a counter, or the counter would pass ±(2^53 − 1)",
+  PRECONDITION_FAILED: "the item changed (or exists, or does not): nothing was changed; read it again for its current ETag",
   PAYLOAD_TOO_LARGE: "the value or batch is over the server's size limit",
   UNSUPPORTED_MEDIA_TYPE: "the server expected another content type",
   TOO_MANY_REQUESTS: "a rate limit, or too many failed logins from this address: wait for Retry-After (and check the credentials)",

@@ -5,6 +5,7 @@ import type { HypercacheClient } from "@hypercache/client/node";
 import { registerDataCommands } from "./commands/data.js";
 import { registerClusterCommands } from "./commands/cluster.js";
 import { registerLoadCommand } from "./commands/load.js";
+import { registerUpdateCommands } from "./commands/updates.js";
 import { createClient, DEFAULT_ENDPOINT, type GlobalOptions } from "./context.js";
 import { errorLine, EXIT, exitCodeFor } from "./exit-codes.js";
 import type { Io } from "./io.js";
@@ -64,6 +65,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
   };
 
   registerDataCommands(program, run);
+  registerUpdateCommands(program, run);
   registerClusterCommands(program, run);
   registerLoadCommand(program, run);
   for (const c of program.commands) c.exitOverride().configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) });

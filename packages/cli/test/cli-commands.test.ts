@@ -78,6 +78,56 @@ describe("hypercache CLI commands (one real node)", function () {
     expect(second.json()).to.include({ deleted: false });
   });
 
+  it("conditional set and del: --if-match with the ETag get prints (quoted or not), --if-none-match; a condition that fails exits 7 and changes nothing", async () => {
+    const created = await cli(["set", "cas", "v1", "--if-none-match"], { env });
+    expect(created.code).to.equal(0);
+    const etag = created.json<{ etag: string }>().etag;
+    expect(etag).to.match(/^".+"$/);
+    expect((await cli(["get", "cas"], { env })).json()).to.include({ etag });
+    const again = await cli(["set", "cas", "v2", "--if-none-match"], { env });
+    expect(again.code).to.equal(7);
+    expect(again.stderr).to.contain("412 PRECONDITION_FAILED").and.contain("hint:");
+    const stale = await cli(["set", "cas", "v2", "--if-match", '"not-it"'], { env });
+    expect(stale.code).to.equal(7);
+    const unquoted = await cli(["set", "cas", "v2", "--if-match", etag.slice(1, -1)], { env });
+    expect(unquoted.code, unquoted.stderr).to.equal(0);
+    const next = unquoted.json<{ etag: string }>().etag;
+    expect((await cli(["del", "cas", "--if-match", etag], { env })).code).to.equal(7);
+    expect((await cli(["get", "cas"], { env })).json()).to.include({ value: "v2" });
+    expect((await cli(["del", "cas", "--if-match", next], { env })).code).to.equal(0);
+    expect((await cli(["set", "cas", "v", "--if-match", " "], { env })).code).to.equal(2);
+  });
+
+  it("incr prints the counter's value; delta, --initial and --idempotency-key; a value that is not a number exits 1 with CONFLICT", async () => {
+    const tty = await cli(["incr", "visits"], { env, tty: true });
+    expect(tty.code).to.equal(0);
+    expect(tty.stdout.trim()).to.equal("1");
+    const json = await cli(["incr", "visits", "5"], { env });
+    expect(json.json()).to.include({ key: "visits", value: 6, applied_by: "c1" });
+    expect((await cli(["incr", "fresh", "--initial", "10", "--", "-2"], { env })).json()).to.include({ value: 8 });
+    const first = await cli(["incr", "visits", "--idempotency-key", "order-1"], { env });
+    const retry = await cli(["incr", "visits", "--idempotency-key", "order-1"], { env });
+    expect(retry.json()).to.include({ value: first.json<{ value: number }>().value });
+    expect((await cli(["get", "visits"], { env })).json()).to.include({ value: "7" });
+    await cli(["set", "word", "abc"], { env });
+    const conflict = await cli(["incr", "word"], { env });
+    expect(conflict.code).to.equal(1);
+    expect(conflict.stderr).to.contain("409 CONFLICT");
+    expect((await cli(["incr", "visits", "1.5"], { env })).code).to.equal(2);
+  });
+
+  it("touch sets or removes the expiry of a live item; a missing key exits 3; it needs exactly one of --ttl and --persist", async () => {
+    await cli(["set", "ttl-me", "x"], { env });
+    const t = await cli(["touch", "ttl-me", "--ttl", "1h"], { env });
+    expect(t.code, t.stderr).to.equal(0);
+    expect(t.json<{ expires_at?: string }>().expires_at).to.be.a("string");
+    const p = await cli(["touch", "ttl-me", "--persist"], { env });
+    expect(p.json<{ expires_at?: string }>().expires_at).to.equal(undefined);
+    expect((await cli(["touch", "no-such-key", "--ttl", "1m"], { env })).code).to.equal(3);
+    expect((await cli(["touch", "ttl-me"], { env })).code).to.equal(2);
+    expect((await cli(["touch", "ttl-me", "--ttl", "1m", "--persist"], { env })).code).to.equal(2);
+  });
+
   it("set reads --file and standard input; get --out writes the exact bytes", async () => {
     const bytes = Buffer.from(Array.from({ length: 512 }, (_, i) => (i * 37) % 256));
     const src = join(dir, "in.bin");

@@ -50,7 +50,9 @@ export class ByteRoutes {
     return this.transport.send({ method: "HEAD", path: itemPath(key, query), headers: {}, signal }) as Promise<ByteAnswer>;
   }
 
-  put(key: string, body: string | Uint8Array, query: PutQuery, signal: AbortSignal | undefined): Promise<ByteAnswer> {
-    return this.transport.send({ method: "PUT", path: itemPath(key, query), headers: PUT_HEADERS as Record<string, string>, body, signal }) as Promise<ByteAnswer>;
+  /** `conditions`: the If-Match / If-None-Match headers of a conditional write. */
+  put(key: string, body: string | Uint8Array, query: PutQuery, signal: AbortSignal | undefined, conditions?: Readonly<Record<string, string>>): Promise<ByteAnswer> {
+    const headers = conditions === undefined ? (PUT_HEADERS as Record<string, string>) : { ...PUT_HEADERS, ...conditions };
+    return this.transport.send({ method: "PUT", path: itemPath(key, query), headers, body, signal }) as Promise<ByteAnswer>;
   }
 }

@@ -7,12 +7,14 @@ import type { AuthProvider } from "./auth.js";
 import { BatchOps, type BatchOptions, type DeleteManyResult, type GetManyResult, type SetManyItem, type SetManyResult } from "./batch-ops.js";
 import { ClusterWatch, type MembersView, type WatchOptions } from "./cluster-watch.js";
 import { Discovery } from "./discovery.js";
-import { ttlToMs, type Ttl } from "./duration.js";
 import { EndpointPool, normalizeBaseUrl, type EndpointStatus } from "./endpoint-pool.js";
 import { AllEndpointsFailedError, ClientClosedError, ClientConfigError, HypercacheError } from "./errors.js";
 import { globalFetch, type FetchLike } from "./fetch-types.js";
 import { ATTEMPT_TIMEOUT_MS, BufferedResponse, FailoverTransport } from "./failover-transport.js";
 import { ByteRoutes } from "./byte-routes.js";
+import type { DeleteOptions, ReadOptions, SetOptions } from "./call-options.js";
+import { etagField } from "./conditions.js";
+import { ItemWrites, type IncrOptions, type IncrResult, type TouchOptions, type TouchResult } from "./item-writes.js";
 import type { paths as apiPaths } from "./gen/client.js";
 import type { paths as mgmtPaths } from "./gen/management.js";
 import { KeyIterator, type KeysOptions } from "./key-iterator.js";
@@ -33,9 +35,9 @@ import {
   type ValuePreview,
 } from "./management-routes.js";
 import { isBoolean, isStrings, shaped } from "./answer-checks.js";
-import { DELETE_SHAPE, DRAIN_STATUS_SHAPE, HINTS_SHAPE, IDENTITY_SHAPE, KEY_PAGE_SHAPE, MEMBERS_SHAPE, PREVIEW_SHAPE, PUT_SHAPE, REPLICAS_SHAPE, RING_SHAPE, STATS_SHAPE } from "./answer-shapes.js";
+import { DRAIN_STATUS_SHAPE, HINTS_SHAPE, IDENTITY_SHAPE, KEY_PAGE_SHAPE, MEMBERS_SHAPE, PREVIEW_SHAPE, REPLICAS_SHAPE, RING_SHAPE, STATS_SHAPE } from "./answer-shapes.js";
 import { buffered, typedClient } from "./openapi-bridge.js";
-import { acceptEndpoint, authFromOptions, positiveOption, BATCH_BODY_BYTES_MAX, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT, seedList, type ClientOptions, type Consistency } from "./options.js";
+import { acceptEndpoint, authFromOptions, positiveOption, BATCH_BODY_BYTES_MAX, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT, seedList, type ClientOptions } from "./options.js";
 import { defaultRuntime, type Runtime, type TimerHandle } from "./runtime.js";
 import {
   answerError,
@@ -43,7 +45,6 @@ import {
   isMissingKey,
   itemFromEnvelope,
   metaFromHeaders,
-  valueBody,
   valueOf,
   type CacheItem,
   type CacheValue,
@@ -53,23 +54,6 @@ import {
   type ItemMeta,
   type PutResult,
 } from "./values.js";
-
-export interface ReadOptions {
-  /** How many owners to consult; default the server's `SERVICE_READ_CONSISTENCY`. */
-  readonly consistency?: Consistency;
-  readonly signal?: AbortSignal;
-}
-
-export interface WriteOptions {
-  /** How many owners must acknowledge; default the server's `SERVICE_WRITE_CONSISTENCY`. */
-  readonly consistency?: Consistency;
-  readonly signal?: AbortSignal;
-}
-
-export interface SetOptions extends WriteOptions {
-  /** Time to live: milliseconds or a duration such as "30s"; omitted, the item never expires. */
-  readonly ttl?: Ttl;
-}
 
 /** The options of a call that passes none (one object for every such call). */
 const NO_OPTIONS: ReadOptions = Object.freeze({});
@@ -84,6 +68,7 @@ export class HypercacheClient {
   private readonly mgmtNode: Client<mgmtPaths>;
   private readonly batches: BatchOps;
   private readonly bytes: ByteRoutes;
+  private readonly writes: ItemWrites;
   private readonly discovery: Discovery | undefined;
   private readonly timer: TimerHandle | undefined;
   private readonly pageSize = KEY_PAGE_LIMIT;
@@ -125,6 +110,9 @@ export class HypercacheClient {
     const apiTransport = new FailoverTransport({ ...common, pool: this.apiPool, rediscover });
     this.api = typedClient<apiPaths>(apiTransport);
     this.bytes = new ByteRoutes(apiTransport);
+    // Writes that must not reach two nodes (conditional ones) are not replayed once sent.
+    const once = new FailoverTransport({ ...common, pool: this.apiPool, rediscover, failoverAfterSent: false });
+    this.writes = new ItemWrites({ api: this.api, bytes: this.bytes }, { api: typedClient<apiPaths>(once), bytes: new ByteRoutes(once) });
     this.mgmtTransport = new FailoverTransport({ ...common, pool: this.mgmtPool, rediscover });
     this.mgmt = typedClient<mgmtPaths>(this.mgmtTransport);
     // Calls that act on the answering node's state never move to another node once sent.
@@ -169,7 +157,10 @@ export class HypercacheClient {
       headers: { accept: "application/json" },
       signal: o.signal,
     });
-    if (data !== undefined) return itemFromEnvelope(data, buffered(response));
+    if (data !== undefined) {
+      const answer = buffered(response);
+      return { ...itemFromEnvelope(data, answer), ...etagField(answer.headers) };
+    }
     return this.missingOrThrow(response);
   }
 
@@ -181,14 +172,14 @@ export class HypercacheClient {
     return this.missingOrThrow(response);
   }
 
-  /** Stores `value` (text as UTF-8, anything else as its bytes). */
-  async set(key: string, value: CacheValue, o: SetOptions = {}): Promise<PutResult> {
+  /**
+   * Stores `value` (text as UTF-8, anything else as its bytes). With `ifMatch` or `ifNoneMatch` it
+   * is a conditional write: a PreconditionFailedError (412) changed nothing, and it moves to another
+   * node only when it never left (a replay of an applied one would answer 412).
+   */
+  set(key: string, value: CacheValue, o: SetOptions = {}): Promise<PutResult> {
     this.openApi();
-    const body = await valueBody(value);
-    const ttl = o.ttl === undefined ? undefined : `${ttlToMs(o.ttl)}ms`;
-    const { response } = await this.bytes.put(key, body, { ttl, consistency: o.consistency }, o.signal);
-    if (response.status === 200) return shaped<PutResult>(await response.json(), PUT_SHAPE, "a put answer", response);
-    throw answerError(response);
+    return this.writes.set(key, value, o);
   }
 
   /** Stores `value` as JSON text. */
@@ -196,12 +187,26 @@ export class HypercacheClient {
     return this.set(key, JSON.stringify(value), o);
   }
 
-  /** Deletes the key; `deleted` is false when it was already absent. */
-  async delete(key: string, o: WriteOptions = {}): Promise<DeleteResult> {
+  /** Deletes the key; `deleted` is false when it was already absent. With `ifMatch`, as a conditional `set`. */
+  delete(key: string, o: DeleteOptions = {}): Promise<DeleteResult> {
     this.openApi();
-    const answered = await this.api.DELETE("/v1/cache/{key}", { params: { path: { key }, query: { consistency: o.consistency } }, signal: o.signal });
-    const data = dataOf(answered, DELETE_SHAPE, "a delete answer");
-    return buffered(answered.response).replayed ? { ...data, replayed: true } : data;
+    return this.writes.delete(key, o);
+  }
+
+  /**
+   * Adds `delta` (default 1) to the key's counter and answers its new value (`value`). An absent
+   * key starts at `initial` (default 0). Sent with a fresh Idempotency-Key unless `idempotencyKey`
+   * gives one (or `false`, none): a failover replay is then answered with the first result.
+   */
+  incr(key: string, o: IncrOptions = {}): Promise<IncrResult> {
+    this.openApi();
+    return this.writes.incr(key, o);
+  }
+
+  /** Gives the live item a new expiry (`ttl`) or none (`persist: true`); a missing key is NotFoundError. */
+  touch(key: string, o: TouchOptions): Promise<TouchResult> {
+    this.openApi();
+    return this.writes.touch(key, o);
   }
 
   /** The key's owner node ids, primary first. */

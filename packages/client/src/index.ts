@@ -1,6 +1,9 @@
 // @hypercache/client: the platform-neutral core (browsers, Node, any runtime with fetch). Client
 // certificates and the undici connection pool are in `@hypercache/client/node`.
-export { HypercacheClient, type ReadOptions, type SetOptions, type WriteOptions } from "./client.js";
+export { HypercacheClient } from "./client.js";
+export type { DeleteOptions, ReadOptions, SetOptions, WriteOptions } from "./call-options.js";
+export type { WriteConditions } from "./conditions.js";
+export type { IncrOptions, IncrResult, TouchOptions, TouchResult } from "./item-writes.js";
 export type { ClientOptions, Consistency } from "./options.js";
 export { BATCH_BODY_BYTES_MAX, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT } from "./options.js";
 export type { AuthProvider, BasicCredentials, BearerToken } from "./auth.js";

@@ -28,6 +28,11 @@ export interface CacheItem {
   readonly node: string;
   /** Owner nodes, primary first. */
   readonly owners: readonly string[];
+  /**
+   * The item's strong ETag, for `ifMatch` / `ifNoneMatch` of a later write (compare it as a
+   * string; never parse it). Absent in batch results (the batch answer carries none).
+   */
+  readonly etag?: string;
 }
 
 /** An item's metadata as read with `head`. */
@@ -36,7 +41,8 @@ export interface ItemMeta extends Omit<CacheItem, "value"> {
   readonly size: number;
 }
 
-export type PutResult = components["schemas"]["PutResponse"];
+/** The answer of `set`, with the stored item's ETag; `replayed` as for DeleteResult. */
+export type PutResult = components["schemas"]["PutResponse"] & { readonly etag?: string; readonly replayed?: true };
 /**
  * The answer of `delete`. `replayed` (present only when true: results compared or printed as
  * before otherwise): an earlier attempt may have reached a node (a timeout, a
@@ -87,6 +93,7 @@ export function metaFromHeaders(key: string, from: Blamed): ItemMeta {
   if (h.get("x-cache-version") === null || h.get("x-cache-node") === null) throw badAnswer(from.status, from.endpoint, "an item answer without X-Cache-Version and X-Cache-Node");
   const ttlMs = num("x-cache-ttl-ms");
   const expiresAt = h.get("x-cache-expires-at");
+  const etag = h.get("etag");
   return {
     key,
     size: num("content-length") ?? 0,
@@ -97,6 +104,7 @@ export function metaFromHeaders(key: string, from: Blamed): ItemMeta {
     ...(expiresAt !== null ? { expiresAt } : {}),
     node: h.get("x-cache-node") ?? "",
     owners: (h.get("x-cache-owners") ?? "").split(",").filter((s) => s !== ""),
+    ...(etag !== null ? { etag } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-// Key commands: get, set, del, keys, owners, me.
+// Key commands: get, set, del, keys, owners, me (incr and touch: updates.ts).
 import { readFile, writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import type { CacheItem, Consistency } from "@hypercache/client/node";
@@ -9,7 +9,7 @@ import type { Io } from "../io.js";
 const CONSISTENCY = ["one", "quorum", "all"];
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-function consistency(value: string | undefined): Consistency | undefined {
+export function consistency(value: string | undefined): Consistency | undefined {
   if (value === undefined) return undefined;
   if (!CONSISTENCY.includes(value)) throw new UsageError(`--consistency: expected one, quorum or all, got ${JSON.stringify(value)}`);
   return value as Consistency;
@@ -43,7 +43,19 @@ function itemJson(item: CacheItem) {
     ...(item.expiresAt !== undefined ? { expires_at: item.expiresAt } : {}),
     node: item.node,
     owners: item.owners,
+    ...(item.etag !== undefined ? { etag: item.etag } : {}),
   };
+}
+
+/**
+ * An ETag as given on the command line: `*`, or a tag with its quotes (`'"lx3k2b1c0-n1"'`, as
+ * `get` prints it) or without them (the shell ate them, or the user left them out): quoted then.
+ */
+export function etagArgument(flag: string, value: string): string {
+  const v = value.trim();
+  if (v === "") throw new UsageError(`${flag}: expected an ETag (as \`get\` prints it) or *`);
+  if (v === "*" || v.startsWith('"') || v.startsWith("W/")) return v;
+  return `"${v}"`;
 }
 
 /** The error of a missing key, naming the endpoint that answered. */
@@ -95,16 +107,22 @@ function registerValueCommands(program: Command, run: Runner): void {
     .option("-f, --file <file>", "store the file's bytes")
     .option("--ttl <duration>", "time to live, such as 30s, 5m or 1h30m")
     .option("--consistency <level>", "one, quorum or all")
+    .option("--if-match <etag>", "store only if the item's ETag is this one (or * : if it exists); exit code 7 otherwise")
+    .option("--if-none-match", "store only if the key holds no live item; exit code 7 otherwise")
     .action(
-      run<{ file?: string; ttl?: string; consistency?: string }>(async ({ client, out, io, opts }, key, value) => {
+      run<{ file?: string; ttl?: string; consistency?: string; ifMatch?: string; ifNoneMatch?: boolean }>(async ({ client, out, io, opts }, key, value) => {
         if (value !== undefined && opts.file !== undefined) throw new UsageError("give the value or --file, not both");
         let body: string | Uint8Array;
         if (value !== undefined) body = value;
         else if (opts.file !== undefined) body = await readFile(opts.file).catch((e: Error) => Promise.reject(new UsageError(`--file ${opts.file}: ${e.message}`)));
         else if (!io.stdin.isTTY) body = await readAll(io);
         else throw new UsageError("set needs a value, --file FILE, or data on standard input");
-        const r = await client.set(key as string, body, { ...(opts.ttl !== undefined ? { ttl: opts.ttl } : {}), consistency: consistency(opts.consistency) });
-        out.result(r, () => `${out.color.green("stored")} ${r.key} (${r.bytes} bytes) via ${r.node}, owners ${r.owners.join(", ")}`);
+        const conditions = {
+          ...(opts.ifMatch !== undefined ? { ifMatch: etagArgument("--if-match", opts.ifMatch) } : {}),
+          ...(opts.ifNoneMatch === true ? { ifNoneMatch: "*" as const } : {}),
+        };
+        const r = await client.set(key as string, body, { ...(opts.ttl !== undefined ? { ttl: opts.ttl } : {}), consistency: consistency(opts.consistency), ...conditions });
+        out.result(r, () => `${out.color.green("stored")} ${r.key} (${r.bytes} bytes) via ${r.node}, owners ${r.owners.join(", ")}${r.etag !== undefined ? `, ETag ${r.etag}` : ""}`);
         return EXIT.OK;
       }),
     );
@@ -114,9 +132,11 @@ function registerValueCommands(program: Command, run: Runner): void {
     .alias("delete")
     .description("delete a key (exit code 3 when it did not exist, unless a lost attempt may have deleted it)")
     .option("--consistency <level>", "one, quorum or all")
+    .option("--if-match <etag>", "delete only if the item's ETag is this one (or * : if it exists); exit code 7 otherwise")
     .action(
-      run<{ consistency?: string }>(async ({ client, out, opts }, key) => {
-        const r = await client.delete(key as string, { consistency: consistency(opts.consistency) });
+      run<{ consistency?: string; ifMatch?: string }>(async ({ client, out, opts }, key) => {
+        const ifMatch = opts.ifMatch === undefined ? {} : { ifMatch: etagArgument("--if-match", opts.ifMatch) };
+        const r = await client.delete(key as string, { consistency: consistency(opts.consistency), ...ifMatch });
         out.result(r, () => (r.deleted ? `${out.color.green("deleted")} ${r.key} (${r.bytes} bytes)` : `${r.key} did not exist`));
         if (r.deleted) return EXIT.OK;
         // A replay after an attempt that may have reached a node: that attempt may be what deleted

@@ -1,0 +1,90 @@
+// @hypercache/client's conditional writes, counters and touches against a real 3-node cluster:
+// one winner among racing If-Match sets, If-None-Match creation, a conditional delete, touch,
+// concurrent increments that return distinct consecutive values, and increments through a node
+// killed with SIGKILL that lose none (their replays carry the call's Idempotency-Key).
+import { expect } from "chai";
+import { startCluster, type NodeProcess } from "../../../../test/helpers/node-process.js";
+import { FAST_TIMERS } from "../../../../test/integration/cluster-helpers.js";
+import { HypercacheClient, PreconditionFailedError, type IncrResult } from "../../src/node.js";
+
+describe("client conditional writes and counters on a real 3-node cluster", function () {
+  this.timeout(120_000);
+  let nodes: NodeProcess[] = [];
+  let client: HypercacheClient;
+
+  beforeEach(async () => {
+    ({ nodes } = await startCluster(3, { ...FAST_TIMERS }));
+    client = new HypercacheClient({ endpoints: nodes.map((n) => n.api), randomStart: false, discovery: false, timeoutMs: 3000 });
+  });
+  afterEach(async () => {
+    await client.close();
+    await Promise.all(nodes.map((n) => n.stop("SIGKILL")));
+  });
+
+  it("of 10 sets racing on one ETag through every node exactly one wins; the others get 412 naming the winner's ETag", async () => {
+    const first = await client.set("doc", "v0");
+    expect(first.etag).to.match(/^".+"$/);
+    const clients = nodes.map((n) => new HypercacheClient({ endpoints: [n.api], discovery: false }));
+    try {
+      const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => (clients[i % 3] as HypercacheClient).set("doc", `v${i + 1}`, { ifMatch: first.etag as string }).catch((e: unknown) => e)));
+      const won = outcomes.filter((o) => !(o instanceof Error)) as Array<{ etag?: string }>;
+      const lost = outcomes.filter((o) => o instanceof PreconditionFailedError) as PreconditionFailedError[];
+      expect(won).to.have.length(1);
+      expect(lost).to.have.length(9);
+      for (const e of lost) expect(e.details?.current_etag).to.equal(won[0]?.etag);
+      expect((await client.getItem("doc", { consistency: "quorum" }))?.etag).to.equal(won[0]?.etag);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
+  it("ifNoneMatch creates once; a delete with a stale ETag changes nothing, with the current one it deletes; touch sets and removes the expiry", async () => {
+    const created = await client.set("once", "a", { ifNoneMatch: "*" });
+    expect(await client.set("once", "b", { ifNoneMatch: "*" }).catch((e: unknown) => e)).to.be.instanceOf(PreconditionFailedError);
+    const touched = await client.touch("once", { ttl: "1h", ifMatch: created.etag as string });
+    expect(touched.expires_at).to.be.a("string");
+    expect(touched.etag).to.not.equal(created.etag);
+    expect(await client.delete("once", { ifMatch: created.etag as string }).catch((e: unknown) => e)).to.be.instanceOf(PreconditionFailedError);
+    expect(await client.getText("once")).to.equal("a");
+    const persisted = await client.touch("once", { persist: true });
+    expect(persisted.expires_at).to.equal(undefined);
+    expect((await client.head("once"))?.etag).to.equal(persisted.etag);
+    expect((await client.delete("once", { ifMatch: persisted.etag as string })).deleted).to.equal(true);
+    expect(await client.get("once")).to.equal(undefined);
+  });
+
+  it("200 concurrent increments through every node return 200 distinct consecutive values", async () => {
+    const clients = nodes.map((n) => new HypercacheClient({ endpoints: [n.api], discovery: false }));
+    try {
+      const results = await Promise.all(Array.from({ length: 200 }, (_, i) => (clients[i % 3] as HypercacheClient).incr("hits")));
+      expect(results.map((r) => r.value).sort((x, y) => x - y)).to.deep.equal(Array.from({ length: 200 }, (_, i) => i + 1));
+      expect(await client.getText("hits", { consistency: "quorum" })).to.equal("200");
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
+  it("increments through a node killed with SIGKILL lose none: the counter holds at least every acknowledged one, and at most one more per replayed or failed call", async () => {
+    const total = 600;
+    const acked: IncrResult[] = [];
+    let failed = 0;
+    let next = 0;
+    let killed = false;
+    const worker = async () => {
+      while (next < total) {
+        const i = next++;
+        if (i === 200 && !killed) {
+          killed = true;
+          void (nodes[0] as NodeProcess).stop("SIGKILL");
+        }
+        await client.incr("kills", { consistency: "quorum" }).then((r) => acked.push(r), () => failed++);
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    const replayed = acked.filter((r) => r.replayed === true).length;
+    expect(acked.length).to.be.greaterThan(total - 50);
+    await new Promise((r) => setTimeout(r, 2000));
+    const held = Number(await client.getText("kills", { consistency: "quorum" }));
+    expect(held).to.be.within(acked.length, acked.length + replayed + failed);
+  });
+});
