@@ -73,6 +73,7 @@ function describeEvent(e: ClientEvent): string {
     return `hypercache: failover: ${e.endpoint} failed (${why})${e.next ? `, trying ${e.next}` : ""}`;
   }
   if (e.type === "discovery") return `hypercache: discovery: ${e.endpoints.join(", ")}${e.changed ? " (changed)" : ""}`;
+  if (e.type === "fill-failed") return `hypercache: loaded ${JSON.stringify(e.key)} but could not store it: ${e.error.message}`;
   return `hypercache: discovery failed: ${e.error.message}`;
 }
 

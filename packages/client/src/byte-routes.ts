@@ -46,6 +46,11 @@ export class ByteRoutes {
     return this.transport.send({ method: "GET", path, headers: ACCEPT_BYTES as Record<string, string>, signal }) as Promise<ByteAnswer>;
   }
 
+  /** A GET with query parameters beyond the consistency (a lease read's `lease` and `wait`). */
+  getWith(key: string, query: GetQuery, signal: AbortSignal | undefined): Promise<ByteAnswer> {
+    return this.transport.send({ method: "GET", path: itemPath(key, query), headers: ACCEPT_BYTES as Record<string, string>, signal }) as Promise<ByteAnswer>;
+  }
+
   head(key: string, query: HeadQuery, signal: AbortSignal | undefined): Promise<ByteAnswer> {
     return this.transport.send({ method: "HEAD", path: itemPath(key, query), headers: {}, signal }) as Promise<ByteAnswer>;
   }

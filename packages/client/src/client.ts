@@ -14,6 +14,7 @@ import { ATTEMPT_TIMEOUT_MS, BufferedResponse, FailoverTransport } from "./failo
 import { ByteRoutes } from "./byte-routes.js";
 import type { DeleteOptions, ReadOptions, SetOptions } from "./call-options.js";
 import { etagField } from "./conditions.js";
+import { LeaseLoads, type Loader, type LoadOptions } from "./lease-loads.js";
 import { ItemWrites, type IncrOptions, type IncrResult, type TouchOptions, type TouchResult } from "./item-writes.js";
 import type { paths as apiPaths } from "./gen/client.js";
 import type { paths as mgmtPaths } from "./gen/management.js";
@@ -69,6 +70,7 @@ export class HypercacheClient {
   private readonly batches: BatchOps;
   private readonly bytes: ByteRoutes;
   private readonly writes: ItemWrites;
+  private readonly loads: LeaseLoads;
   private readonly discovery: Discovery | undefined;
   private readonly timer: TimerHandle | undefined;
   private readonly pageSize = KEY_PAGE_LIMIT;
@@ -113,6 +115,7 @@ export class HypercacheClient {
     // Writes that must not reach two nodes (conditional ones) are not replayed once sent.
     const once = new FailoverTransport({ ...common, pool: this.apiPool, rediscover, failoverAfterSent: false });
     this.writes = new ItemWrites({ api: this.api, bytes: this.bytes }, { api: typedClient<apiPaths>(once), bytes: new ByteRoutes(once) });
+    this.loads = new LeaseLoads({ bytes: this.bytes, timers: this.runtime.timers, attemptTimeoutMs: common.timeoutMs, onEvent: options.onEvent });
     this.mgmtTransport = new FailoverTransport({ ...common, pool: this.mgmtPool, rediscover });
     this.mgmt = typedClient<mgmtPaths>(this.mgmtTransport);
     // Calls that act on the answering node's state never move to another node once sent.
@@ -162,6 +165,12 @@ export class HypercacheClient {
       return { ...itemFromEnvelope(data, answer), ...etagField(answer.headers) };
     }
     return this.missingOrThrow(response);
+  }
+
+  /** The value; a missing one is loaded with `load` once for all concurrent callers (a stampede lease, lease-loads.ts). */
+  getOrLoad(key: string, load: Loader, o: LoadOptions = {}): Promise<Uint8Array> {
+    this.openApi();
+    return this.loads.getOrLoad(key, load, o);
   }
 
   /** The item's metadata without its value, or undefined when the key does not exist. */

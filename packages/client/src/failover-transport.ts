@@ -54,7 +54,9 @@ export interface Answer {
 export type ClientEvent =
   | { readonly type: "failover"; readonly endpoint: string; readonly error: HypercacheError | TransportError; readonly next: string | undefined }
   | { readonly type: "discovery"; readonly endpoints: readonly string[]; readonly changed: boolean }
-  | { readonly type: "discovery-failed"; readonly error: Error };
+  | { readonly type: "discovery-failed"; readonly error: Error }
+  /** getOrLoad loaded a value but could not store it (the caller still got the value). */
+  | { readonly type: "fill-failed"; readonly key: string; readonly error: Error };
 
 export interface FailoverTransportDeps {
   readonly fetch: FetchLike;

@@ -1,7 +1,8 @@
 // @hypercache/client's conditional writes, counters and touches against a real 3-node cluster:
 // one winner among racing If-Match sets, If-None-Match creation, a conditional delete, touch,
-// concurrent increments that return distinct consecutive values, and increments through a node
-// killed with SIGKILL that lose none (their replays carry the call's Idempotency-Key).
+// concurrent increments that return distinct consecutive values, getOrLoad loading a missing key
+// once for 20 callers, and increments through a node killed with SIGKILL that lose none (their
+// replays carry the call's Idempotency-Key).
 import { expect } from "chai";
 import { startCluster, type NodeProcess } from "../../../../test/helpers/node-process.js";
 import { FAST_TIMERS } from "../../../../test/integration/cluster-helpers.js";
@@ -59,6 +60,26 @@ describe("client conditional writes and counters on a real 3-node cluster", func
       const results = await Promise.all(Array.from({ length: 200 }, (_, i) => (clients[i % 3] as HypercacheClient).incr("hits")));
       expect(results.map((r) => r.value).sort((x, y) => x - y)).to.deep.equal(Array.from({ length: 200 }, (_, i) => i + 1));
       expect(await client.getText("hits", { consistency: "quorum" })).to.equal("200");
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
+  it("getOrLoad: 20 concurrent callers through every node of a missing key load it once; every one gets the value, and the key holds it", async () => {
+    const clients = nodes.map((n) => new HypercacheClient({ endpoints: [n.api], discovery: false }));
+    try {
+      let loads = 0;
+      const load = async (key: string) => {
+        loads++;
+        await new Promise((r) => setTimeout(r, 300));
+        return `loaded ${key}`;
+      };
+      const got = await Promise.all(Array.from({ length: 20 }, (_, i) => (clients[i % 3] as HypercacheClient).getOrLoad("report:7", load, { lease: "5s", wait: "2s", ttl: "1h" })));
+      expect(loads).to.equal(1);
+      for (const g of got) expect(new TextDecoder().decode(g)).to.equal("loaded report:7");
+      const item = await client.getItem("report:7", { consistency: "quorum" });
+      expect(new TextDecoder().decode(item?.value)).to.equal("loaded report:7");
+      expect(item?.ttlMs).to.be.greaterThan(3_500_000);
     } finally {
       await Promise.all(clients.map((c) => c.close()));
     }

@@ -53,8 +53,8 @@ export function bytesAnswer(status: number, bytes: Uint8Array, headers: Record<s
 }
 
 /** The error envelope answer of a code. */
-export function envelope(status: number, code: string, message = code.toLowerCase(), details?: Record<string, unknown>): ResponseLike {
-  return answer(status, { error: message, code, ...(details ? { details } : {}) });
+export function envelope(status: number, code: string, message = code.toLowerCase(), details?: Record<string, unknown>, headers: Record<string, string> = {}): ResponseLike {
+  return answer(status, { error: message, code, ...(details ? { details } : {}) }, headers);
 }
 
 /** A connection failure as undici reports it. */
