@@ -112,9 +112,8 @@ export class HypercacheClient {
     const apiTransport = new FailoverTransport({ ...common, pool: this.apiPool, rediscover });
     this.api = typedClient<apiPaths>(apiTransport);
     this.bytes = new ByteRoutes(apiTransport);
-    // Writes that must not reach two nodes (conditional ones) are not replayed once sent.
-    const once = new FailoverTransport({ ...common, pool: this.apiPool, rediscover, failoverAfterSent: false });
-    this.writes = new ItemWrites({ api: this.api, bytes: this.bytes }, { api: typedClient<apiPaths>(once), bytes: new ByteRoutes(once) });
+    // Writes that must not be applied twice go through transports of their own failover policy.
+    this.writes = new ItemWrites({ api: this.api, bytes: this.bytes }, (failoverAfterSent) => new FailoverTransport({ ...common, pool: this.apiPool, rediscover, failoverAfterSent }));
     this.loads = new LeaseLoads({ bytes: this.bytes, timers: this.runtime.timers, attemptTimeoutMs: common.timeoutMs, onEvent: options.onEvent });
     this.mgmtTransport = new FailoverTransport({ ...common, pool: this.mgmtPool, rediscover });
     this.mgmt = typedClient<mgmtPaths>(this.mgmtTransport);

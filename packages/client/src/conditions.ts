@@ -20,25 +20,29 @@ export interface ConditionHeaders {
   "If-None-Match"?: "*";
 }
 
+/** A strong entity tag as the server sends it: a quoted string of visible characters (RFC 9110 etagc). */
+const STRONG_ETAG = /^"[\x21\x23-\x7e\x80-\xff]*"$/;
+/** The server's limit of tags in one If-Match. */
+const IF_MATCH_TAGS_MAX = 64;
+
 /**
- * The condition headers of `o`, or undefined for an unconditional write. An empty list, an empty
- * ETag or an `ifNoneMatch` other than "*" is a TypeError before anything is sent; the rest (a
- * malformed or weak tag, both conditions together) is the server's to refuse (400).
+ * The condition headers of `o`, or undefined for an unconditional write. Checked before anything
+ * is sent (a TypeError): `ifMatch` is "*" or 1 to 64 strong ETags as the client read them (a weak
+ * `W/` tag never matches; a line break or any other character outside an ETag could not travel
+ * in a header), `ifNoneMatch` is "*", and not both together.
  */
 export function conditionHeaders(o: WriteConditions): ConditionHeaders | undefined {
   const { ifMatch, ifNoneMatch } = o;
   if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
   if (ifNoneMatch !== undefined && ifNoneMatch !== "*") throw new TypeError(`invalid ifNoneMatch ${JSON.stringify(ifNoneMatch)}: only "*" is accepted`);
-  const out: ConditionHeaders = {};
-  if (ifNoneMatch !== undefined) out["If-None-Match"] = "*";
-  if (ifMatch !== undefined) {
-    const tags: readonly string[] = typeof ifMatch === "string" ? [ifMatch] : ifMatch;
-    if (tags.length === 0 || tags.some((t) => typeof t !== "string" || t.trim() === "")) {
-      throw new TypeError("invalid ifMatch: expected \"*\" or one or more ETags as the client read them");
-    }
-    out["If-Match"] = tags.join(", ");
+  if (ifMatch !== undefined && ifNoneMatch !== undefined) throw new TypeError("give ifMatch or ifNoneMatch, not both");
+  if (ifNoneMatch !== undefined) return { "If-None-Match": "*" };
+  if (ifMatch === "*") return { "If-Match": "*" };
+  const tags: readonly unknown[] = typeof ifMatch === "string" ? [ifMatch] : (ifMatch as readonly unknown[]);
+  if (tags.length === 0 || tags.length > IF_MATCH_TAGS_MAX || tags.some((t) => typeof t !== "string" || !STRONG_ETAG.test(t))) {
+    throw new TypeError(`invalid ifMatch: expected "*" or 1 to ${IF_MATCH_TAGS_MAX} strong ETags as the client read them (quoted, such as "lx3k2b1c0-n1"; weak W/ tags never match)`);
   }
-  return out;
+  return { "If-Match": tags.join(", ") };
 }
 
 /** `{ etag }` of an answer that carries an ETag header, else nothing (spread into a result). */

@@ -41,7 +41,14 @@ export class LeaseHeldError extends NotFoundError { override readonly name = "Le
 /** 409: the write conflicts with the key's state (counters and leases; see the OpenAPI document). */
 export class ConflictError extends HypercacheError { override readonly name = "ConflictError"; }
 /** 412: an If-Match / If-None-Match condition did not hold; `details.current_etag` names the current ETag (absent when there is no item). Nothing was changed. */
-export class PreconditionFailedError extends HypercacheError { override readonly name = "PreconditionFailedError"; }
+export class PreconditionFailedError extends HypercacheError {
+  override readonly name = "PreconditionFailedError";
+  /** The current item's ETag (`details.current_etag`); undefined when the key holds no live item. */
+  get currentEtag(): string | undefined {
+    const tag = this.details?.current_etag;
+    return typeof tag === "string" ? tag : undefined;
+  }
+}
 export class PayloadTooLargeError extends HypercacheError { override readonly name = "PayloadTooLargeError"; }
 export class UnsupportedMediaTypeError extends HypercacheError { override readonly name = "UnsupportedMediaTypeError"; }
 /** 429: too many failed authentications from this address (or a rate limit); see `retryAfterMs`-style Retry-After. */

@@ -71,11 +71,15 @@ export interface FailoverTransportDeps {
   readonly closed?: AbortSignal | undefined;
   readonly onEvent?: ((e: ClientEvent) => void) | undefined;
   /**
-   * False for calls that act on the answering node's state, or must not be applied twice: a failed
-   * attempt moves to the next endpoint only when the request certainly never left (connection
-   * refused, unknown host); otherwise its error ends the request. Default true.
+   * Whether a failed attempt that may have reached a node moves to the next endpoint. True (the
+   * default) for replays that are safe. False for calls that act on the answering node's state:
+   * they move on only when the request certainly never left (connection refused, unknown host),
+   * otherwise the error ends the request. A function decides per failure, for calls that must not
+   * be applied twice: a conditional write may move on after a 503 DRAINING (refused before
+   * anything was applied), an increment under its Idempotency-Key after anything but a 500.
+   * The endpoint is marked failed (it cools down) either way.
    */
-  readonly failoverAfterSent?: boolean | undefined;
+  readonly failoverAfterSent?: boolean | ((error: HypercacheError | TransportError) => boolean) | undefined;
   /** Attempts one request makes at most; default ATTEMPTS_MAX. */
   readonly attemptsMax?: number | undefined;
   /** Refreshes the pool from the cluster; called at most once per request, after every endpoint failed. */
@@ -162,7 +166,10 @@ export class FailoverTransport {
         return r;
       }
       firstFailure = r;
-      this.stopUnlessUnsent(r);
+      if (this.stops(r)) {
+        pool.failed(first);
+        throw r.error;
+      }
     }
     return this.failover(req, first, firstFailure);
   }
@@ -188,10 +195,10 @@ export class FailoverTransport {
         const r = await this.attempt(endpoint, req);
         if (!(r instanceof Failure)) {
           this.deps.pool.succeeded(endpoint);
-          return attempts.some((a) => !neverSent(a.error)) ? replayed(r) : r;
+          return attempts.some((a) => !notApplied(a.error)) ? replayed(r) : r;
         }
         this.deps.pool.failed(endpoint);
-        this.stopUnlessUnsent(r);
+        if (this.stops(r)) throw r.error;
         attempts.push(r);
         this.deps.onEvent?.({ type: "failover", endpoint, error: r.error, next: order[i + 1] });
       }
@@ -203,9 +210,11 @@ export class FailoverTransport {
     throw new AllEndpointsFailedError(attempts);
   }
 
-  /** For a request that must not reach two nodes: ends it with the attempt's error unless the request never left. */
-  private stopUnlessUnsent(r: Failure): void {
-    if (this.deps.failoverAfterSent === false && !neverSent(r.error)) throw r.error;
+  /** Whether the failed attempt `r` ends the request (failoverAfterSent) rather than moving on. */
+  private stops(r: Failure): boolean {
+    const policy = this.deps.failoverAfterSent;
+    if (policy === undefined || policy === true || neverSent(r.error)) return false;
+    return policy === false || !policy(r.error);
   }
 
   /**
@@ -366,6 +375,14 @@ function neverSent(error: HypercacheError | TransportError): boolean {
   const c = error.cause as { code?: unknown; cause?: { code?: unknown } } | undefined;
   const code = c?.cause?.code ?? c?.code;
   return typeof code === "string" && UNSENT_CODES.has(code);
+}
+
+/**
+ * True when the failed attempt applied nothing: it never left, or a node refused it as draining
+ * before applying anything (an answer after it is then no replay of an applied request).
+ */
+export function notApplied(error: HypercacheError | TransportError): boolean {
+  return neverSent(error) || (error instanceof HypercacheError && error.code === "DRAINING");
 }
 
 /** "fetch failed: ECONNREFUSED" rather than the bare "fetch failed" of undici. */

@@ -1,26 +1,27 @@
-// The single-key writes: set (PUT, on the byte route), delete, incr and touch (typed routes). A
-// conditional write (If-Match / If-None-Match) moves to another node only when it never left
-// (`once`): replayed after an attempt that applied it, it would answer 412. An increment carries
-// an Idempotency-Key (a fresh one per call unless the caller gives one, or none), so a failover
-// replay after an attempt that may have reached a node is answered with the first attempt's
-// result instead of adding again; without a key it too goes `once`.
+// The single-key writes: set (PUT, on the byte route), delete, incr and touch (typed routes).
+// Which failed attempts move to another node depends on what a replay could do:
+// - a plain set, delete or touch: replayed (last write wins; a touch sets the same expiry again);
+// - a conditional write (If-Match / If-None-Match), or an increment sent without a key (`once`):
+//   only when it never left or a node refused it as draining; replayed after an attempt that
+//   applied it, it would fail its own condition or add again;
+// - an increment under its Idempotency-Key (`keyed`: a fresh key per call unless the caller gives
+//   one): after anything but a 500, since the node that applied it answers a replay with the first
+//   result. A 500 comes after an add the node may not have remembered.
 import type { Client } from "openapi-fetch";
 import { isNumber, isString, isStrings, optional, shaped } from "./answer-checks.js";
 import { PUT_SHAPE, DELETE_SHAPE } from "./answer-shapes.js";
-import type { ByteRoutes } from "./byte-routes.js";
-import { conditionHeaders, etagField, newIdempotencyKey } from "./conditions.js";
+import { ByteRoutes } from "./byte-routes.js";
+import { conditionHeaders, etagField, newIdempotencyKey, type WriteConditions } from "./conditions.js";
 import { ttlToMs, type Ttl } from "./duration.js";
+import { HypercacheError, type TransportError } from "./errors.js";
 import type { components, paths } from "./gen/client.js";
-import type { BufferedResponse } from "./failover-transport.js";
+import type { BufferedResponse, FailoverTransport, FailoverTransportDeps } from "./failover-transport.js";
 import type { DeleteOptions, SetOptions, WriteOptions } from "./call-options.js";
-import { buffered } from "./openapi-bridge.js";
+import { buffered, typedClient } from "./openapi-bridge.js";
 import { answerError, dataOf, valueBody, type CacheValue, type DeleteResult, type PutResult } from "./values.js";
 
 /** The options every update takes. */
-interface UpdateOptions extends WriteOptions {
-  /** Apply only when the item's current ETag is one of these (or, with "*", when it exists). */
-  readonly ifMatch?: string | readonly string[];
-}
+interface UpdateOptions extends WriteOptions, Pick<WriteConditions, "ifMatch"> {}
 
 export interface IncrOptions extends UpdateOptions {
   /** The amount to add, a safe integer (default 1; negative or 0 allowed). */
@@ -32,38 +33,70 @@ export interface IncrOptions extends UpdateOptions {
   /**
    * The Idempotency-Key (1–256 visible ASCII characters). Default: a fresh random key per call,
    * so a replay on another node is not added again. `false` sends none: the call then moves to
-   * another node only when it never left, since a replay would add again.
+   * another node only when it never left, since a replay would add again. A key reused with
+   * another delta is answered with the first call's result.
    */
   readonly idempotencyKey?: string | false;
 }
 
-export interface TouchOptions extends UpdateOptions {
-  /** The new time to live, counted from the touch; exactly one of `ttl` and `persist`. */
-  readonly ttl?: Ttl;
-  /** Remove the expiry. */
-  readonly persist?: true;
-}
+/** A touch: exactly one of a new time to live (counted from the touch) and `persist` (no expiry). */
+export type TouchOptions = UpdateOptions & ({ readonly ttl: Ttl; readonly persist?: undefined } | { readonly persist: true; readonly ttl?: undefined });
 
 /** `replayed`: an earlier attempt may have reached a node before this answer came from a replay. */
-export type IncrResult = components["schemas"]["IncrResponse"] & { readonly etag?: string; readonly replayed?: true };
-export type TouchResult = components["schemas"]["TouchResponse"] & { readonly etag?: string; readonly replayed?: true };
+export interface IncrResult {
+  /** The counter's value after this increment. */
+  readonly value: number;
+  readonly version: number;
+  readonly owners: readonly string[];
+  /** The node that added to its slot: the primary, or a replica owner that took over. */
+  readonly appliedBy: string;
+  readonly etag?: string;
+  readonly replayed?: true;
+}
+
+export interface TouchResult {
+  readonly key: string;
+  /** Size of the value (unchanged). */
+  readonly bytes: number;
+  readonly node: string;
+  readonly owners: readonly string[];
+  /** The new absolute expiry, ISO 8601 UTC; absent after `persist`. */
+  readonly expiresAt?: string;
+  readonly etag?: string;
+  readonly replayed?: true;
+}
 
 const INCR_SHAPE = Object.freeze({ value: isNumber, version: isNumber, owners: isStrings, applied_by: isString });
 const TOUCH_SHAPE = Object.freeze({ key: isString, bytes: isNumber, node: isString, owners: isStrings, expires_at: optional(isString) });
 
-/** The routes of one kind of request: those that may be replayed on another node, or `once`. */
+/** The routes of requests under one failover policy. */
 export interface WriteRoutes {
   readonly api: Client<paths>;
   readonly bytes: ByteRoutes;
 }
 
+type FailoverPolicy = NonNullable<FailoverTransportDeps["failoverAfterSent"]>;
+type AttemptError = HypercacheError | TransportError;
+
+/** Conditional writes, increments without a key: on only after a draining node's refusal. */
+const refusedAsDraining = (e: AttemptError): boolean => e instanceof HypercacheError && e.code === "DRAINING";
+/** Increments under a key: on after anything but a 500. */
+const notInternal = (e: AttemptError): boolean => !(e instanceof HypercacheError && e.status === 500);
+
 export class ItemWrites {
+  private readonly once: WriteRoutes;
+  private readonly keyed: Client<paths>;
+
   constructor(
     /** Requests that may be replayed on another node. */
     private readonly replayable: WriteRoutes,
-    /** Requests that move to another node only when they never left. */
-    private readonly once: WriteRoutes,
-  ) {}
+    /** A transport of the client's endpoints under another failover policy. */
+    transportWith: (failoverAfterSent: FailoverPolicy) => FailoverTransport,
+  ) {
+    const once = transportWith(refusedAsDraining);
+    this.once = { api: typedClient<paths>(once), bytes: new ByteRoutes(once) };
+    this.keyed = typedClient<paths>(transportWith(notInternal));
+  }
 
   async set(key: string, value: CacheValue, o: SetOptions): Promise<PutResult> {
     const body = await valueBody(value);
@@ -90,20 +123,23 @@ export class ItemWrites {
     const header = { ...conditionHeaders({ ifMatch: o.ifMatch }), ...(idem !== undefined ? { "Idempotency-Key": idem } : {}) };
     // Under a key a replay is answered with the first attempt's result, If-Match or not (the
     // primary answers a remembered result before it looks at the condition).
-    const via = idem !== undefined ? this.replayable : this.once;
-    const answered = await via.api.POST("/v1/cache/{key}/incr", { params: { path: { key }, query: { consistency: o.consistency }, header }, body, signal: o.signal });
-    return withAnswer(dataOf(answered, INCR_SHAPE, "an increment answer"), buffered(answered.response));
+    const via = idem !== undefined ? this.keyed : this.once.api;
+    const answered = await via.POST("/v1/cache/{key}/incr", { params: { path: { key }, query: { consistency: o.consistency }, header }, body, signal: o.signal });
+    const d = dataOf(answered, INCR_SHAPE, "an increment answer");
+    return withAnswer({ value: d.value, version: d.version, owners: d.owners, appliedBy: d.applied_by }, buffered(answered.response));
   }
 
   async touch(key: string, o: TouchOptions): Promise<TouchResult> {
     if ((o.ttl === undefined) === (o.persist === undefined)) throw new TypeError("touch takes exactly one of ttl and persist");
     if (o.persist !== undefined && o.persist !== true) throw new TypeError("persist is true when given");
+    if (o.consistency === "one") throw new TypeError("a touch needs quorum or all consistency (the server refuses one)");
     const body = o.persist === true ? { persist: true as const } : { ttl_ms: ttlToMs(o.ttl as Ttl) };
     const header = conditionHeaders({ ifMatch: o.ifMatch });
-    // A touch again sets the same expiry from a later time; a conditional one could answer 412.
     const via = header === undefined ? this.replayable : this.once;
     const answered = await via.api.POST("/v1/cache/{key}/touch", { params: { path: { key }, query: { consistency: o.consistency }, header }, body, signal: o.signal });
-    return withAnswer(dataOf(answered, TOUCH_SHAPE, "a touch answer"), buffered(answered.response));
+    const d = dataOf(answered, TOUCH_SHAPE, "a touch answer");
+    const touched = { key: d.key, bytes: d.bytes, node: d.node, owners: d.owners, ...(d.expires_at !== undefined ? { expiresAt: d.expires_at } : {}) };
+    return withAnswer(touched, buffered(answered.response));
   }
 }
 

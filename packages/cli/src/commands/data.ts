@@ -48,14 +48,19 @@ function itemJson(item: CacheItem) {
 }
 
 /**
- * An ETag as given on the command line: `*`, or a tag with its quotes (`'"lx3k2b1c0-n1"'`, as
- * `get` prints it) or without them (the shell ate them, or the user left them out): quoted then.
+ * The ETags of an --if-match: `*`, or a comma-separated list of tags, each with its quotes
+ * (`'"lx3k2b1c0-n1"'`, as `get` prints it) or without them (the shell ate them): quoted then. A
+ * weak `W/` tag never matches, so it is a usage error rather than a certain exit 7.
  */
-export function etagArgument(flag: string, value: string): string {
+export function etagArgument(flag: string, value: string): string | string[] {
   const v = value.trim();
-  if (v === "") throw new UsageError(`${flag}: expected an ETag (as \`get\` prints it) or *`);
-  if (v === "*" || v.startsWith('"') || v.startsWith("W/")) return v;
-  return `"${v}"`;
+  if (v === "*") return v;
+  const tags = v.split(",").map((t) => t.trim());
+  for (const t of tags) {
+    if (t === "" || t === "*") throw new UsageError(`${flag}: expected * or ETags as \`get\` prints them, separated by commas, got ${JSON.stringify(value)}`);
+    if (t.startsWith("W/")) throw new UsageError(`${flag}: ${t} is a weak ETag, which never matches: give the ETag \`get\` prints`);
+  }
+  return tags.map((t) => (t.startsWith('"') ? t : `"${t}"`));
 }
 
 /** The error of a missing key, naming the endpoint that answered. */

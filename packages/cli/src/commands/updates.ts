@@ -5,13 +5,16 @@ import { EXIT, KeyMissingError, UsageError } from "../exit-codes.js";
 import type { Runner } from "../main.js";
 import { consistency, etagArgument } from "./data.js";
 
-/** A safe integer argument, or a UsageError naming it. */
+/** A decimal safe integer argument (no 0x, 1e3 or 0b forms), or a UsageError naming it. */
 function integer(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === "" || !Number.isSafeInteger(n)) throw new UsageError(`${name}: expected an integer within ±(2^53 − 1), got ${JSON.stringify(value)}`);
+  if (!/^[+-]?\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new UsageError(`${name}: expected a decimal integer within ±(2^53 − 1), got ${JSON.stringify(value)}`);
   return n;
 }
+
+/** The note of an answer that came from a replay after an attempt that may have reached a node. */
+const REPLAYED_NOTE = "an earlier attempt's answer was lost; this answer came from its replay on another node";
 
 /**
  * A touch's 404 NOT_FOUND of a missing key as a KeyMissingError (exit code 3); the 404 of an
@@ -41,7 +44,10 @@ export function registerUpdateCommands(program: Command, run: Runner): void {
           ...(opts.ifMatch !== undefined ? { ifMatch: etagArgument("--if-match", opts.ifMatch) } : {}),
           consistency: consistency(opts.consistency),
         });
-        out.result({ key, ...r }, () => String(r.value));
+        const { appliedBy, replayed, ...rest } = r;
+        out.result({ key, ...rest, applied_by: appliedBy, ...(replayed ? { replayed } : {}) }, () => String(r.value));
+        // Under its Idempotency-Key the replay answers the first attempt's value: added once.
+        if (replayed) out.note(`hypercache: ${REPLAYED_NOTE} (same Idempotency-Key: added once)`);
         return EXIT.OK;
       }),
     );
@@ -63,7 +69,9 @@ export function registerUpdateCommands(program: Command, run: Runner): void {
             consistency: consistency(opts.consistency),
           })
           .catch((err: unknown) => Promise.reject(missingKey(err)));
-        out.result(r, () => `${out.color.green("touched")} ${r.key}: ${r.expires_at !== undefined ? `expires at ${r.expires_at}` : "never expires"}`);
+        const { expiresAt, ...rest } = r;
+        out.result({ ...rest, ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}) }, () => `${out.color.green("touched")} ${r.key}: ${expiresAt !== undefined ? `expires at ${expiresAt}` : "never expires"}`);
+        if (r.replayed) out.note(`hypercache: ${REPLAYED_NOTE}`);
         return EXIT.OK;
       }),
     );

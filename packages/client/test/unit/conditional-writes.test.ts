@@ -15,6 +15,8 @@ const B = "http://b:1";
 const TAG = '"lx3k2b1c0-n1"';
 const PUT_OK = { key: "k", stored: true, bytes: 3, node: "n1", owners: ["n1"] };
 const INCR_OK = { value: 6, version: 17, owners: ["n1", "n2"], applied_by: "n1" };
+/** INCR_OK as the client answers it. */
+const INCR_RESULT = { value: 6, version: 17, owners: ["n1", "n2"], appliedBy: "n1" };
 
 function client(f: FakeFetch, endpoints = [A]) {
   const clock = new ManualClock();
@@ -45,15 +47,18 @@ describe("client conditional writes, counters and touches", () => {
     const err = await c.set("k", "v", { ifMatch: TAG }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(PreconditionFailedError);
     expect((err as HypercacheError).details).to.deep.equal({ current_etag: '"cur-n2"' });
+    expect((err as PreconditionFailedError).currentEtag).to.equal('"cur-n2"');
     expect(await c.delete("k", { ifMatch: TAG }).catch((e: unknown) => e)).to.be.instanceOf(PreconditionFailedError);
     expect(header(f.calls[1], "If-Match")).to.equal(TAG);
   });
 
-  it("refuses before sending: an empty ifMatch list, an empty ETag, an ifNoneMatch other than \"*\"", async () => {
+  it("refuses before sending: an empty ifMatch list, a tag that is not a quoted strong ETag (empty, unquoted, weak, with a line break), both conditions, an ifNoneMatch other than \"*\"", async () => {
     const f = new FakeFetch().on(A, () => answer(200, PUT_OK));
     const c = client(f);
-    for (const o of [{ ifMatch: [] as string[] }, { ifMatch: "" }, { ifMatch: [TAG, " "] }, { ifNoneMatch: "x" as "*" }]) {
+    const bad = [{ ifMatch: [] as string[] }, { ifMatch: "" }, { ifMatch: "lx3k2b1c0-n1" }, { ifMatch: 'W/"lx3k2b1c0-n1"' }, { ifMatch: [TAG, " "] }, { ifMatch: '"a"\r\nX-Evil: 1' }, { ifMatch: [TAG, "*"] }, { ifMatch: Array(65).fill(TAG) as string[] }, { ifMatch: TAG, ifNoneMatch: "*" as const }, { ifNoneMatch: "x" as "*" }];
+    for (const o of bad) {
       expect(await c.set("k", "v", o).catch((e: unknown) => e), JSON.stringify(o)).to.be.instanceOf(TypeError);
+      if (o.ifNoneMatch === undefined) expect(await c.delete("k", { ifMatch: o.ifMatch }).catch((e: unknown) => e), JSON.stringify(o)).to.be.instanceOf(TypeError);
     }
     expect(f.calls).to.have.length(0);
   });
@@ -73,7 +78,7 @@ describe("client conditional writes, counters and touches", () => {
   it("incr posts delta, initial and the TTL with a fresh Idempotency-Key per call, and answers the value with its ETag", async () => {
     const f = new FakeFetch().on(A, () => answer(200, INCR_OK, { ETag: '"c-n1"' }));
     const c = client(f);
-    expect(await c.incr("hits", { delta: 5, initial: 1, ttl: "1m", consistency: "all" })).to.deep.equal({ ...INCR_OK, etag: '"c-n1"' });
+    expect(await c.incr("hits", { delta: 5, initial: 1, ttl: "1m", consistency: "all" })).to.deep.equal({ ...INCR_RESULT, etag: '"c-n1"' });
     await c.incr("hits");
     expect(path(f.calls[0])).to.equal("/v1/cache/hits/incr?consistency=all");
     expect(f.calls[0]?.init.method).to.equal("POST");
@@ -98,48 +103,70 @@ describe("client conditional writes, counters and touches", () => {
     expect(f.calls).to.have.length(2);
   });
 
-  it("an increment whose attempt timed out is replayed on the next node with the same Idempotency-Key, and says replayed", async () => {
-    const f = new FakeFetch().on(A, () => timedOut()).on(B, () => answer(200, INCR_OK));
-    const c = client(f, [A, B]);
-    const r = await c.incr("n", { delta: 5 });
-    expect(r).to.deep.equal({ ...INCR_OK, replayed: true });
-    expect(f.order).to.deep.equal([A, B]);
-    expect(header(f.calls[1], "Idempotency-Key")).to.equal(header(f.calls[0], "Idempotency-Key"));
-  });
+  for (const ifMatch of [undefined, TAG]) {
+    it(`an increment${ifMatch ? " with If-Match" : ""} whose attempt timed out is replayed on the next node with the same Idempotency-Key, and says replayed`, async () => {
+      const f = new FakeFetch().on(A, () => timedOut()).on(B, () => answer(200, INCR_OK));
+      const c = client(f, [A, B]);
+      const r = await c.incr("n", { delta: 5, ...(ifMatch ? { ifMatch } : {}) });
+      expect(r).to.deep.equal({ ...INCR_RESULT, replayed: true });
+      expect(f.order).to.deep.equal([A, B]);
+      expect(header(f.calls[0], "Idempotency-Key")).to.match(/^[0-9a-f]{32}$/);
+      expect(header(f.calls[1], "Idempotency-Key")).to.equal(header(f.calls[0], "Idempotency-Key"));
+    });
+  }
 
-  it("without an Idempotency-Key an increment, and a conditional write, end with the first attempt's error once it may have reached a node; a refused connection still moves on", async () => {
-    const f = new FakeFetch().on(A, () => timedOut()).on(B, () => answer(200, INCR_OK));
-    const c = client(f, [A, B]);
-    expect(await c.incr("n", { idempotencyKey: false }).catch((e: unknown) => e)).to.be.instanceOf(TransportError);
-    expect(await c.set("k", "v", { ifMatch: TAG }).catch((e: unknown) => e)).to.be.instanceOf(TransportError);
-    expect(await c.delete("k", { ifMatch: TAG }).catch((e: unknown) => e)).to.be.instanceOf(TransportError);
-    expect(f.to(B)).to.have.length(0);
-    const g = new FakeFetch().on(B, () => answer(200, PUT_OK)); // A refuses connections
-    expect(await client(g, [A, B]).set("k", "v", { ifMatch: TAG })).to.deep.equal(PUT_OK);
-    expect(g.order).to.deep.equal([A, B]);
-  });
-
-  it("a 503 of a conditional write is the first attempt's answer, not a replay's 412", async () => {
-    const f = new FakeFetch().on(A, () => envelope(503, "QUORUM_FAILED", "1 of 2")).on(B, () => envelope(412, "PRECONDITION_FAILED", "changed", { current_etag: '"mine-n1"' }));
-    const c = client(f, [A, B]);
-    const err = await c.set("k", "v", { ifMatch: TAG }).catch((e: unknown) => e);
-    expect((err as HypercacheError).code).to.equal("QUORUM_FAILED");
+  it("an increment answered 500 ends there, key or not: the node may have added it without remembering the key", async () => {
+    const f = new FakeFetch().on(A, () => envelope(500, "INTERNAL", "internal error")).on(B, () => answer(200, INCR_OK));
+    expect(((await client(f, [A, B]).incr("n").catch((e: unknown) => e)) as HypercacheError).code).to.equal("INTERNAL");
     expect(f.to(B)).to.have.length(0);
   });
+
+  const oneShot: Array<[string, (c: HypercacheClient) => Promise<unknown>]> = [
+    ["an increment without a key", (c) => c.incr("n", { idempotencyKey: false })],
+    ["set with ifMatch", (c) => c.set("k", "v", { ifMatch: TAG })],
+    ["set with ifNoneMatch", (c) => c.set("k", "v", { ifNoneMatch: "*" })],
+    ["delete with ifMatch", (c) => c.delete("k", { ifMatch: TAG })],
+    ["touch with ifMatch", (c) => c.touch("k", { ttl: 1000, ifMatch: TAG })],
+  ];
+  for (const [what, call] of oneShot) {
+    it(`${what} ends with the first attempt's error once it may have reached a node, which cools down; a refused connection or a draining node moves it on, not marked replayed`, async () => {
+      const f = new FakeFetch().on(A, () => timedOut()).on(B, () => answer(200, PUT_OK));
+      const c = client(f, [A, B]);
+      expect(await call(c).catch((e: unknown) => e)).to.be.instanceOf(TransportError);
+      expect(f.to(B)).to.have.length(0);
+      expect(c.endpoints().find((e) => e.url === A)?.consecutiveFailures, "A cools down").to.equal(1);
+      const quorum = new FakeFetch().on(A, () => envelope(503, "QUORUM_FAILED", "1 of 2")).on(B, () => envelope(412, "PRECONDITION_FAILED", "changed"));
+      expect(((await call(client(quorum, [A, B])).catch((e: unknown) => e)) as HypercacheError).code, "the first answer, not a replay's 412").to.equal("QUORUM_FAILED");
+      expect(quorum.to(B)).to.have.length(0);
+      for (const first of [() => envelope(503, "DRAINING", "node n1 is draining"), undefined]) {
+        const g = new FakeFetch().on(B, () => answer(200, what.startsWith("an increment") ? INCR_OK : what.startsWith("touch") ? { key: "k", bytes: 1, node: "n2", owners: ["n2"] } : what.startsWith("delete") ? { key: "k", deleted: true, bytes: 1, node: "n2", owners: ["n2"] } : PUT_OK));
+        if (first) g.on(A, first); // else A refuses connections
+        const r = (await call(client(g, [A, B]))) as { replayed?: true };
+        expect(g.order).to.deep.equal([A, B]);
+        expect(r.replayed, "nothing was applied before").to.equal(undefined);
+      }
+    });
+  }
 
   it("touch sends exactly one of ttl and persist, with If-Match when given, and answers the new expiry and ETag", async () => {
     const touched = { key: "k", stored: true, bytes: 2, node: "n1", owners: ["n1"], expires_at: "2026-01-01T00:01:00.000Z" };
     const f = new FakeFetch().on(A, () => answer(200, touched, { ETag: '"t-n1"' }));
     const c = client(f);
-    expect(await c.touch("k", { ttl: "1m", ifMatch: TAG })).to.deep.equal({ ...touched, etag: '"t-n1"' });
+    expect(await c.touch("k", { ttl: "1m", ifMatch: TAG })).to.deep.equal({ key: "k", bytes: 2, node: "n1", owners: ["n1"], expiresAt: "2026-01-01T00:01:00.000Z", etag: '"t-n1"' });
     await c.touch("k", { persist: true });
     expect(path(f.calls[0])).to.equal("/v1/cache/k/touch");
     expect(jsonBody(f.calls[0])).to.deep.equal({ ttl_ms: 60_000 });
     expect(jsonBody(f.calls[1])).to.deep.equal({ persist: true });
     expect(header(f.calls[0], "If-Match")).to.equal(TAG);
-    for (const o of [{}, { ttl: 5, persist: true as const }, { ttl: 0 }]) {
-      expect(await c.touch("k", o).catch((e: unknown) => e), JSON.stringify(o)).to.be.instanceOf(TypeError);
+    for (const o of [{}, { ttl: 5, persist: true }, { ttl: 0 }, { ttl: 5, consistency: "one" }]) {
+      expect(await c.touch("k", o as never).catch((e: unknown) => e), JSON.stringify(o)).to.be.instanceOf(TypeError);
     }
     expect(f.calls).to.have.length(2);
+  });
+
+  it("an unconditional touch is replayed on the next node after a timeout, and says replayed", async () => {
+    const f = new FakeFetch().on(A, () => timedOut()).on(B, () => answer(200, { key: "k", bytes: 1, node: "n2", owners: ["n2"] }));
+    const r = await client(f, [A, B]).touch("k", { persist: true });
+    expect(r).to.deep.equal({ key: "k", bytes: 1, node: "n2", owners: ["n2"], replayed: true });
   });
 });
