@@ -53,6 +53,8 @@ export function setManyItemBytes(it: SetManyItem): number {
     if (it.encoding === "base64") n += ',"value_encoding":"base64"'.length;
   } else n += 2 + base64Bytes(binaryLength(v)) + ',"value_encoding":"base64"'.length;
   if (it.ttl !== undefined) n += ',"ttl_ms":'.length + String(ttlToMs(it.ttl)).length;
+  if (it.ifMatch !== undefined) n += ',"if_match":'.length + jsonStringBytes(typeof it.ifMatch === "string" ? it.ifMatch : it.ifMatch.join(", "));
+  if (it.ifNoneMatch !== undefined) n += ',"if_none_match":"*"'.length;
   return n;
 }
 

@@ -1,11 +1,14 @@
 // getMany, setMany and deleteMany: the input is cut into chunks of 1000 (the server's batch limit;
 // setMany's also by body size, batch-chunks.ts), a bounded number of chunks are in flight at
 // once, and the results come back in input order. A failed item, or a chunk that failed as a
-// whole, is reported in the results and never thrown.
+// whole, is reported in the results and never thrown. A chunk holding a conditional item (If-Match /
+// If-None-Match) goes through `once` routes: replayed after an attempt that applied it, the item
+// would fail its own condition (item-writes.ts has the same rule for single writes).
 import type { Client } from "openapi-fetch";
 import { encodeBase64 } from "./base64.js";
 import { cutChunks, setManyItemBytes } from "./batch-chunks.js";
 import { ttlToMs, type Ttl } from "./duration.js";
+import { conditionHeaders, type WriteConditions } from "./conditions.js";
 import { errorFromAnswer } from "./errors.js";
 import type { components, paths } from "./gen/client.js";
 import { shaped } from "./answer-checks.js";
@@ -21,13 +24,16 @@ export interface BatchOptions {
   readonly concurrency?: number;
 }
 
-export interface SetManyItem {
+export interface SetManyItem extends WriteConditions {
   readonly key: string;
   readonly value: CacheValue;
   readonly ttl?: Ttl;
   /** `base64`: the string value is already base64 text of the bytes to store. */
   readonly encoding?: "base64";
 }
+
+/** A key for deleteMany: deleted as it is, or only while its ETag is `ifMatch` (412 otherwise). */
+export type DeleteManyKey = string | { readonly key: string; readonly ifMatch: string | readonly string[] };
 
 /** `found` false without `error`: the key does not exist. */
 export interface GetManyResult {
@@ -68,17 +74,20 @@ export async function mapConcurrent<T, R>(items: readonly T[], limit: number, fn
   return results;
 }
 
-type ItemResult = { status: number; error?: string | undefined; code?: string | undefined };
+type ItemResult = { status: number; error?: string | undefined; code?: string | undefined; details?: unknown };
 
-/** The typed error of a failed batch item, or undefined when it succeeded (or is simply missing). */
+/** The typed error of a failed batch item (with its details: a 412's current ETag), or undefined when it succeeded (or is simply missing). */
 function itemError(r: ItemResult, endpoint: string): Error | undefined {
   if (r.status === 200 || (r.status === 404 && r.code === "NOT_FOUND")) return undefined;
-  return errorFromAnswer(r.status, JSON.stringify({ error: r.error ?? `status ${r.status}`, code: r.code }), endpoint);
+  const details = r.details !== null && typeof r.details === "object" && !Array.isArray(r.details) ? { details: r.details } : {};
+  return errorFromAnswer(r.status, JSON.stringify({ error: r.error ?? `status ${r.status}`, code: r.code, ...details }), endpoint);
 }
 
 export class BatchOps {
   constructor(
     private readonly api: Client<paths>,
+    /** The routes of chunks that must not be replayed on another node once sent (conditional items). */
+    private readonly once: Client<paths>,
     private readonly deps: { chunkItems: number; concurrency: number; bodyBytesMax: number },
   ) {}
 
@@ -98,10 +107,13 @@ export class BatchOps {
   }
 
   async setMany(items: readonly SetManyItem[], o: BatchOptions = {}): Promise<SetManyResult[]> {
+    // A malformed condition is the caller's mistake: a TypeError before anything is sent.
+    for (const it of items) conditionHeaders(it);
     return this.run(items, o, async (part) => {
       const body: components["schemas"]["BatchPutItem"][] = [];
       for (const it of part) body.push(typeof Blob !== "undefined" && it.value instanceof Blob ? await wireItem(it) : wireItemSync(it));
-      const answered = await this.api.POST("/v1/cache/batch/put", { body: { items: body }, params: { query: { consistency: o.consistency } }, signal: o.signal });
+      const via = body.some((w) => w.if_match !== undefined || w.if_none_match !== undefined) ? this.once : this.api;
+      const answered = await via.POST("/v1/cache/batch/put", { body: { items: body }, params: { query: { consistency: o.consistency } }, signal: o.signal });
       const data = dataOf(answered, RESULTS_SHAPE, "a batch answer");
       const from = buffered(answered.response);
       const endpoint = from.endpoint;
@@ -113,9 +125,12 @@ export class BatchOps {
     }, (it, error) => ({ key: it.key, stored: false, error }), setManyItemBytes);
   }
 
-  deleteMany(keys: readonly string[], o: BatchOptions = {}): Promise<DeleteManyResult[]> {
+  async deleteMany(keys: readonly DeleteManyKey[], o: BatchOptions = {}): Promise<DeleteManyResult[]> {
+    for (const k of keys) wireDeleteKey(k);
     return this.run(keys, o, async (part) => {
-      const answered = await this.api.POST("/v1/cache/batch/delete", { body: { keys: part }, params: { query: { consistency: o.consistency } }, signal: o.signal });
+      const wire = part.map(wireDeleteKey);
+      const via = wire.some((k) => typeof k !== "string") ? this.once : this.api;
+      const answered = await via.POST("/v1/cache/batch/delete", { body: { keys: wire }, params: { query: { consistency: o.consistency } }, signal: o.signal });
       const data = dataOf(answered, RESULTS_SHAPE, "a batch answer");
       const from = buffered(answered.response);
       const endpoint = from.endpoint;
@@ -124,7 +139,7 @@ export class BatchOps {
         const error = itemError(r, endpoint);
         return error ? { key: r.key, deleted: false, error } : { key: r.key, deleted: r.deleted, ...(r.bytes !== undefined ? { bytes: r.bytes } : {}), ...(from.replayed === true ? { replayed: true } : {}) };
       });
-    }, (key, error) => ({ key, deleted: false, error }));
+    }, (k, error) => ({ key: typeof k === "string" ? k : k.key, deleted: false, error }));
   }
 
   /**
@@ -162,7 +177,16 @@ function wireItemSync(it: SetManyItem): components["schemas"]["BatchPutItem"] {
     out.value_encoding = "base64";
   }
   if (it.ttl !== undefined) out.ttl_ms = ttlToMs(it.ttl);
+  const conditions = conditionHeaders(it);
+  if (conditions?.["If-Match"] !== undefined) out.if_match = conditions["If-Match"];
+  if (conditions?.["If-None-Match"] !== undefined) out.if_none_match = "*";
   return out;
+}
+
+/** A deleteMany key as the batch route takes it: a string, or the key with its If-Match. */
+function wireDeleteKey(k: DeleteManyKey): string | components["schemas"]["BatchDeleteItem"] {
+  if (typeof k === "string") return k;
+  return { key: k.key, if_match: conditionHeaders({ ifMatch: k.ifMatch })?.["If-Match"] as string };
 }
 
 async function wireItem(it: SetManyItem): Promise<components["schemas"]["BatchPutItem"]> {

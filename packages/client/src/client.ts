@@ -4,7 +4,7 @@
 // talks to those alone: no discovery, no other origin.
 import type { Client } from "openapi-fetch";
 import type { AuthProvider } from "./auth.js";
-import { BatchOps, type BatchOptions, type DeleteManyResult, type GetManyResult, type SetManyItem, type SetManyResult } from "./batch-ops.js";
+import { BatchOps, type BatchOptions, type DeleteManyKey, type DeleteManyResult, type GetManyResult, type SetManyItem, type SetManyResult } from "./batch-ops.js";
 import { ClusterWatch, type MembersView, type WatchOptions } from "./cluster-watch.js";
 import { Discovery } from "./discovery.js";
 import { EndpointPool, normalizeBaseUrl, type EndpointStatus } from "./endpoint-pool.js";
@@ -15,7 +15,7 @@ import { ByteRoutes } from "./byte-routes.js";
 import type { DeleteOptions, ReadOptions, SetOptions } from "./call-options.js";
 import { etagField } from "./conditions.js";
 import { LeaseLoads, type Loader, type LoadOptions } from "./lease-loads.js";
-import { ItemWrites, type IncrOptions, type IncrResult, type TouchOptions, type TouchResult } from "./item-writes.js";
+import { ItemWrites, refusedAsDraining, type FailoverPolicy, type IncrOptions, type IncrResult, type TouchOptions, type TouchResult } from "./item-writes.js";
 import type { paths as apiPaths } from "./gen/client.js";
 import type { paths as mgmtPaths } from "./gen/management.js";
 import { KeyIterator, type KeysOptions } from "./key-iterator.js";
@@ -113,13 +113,14 @@ export class HypercacheClient {
     this.api = typedClient<apiPaths>(apiTransport);
     this.bytes = new ByteRoutes(apiTransport);
     // Writes that must not be applied twice go through transports of their own failover policy.
-    this.writes = new ItemWrites({ api: this.api, bytes: this.bytes }, (failoverAfterSent) => new FailoverTransport({ ...common, pool: this.apiPool, rediscover, failoverAfterSent }));
+    const transportWith = (failoverAfterSent: FailoverPolicy) => new FailoverTransport({ ...common, pool: this.apiPool, rediscover, failoverAfterSent });
+    this.writes = new ItemWrites({ api: this.api, bytes: this.bytes }, transportWith);
     this.loads = new LeaseLoads({ bytes: this.bytes, timers: this.runtime.timers, attemptTimeoutMs: common.timeoutMs, onEvent: options.onEvent });
     this.mgmtTransport = new FailoverTransport({ ...common, pool: this.mgmtPool, rediscover });
     this.mgmt = typedClient<mgmtPaths>(this.mgmtTransport);
     // Calls that act on the answering node's state never move to another node once sent.
     this.mgmtNode = typedClient<mgmtPaths>(new FailoverTransport({ ...common, pool: this.mgmtPool, rediscover, failoverAfterSent: false }));
-    this.batches = new BatchOps(this.api, {
+    this.batches = new BatchOps(this.api, typedClient<apiPaths>(transportWith(refusedAsDraining)), {
       chunkItems: BATCH_CHUNK_ITEMS,
       concurrency: positiveOption("batchConcurrency", options.batchConcurrency, true) ?? BATCH_CONCURRENCY,
       bodyBytesMax: positiveOption("batchBodyBytes", options.batchBodyBytes, true) ?? BATCH_BODY_BYTES_MAX,
@@ -248,7 +249,7 @@ export class HypercacheClient {
   }
 
   /** Deletes many keys; one result per key, in input order. Never throws for a failed key. */
-  deleteMany(keys: readonly string[], o?: BatchOptions): Promise<DeleteManyResult[]> {
+  deleteMany(keys: readonly DeleteManyKey[], o?: BatchOptions): Promise<DeleteManyResult[]> {
     this.openApi();
     return this.batches.deleteMany(keys, o);
   }

@@ -34,13 +34,13 @@ const IF_MATCH_TAGS_MAX = 64;
 export function conditionHeaders(o: WriteConditions): ConditionHeaders | undefined {
   const { ifMatch, ifNoneMatch } = o;
   if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
-  if (ifNoneMatch !== undefined && ifNoneMatch !== "*") throw new TypeError(`invalid ifNoneMatch ${JSON.stringify(ifNoneMatch)}: only "*" is accepted`);
+  if (ifNoneMatch !== undefined && ifNoneMatch !== "*") throw new TypeError('ifNoneMatch is "*"');
   if (ifMatch !== undefined && ifNoneMatch !== undefined) throw new TypeError("give ifMatch or ifNoneMatch, not both");
   if (ifNoneMatch !== undefined) return { "If-None-Match": "*" };
   if (ifMatch === "*") return { "If-Match": "*" };
   const tags: readonly unknown[] = typeof ifMatch === "string" ? [ifMatch] : (ifMatch as readonly unknown[]);
   if (tags.length === 0 || tags.length > IF_MATCH_TAGS_MAX || tags.some((t) => typeof t !== "string" || !STRONG_ETAG.test(t))) {
-    throw new TypeError(`invalid ifMatch: expected "*" or 1 to ${IF_MATCH_TAGS_MAX} strong ETags as the client read them (quoted, such as "lx3k2b1c0-n1"; weak W/ tags never match)`);
+    throw new TypeError(`invalid ifMatch: "*" or 1 to ${IF_MATCH_TAGS_MAX} quoted strong ETags as read`);
   }
   return { "If-Match": tags.join(", ") };
 }

@@ -9,7 +9,7 @@ export type { ClientOptions, Consistency } from "./options.js";
 export { BATCH_BODY_BYTES_MAX, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT } from "./options.js";
 export type { AuthProvider, BasicCredentials, BearerToken } from "./auth.js";
 export { OidcClientCredentials, TokenRequestError, OIDC_REFRESH_FRACTION, type OidcClientCredentialsOptions } from "./oidc-client-credentials.js";
-export type { BatchOptions, DeleteManyResult, GetManyResult, SetManyItem, SetManyResult } from "./batch-ops.js";
+export type { BatchOptions, DeleteManyKey, DeleteManyResult, GetManyResult, SetManyItem, SetManyResult } from "./batch-ops.js";
 export { setManyItemBytes } from "./batch-chunks.js";
 export { KeyIterator, type KeysOptions } from "./key-iterator.js";
 export { ClusterWatch, WATCH_EVENT_BYTES_MAX, WATCH_RETRY_MIN_MS, WATCH_RETRY_MS, type ClusterEvent, type DistMetrics, type MembersView, type WatchOptions, type WatchStatus } from "./cluster-watch.js";

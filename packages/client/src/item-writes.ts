@@ -75,11 +75,11 @@ export interface WriteRoutes {
   readonly bytes: ByteRoutes;
 }
 
-type FailoverPolicy = NonNullable<FailoverTransportDeps["failoverAfterSent"]>;
+export type FailoverPolicy = NonNullable<FailoverTransportDeps["failoverAfterSent"]>;
 type AttemptError = HypercacheError | TransportError;
 
 /** Conditional writes, increments without a key: on only after a draining node's refusal. */
-const refusedAsDraining = (e: AttemptError): boolean => e instanceof HypercacheError && e.code === "DRAINING";
+export const refusedAsDraining = (e: AttemptError): boolean => e instanceof HypercacheError && e.code === "DRAINING";
 /** Increments under a key: on after anything but a 500. */
 const notInternal = (e: AttemptError): boolean => !(e instanceof HypercacheError && e.status === 500);
 
@@ -119,7 +119,7 @@ export class ItemWrites {
   async incr(key: string, o: IncrOptions): Promise<IncrResult> {
     const body = incrBody(o);
     const idem = o.idempotencyKey === undefined ? newIdempotencyKey() : o.idempotencyKey === false ? undefined : o.idempotencyKey;
-    if (idem !== undefined && (typeof idem !== "string" || !/^[!-~]{1,256}$/.test(idem))) throw new TypeError("invalid idempotencyKey: 1 to 256 visible ASCII characters");
+    if (idem !== undefined && (typeof idem !== "string" || !/^[!-~]{1,256}$/.test(idem))) throw new TypeError("idempotencyKey: 1 to 256 visible ASCII");
     const header = { ...conditionHeaders({ ifMatch: o.ifMatch }), ...(idem !== undefined ? { "Idempotency-Key": idem } : {}) };
     // Under a key a replay is answered with the first attempt's result, If-Match or not (the
     // primary answers a remembered result before it looks at the condition).
@@ -132,7 +132,7 @@ export class ItemWrites {
   async touch(key: string, o: TouchOptions): Promise<TouchResult> {
     if ((o.ttl === undefined) === (o.persist === undefined)) throw new TypeError("touch takes exactly one of ttl and persist");
     if (o.persist !== undefined && o.persist !== true) throw new TypeError("persist is true when given");
-    if (o.consistency === "one") throw new TypeError("a touch needs quorum or all consistency (the server refuses one)");
+    if (o.consistency === "one") throw new TypeError("touch needs quorum or all");
     const body = o.persist === true ? { persist: true as const } : { ttl_ms: ttlToMs(o.ttl as Ttl) };
     const header = conditionHeaders({ ifMatch: o.ifMatch });
     const via = header === undefined ? this.replayable : this.once;

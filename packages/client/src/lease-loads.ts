@@ -56,7 +56,7 @@ export class LeaseLoads {
     if (leaseMs < 100 || leaseMs > 60_000) throw new TypeError(`invalid lease ${JSON.stringify(o.lease)}: from 100ms to 60s`);
     if (waitMs > 10_000) throw new TypeError(`invalid wait ${JSON.stringify(o.wait)}: from 0s to 10s`);
     const timeout = this.deps.attemptTimeoutMs;
-    if (timeout > 0 && waitMs >= timeout) throw new TypeError(`wait ${waitMs} ms must be below the client's timeoutMs (${timeout} ms): the server holds a miss up to the wait`);
+    if (timeout > 0 && waitMs >= timeout) throw new TypeError(`wait must be below timeoutMs (${timeout} ms)`);
     const query = { lease: `${leaseMs}ms`, wait: `${waitMs}ms`, consistency: o.consistency };
     for (let round = 0; ; round++) {
       const { response } = await this.deps.bytes.getWith(key, query, o.signal);

@@ -54,6 +54,20 @@ describe("client conditional writes and counters on a real 3-node cluster", func
     expect(await client.get("once")).to.equal(undefined);
   });
 
+  it("setMany and deleteMany with conditions: If-None-Match creates only the absent keys; a stale If-Match is a per-item 412 naming the current ETag", async () => {
+    await client.set("b2", "old");
+    const created = await client.setMany([{ key: "b1", value: "1", ifNoneMatch: "*" }, { key: "b2", value: "2", ifNoneMatch: "*" }]);
+    expect(created.map((r) => r.stored)).to.deep.equal([true, false]);
+    expect(created[1]?.error).to.be.instanceOf(PreconditionFailedError);
+    const b1 = await client.head("b1");
+    const current = (created[1]?.error as PreconditionFailedError).currentEtag;
+    expect(current).to.equal((await client.head("b2"))?.etag);
+    const dels = await client.deleteMany([{ key: "b1", ifMatch: b1?.etag as string }, { key: "b2", ifMatch: '"stale-n9"' }]);
+    expect(dels.map((r) => r.deleted)).to.deep.equal([true, false]);
+    expect((dels[1]?.error as PreconditionFailedError).currentEtag).to.equal(current);
+    expect(await client.getText("b2")).to.equal("old");
+  });
+
   it("200 concurrent increments through every node return 200 distinct consecutive values", async () => {
     const clients = nodes.map((n) => new HypercacheClient({ endpoints: [n.api], discovery: false }));
     try {

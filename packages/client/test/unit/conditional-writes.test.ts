@@ -5,6 +5,7 @@
 import { expect } from "chai";
 import { ManualClock } from "../../../../test/helpers/manual-clock.js";
 import { HypercacheClient } from "../../src/client.js";
+import { setManyItemBytes } from "../../src/batch-chunks.js";
 import type { HypercacheError} from "../../src/errors.js";
 import { PreconditionFailedError, TransportError } from "../../src/errors.js";
 import { seededRandom } from "../../src/runtime.js";
@@ -168,5 +169,60 @@ describe("client conditional writes, counters and touches", () => {
     const f = new FakeFetch().on(A, () => timedOut()).on(B, () => answer(200, { key: "k", bytes: 1, node: "n2", owners: ["n2"] }));
     const r = await client(f, [A, B]).touch("k", { persist: true });
     expect(r).to.deep.equal({ key: "k", bytes: 1, node: "n2", owners: ["n2"], replayed: true });
+  });
+});
+
+describe("client conditional batch writes", () => {
+  const results = (items: Array<Record<string, unknown>>) => answer(200, { results: items });
+
+  it("setMany sends if_match / if_none_match per item; a 412 item is a PreconditionFailedError with the current ETag", async () => {
+    const f = new FakeFetch().on(A, () =>
+      results([
+        { key: "a", status: 200, stored: true, bytes: 1, owners: ["n1"] },
+        { key: "b", status: 412, stored: false, owners: ["n1"], error: "If-Match did not hold", code: "PRECONDITION_FAILED", details: { current_etag: '"cur-n1"' } },
+        { key: "c", status: 200, stored: true, bytes: 1, owners: ["n1"] },
+      ]),
+    );
+    const c = client(f);
+    const r = await c.setMany([{ key: "a", value: "1", ifMatch: TAG }, { key: "b", value: "2", ifMatch: [TAG, '"x-n2"'] }, { key: "c", value: "3", ifNoneMatch: "*" }]);
+    const sent = jsonBody(f.calls[0]).items as Array<Record<string, unknown>>;
+    expect(sent.map((i) => [i.if_match ?? null, i.if_none_match ?? null])).to.deep.equal([[TAG, null], [`${TAG}, "x-n2"`, null], [null, "*"]]);
+    expect(r[1]?.error).to.be.instanceOf(PreconditionFailedError);
+    expect((r[1]?.error as PreconditionFailedError).currentEtag).to.equal('"cur-n1"');
+    expect(r.map((x) => x.stored)).to.deep.equal([true, false, true]);
+  });
+
+  it("deleteMany takes keys with their If-Match beside plain keys", async () => {
+    const f = new FakeFetch().on(A, () => results([{ key: "a", status: 200, deleted: true, bytes: 1, owners: ["n1"] }, { key: "b", status: 200, deleted: true, bytes: 1, owners: ["n1"] }]));
+    const c = client(f);
+    await c.deleteMany(["a", { key: "b", ifMatch: TAG }]);
+    expect(jsonBody(f.calls[0]).keys).to.deep.equal(["a", { key: "b", if_match: TAG }]);
+  });
+
+  it("a malformed condition anywhere in a batch is a TypeError before anything is sent", async () => {
+    const f = new FakeFetch().on(A, () => results([]));
+    const c = client(f);
+    expect(await c.setMany([{ key: "a", value: "1" }, { key: "b", value: "2", ifMatch: "unquoted" }]).catch((e: unknown) => e)).to.be.instanceOf(TypeError);
+    expect(await c.deleteMany(["a", { key: "b", ifMatch: [] }]).catch((e: unknown) => e)).to.be.instanceOf(TypeError);
+    expect(f.calls).to.have.length(0);
+  });
+
+  it("a chunk holding a conditional item is not replayed on another node once sent; a plain chunk is", async () => {
+    const f = new FakeFetch().on(A, () => timedOut()).on(B, () => results([{ key: "a", status: 200, stored: true, bytes: 1, owners: ["n1"] }]));
+    const conditional = await client(f, [A, B]).setMany([{ key: "a", value: "1", ifMatch: TAG }]);
+    expect(conditional[0]?.error).to.be.instanceOf(TransportError);
+    expect(f.to(B)).to.have.length(0);
+    const plain = await client(f, [A, B]).setMany([{ key: "a", value: "1" }]);
+    expect(plain[0]?.stored).to.equal(true);
+    const dels = new FakeFetch().on(A, () => timedOut()).on(B, () => results([{ key: "b", status: 200, deleted: true, bytes: 1, owners: ["n1"] }]));
+    const d = await client(dels, [A, B]).deleteMany([{ key: "b", ifMatch: TAG }]);
+    expect(d[0]?.error).to.be.instanceOf(TransportError);
+    expect(dels.to(B)).to.have.length(0);
+  });
+
+  it("setManyItemBytes counts the conditions, so a chunk stays within the body bound", () => {
+    const plain = setManyItemBytes({ key: "k", value: "v" });
+    expect(setManyItemBytes({ key: "k", value: "v", ifMatch: [TAG, TAG] })).to.equal(plain + JSON.stringify({ if_match: `${TAG}, ${TAG}` }).length - 1);
+    expect(setManyItemBytes({ key: "k", value: "v", ifNoneMatch: "*" })).to.equal(plain + ',"if_none_match":"*"'.length);
   });
 });
