@@ -186,7 +186,9 @@ function wireItemSync(it: SetManyItem): components["schemas"]["BatchPutItem"] {
 /** A deleteMany key as the batch route takes it: a string, or the key with its If-Match. */
 function wireDeleteKey(k: DeleteManyKey): string | components["schemas"]["BatchDeleteItem"] {
   if (typeof k === "string") return k;
-  return { key: k.key, if_match: conditionHeaders({ ifMatch: k.ifMatch })?.["If-Match"] as string };
+  const ifMatch = conditionHeaders({ ifMatch: k.ifMatch })?.["If-Match"];
+  if (ifMatch === undefined) throw new TypeError("deleteMany: {key, ifMatch} needs ifMatch");
+  return { key: k.key, if_match: ifMatch };
 }
 
 async function wireItem(it: SetManyItem): Promise<components["schemas"]["BatchPutItem"]> {

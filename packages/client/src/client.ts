@@ -115,7 +115,8 @@ export class HypercacheClient {
     // Writes that must not be applied twice go through transports of their own failover policy.
     const transportWith = (failoverAfterSent: FailoverPolicy) => new FailoverTransport({ ...common, pool: this.apiPool, rediscover, failoverAfterSent });
     this.writes = new ItemWrites({ api: this.api, bytes: this.bytes }, transportWith);
-    this.loads = new LeaseLoads({ bytes: this.bytes, timers: this.runtime.timers, attemptTimeoutMs: common.timeoutMs, onEvent: options.onEvent });
+    const { clock, timers } = this.runtime;
+    this.loads = new LeaseLoads({ bytes: this.bytes, bytesOnce: new ByteRoutes(transportWith(refusedAsDraining)), clock, timers, attemptTimeoutMs: common.timeoutMs, onEvent: options.onEvent });
     this.mgmtTransport = new FailoverTransport({ ...common, pool: this.mgmtPool, rediscover });
     this.mgmt = typedClient<mgmtPaths>(this.mgmtTransport);
     // Calls that act on the answering node's state never move to another node once sent.

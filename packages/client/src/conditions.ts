@@ -35,7 +35,7 @@ export function conditionHeaders(o: WriteConditions): ConditionHeaders | undefin
   const { ifMatch, ifNoneMatch } = o;
   if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
   if (ifNoneMatch !== undefined && ifNoneMatch !== "*") throw new TypeError('ifNoneMatch is "*"');
-  if (ifMatch !== undefined && ifNoneMatch !== undefined) throw new TypeError("give ifMatch or ifNoneMatch, not both");
+  if (ifMatch !== undefined && ifNoneMatch !== undefined) throw new TypeError("ifMatch or ifNoneMatch, not both");
   if (ifNoneMatch !== undefined) return { "If-None-Match": "*" };
   if (ifMatch === "*") return { "If-Match": "*" };
   const tags: readonly unknown[] = typeof ifMatch === "string" ? [ifMatch] : (ifMatch as readonly unknown[]);

@@ -4,7 +4,7 @@ export { HypercacheClient } from "./client.js";
 export type { DeleteOptions, ReadOptions, SetOptions, WriteOptions } from "./call-options.js";
 export type { WriteConditions } from "./conditions.js";
 export type { IncrOptions, IncrResult, TouchOptions, TouchResult } from "./item-writes.js";
-export { LEASE_DEFAULT_MS, LEASE_ROUNDS_MAX, LEASE_WAIT_DEFAULT_MS, type Loader, type LoadOptions } from "./lease-loads.js";
+export { LEASE_DEFAULT_MS, LEASE_RETRY_PAUSE_MS, LEASE_WAIT_DEFAULT_MS, type Loader, type LoadOptions } from "./lease-loads.js";
 export type { ClientOptions, Consistency } from "./options.js";
 export { BATCH_BODY_BYTES_MAX, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT } from "./options.js";
 export type { AuthProvider, BasicCredentials, BearerToken } from "./auth.js";

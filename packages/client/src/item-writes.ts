@@ -130,9 +130,7 @@ export class ItemWrites {
   }
 
   async touch(key: string, o: TouchOptions): Promise<TouchResult> {
-    if ((o.ttl === undefined) === (o.persist === undefined)) throw new TypeError("touch takes exactly one of ttl and persist");
-    if (o.persist !== undefined && o.persist !== true) throw new TypeError("persist is true when given");
-    if (o.consistency === "one") throw new TypeError("touch needs quorum or all");
+    if ((o.ttl === undefined) === (o.persist === undefined)) throw new TypeError("touch: ttl or persist");
     const body = o.persist === true ? { persist: true as const } : { ttl_ms: ttlToMs(o.ttl as Ttl) };
     const header = conditionHeaders({ ifMatch: o.ifMatch });
     const via = header === undefined ? this.replayable : this.once;

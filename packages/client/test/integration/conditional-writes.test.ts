@@ -54,6 +54,26 @@ describe("client conditional writes and counters on a real 3-node cluster", func
     expect(await client.get("once")).to.equal(undefined);
   });
 
+  it("getOrLoad with a load longer than the wait: waiters told LEASE_HELD read again and get the value soon after the fill, never loading", async () => {
+    const clients = nodes.map((n) => new HypercacheClient({ endpoints: [n.api], discovery: false }));
+    try {
+      let loads = 0;
+      const load = async () => {
+        loads++;
+        await new Promise((r) => setTimeout(r, 2500));
+        return "slow value";
+      };
+      const t0 = Date.now();
+      const got = await Promise.all(Array.from({ length: 9 }, (_, i) => (clients[i % 3] as HypercacheClient).getOrLoad("slow:1", load, { lease: "10s", wait: "1s" })));
+      const took = Date.now() - t0;
+      expect(loads).to.equal(1);
+      for (const g of got) expect(new TextDecoder().decode(g)).to.equal("slow value");
+      expect(took, "well before the 10 s lease ends").to.be.below(6000);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
   it("setMany and deleteMany with conditions: If-None-Match creates only the absent keys; a stale If-Match is a per-item 412 naming the current ETag", async () => {
     await client.set("b2", "old");
     const created = await client.setMany([{ key: "b1", value: "1", ifNoneMatch: "*" }, { key: "b2", value: "2", ifNoneMatch: "*" }]);

@@ -159,7 +159,7 @@ describe("client conditional writes, counters and touches", () => {
     expect(jsonBody(f.calls[0])).to.deep.equal({ ttl_ms: 60_000 });
     expect(jsonBody(f.calls[1])).to.deep.equal({ persist: true });
     expect(header(f.calls[0], "If-Match")).to.equal(TAG);
-    for (const o of [{}, { ttl: 5, persist: true }, { ttl: 0 }, { ttl: 5, consistency: "one" }]) {
+    for (const o of [{}, { ttl: 5, persist: true }, { ttl: 0 }]) {
       expect(await c.touch("k", o as never).catch((e: unknown) => e), JSON.stringify(o)).to.be.instanceOf(TypeError);
     }
     expect(f.calls).to.have.length(2);
@@ -204,6 +204,8 @@ describe("client conditional batch writes", () => {
     const c = client(f);
     expect(await c.setMany([{ key: "a", value: "1" }, { key: "b", value: "2", ifMatch: "unquoted" }]).catch((e: unknown) => e)).to.be.instanceOf(TypeError);
     expect(await c.deleteMany(["a", { key: "b", ifMatch: [] }]).catch((e: unknown) => e)).to.be.instanceOf(TypeError);
+    // An ETag that is not there (batch results carry none): refused, not sent as an unconditional 400.
+    expect(await c.deleteMany([{ key: "b", ifMatch: undefined as unknown as string }]).catch((e: unknown) => e)).to.be.instanceOf(TypeError);
     expect(f.calls).to.have.length(0);
   });
 
