@@ -79,14 +79,19 @@ async function listOf(ctx: AppContext, op: "put" | "get" | "delete", deps: Batch
   return list;
 }
 
-/** A failed item's result: its status, the envelope fields, and the key's owners when the key is valid. */
-function failure(key: string, err: CacheError, deps: BatchRouteDeps) {
-  let owners: string[] = [];
-  try {
-    checkKey(key, deps.maxKeyBytes);
-    owners = deps.cache.owners(key).ids as string[];
-  } catch {
-    // An invalid key has no owners.
+/**
+ * A failed item's result: its status, the envelope fields, and the key's owners when the key is
+ * valid (`known`: owners a read already looked up, so the key is not hashed again).
+ */
+function failure(key: string, err: CacheError, deps: BatchRouteDeps, known?: string[]) {
+  let owners: string[] = known ?? [];
+  if (known === undefined) {
+    try {
+      checkKey(key, deps.maxKeyBytes);
+      owners = deps.cache.owners(key).ids as string[];
+    } catch {
+      // An invalid key has no owners.
+    }
   }
   return { key, status: err.status, owners, node: deps.cache.nodeId, ...envelopeOf(err), code: err.code };
 }
@@ -125,7 +130,7 @@ async function batchGet(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
   const valid = parsed.filter((p): p is string => typeof p === "string");
   if (deps.inflight.heldBytes > 0) deps.inflight.checkAnswer(likelyAnswerBytes(valid, deps));
   // Each distinct key is read once, and reading stops once the values read pass the budget.
-  const read = await readWithinBudget(valid, (key) => deps.cache.get(key, consistency), { budgetBytes: deps.maxBodyBytes, ...BATCH_READ_PACING });
+  const read = await readWithinBudget(valid, (key) => deps.cache.get(key, consistency), { budgetBytes: deps.maxBodyBytes, ...BATCH_READ_PACING, yieldToLoop: deps.yieldToLoop });
   const now = deps.clock.nowMs();
   // The answer carries at most maxBodyBytes of values: items past that budget are reported
   // 413 in place (ask for them in another call) instead of building an unbounded response.
@@ -139,9 +144,9 @@ async function batchGet(ctx: AppContext, deps: BatchRouteDeps): Promise<void> {
     if (r === undefined) return { ...failure(p, overBudget, deps), found: false };
     if (r instanceof CacheError) return { ...failure(p, r, deps), found: false };
     const owners = r.owners.ids as string[];
-    if (r.item === undefined) return { ...failure(p, new CacheError("NOT_FOUND", `key ${quotedKey(p)} not found`), deps), owners, found: false };
+    if (r.item === undefined) return { ...failure(p, new CacheError("NOT_FOUND", `key ${quotedKey(p)} not found`), deps, owners), found: false };
     valueBytes += r.item.value.length;
-    if (valueBytes > deps.maxBodyBytes && valueBytes !== r.item.value.length) return { ...failure(p, overBudget, deps), owners, found: false };
+    if (valueBytes > deps.maxBodyBytes && valueBytes !== r.item.value.length) return { ...failure(p, overBudget, deps, owners), found: false };
     return { key: p, value: r.item.value, rest: { ...itemFields(r.item, r.owners, deps.cache.nodeId, now), status: 200, found: true } };
   });
   // A large answer is streamed (values encoded piece by piece as the socket takes them).

@@ -1,7 +1,8 @@
 import { expect } from "chai";
 import { CacheError } from "../../../src/core/errors.js";
 import type { ReadResult } from "../../../src/cluster/index.js";
-import { BATCH_READ_PACING, readWithinBudget } from "../../../src/http/batch-read.js";
+import { BATCH_READ_PACING, READ_WEIGHT_BASE, readWithinBudget } from "../../../src/http/batch-read.js";
+import { SLICE_WEIGHT_MAX } from "../../../src/http/batch-pacing.js";
 import type { LiveItem } from "../../../src/store/index.js";
 import type { Owners } from "../../../src/ring/index.js";
 
@@ -74,5 +75,27 @@ describe("http/batch-read: readWithinBudget", () => {
 
   it("answers an empty batch at once", async () => {
     expect((await readWithinBudget([], fakeReads({}).read, { budgetBytes: MIB, ...BATCH_READ_PACING })).size).to.equal(0);
+  });
+
+  it("starts reads a slice a turn apart: 1,000 missing keys of 4,096 characters that answer in microtasks never all start in one turn (the hostile batch-echo stall)", async () => {
+    const keys = Array.from({ length: 1000 }, (_, i) => `${'"'.repeat(4090)}${String(i).padStart(6, "0")}`);
+    const f = fakeReads({});
+    const startedAtYield: number[] = [];
+    const yieldToLoop = () => {
+      startedAtYield.push(f.reads.length);
+      return new Promise<void>((r) => setImmediate(r));
+    };
+    const out = await readWithinBudget(keys, f.read, { budgetBytes: 16 * MIB, ...BATCH_READ_PACING, yieldToLoop });
+    expect(out.size).to.equal(1000);
+    const perSlice = Math.ceil(SLICE_WEIGHT_MAX / (4096 + READ_WEIGHT_BASE));
+    expect(startedAtYield.length, "turns yielded").to.be.at.least(Math.floor(1000 / perSlice));
+    startedAtYield.forEach((n, i) => expect(n - (startedAtYield[i - 1] ?? 0), `slice ${i}`).to.be.at.most(perSlice));
+  });
+
+  it("a batch of 1,000 short keys is one slice, as before", async () => {
+    let yields = 0;
+    const f = fakeReads({});
+    await readWithinBudget(Array.from({ length: 1000 }, (_, i) => `k${i}`), f.read, { budgetBytes: 16 * MIB, ...BATCH_READ_PACING, yieldToLoop: () => (yields++, Promise.resolve()) });
+    expect(yields).to.equal(0);
   });
 });
