@@ -83,3 +83,14 @@ export function toCacheError(err: unknown): CacheError {
 export function badRequest(message: string, details?: Record<string, unknown>): CacheError {
   return new CacheError("BAD_REQUEST", message, details);
 }
+
+/** Causes followed at most by hasCause (a cycle or a very deep chain ends the walk). */
+const CAUSE_DEPTH_MAX = 8;
+
+/** True when `err` or an error in its cause chain (at most CAUSE_DEPTH_MAX deep) passes `test`. */
+export function hasCause(err: unknown, test: (e: Error) => boolean): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < CAUSE_DEPTH_MAX; e = e.cause, depth++) {
+    if (test(e)) return true;
+  }
+  return false;
+}

@@ -1,6 +1,6 @@
 // Mapping between the service's CacheError codes and Connect codes, both ways.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { CacheError, isErrorCode, toCacheError, type ErrorCode } from "../core/errors.js";
+import { CacheError, hasCause, isErrorCode, toCacheError, type ErrorCode } from "../core/errors.js";
 
 const TO_CONNECT: Readonly<Record<ErrorCode, Code>> = Object.freeze({
   BAD_REQUEST: Code.InvalidArgument,
@@ -57,8 +57,5 @@ const REFUSED_MESSAGE = "Stream closed with error code NGHTTP2_REFUSED_STREAM";
  * it already processed again (a review finding).
  */
 export function isRefusedStream(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-    if ((e as { code?: unknown }).code === "ERR_HTTP2_STREAM_ERROR" && e.message === REFUSED_MESSAGE) return true;
-  }
-  return false;
+  return hasCause(err, (e) => (e as { code?: unknown }).code === "ERR_HTTP2_STREAM_ERROR" && e.message === REFUSED_MESSAGE);
 }

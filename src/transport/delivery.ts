@@ -4,7 +4,7 @@
 // other failure (a timeout, a connection reset while the call was out) leaves open that the
 // peer processed it. A caller that must not apply a call twice (an increment taken over by a
 // replica) tells the two apart with neverDelivered.
-import { CacheError } from "../core/errors.js";
+import { CacheError, hasCause } from "../core/errors.js";
 
 /** A peer call that failed before any of it left this node (UNAVAILABLE). */
 export class NotDeliveredError extends CacheError {
@@ -27,8 +27,5 @@ export function notDelivered(err: unknown): NotDeliveredError {
  * fromConnectError), never of a later failure of a call that was sent.
  */
 export function neverDelivered(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-    if (e instanceof NotDeliveredError) return true;
-  }
-  return false;
+  return hasCause(err, (e) => e instanceof NotDeliveredError);
 }

@@ -10,7 +10,7 @@ import { etagOf } from "../../src/core/etag.js";
 import type { WriteCondition } from "../../src/transport/index.js";
 import type { WriteResult } from "../../src/cluster/index.js";
 import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
-import { expectCacheError, keyWhere, ownersOf } from "./data-path-fixtures.js";
+import { expectCacheError, keyWhere, loseForwardAnswers, ownersOf, text } from "./data-path-fixtures.js";
 
 type Outcome = WriteResult | CacheError;
 
@@ -326,23 +326,30 @@ describe("sim/counters", () => {
       const c = await cluster({ nodes: 3, seed: 905 });
       const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "lost-answer-ctr");
       const via = ownersOf(c, key).replicas[0]!;
-      const n1 = c.node("n1").endpoint;
       // n1 adds +5 and pushes it; its answer never reaches the replica that forwarded it.
-      c.network.register(c.sim("n1").address, {
-        ...n1,
-        forward: async (req) => {
-          await n1.forward(req);
-          throw new CacheError("UNAVAILABLE", "peer call timed out after 5000 ms");
-        },
-      });
+      const restore = loseForwardAnswers(c, "n1");
       const [outcome] = await drive(c, [incrAt(c, via, key, 5, "quorum")]);
       expect(outcome, "indeterminate: the forward may have been applied").to.be.instanceOf(CacheError);
       expect((outcome as CacheError).status).to.equal(503);
       expect((outcome as CacheError).message).to.include("may or may not have been applied");
       expect(c.node(via).metrics.get("dist.write.forward_promotion")).to.equal(0);
-      c.network.register(c.sim("n1").address, n1);
+      restore();
       await c.advance(20_000);
       for (const id of ["n1", "n2", "n3"]) expect(heldValue(c, id, key), `${id}: added once`).to.equal(5);
+    }),
+  );
+
+  it(
+    "a plain write whose forward answer is lost the same way is still taken over (SPEC: a replica promotes itself when the forward fails with ANY error); the same write again changes nothing",
+    withSeed(908, async () => {
+      const c = await cluster({ nodes: 3, seed: 908 });
+      const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "lost-answer-set");
+      const via = ownersOf(c, key).replicas[0]!;
+      loseForwardAnswers(c, "n1");
+      const [outcome] = await drive(c, [c.node(via).cache.admitWrite().set(key, fromUtf8("v1"), 0, "quorum")]);
+      expect(outcome instanceof CacheError ? `${outcome.code}: ${outcome.message}` : outcome?.applied).to.equal(true);
+      expect(c.node(via).metrics.get("dist.write.forward_promotion")).to.equal(1);
+      for (const id of ["n1", "n2", "n3"]) expect(text(c.node(id).store.peek(key)?.value), id).to.equal("v1");
     }),
   );
 

@@ -98,3 +98,19 @@ export function storedEverywhere(c: SimCluster, key: string): Record<string, str
 export function logRecords(c: SimCluster, id: string, message: string): Array<{ level: string; fields: Record<string, unknown> }> {
   return c.sim(id).logger.records.filter((r) => r.message === message);
 }
+
+/**
+ * Makes node `id` apply every forward it receives and then lose the answer, as a timed-out call or
+ * a connection reset after delivery looks to the sender; returns the function that restores it.
+ */
+export function loseForwardAnswers(c: SimCluster, id: string): () => void {
+  const real = c.node(id).endpoint;
+  c.network.register(c.sim(id).address, {
+    ...real,
+    forward: async (req) => {
+      await real.forward(req);
+      throw new CacheError("UNAVAILABLE", "peer call timed out after 5000 ms");
+    },
+  });
+  return () => c.network.register(c.sim(id).address, real);
+}

@@ -15,7 +15,7 @@ import { ByteRoutes } from "./byte-routes.js";
 import type { DeleteOptions, ReadOptions, SetOptions } from "./call-options.js";
 import { etagField } from "./conditions.js";
 import { LeaseLoads, type Loader, type LoadOptions } from "./lease-loads.js";
-import { ItemWrites, refusedAsDraining, type FailoverPolicy, type IncrOptions, type IncrResult, type TouchOptions, type TouchResult } from "./item-writes.js";
+import { ItemWrites, ONCE, UNLESS_INTERNAL, writeRoutes, type FailoverPolicy, type IncrOptions, type IncrResult, type TouchOptions, type TouchResult } from "./item-writes.js";
 import type { paths as apiPaths } from "./gen/client.js";
 import type { paths as mgmtPaths } from "./gen/management.js";
 import { KeyIterator, type KeysOptions } from "./key-iterator.js";
@@ -114,14 +114,15 @@ export class HypercacheClient {
     this.bytes = new ByteRoutes(apiTransport);
     // Writes that must not be applied twice go through transports of their own failover policy.
     const transportWith = (failoverAfterSent: FailoverPolicy) => new FailoverTransport({ ...common, pool: this.apiPool, rediscover, failoverAfterSent });
-    this.writes = new ItemWrites({ api: this.api, bytes: this.bytes }, transportWith);
+    const once = writeRoutes(transportWith(ONCE));
+    this.writes = new ItemWrites({ api: this.api, bytes: this.bytes }, once, typedClient<apiPaths>(transportWith(UNLESS_INTERNAL)));
     const { clock, timers } = this.runtime;
-    this.loads = new LeaseLoads({ bytes: this.bytes, bytesOnce: new ByteRoutes(transportWith(refusedAsDraining)), clock, timers, attemptTimeoutMs: common.timeoutMs, onEvent: options.onEvent });
+    this.loads = new LeaseLoads({ bytes: this.bytes, bytesOnce: once.bytes, clock, timers, attemptTimeoutMs: common.timeoutMs, onEvent: options.onEvent });
     this.mgmtTransport = new FailoverTransport({ ...common, pool: this.mgmtPool, rediscover });
     this.mgmt = typedClient<mgmtPaths>(this.mgmtTransport);
     // Calls that act on the answering node's state never move to another node once sent.
     this.mgmtNode = typedClient<mgmtPaths>(new FailoverTransport({ ...common, pool: this.mgmtPool, rediscover, failoverAfterSent: false }));
-    this.batches = new BatchOps(this.api, typedClient<apiPaths>(transportWith(refusedAsDraining)), {
+    this.batches = new BatchOps(this.api, once.api, {
       chunkItems: BATCH_CHUNK_ITEMS,
       concurrency: positiveOption("batchConcurrency", options.batchConcurrency, true) ?? BATCH_CONCURRENCY,
       bodyBytesMax: positiveOption("batchBodyBytes", options.batchBodyBytes, true) ?? BATCH_BODY_BYTES_MAX,

@@ -15,7 +15,7 @@ import { conditionHeaders, etagField, newIdempotencyKey, type WriteConditions } 
 import { ttlToMs, type Ttl } from "./duration.js";
 import { HypercacheError, type TransportError } from "./errors.js";
 import type { components, paths } from "./gen/client.js";
-import type { BufferedResponse, FailoverTransport, FailoverTransportDeps } from "./failover-transport.js";
+import { notApplied, type BufferedResponse, type FailoverTransport, type FailoverTransportDeps } from "./failover-transport.js";
 import type { DeleteOptions, SetOptions, WriteOptions } from "./call-options.js";
 import { buffered, typedClient } from "./openapi-bridge.js";
 import { answerError, dataOf, valueBody, type CacheValue, type DeleteResult, type PutResult } from "./values.js";
@@ -76,27 +76,29 @@ export interface WriteRoutes {
 }
 
 export type FailoverPolicy = NonNullable<FailoverTransportDeps["failoverAfterSent"]>;
-type AttemptError = HypercacheError | TransportError;
 
-/** Conditional writes, increments without a key: on only after a draining node's refusal. */
-export const refusedAsDraining = (e: AttemptError): boolean => e instanceof HypercacheError && e.code === "DRAINING";
-/** Increments under a key: on after anything but a 500. */
-const notInternal = (e: AttemptError): boolean => !(e instanceof HypercacheError && e.status === 500);
+/**
+ * The policy of `once` routes (conditional writes and chunks, increments without a key, the
+ * store without a lease): on to another node only when nothing was applied (notApplied).
+ */
+export const ONCE: FailoverPolicy = notApplied;
+/** The policy of increments under a key: on after anything but a 500. */
+export const UNLESS_INTERNAL: FailoverPolicy = (e: HypercacheError | TransportError) => !(e instanceof HypercacheError && e.status === 500);
+
+/** Both kinds of routes over one transport. */
+export function writeRoutes(transport: FailoverTransport): WriteRoutes {
+  return { api: typedClient<paths>(transport), bytes: new ByteRoutes(transport) };
+}
 
 export class ItemWrites {
-  private readonly once: WriteRoutes;
-  private readonly keyed: Client<paths>;
-
   constructor(
     /** Requests that may be replayed on another node. */
     private readonly replayable: WriteRoutes,
-    /** A transport of the client's endpoints under another failover policy. */
-    transportWith: (failoverAfterSent: FailoverPolicy) => FailoverTransport,
-  ) {
-    const once = transportWith(refusedAsDraining);
-    this.once = { api: typedClient<paths>(once), bytes: new ByteRoutes(once) };
-    this.keyed = typedClient<paths>(transportWith(notInternal));
-  }
+    /** Requests that move to another node only when nothing was applied (ONCE). */
+    private readonly once: WriteRoutes,
+    /** Increments under their Idempotency-Key (UNLESS_INTERNAL). */
+    private readonly keyed: Client<paths>,
+  ) {}
 
   async set(key: string, value: CacheValue, o: SetOptions): Promise<PutResult> {
     const body = await valueBody(value);
@@ -112,8 +114,7 @@ export class ItemWrites {
     const header = conditionHeaders({ ifMatch: o.ifMatch });
     const via = header === undefined ? this.replayable : this.once;
     const answered = await via.api.DELETE("/v1/cache/{key}", { params: { path: { key }, query: { consistency: o.consistency }, header }, signal: o.signal });
-    const data = dataOf(answered, DELETE_SHAPE, "a delete answer");
-    return buffered(answered.response).replayed ? { ...data, replayed: true } : data;
+    return withAnswer(dataOf(answered, DELETE_SHAPE, "a delete answer"), buffered(answered.response));
   }
 
   async incr(key: string, o: IncrOptions): Promise<IncrResult> {

@@ -5,6 +5,7 @@ import { ITEM_SHAPE } from "./answer-shapes.js";
 import { badAnswer, errorFromAnswer, type HypercacheError } from "./errors.js";
 import type { BufferedResponse } from "./failover-transport.js";
 import type { components } from "./gen/client.js";
+import { etagField } from "./conditions.js";
 import { buffered } from "./openapi-bridge.js";
 
 /** A value to store: text is stored as UTF-8, anything else as its bytes. */
@@ -93,7 +94,6 @@ export function metaFromHeaders(key: string, from: Blamed): ItemMeta {
   if (h.get("x-cache-version") === null || h.get("x-cache-node") === null) throw badAnswer(from.status, from.endpoint, "an item answer without X-Cache-Version and X-Cache-Node");
   const ttlMs = num("x-cache-ttl-ms");
   const expiresAt = h.get("x-cache-expires-at");
-  const etag = h.get("etag");
   return {
     key,
     size: num("content-length") ?? 0,
@@ -104,7 +104,7 @@ export function metaFromHeaders(key: string, from: Blamed): ItemMeta {
     ...(expiresAt !== null ? { expiresAt } : {}),
     node: h.get("x-cache-node") ?? "",
     owners: (h.get("x-cache-owners") ?? "").split(",").filter((s) => s !== ""),
-    ...(etag !== null ? { etag } : {}),
+    ...etagField(h),
   };
 }
 

@@ -81,6 +81,7 @@ describe("client conditional writes and counters on a real 3-node cluster", func
     expect(created[1]?.error).to.be.instanceOf(PreconditionFailedError);
     const b1 = await client.head("b1");
     const current = (created[1]?.error as PreconditionFailedError).currentEtag;
+    expect(current).to.match(/^".+"$/);
     expect(current).to.equal((await client.head("b2"))?.etag);
     const dels = await client.deleteMany([{ key: "b1", ifMatch: b1?.etag as string }, { key: "b2", ifMatch: '"stale-n9"' }]);
     expect(dels.map((r) => r.deleted)).to.deep.equal([true, false]);
