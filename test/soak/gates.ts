@@ -86,11 +86,14 @@ export const LIMITS = {
   /** The reference sample is taken this far into the run (minute 2 of 10). */
   referenceFraction: 0.2,
   /**
-   * RSS swings by tens of MB between garbage collections, so "RSS at minute 2" and "final RSS" are
-   * each the median of the samples within this many seconds (before and after minute 2; the last
-   * ones of the run).
+   * Memory swings by tens of MB between garbage collections, so "the figure at minute 2" and "the
+   * final figure" are each the median of the samples in a window this many seconds wide: centred
+   * on minute 2, and the last ones of the run. Both windows are as wide (six or seven samples 10 s
+   * apart), since the live figures change only at a full collection: a 30 s final window against
+   * a 60 s reference (seed 29 on 2026-11-30) held three samples of one collection's reading, and
+   * that one reading decided the gate.
    */
-  windowS: 30,
+  windowS: 60,
 } as const;
 
 export interface NodeMemoryVerdict {
@@ -121,8 +124,8 @@ export function slope(points: readonly [number, number][]): number {
 
 /**
  * The memory verdict of one node on `measure` (RSS by default, or retained memory): the
- * reference is the median around `referenceFraction` of the run, the final one the median of the
- * last `windowS` seconds, the slope a least-squares fit over every sample from the reference on.
+ * reference is the median of the `windowS` seconds centred on `referenceFraction` of the run, the
+ * final one the median of the last `windowS` seconds, the slope a least-squares fit over every sample from the reference on.
  * Retained memory is judged on the samples that carry heap figures only (one measure throughout);
  * with none, the verdict's figures are NaN and its gates fail.
  */
@@ -139,7 +142,7 @@ export function memoryVerdict(samples: readonly RssSample[], durationS: number, 
   if (!latest) return { node: (samples[0] as RssSample).node, measure, reference_s: durationS * LIMITS.referenceFraction, reference_bytes: NaN, final_bytes: NaN, final_ratio: NaN, slope_pct_per_min: NaN };
   const last = latest.sample;
   const refT = durationS * LIMITS.referenceFraction;
-  const around = valued.filter(({ sample }) => Math.abs(sample.t_s - refT) <= LIMITS.windowS);
+  const around = valued.filter(({ sample }) => Math.abs(sample.t_s - refT) <= LIMITS.windowS / 2);
   const referenceSamples = around.length > 0 ? around : [valued.find(({ sample }) => sample.t_s >= refT) ?? latest];
   const reference_bytes = median(referenceSamples);
   const final_bytes = median(valued.filter(({ sample }) => sample.t_s >= last.t_s - LIMITS.windowS));
@@ -183,7 +186,7 @@ export function soakGates(memory: readonly NodeMemoryVerdict[], loopWindowsP99Ms
     gates.push({
       name: `${m.node} final ${m.measure} ≤ ${LIMITS.finalRssRatio} × reference${note}`,
       passed: !gating || m.final_ratio <= LIMITS.finalRssRatio,
-      detail: `median of the last ${LIMITS.windowS} s ${mib(m.final_bytes)} / median around ${m.reference_s.toFixed(0)} s ${mib(m.reference_bytes)} = ${m.final_ratio.toFixed(3)}`,
+      detail: `median of the last ${LIMITS.windowS} s ${mib(m.final_bytes)} / median of ${m.reference_s.toFixed(0)} ± ${LIMITS.windowS / 2} s ${mib(m.reference_bytes)} = ${m.final_ratio.toFixed(3)}`,
     });
     gates.push({
       name: `${m.node} ${m.measure} slope < ${LIMITS.slopePctPerMinute}%/min${note}`,
