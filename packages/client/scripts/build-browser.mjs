@@ -1,6 +1,6 @@
-// Bundles the core entry (dist/index.js) for browsers with esbuild: one minified ES module with
-// its dependencies (openapi-fetch, eventsource-parser). platform "browser" makes any Node built-in
-// in the core fail the build. Prints the gzip size and fails above the 20 KB budget.
+// Bundles the browser entry (dist/browser.js: the core without OAuth client credentials) with
+// esbuild: one minified ES module with its dependencies (openapi-fetch, eventsource-parser).
+// platform "browser" makes any Node built-in in the core fail the build. Prints the gzip size and fails above the 20 KB budget.
 import { build } from "esbuild";
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
@@ -12,7 +12,7 @@ const GZIP_BUDGET_BYTES = 20 * 1024;
 const root = fileURLToPath(new URL("..", import.meta.url));
 const outfile = `${root}dist/browser/hypercache-client.min.js`;
 await build({
-  entryPoints: [`${root}dist/index.js`],
+  entryPoints: [`${root}dist/browser.js`],
   bundle: true,
   format: "esm",
   platform: "browser",

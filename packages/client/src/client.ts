@@ -38,28 +38,17 @@ import {
 import { isBoolean, isStrings, shaped } from "./answer-checks.js";
 import { DRAIN_STATUS_SHAPE, HINTS_SHAPE, IDENTITY_SHAPE, KEY_PAGE_SHAPE, MEMBERS_SHAPE, PREVIEW_SHAPE, REPLICAS_SHAPE, RING_SHAPE, STATS_SHAPE } from "./answer-shapes.js";
 import { buffered, typedClient } from "./openapi-bridge.js";
-import { acceptEndpoint, authFromOptions, positiveOption, BATCH_BODY_BYTES_MAX, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT, seedList, type ClientOptions } from "./options.js";
+import { acceptEndpoint, authFromOptions, positiveOption, BATCH_BODY_BYTES_MAX, BATCH_CHUNK_ITEMS, BATCH_CONCURRENCY, DISCOVERY_INTERVAL_MS, KEY_PAGE_LIMIT, seedList, type ClientOptions, type OidcProviderFactory } from "./options.js";
 import { defaultRuntime, type Runtime, type TimerHandle } from "./runtime.js";
-import {
-  answerError,
-  dataOf,
-  isMissingKey,
-  itemFromEnvelope,
-  metaFromHeaders,
-  valueOf,
-  type CacheItem,
-  type CacheValue,
-  type Capability,
-  type DeleteResult,
-  type Identity,
-  type ItemMeta,
-  type PutResult,
-} from "./values.js";
+import { answerError, dataOf, isMissingKey, itemFromEnvelope, metaFromHeaders, valueOf } from "./values.js";
+import type { CacheItem, CacheValue, Capability, DeleteResult, Identity, ItemMeta, PutResult } from "./values.js";
 
 /** The options of a call that passes none (one object for every such call). */
 const NO_OPTIONS: ReadOptions = Object.freeze({});
 
 export class HypercacheClient {
+  /** The `oidc` option's provider: none here (the browser build), client-with-oidc.ts adds it. */
+  protected static readonly oidc: OidcProviderFactory | undefined = undefined;
   private readonly runtime: Runtime;
   private readonly apiPool: EndpointPool;
   private readonly mgmtPool: EndpointPool;
@@ -88,7 +77,7 @@ export class HypercacheClient {
     const configured = [...seeds, ...(options.managementEndpoints ?? [])];
     // Each checked first (a ClientConfigError naming it): the checks below parse them as URLs.
     for (const url of configured) normalizeBaseUrl(url);
-    const auth: AuthProvider = authFromOptions(options, { fetch, runtime: this.runtime }, configured);
+    const auth: AuthProvider = authFromOptions(options, { fetch, runtime: this.runtime, oidc: (new.target as typeof HypercacheClient).oidc }, configured);
     const poolOpts = { clock: this.runtime.clock, random: this.runtime.random, randomStart: options.randomStart ?? true, accept: acceptEndpoint(options, configured) };
     this.apiPool = new EndpointPool(seeds, poolOpts);
     this.mgmtPool = new EndpointPool(options.managementEndpoints ?? [], poolOpts);
@@ -102,7 +91,6 @@ export class HypercacheClient {
       closed: this.closing.signal,
       onEvent: options.onEvent,
     };
-
     // Discovery asks a client listener: a management-only client has none, and stays on its own.
     const discoveryOn = options.discovery !== false && this.hasApi;
     if (discoveryOn) {
@@ -127,7 +115,6 @@ export class HypercacheClient {
       concurrency: positiveOption("batchConcurrency", options.batchConcurrency, true) ?? BATCH_CONCURRENCY,
       bodyBytesMax: positiveOption("batchBodyBytes", options.batchBodyBytes, true) ?? BATCH_BODY_BYTES_MAX,
     });
-
     const d = discoveryOn ? (options.discovery as Exclude<ClientOptions["discovery"], false>) : undefined;
     if (this.discovery && d?.atStart !== false) void this.discovery.refresh().catch(() => undefined);
     const intervalMs = d?.intervalMs ?? DISCOVERY_INTERVAL_MS;

@@ -7,7 +7,7 @@ import { Readable } from "node:stream";
 import { Agent, buildConnector, errors, type Dispatcher } from "undici";
 import { AttemptSignal, deadlineConnector, type Connector } from "./attempt-deadline.js";
 import { BodyDeadlines } from "./body-deadlines.js";
-import { HypercacheClient as CoreClient } from "./client.js";
+import { HypercacheClient as CoreClient } from "./client-with-oidc.js";
 import { ATTEMPT_TIMEOUT_MS } from "./failover-transport.js";
 import type { FetchLike, HeadersLike, RequestInitLike, ResponseLike } from "./fetch-types.js";
 import type { ClientOptions } from "./options.js";

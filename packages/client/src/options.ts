@@ -3,8 +3,8 @@ import { basicAuth, bearerAuth, isPlaintext, noAuth, type AuthProvider, type Bas
 import { ClientConfigError } from "./errors.js";
 import type { FetchLike } from "./fetch-types.js";
 import type { ClientEvent } from "./failover-transport.js";
-import { OidcClientCredentials, type OidcClientCredentialsOptions } from "./oidc-client-credentials.js";
-import type { Runtime } from "./runtime.js";
+import type { OidcClientCredentialsOptions } from "./oidc-client-credentials.js";
+import type { Clock, Runtime, Timers } from "./runtime.js";
 
 /** How often discovery refreshes the endpoints (ms). */
 export const DISCOVERY_INTERVAL_MS = 30_000;
@@ -41,7 +41,7 @@ export interface ClientOptions {
   /** HTTP Basic user; refused over `http:` unless `allowInsecureBasic`. */
   readonly basic?: BasicCredentials;
   readonly allowInsecureBasic?: boolean;
-  /** OAuth 2.0 client credentials from an OIDC issuer. */
+  /** OAuth 2.0 client credentials from an OIDC issuer (not in the browser build: ClientConfigError). */
   readonly oidc?: OidcClientCredentialsOptions;
   /** Any other credential scheme. */
   readonly auth?: AuthProvider;
@@ -108,8 +108,14 @@ export function seedList(o: Pick<ClientOptions, "endpoints" | "managementEndpoin
   return list;
 }
 
+/**
+ * Builds the provider of the `oidc` option (OAuth 2.0 client credentials). The browser build has
+ * none: the grant needs a client secret, which a browser page cannot keep (RFC 6749 4.4).
+ */
+export type OidcProviderFactory = (o: OidcClientCredentialsOptions, deps: { fetch: FetchLike; clock: Clock; timers: Timers }) => AuthProvider;
+
 /** The credential provider the options describe (at most one kind); `seeds` are every endpoint given. */
-export function authFromOptions(o: ClientOptions, deps: { fetch: FetchLike; runtime: Runtime }, seeds: readonly string[]): AuthProvider {
+export function authFromOptions(o: ClientOptions, deps: { fetch: FetchLike; runtime: Runtime; oidc: OidcProviderFactory | undefined }, seeds: readonly string[]): AuthProvider {
   const kinds = [o.token !== undefined, o.basic !== undefined, o.oidc !== undefined, o.auth !== undefined].filter(Boolean).length;
   if (kinds > 1) throw new ClientConfigError("give one of token, basic, oidc or auth");
   if (o.token !== undefined) return bearerAuth(o.token);
@@ -120,7 +126,10 @@ export function authFromOptions(o: ClientOptions, deps: { fetch: FetchLike; runt
     }
     return basicAuth(o.basic, o.allowInsecureBasic === true);
   }
-  if (o.oidc !== undefined) return new OidcClientCredentials(o.oidc, { fetch: deps.fetch, clock: deps.runtime.clock, timers: deps.runtime.timers });
+  if (o.oidc !== undefined) {
+    if (deps.oidc === undefined) throw new ClientConfigError("oidc (client credentials) is not in the browser build: a page cannot keep a client secret; pass token or auth");
+    return deps.oidc(o.oidc, { fetch: deps.fetch, clock: deps.runtime.clock, timers: deps.runtime.timers });
+  }
   return o.auth ?? noAuth;
 }
 

@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { ManualClock } from "../../../../test/helpers/manual-clock.js";
-import { HypercacheClient } from "../../src/client.js";
+import { HypercacheClient as BrowserClient } from "../../src/browser.js";
+import { HypercacheClient } from "../../src/index.js";
 import { ClientConfigError } from "../../src/errors.js";
 import { OidcClientCredentials, TokenRequestError } from "../../src/oidc-client-credentials.js";
 import { seededRandom } from "../../src/runtime.js";
@@ -109,5 +110,13 @@ describe("client OIDC client credentials", () => {
     expect(f.to("https://a:1").map((x) => x.init.headers.authorization)).to.deep.equal(["Bearer at-1", "Bearer at-2"]);
     accepted = "none";
     expect(await c.me().catch((e: unknown) => (e as Error).name)).to.equal("UnauthorizedError");
+  });
+
+  it("the browser build refuses the oidc option (a page cannot keep a client secret) before anything is sent; a token works there", () => {
+    const f = new FakeFetch();
+    const make = (o: object) => () => new BrowserClient({ endpoints: ["https://a:1"], fetch: f.fetch, discovery: false, ...o });
+    expect(make({ oidc: { issuer: ISSUER, clientId: "svc", clientSecret: "s3cret" } })).to.throw(ClientConfigError, /browser build/);
+    expect(make({ token: "t" })).not.to.throw();
+    expect(f.calls).to.have.length(0);
   });
 });

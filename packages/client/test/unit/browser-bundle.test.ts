@@ -3,7 +3,7 @@ import { build } from "esbuild";
 import { gzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
 
-const entry = fileURLToPath(new URL("../../src/index.ts", import.meta.url));
+const entry = fileURLToPath(new URL("../../src/browser.ts", import.meta.url));
 const nodeEntry = fileURLToPath(new URL("../../src/node.ts", import.meta.url));
 
 async function bundle(file: string) {
@@ -11,10 +11,11 @@ async function bundle(file: string) {
 }
 
 describe("client browser build", () => {
-  it("bundles the core entry for browsers, with no Node built-in and no undici, within 20 KB gzip", async () => {
+  it("bundles the browser entry, with no Node built-in, no undici and no OAuth client credentials, within 20 KB gzip", async () => {
     const out = await bundle(entry);
     const inputs = Object.keys(out.metafile.inputs);
     expect(inputs.filter((p) => p.includes("undici") || p.startsWith("node:"))).to.deep.equal([]);
+    expect(inputs.filter((p) => p.includes("oidc")), "no OAuth client credentials: a page cannot keep a client secret").to.deep.equal([]);
     const gz = gzipSync(out.outputFiles[0]?.contents ?? new Uint8Array(), { level: 9 }).length;
     expect(gz).to.be.greaterThan(2_000).and.at.most(20 * 1024);
   });
