@@ -144,6 +144,12 @@ export interface CacheService {
   /** A lease read of `key` that missed: the key's primary answers (lease/leases.ts). */
   lease(key: string, ask: LeaseAsk): Promise<LeaseResult>;
   /**
+   * The holder of `key`'s lease `token` releases it unfilled (its load failed): the key's primary
+   * ends it and its first waiter takes a new one. False when no lease of that token is held
+   * (filled, expired, ended by a write or delete); UNAVAILABLE when the primary cannot be asked.
+   */
+  releaseLease(key: string, token: string): Promise<boolean>;
+  /**
    * The one admission step of client writes: throws 503 DRAINING once the node drains. Call it
    * when the request arrives; the writes it returns complete even if draining starts meanwhile.
    */

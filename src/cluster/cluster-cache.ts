@@ -119,6 +119,10 @@ export class ClusterCache implements CacheService {
     }
   }
 
+  releaseLease(key: string, token: string): Promise<boolean> {
+    return this.deps.leases.release(key, token);
+  }
+
   admitWrite(): AdmittedWrites {
     this.deps.lifecycle.admitWrite();
     return this.admitted;

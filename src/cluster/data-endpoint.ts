@@ -124,6 +124,7 @@ export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
     },
     drain: () => void deps.lifecycle.drain("peer request"),
     lease: (req) => deps.leases.answer(req),
+    releaseLease: (req) => deps.leases.answerRelease(req),
     acceptHandOff: (_from, target, records) =>
       acceptHandOff(
         {

@@ -8,7 +8,7 @@ import { MAX_DURATION_MS } from "../core/duration.js";
 import { ETAG_LIMITS, IDEMPOTENCY_KEY_CHARS_MAX, KEY_BYTES_CEILING, LEASE_LIMITS, PEER_VERSION_AHEAD_MAX_MS, REPLICATION_MAX, TIME_MS_MAX } from "../core/limits.js";
 import { isNodeId } from "../core/node-id.js";
 import type { VersionedRecord } from "../store/index.js";
-import type { ClientWrite, LeaseRequest, TouchPush } from "../transport/index.js";
+import type { ClientWrite, LeaseRelease, LeaseRequest, TouchPush } from "../transport/index.js";
 
 function isTime(ms: number): boolean {
   return Number.isSafeInteger(ms) && ms >= 0 && ms <= TIME_MS_MAX;
@@ -117,5 +117,13 @@ export function checkLeaseRequest(req: LeaseRequest): void {
   }
   if (!Number.isSafeInteger(req.waitMs) || req.waitMs < 0 || req.waitMs > waitMsMax) {
     throw badRequest(`a lease request's wait of ${req.waitMs} ms is out of range (0 to ${waitMsMax})`);
+  }
+}
+
+/** Checks a lease release a peer forwarded: the key, and a token of 1 to LEASE_LIMITS.tokenCharsMax characters. */
+export function checkLeaseRelease(req: LeaseRelease): void {
+  checkKey(req.key, KEY_BYTES_CEILING, "a lease release's key");
+  if (req.token.length === 0 || req.token.length > LEASE_LIMITS.tokenCharsMax) {
+    throw badRequest(`a lease release's token must be 1 to ${LEASE_LIMITS.tokenCharsMax} characters`);
   }
 }

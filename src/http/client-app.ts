@@ -17,6 +17,7 @@ import { addEndpointRoutes } from "./endpoint-routes.js";
 import { addIdentityRoutes } from "./identity-routes.js";
 import { createItemHandler, itemRoutes, type ItemHandler, type ItemRouteDeps } from "./item-routes.js";
 import { addKeyRoutes } from "./key-routes.js";
+import { addLeaseRoutes } from "./lease-routes.js";
 import { errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
 
 
@@ -66,6 +67,7 @@ export function createClientRouter(deps: ClientAppDeps): Router<AppState> {
   addIdentityRoutes(router, deps.auth);
   addBatchRoutes(router, { cache: deps.cache, auth: deps.auth, clock: deps.clock, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, rateLimiter: deps.rateLimiter, inflight: deps.inflight, ...deps.limits });
   addKeyRoutes(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes, inflight: deps.inflight });
+  addLeaseRoutes(router, { cache: deps.cache, auth: deps.auth, maxKeyBytes: deps.limits.maxKeyBytes });
   addEndpointRoutes(router, { auth: deps.auth, members: deps.members });
   return router;
 }

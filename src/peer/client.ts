@@ -10,7 +10,7 @@ import { PEER_BODY_BYTES_MAX, PEER_IDLE_TIMEOUT_MS, PEER_TIMEOUT_MS } from "../c
 import type { Metrics, PeerCallMetrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { peerGzip } from "./peer-compression.js";
-import { checkAnswerer, type ClientWrite, type ForwardRequest, type LeaseRequest, type OwnerChecks, type PeerMember, type PeerRef, type PeerTransport, type TouchPush, type WriteOutcome } from "../transport/index.js";
+import { checkAnswerer, type ClientWrite, type ForwardRequest, type LeaseRelease, type LeaseRequest, type OwnerChecks, type PeerMember, type PeerRef, type PeerTransport, type TouchPush, type WriteOutcome } from "../transport/index.js";
 import {
   ClientWriteSchema,
   DrainRequestSchema,
@@ -27,6 +27,7 @@ import {
   MerkleRootRequestSchema,
   PeerService,
   ProbeRequestSchema,
+  ReleaseLeaseRequestSchema,
   RemoveRequestSchema,
   SetRequestSchema,
   type ExchangeRequest,
@@ -363,6 +364,14 @@ export class ConnectPeerTransport implements PeerTransport {
     return this.call(to, "Lease", async (c) => {
       const res = await c.lease(create(LeaseRequestSchema, { from: req.from, key: req.key, leaseMs: BigInt(req.leaseMs), waitMs: BigInt(req.waitMs) }), { timeoutMs });
       return fromWireLease(res, to);
+    });
+  }
+
+  releaseLease(to: PeerRef, req: LeaseRelease) {
+    return this.call(to, "ReleaseLease", async (c) => {
+      const res = await c.releaseLease(create(ReleaseLeaseRequestSchema, { from: req.from, key: req.key, token: req.token }));
+      checkAnswerer(res.node, to);
+      return res.released;
     });
   }
 

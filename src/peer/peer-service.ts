@@ -17,6 +17,7 @@ import {
   MerkleRootResponseSchema,
   PeerService,
   ProbeResponseSchema,
+  ReleaseLeaseResponseSchema,
 } from "../../gen/proto/hypercache/peer/v1/peer_pb.js";
 import { fromEntry, fromWireMember, toEntry, toNumber, toRecordInfo, toWireLease, toWireMember } from "./convert.js";
 import { toConnectError } from "./errors.js";
@@ -94,6 +95,7 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       const out = await endpoint.lease({ from: req.from, key: req.key, leaseMs: toNumber(req.leaseMs), waitMs: toNumber(req.waitMs) });
       return toWireLease(out, endpoint.health().node);
     }),
+    releaseLease: guarded((req) => create(ReleaseLeaseResponseSchema, { released: endpoint.releaseLease({ from: req.from, key: req.key, token: req.token }), node: endpoint.health().node })),
     health: guarded((req) => {
       const h = endpoint.health();
       if (h.draining && req.unavailableWhenDraining) throw new CacheError("DRAINING", "node is draining");

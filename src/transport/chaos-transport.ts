@@ -7,7 +7,7 @@ import type { Metrics } from "../observability/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import { NotDeliveredError } from "./delivery.js";
 import type { PeerTransport } from "./peer-transport.js";
-import type { ForwardRequest, LeaseRequest, OwnerChecks, PeerMember, PeerRef, TouchPush } from "./types.js";
+import type { ForwardRequest, LeaseRelease, LeaseRequest, OwnerChecks, PeerMember, PeerRef, TouchPush } from "./types.js";
 
 /** Fault settings shared by every node of a simulated network. */
 export class Chaos {
@@ -120,6 +120,9 @@ export class ChaosTransport implements PeerTransport {
   }
   lease(to: PeerRef, req: LeaseRequest) {
     return this.gate(to, () => this.inner.lease(to, req));
+  }
+  releaseLease(to: PeerRef, req: LeaseRelease) {
+    return this.gate(to, () => this.inner.releaseLease(to, req));
   }
   close(): Promise<void> {
     return this.inner.close();

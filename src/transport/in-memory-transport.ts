@@ -5,7 +5,7 @@ import type { VersionedRecord } from "../store/index.js";
 import { checkAnswerer } from "./answers.js";
 import { NotDeliveredError } from "./delivery.js";
 import type { PeerEndpoint, PeerTransport } from "./peer-transport.js";
-import type { ForwardRequest, LeaseOutcome, LeaseRequest, OwnerChecks, PeerMember, PeerRef, TouchPush } from "./types.js";
+import type { ForwardRequest, LeaseOutcome, LeaseRelease, LeaseRequest, OwnerChecks, PeerMember, PeerRef, TouchPush } from "./types.js";
 
 export class InMemoryNetwork {
   private readonly endpoints = new Map<string, PeerEndpoint>();
@@ -108,6 +108,9 @@ class InMemoryTransport implements PeerTransport {
       const out = await e.lease({ ...req });
       return out.kind === "hit" ? { kind: "hit", record: { ...out.record } } : out;
     });
+  }
+  releaseLease(to: PeerRef, req: LeaseRelease) {
+    return this.callAddressed(to, (e) => e.releaseLease({ ...req }));
   }
   async close(): Promise<void> {}
 }

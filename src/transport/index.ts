@@ -1,6 +1,6 @@
 export type { PeerEndpoint, PeerTransport } from "./peer-transport.js";
 export type {
-  ApplyOutcome, ClientWrite, ForwardRequest, HealthInfo, HeldRecord, KeysPage, MerkleRangePage, MerkleRoot, PeerMember, PeerMemberState, PeerRef, ProbeResult, OwnerChecks, RecordMeta, TouchOutcome, TouchPush, WriteCondition, WriteOutcome, LeaseOutcome, LeaseRequest,
+  ApplyOutcome, ClientWrite, ForwardRequest, HealthInfo, HeldRecord, KeysPage, MerkleRangePage, MerkleRoot, PeerMember, PeerMemberState, PeerRef, ProbeResult, OwnerChecks, RecordMeta, TouchOutcome, TouchPush, WriteCondition, WriteOutcome, LeaseOutcome, LeaseRelease, LeaseRequest,
 } from "./types.js";
 export { BASE_MISSING, isConditional, primaryOnly } from "./types.js";
 export { anyAbstains, answeredAsOther, checkAnswerer, markAbstaining } from "./answers.js";

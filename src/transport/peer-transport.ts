@@ -6,7 +6,7 @@
 import type { ConsistencyLevel } from "../config/index.js";
 import type { VersionedRecord } from "../store/index.js";
 import type {
-  ApplyOutcome, ForwardRequest, TouchOutcome, TouchPush, HealthInfo, HeldRecord, KeysPage, MerkleRangePage, MerkleRoot, OwnerChecks, PeerMember, PeerRef, ProbeResult, RecordMeta, WriteOutcome, LeaseOutcome, LeaseRequest,
+  ApplyOutcome, ForwardRequest, TouchOutcome, TouchPush, HealthInfo, HeldRecord, KeysPage, MerkleRangePage, MerkleRoot, OwnerChecks, PeerMember, PeerRef, ProbeResult, RecordMeta, WriteOutcome, LeaseOutcome, LeaseRelease, LeaseRequest,
 } from "./types.js";
 
 /** The calling side. */
@@ -50,6 +50,8 @@ export interface PeerTransport {
    * up to `req.waitMs` (the call's timeout is that plus the peer timeout).
    */
   lease(to: PeerRef, req: LeaseRequest): Promise<LeaseOutcome>;
+  /** Asks the key's primary to end the lease `req.token` names; true when that call ended it. */
+  releaseLease(to: PeerRef, req: LeaseRelease): Promise<boolean>;
   /** Releases connections. */
   close(): Promise<void>;
 }
@@ -75,6 +77,8 @@ export interface PeerEndpoint {
   acceptHandOff(from: string, target: PeerRef, records: readonly VersionedRecord[]): boolean[];
   /** Answers a lease request as the key's primary, or "none" when this node is not its primary. */
   lease(req: LeaseRequest): LeaseOutcome | Promise<LeaseOutcome>;
+  /** Ends the lease `req.token` names as the key's primary; false when it is not held here (or this node is not the primary). */
+  releaseLease(req: LeaseRelease): boolean;
 }
 
 export type { ConsistencyLevel };

@@ -212,6 +212,15 @@ export interface LeaseRequest {
   readonly waitMs: number;
 }
 
+/** A lease holder's release of a lease it will not fill, sent to the key's primary (ReleaseLease). */
+export interface LeaseRelease {
+  /** The node the client called. */
+  readonly from: string;
+  readonly key: string;
+  /** The lease's token (X-Cache-Lease). */
+  readonly token: string;
+}
+
 /**
  * What the key's primary answered a lease read: the live record ("hit"), a new lease for the
  * caller ("granted", its token), another caller's lease with no value within the wait ("held",

@@ -65,6 +65,7 @@ const fakeCache: CacheService = {
   localValueBytes: unused,
   getMany: unused,
   lease: unused,
+  releaseLease: unused,
   admitWrite: unused,
   listKeys: unused,
 };

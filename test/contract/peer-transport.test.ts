@@ -104,6 +104,11 @@ function recordingEndpoint() {
       };
       return answers[req.key] ?? { kind: "none" };
     },
+    releaseLease: (req) => {
+      rec("releaseLease", req);
+      maybeFail();
+      return req.token === "1.abc";
+    },
   };
   return { endpoint, calls, failWith: (e: CacheError | undefined) => (fail = e), abstain: (on: boolean) => (abstaining = on) };
 }
@@ -305,6 +310,15 @@ for (const impl of IMPLEMENTATIONS) {
       expect(await h.transport.lease(h.peer, { ...req, key: "other" })).to.deep.equal({ kind: "none" });
       ep.failWith(new CacheError("BAD_REQUEST", "lease out of range"));
       expect(await codeOf(h.transport.lease(h.peer, req))).to.equal("BAD_REQUEST");
+    });
+
+    it("releaseLease carries key, token and sender, and the receiver's verdict comes back as sent", async () => {
+      const req = { from: "n2", key: "k/ü", token: "1.abc" };
+      expect(await h.transport.releaseLease(h.peer, req)).to.equal(true);
+      expect(ep.calls.at(-1)).to.deep.equal({ method: "releaseLease", args: [req] });
+      expect(await h.transport.releaseLease(h.peer, { ...req, token: "2.def" })).to.equal(false);
+      ep.failWith(new CacheError("BAD_REQUEST", "token too long"));
+      expect(await codeOf(h.transport.releaseLease(h.peer, req))).to.equal("BAD_REQUEST");
     });
 
     it("handOffHints carries the target and the records (values and tombstones) and answers one flag per record", async () => {

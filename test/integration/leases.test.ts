@@ -2,7 +2,8 @@
 // lease GETs of a cold key through every node get exactly one loader (one token) and the others
 // the value once it fills; an unfilled lease passes to a new loader after it expires (and to a
 // waiting reader); a delete before the fill makes the fill 409; LEASE_HELD carries Retry-After;
-// every malformed `lease`, `wait` or X-Cache-Lease is 400 with the envelope.
+// a holder's release passes the lease on at once; every malformed `lease`, `wait` or
+// X-Cache-Lease is 400 with the envelope.
 import { expect } from "chai";
 import { startCluster, type NodeProcess } from "../helpers/node-process.js";
 import { call, type Reply } from "../helpers/http-call.js";
@@ -109,6 +110,39 @@ describe("stampede leases across three real processes", function () {
     for (const n of nodes) expect((await send(n, "GET", `${item(key)}?consistency=one`)).status, n.id).to.equal(404);
     const again = await send(pick(0), "GET", `${item(key)}?lease=10s`);
     expect(again.headers["x-cache-lease"]).to.be.a("string").and.not.equal(token);
+  });
+
+  it("a holder whose load failed releases its lease (DELETE /v1/cache/{key}/lease) through a node that is not the primary: a waiter through the third node gets a new token at once; a second release is 409", async () => {
+    const key = "release-me";
+    const owners = (await send(pick(0), "GET", `/v1/owners/${encodeURIComponent(key)}`)).json<{ owners: string[] }>().owners;
+    const [holderVia, waiterVia] = nodes.filter((n) => n.id !== owners[0]) as [NodeProcess, NodeProcess];
+    const lease = await send(holderVia, "GET", `${item(key)}?lease=20s`);
+    const token = lease.headers["x-cache-lease"] as string;
+    expect(token).to.be.a("string");
+    const started = Date.now();
+    const waiter = send(waiterVia, "GET", `${item(key)}?lease=20s&wait=10s`);
+    await sleep(200);
+    const release = await send(holderVia, "DELETE", `${item(key)}/lease`, { headers: { "X-Cache-Lease": token } });
+    expect(release.status, release.body.toString()).to.equal(204);
+    const next = await waiter;
+    expect(next.status).to.equal(404);
+    expect(next.headers["x-cache-lease"]).to.be.a("string").and.not.equal(token);
+    expect(Date.now() - started, "well before the 20 s lease or the 10 s wait ran out").to.be.below(5_000);
+    const again = await send(waiterVia, "DELETE", `${item(key)}/lease`, { headers: { "X-Cache-Lease": token } });
+    expect(again.status).to.equal(409);
+    expect(code(again)).to.equal("CONFLICT");
+    expect((await send(holderVia, "PUT", item(key), { headers: { "X-Cache-Lease": token }, body: "stale" })).status).to.equal(409);
+    const filled = await send(holderVia, "PUT", item(key), { headers: { "X-Cache-Lease": next.headers["x-cache-lease"] as string }, body: "second loader" });
+    expect(filled.status).to.equal(200);
+    // Nothing was deleted by the release: the value of the fill after it stands.
+    expect((await send(pick(0), "GET", `${item(key)}?consistency=all`)).body.toString()).to.equal("second loader");
+    // A release without a token, or with a malformed one, is 400 and changes nothing.
+    for (const headers of [{}, { "X-Cache-Lease": "has space" }, { "X-Cache-Lease": "x".repeat(65) }] as Array<Record<string, string>>) {
+      const r = await send(pick(0), "DELETE", `${item(key)}/lease`, { headers });
+      expect(r.status, JSON.stringify(headers)).to.equal(400);
+      expect(code(r)).to.equal("BAD_REQUEST");
+    }
+    expect((await send(pick(0), "GET", item(key))).status).to.equal(200);
   });
 
   it("every malformed lease, wait or X-Cache-Lease is 400 with the envelope", async () => {

@@ -134,4 +134,38 @@ describe("sim/stampede leases", () => {
       expect(c.node("n1").metrics.get("dist.write.forward_promotion")).to.equal(0);
     }),
   );
+
+  it(
+    "a holder whose load failed releases its lease through a node that is not the primary: the waiter through the third node takes a new lease at once; a second release, a release through a non-primary receiver and one to a crashed primary change nothing",
+    withSeed(185, async () => {
+      const c = await cluster({ nodes: 3, seed: 185 });
+      const key = keyWhere(c, (o) => o.primary === "n3", "released");
+      const lease = await leaseRead(c, "n1", key, 10_000, 0);
+      const waiter = track(leaseRead(c, "n2", key, 10_000, 5_000));
+      await c.advance(100);
+      expect(waiter.done).to.equal(false);
+      expect(await c.node("n1").cache.releaseLease(key, lease.token!)).to.equal(true);
+      await c.settle();
+      expect(waiter.value?.token, "a new lease at once, not after 10 s").to.be.a("string").and.not.equal(lease.token);
+      expect(await c.node("n2").cache.releaseLease(key, lease.token!), "released already").to.equal(false);
+      await expectCacheError(fill(c, "n1", key, "stale load", lease.token!), "CONFLICT");
+      // A receiver that is not the primary holds no lease: it answers false, never forwards.
+      expect(c.node("n1").endpoint.releaseLease({ from: "n2", key, token: waiter.value!.token! })).to.equal(false);
+      await fill(c, "n2", key, "second loader", waiter.value!.token!);
+      expect(text((await c.node("n3").cache.get(key, "all")).item?.value)).to.equal("second loader");
+      expect(c.node("n3").metrics.get("dist.lease.released")).to.equal(1);
+      try {
+        c.node("n3").endpoint.releaseLease({ from: "n1", key, token: "" });
+        expect.fail("an empty token must be refused");
+      } catch (err) {
+        expect((err as CacheError).code).to.equal("BAD_REQUEST");
+      }
+      const other = keyWhere(c, (o) => o.primary === "n3", "unreachable");
+      const held = await leaseRead(c, "n1", other, 10_000, 0);
+      c.crash("n3");
+      const e = track(c.node("n1").cache.releaseLease(other, held.token!));
+      for (let i = 0; i < 100 && !e.done; i++) await c.advance(100);
+      expect((e.error as CacheError).code).to.equal("UNAVAILABLE");
+    }),
+  );
 });

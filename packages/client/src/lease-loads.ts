@@ -7,7 +7,9 @@
 // miss a lease of its own. Without a lease (the primary is unreachable or at its lease cap) the
 // value is loaded and stored only if the key is still absent (If-None-Match: *, never replayed on
 // another node once sent), so it never replaces a newer write. A failed store does not fail the
-// call: the caller has its value, and the client reports it (a "fill-failed" event).
+// call: the caller has its value, and the client reports it (a "fill-failed" event). A `load` that
+// throws (or is aborted) gives its lease back (DELETE /v1/cache/{key}/lease): the next miss gets
+// the lease at once.
 import { parseDurationMs, ttlToMs, type Ttl } from "./duration.js";
 import { AllEndpointsFailedError, ConflictError, HypercacheError, LeaseHeldError, PreconditionFailedError, TransportError } from "./errors.js";
 import type { ByteRoutes } from "./byte-routes.js";
@@ -90,7 +92,15 @@ export class LeaseLoads {
   /** Runs `load` and stores its value: as the lease's fill, or (no lease) only where the key is still absent. */
   private async loadAndStore(key: string, load: Loader, o: LoadOptions, leaseMs: number, token: string | undefined): Promise<Uint8Array> {
     const started = this.deps.clock.nowMs();
-    const body = await valueBody(await load(key, o.signal));
+    let body: string | Uint8Array;
+    try {
+      body = await valueBody(await load(key, o.signal));
+    } catch (err) {
+      // The lease is given back so that the next caller loads now, not when it runs out. Best
+      // effort: a release that fails (the primary unreachable) leaves the lease to run out.
+      if (token !== undefined) await this.deps.bytes.releaseLease(key, token).catch(() => undefined);
+      throw err;
+    }
     const ttl = o.ttl === undefined ? undefined : `${ttlToMs(o.ttl)}ms`;
     try {
       const { response } = token !== undefined

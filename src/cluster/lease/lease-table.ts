@@ -2,9 +2,10 @@
 // replicated): the first lease read that misses a key gets the key's lease (a token) and loads
 // the value; the misses after it wait for the value, bounded in time and in number, or answer
 // LEASE_HELD. A lease ends when its time runs out, when a write of the key is stored here (its
-// own fill, or any other write), or when a delete of the key is stored here. A fill whose lease
+// own fill, or any other write), when a delete of the key is stored here, or when its holder
+// releases it (its load failed). A fill whose lease
 // has ended stores nothing (CONFLICT). Waiters get the value the moment a write of the key is
-// stored; when a lease ends without a value (it expired, or a delete ended it) the first waiter
+// stored; when a lease ends without a value (it expired, was released, or a delete ended it) the first waiter
 // takes over a new lease and the others wait on that one.
 //
 // Time comes from the injected clock and timers: one timer per lease (its end) and one per waiter
@@ -119,6 +120,19 @@ export class LeaseTable {
   }
 
   /**
+   * Ends the lease `token` names on `key`, as its holder asks when it will not fill it (its load
+   * failed): the first waiter takes over a new lease at once, as when a lease runs out. False, and
+   * nothing changes, when no lease of that token is held here (filled, expired, ended by a write
+   * or delete, or never granted here) or its fill is being stored.
+   */
+  release(key: string, token: string): boolean {
+    const lease = this.current(key);
+    if (lease === undefined || lease.token !== token || lease.filling) return false;
+    this.end(key, lease, "dist.lease.released");
+    return true;
+  }
+
+  /**
    * Observer of every record this node's store stored (called after the store committed it):
    * a write ends the key's lease and answers its waiters with the record; a delete (or a record
    * already expired) ends the lease and the first waiter takes over a new one.
@@ -179,7 +193,7 @@ export class LeaseTable {
   }
 
   /** Ends `lease` without a value: its first waiter takes over a new lease, the others wait on it. */
-  private end(key: string, lease: Lease, metric: "dist.lease.expired" | "dist.lease.invalidated"): void {
+  private end(key: string, lease: Lease, metric: "dist.lease.expired" | "dist.lease.invalidated" | "dist.lease.released"): void {
     this.leases.delete(key);
     lease.timer.cancel();
     this.deps.metrics.inc(metric);

@@ -1,14 +1,15 @@
 // Where a lease read's miss is decided: the key's primary holds the key's lease
-// (lease-table.ts). A node that is not the primary forwards the request once (Lease); the
-// receiver answers only as the key's primary in its own ring view and otherwise "none", so
-// waits never chain. No lease at all ("none": the primary is unreachable or at its lease cap,
+// (lease-table.ts). A node that is not the primary forwards the request once (Lease, and a
+// holder's ReleaseLease); the receiver answers only as the key's primary in its own ring view
+// and otherwise "none" (a release: not released), so waits never chain. No lease at all ("none": the primary is unreachable or at its lease cap,
 // or the ring moved) becomes a plain miss for the client: a lease saves load, it is
 // never needed to read or write.
-import { toCacheError } from "../../core/errors.js";
+import { CacheError, toCacheError } from "../../core/errors.js";
+import { quotedKey } from "../../core/key-check.js";
 import type { Logger } from "../../log/index.js";
-import type { LeaseOutcome, LeaseRequest, PeerTransport } from "../../transport/index.js";
+import type { LeaseOutcome, LeaseRelease, LeaseRequest, PeerTransport } from "../../transport/index.js";
 import type { ClusterView } from "../cluster-view.js";
-import { checkLeaseRequest } from "../peer-input.js";
+import { checkLeaseRelease, checkLeaseRequest } from "../peer-input.js";
 import type { LeaseTable } from "./lease-table.js";
 
 export interface LeasesDeps {
@@ -39,6 +40,31 @@ export class Leases {
       this.deps.logger.debug("lease request to the primary failed: a plain miss", { key: key.slice(0, 256), primary, error: toCacheError(err).message });
       return NONE;
     }
+  }
+
+  /**
+   * A lease holder releases the lease `token` names on `key` (its load failed): the key's primary
+   * ends it (this node, or one forward). False when no lease of that token is held there. A
+   * primary that cannot be asked is UNAVAILABLE: the lease then ends when its time runs out.
+   */
+  async release(key: string, token: string): Promise<boolean> {
+    const { selfId, view } = this.deps;
+    const primary = view.ring().ownersOf(key).primary;
+    if (primary === selfId) return this.deps.table.release(key, token);
+    const peer = view.peer(primary);
+    try {
+      if (peer === undefined) throw new Error(`no address for ${primary}`);
+      return await this.deps.transport.releaseLease(peer, { from: selfId, key, token });
+    } catch (err) {
+      throw new CacheError("UNAVAILABLE", `the primary of key ${quotedKey(key)} (${primary}) could not be asked to release its lease: ${toCacheError(err).message}; the lease ends when its time runs out`);
+    }
+  }
+
+  /** A lease release a peer forwarded: answered as the key's primary only, never forwarded again. */
+  answerRelease(req: LeaseRelease): boolean {
+    checkLeaseRelease(req);
+    if (this.deps.view.ring().ownersOf(req.key).primary !== this.deps.selfId) return false;
+    return this.deps.table.release(req.key, req.token);
   }
 
   /** A lease request a peer forwarded: answered as the key's primary only, never forwarded again. */

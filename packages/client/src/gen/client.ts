@@ -185,6 +185,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cache/{key}/lease": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the cache key, percent-encoded UTF-8, 1 to 4096 bytes once decoded */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Release a stampede lease unfilled
+         * @description The holder of the key's stampede lease gives it up without filling it, typically because its load failed: the lease ends at once, as if its time had run out, so the first miss waiting on the key takes a new lease (404 with its own `X-Cache-Lease`) instead of waiting for this one to expire, and a later miss gets one too. Nothing is deleted or written: while a lease is held no write of the key has come since the miss. The key's primary decides (a node that is not the primary asks it once). 204 when this call ended the lease; 409 CONFLICT when no lease of that token is held (it was filled, expired, or a write or delete ended it, or the key's primary changed, or it was released already), which leaves nothing to do. Needs the `write` scope, as the fill does.
+         */
+        delete: operations["releaseLease"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/owners/{key}": {
         parameters: {
             query?: never;
@@ -1226,6 +1249,52 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["WriteUnavailable"];
+        };
+    };
+    releaseLease: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The token of the lease to release (the `X-Cache-Lease` answer header of the lease read that got it): 1 to 64 characters out of `A-Z a-z 0-9 . _ ~ -`, one header; absent or anything else is 400. */
+                "X-Cache-Lease": string;
+            };
+            path: {
+                /** @description the cache key, percent-encoded UTF-8, 1 to 4096 bytes once decoded */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description released; the first miss waiting on the key (if any) holds a new lease */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description CONFLICT: no lease of that token is held for the key (filled, expired, ended by a write or delete, released already, or the key's primary changed); nothing to release. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description UNAVAILABLE: the key's primary could not be asked (unreachable, or a node of a version without lease release); the lease ends when its time runs out. Also the busy password checks of HTTP Basic (with Retry-After). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getOwners: {

@@ -74,6 +74,29 @@ describe("client conditional writes and counters on a real 3-node cluster", func
     }
   });
 
+  it("getOrLoad whose first load fails gives the lease back: one waiter through another node loads next at once (not after the 20 s lease), and every waiter gets its value", async () => {
+    const clients = nodes.map((n) => new HypercacheClient({ endpoints: [n.api], discovery: false }));
+    try {
+      let loads = 0;
+      const load = async () => {
+        loads++;
+        await new Promise((r) => setTimeout(r, 300));
+        if (loads === 1) throw new Error("database down");
+        return "second try";
+      };
+      const t0 = Date.now();
+      const first = (clients[0] as HypercacheClient).getOrLoad("flaky:1", load, { lease: "20s", wait: "5s" }).catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 100));
+      const waiters = Array.from({ length: 6 }, (_, i) => (clients[1 + (i % 2)] as HypercacheClient).getOrLoad("flaky:1", load, { lease: "20s", wait: "5s" }));
+      expect(((await first) as Error).message).to.equal("database down");
+      for (const g of await Promise.all(waiters)) expect(new TextDecoder().decode(g)).to.equal("second try");
+      expect(loads).to.equal(2);
+      expect(Date.now() - t0, "well before the 20 s lease ran out").to.be.below(5000);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
   it("setMany and deleteMany with conditions: If-None-Match creates only the absent keys; a stale If-Match is a per-item 412 naming the current ETag", async () => {
     await client.set("b2", "old");
     const created = await client.setMany([{ key: "b1", value: "1", ifNoneMatch: "*" }, { key: "b2", value: "2", ifNoneMatch: "*" }]);

@@ -167,6 +167,33 @@ describe("client getOrLoad (stampede leases)", () => {
     expect(events[0]).to.include({ key: "big" });
   });
 
+  it("a loader that throws, or a call aborted while it loads, gives the lease back (DELETE .../lease with the token) before the error reaches the caller; a failed release is quiet", async () => {
+    for (const release of [() => answer(204, undefined), () => envelope(409, "CONFLICT", "not held"), () => envelope(503, "UNAVAILABLE", "primary unreachable")]) {
+      const f = new FakeFetch().on(A, (call) => (call.init.method === "GET" ? leaseMiss("tok-9") : call.init.method === "DELETE" ? release() : answer(200, PUT_OK)));
+      const { c, events } = client(f);
+      const boom = new Error("database down");
+      expect(await c.getOrLoad("k/1", () => Promise.reject(boom)).catch((e: unknown) => e)).to.equal(boom);
+      const deletes = f.calls.filter((x) => x.init.method === "DELETE");
+      expect(deletes.length).to.be.at.least(1);
+      expect(deletes[0]?.url).to.equal(`${A}/v1/cache/k%2F1/lease`);
+      expect(header(deletes[0], "x-cache-lease")).to.equal("tok-9");
+      expect(puts(f)).to.have.length(0);
+      expect(events.filter((e) => e.type === "fill-failed")).to.have.length(0);
+    }
+    const f = new FakeFetch().on(A, (call) => (call.init.method === "GET" ? leaseMiss("tok-10") : answer(204, undefined)));
+    const { c } = client(f);
+    const ac = new AbortController();
+    const call = c.getOrLoad("k", (_key, signal) => new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(signal.reason))), { signal: ac.signal });
+    await settle();
+    ac.abort(new Error("caller gave up"));
+    expect(((await call.catch((e: unknown) => e)) as Error).message).to.equal("caller gave up");
+    expect(f.calls.filter((x) => x.init.method === "DELETE").map((x) => header(x, "x-cache-lease"))).to.deep.equal(["tok-10"]);
+    // No lease, nothing to give back.
+    const plain = new FakeFetch().on(A, () => envelope(404, "NOT_FOUND", "no such key", undefined, { "X-Cache-Node": "n1" }));
+    expect(await client(plain).c.getOrLoad("k", () => Promise.reject(new Error("x"))).catch((e: unknown) => (e as Error).message)).to.equal("x");
+    expect(plain.calls.filter((x) => x.init.method === "DELETE")).to.have.length(0);
+  });
+
   it("errors of the read and of the loader reach the caller; bad lease and wait values are refused before sending", async () => {
     const f = new FakeFetch().on(A, (call) => (call.url.includes("/denied") ? envelope(403, "FORBIDDEN", "needs write") : leaseMiss("tok-4")));
     const { c } = client(f, { timeoutMs: 3000 });

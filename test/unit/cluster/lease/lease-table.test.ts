@@ -186,6 +186,45 @@ describe("cluster/lease/lease-table", () => {
     expect(f.metrics.get("dist.lease.invalidated")).to.equal(0);
   });
 
+  it("release: the holder's token ends the lease at once, the first waiter takes a new one, the others wait on it; the released token's fill is a conflict", async () => {
+    const f = fixture();
+    const first = tokenOf(f.table.acquire("k", 10_000, 0));
+    const a = track(f.table.acquire("k", 3_000, 5_000));
+    const b = track(f.table.acquire("k", 3_000, 5_000));
+    await f.clock.advanceAsync(100);
+    expect(f.table.release("k", "1.other"), "another token").to.equal(false);
+    expect(f.table.release("other-key", first), "another key").to.equal(false);
+    expect(a.answer).to.equal(undefined);
+    expect(f.table.release("k", first)).to.equal(true);
+    await flush();
+    expect(a.answer?.kind, "no wait for the 10 s lease to run out").to.equal("granted");
+    expect(b.answer).to.equal(undefined);
+    expect(f.table.release("k", first), "released already").to.equal(false);
+    expectConflict(() => f.table.checkFill("k", first));
+    f.table.checkFill("k", (a.answer as { token: string }).token);
+    f.table.stored(value("k", "by the second loader"));
+    await flush();
+    expect(b.answer).to.deep.equal({ kind: "hit", record: value("k", "by the second loader") });
+    expect([f.metrics.get("dist.lease.released"), f.metrics.get("dist.lease.filled"), f.metrics.get("dist.lease.expired")]).to.deep.equal([1, 1, 0]);
+  });
+
+  it("release of a lease that is filled, being filled, expired or ended by a write changes nothing", () => {
+    const f = fixture();
+    const filled = tokenOf(f.table.acquire("a", 1_000, 0));
+    f.table.checkFill("a", filled);
+    expect(f.table.release("a", filled), "its fill is being stored").to.equal(false);
+    f.table.stored(value("a"));
+    expect(f.table.release("a", filled), "filled").to.equal(false);
+    const expired = tokenOf(f.table.acquire("b", 1_000, 0));
+    f.clock.advance(1_000);
+    expect(f.table.release("b", expired), "expired").to.equal(false);
+    const overwritten = tokenOf(f.table.acquire("c", 1_000, 0));
+    f.table.stored(value("c", "another writer"));
+    expect(f.table.release("c", overwritten), "ended by a write").to.equal(false);
+    expect(f.metrics.get("dist.lease.released")).to.equal(0);
+    expect(f.table.size).to.equal(0);
+  });
+
   it("a lease whose time ran out before its timer ran is ended when looked at: its fill is a conflict", () => {
     let mono = 0;
     const clock: Clock = { nowMs: () => T0 + mono, monotonicMs: () => mono };
