@@ -56,10 +56,13 @@ export class ByteRoutes {
     return this.transport.send({ method: "HEAD", path: itemPath(key, query), headers: {}, signal }) as Promise<ByteAnswer>;
   }
 
-  /** Gives a stampede lease back unfilled (DELETE /v1/cache/{key}/lease): 204, or 409 when it is not held. */
-  releaseLease(key: string, token: string): Promise<ByteAnswer> {
+  /**
+   * Gives a stampede lease back unfilled (DELETE /v1/cache/{key}/lease: 204, or 409 when it is not
+   * held): one attempt that leaves the endpoints' health alone (FailoverTransport.sendUntracked).
+   */
+  releaseLease(key: string, token: string): Promise<unknown> {
     const path: `/v1/cache/${string}/lease` = `${ITEM_PREFIX}${encodeKeySegment(key)}/lease`;
-    return this.transport.send({ method: "DELETE", path, headers: { "x-cache-lease": token }, signal: undefined }) as Promise<ByteAnswer>;
+    return this.transport.sendUntracked({ method: "DELETE", path, headers: { "x-cache-lease": token }, signal: undefined });
   }
 
   /** `conditions`: the If-Match / If-None-Match headers of a conditional write. */

@@ -174,6 +174,18 @@ export class FailoverTransport {
     return this.failover(req, first, firstFailure);
   }
 
+  /**
+   * One attempt on the preferred endpoint for a call whose failure says nothing about the
+   * endpoint (a lease release that the key's primary could not take): it neither cools an
+   * endpoint down, nor moves on, nor reports a failover, and nothing is sent after close().
+   * Resolves with the answer, the failure, or undefined when nothing was sent.
+   */
+  async sendUntracked(req: OutgoingRequest): Promise<Answer | FailedAttempt | undefined> {
+    const endpoint = this.deps.pool.preferred();
+    if (endpoint === undefined || this.deps.closed?.aborted) return undefined;
+    return this.attempt(endpoint, req);
+  }
+
   /** The rest of the order after the preferred endpoint failed (or when none was usable). */
   private async failover(req: OutgoingRequest, first: string | undefined, firstFailure: Failure | undefined): Promise<Answer> {
     const attempts: FailedAttempt[] = [];

@@ -7,9 +7,9 @@
 // miss a lease of its own. Without a lease (the primary is unreachable or at its lease cap) the
 // value is loaded and stored only if the key is still absent (If-None-Match: *, never replayed on
 // another node once sent), so it never replaces a newer write. A failed store does not fail the
-// call: the caller has its value, and the client reports it (a "fill-failed" event). A `load` that
-// throws (or is aborted) gives its lease back (DELETE /v1/cache/{key}/lease): the next miss gets
-// the lease at once.
+// call: the caller has its value, and the client reports it (a "fill-failed" event). A lease the
+// call got and did not fill (`load` threw, the call was aborted, the fill was refused) is given back
+// (DELETE /v1/cache/{key}/lease, not awaited): the next miss gets the lease at once.
 import { parseDurationMs, ttlToMs, type Ttl } from "./duration.js";
 import { AllEndpointsFailedError, ConflictError, HypercacheError, LeaseHeldError, PreconditionFailedError, TransportError } from "./errors.js";
 import type { ByteRoutes } from "./byte-routes.js";
@@ -89,35 +89,41 @@ export class LeaseLoads {
     }
   }
 
-  /** Runs `load` and stores its value: as the lease's fill, or (no lease) only where the key is still absent. */
+  /**
+   * Runs `load` and stores its value: as the lease's fill, or (no lease) only where the key is
+   * still absent. A lease this call got and did not fill (`load` threw, the call was aborted, the
+   * fill was refused other than 409) is given back, so that the next caller loads at once rather
+   * than when the lease runs out: one attempt, not awaited, and a failed one is let go (the lease
+   * then runs out on its own).
+   */
   private async loadAndStore(key: string, load: Loader, o: LoadOptions, leaseMs: number, token: string | undefined): Promise<Uint8Array> {
     const started = this.deps.clock.nowMs();
-    let body: string | Uint8Array;
+    // True once nothing is left to give back: no lease, its fill stored, or the server no longer holds it (409).
+    let settled = token === undefined;
     try {
-      body = await valueBody(await load(key, o.signal));
-    } catch (err) {
-      // The lease is given back so that the next caller loads now, not when it runs out. Best
-      // effort: a release that fails (the primary unreachable) leaves the lease to run out.
-      if (token !== undefined) await this.deps.bytes.releaseLease(key, token).catch(() => undefined);
-      throw err;
-    }
-    const ttl = o.ttl === undefined ? undefined : `${ttlToMs(o.ttl)}ms`;
-    try {
-      const { response } = token !== undefined
-        ? await this.deps.bytes.put(key, body, { ttl }, o.signal, { "x-cache-lease": token })
-        : await this.deps.bytesOnce.put(key, body, { ttl }, o.signal, { "if-none-match": "*" });
-      if (response.status !== 200) throw answerError(response);
-    } catch (err) {
-      if (!(err instanceof HypercacheError || err instanceof TransportError || err instanceof AllEndpointsFailedError)) throw err;
-      // Not ours to store: the lease ended by a write or delete, or the key was stored meanwhile.
-      // A lease that ran out while `load` ran is told, though: every call would load again.
-      const outlived = err instanceof ConflictError && this.deps.clock.nowMs() - started >= leaseMs;
-      if (outlived || !(err instanceof ConflictError || err instanceof PreconditionFailedError)) {
-        const error = outlived ? new Error(`load outlasted the ${leaseMs} ms lease`, { cause: err }) : err;
-        this.deps.onEvent?.({ type: "fill-failed", key, error });
+      const body = await valueBody(await load(key, o.signal));
+      const ttl = o.ttl === undefined ? undefined : `${ttlToMs(o.ttl)}ms`;
+      try {
+        const { response } = token !== undefined
+          ? await this.deps.bytes.put(key, body, { ttl }, o.signal, { "x-cache-lease": token })
+          : await this.deps.bytesOnce.put(key, body, { ttl }, o.signal, { "if-none-match": "*" });
+        if (response.status !== 200) throw answerError(response);
+        settled = true;
+      } catch (err) {
+        if (err instanceof ConflictError) settled = true;
+        if (!(err instanceof HypercacheError || err instanceof TransportError || err instanceof AllEndpointsFailedError)) throw err;
+        // Not ours to store: the lease ended by a write or delete, or the key was stored meanwhile.
+        // A lease that ran out while `load` ran is told, though: every call would load again.
+        const outlived = err instanceof ConflictError && this.deps.clock.nowMs() - started >= leaseMs;
+        if (outlived || !(err instanceof ConflictError || err instanceof PreconditionFailedError)) {
+          const error = outlived ? new Error(`load outlasted the ${leaseMs} ms lease`, { cause: err }) : err;
+          this.deps.onEvent?.({ type: "fill-failed", key, error });
+        }
       }
+      return typeof body === "string" ? new TextEncoder().encode(body) : body;
+    } finally {
+      if (!settled) void this.deps.bytes.releaseLease(key, token as string).catch(() => undefined);
     }
-    return typeof body === "string" ? new TextEncoder().encode(body) : body;
   }
 }
 

@@ -167,27 +167,63 @@ describe("client getOrLoad (stampede leases)", () => {
     expect(events[0]).to.include({ key: "big" });
   });
 
-  it("a loader that throws, or a call aborted while it loads, gives the lease back (DELETE .../lease with the token) before the error reaches the caller; a failed release is quiet", async () => {
+  it("a loader that throws gives the lease back (DELETE .../lease with the token, one attempt) without holding up the error; a failed release is quiet and cools no endpoint", async () => {
     for (const release of [() => answer(204, undefined), () => envelope(409, "CONFLICT", "not held"), () => envelope(503, "UNAVAILABLE", "primary unreachable")]) {
-      const f = new FakeFetch().on(A, (call) => (call.init.method === "GET" ? leaseMiss("tok-9") : call.init.method === "DELETE" ? release() : answer(200, PUT_OK)));
-      const { c, events } = client(f);
+      const h = (call: Call) => (call.init.method === "GET" ? leaseMiss("tok-9") : call.init.method === "DELETE" ? release() : answer(200, PUT_OK));
+      const f = new FakeFetch().on(A, h).on(B, h);
+      const { c, events } = client(f, { endpoints: [A, B] });
       const boom = new Error("database down");
       expect(await c.getOrLoad("k/1", () => Promise.reject(boom)).catch((e: unknown) => e)).to.equal(boom);
+      await settle();
       const deletes = f.calls.filter((x) => x.init.method === "DELETE");
-      expect(deletes.length).to.be.at.least(1);
-      expect(deletes[0]?.url).to.equal(`${A}/v1/cache/k%2F1/lease`);
+      expect(deletes.map((x) => x.url)).to.deep.equal([`${A}/v1/cache/k%2F1/lease`]);
       expect(header(deletes[0], "x-cache-lease")).to.equal("tok-9");
       expect(puts(f)).to.have.length(0);
-      expect(events.filter((e) => e.type === "fill-failed")).to.have.length(0);
+      expect(events, "no fill-failed, no failover").to.have.length(0);
+      expect(c.endpoints().filter((e) => e.coolingForMs > 0), "a best-effort release says nothing about the endpoint").to.deep.equal([]);
     }
-    const f = new FakeFetch().on(A, (call) => (call.init.method === "GET" ? leaseMiss("tok-10") : answer(204, undefined)));
+  });
+
+  it("the release never holds up the caller: a load error and an abort reach it at once while the release hangs", async () => {
+    const hang = (call: Call) => new Promise<never>((_resolve, reject) => call.init.signal?.addEventListener("abort", () => reject(call.init.signal?.reason)));
+    const f = new FakeFetch().on(A, (call) => (call.init.method === "GET" ? leaseMiss("tok-11") : hang(call)));
     const { c } = client(f);
+    const boom = new Error("database down");
+    expect(await outcome(c.getOrLoad("k", () => Promise.reject(boom)))).to.deep.equal({ state: "rejected", error: boom });
     const ac = new AbortController();
     const call = c.getOrLoad("k", (_key, signal) => new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(signal.reason))), { signal: ac.signal });
+    const failed = call.catch((e: unknown) => e as Error);
     await settle();
     ac.abort(new Error("caller gave up"));
-    expect(((await call.catch((e: unknown) => e)) as Error).message).to.equal("caller gave up");
-    expect(f.calls.filter((x) => x.init.method === "DELETE").map((x) => header(x, "x-cache-lease"))).to.deep.equal(["tok-10"]);
+    expect(((await outcome(call)) as { error: Error }).error.message, "at once").to.equal("caller gave up");
+    await failed;
+    expect(f.calls.filter((x) => x.init.method === "DELETE").map((x) => header(x, "x-cache-lease"))).to.deep.equal(["tok-11", "tok-11"]);
+  });
+
+  it("a lease left unfilled for any other reason is given back too: a load that ignores the abort, a fill refused 413; not a fill refused 409 (the lease is gone), nor after close()", async () => {
+    const cases: Array<{ fill: () => ReturnType<typeof answer>; abort: boolean; close?: boolean; released: number }> = [
+      { fill: () => answer(200, PUT_OK), abort: true, released: 1 },
+      { fill: () => envelope(413, "PAYLOAD_TOO_LARGE", "value too large"), abort: false, released: 1 },
+      { fill: () => envelope(409, "CONFLICT", "lease not held"), abort: false, released: 0 },
+      { fill: () => answer(200, PUT_OK), abort: false, close: true, released: 0 },
+    ];
+    for (const k of cases) {
+      const f = new FakeFetch().on(A, (call) => (call.init.method === "GET" ? leaseMiss("tok-12") : call.init.method === "PUT" ? k.fill() : answer(204, undefined)));
+      const { c } = client(f);
+      const ac = new AbortController();
+      let finish: (v: string) => void = () => undefined;
+      let fail: (e: Error) => void = () => undefined;
+      const call = c.getOrLoad("k", () => new Promise<string>((resolve, reject) => ((finish = resolve), (fail = reject))), { signal: ac.signal }).catch(() => undefined);
+      await settle();
+      if (k.abort) ac.abort(new Error("caller gave up"));
+      if (k.close) {
+        void c.close();
+        fail(new Error("db down"));
+      } else finish("loaded");
+      await call;
+      await settle();
+      expect(f.calls.filter((x) => x.init.method === "DELETE"), JSON.stringify(k)).to.have.length(k.released);
+    }
     // No lease, nothing to give back.
     const plain = new FakeFetch().on(A, () => envelope(404, "NOT_FOUND", "no such key", undefined, { "X-Cache-Node": "n1" }));
     expect(await client(plain).c.getOrLoad("k", () => Promise.reject(new Error("x"))).catch((e: unknown) => (e as Error).message)).to.equal("x");
