@@ -85,6 +85,16 @@ async function items(n: NodeProcess): Promise<number | null> {
   }
 }
 
+/** The stampede-lease counters of every node summed (dist.lease.*): what the lease traffic exercised. */
+async function leaseCounters(nodes: readonly NodeProcess[]): Promise<Record<string, number>> {
+  const sums: Record<string, number> = {};
+  for (const n of nodes) {
+    const metrics = await fetch(`${n.mgmt}/dist/metrics`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.json() as Promise<Record<string, number>>, () => ({}) as Record<string, number>);
+    for (const [name, v] of Object.entries(metrics)) if (name.startsWith("dist.lease.")) sums[name.slice("dist.lease.".length)] = (sums[name.slice("dist.lease.".length)] ?? 0) + v;
+  }
+  return sums;
+}
+
 /** Names of runtime metrics the node exposes (heap, event loop), if any: the soak would use them. */
 async function runtimeMetrics(n: NodeProcess): Promise<string[]> {
   const texts = await Promise.all(["/metrics", "/dist/metrics", "/stats"].map((p) => fetch(`${n.mgmt}${p}`).then((r) => r.text(), () => "")));
@@ -165,6 +175,7 @@ async function main(): Promise<number> {
     for (const r of n.logs) if (r.level === "error") crashes.push(`${n.id} logged an error: ${JSON.stringify(r).slice(0, 200)}`);
     if (n.stderr.join("").trim()) crashes.push(`${n.id} wrote to stderr: ${n.stderr.join("").slice(0, 200)}`);
   }
+  const leases = await leaseCounters(nodes);
   await Promise.all(nodes.map((n) => n.stop("SIGTERM")));
 
   const memory = nodes.map((n) => memoryVerdict(samples.filter((s) => s.node === n.id), durationS, "retained memory"));
@@ -183,6 +194,7 @@ async function main(): Promise<number> {
     unexpected_answers: traffic.unexpected,
     sse: { opened: traffic.sseOpened, frames: traffic.sseFrames },
     key_browser_pages: traffic.browserPages,
+    leases,
     probe_noise: probeNoise,
     runtime_metrics_exposed: exposed,
     gates,
@@ -193,6 +205,7 @@ async function main(): Promise<number> {
   };
   writeFileSync(path.join(out, "report.json"), JSON.stringify(report, null, 1));
   print(`ops ${traffic.ops} (${(traffic.ops / durationS).toFixed(0)}/s); statuses ${JSON.stringify(report.statuses)}; transport errors ${JSON.stringify(report.transport_errors)}; SSE ${traffic.sseOpened} streams, ${traffic.sseFrames} frames; key browser ${traffic.browserPages} pages`);
+  print(`reported: stampede leases (all nodes) ${Object.entries(leases).map(([k, v]) => `${k} ${v}`).join(", ") || "none counted"}`);
   for (const [id, d] of delays) print(`reported: ${id} GET /healthz round trip from outside p99 ${percentile(d, 99).toFixed(1)} ms, max ${Math.max(...d).toFixed(1)} ms over ${d.length} probes (the probe thread's own loop p99 ${probeNoise.own_p99_ms.toFixed(1)} ms)`);
   for (const v of rss) print(`reported: ${v.node} RSS (V8's garbage included) final ${(v.final_bytes / 2 ** 20).toFixed(0)} MiB / ${(v.reference_bytes / 2 ** 20).toFixed(0)} MiB at ${v.reference_s.toFixed(0)} s = ${v.final_ratio.toFixed(3)}, slope ${v.slope_pct_per_min.toFixed(2)}%/min`);
   for (const g of gates) print(`${g.passed ? "PASS" : "FAIL"}  ${g.name}: ${g.detail}`);

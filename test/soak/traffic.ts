@@ -1,7 +1,8 @@
-// The soak's client traffic against every node: 70% GET, 25% PUT with a TTL, 5% DELETE and batch
-// calls, over a key space twice the capacity, at a fixed rate with a bounded number in flight;
-// plus SSE subscribers that come and go and the key browser paging through results. Every answer's
-// status is counted (a 500 fails the soak).
+// The soak's client traffic against every node: 68% GET, 25% PUT with a TTL, 2% lease reads of a
+// few hot keys (the caller that gets a lease fills it or, as when its load fails, releases it),
+// 5% DELETE and batch calls, over a key space twice the capacity, at a fixed rate with a bounded
+// number in flight; plus SSE subscribers that come and go and the key browser paging through
+// results. Every answer's status is counted (a 500 fails the soak).
 import http from "node:http";
 import { SeededRandom } from "../chaos/lib/random.js";
 
@@ -19,7 +20,12 @@ export interface TrafficOptions {
 }
 
 /** Shares of the mix; the rest (5%) is DELETE and batch calls. */
-export const MIX = { get: 0.7, put: 0.25, delete: 0.02, batchPut: 0.01, batchGet: 0.01, batchDelete: 0.01 } as const;
+export const MIX = { get: 0.68, put: 0.25, lease: 0.02, delete: 0.02, batchPut: 0.01, batchGet: 0.01, batchDelete: 0.01 } as const;
+/**
+ * Lease reads go to a few hot keys with short TTLs, so that misses, waiters, fills and releases
+ * keep coming; a lease holder "loads" for up to `loadMs`, then fills or releases (`releaseShare`).
+ */
+export const LEASE_TRAFFIC = { keys: 8, ttlS: 2, lease: "2s", wait: "500ms", loadMs: 300, releaseShare: 0.5 } as const;
 const BATCH_ITEMS = 20;
 /**
  * PUT TTLs: most items long-lived (they outlast the run, so writes keep the cache at its capacity
@@ -56,11 +62,12 @@ export class Traffic {
     this.values = Buffer.alloc(VALUE_BYTES[1], "v");
   }
 
-  /** A request; resolves with the status (0 on a transport error). */
-  request(url: string, method: string, body?: Buffer | string, headers: Record<string, string> = {}): Promise<number> {
+  /** A request; resolves with the status (0 on a transport error). `onHeaders` sees the answer's headers. */
+  request(url: string, method: string, body?: Buffer | string, headers: Record<string, string> = {}, onHeaders?: (h: http.IncomingHttpHeaders) => void): Promise<number> {
     return new Promise((resolve) => {
       const payload = body === undefined ? undefined : Buffer.from(body);
       const req = http.request(url, { method, agent: this.agent, headers: { ...headers, ...(payload ? { "content-length": String(payload.length) } : {}) } }, (res) => {
+        onHeaders?.(res.headers);
         let text = "";
         res.setEncoding("utf8").on("data", (d: string) => (text += text.length < 300 ? d : ""));
         res.on("end", () => {
@@ -101,6 +108,7 @@ export class Traffic {
     let edge = MIX.get;
     if (roll < edge) return this.request(item(this.key()), "GET");
     if (roll < (edge += MIX.put)) return this.request(`${item(this.key())}?ttl=${this.ttlS()}s`, "PUT", this.value());
+    if (roll < (edge += MIX.lease)) return this.leaseOp(item(`lk${this.random.int(0, LEASE_TRAFFIC.keys - 1)}`));
     if (roll < (edge += MIX.delete)) return this.request(item(this.key()), "DELETE");
     const keys = Array.from({ length: BATCH_ITEMS }, () => this.key());
     if (roll < (edge += MIX.batchPut)) {
@@ -109,6 +117,24 @@ export class Traffic {
     }
     if (roll < (edge += MIX.batchGet)) return this.request(`${t.api}/v1/cache/batch/get`, "POST", JSON.stringify({ keys }), json);
     return this.request(`${t.api}/v1/cache/batch/delete`, "POST", JSON.stringify({ keys: keys.slice(0, 10) }), json);
+  }
+
+  /**
+   * A lease read; when it gets the lease, a "load" of up to LEASE_TRAFFIC.loadMs, then the fill
+   * (a short TTL, so the key is missed again soon) or, as when a load fails, the release.
+   */
+  private async leaseOp(url: string): Promise<number> {
+    let token: string | undefined;
+    const status = await this.request(`${url}?lease=${LEASE_TRAFFIC.lease}&wait=${LEASE_TRAFFIC.wait}`, "GET", undefined, {}, (h) => {
+      const t = h["x-cache-lease"];
+      token = typeof t === "string" ? t : undefined;
+    });
+    if (token === undefined || this.stopped) return status;
+    const release = this.random.next() < LEASE_TRAFFIC.releaseShare;
+    const value = this.value();
+    await new Promise((r) => setTimeout(r, this.random.int(0, LEASE_TRAFFIC.loadMs)));
+    const lease = { "x-cache-lease": token };
+    return release ? this.request(`${url}/lease`, "DELETE", undefined, lease) : this.request(`${url}?ttl=${LEASE_TRAFFIC.ttlS}s`, "PUT", value, lease);
   }
 
   /** Fills the nodes to about capacity (long TTLs) before the clock starts, so minute 2 is already a plateau. */
