@@ -1,14 +1,12 @@
-// Sends one request with failover. Transport errors, timeouts and 5xx answers move the request to
-// the next endpoint; any other answer (2xx, 3xx, 4xx) is returned at once. The body is held in
-// memory and replayed on each attempt. When every endpoint has failed, discovery runs once and the
-// endpoints it adds are tried; then the request ends with AllEndpointsFailedError.
+// Sends one request with failover: transport errors, timeouts and 5xx move it to the next endpoint,
+// any other answer is returned at once; the body is held and replayed. When every endpoint failed,
+// discovery runs once and its new endpoints are tried; then the request ends with AllEndpointsFailedError.
 import type { AuthProvider } from "./auth.js";
 import type { EndpointPool } from "./endpoint-pool.js";
 import { AllEndpointsFailedError, errorFromAnswer, HypercacheError, TimeoutError, TransportError, type FailedAttempt } from "./errors.js";
 import { parseJsonAnswer } from "./answer-checks.js";
 import { readBounded, refuseDeclared } from "./answer-bounds.js";
 import { AttemptScope, untilAborted } from "./attempt-scope.js";
-
 import { isTimeout, type FetchLike, type HeadersLike, type RequestInitLike, type ResponseLike } from "./fetch-types.js";
 import type { Runtime } from "./runtime.js";
 
@@ -16,17 +14,13 @@ import type { Runtime } from "./runtime.js";
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 
 /**
- * Default bound of one answer's body (bytes): 64 MiB, above the largest answer a node sends with
- * the default limits (a value of SERVICE_MAX_VALUE_BYTES, at most 15 MiB; a batch get answer of at
- * most SERVICE_MAX_BODY_BYTES, 16 MiB, of values, base64 (21.4 MiB) with 1000 keys of 4 KiB, JSON
- * escaped (24 MiB), under 48 MiB). A cluster with larger limits needs a larger `maxAnswerBytes`.
+ * Default bound of one answer's body (bytes): 64 MiB, above the largest answer a node sends with the
+ * default limits (a value: at most 15 MiB; a batch get of 16 MiB of values, base64 (21.4 MiB) with
+ * 1000 keys of 4 KiB, JSON escaped (24 MiB): under 48 MiB). Larger limits need a larger `maxAnswerBytes`.
  */
 export const ANSWER_BYTES_MAX = 64 * 1024 * 1024;
 
-/**
- * Default number of attempts one request makes at most, each on another endpoint: with the default
- * time limit a request ends within about 80 s (and one discovery run) however many endpoints are known.
- */
+/** Attempts one request makes at most, each on another endpoint: about 80 s (and one discovery run) at most by default. */
 export const ATTEMPTS_MAX = 8;
 
 /** A request to whichever endpoint answers. */
@@ -175,10 +169,9 @@ export class FailoverTransport {
   }
 
   /**
-   * One attempt on the preferred endpoint for a call whose failure says nothing about the
-   * endpoint (a lease release that the key's primary could not take): it neither cools an
-   * endpoint down, nor moves on, nor reports a failover, and nothing is sent after close().
-   * Resolves with the answer, the failure, or undefined when nothing was sent.
+   * One attempt on the preferred endpoint, for a call whose failure says nothing about the
+   * endpoint (a lease release the key's primary could not take): no cooldown, no failover, no
+   * event, nothing after close(). The answer, the failure, or undefined when nothing was sent.
    */
   async sendUntracked(req: OutgoingRequest): Promise<Answer | FailedAttempt | undefined> {
     const endpoint = this.deps.pool.preferred();
