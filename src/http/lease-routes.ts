@@ -10,9 +10,6 @@ import type { CacheService } from "../cluster/index.js";
 import { authenticated, type AppState } from "./koa-middleware.js";
 import { keyInPath, parseLeaseToken } from "./validate.js";
 
-/** The route template (the OpenAPI drift check). */
-export const LEASE_ROUTE = "/v1/cache/{key}/lease";
-
 export interface LeaseRouteDeps {
   readonly cache: Pick<CacheService, "releaseLease">;
   readonly auth: Authenticator;

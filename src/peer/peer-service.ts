@@ -95,7 +95,10 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       const out = await endpoint.lease({ from: req.from, key: req.key, leaseMs: toNumber(req.leaseMs), waitMs: toNumber(req.waitMs) });
       return toWireLease(out, endpoint.health().node);
     }),
-    releaseLease: guarded((req) => create(ReleaseLeaseResponseSchema, { released: endpoint.releaseLease({ from: req.from, key: req.key, token: req.token }), node: endpoint.health().node })),
+    releaseLease: guarded((req) => {
+      const released = endpoint.releaseLease({ from: req.from, key: req.key, token: req.token });
+      return create(ReleaseLeaseResponseSchema, { released, node: endpoint.health().node });
+    }),
     health: guarded((req) => {
       const h = endpoint.health();
       if (h.draining && req.unavailableWhenDraining) throw new CacheError("DRAINING", "node is draining");

@@ -1,10 +1,9 @@
 // The single-key byte routes (GET, HEAD and PUT of `/v1/cache/{key}`, and the release of its
-// stampede lease) sent straight through the
-// failover transport. Every other call goes through openapi-fetch; these do not because they are
-// the hot path and carry opaque bytes, not JSON: openapi-fetch's per-call Request and Headers
-// objects cost about 10 µs of client CPU per request in Node (bench/sdk.ts), a third of a bare
-// undici request, and `get` must stay within 0.9 of a bare undici loop. Paths and query
-// parameters are still typed by the generated OpenAPI types.
+// stampede lease) sent straight through the failover transport. Every other call goes through
+// openapi-fetch; these do not because they are the hot path and carry opaque bytes, not JSON:
+// openapi-fetch's per-call Request and Headers objects cost about 10 µs of client CPU per request
+// in Node (bench/sdk.ts), a third of a bare undici request, and `get` must stay within 0.9 of a
+// bare undici loop. Paths and query parameters are still typed by the generated OpenAPI types.
 import type { Answer, BufferedResponse, FailoverTransport } from "./failover-transport.js";
 import type { paths } from "./gen/client.js";
 import { encodeKeySegment } from "./openapi-bridge.js";

@@ -1,9 +1,9 @@
 // Where a lease read's miss is decided: the key's primary holds the key's lease
 // (lease-table.ts). A node that is not the primary forwards the request once (Lease, and a
 // holder's ReleaseLease); the receiver answers only as the key's primary in its own ring view
-// and otherwise "none" (a release: not released), so waits never chain. No lease at all ("none": the primary is unreachable or at its lease cap,
-// or the ring moved) becomes a plain miss for the client: a lease saves load, it is
-// never needed to read or write.
+// and otherwise "none" (a release: not released), so waits never chain. No lease at all
+// ("none": the primary is unreachable or at its lease cap, or the ring moved) becomes a plain
+// miss for the client: a lease saves load, it is never needed to read or write.
 import { CacheError, toCacheError } from "../../core/errors.js";
 import { quotedKey } from "../../core/key-check.js";
 import type { Logger } from "../../log/index.js";
@@ -51,12 +51,14 @@ export class Leases {
     const { selfId, view } = this.deps;
     const primary = view.ring().ownersOf(key).primary;
     if (primary === selfId) return this.deps.table.release(key, token);
+    const unasked = (why: string) =>
+      new CacheError("UNAVAILABLE", `the primary of key ${quotedKey(key)} (${primary}) could not be asked to release its lease (${why}); the lease ends when its time runs out`);
     const peer = view.peer(primary);
+    if (peer === undefined) throw unasked("no address is known for it");
     try {
-      if (peer === undefined) throw new Error(`no address for ${primary}`);
       return await this.deps.transport.releaseLease(peer, { from: selfId, key, token });
     } catch (err) {
-      throw new CacheError("UNAVAILABLE", `the primary of key ${quotedKey(key)} (${primary}) could not be asked to release its lease: ${toCacheError(err).message}; the lease ends when its time runs out`);
+      throw unasked(toCacheError(err).message);
     }
   }
 
