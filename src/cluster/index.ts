@@ -20,7 +20,7 @@ export { WritePath } from "./write/write-path.js";
 export { ConditionalWriter } from "./write/conditional-writer.js";
 export { CounterWriter } from "./write/counter-writer.js";
 export { IdempotencyCache } from "./write/idempotency-cache.js";
-export { LeaseTable } from "./lease/lease-table.js";
+export { LeaseTable, leaseNotHeld } from "./lease/lease-table.js";
 export { Leases } from "./lease/leases.js";
 export { Reader, liveItemOf } from "./read/reader.js";
 export { ReadRepairer } from "./read/read-repair.js";

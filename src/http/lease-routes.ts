@@ -3,10 +3,9 @@
 // when this one runs out. Nothing is deleted: a lease that is still held means no write of the key
 // came since the miss. Served on Koa (not a hot route); the key's primary decides (leases.ts).
 import type Router from "@koa/router";
-import { badRequest, CacheError } from "../core/errors.js";
-import { quotedKey } from "../core/key-check.js";
+import { badRequest } from "../core/errors.js";
 import type { Authenticator } from "../auth/index.js";
-import type { CacheService } from "../cluster/index.js";
+import { leaseNotHeld, type CacheService } from "../cluster/index.js";
 import { authenticated, type AppState } from "./koa-middleware.js";
 import { keyInPath, parseLeaseToken } from "./validate.js";
 
@@ -16,21 +15,13 @@ export interface LeaseRouteDeps {
   readonly maxKeyBytes: number;
 }
 
-/** The CONFLICT of a release whose token holds no lease of the key. */
-function notHeld(key: string): CacheError {
-  return new CacheError(
-    "CONFLICT",
-    `the lease named by X-Cache-Lease is not held for key ${quotedKey(key)} (it was filled, expired, or a write or delete of the key ended it, or the key's primary changed); nothing to release`,
-  );
-}
-
 export function addLeaseRoutes(router: Router<AppState>, deps: LeaseRouteDeps): void {
   // The write scope, as for the fill: whoever may fill a lease may give it up.
   router.delete("/v1/cache/:key/lease", authenticated(deps.auth, "write"), async (ctx) => {
     const key = keyInPath(ctx.path, "/v1/cache/", "/lease", deps.maxKeyBytes);
     const token = parseLeaseToken(ctx.req.headers["x-cache-lease"]);
     if (token === undefined) throw badRequest("X-Cache-Lease is required: the token of the lease to release, from the X-Cache-Lease header of the lease read's answer");
-    if (!(await deps.cache.releaseLease(key, token))) throw notHeld(key);
+    if (!(await deps.cache.releaseLease(key, token))) throw leaseNotHeld(key, "nothing to release");
     ctx.status = 204;
   });
 }

@@ -340,7 +340,7 @@ describe("sim/counters", () => {
   );
 
   it(
-    "a plain write whose forward answer is lost the same way is still taken over (SPEC: a replica promotes itself when the forward fails with ANY error); the same write again changes nothing",
+    "a plain write whose forward answer is lost the same way is still taken over (SPEC: a replica promotes itself when the forward fails with ANY error), and every owner holds it",
     withSeed(908, async () => {
       const c = await cluster({ nodes: 3, seed: 908 });
       const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "lost-answer-set");

@@ -85,12 +85,18 @@ async function items(n: NodeProcess): Promise<number | null> {
   }
 }
 
+const LEASE_METRIC = "dist.lease.";
+
 /** The stampede-lease counters of every node summed (dist.lease.*): what the lease traffic exercised. */
 async function leaseCounters(nodes: readonly NodeProcess[]): Promise<Record<string, number>> {
   const sums: Record<string, number> = {};
   for (const n of nodes) {
     const metrics = await fetch(`${n.mgmt}/dist/metrics`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.json() as Promise<Record<string, number>>, () => ({}) as Record<string, number>);
-    for (const [name, v] of Object.entries(metrics)) if (name.startsWith("dist.lease.")) sums[name.slice("dist.lease.".length)] = (sums[name.slice("dist.lease.".length)] ?? 0) + v;
+    for (const [name, v] of Object.entries(metrics)) {
+      if (!name.startsWith(LEASE_METRIC)) continue;
+      const short = name.slice(LEASE_METRIC.length);
+      sums[short] = (sums[short] ?? 0) + v;
+    }
   }
   return sums;
 }

@@ -126,11 +126,11 @@ export class BatchOps {
   }
 
   async deleteMany(keys: readonly DeleteManyKey[], o: BatchOptions = {}): Promise<DeleteManyResult[]> {
-    for (const k of keys) wireDeleteKey(k);
-    return this.run(keys, o, async (part) => {
-      const wire = part.map(wireDeleteKey);
-      const via = wire.some((k) => typeof k !== "string") ? this.once : this.api;
-      const answered = await via.POST("/v1/cache/batch/delete", { body: { keys: wire }, params: { query: { consistency: o.consistency } }, signal: o.signal });
+    // Each key in its wire form once, before anything is sent (a malformed condition is a TypeError).
+    const wire = keys.map(wireDeleteKey);
+    return this.run(wire, o, async (part) => {
+      const via = part.some((k) => typeof k !== "string") ? this.once : this.api;
+      const answered = await via.POST("/v1/cache/batch/delete", { body: { keys: part }, params: { query: { consistency: o.consistency } }, signal: o.signal });
       const data = dataOf(answered, RESULTS_SHAPE, "a batch answer");
       const from = buffered(answered.response);
       const endpoint = from.endpoint;

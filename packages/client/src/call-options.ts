@@ -1,4 +1,4 @@
-// The options of the single-key calls (client.ts, item-updates.ts).
+// The options of the single-key calls (client.ts, item-writes.ts).
 import type { WriteConditions } from "./conditions.js";
 import type { Ttl } from "./duration.js";
 import type { Consistency } from "./options.js";

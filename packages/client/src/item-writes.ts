@@ -11,7 +11,7 @@ import type { Client } from "openapi-fetch";
 import { isNumber, isString, isStrings, optional, shaped } from "./answer-checks.js";
 import { PUT_SHAPE, DELETE_SHAPE } from "./answer-shapes.js";
 import { ByteRoutes } from "./byte-routes.js";
-import { conditionHeaders, etagField, newIdempotencyKey, type WriteConditions } from "./conditions.js";
+import { conditionHeaders, etagField, newIdempotencyKey, type ConditionHeaders, type WriteConditions } from "./conditions.js";
 import { ttlToMs, type Ttl } from "./duration.js";
 import { HypercacheError, type TransportError } from "./errors.js";
 import type { components, paths } from "./gen/client.js";
@@ -100,20 +100,23 @@ export class ItemWrites {
     private readonly keyed: Client<paths>,
   ) {}
 
+  /** The routes of a write: replayable unless it carries a condition (then once). */
+  private routesFor(conditions: ConditionHeaders | undefined): WriteRoutes {
+    return conditions === undefined ? this.replayable : this.once;
+  }
+
   async set(key: string, value: CacheValue, o: SetOptions): Promise<PutResult> {
     const body = await valueBody(value);
     const ttl = o.ttl === undefined ? undefined : `${ttlToMs(o.ttl)}ms`;
     const conditions = conditionHeaders(o);
-    const via = conditions === undefined ? this.replayable : this.once;
-    const { response } = await via.bytes.put(key, body, { ttl, consistency: o.consistency }, o.signal, conditions as Record<string, string> | undefined);
+    const { response } = await this.routesFor(conditions).bytes.put(key, body, { ttl, consistency: o.consistency }, o.signal, conditions as Record<string, string> | undefined);
     if (response.status === 200) return withAnswer(shaped<PutResult>(await response.json(), PUT_SHAPE, "a put answer", response), response);
     throw answerError(response);
   }
 
   async delete(key: string, o: DeleteOptions): Promise<DeleteResult> {
     const header = conditionHeaders({ ifMatch: o.ifMatch });
-    const via = header === undefined ? this.replayable : this.once;
-    const answered = await via.api.DELETE("/v1/cache/{key}", { params: { path: { key }, query: { consistency: o.consistency }, header }, signal: o.signal });
+    const answered = await this.routesFor(header).api.DELETE("/v1/cache/{key}", { params: { path: { key }, query: { consistency: o.consistency }, header }, signal: o.signal });
     return withAnswer(dataOf(answered, DELETE_SHAPE, "a delete answer"), buffered(answered.response));
   }
 
@@ -134,15 +137,14 @@ export class ItemWrites {
     if ((o.ttl === undefined) === (o.persist === undefined)) throw new TypeError("touch: ttl or persist");
     const body = o.persist === true ? { persist: true as const } : { ttl_ms: ttlToMs(o.ttl as Ttl) };
     const header = conditionHeaders({ ifMatch: o.ifMatch });
-    const via = header === undefined ? this.replayable : this.once;
-    const answered = await via.api.POST("/v1/cache/{key}/touch", { params: { path: { key }, query: { consistency: o.consistency }, header }, body, signal: o.signal });
+    const answered = await this.routesFor(header).api.POST("/v1/cache/{key}/touch", { params: { path: { key }, query: { consistency: o.consistency }, header }, body, signal: o.signal });
     const d = dataOf(answered, TOUCH_SHAPE, "a touch answer");
     const touched = { key: d.key, bytes: d.bytes, node: d.node, owners: d.owners, ...(d.expires_at !== undefined ? { expiresAt: d.expires_at } : {}) };
     return withAnswer(touched, buffered(answered.response));
   }
 }
 
-/** The JSON body of an increment: only the members given, each checked before anything is sent. */
+/** The JSON body of an increment: delta and initial (defaults filled in) and the TTL when given, checked before anything is sent. */
 function incrBody(o: IncrOptions): components["schemas"]["IncrRequest"] {
   for (const name of ["delta", "initial"] as const) {
     const v = o[name];

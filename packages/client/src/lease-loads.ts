@@ -26,6 +26,9 @@ export const LEASE_WAIT_DEFAULT_MS = 2_000;
 export const LEASE_RETRY_PAUSE_MS = 100;
 /** The longest lease the server grants (ms): no caller waits longer for another's fill. */
 const LEASE_MAX_MS = 60_000;
+/** The server's shortest lease and longest wait (ms): anything else is a 400, refused here first. */
+const LEASE_MIN_MS = 100;
+const WAIT_MAX_MS = 10_000;
 
 export interface LoadOptions {
   /** How long the lease lasts if this call gets it, the time `load` may take: 100ms to 60s (default 10s). */
@@ -67,7 +70,7 @@ export class LeaseLoads {
     const leaseMs = o.lease === undefined ? LEASE_DEFAULT_MS : ttlToMs(o.lease);
     const waitMs = o.wait === undefined ? LEASE_WAIT_DEFAULT_MS : waitToMs(o.wait);
     const timeout = this.deps.attemptTimeoutMs;
-    if (leaseMs < 100 || leaseMs > LEASE_MAX_MS || waitMs === undefined || waitMs > 10_000 || (timeout > 0 && waitMs >= timeout)) {
+    if (leaseMs < LEASE_MIN_MS || leaseMs > LEASE_MAX_MS || waitMs === undefined || waitMs > WAIT_MAX_MS || (timeout > 0 && waitMs >= timeout)) {
       throw new TypeError(`lease: 100ms to 60s; wait: 0s to 10s, below timeoutMs (${timeout} ms)`);
     }
     const query = { lease: `${leaseMs}ms`, wait: `${waitMs}ms`, consistency: o.consistency };

@@ -58,11 +58,14 @@ interface Lease {
 
 const NONE: LeaseOutcome = Object.freeze({ kind: "none" });
 
-/** The CONFLICT of a fill whose lease is not held (expired, ended by another write or a delete, or never granted here). */
-export function leaseNotHeld(key: string): CacheError {
+/**
+ * The CONFLICT of a fill or a release whose lease is not held (expired, ended by another write or
+ * a delete, or never granted here); `outcome` says what the request did not do.
+ */
+export function leaseNotHeld(key: string, outcome: "nothing was stored" | "nothing to release" = "nothing was stored"): CacheError {
   return new CacheError(
     "CONFLICT",
-    `the lease named by X-Cache-Lease is not held for key ${quotedKey(key)} (it expired, another write or a delete of the key ended it, or the key's primary changed); nothing was stored`,
+    `the lease named by X-Cache-Lease is not held for key ${quotedKey(key)} (it expired, another write or a delete of the key ended it, or the key's primary changed); ${outcome}`,
   );
 }
 
