@@ -1,8 +1,10 @@
-// The checker: a pure function from a saved run to a verdict with six gates and one row per phase.
+// The checker: a pure function from a saved run to a verdict with seven gates and one row per phase.
 //   1. no lost write        2. no resurrection (nor a read of a value never written)
 //   3. convergence after every heal, within 60 s     4. no crash
 //   5. counters: no increment lost or applied twice
 //   6. conditional writes: at most one acknowledged per ETag while the ring stays as it is
+//   7. leases: one at a time, fills and releases only while held (both while the ring stays as
+//      it is), and a refused fill stores nothing
 // Stale reads, repeated counter values, conditional conflicts across ring changes, availability
 // and clock skew are reported, not gated.
 import { phaseAvailability, type Availability } from "./availability.js";
@@ -11,6 +13,7 @@ import { phaseConvergence, CONVERGENCE_DEADLINE_MS, type PhaseConvergence } from
 import { conditionalCoverage, findConditionalConflicts, isGatedConflict, ringStablePhases, type ConditionalConflict } from "./conditional.js";
 import { counterKeys, findCounterRepeats, findCounterViolations, type CounterRepeat, type CounterViolation } from "./counters.js";
 import { findCrashes, type Crash } from "./crashes.js";
+import { findLeaseViolations, leaseCoverage, leaseKeys, type LeaseViolation } from "./leases.js";
 import type { PhaseRecord, RunRecord } from "./history.js";
 import { checkpointReads, findLostWrites, type LostWrite } from "./lost-writes.js";
 import { findReadAnomalies, isGatedResurrection, type ReadAnomaly } from "./reads.js";
@@ -35,6 +38,8 @@ export interface PhaseRow {
   conditional_conflicts: number;
   /** The ring stayed as it was through the phase (conditional.ts, ringStable): its conflicts are gated. */
   ring_stable: boolean;
+  /** Broken lease promises (leases.ts), gated or not (across ring changes), counted in the phase of the later operation. */
+  lease_violations: number;
   /** The node clock furthest off during the phase, and the origin whose versions were furthest off. */
   clock_offset?: OffsetEstimate;
   version_offset?: OffsetEstimate;
@@ -56,6 +61,7 @@ export interface Verdict {
   counters: CounterViolation[];
   counter_repeats: CounterRepeat[];
   conditional_conflicts: ConditionalConflict[];
+  lease_violations: LeaseViolation[];
   clock_offsets: OffsetEstimate[];
   version_offsets: OffsetEstimate[];
 }
@@ -85,9 +91,11 @@ function missingCheckpoints(record: RunRecord): LostWrite[] {
 }
 
 export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
-  // counters hold decimal text no write produced: gate 5 checks them
+  // counters hold decimal text no write produced (gate 5 checks them), and the values of lease
+  // keys expire within seconds (gate 7 checks them)
   const counters = counterKeys(record.keys);
-  const valueOps = record.ops.filter((o) => !counters.has(o.key));
+  const leases = leaseKeys(record.keys);
+  const valueOps = record.ops.filter((o) => !counters.has(o.key) && !leases.has(o.key));
   const lost = [...findLostWrites(record.keys, valueOps), ...missingCheckpoints(record)];
   const anomalies = findReadAnomalies(valueOps);
   const counterViolations = findCounterViolations(record.keys, record.ops);
@@ -95,6 +103,10 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
   const conflicts = findConditionalConflicts(record.ops);
   const stablePhases = ringStablePhases(record);
   const gatedConflicts = conflicts.filter((c) => isGatedConflict(c, stablePhases));
+  const leaseFindings = findLeaseViolations(leases, record.ops, stablePhases);
+  const leaseViolations = leaseFindings.filter((l) => l.gated);
+  const leaseUse = leaseCoverage(leases, record.ops);
+  const idleLeases = leases.size > 0 && (leaseUse.granted === 0 || leaseUse.filled === 0);
   // a gate over operations that never succeeded proves nothing: it fails instead
   const ackedIncrs = record.ops.filter((o) => o.f === "incr" && o.outcome === "ok").length;
   const casKeys = new Set(record.keys.filter((k) => k.kind === "cas").map((k) => k.key));
@@ -121,6 +133,7 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
       counter_repeats: repeats.filter((r) => r.phase === phase.name).length,
       conditional_conflicts: conflicts.filter((c) => c.phase === phase.name).length,
       ring_stable: stablePhases.has(phase.name),
+      lease_violations: leaseFindings.filter((l) => l.phase === phase.name).length,
       clock_offset: largestOffset(clockOffsets, phase.name),
       version_offset: largestOffset(versionOffsetList, phase.name),
     };
@@ -175,6 +188,15 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
           ? `no ETag taken by two conditional writes while the ring stayed as it was (${stablePhases.size} of ${ran.length} phases; ${coverage.ifMatchAcked} If-Match writes acknowledged, ${coverage.refused} answered 412; ${conflicts.length} conflicts across ring changes, reported)`
           : `${gatedConflicts.length} ETags with more than one acknowledged conditional write in ${[...new Set(gatedConflicts.map((c) => c.phase))].join(", ")}`,
     },
+    {
+      name: "leases",
+      passed: leaseViolations.length === 0 && !idleLeases,
+      detail: idleLeases
+        ? "no lease was granted and filled: the gate checked nothing"
+        : leaseViolations.length === 0
+          ? `one lease at a time and fills and releases only while held (${stablePhases.size} of ${ran.length} phases), no refused fill stored (${leaseUse.granted} granted, ${leaseUse.filled} filled, ${leaseUse.fillRefused} fills refused (409), ${leaseUse.released} released (${leaseUse.releaseRefused} refused), ${leaseUse.held} LEASE_HELD, ${leaseUse.none} without a lease, ${leaseUse.hits} values; ${leaseFindings.length} broken across ring changes, reported)`
+          : `${leaseViolations.length} broken lease promises (${summarize(leaseViolations.map((l) => l.kind))})`,
+    },
   ];
   if (!options.allowSkip) {
     gates.push({
@@ -193,6 +215,7 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
     counters: counterViolations,
     counter_repeats: repeats,
     conditional_conflicts: conflicts,
+    lease_violations: leaseFindings,
     clock_offsets: clockOffsets,
     version_offsets: versionOffsetList,
   };

@@ -3,8 +3,14 @@
 
 /** ok: acknowledged. fail: certainly not applied (never sent, or a 4xx). info: indeterminate. */
 export type Outcome = "ok" | "fail" | "info";
-/** A conditional write is a `write` with a `precondition`; an `incr` adds `delta` to a counter key. */
-export type OpKind = "write" | "delete" | "read" | "incr";
+/**
+ * A conditional write is a `write` with a `precondition`; an `incr` adds `delta` to a counter key.
+ * A `lease` is a lease read (`?lease=`), a lease fill is a `write` with its `lease` token, and a
+ * `release` gives a lease back unfilled (DELETE .../lease).
+ */
+export type OpKind = "write" | "delete" | "read" | "incr" | "lease" | "release";
+/** What a lease read answered: a value (200), the lease (404 with X-Cache-Lease), LEASE_HELD, or a plain 404. */
+export type LeaseAnswer = "hit" | "granted" | "held" | "none";
 export type Consistency = "one" | "quorum" | "all";
 
 /** One client operation, as the workload (or a checkpoint read) saw it. Times are epoch ms (fractional). */
@@ -37,13 +43,22 @@ export interface Op {
   delta?: number;
   /** The ETag answered by a successful read or write, when there was one. */
   etag?: string;
+  /** Lease reads: the token granted (answer "granted"); fills and releases: the token they name. */
+  lease?: string;
+  /** Lease reads: how long the lease lasts if this read gets it (ms), and what the read answered (ok only). */
+  lease_ms?: number;
+  lease_answer?: LeaseAnswer;
+  /** Lease fills: the TTL of the value stored (ms). */
+  ttl_ms?: number;
 }
 
 /**
  * single: one writer; contended: every worker writes and deletes; cas: every worker writes only
- * conditionally (on the ETag it just read); counter: every worker increments, nothing else.
+ * conditionally (on the ETag it just read); counter: every worker increments, nothing else;
+ * lease: every worker reads with a lease, and the holder fills it (a value with a short TTL) or
+ * releases it; nothing else writes.
  */
-export type KeyKind = "single" | "contended" | "cas" | "counter";
+export type KeyKind = "single" | "contended" | "cas" | "counter" | "lease";
 
 export interface KeyPlan {
   key: string;

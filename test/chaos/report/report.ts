@@ -19,9 +19,9 @@ function secs(ms: number | null): string {
 
 /** A Markdown table, one row per phase, then one line per gate. */
 export function renderTable(v: Verdict): string {
-  const head = ["phase", "nemesis", "ok/fail/info", "writes ok", "reads ok", "acked", "lost", "resurrected", "stale (Q/ONE)", "converged after heal (quiet)", "longest write outage", "crashes", "counters off (repeats)", "CAS conflicts", "clock (versions)"];
+  const head = ["phase", "nemesis", "ok/fail/info", "writes ok", "reads ok", "acked", "lost", "resurrected", "stale (Q/ONE)", "converged after heal (quiet)", "longest write outage", "crashes", "counters off (repeats)", "CAS conflicts", "lease faults", "clock (versions)"];
   const rows = v.phases.map((p) => {
-    if (p.skipped) return [p.phase, p.nemesis, p.skipped, "", "", "", "", "", "", "", "", "", "", "", ""];
+    if (p.skipped) return [p.phase, p.nemesis, p.skipped, "", "", "", "", "", "", "", "", "", "", "", "", ""];
     const a = p.availability;
     const c = p.convergence;
     return [
@@ -39,6 +39,7 @@ export function renderTable(v: Verdict): string {
       String(p.crashes),
       `${p.counters} (${p.counter_repeats})`,
       `${p.conditional_conflicts}${p.ring_stable ? " (stable ring)" : ""}`,
+      String(p.lease_violations),
       `${offset(p.clock_offset)} (${offset(p.version_offset)})`,
     ];
   });
@@ -77,5 +78,7 @@ export function reportJson(v: Verdict, meta: ReportMeta): Record<string, unknown
     counters_total: v.counters.length,
     counter_repeats: v.counter_repeats.slice(0, LIMIT),
     conditional_conflicts: v.conditional_conflicts.slice(0, LIMIT),
+    lease_violations: v.lease_violations.slice(0, LIMIT),
+    lease_violations_total: v.lease_violations.length,
   };
 }

@@ -20,6 +20,8 @@ export interface ChaosOptions {
   casKeys: number;
   /** Keys only incremented. */
   counterKeys: number;
+  /** Keys read with stampede leases and written only by the lease holders' fills. */
+  leaseKeys: number;
   timeoutMs: number;
   allowSkip: boolean;
   /** Run on loopback even where the lab network could be built. */
@@ -35,6 +37,7 @@ export type Command = { kind: "run"; options: ChaosOptions } | { kind: "cleanup"
 export const USAGE = `usage: npm run chaos -- [--seed S] [--nodes 5] [--nemesis all|kill,pause,...] [--out chaos-out/]
          [--fault-seconds 15] [--heal-seconds 10] [--baseline-seconds 10] [--workers 8] [--rate 300]
          [--single-keys 150] [--contended-keys 50] [--cas-keys 4] [--counter-keys 10]
+         [--lease-keys 4]
          [--timeout-ms 15000] [--env SERVICE_X=v]...
          [--allow-skip] [--loopback] [--valgrind n1]
        npm run chaos -- --cleanup            remove namespaces and links a crashed run left
@@ -69,6 +72,7 @@ export function parseOptions(argv: readonly string[], known: readonly string[], 
       "contended-keys": { type: "string" },
       "cas-keys": { type: "string" },
       "counter-keys": { type: "string" },
+      "lease-keys": { type: "string" },
       "timeout-ms": { type: "string" },
       env: { type: "string", multiple: true },
       valgrind: { type: "string" },
@@ -116,6 +120,7 @@ export function parseOptions(argv: readonly string[], known: readonly string[], 
       contendedKeys: positiveInt("contended-keys", values["contended-keys"], 50, 0),
       casKeys: positiveInt("cas-keys", values["cas-keys"], 4, 0),
       counterKeys: positiveInt("counter-keys", values["counter-keys"], 10, 0),
+      leaseKeys: positiveInt("lease-keys", values["lease-keys"], 4, 0),
       timeoutMs: positiveInt("timeout-ms", values["timeout-ms"], 15_000),
       allowSkip: values["allow-skip"] ?? false,
       loopback: values.loopback ?? false,
@@ -141,6 +146,7 @@ export function replayCommand(o: ChaosOptions): string {
     `--contended-keys ${o.contendedKeys}`,
     `--cas-keys ${o.casKeys}`,
     `--counter-keys ${o.counterKeys}`,
+    `--lease-keys ${o.leaseKeys}`,
     `--timeout-ms ${o.timeoutMs}`,
     ...Object.entries(o.env).map(([k, v]) => `--env ${k}=${v}`),
     ...(o.allowSkip ? ["--allow-skip"] : []),

@@ -100,7 +100,7 @@ export async function runChaos(o: ChaosOptions, print: (line: string) => void): 
 
   const random = new SeededRandom(o.seed);
   const nemeses = createNemeses();
-  const keys = planKeys({ single: o.singleKeys, contended: o.contendedKeys, cas: o.casKeys, counters: o.counterKeys, workers: o.workers });
+  const keys = planKeys({ single: o.singleKeys, contended: o.contendedKeys, cas: o.casKeys, counters: o.counterKeys, leases: o.leaseKeys, workers: o.workers });
   writeFileSync(path.join(o.out, FILES.keys), JSON.stringify(keys, null, 1));
   let phase = "setup";
   const workload = new Workload(

@@ -1,7 +1,7 @@
 // The cache operations of the workload and the checks, each turned into one history record with
 // its outcome: ok (answered as expected), fail (certainly not applied: never sent, or a 4xx) or
 // info (indeterminate: a timeout, a broken connection after sending, or a 5xx).
-import type { Consistency, Op, OpKind } from "../checker/history.js";
+import type { Consistency, LeaseAnswer, Op, OpKind } from "../checker/history.js";
 import { RequestError, type HttpAnswer, type HttpClient } from "./http-client.js";
 
 /** Where a node's client API answers. */
@@ -33,6 +33,15 @@ function envelope(answer: HttpAnswer): { code: string | null; error?: string } {
   } catch {
     return { code: null };
   }
+}
+
+/** A lease read's 404: the lease (with its token), LEASE_HELD, or a plain miss; undefined for any other 404. */
+function leaseMiss(answer: HttpAnswer): { answer: LeaseAnswer; token?: string } | undefined {
+  const code = envelope(answer).code;
+  const token = answer.headers["x-cache-lease"];
+  if (code === "NOT_FOUND") return typeof token === "string" ? { answer: "granted", token } : { answer: "none" };
+  if (code === "LEASE_HELD") return { answer: "held" };
+  return undefined;
 }
 
 function etagOf(answer: HttpAnswer): { etag?: string } {
@@ -76,6 +85,72 @@ export class CacheClient {
       if (answer.status !== 200) return this.finish(base, answer, undefined);
       const { value } = JSON.parse(answer.body.toString("utf8")) as { value: number };
       return { ...this.finish(base, answer, "ok"), value: String(value), ...etagOf(answer) };
+    } catch (err) {
+      return this.failed(base, err);
+    }
+  }
+
+  /**
+   * A QUORUM lease read (`?lease=&wait=`): a value (200, a hit or a waiter's), the lease (404 with
+   * X-Cache-Lease: `lease` is the token), another caller's lease (404 LEASE_HELD), or a plain 404
+   * (no lease could be taken). All four are ok.
+   */
+  async leaseRead(node: Endpoint, key: string, leaseMs: number, waitMs: number, ctx: OpContext): Promise<Op> {
+    const base: Op = { ...this.base("lease", node, key, null, "quorum", ctx), lease_ms: leaseMs };
+    try {
+      const answer = await this.http.request({
+        host: node.host,
+        port: node.apiPort,
+        method: "GET",
+        path: `${keyPath(key, "quorum")}&lease=${leaseMs}ms&wait=${waitMs}ms`,
+        headers: { accept: "application/json" },
+        timeoutMs: ctx.timeoutMs,
+      });
+      if (answer.status === 200) {
+        const item = JSON.parse(answer.body.toString("utf8")) as { value: string; version: number; origin: string };
+        const value = Buffer.from(item.value, "base64").toString("utf8");
+        return { ...this.finish(base, answer, "ok"), value, version: item.version, origin: item.origin, lease_answer: "hit" };
+      }
+      const miss = answer.status === 404 ? leaseMiss(answer) : undefined;
+      if (miss === undefined) return this.finish(base, answer, undefined);
+      return { ...this.finish(base, answer, "ok"), lease_answer: miss.answer, ...(miss.token ? { lease: miss.token } : {}) };
+    } catch (err) {
+      return this.failed(base, err);
+    }
+  }
+
+  /** The fill of the lease `token`: a QUORUM PUT with X-Cache-Lease and a TTL; 409 (lease not held) is a `fail`. */
+  async fill(node: Endpoint, key: string, value: string, token: string, ttlMs: number, ctx: OpContext): Promise<Op> {
+    const base: Op = { ...this.base("write", node, key, value, "quorum", ctx), lease: token, ttl_ms: ttlMs };
+    try {
+      const answer = await this.http.request({
+        host: node.host,
+        port: node.apiPort,
+        method: "PUT",
+        path: `${keyPath(key, "quorum")}&ttl=${ttlMs}ms`,
+        headers: { "content-type": "application/octet-stream", "x-cache-lease": token },
+        body: value,
+        timeoutMs: ctx.timeoutMs,
+      });
+      return this.finish(base, answer, answer.status === 200 ? "ok" : undefined);
+    } catch (err) {
+      return this.failed(base, err);
+    }
+  }
+
+  /** DELETE .../lease with the token: 204 ok (released), 409 a `fail` (not held), 503 `info`. */
+  async release(node: Endpoint, key: string, token: string, ctx: OpContext): Promise<Op> {
+    const base: Op = { ...this.base("release", node, key, null, "quorum", ctx), lease: token };
+    try {
+      const answer = await this.http.request({
+        host: node.host,
+        port: node.apiPort,
+        method: "DELETE",
+        path: `/v1/cache/${encodeURIComponent(key)}/lease`,
+        headers: { "x-cache-lease": token },
+        timeoutMs: ctx.timeoutMs,
+      });
+      return this.finish(base, answer, answer.status === 204 ? "ok" : undefined);
     } catch (err) {
       return this.failed(base, err);
     }

@@ -1,7 +1,9 @@
 // The workload: N workers, each issuing one operation at a time to a random node, together at
 // most `opsPerSecond`. Writes and deletes at QUORUM; reads at QUORUM and at ONE; conditional
 // writes (a QUORUM read for the ETag, then a PUT with If-Match on it, or If-None-Match: * when the
-// key was absent) on the conditional keys; QUORUM increments of 1–5 on the counter keys. Every
+// key was absent) on the conditional keys; QUORUM increments of 1–5 on the counter keys; lease
+// reads of the lease keys, whose holder "loads" and then fills (a QUORUM PUT with the token and a
+// short TTL, sometimes after the lease ran out) or releases the lease (LEASE_PLAN). Every
 // written value is unique (worker and sequence number). Workers can be paused between operations,
 // which is how checkpoints see a quiet cluster.
 import type { KeyPlan, Op } from "../checker/history.js";
@@ -14,6 +16,7 @@ interface WorkerKeys {
   contended: readonly KeyPlan[];
   cas: readonly KeyPlan[];
   counters: readonly KeyPlan[];
+  leases: readonly KeyPlan[];
   readable: readonly KeyPlan[];
 }
 
@@ -34,10 +37,19 @@ export interface WorkloadDeps {
 }
 
 /** Shares of each kind of operation, summing to 1. */
-export const MIX = { write: 0.32, delete: 0.08, conditional: 0.08, incr: 0.08, readQuorum: 0.22, readOne: 0.22 } as const;
+export const MIX = { write: 0.32, delete: 0.08, conditional: 0.08, incr: 0.08, lease: 0.08, readQuorum: 0.18, readOne: 0.18 } as const;
 
-/** The shares of the second draw, among the operations that are neither conditional nor increments. */
-const REST = 1 - MIX.conditional - MIX.incr;
+/**
+ * One lease cycle: a lease read (the lease lasts `leaseMs`; a miss waits one of `waitsMs` for
+ * another holder's value). The holder loads for up to `loadMaxMs`, then releases the lease
+ * (`releaseShare`, as when a load fails) or fills it with a value that lives `fillTtlMs`, so the
+ * key is missed again soon; `lateShare` of the holders load past the lease's end (by `lateByMs`)
+ * and fill then, which the primary must refuse (409).
+ */
+export const LEASE_PLAN = { leaseMs: 2_000, waitsMs: [0, 500, 1_500], loadMaxMs: 800, fillTtlMs: 1_500, releaseShare: 0.2, lateShare: 0.1, lateByMs: 300 } as const;
+
+/** The shares of the second draw, among the operations that are neither conditional, increments nor lease cycles. */
+const REST = 1 - MIX.conditional - MIX.incr - MIX.lease;
 const WRITE_SHARE = MIX.write / REST;
 const DELETE_SHARE = MIX.delete / REST;
 const QUORUM_READ_SHARE = MIX.readQuorum / (MIX.readQuorum + MIX.readOne);
@@ -102,8 +114,10 @@ export class Workload {
       contended,
       cas: this.options.keys.filter((k) => k.kind === "cas"),
       counters: this.options.keys.filter((k) => k.kind === "counter"),
-      // counters answer decimal text no write produced: they are checked by their own gate
-      readable: this.options.keys.filter((k) => k.kind !== "counter"),
+      leases: this.options.keys.filter((k) => k.kind === "lease"),
+      // counters answer decimal text no write produced, and lease keys' values expire: each kind
+      // is checked by its own gate
+      readable: this.options.keys.filter((k) => k.kind !== "counter" && k.kind !== "lease"),
     };
     let seq = 0;
     // stagger the workers so their operations do not start in lockstep
@@ -124,22 +138,38 @@ export class Workload {
     this.checkIdle();
   }
 
-  /** One operation (a conditional write is two: its read and its write). */
+  /** One operation (a conditional write is two: its read and its write; a lease cycle one or two). */
   private async once(worker: number, random: SeededRandom, keys: WorkerKeys, nextValue: () => string): Promise<Op[]> {
     const { client } = this.deps;
     const node = random.pick(this.deps.endpoints());
     const ctx: OpContext = { worker, phase: this.deps.phase(), timeoutMs: this.options.timeoutMs };
-    const { own, contended, cas, counters } = keys;
+    const { own, contended, cas, counters, leases } = keys;
     let roll = random.next();
     const mutationKey = () => (own.length > 0 && (contended.length === 0 || random.next() < 0.5) ? random.pick(own) : random.pick(contended)).key;
     if ((roll -= MIX.conditional) < 0 && cas.length > 0) return this.conditional(node, random.pick(cas).key, nextValue(), ctx);
     if ((roll -= MIX.incr) < 0 && counters.length > 0) return [await client.incr(node, random.pick(counters).key, random.int(1, 5), "quorum", ctx)];
+    if ((roll -= MIX.lease) < 0 && leases.length > 0) return this.leaseCycle(node, random.pick(leases).key, random, nextValue, ctx);
     roll = random.next();
     const mutations = own.length + contended.length > 0;
     if (mutations && roll < WRITE_SHARE) return [await client.write(node, mutationKey(), nextValue(), "quorum", ctx)];
     if (mutations && roll < WRITE_SHARE + DELETE_SHARE) return [await client.delete(node, mutationKey(), "quorum", ctx)];
     const key = random.pick(keys.readable).key;
     return [await client.read(node, key, random.next() < QUORUM_READ_SHARE ? "quorum" : "one", ctx)];
+  }
+
+  /** A lease read; when it got the lease, a load and then the fill or release (through a random node, as LEASE_PLAN draws). */
+  private async leaseCycle(node: Endpoint, key: string, random: SeededRandom, nextValue: () => string, ctx: OpContext): Promise<Op[]> {
+    const { client } = this.deps;
+    const plan = LEASE_PLAN;
+    const read = await client.leaseRead(node, key, plan.leaseMs, random.pick(plan.waitsMs), ctx);
+    if (read.lease_answer !== "granted" || read.lease === undefined) return [read];
+    const roll = random.next();
+    const late = roll >= plan.releaseShare && roll < plan.releaseShare + plan.lateShare;
+    await sleep(late ? plan.leaseMs + plan.lateByMs : random.next() * plan.loadMaxMs);
+    const target = random.pick(this.deps.endpoints());
+    const next = { ...ctx, phase: this.deps.phase() };
+    if (roll < plan.releaseShare) return [read, await client.release(target, key, read.lease, next)];
+    return [read, await client.fill(target, key, nextValue(), read.lease, plan.fillTtlMs, next)];
   }
 
   /** A QUORUM read for the ETag, then the write conditioned on it; a failed read writes nothing. */

@@ -84,13 +84,14 @@ describe("chaos harness: pure parts", () => {
   });
 
   describe("key plan and random", () => {
-    it("gives each single-writer key one worker and keeps contended, conditional and counter keys apart", () => {
-      const keys = planKeys({ single: 150, contended: 50, cas: 20, counters: 10, workers: 8 });
-      expect(keys).to.have.length(230);
+    it("gives each single-writer key one worker and keeps contended, conditional, counter and lease keys apart", () => {
+      const keys = planKeys({ single: 150, contended: 50, cas: 20, counters: 10, leases: 4, workers: 8 });
+      expect(keys).to.have.length(234);
       expect(keys.filter((k) => k.kind === "single" && k.writer === 3)).to.have.length(19);
-      expect(new Set(keys.map((k) => k.key)).size).to.equal(230);
+      expect(new Set(keys.map((k) => k.key)).size).to.equal(234);
       expect(keys.filter((k) => k.kind === "cas").map((k) => k.key).slice(0, 2)).to.deep.equal(["x000", "x001"]);
       expect(keys.filter((k) => k.kind === "counter").map((k) => k.key).slice(-1)).to.deep.equal(["n009"]);
+      expect(keys.filter((k) => k.kind === "lease").map((k) => k.key)).to.deep.equal(["l000", "l001", "l002", "l003"]);
       for (const k of keys) if (k.kind !== "single") expect(k.writer, k.key).to.equal(undefined);
     });
 

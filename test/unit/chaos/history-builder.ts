@@ -43,6 +43,14 @@ export const cas = (value: string, precondition: string, s: OpSpec): Op => ({ ..
 /** An increment by `delta`; `value` is the counter's value answered (ok only). */
 export const incr = (delta: number, value: string | null, s: OpSpec): Op => ({ ...op("incr", value, s), delta });
 export const del = (s: OpSpec): Op => op("delete", null, s);
+/** A lease read that got the lease `token` for `leaseMs` (404 with X-Cache-Lease). */
+export const grant = (token: string, leaseMs: number, s: OpSpec): Op => ({ ...op("lease", null, { status: 404, ...s }), lease: token, lease_ms: leaseMs, lease_answer: "granted" });
+/** A lease read answered with a value (a hit, or a waiter's value). */
+export const leaseHit = (value: string, s: OpSpec): Op => ({ ...op("lease", value, s), lease_ms: 2_000, lease_answer: "hit" });
+/** The fill of the lease `token` (ok: 200; a refused one: outcome "fail", status 409). */
+export const fill = (value: string, token: string, s: OpSpec): Op => ({ ...op("write", value, s), lease: token, ttl_ms: 1_500 });
+/** The release of the lease `token` (ok: 204; a refused one: outcome "fail", status 409). */
+export const release = (token: string, s: OpSpec): Op => ({ ...op("release", null, { status: s.outcome === undefined || s.outcome === "ok" ? 204 : s.status, ...s }), lease: token });
 export const read = (value: string | null, s: OpSpec): Op => op("read", value, s);
 /** The read a checkpoint takes of one key after the phase (workload paused). */
 export const checkpoint = (value: string | null, s: Omit<OpSpec, "worker">): Op => op("read", value, { ...s, worker: "checkpoint" });
