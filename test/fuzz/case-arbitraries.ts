@@ -212,6 +212,8 @@ function withMutation(r: BaseRequest, mut: Mutation, listener: Listener): HttpCa
       c.target = `${buildTarget(r).split("?")[0]}?${mut.query}`;
       break;
     case "method":
+      // the operation's own method is no mutation (the oracle would judge it as one)
+      if (mut.method === r.op.method) return c;
       c.method = mut.method;
       break;
   }

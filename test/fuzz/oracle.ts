@@ -35,6 +35,8 @@ export interface OracleContext {
   documented?: readonly number[];
   /** Every status documented anywhere (what a mutated route may legitimately land on). */
   allDocumented: readonly number[];
+  /** The method of the operation the case came from: a method "mutation" to it changes nothing. */
+  method?: string;
   /**
    * Error statuses whose documented body is not the envelope (the probes' 503 carries the probe's
    * own body), with that body's required properties.
@@ -78,10 +80,10 @@ function envelopeProblems(status: number, headers: Record<string, string>, body:
  * trailing slash: `/readyz/` is `/readyz`; fuzz seed 21000 found a draining node's probe body
  * there), so it may answer with either that body or the envelope. Anything else: the envelope.
  */
-function errorBodyProblems(c: HttpCase | BytesCase, status: number, headers: Record<string, string>, body: Buffer, sameOperation: boolean, ownBody: readonly string[] | undefined): string[] {
+function errorBodyProblems(c: HttpCase | BytesCase, status: number, headers: Record<string, string>, body: Buffer, sameOperation: boolean, ownBody: readonly string[] | undefined, methodChanged: boolean): string[] {
   if (ownBody === undefined) return envelopeProblems(status, headers, body);
   if (sameOperation) return documentedBodyProblems(status, headers, body, ownBody);
-  const pathOnly = c.kind === "http" && c.mutations.every((m) => !m.startsWith("method:"));
+  const pathOnly = c.kind === "http" && !methodChanged;
   if (pathOnly && documentedBodyProblems(status, headers, body, ownBody).length === 0) return [];
   return envelopeProblems(status, headers, body);
 }
@@ -98,13 +100,15 @@ export function judge(c: HttpCase | BytesCase, x: Exchange, ctx: OracleContext):
   const { status, headers, body } = x.answer;
   const problems: string[] = [];
   if (status === 500) problems.push(`500 Internal Server Error: ${JSON.stringify(body.toString("latin1").slice(0, 200))}`);
-  // Junk in the query string leaves the route as it was: its documented answers still apply.
-  const sameOperation = c.kind === "http" && ctx.documented !== undefined && c.mutations.every((m) => (!m.startsWith("path:") || m === "path:query-junk") && !m.startsWith("method:"));
+  // Junk in the query string leaves the route as it was: its documented answers still apply; so
+  // does a method "mutation" that drew the operation's own method.
+  const methodChanged = c.kind === "http" && c.mutations.some((m) => m.startsWith("method:")) && (ctx.method === undefined || c.method !== ctx.method);
+  const sameOperation = c.kind === "http" && ctx.documented !== undefined && !methodChanged && c.mutations.every((m) => !m.startsWith("path:") || m === "path:query-junk");
   const allowed = sameOperation && ctx.documented ? [...ctx.documented, ...GENERIC_STATUSES] : [...ctx.allDocumented, ...GENERIC_STATUSES];
   if (c.listener !== "dist" && !allowed.includes(status)) problems.push(`status ${status} is not documented for this request`);
   const isHead = c.kind === "http" && c.method === "HEAD";
   // The dist listener speaks Connect (its own error JSON); the envelope is a client/management promise.
-  if (status >= 400 && !isHead && c.listener !== "dist") problems.push(...errorBodyProblems(c, status, headers, body, sameOperation, ctx.bodies?.[status]));
+  if (status >= 400 && !isHead && c.listener !== "dist") problems.push(...errorBodyProblems(c, status, headers, body, sameOperation, ctx.bodies?.[status], methodChanged));
   if (c.listener === "dist" && status > 500 && status !== 501 && status !== 503) problems.push(`dist listener answered ${status}`);
   return problems;
 }

@@ -40,7 +40,7 @@ export async function runCase(j: CaseJudge, c: FuzzCase, timeoutMs = ANSWER_TIME
       : serialize(c, `127.0.0.1:${port}`);
   const x = await exchange(port, sent.bytes, { halfClose: sent.halfClose, headOnly: c.kind === "http" && c.method === "HEAD", timeoutMs });
   const op = c.kind === "http" && c.operation ? j.operations.get(c.operation) : undefined;
-  const ctx: OracleContext = { allDocumented: j.allDocumented, ...(op ? { documented: op.statuses, bodies: op.bodies } : {}) };
+  const ctx: OracleContext = { allDocumented: j.allDocumented, ...(op ? { documented: op.statuses, bodies: op.bodies, method: op.method } : {}) };
   const problems = await withProcess(j, judge(c, x, ctx));
   return { problems, ...(x.answer ? { status: x.answer.status } : {}) };
 }
