@@ -2,8 +2,8 @@
 // replicated): the first lease read that misses a key gets the key's lease (a token) and loads
 // the value; the misses after it wait for the value, bounded in time and in number, or answer
 // LEASE_HELD. A lease ends when its time runs out, when a write of the key is stored here (its
-// own fill, or any other write), when a delete of the key is stored here, or when its holder
-// releases it (its load failed). A fill whose lease has ended stores nothing (CONFLICT). Waiters
+// own fill, or any other write; not an old copy that had expired before the lease was granted),
+// when a delete of the key is stored here, or when its holder releases it (its load failed). A fill whose lease has ended stores nothing (CONFLICT). Waiters
 // get the value the moment a write of the key is stored; when a lease ends without a value (it
 // expired, was released, or a delete ended it) the first waiter takes over a new lease and the
 // others wait on that one.
@@ -47,6 +47,8 @@ interface Waiter {
 
 interface Lease {
   readonly token: string;
+  /** When it was granted, on the wall clock (record expiry times are wall-clock times). */
+  readonly grantedAtMs: number;
   /** When the lease ends, on the monotonic clock. */
   readonly endsAtMs: number;
   readonly timer: TimerHandle;
@@ -138,13 +140,18 @@ export class LeaseTable {
   /**
    * Observer of every record this node's store stored (called after the store committed it):
    * a write ends the key's lease and answers its waiters with the record; a delete (or a record
-   * already expired) ends the lease and the first waiter takes over a new one.
+   * that expired since the lease was granted) ends the lease and the first waiter takes over a new
+   * one. A copy of a value that had expired before the lease was granted (a restarted node
+   * catching up, an anti-entropy round or a late hint bringing an old write) shows readers
+   * nothing new: the lease stays with its holder.
    */
   stored(rec: VersionedRecord): void {
     if (this.leases.size === 0) return;
     const key = rec.key;
     const lease = this.leases.get(key);
     if (lease === undefined) return;
+    // an old copy: it had expired (so it is not live now either) before the lease was granted
+    if (!rec.tombstone && rec.expiresAtMs !== 0 && rec.expiresAtMs <= lease.grantedAtMs) return;
     if (!isLiveAt(rec, this.deps.clock.nowMs())) {
       this.end(key, lease, "dist.lease.invalidated");
       return;
@@ -183,6 +190,7 @@ export class LeaseTable {
     const token = this.newToken();
     const lease: Lease = {
       token,
+      grantedAtMs: this.deps.clock.nowMs(),
       endsAtMs: this.deps.clock.monotonicMs() + leaseMs,
       timer: this.deps.timers.after(leaseMs, () => {
         if (this.leases.get(key) === lease) this.end(key, lease, "dist.lease.expired");

@@ -3,8 +3,8 @@
 //   3. convergence after every heal, within 60 s     4. no crash
 //   5. counters: no increment lost or applied twice
 //   6. conditional writes: at most one acknowledged per ETag while the ring stays as it is
-//   7. leases: one at a time, fills and releases only while held (both while the ring stays as
-//      it is), and a refused fill stores nothing
+//   7. leases: one at a time, fills and releases taken only and always while held (both while
+//      the ring stays as it is), and a refused fill stores nothing
 // Stale reads, repeated counter values, conditional conflicts across ring changes, availability
 // and clock skew are reported, not gated.
 import { phaseAvailability, type Availability } from "./availability.js";
@@ -194,7 +194,7 @@ export function check(record: RunRecord, options: CheckOptions = {}): Verdict {
       detail: idleLeases
         ? "no lease was granted and filled: the gate checked nothing"
         : leaseViolations.length === 0
-          ? `one lease at a time and fills and releases only while held (${stablePhases.size} of ${ran.length} phases), no refused fill stored (${leaseUse.granted} granted, ${leaseUse.filled} filled, ${leaseUse.fillRefused} fills refused (409), ${leaseUse.released} released (${leaseUse.releaseRefused} refused), ${leaseUse.held} LEASE_HELD, ${leaseUse.none} without a lease, ${leaseUse.hits} values; ${leaseFindings.length} broken across ring changes, reported)`
+          ? `one lease at a time, fills and releases taken only and always while held (${stablePhases.size} of ${ran.length} phases), no refused fill stored (${leaseUse.granted} granted, ${leaseUse.filled} filled, ${leaseUse.fillRefused} fills refused (409), ${leaseUse.released} released (${leaseUse.releaseRefused} refused), ${leaseUse.held} LEASE_HELD, ${leaseUse.none} without a lease, ${leaseUse.hits} values${leaseUse.unchecked > 0 ? `; ${leaseUse.unchecked} grants without their length, unchecked` : ""}; ${leaseFindings.length} broken across ring changes, reported)`
           : `${leaseViolations.length} broken lease promises (${summarize(leaseViolations.map((l) => l.kind))})`,
     },
   ];

@@ -31,7 +31,7 @@ function healthy(): Op[] {
 describe("chaos checker: leases", () => {
   it("passes a history where every lease ended before the next was granted, and counts what it saw", () => {
     expect(kinds(healthy())).to.deep.equal([]);
-    expect(leaseCoverage(KEYS, healthy())).to.deep.equal({ granted: 3, held: 0, none: 0, hits: 1, filled: 1, fillRefused: 1, released: 1, releaseRefused: 0 });
+    expect(leaseCoverage(KEYS, healthy())).to.deep.equal({ granted: 3, unchecked: 0, held: 0, none: 0, hits: 1, filled: 1, fillRefused: 1, released: 1, releaseRefused: 0 });
   });
 
   it("fails a second lease granted while the first still had time and no fill or release had come", () => {
@@ -42,17 +42,46 @@ describe("chaos checker: leases", () => {
     // an indeterminate release or fill of the first lease may have ended it
     expect(kinds([first, second, release("a", at(400, 450, { outcome: "info", status: 503 }))])).to.deep.equal([]);
     expect(kinds([first, second, fill("w0-1", "a", at(400, 20_000, { outcome: "info", status: null }))])).to.deep.equal([]);
-    // a refused release ended nothing
-    expect(kinds([first, second, release("a", at(400, 450, { outcome: "fail", status: 409 }))])).to.deep.equal(["double-grant"]);
+    // a refused release ended nothing (and was itself refused while its lease held)
+    expect(kinds([first, second, release("a", at(400, 450, { outcome: "fail", status: 409 }))])).to.deep.equal(["double-grant", "refused-while-held"]);
   });
 
-  it("lets a lease follow one whose time ran out, or one it overlapped in real time, and only reports a phase whose ring moved", () => {
+  it("lets a lease follow one whose time ran out, and only reports a phase whose ring moved", () => {
     const first = grant("a", 2_000, at(0, 10));
     expect(kinds([first, grant("b", 2_000, at(1_960, 1_970))]), "within the slack").to.deep.equal([]);
     expect(kinds([first, grant("b", 2_000, at(1_900, 1_940))])).to.deep.equal(["double-grant"]);
-    expect(kinds([first, grant("b", 2_000, at(5, 600))]), "invoked before the first was answered").to.deep.equal([]);
     expect(kinds([first, grant("b", 2_000, at(500, 510, { phase: "p2" }))]), "p2's ring moved").to.deep.equal([]);
     expect(reported([first, grant("b", 2_000, at(500, 510, { phase: "p2" }))])).to.deep.equal(["double-grant"]);
+  });
+
+  it("fails two lease reads that overlapped in real time and were both granted (a stampede), unless one may have ended first", () => {
+    // whichever was granted first, nothing ended it before the other was answered (review finding)
+    const a = grant("a", 2_000, at(0, 10));
+    const b = grant("b", 2_000, at(5, 12, { worker: 1 }));
+    expect(kinds([b, a, fill("w0-1", "a", at(300, 320)), fill("w1-1", "b", at(400, 420, { worker: 1 }))])).to.deep.equal(["double-grant"]);
+    expect(kinds([a, grant("b", 2_000, at(5, 600))]), "answered long after the first, still inside it").to.deep.equal(["double-grant"]);
+    // b may have come first and been released (indeterminately) before a was granted: allowed
+    expect(kinds([a, b, release("b", at(6, 9, { outcome: "info", status: 503 }))])).to.deep.equal([]);
+    // a slow read overlapping the end of the first lease: it may have been granted after it ran out
+    expect(kinds([a, grant("b", 2_000, at(5, 2_500))])).to.deep.equal([]);
+  });
+
+  it("fails a fill or release refused (409) while its lease surely held, and not one answered after its time could have run out", () => {
+    const first = grant("a", 2_000, at(0, 10));
+    expect(kinds([first, fill("w0-1", "a", at(300, 320, { outcome: "fail", status: 409 }))])).to.deep.equal(["refused-while-held"]);
+    expect(kinds([first, release("a", at(300, 320, { outcome: "fail", status: 409 }))])).to.deep.equal(["refused-while-held"]);
+    // invoked in time, answered late (a paused primary, a slow link): the lease may have run out
+    expect(kinds([first, fill("w0-1", "a", at(1_500, 1_990, { outcome: "fail", status: 409 }))])).to.deep.equal([]);
+    // another fill or release of the lease came first
+    expect(kinds([first, release("a", at(100, 150, { outcome: "info", status: 503 })), fill("w0-1", "a", at(300, 320, { outcome: "fail", status: 409 }))])).to.deep.equal([]);
+    // a refusal other than 409 (a 400 for a malformed token) says nothing about the lease
+    expect(kinds([first, fill("w0-1", "a", at(300, 320, { outcome: "fail", status: 400 }))])).to.deep.equal([]);
+  });
+
+  it("checks nothing against a grant recorded without its length, and counts it", () => {
+    const { lease_ms: _length, ...noLength } = grant("a", 2_000, at(0, 10));
+    expect(kinds([noLength as Op, release("a", at(300, 310)), grant("b", 2_000, at(400, 410))])).to.deep.equal([]);
+    expect(leaseCoverage(KEYS, [noLength as Op]).unchecked).to.equal(1);
   });
 
   it("fails a fill acknowledged after its lease ran out, after its release, or after a newer lease", () => {
@@ -98,6 +127,8 @@ describe("chaos checker: leases", () => {
       });
     const ok = check(record(healthy()));
     expect(ok.passed, JSON.stringify(ok.gates)).to.equal(true);
+    // lease reads count as reads; fills and releases (refused by design when late) as neither
+    expect(ok.phases[0]?.availability).to.deep.include({ acked: 0, write_ratio: null, read_ratio: 1 });
     expect(ok.gates.find((g) => g.name === "leases")?.detail).to.match(/3 granted, 1 filled, 1 fills refused .*; 0 broken across ring changes/);
     // the same break in a phase whose ring moved is reported in its row, and the gate holds
     const moved = record([...healthy(), grant("d", 2_000, at(2_200, 2_210, { worker: 3, phase: "p2" }))]);

@@ -168,12 +168,31 @@ describe("cluster/lease/lease-table", () => {
     expect(w.answer?.kind).to.equal("granted");
     expectConflict(() => f.table.checkFill("k", token));
     f.table.checkFill("k", (w.answer as { token: string }).token);
-    // A record stored already expired counts as a delete.
+    // A write stored already expired (it expired since the lease was granted) counts as a delete.
     const next = track(f.table.acquire("k", 10_000, 2_000));
-    f.table.stored(value("k", "stale", { expiresAtMs: f.clock.nowMs() }));
+    f.clock.advance(5);
+    f.table.stored(value("k", "stale", { expiresAtMs: f.clock.nowMs() - 1 }));
     await flush();
     expect(next.answer?.kind).to.equal("granted");
     expect(f.metrics.get("dist.lease.invalidated")).to.equal(2);
+  });
+
+  it("a copy of a value that had expired before the lease was granted leaves the lease held", async () => {
+    // A restarted primary catching up, an anti-entropy round or a late hint can bring an old write
+    // whose TTL ran out long ago: readers see nothing new, so the holder keeps its lease (chaos
+    // seed 8485 saw a second lease granted 0.13 s after the first when such a copy ended it).
+    const f = fixture();
+    f.clock.advance(10_000);
+    const token = tokenOf(f.table.acquire("k", 10_000, 0));
+    const w = track(f.table.acquire("k", 10_000, 2_000));
+    f.table.stored(value("k", "old", { expiresAtMs: f.clock.nowMs() - 1_000 }));
+    await flush();
+    expect(w.answer, "the waiter still waits").to.equal(undefined);
+    expect(f.metrics.get("dist.lease.invalidated")).to.equal(0);
+    f.table.checkFill("k", token);
+    f.table.stored(value("k", "loaded"));
+    await flush();
+    expect(w.answer?.kind).to.equal("hit");
   });
 
   it("writes of other keys, and writes while no lease is held, change nothing", () => {
