@@ -5,7 +5,11 @@
 //   that ended the process (connectrpc/connect-es#1795 is the same family);
 // - after a partition, a TCP connection whose packets were dropped can stay "established" for
 //   minutes while its retransmissions back off, and every call on it times out. Here a call
-//   that times out resets the session, so the next call opens a new connection at once.
+//   that times out resets the session, so the next call opens a new connection at once. The old
+//   connection ends with a TCP reset, not a close: a closed socket keeps retransmitting what it
+//   had queued, and after the partition heals the peer received it (a gossip push 25 s late,
+//   whose stale suspicions held two nodes' quorum votes for 5 s: chaos seed 40002). A reset drops
+//   it. (A TLS connection's socket cannot be reset this way; it is closed as before.)
 // Every session keeps an 'error' listener for its whole life; dead peers are found by the
 // per-call timeouts and by the membership probes, so there is no keepalive PING.
 //
@@ -22,6 +26,8 @@
 // INTERNAL_ERROR) is reset on the next turn: two such resets in one receive callback free the
 // first stream the same way (valgrind: 20 invalid accesses in 5 rounds).
 import http2 from "node:http2";
+import net from "node:net";
+import tls from "node:tls";
 import type { Timers } from "../core/clock.js";
 import { PEER_RENEW_GRACE_MS } from "../core/limits.js";
 import { NotDeliveredError } from "../transport/index.js";
@@ -113,7 +119,7 @@ export class PeerSession {
     this.generation++;
     this.conn = undefined;
     this.connecting = undefined;
-    if (conn && !conn.destroyed) this.opts.timers.defer(() => conn.destroy());
+    if (conn && !conn.destroyed) this.opts.timers.defer(() => abort(conn));
   }
 
   /**
@@ -229,4 +235,15 @@ function deferredClose(timers: Timers): StreamClose {
     if (code === http2.constants.NGHTTP2_CANCEL) closeNow.call(this, code, callback);
     else timers.defer(() => closeNow.call(this, code, callback));
   } as StreamClose;
+}
+
+/**
+ * Destroys a connection that may be dead, with a TCP reset (SO_LINGER 0) where the socket is
+ * plain TCP: the kernel drops what it still had queued instead of delivering it once the network
+ * heals (see the top of this file). A TLS socket has no reset; it is destroyed as usual.
+ */
+function abort(conn: http2.ClientHttp2Session): void {
+  const socket = conn.socket as unknown as net.Socket | undefined;
+  if (socket !== undefined && !socket.destroyed && socket instanceof net.Socket && !(socket instanceof tls.TLSSocket)) socket.resetAndDestroy();
+  conn.destroy();
 }

@@ -76,6 +76,12 @@ function runChild(plan: RunPlan, signal: AbortSignal): Promise<ChildOutcome> {
   }, plan.timeoutMs);
   signal.addEventListener("abort", interrupt, { once: true });
   return new Promise((resolve) => {
+    // a child that could not start (no such file, too many processes) is a failed run, not a crash
+    child.once("error", (err) => {
+      clearTimeout(timeout);
+      signal.removeEventListener("abort", interrupt);
+      resolve({ exitCode: null, signal: null, timedOut: false, lastLine: `could not start: ${err.message}` });
+    });
     child.once("exit", (exitCode, sig) => {
       // whatever the run left behind in its process group (a node it did not stop) goes with it
       killGroup();

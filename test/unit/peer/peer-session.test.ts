@@ -62,6 +62,32 @@ describe("peer/peer-session", () => {
     server.close();
   });
 
+  it("reset() ends the connection with a TCP reset, not a close: its unsent bytes are dropped, never delivered after a partition heals", async () => {
+    // A close (FIN) leaves the kernel retransmitting what the connection still had queued; after
+    // a partition heals, that arrives up to tens of seconds late and the peer acts on it (chaos
+    // seed 40002: a gossip push queued during an isolation, delivered 25 s later, marked two live
+    // nodes suspect and held their quorum votes for 5 s).
+    const ends: string[] = [];
+    const server = net.createServer((s) => {
+      s.on("data", () => undefined);
+      s.on("end", () => ends.push("end (FIN)"));
+      s.on("error", (e: NodeJS.ErrnoException) => ends.push(e.code ?? e.message));
+    });
+    const port = await listen(server);
+    const session = new PeerSession(`http://127.0.0.1:${port}/internal`, opts);
+    await noUncaught(async () => {
+      const stream = await session.request("POST", "/x", {}, {});
+      stream.on("error", () => undefined);
+      stream.write("a gossip push");
+      await new Promise((r) => setTimeout(r, 50));
+      session.reset();
+      for (let i = 0; i < 100 && ends.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    });
+    expect(ends).to.deep.equal(["ECONNRESET"]);
+    session.close();
+    server.close();
+  });
+
   it("reset() drops the connection: the next request opens a new one", async () => {
     const server = http2.createServer((_req, res) => res.end("ok"));
     let connections = 0;
