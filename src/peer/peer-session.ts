@@ -9,7 +9,7 @@
 //   connection ends with a TCP reset, not a close: a closed socket keeps retransmitting what it
 //   had queued, and after the partition heals the peer received it (a gossip push 25 s late,
 //   whose stale suspicions held two nodes' quorum votes for 5 s: chaos seed 40002). A reset drops
-//   it. (A TLS connection's socket cannot be reset this way; it is closed as before.)
+//   it (the TCP socket under a TLS connection too: it is opened here, see connectReset).
 // Every session keeps an 'error' listener for its whole life; dead peers are found by the
 // per-call timeouts and by the membership probes, so there is no keepalive PING.
 //
@@ -170,7 +170,7 @@ export class PeerSession {
   private open(): Promise<http2.ClientHttp2Session> {
     const generation = this.generation;
     return new Promise((resolve, reject) => {
-      const conn = http2.connect(this.authority, this.opts.connect());
+      const conn = connectReset(this.authority, this.opts.connect());
       let settled = false;
       /**
        * An attempt that ends after a retire() and no reset (the peer CA changed while it
@@ -237,13 +237,38 @@ function deferredClose(timers: Timers): StreamClose {
   } as StreamClose;
 }
 
+/** The TCP socket under each session (under TLS too): what abort() resets. */
+const tcpSockets = new WeakMap<http2.ClientHttp2Session, net.Socket>();
+
 /**
- * Destroys a connection that may be dead, with a TCP reset (SO_LINGER 0) where the socket is
- * plain TCP: the kernel drops what it still had queued instead of delivering it once the network
- * heals (see the top of this file). A TLS socket has no reset; it is destroyed as usual.
+ * http2.connect with the TCP socket opened here (TLS, when the authority is https, on top of it
+ * as Node's own http2.connect would: ALPN h2, the host for the certificate check, SNI unless the
+ * host is an IP address), so that abort() can reset it.
+ */
+function connectReset(authority: string, options: http2.SecureClientSessionOptions): http2.ClientHttp2Session {
+  const url = new URL(authority);
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  const secure = url.protocol === "https:";
+  const port = Number(url.port || (secure ? 443 : 80));
+  let tcp: net.Socket | undefined;
+  const conn = http2.connect(authority, {
+    ...options,
+    createConnection: () => {
+      tcp = net.connect({ host, port, noDelay: true });
+      if (!secure) return tcp;
+      return tls.connect(port, host, { ...options, socket: tcp, ALPNProtocols: ["h2"], ...(net.isIP(host) === 0 ? { servername: host } : {}) });
+    },
+  });
+  if (tcp !== undefined) tcpSockets.set(conn, tcp);
+  return conn;
+}
+
+/**
+ * Destroys a connection that may be dead with a TCP reset (SO_LINGER 0): the kernel drops what
+ * it still had queued instead of delivering it once the network heals (see the top of this file).
  */
 function abort(conn: http2.ClientHttp2Session): void {
-  const socket = conn.socket as unknown as net.Socket | undefined;
-  if (socket !== undefined && !socket.destroyed && socket instanceof net.Socket && !(socket instanceof tls.TLSSocket)) socket.resetAndDestroy();
+  const tcp = tcpSockets.get(conn);
+  if (tcp !== undefined && !tcp.destroyed) tcp.resetAndDestroy();
   conn.destroy();
 }

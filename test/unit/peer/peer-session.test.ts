@@ -3,9 +3,11 @@
 // the connect timeout.
 import http2 from "node:http2";
 import net from "node:net";
+import tls from "node:tls";
 import { expect } from "chai";
 import { systemTimers, type Timers } from "../../../src/core/clock.js";
 import { PeerSession } from "../../../src/peer/peer-session.js";
+import { makeTestCerts } from "../../helpers/certs.js";
 
 const opts = { timers: systemTimers, connectTimeoutMs: 300, idleTimeoutMs: 60_000, connect: () => ({}) };
 
@@ -86,6 +88,43 @@ describe("peer/peer-session", () => {
     expect(ends).to.deep.equal(["ECONNRESET"]);
     session.close();
     server.close();
+  });
+
+  it("over TLS too, reset() ends the TCP connection under it with a reset; the certificate check and ALPN work as before", async () => {
+    const certs = makeTestCerts();
+    const ends: string[] = [];
+    const server = tls.createServer({ cert: certs.pem(certs.server.cert), key: certs.pem(certs.server.key), ALPNProtocols: ["h2"] }, (s) => {
+      ends.push(`alpn ${String(s.alpnProtocol)}`);
+      s.on("data", () => undefined);
+      s.on("end", () => ends.push("end (FIN)"));
+      s.on("error", (e: NodeJS.ErrnoException) => ends.push(e.code ?? e.message));
+    });
+    const port = await listen(server);
+    try {
+      // an IP address (the certificate's SAN) and a host name (SNI): both must pass the check
+      for (const host of ["127.0.0.1", "localhost"]) {
+        ends.length = 0;
+        const session = new PeerSession(`https://${host}:${port}/internal`, { ...opts, connect: () => ({ ca: certs.pem(certs.ca.cert) }) });
+        await noUncaught(async () => {
+          const stream = await session.request("POST", "/x", {}, {});
+          stream.on("error", () => undefined);
+          stream.write("a gossip push");
+          await new Promise((r) => setTimeout(r, 100));
+          session.reset();
+          for (let i = 0; i < 100 && ends.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+        });
+        expect(ends, host).to.deep.equal(["alpn h2", "ECONNRESET"]);
+        session.close();
+      }
+      // a certificate the CA did not sign fails the connection, as with Node's own connect
+      const foreign = new PeerSession(`https://127.0.0.1:${port}/internal`, { ...opts, connect: () => ({ ca: certs.pem(certs.foreignCa.cert) }) });
+      const err = await foreign.request("POST", "/x", {}, {}).then(() => undefined, (e: unknown) => e);
+      expect(String(err)).to.match(/certificate|self.signed|verify/i);
+      foreign.close();
+    } finally {
+      server.close();
+      certs.cleanup();
+    }
   });
 
   it("reset() drops the connection: the next request opens a new one", async () => {
