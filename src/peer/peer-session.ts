@@ -58,6 +58,8 @@ export class PeerSession {
   /** Response chunks read on any stream of this session (Connect reports each one). */
   private readCount = 0;
   private goawayListener: (() => void) | undefined;
+  /** The TCP socket under each connection this session opened (under TLS too): what reset() resets. */
+  private readonly tcpOf = new WeakMap<http2.ClientHttp2Session, net.Socket>();
 
   /** The `close` of this session's streams (deferredClose). */
   private readonly closeStream: StreamClose;
@@ -119,7 +121,7 @@ export class PeerSession {
     this.generation++;
     this.conn = undefined;
     this.connecting = undefined;
-    if (conn && !conn.destroyed) this.opts.timers.defer(() => abort(conn));
+    if (conn && !conn.destroyed) this.opts.timers.defer(() => abort(conn, this.tcpOf.get(conn)));
   }
 
   /**
@@ -170,7 +172,8 @@ export class PeerSession {
   private open(): Promise<http2.ClientHttp2Session> {
     const generation = this.generation;
     return new Promise((resolve, reject) => {
-      const conn = connectReset(this.authority, this.opts.connect());
+      const { conn, tcp } = connectReset(this.authority, this.opts.connect());
+      this.tcpOf.set(conn, tcp);
       let settled = false;
       /**
        * An attempt that ends after a retire() and no reset (the peer CA changed while it
@@ -237,15 +240,12 @@ function deferredClose(timers: Timers): StreamClose {
   } as StreamClose;
 }
 
-/** The TCP socket under each session (under TLS too): what abort() resets. */
-const tcpSockets = new WeakMap<http2.ClientHttp2Session, net.Socket>();
-
 /**
  * http2.connect with the TCP socket opened here (TLS, when the authority is https, on top of it
  * as Node's own http2.connect would: ALPN h2, the host for the certificate check, SNI unless the
- * host is an IP address), so that abort() can reset it.
+ * host is an IP address). Returns the session and that socket, which abort() resets.
  */
-function connectReset(authority: string, options: http2.SecureClientSessionOptions): http2.ClientHttp2Session {
+function connectReset(authority: string, options: http2.SecureClientSessionOptions): { conn: http2.ClientHttp2Session; tcp: net.Socket } {
   const url = new URL(authority);
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
   const secure = url.protocol === "https:";
@@ -259,16 +259,15 @@ function connectReset(authority: string, options: http2.SecureClientSessionOptio
       return tls.connect(port, host, { ...options, socket: tcp, ALPNProtocols: ["h2"], ...(net.isIP(host) === 0 ? { servername: host } : {}) });
     },
   });
-  if (tcp !== undefined) tcpSockets.set(conn, tcp);
-  return conn;
+  // http2.connect calls createConnection before it returns
+  return { conn, tcp: tcp as net.Socket };
 }
 
 /**
  * Destroys a connection that may be dead with a TCP reset (SO_LINGER 0): the kernel drops what
  * it still had queued instead of delivering it once the network heals (see the top of this file).
  */
-function abort(conn: http2.ClientHttp2Session): void {
-  const tcp = tcpSockets.get(conn);
+function abort(conn: http2.ClientHttp2Session, tcp: net.Socket | undefined): void {
   if (tcp !== undefined && !tcp.destroyed) tcp.resetAndDestroy();
   conn.destroy();
 }

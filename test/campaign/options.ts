@@ -1,6 +1,7 @@
 // The campaign's command line. A bad option or value is one line and the usage (exit 2).
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { positiveInteger as integer } from "../soak/options.js";
 import { RUN_KINDS, type CampaignOptions, type RunKind } from "./plan.js";
 
 export const CAMPAIGN_USAGE = `usage: npm run campaign -- [--kinds chaos,fuzz,soak] [--hours H | --runs N] [--seed S]
@@ -11,13 +12,6 @@ export const CAMPAIGN_USAGE = `usage: npm run campaign -- [--kinds chaos,fuzz,so
   stopped. Writes campaign.jsonl (one line per run) and summary.md in --out.`;
 
 export type CampaignCommand = { kind: "help" } | { kind: "run"; options: CampaignOptions };
-
-function integer(name: string, text: string | undefined, fallback: number, min: number): number {
-  if (text === undefined) return fallback;
-  const n = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < min) throw new Error(`--${name} expects an integer of at least ${min}, got ${JSON.stringify(text)}`);
-  return n;
-}
 
 function kinds(text: string | undefined): RunKind[] {
   if (text === undefined) return [...RUN_KINDS];

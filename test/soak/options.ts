@@ -15,7 +15,8 @@ export interface SoakOptions {
 
 export type SoakCommand = { kind: "help" } | { kind: "run"; options: SoakOptions };
 
-function positiveInteger(name: string, text: string | undefined, fallback: number, min: number): number {
+/** An integer option of at least `min` (digits only: no 1e3, 0x or 1.0), or `fallback` when absent; throws one line. */
+export function positiveInteger(name: string, text: string | undefined, fallback: number, min: number): number {
   if (text === undefined) return fallback;
   const n = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < min) throw new Error(`--${name} expects an integer of at least ${min}, got ${JSON.stringify(text)}`);

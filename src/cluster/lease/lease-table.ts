@@ -3,10 +3,10 @@
 // the value; the misses after it wait for the value, bounded in time and in number, or answer
 // LEASE_HELD. A lease ends when its time runs out, when a write of the key is stored here (its
 // own fill, or any other write; not an old copy that had expired before the lease was granted),
-// when a delete of the key is stored here, or when its holder releases it (its load failed). A fill whose lease has ended stores nothing (CONFLICT). Waiters
-// get the value the moment a write of the key is stored; when a lease ends without a value (it
-// expired, was released, or a delete ended it) the first waiter takes over a new lease and the
-// others wait on that one.
+// when a delete of the key is stored here, or when its holder releases it (its load failed). A
+// fill whose lease has ended stores nothing (CONFLICT). Waiters get the value the moment a write
+// of the key is stored; when a lease ends without a value (it expired, was released, or a delete
+// ended it) the first waiter takes over a new lease and the others wait on that one.
 //
 // Time comes from the injected clock and timers: one timer per lease (its end) and one per waiter
 // (its deadline), cancelled when they are no longer needed; nothing polls, nothing blocks.

@@ -18,9 +18,9 @@ export interface Availability {
 export function phaseAvailability(phase: PhaseRecord, ops: readonly Op[]): Availability {
   const mine = ops.filter((o) => o.worker !== "checkpoint" && o.phase === phase.name);
   const count = (pred: (o: Op) => boolean) => mine.filter(pred).length;
-  // lease reads are reads; a lease cycle's fill or release is answered by the primary alone and
-  // is refused by design when late, so it is neither (gate 7 judges both)
-  const writes = mine.filter((o) => o.f !== "read" && o.f !== "lease" && o.f !== "release" && o.lease === undefined);
+  // lease reads are reads; a lease cycle's fill or release (each carries its token) is answered by
+  // the primary alone and is refused by design when late, so it is neither (gate 7 judges both)
+  const writes = mine.filter((o) => o.f !== "read" && o.f !== "lease" && o.lease === undefined);
   const reads = mine.filter((o) => o.f === "read" || o.f === "lease");
   const ratio = (list: Op[]) => (list.length === 0 ? null : list.filter((o) => o.outcome === "ok").length / list.length);
   return {

@@ -126,8 +126,7 @@ function answerViolations(key: string, grants: readonly Op[], byToken: Map<strin
 
 /** Reads of a lease key that returned a value only a refused (4xx) fill carried. */
 function refusedFillReads(key: string, ops: readonly Op[]): LeaseViolation[] {
-  const written = new Map<string, Op[]>();
-  for (const op of ops) if (op.f === "write" && op.value !== null) written.set(op.value, [...(written.get(op.value) ?? []), op]);
+  const written = groupBy(ops.filter((op) => op.f === "write" && op.value !== null), (op) => op.value as string);
   const out: LeaseViolation[] = [];
   for (const op of ops) {
     if ((op.f !== "read" && op.f !== "lease") || op.outcome !== "ok" || op.value === null) continue;
@@ -159,8 +158,7 @@ export function leaseCoverage(keys: ReadonlySet<string>, ops: readonly Op[]): Le
       if (op.lease_answer === "granted") {
         c.granted++;
         if (op.lease_ms === undefined) c.unchecked++;
-      }
-      else if (op.lease_answer === "held") c.held++;
+      } else if (op.lease_answer === "held") c.held++;
       else if (op.lease_answer === "none") c.none++;
       else if (op.lease_answer === "hit") c.hits++;
     } else if (op.f === "write" && op.lease !== undefined) {

@@ -30,6 +30,25 @@ async function noUncaught(body: () => Promise<void>): Promise<void> {
   expect(seen.map(String)).to.deep.equal([]);
 }
 
+/** Records how each accepted socket ends: "end (FIN)", or its error code (ECONNRESET for a reset). */
+function recordEnds(s: net.Socket, ends: string[]): void {
+  s.on("data", () => undefined);
+  s.on("end", () => ends.push("end (FIN)"));
+  s.on("error", (e: NodeJS.ErrnoException) => ends.push(e.code ?? e.message));
+}
+
+/** Sends a call's first bytes, resets the session, and waits until `ends` has `count` entries (at most 1 s). */
+async function writeThenReset(session: PeerSession, ends: readonly string[], count: number): Promise<void> {
+  await noUncaught(async () => {
+    const stream = await session.request("POST", "/x", {}, {});
+    stream.on("error", () => undefined);
+    stream.write("a gossip push");
+    await new Promise((r) => setTimeout(r, 100));
+    session.reset();
+    for (let i = 0; i < 100 && ends.length < count; i++) await new Promise((r) => setTimeout(r, 10));
+  });
+}
+
 describe("peer/peer-session", () => {
   it("a peer that resets every connection makes the call fail, with no unhandled error event", async () => {
     const server = net.createServer((s) => s.resetAndDestroy());
@@ -70,21 +89,10 @@ describe("peer/peer-session", () => {
     // seed 40002: a gossip push queued during an isolation, delivered 25 s later, marked two live
     // nodes suspect and held their quorum votes for 5 s).
     const ends: string[] = [];
-    const server = net.createServer((s) => {
-      s.on("data", () => undefined);
-      s.on("end", () => ends.push("end (FIN)"));
-      s.on("error", (e: NodeJS.ErrnoException) => ends.push(e.code ?? e.message));
-    });
+    const server = net.createServer((s) => recordEnds(s, ends));
     const port = await listen(server);
     const session = new PeerSession(`http://127.0.0.1:${port}/internal`, opts);
-    await noUncaught(async () => {
-      const stream = await session.request("POST", "/x", {}, {});
-      stream.on("error", () => undefined);
-      stream.write("a gossip push");
-      await new Promise((r) => setTimeout(r, 50));
-      session.reset();
-      for (let i = 0; i < 100 && ends.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    });
+    await writeThenReset(session, ends, 1);
     expect(ends).to.deep.equal(["ECONNRESET"]);
     session.close();
     server.close();
@@ -95,9 +103,7 @@ describe("peer/peer-session", () => {
     const ends: string[] = [];
     const server = tls.createServer({ cert: certs.pem(certs.server.cert), key: certs.pem(certs.server.key), ALPNProtocols: ["h2"] }, (s) => {
       ends.push(`alpn ${String(s.alpnProtocol)}`);
-      s.on("data", () => undefined);
-      s.on("end", () => ends.push("end (FIN)"));
-      s.on("error", (e: NodeJS.ErrnoException) => ends.push(e.code ?? e.message));
+      recordEnds(s, ends);
     });
     const port = await listen(server);
     try {
@@ -105,14 +111,7 @@ describe("peer/peer-session", () => {
       for (const host of ["127.0.0.1", "localhost"]) {
         ends.length = 0;
         const session = new PeerSession(`https://${host}:${port}/internal`, { ...opts, connect: () => ({ ca: certs.pem(certs.ca.cert) }) });
-        await noUncaught(async () => {
-          const stream = await session.request("POST", "/x", {}, {});
-          stream.on("error", () => undefined);
-          stream.write("a gossip push");
-          await new Promise((r) => setTimeout(r, 100));
-          session.reset();
-          for (let i = 0; i < 100 && ends.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
-        });
+        await writeThenReset(session, ends, 2);
         expect(ends, host).to.deep.equal(["alpn h2", "ECONNRESET"]);
         session.close();
       }
