@@ -177,20 +177,31 @@ export interface Gate {
  */
 export const MEMORY_GATES_MIN_SECONDS = 300;
 
+/**
+ * The slope gate needs a longer window than the final-ratio gate. Retained memory moves by 5-10%
+ * from one full collection to the next, so a least-squares fit over the 4 minutes after the
+ * reference of a 5-minute run reads that noise as 1-2%/min either way: the 300 s soak of campaign
+ * seed 50002 (2026-11-30) failed it at 1.54%/min with a final ratio of 1.03, and the same seed
+ * passed over 600 s. From 10 minutes on (8 minutes of fit) it gates; shorter runs report it.
+ */
+export const SLOPE_GATE_MIN_SECONDS = 600;
+
 export function soakGates(memory: readonly NodeMemoryVerdict[], loopWindowsP99Ms: ReadonlyMap<string, number[]>, statuses: ReadonlyMap<number, number>, crashes: readonly string[], durationS = 600): Gate[] {
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
   const gates: Gate[] = [];
   const gating = durationS >= MEMORY_GATES_MIN_SECONDS;
+  const slopeGating = durationS >= SLOPE_GATE_MIN_SECONDS;
   for (const m of memory) {
     const note = gating ? "" : ` (reported only: runs under ${MEMORY_GATES_MIN_SECONDS} s end in the warm-up)`;
+    const slopeNote = !gating ? note : slopeGating ? "" : ` (reported only: under ${SLOPE_GATE_MIN_SECONDS} s the fit reads garbage-collection swings)`;
     gates.push({
       name: `${m.node} final ${m.measure} ≤ ${LIMITS.finalRssRatio} × reference${note}`,
       passed: !gating || m.final_ratio <= LIMITS.finalRssRatio,
       detail: `median of the last ${LIMITS.windowS} s ${mib(m.final_bytes)} / median of ${m.reference_s.toFixed(0)} ± ${LIMITS.windowS / 2} s ${mib(m.reference_bytes)} = ${m.final_ratio.toFixed(3)}`,
     });
     gates.push({
-      name: `${m.node} ${m.measure} slope < ${LIMITS.slopePctPerMinute}%/min${note}`,
-      passed: !gating || m.slope_pct_per_min < LIMITS.slopePctPerMinute,
+      name: `${m.node} ${m.measure} slope < ${LIMITS.slopePctPerMinute}%/min${slopeNote}`,
+      passed: !slopeGating || m.slope_pct_per_min < LIMITS.slopePctPerMinute,
       detail: `${m.slope_pct_per_min.toFixed(2)}%/min after ${m.reference_s.toFixed(0)} s`,
     });
   }

@@ -45,6 +45,22 @@ describe("soak gates", () => {
     expect(soakGates([m], new Map(), new Map(), [], 600).some((g) => !g.passed), "the same samples fail a full-length run").to.equal(true);
   });
 
+  it("the slope gates from 10 minutes on: over a 5-minute run a collection's swing reads as a slope, and only the final ratio gates", () => {
+    // Campaign seed 50002 (2026-11-30), n2 over 300 s: retained memory 190-220 MiB from one full
+    // collection to the next, the higher readings late in the run; slope 1.54%/min, final ratio 1.03.
+    const swing = (t: number) => (t < 200 ? 200 : 216) * MiB + ((t / 10) % 2) * 4 * MiB;
+    const m = memoryVerdict(series(swing, 300), 300);
+    expect(m.final_ratio).to.be.below(1.1);
+    expect(m.slope_pct_per_min).to.be.above(1);
+    const gates = soakGates([m], new Map(), new Map(), [], 300);
+    expect(gates.filter((g) => !g.passed)).to.deep.equal([]);
+    expect(gates.map((g) => g.name)).to.include("n1 RSS slope < 1%/min (reported only: under 600 s the fit reads garbage-collection swings)");
+    expect(gates.map((g) => g.name)).to.include("n1 final RSS ≤ 1.1 × reference");
+    const grown = memoryVerdict(series((t) => (t < 200 ? 200 : 240) * MiB, 300), 300);
+    expect(soakGates([grown], new Map(), new Map(), [], 300).filter((g) => !g.passed).map((g) => g.name), "the final ratio still gates").to.deep.equal(["n1 final RSS ≤ 1.1 × reference"]);
+    expect(soakGates([m], new Map(), new Map(), [], 600).filter((g) => !g.passed).map((g) => g.name), "the same samples fail a 10-minute run").to.deep.equal(["n1 RSS slope < 1%/min"]);
+  });
+
   // The 5-minute soak of 2026-11-24 (n2, seed 7): native memory flat, V8's committed heap between
   // 85 and 165 MiB with 30-60 MiB alive after each full collection. Modelled: a sawtooth of
   // garbage whose peaks rise through the run (V8 sizing its heap), live heap and native memory flat.
