@@ -62,6 +62,22 @@ describe("npm run campaign", function () {
   beforeEach(() => (out = mkdtempSync(path.join(tmpdir(), "campaign-"))));
   afterEach(() => rmSync(out, { recursive: true, force: true }));
 
+  /** A campaign of one 30 s soak of `seed`, once the soak and its three nodes are up. */
+  async function soakUnderWay(seed: number): Promise<{ c: ReturnType<typeof startCampaign>; runDir: string; soak: number }> {
+    const c = startCampaign(["--kinds", "soak", "--runs", "1", "--soak-seconds", "30", "--seed", String(seed), "--out", out]);
+    const runDir = path.join(out, `0001-soak-${seed}`);
+    let soak: number | undefined;
+    for (let i = 0; i < 200 && soak === undefined; i++) {
+      await sleep(100);
+      soak = findProcess(`--out ${runDir}`);
+    }
+    expect(soak, c.output()).to.be.a("number");
+    // the soak's nodes are up once it preloads them
+    for (let i = 0; i < 300 && groupMembers(soak as number).length < 4; i++) await sleep(100);
+    expect(groupMembers(soak as number).length, "the soak and its three nodes").to.be.at.least(4);
+    return { c, runDir, soak: soak as number };
+  }
+
   it("runs fuzz runs with consecutive seeds and writes the ledger and the summary", async () => {
     const c = startCampaign(["--kinds", "fuzz", "--runs", "2", "--fuzz-cases", "20", "--seed", "700", "--out", out]);
     expect(await c.exited, c.output()).to.equal(0);
@@ -79,22 +95,12 @@ describe("npm run campaign", function () {
   });
 
   it("SIGINT during a soak stops it and its nodes, records it as stopped, and exits 0", async () => {
-    const c = startCampaign(["--kinds", "soak", "--runs", "1", "--soak-seconds", "30", "--seed", "5", "--out", out]);
-    const runDir = path.join(out, "0001-soak-5");
-    let soak: number | undefined;
-    for (let i = 0; i < 200 && soak === undefined; i++) {
-      await sleep(100);
-      soak = findProcess(`--out ${runDir}`);
-    }
-    expect(soak, c.output()).to.be.a("number");
-    // the soak's nodes are up once it preloads them
-    for (let i = 0; i < 300 && groupMembers(soak as number).length < 4; i++) await sleep(100);
-    expect(groupMembers(soak as number).length, "the soak and its three nodes").to.be.at.least(4);
+    const { c, runDir, soak } = await soakUnderWay(5);
     c.child.kill("SIGINT");
     expect(await c.exited, c.output()).to.equal(0);
     // SIGKILLed on the campaign's way out: give the kernel a moment to end them
-    for (let i = 0; i < 50 && groupMembers(soak as number).length > 0; i++) await sleep(100);
-    expect(groupMembers(soak as number), "nothing of the run is left").to.deep.equal([]);
+    for (let i = 0; i < 50 && groupMembers(soak).length > 0; i++) await sleep(100);
+    expect(groupMembers(soak), "nothing of the run is left").to.deep.equal([]);
     expect(ledger(out).map((r) => [r.kind, r.passed, r.reason])).to.deep.equal([["soak", false, "stopped"]]);
     expect(readFileSync(path.join(out, "summary.md"), "utf8")).to.include("1 stopped by the user (not counted)");
     expect(existsSync(path.join(runDir, "run.log"))).to.equal(true);
