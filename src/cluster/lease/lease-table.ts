@@ -150,9 +150,12 @@ export class LeaseTable {
     const key = rec.key;
     const lease = this.leases.get(key);
     if (lease === undefined) return;
-    // an old copy: it had expired (so it is not live now either) before the lease was granted
-    if (!rec.tombstone && rec.expiresAtMs !== 0 && rec.expiresAtMs <= lease.grantedAtMs) return;
+    const expiredBeforeGrant = !rec.tombstone && rec.expiresAtMs !== 0 && rec.expiresAtMs <= lease.grantedAtMs;
     if (!isLiveAt(rec, this.deps.clock.nowMs())) {
+      // An old copy, expired before the lease was granted, changes nothing. Only a record that is
+      // not live now is judged so: after the wall clock stepped back, a live write can expire
+      // before the grant time, and it must still end the lease.
+      if (expiredBeforeGrant) return;
       this.end(key, lease, "dist.lease.invalidated");
       return;
     }

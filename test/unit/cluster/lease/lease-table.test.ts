@@ -195,6 +195,24 @@ describe("cluster/lease/lease-table", () => {
     expect(w.answer?.kind).to.equal("hit");
   });
 
+  it("a live write ends the lease even when its expiry falls before the grant because the wall clock stepped back", async () => {
+    // Found by a review of 9220fc0: the old-copy test ran before the liveness check, so after an
+    // NTP step back a fresh write with a short TTL was taken for an old copy; its waiters kept
+    // waiting and the holder's fill, loaded before that write, would have overwritten it.
+    const timers = new ManualClock();
+    let stepMs = 0;
+    const f = fixture(LEASE_LIMITS, { nowMs: () => timers.nowMs() + stepMs, monotonicMs: () => timers.monotonicMs() });
+    timers.advance(10_000);
+    const token = tokenOf(f.table.acquire("k", 10_000, 0));
+    const w = track(f.table.acquire("k", 10_000, 5_000));
+    stepMs = -5_000;
+    const now = timers.nowMs() + stepMs;
+    f.table.stored(value("k", "newer", { lastUpdatedMs: now, expiresAtMs: now + 2_000 }));
+    await flush();
+    expect(w.answer?.kind, "the waiter gets the live value at once").to.equal("hit");
+    expect(() => f.table.checkFill("k", token), "the old holder's fill is refused").to.throw(CacheError);
+  });
+
   it("writes of other keys, and writes while no lease is held, change nothing", () => {
     const f = fixture();
     f.table.stored(value("k"));
