@@ -116,12 +116,20 @@ export class PeerSession {
    * old one is destroyed on the next turn of the event loop (see the top of this file).
    */
   reset(): void {
+    const conn = this.drop();
+    // Even when the session is destroyed already: after a GOAWAY or an idle close it is, while its
+    // socket still holds what it had queued until the peer closes its side.
+    if (conn) this.opts.timers.defer(() => abort(conn, this.tcpOf.get(conn)));
+  }
+
+  /** Forgets the current connection and any attempt under way (their callers fail); returns it. */
+  private drop(): http2.ClientHttp2Session | undefined {
     const conn = this.conn;
     this.resetFrom = this.generation;
     this.generation++;
     this.conn = undefined;
     this.connecting = undefined;
-    if (conn && !conn.destroyed) this.opts.timers.defer(() => abort(conn, this.tcpOf.get(conn)));
+    return conn;
   }
 
   /**
@@ -156,10 +164,15 @@ export class PeerSession {
     this.goawayListener = listener;
   }
 
-  /** Closes the session for good. */
+  /**
+   * Closes the session for good (the node shuts down). Unlike reset() the connection is closed,
+   * not reset: the peer still gets what was queued on a healthy connection (the last replica
+   * pushes of the shutdown).
+   */
   close(): void {
     this.closed = true;
-    this.reset();
+    const conn = this.drop();
+    if (conn && !conn.destroyed) this.opts.timers.defer(() => conn.destroy());
   }
 
   private connection(): Promise<http2.ClientHttp2Session> {
@@ -169,11 +182,19 @@ export class PeerSession {
     return this.connecting;
   }
 
+  /**
+   * Opens a connection: TCP first, with Node's own choice among the host's addresses (it tries
+   * each in turn, on a new handle each time), then TLS and HTTP/2 on the connected socket. TLS
+   * wraps the socket's handle, so wrapped before the connect it kept the first handle: a host
+   * whose first address refused crashed the process in native code, and one whose first address
+   * dropped SYNs never connected (found by a review of f4b39ea).
+   */
   private open(): Promise<http2.ClientHttp2Session> {
     const generation = this.generation;
     return new Promise((resolve, reject) => {
-      const { conn, tcp } = connectReset(this.authority, this.opts.connect());
-      this.tcpOf.set(conn, tcp);
+      const { host, port } = endpointOf(this.authority);
+      const tcp = net.connect({ host, port, noDelay: true });
+      let conn: http2.ClientHttp2Session | undefined;
       let settled = false;
       /**
        * An attempt that ends after a retire() and no reset (the peer CA changed while it
@@ -184,40 +205,65 @@ export class PeerSession {
       const fail = (err: unknown) => {
         if (settled) return;
         settled = true;
+        timer.cancel();
         // Only this attempt's own pending promise (after a reset a newer attempt may be pending).
         if (generation === this.generation) this.connecting = undefined;
-        if (!conn.destroyed) this.opts.timers.defer(() => conn.destroy());
+        const session = conn;
+        this.opts.timers.defer(() => {
+          if (session !== undefined && !session.destroyed) session.destroy();
+          if (!tcp.destroyed) tcp.destroy();
+        });
         if (retiredOnly() && !this.closed) resolve(this.connection());
         // No connection: nothing of any call waiting for it was sent.
-        else reject(new NotDeliveredError(`cannot connect to peer ${this.authority}: ${err instanceof Error ? err.message : String(err)}`, { cause: err }));
+        else reject(new NotDeliveredError(`cannot connect to peer ${this.authority}: ${connectErrorText(err)}`, { cause: err }));
       };
       const timer = this.opts.timers.after(this.opts.connectTimeoutMs, () => fail(new Error(`no connection within ${this.opts.connectTimeoutMs} ms`)));
-      // For the whole life of the session: an error ends it (its streams fail on their own).
-      conn.on("error", (err) => fail(err));
-      conn.on("close", () => this.forget(conn));
-      conn.on("goaway", () => {
-        const current = this.conn === conn;
-        this.forget(conn);
-        // Not in nghttp2's receive callback (see the top of this file).
-        const listener = this.goawayListener;
-        if (current && listener !== undefined) this.opts.timers.defer(listener);
-        // Node closes the connection once its streams end; one the peer never ends is cut.
-        if (current) this.destroyAfterGrace(conn);
+      // For the socket's whole life: before HTTP/2 has it an error fails the attempt; afterwards
+      // the session reports it (its 'error' below), and this listener keeps it from being unhandled.
+      tcp.on("error", (err) => {
+        if (conn === undefined) fail(err);
       });
-      idleTimeout(conn, this.opts.idleTimeoutMs, () => {
-        if (!conn.destroyed) conn.close();
-      });
-      conn.once("connect", () => {
-        timer.cancel();
+      tcp.once("connect", () => {
         if (settled) return;
         // Reset, retired or closed while connecting (close() resets): this connection belongs to no one.
         if (generation !== this.generation) return fail(new Error("the session was reset while connecting"));
-        settled = true;
-        this.conn = conn;
-        this.connecting = undefined;
-        resolve(conn);
+        try {
+          conn = sessionOver(this.authority, tcp, this.opts.connect());
+        } catch (err) {
+          return fail(err);
+        }
+        this.tcpOf.set(conn, tcp);
+        this.watch(conn, fail, () => {
+          timer.cancel();
+          if (settled) return;
+          if (generation !== this.generation) return fail(new Error("the session was reset while connecting"));
+          settled = true;
+          this.conn = conn;
+          this.connecting = undefined;
+          resolve(conn as http2.ClientHttp2Session);
+        });
       });
     });
+  }
+
+  /** The listeners of a new session: `fail` on an error, `connected` once HTTP/2 is up. */
+  private watch(conn: http2.ClientHttp2Session, fail: (err: unknown) => void, connected: () => void): void {
+    // For the whole life of the session: an error ends it (its streams fail on their own).
+    conn.on("error", (err) => fail(err));
+    conn.on("close", () => this.forget(conn));
+    conn.on("goaway", () => {
+      const current = this.conn === conn;
+      this.forget(conn);
+      // Not in nghttp2's receive callback (see the top of this file).
+      const listener = this.goawayListener;
+      if (current && listener !== undefined) this.opts.timers.defer(listener);
+      // Node closes the connection once its streams end; one the peer never ends is cut.
+      if (current) this.destroyAfterGrace(conn);
+    });
+    idleTimeout(conn, this.opts.idleTimeoutMs, () => {
+      if (!conn.destroyed) conn.close();
+    });
+    conn.once("connect", connected);
   }
 
   private forget(conn: http2.ClientHttp2Session): void {
@@ -241,26 +287,33 @@ function deferredClose(timers: Timers): StreamClose {
 }
 
 /**
- * http2.connect with the TCP socket opened here (TLS, when the authority is https, on top of it
- * as Node's own http2.connect would: ALPN h2, the host for the certificate check, SNI unless the
- * host is an IP address). Returns the session and that socket, which abort() resets.
+ * What a failed connect says: Node reports a host whose addresses all failed as an AggregateError
+ * with an empty message, one error per address.
  */
-function connectReset(authority: string, options: http2.SecureClientSessionOptions): { conn: http2.ClientHttp2Session; tcp: net.Socket } {
+function connectErrorText(err: unknown): string {
+  if (err instanceof AggregateError && err.errors.length > 0) return err.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join("; ");
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Host (without IPv6 brackets) and port of an http or https origin. */
+function endpointOf(authority: string): { host: string; port: number } {
   const url = new URL(authority);
-  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
   const secure = url.protocol === "https:";
-  const port = Number(url.port || (secure ? 443 : 80));
-  let tcp: net.Socket | undefined;
-  const conn = http2.connect(authority, {
+  return { host: url.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(url.port || (secure ? 443 : 80)) };
+}
+
+/**
+ * http2.connect over `tcp`, a connected socket opened here (TLS, when the authority is https, on
+ * top of it as Node's own http2.connect would: ALPN h2, the host for the certificate check, SNI
+ * unless the host is an IP address). abort() resets that socket.
+ */
+function sessionOver(authority: string, tcp: net.Socket, options: http2.SecureClientSessionOptions): http2.ClientHttp2Session {
+  const { host, port } = endpointOf(authority);
+  const secure = authority.startsWith("https:");
+  return http2.connect(authority, {
     ...options,
-    createConnection: () => {
-      tcp = net.connect({ host, port, noDelay: true });
-      if (!secure) return tcp;
-      return tls.connect(port, host, { ...options, socket: tcp, ALPNProtocols: ["h2"], ...(net.isIP(host) === 0 ? { servername: host } : {}) });
-    },
+    createConnection: () => (secure ? tls.connect({ ...options, host, port, socket: tcp, ALPNProtocols: ["h2"], ...(net.isIP(host) === 0 ? { servername: host } : {}) }) : tcp),
   });
-  // http2.connect calls createConnection before it returns
-  return { conn, tcp: tcp as net.Socket };
 }
 
 /**
