@@ -12,6 +12,11 @@ import type { Socket } from "node:net";
 const WAITING = Symbol("hypercache.pipelinedWaiting");
 type Counted = Socket & { [WAITING]?: number };
 
+/** Requests of `socket` waiting for their turn to be answered. */
+export function waitingAnswers(socket: Socket): number {
+  return (socket as Counted)[WAITING] ?? 0;
+}
+
 export function answerInOrder<Req extends IncomingMessage, Res extends ServerResponse<Req>>(handler: (req: Req, res: Res) => void, maxWaiting: number): (req: Req, res: Res) => void {
   return (req, res) => {
     // The answer owns the socket: nothing is in line before it (the usual case).

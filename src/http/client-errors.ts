@@ -4,6 +4,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { systemTimers } from "../core/clock.js";
+import { waitingAnswers } from "./answer-order.js";
 import { lingerAfterEnd } from "./lingering-close.js";
 
 const REASON: Readonly<Record<string, string>> = Object.freeze({
@@ -21,16 +23,48 @@ export function markAnswered(socket: Duplex): void {
   (socket as Marked)[ANSWERED] = true;
 }
 
+/** The answer that owns the socket now (Node's own bookkeeping; its default clientError handler reads it too). */
+type Owned = Duplex & { _httpMessage?: ServerResponse | null };
+
 /**
- * Writes the envelope, ends the socket and lingers (lingering-close.ts): a client still sending
- * its body reads the answer instead of a reset. Node's parser keeps failing on the bytes that
- * follow; those later errors find the socket marked and are left to the lingering close.
+ * Calls `fn` once no earlier answer of the connection is being written or waits for its turn
+ * (answer-order.ts): a parse error or a CONNECT that follows pipelined requests is answered after
+ * their answers, never in the middle of one. Nothing is called once the socket is destroyed.
+ */
+function afterEarlierAnswers(socket: Duplex, fn: () => void): void {
+  if (socket.destroyed) return;
+  const current = (socket as Owned)._httpMessage;
+  if (current == null) {
+    if (!(socket instanceof Socket) || waitingAnswers(socket) === 0) return fn();
+    // a waiting answer takes the socket on its turn, in a later callback
+    systemTimers.defer(() => afterEarlierAnswers(socket, fn));
+    return;
+  }
+  let done = false;
+  const next = () => {
+    if (done) return;
+    done = true;
+    systemTimers.defer(() => afterEarlierAnswers(socket, fn));
+  };
+  current.once("finish", next);
+  current.once("close", next);
+}
+
+/**
+ * Writes the envelope after the answers to the requests before it, ends the socket and lingers
+ * (lingering-close.ts): a client still sending its body reads the answer instead of a reset.
+ * Node's parser keeps failing on the bytes that follow; those later errors find the socket
+ * marked and are left to the lingering close. A socket an earlier answer ended (Connection:
+ * close) gets no envelope.
  */
 function closeWithEnvelope(socket: Duplex, status: string, error: string, code: string): void {
   const body = JSON.stringify({ error, code });
   markAnswered(socket);
-  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-  if (socket instanceof Socket) lingerAfterEnd(socket);
+  afterEarlierAnswers(socket, () => {
+    if (!socket.writable) return;
+    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    if (socket instanceof Socket) lingerAfterEnd(socket);
+  });
 }
 
 /** A `clientError` listener for node:http servers. */

@@ -127,6 +127,22 @@ export function itemRoutes(items: ItemHandler): Koa.Middleware {
   };
 }
 
+/**
+ * `target` as Koa reads it (its `ctx.path` and query): the path and query of an absolute-form
+ * target (`http://host/v1/cache/k`, which HTTP/1.1 servers must accept), without a fragment
+ * (`#`, which no client should send, and which Koa drops). The usual origin form without `#`
+ * comes back as it is.
+ */
+export function originForm(target: string): string {
+  let url = target;
+  if (url.charCodeAt(0) !== 0x2f /* / */) {
+    const authority = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/.exec(url);
+    if (authority !== null) url = url.slice(authority[0].length) || "/";
+  }
+  const hash = url.indexOf("#");
+  return hash < 0 ? url : url.slice(0, hash);
+}
+
 /** The path segment of an item route in `url`, or undefined when `url` is not one. */
 function itemSegment(url: string, method: string, queryAt: number): string | undefined {
   if (!url.startsWith(ITEM_PREFIX)) return undefined;
@@ -171,7 +187,7 @@ class ItemRoutes implements ItemHandler {
   }
 
   serve(req: IncomingMessage, res: ServerResponse): boolean {
-    const url = req.url ?? "";
+    const url = originForm(req.url ?? "");
     const method = req.method ?? "";
     const q = url.indexOf("?");
     const segment = itemSegment(url, method, q);

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { prefersJson } from "../../../src/http/item-routes.js";
+import { originForm, prefersJson } from "../../../src/http/item-routes.js";
 
 describe("http/item-routes prefersJson", () => {
   it("serves raw bytes when there is no Accept header", () => {
@@ -36,5 +36,26 @@ describe("http/item-routes prefersJson", () => {
   it("matches the media type case-insensitively", () => {
     // RFC 9110 section 8.3.1: type and subtype are case-insensitive.
     expect(prefersJson("Application/JSON")).to.equal(true);
+  });
+});
+
+describe("http/item-routes originForm", () => {
+  it("reads an absolute-form target as its path and query, as Koa does", () => {
+    expect(originForm("http://guards/v1/cache/abs")).to.equal("/v1/cache/abs");
+    expect(originForm("HTTPS://[::1]:8080/v1/cache/k?ttl=5s")).to.equal("/v1/cache/k?ttl=5s");
+    expect(originForm("http://guards")).to.equal("/");
+    expect(originForm("http://guards?x")).to.equal("?x");
+  });
+
+  it("drops a fragment, with anything after it, as Koa does", () => {
+    expect(originForm("/v1/cache/fr#ag")).to.equal("/v1/cache/fr");
+    expect(originForm("/v1/cache/fr#ag?ttl=5s")).to.equal("/v1/cache/fr");
+    expect(originForm("/v1/cache/fr?ttl=5s#x")).to.equal("/v1/cache/fr?ttl=5s");
+  });
+
+  it("gives the usual origin form back as it is (the same string)", () => {
+    const target = "/v1/cache/k%2Fx?ttl=5s";
+    expect(originForm(target)).to.equal(target);
+    expect(originForm("*")).to.equal("*");
   });
 });
