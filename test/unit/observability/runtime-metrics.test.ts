@@ -4,6 +4,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { expect } from "chai";
 import { RuntimeMetrics } from "../../../src/observability/index.js";
+import { delayOf, EVENT_LOOP_RESOLUTION_MS } from "../../../src/observability/runtime-metrics.js";
 
 const noTimers = { every: () => ({ cancel: () => undefined }), after: () => ({ cancel: () => undefined }) };
 
@@ -79,5 +80,25 @@ describe("runtime metrics: live heap", () => {
     } finally {
       r.stop();
     }
+  });
+});
+
+describe("runtime metrics: event-loop delay", () => {
+  const ms = 1e6;
+  const histogram = (values: Record<"min" | "max" | "mean" | "p50" | "p90" | "p99", number>, count = 200) => ({ count, min: values.min, max: values.max, mean: values.mean, percentile: (p: number) => values[`p${p}` as "p50" | "p90" | "p99"] });
+
+  it("is what passes the sampling interval: an idle loop reads 0, not the interval", () => {
+    const idle = delayOf(histogram({ min: 49.6 * ms, max: 50.9 * ms, mean: 50.1 * ms, p50: 50 * ms, p90: 50.4 * ms, p99: 50.9 * ms }), EVENT_LOOP_RESOLUTION_MS * ms);
+    expect(idle.min).to.equal(0);
+    expect(idle.p50).to.equal(0);
+    expect(idle.p99).to.be.closeTo(0.0009, 1e-9);
+    const stalled = delayOf(histogram({ min: 50 * ms, max: 1_050 * ms, mean: 60 * ms, p50: 50.5 * ms, p90: 55 * ms, p99: 90 * ms }), 50 * ms);
+    expect(stalled.max, "a 1 s stall").to.be.closeTo(1, 1e-9);
+    expect(stalled.p99).to.be.closeTo(0.04, 1e-9);
+  });
+
+  it("reads 0 without samples (the monitor then gives a huge min and NaN mean)", () => {
+    const empty = delayOf(histogram({ min: 9223372036854776000, max: 0, mean: NaN, p50: 0, p90: 0, p99: 0 }, 0), 50 * ms);
+    expect(empty).to.deep.equal({ min: 0, max: 0, mean: 0, p50: 0, p90: 0, p99: 0 });
   });
 });
