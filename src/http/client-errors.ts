@@ -40,6 +40,14 @@ function afterEarlierAnswers(socket: Duplex, fn: () => void): void {
     systemTimers.defer(() => afterEarlierAnswers(socket, fn));
     return;
   }
+  // The error is in the body of the request being answered (still arriving: a body cut short by
+  // the client's FIN, say), so the envelope is its answer, now; or its answer has begun (an
+  // early refusal), which then ends the connection itself. Waiting for it would wait forever
+  // (campaign fuzz seed 70001: a truncated batch/get body and a half-close hung).
+  if (current.req !== undefined && !current.req.complete) {
+    if (!current.headersSent) fn();
+    return;
+  }
   let done = false;
   const next = () => {
     if (done) return;

@@ -127,11 +127,6 @@ export function createListenerServer(handler: RequestHandler, options: http.Serv
   }
   capConnections(server, tls !== undefined, limits);
   server.maxHeadersCount = 0;
-  // A client that half-closes after its request (it sent all it will send) still gets the
-  // answers to its requests, the socket then ends; by default Node aborts the requests still
-  // being answered (a lease wait, a password check, a peer read) and the client gets nothing.
-  // Node's own switch for it (http.Server, not in its typings).
-  (server as ListenerServer & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.on("checkContinue", continueWhenRead(handle));
   server.on("clientError", answerClientError);
   server.on("connect", answerConnect);

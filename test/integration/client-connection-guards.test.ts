@@ -159,18 +159,6 @@ describe("client listener: what one connection can make the node do", function (
     c.destroy();
   });
 
-  it("a client that half-closes after its request still gets the answer of a request that waits (a lease wait), then the connection ends", async () => {
-    const auth = bearer(TOKEN);
-    const first = await call(`${node.api}/v1/cache/half-closed?lease=10s`, { headers: auth });
-    expect(first.status, "the lease is granted to a first reader").to.equal(404);
-    const c = await RawConnection.open(node.apiPort);
-    await c.write(head("GET", "/v1/cache/half-closed?lease=10s&wait=300ms", auth));
-    c.socket.end();
-    expectEnvelope(await c.read(), 404, "LEASE_HELD");
-    await c.closed;
-    c.destroy();
-  });
-
   it(`more than ${HTTP_PIPELINED_WAITING_MAX} requests waiting behind an unread answer: the node closes the connection`, async () => {
     const c = await RawConnection.open(node.apiPort);
     c.socket.pause();
