@@ -1,7 +1,7 @@
 // The parts of a node that createNode (node.ts) builds first, in dependency order: the foundation
 // (state, membership, the ring, the view of the cluster), the data path and the background loops.
 // Like node.ts it holds no rule of its own and only builds and connects.
-import { yieldToEventLoop, type Clock, type Timers, type YieldToLoop } from "./core/clock.js";
+import { oncePerTurn, yieldToEventLoop, type Clock, type Timers, type YieldToLoop } from "./core/clock.js";
 import { formatAddress } from "./core/address.js";
 import { bootIdFrom, type Random } from "./core/random.js";
 import type { Config } from "./config/index.js";
@@ -82,8 +82,11 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
   const clockOffsets = new ClockOffsets({ clock, metrics });
   const members = new MemberTable({ selfId: config.nodeId, selfAddress: formatAddress(config.distAddr), selfApiUrl: config.apiAdvertiseUrl, selfMgmtUrl: config.mgmtAdvertiseUrl, clock, metrics, logger });
   addSeeds(members, config.seeds, config.replication, logger);
-  // A peer that left or was pruned stops counting toward the median clock at once.
-  members.onChange((list) => clockOffsets.retain(new Set(list.filter((m) => m.state !== "dead").map((m) => m.id))));
+  // A peer that left or was pruned stops counting toward the median clock (at the end of the turn:
+  // once for a burst of changes).
+  members.onChange(oncePerTurn(deps.timers, () => clockOffsets.retain(new Set(members.list().filter((m) => m.state !== "dead").map((m) => m.id)))));
+  // A departed peer's call series leave /metrics (which ones: followDepartures, in node.ts).
+  members.onChange(oncePerTurn(deps.timers, () => peerCallMetrics.forgetDeparted()));
   const ring = new RingFollower({ members, replication: config.replication, clock });
   const settle = new SettleWindow({ clock, ring, windowMs: settleWindowMs(config.hintTtlMs, config.rebalanceIntervalMs) });
   const view = createClusterView({ selfId: config.nodeId, members, ring, settle });

@@ -173,8 +173,8 @@ function wireParts(f: Foundation, d: DataPath, l: Loops, drain: Drain): void {
   // A replayed migration releases the local copy as a direct one would.
   d.migrations.onReplayed((_peer, record) => l.rebalancer.releaseMigrated(record));
   // A peer removed from the membership (by hand, or it left) takes its call series off /metrics.
+  // (forgetDeparted runs after membership changes: buildFoundation)
   f.peerCallMetrics.followDepartures((id) => f.members.isRemoved(id));
-  f.members.onChange(() => f.peerCallMetrics.forgetDeparted());
   // Draining: off this node's own ring (gossiped), the rebalancer gives way to the hand-off.
   f.lifecycle.onDrain(() => {
     f.members.startDraining();

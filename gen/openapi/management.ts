@@ -410,8 +410,10 @@ export interface paths {
         /**
          * Server-Sent Events of membership and counters
          * @description The stream opens with a `retry:` line, then one `members` frame and one `heartbeat` frame.
-         *     After that a `heartbeat` frame follows every second and a `members` frame follows every
-         *     membership change. `members` carries the `/cluster/members` body, `heartbeat` the
+         *     After that a `heartbeat` frame follows every second and a `members` frame follows
+         *     membership changes: at most one per event-loop turn, with the members as they are after
+         *     the last change of the turn (a burst of changes, such as one gossip message or a probe
+         *     round's timeouts, is one frame; `membership_version` may then skip values). `members` carries the `/cluster/members` body, `heartbeat` the
          *     `/dist/metrics` body. Each subscriber has a bounded buffer: a subscriber that does not
          *     read loses frames (counted) and never slows the node or other subscribers.
          *     At most 256 subscribers at once: one more is answered 503 UNAVAILABLE with a

@@ -58,8 +58,15 @@ export class RingFollower {
   private rebuild(): void {
     this.stale = false;
     const ids = this.deps.members.ringMembers();
-    for (const id of this.points.keys()) if (!ids.includes(id)) this.points.delete(id);
-    const next = HashRing.build(ids, this.deps.replication, VIRTUAL_NODES, this.points);
+    // Most changes leave the ring's members as they are (a member turning suspect keeps its
+    // positions): nothing to build then. A probe round's suspect marks among thousands of
+    // members rebuilt the whole ring for each (a review: seconds of one event loop).
+    const current = this.ring.nodes;
+    const sorted = [...new Set(ids)].sort();
+    if (sorted.length === current.length && sorted.every((id, i) => id === current[i])) return;
+    const members = new Set(sorted);
+    for (const id of this.points.keys()) if (!members.has(id)) this.points.delete(id);
+    const next = HashRing.build(sorted, this.deps.replication, VIRTUAL_NODES, this.points);
     if (next.sameAs(this.ring)) return;
     this.ring = next;
     this.changedAt = this.deps.clock.nowMs();

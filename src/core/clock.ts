@@ -55,6 +55,23 @@ export function sleep(timers: Timers, ms: number): Promise<void> {
   });
 }
 
+/**
+ * `fn` run once at the end of the turn however often the returned function is called in it
+ * (timers.defer): for work that only needs the latest state, such as cleanup after membership
+ * changes, which come in bursts of thousands.
+ */
+export function oncePerTurn(timers: Timers, fn: () => void): () => void {
+  let due = false;
+  return () => {
+    if (due) return;
+    due = true;
+    timers.defer(() => {
+      due = false;
+      fn();
+    });
+  };
+}
+
 /** Lets the event loop run pending I/O before the caller goes on (long scans pause with it). */
 export type YieldToLoop = () => Promise<void>;
 

@@ -1,7 +1,7 @@
 // The /cluster/events stream: a publisher that sends a "members" frame on every membership
 // change and a "heartbeat" frame every second, and the per-request subscription.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { TimerHandle, Timers } from "../core/clock.js";
+import { oncePerTurn, type TimerHandle, type Timers } from "../core/clock.js";
 import type { MemberTable } from "../membership/index.js";
 import { formatFrame, type SseHub } from "../observability/index.js";
 
@@ -24,9 +24,13 @@ export class ClusterEventsPublisher {
 
   start(): void {
     // Frames are built only when someone listens.
-    this.unsubscribe ??= this.deps.members.onChange(() => {
-      if (this.deps.hub.size > 0) this.deps.hub.publish("members", this.deps.sources.members());
-    });
+    // At most one members frame per event-loop turn, with the list as it is then: changes come in
+    // bursts (a probe round whose timeouts fire together), and each frame serializes every member.
+    this.unsubscribe ??= this.deps.members.onChange(
+      oncePerTurn(this.deps.timers, () => {
+        if (this.deps.hub.size > 0) this.deps.hub.publish("members", this.deps.sources.members());
+      }),
+    );
     this.timer ??= this.deps.timers.every(HEARTBEAT_FRAME_INTERVAL_MS, () => this.runHeartbeatTick());
   }
 

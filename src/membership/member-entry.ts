@@ -96,3 +96,14 @@ export function adoptClaimFields(e: ClaimFields, claim: Member, ownClaim: boolea
   }
   return changed;
 }
+
+/** How many of `entries` are alive, suspect, and not dead. */
+export function countStates(entries: Iterable<Entry>): { alive: number; suspect: number; notDead: number } {
+  let alive = 0;
+  let suspect = 0;
+  for (const e of entries) {
+    if (e.state === "alive") alive++;
+    else if (e.state === "suspect") suspect++;
+  }
+  return { alive, suspect, notDead: alive + suspect };
+}

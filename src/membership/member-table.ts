@@ -10,10 +10,11 @@ import { isDialable as dialable } from "../core/address.js";
 import { isNodeId } from "../core/node-id.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
-import { adoptClaimFields, freeze, FrozenForms, type Entry } from "./member-entry.js";
+import { MemberChanges, type MembershipObserver } from "./member-changes.js";
+import { adoptClaimFields, countStates, freeze, FrozenForms, type Entry } from "./member-entry.js";
 import { decideGossip, isDeadBy, type Member, type MemberState } from "./transitions.js";
 
-export type MembershipObserver = (members: readonly Member[]) => void;
+export type { MembershipObserver } from "./member-changes.js";
 
 export interface MemberTableDeps {
   readonly selfId: string;
@@ -36,8 +37,10 @@ export class MemberTable {
   private readonly removed = new Set<string>();
   /** Ids ever seen (pruned ones included); only a manual removal forgets one. */
   private readonly known = new Set<string>();
-  private readonly observers = new Set<MembershipObserver>();
-  private versionCounter = 1;
+  private readonly changes = new MemberChanges(() => {
+    this.recount();
+    return this.list();
+  });
   /** Peers whose gossip showed this node as draining (while it drains). */
   private readonly drainSeenBy = new Set<string>();
   /** This node announced that it leaves (its claims carry `left`). */
@@ -67,7 +70,7 @@ export class MemberTable {
 
   /** Membership version: bumps on every real change. */
   get version(): number {
-    return this.versionCounter;
+    return this.changes.version;
   }
 
   get(id: string): Member | undefined {
@@ -77,7 +80,7 @@ export class MemberTable {
 
   /** Every member, the local node included, sorted by id (this node's entry carries `left` once it leaves). */
   list(): Member[] {
-    return [...this.entries.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map((e) => (this.selfLeft && e.id === this.deps.selfId ? { ...freeze(e), left: true } : freeze(e)));
+    return [...this.entries.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).map((e) => (this.selfLeft && e.id === this.deps.selfId ? { ...freeze(e), left: true } : this.frozen.of(e)));
   }
 
   /** Peers (not the local node) in a state. */
@@ -129,7 +132,7 @@ export class MemberTable {
     self.draining = true;
     self.incarnation++;
     this.drainSeenBy.clear();
-    this.changed();
+    this.changes.changed();
     return true;
   }
 
@@ -167,8 +170,12 @@ export class MemberTable {
   }
 
   onChange(observer: MembershipObserver): () => void {
-    this.observers.add(observer);
-    return () => this.observers.delete(observer);
+    return this.changes.onChange(observer);
+  }
+
+  /** Runs `fn`; the changes it makes reach the version and the observers once, when it returns. */
+  batch<T>(fn: () => T): T {
+    return this.changes.batch(fn);
   }
 
   /** Adds a peer learned from a seed or from its own claim (it counts towards quorum sizes). */
@@ -213,7 +220,7 @@ export class MemberTable {
     this.removed.delete(id);
     if (reached) this.known.add(id);
     this.deps.logger.info(LOG.peerAdded, { peer: id, address, state });
-    this.changed();
+    this.changes.changed();
     return true;
   }
 
@@ -269,7 +276,7 @@ export class MemberTable {
     if (id === this.deps.selfId) return false;
     // An id that was never a member: nothing changes and nothing is recorded.
     if (!this.entries.has(id) && !this.known.has(id) && !this.pruned.has(id)) return false;
-    const wasKnown = this.known.delete(id);
+    this.known.delete(id);
     this.pruned.delete(id);
     this.removed.add(id);
     const e = this.entries.get(id);
@@ -277,16 +284,21 @@ export class MemberTable {
       this.removeEntry(e);
       return true;
     }
-    if (!wasKnown) return false;
-    // Already pruned: only the known count (quorum sizes) changes.
+    // Already pruned: the known count (quorum sizes) changes if it counted, and the member is no
+    // longer knocked on for a rejoin.
     this.deps.logger.info(LOG.peerRemoved, { peer: id });
-    this.changed();
+    this.changes.changed();
     return true;
   }
 
-  /** Merges gossiped entries sent by `from`; returns true when anything changed. */
+  /** Merges gossiped entries sent by `from` (one change for the observers); returns true when anything changed. */
   merge(from: string, claims: readonly Member[]): boolean {
-    const before = this.versionCounter;
+    const before = this.changes.version;
+    this.changes.batch(() => this.mergeClaims(from, claims));
+    return this.changes.version !== before;
+  }
+
+  private mergeClaims(from: string, claims: readonly Member[]): void {
     const now = this.deps.clock.nowMs();
     for (const claim of claims.slice(0, GOSSIP_ENTRIES_MAX)) {
       if (claim.id === from && claim.id !== this.deps.selfId) this.contactedPeer = true;
@@ -328,15 +340,14 @@ export class MemberTable {
           const self = this.entries.get(this.deps.selfId) as Entry;
           self.incarnation = d.incarnation;
           this.deps.logger.info(LOG.selfRefuted, { from, claimed_state: claim.state, claimed_incarnation: claim.incarnation, incarnation: d.incarnation });
-          this.changed();
+          this.changes.changed();
           break;
         }
       }
       const e = claim.id === this.deps.selfId ? undefined : this.entries.get(claim.id);
       // Changing a URL or the draining flag is a change (version bump, observers).
-      if (e && d.kind !== "ignore" && d.kind !== "refute" && adoptClaimFields(e, claim, claim.id === from, knownIncarnation)) this.changed();
+      if (e && d.kind !== "ignore" && d.kind !== "refute" && adoptClaimFields(e, claim, claim.id === from, knownIncarnation)) this.changes.changed();
     }
-    return this.versionCounter !== before;
   }
 
   /**
@@ -362,7 +373,7 @@ export class MemberTable {
   private transition(e: Entry, state: MemberState, incarnation?: number): void {
     e.state = state;
     e.incarnation = Math.max(e.incarnation + 1, incarnation ?? 0);
-    this.changed();
+    this.changes.changed();
   }
 
   private removeEntry(e: Entry): void {
@@ -370,30 +381,16 @@ export class MemberTable {
     this.frozen.forget(e.id);
     this.deps.metrics.inc("dist.nodes.removed");
     this.deps.logger.info(LOG.peerRemoved, { peer: e.id });
-    this.changed();
-  }
-
-  private changed(): void {
-    this.versionCounter++;
-    this.recount();
-    const snapshot = this.list();
-    for (const o of this.observers) o(snapshot);
+    this.changes.changed();
   }
 
   /** Recounts the members by state (what aliveCount and notDeadCount answer) and sets the gauges. */
   private recount(): void {
-    let alive = 0;
-    let suspect = 0;
-    let dead = 0;
-    for (const e of this.entries.values()) {
-      if (e.state === "alive") alive++;
-      else if (e.state === "suspect") suspect++;
-      else dead++;
-    }
-    this.aliveMembers = alive;
-    this.notDeadMembers = this.entries.size - dead;
-    this.deps.metrics.set("dist.members.alive", alive);
-    this.deps.metrics.set("dist.nodes.suspect", suspect);
-    this.deps.metrics.set("dist.membership.version", this.versionCounter);
+    const c = countStates(this.entries.values());
+    this.aliveMembers = c.alive;
+    this.notDeadMembers = c.notDead;
+    this.deps.metrics.set("dist.members.alive", c.alive);
+    this.deps.metrics.set("dist.nodes.suspect", c.suspect);
+    this.deps.metrics.set("dist.membership.version", this.changes.version);
   }
 }

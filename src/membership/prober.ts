@@ -56,7 +56,11 @@ export class Prober {
     try {
       const peers = shuffle(this.deps.random, this.deps.members.peers("alive", "suspect"));
       await Promise.all(peers.map((p) => this.probe({ id: p.id, address: p.address })));
-      for (const id of this.deps.members.overdueSuspects(this.deps.deadAfterMs)) this.deps.members.prune(id);
+      // one change for the observers, however many are pruned
+      const { members } = this.deps;
+      members.batch(() => {
+        for (const id of members.overdueSuspects(this.deps.deadAfterMs)) members.prune(id);
+      });
     } finally {
       this.running = false;
     }

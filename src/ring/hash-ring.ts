@@ -27,13 +27,23 @@ export function sameOwnerList(a: readonly string[], b: readonly string[]): boole
 
 export class HashRing {
   private readonly points: Uint32Array;
-  private readonly ownersAt: readonly Owners[];
+  /** The index in `nodes` of each point's node. */
+  private readonly nodeAt: Uint32Array;
+  /**
+   * The owners of each point, worked out on first use (ownersAtIndex): a ring of thousands of
+   * members has hundreds of thousands of points, and building every owner list with the ring
+   * held a rebuild for most of a second.
+   */
+  private readonly ownersAt: Array<Owners | undefined>;
+  /** Owner lists handed out, by their node indexes (one object per distinct list). */
+  private readonly interned = new Map<number | string, Owners>();
   /** Node ids on the ring, sorted. */
   readonly nodes: readonly string[];
 
-  private constructor(points: Uint32Array, ownersAt: readonly Owners[], nodes: readonly string[], readonly replication: number) {
+  private constructor(points: Uint32Array, nodeAt: Uint32Array, nodes: readonly string[], readonly replication: number) {
     this.points = points;
-    this.ownersAt = ownersAt;
+    this.nodeAt = nodeAt;
+    this.ownersAt = new Array<Owners | undefined>(points.length);
     this.nodes = nodes;
   }
 
@@ -43,34 +53,32 @@ export class HashRing {
    */
   static build(nodeIds: Iterable<string>, replication: number, virtualNodes = VIRTUAL_NODES, pointCache?: Map<string, Uint32Array>): HashRing {
     const nodes = [...new Set(nodeIds)].sort();
-    const placed: Array<{ point: number; node: string }> = [];
-    for (const node of nodes) {
+    const n = nodes.length;
+    // Each point and its node's index as one number (point * n + index): sorting the numbers
+    // orders the points, equal points by node id (the nodes are sorted). A comparator over
+    // {point, node} objects took 0.6 s for 2,000 members (256,000 points), and the ring is
+    // rebuilt whenever a member joins or goes.
+    const keys = new Float64Array(n * virtualNodes);
+    for (let i = 0, k = 0; i < n; i++) {
+      const node = nodes[i] as string;
       let own = pointCache?.get(node);
       if (!own || own.length !== virtualNodes) {
         own = virtualPoints(node, virtualNodes);
         pointCache?.set(node, own);
       }
-      for (let v = 0; v < virtualNodes; v++) placed.push({ point: own[v] as number, node });
+      for (let v = 0; v < virtualNodes; v++) keys[k++] = (own[v] as number) * n + i;
     }
-    placed.sort((a, b) => a.point - b.point || (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
-    const points = Uint32Array.from(placed, (p) => p.point);
-    const want = Math.min(replication, nodes.length);
-    const interned = new Map<string, Owners>();
-    const ownersAt = placed.map((_, i) => {
-      const ids: string[] = [];
-      for (let j = 0; ids.length < want && j < placed.length; j++) {
-        const node = (placed[(i + j) % placed.length] as { node: string }).node;
-        if (!ids.includes(node)) ids.push(node);
-      }
-      const header = ids.join(",");
-      let owners = interned.get(header);
-      if (!owners) {
-        owners = Object.freeze({ ids: Object.freeze(ids), primary: ids[0] as string, header, json: JSON.stringify(ids) });
-        interned.set(header, owners);
-      }
-      return owners;
-    });
-    return new HashRing(points, ownersAt, Object.freeze(nodes), replication);
+    keys.sort();
+    const total = keys.length;
+    const points = new Uint32Array(total);
+    const nodeAt = new Uint32Array(total);
+    for (let j = 0; j < total; j++) {
+      const key = keys[j] as number;
+      const i = key % n;
+      nodeAt[j] = i;
+      points[j] = (key - i) / n;
+    }
+    return new HashRing(points, nodeAt, Object.freeze(nodes), replication);
   }
 
   /** Owners of `key`; an empty ring has no owners. */
@@ -89,7 +97,33 @@ export class HashRing {
       if ((points[mid] as number) < hash) lo = mid + 1;
       else hi = mid;
     }
-    return this.ownersAt[lo === points.length ? 0 : lo] as Owners;
+    return this.ownersAtIndex(lo === points.length ? 0 : lo);
+  }
+
+  /** The owners of point `p`: the first `replication` distinct nodes from it clockwise. */
+  private ownersAtIndex(p: number): Owners {
+    return this.ownersAt[p] ?? (this.ownersAt[p] = this.resolveOwners(p));
+  }
+
+  private resolveOwners(p: number): Owners {
+    const { nodeAt, nodes } = this;
+    const total = nodeAt.length;
+    const want = Math.min(this.replication, nodes.length);
+    const picked: number[] = [];
+    for (let j = 0; picked.length < want && j < total; j++) {
+      const i = nodeAt[(p + j) % total] as number;
+      if (!picked.includes(i)) picked.push(i);
+    }
+    // One number while it stays exact (4,096 members and replication 3 do), else the list as text.
+    const key = Math.pow(nodes.length, want) <= Number.MAX_SAFE_INTEGER ? picked.reduce((acc, i) => acc * nodes.length + i, 0) : picked.join(",");
+    let owners = this.interned.get(key);
+    if (!owners) {
+      const ids = picked.map((i) => nodes[i] as string);
+      const header = ids.join(",");
+      owners = Object.freeze({ ids: Object.freeze(ids), primary: ids[0] as string, header, json: JSON.stringify(ids) });
+      this.interned.set(key, owners);
+    }
+    return owners;
   }
 
   /** True when `nodeId` is among the owners of `key`. */
@@ -108,7 +142,7 @@ export class HashRing {
     for (let i = 0; i < n; i++) {
       const here = points[i] as number;
       const hashes = i === 0 ? here + HASH_SPACE - (points[n - 1] as number) : here - (points[i - 1] as number);
-      fn(hashes, this.ownersAt[i] as Owners);
+      fn(hashes, this.ownersAtIndex(i));
     }
   }
 

@@ -1,7 +1,8 @@
 // The drain hand-off: what a draining node does until it is safe to stop. Every tick it
 //   1. replays its hints and queued migrations at once (the replay loop's tick, not awaited);
-//   2. pushes its member list to every alive peer that has not yet shown it as draining (their
-//      answers carry their view of this node: that is the confirmation);
+//   2. pushes its member list to the alive peers that have not yet shown it as draining, at most
+//      DRAIN_LIMITS.announcePerTick of them, taking turns (their answers carry their view of
+//      this node: that is the confirmation);
 //   3. hands the hints and migrations of unreachable targets to live owners (HintHandoff);
 //   4. once every alive peer confirmed (so owners no longer refuse keys because they still see
 //      this node on their ring), runs the key hand-off pass (KeyHandoff), again whenever the
@@ -9,6 +10,7 @@
 //      emptied after a pass whose records it had no room for (at most every KEY_PASS_RETRY_MS).
 // status() is what GET /dist/drain answers and what the shutdown waits for.
 import type { TimerHandle, Timers } from "../../core/clock.js";
+import { DRAIN_LIMITS } from "../../core/limits.js";
 import type { HashRing } from "../../ring/index.js";
 import type { PeerRef } from "../../transport/index.js";
 import type { ClusterView } from "../cluster-view.js";
@@ -54,6 +56,8 @@ export class DrainHandoff {
   private ticking = false;
   /** The ring the last key pass ran against. */
   private passRing: HashRing | undefined;
+  /** Where the next tick's drain announcements start among the unconfirmed peers. */
+  private nextAnnounce = 0;
   /** Ticks since the last key pass started. */
   private ticksSincePass = 0;
 
@@ -77,7 +81,7 @@ export class DrainHandoff {
     this.ticking = true;
     try {
       void this.deps.replay();
-      await Promise.all([...this.unconfirmedPeers().map((p) => this.deps.announce(p)), this.deps.hintHandoff.runPass()]);
+      await Promise.all([...this.announceTurn().map((p) => this.deps.announce(p)), this.deps.hintHandoff.runPass()]);
       const { keys } = this.deps;
       const ring = this.deps.view.ring();
       // Again after a ring change, or once the migration queue emptied after a pass whose records
@@ -93,6 +97,16 @@ export class DrainHandoff {
     } finally {
       this.ticking = false;
     }
+  }
+
+  /** The unconfirmed peers to push to this tick: at most DRAIN_LIMITS.announcePerTick, taking turns. */
+  private announceTurn(): PeerRef[] {
+    const peers = this.unconfirmedPeers();
+    const n = DRAIN_LIMITS.announcePerTick;
+    if (peers.length <= n) return peers;
+    const start = this.nextAnnounce % peers.length;
+    this.nextAnnounce = start + n;
+    return [...peers.slice(start, start + n), ...peers.slice(0, Math.max(0, start + n - peers.length))];
   }
 
   /** Alive peers that have not shown this node as draining yet. */

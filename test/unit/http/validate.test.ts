@@ -188,6 +188,9 @@ describe("http/validate", () => {
 
     it("clamps a very long digit string too (a value above the ceiling is never a 400)", () => {
       expect(parsePositiveInt("max", "99999999999999999999", 10_000, 50_000)).to.equal(50_000);
+      // however long (a review found 65 digits refused): the request line's cap bounds it
+      expect(parsePositiveInt("limit", "9".repeat(65), 100, 500)).to.equal(500);
+      expect(parsePositiveInt("limit", "9".repeat(400), 100, 500), "past Number's range too").to.equal(500);
     });
 
     it("rejects zero, negatives and non-numeric values, naming the parameter", () => {

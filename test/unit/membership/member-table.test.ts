@@ -289,6 +289,20 @@ describe("membership/member-table", () => {
       expect(f.members.remove("a"), "a second removal finds nothing").to.equal(false);
     });
 
+    it("removing a pruned peer learned by gossip alone is a removal too (true, logged): it had answered 404 while removing it", () => {
+      const f = fixture(["b"]);
+      f.members.merge("b", [{ id: "c", address: "c:7946", state: "alive", incarnation: 1, lastSeenMs: 0 }]);
+      f.members.markSuspect("c");
+      f.members.prune("c");
+      expect(f.members.absentPeers().map((p) => p.id)).to.deep.equal(["c"]);
+      f.logger.records.length = 0;
+      expect(f.members.remove("c")).to.equal(true);
+      expect(f.records()).to.deep.equal([`info ${LOG.peerRemoved}`]);
+      expect(f.members.absentPeers()).to.deep.equal([]);
+      expect(f.members.isRemoved("c")).to.equal(true);
+      expect(f.members.remove("c"), "a second removal finds nothing").to.equal(false);
+    });
+
     it("a removed peer is not re-added from hearsay (another peer still listing it), only by its own claim", () => {
       const f = fixture(["a", "b"]);
       f.members.remove("a");

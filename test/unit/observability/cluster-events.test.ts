@@ -7,7 +7,7 @@ import { ClusterEventsPublisher, HEARTBEAT_FRAME_INTERVAL_MS } from "../../../sr
 import { recordingLogger } from "../../../src/log/index.js";
 import { MemberTable } from "../../../src/membership/index.js";
 import { Metrics, SseHub, type SseSink } from "../../../src/observability/index.js";
-import { ManualClock } from "../../helpers/manual-clock.js";
+import { flush, ManualClock } from "../../helpers/manual-clock.js";
 
 class RecordingSink implements SseSink {
   readonly frames: Array<{ event: string; data: string }> = [];
@@ -93,17 +93,19 @@ describe("http/cluster-events publisher", () => {
     f.publisher.stop();
   });
 
-  it("sends one members frame per real membership change, with the members source's data", () => {
+  it("sends a members frame after each turn with a real membership change, with the members source's data", async () => {
     const f = fixture();
     f.publisher.start();
     const sink = new RecordingSink();
     f.hub.subscribe(sink);
     f.members.addPeer("p1", "127.0.0.1:1");
+    expect(sink.count("members"), "not in the caller's stack").to.equal(0);
+    await flush();
     expect(sink.count("members")).to.equal(1);
-    f.members.addPeer("p2", "127.0.0.1:2");
-    f.members.markSuspect("p1");
-    f.members.probeSucceeded("p1");
-    f.members.remove("p2");
+    for (const change of [() => f.members.addPeer("p2", "127.0.0.1:2"), () => f.members.markSuspect("p1"), () => f.members.probeSucceeded("p1"), () => f.members.remove("p2")]) {
+      change();
+      await flush();
+    }
     const frames = sink.frames.filter((x) => x.event === "members").map((x) => JSON.parse(x.data) as { version: number; ids: string[] });
     expect(frames.map((x) => x.ids)).to.deep.equal([
       ["me:alive", "p1:alive"],
@@ -112,12 +114,27 @@ describe("http/cluster-events publisher", () => {
       ["me:alive", "p1:alive", "p2:alive"],
       ["me:alive", "p1:alive"],
     ]);
-    // Versions are consecutive: one frame per change, none skipped, none doubled.
+    // Versions are consecutive: one frame per change when changes come one per turn.
     const versions = frames.map((x) => x.version);
     expect(versions).to.deep.equal(versions.map((_, i) => (versions[0] as number) + i));
   });
 
-  it("sends no members frame for same-state marks (probe success of an alive peer, re-adding a known peer)", () => {
+  it("a burst of changes in one turn (a gossip message, a probe round's timeouts) is one members frame, with the list after the last", async () => {
+    const f = fixture();
+    f.publisher.start();
+    const sink = new RecordingSink();
+    f.hub.subscribe(sink);
+    const before = f.membersCalls();
+    for (let i = 0; i < 200; i++) f.members.addPeer(`p${i}`, `127.0.0.1:${i + 1}`);
+    for (let i = 0; i < 200; i++) f.members.markSuspect(`p${i}`);
+    await flush();
+    expect(sink.count("members")).to.equal(1);
+    expect(f.membersCalls() - before, "the member list is serialized once").to.equal(1);
+    const frame = JSON.parse(sink.frames.find((x) => x.event === "members")?.data ?? "{}") as { ids: string[] };
+    expect(frame.ids.filter((id) => id.endsWith(":suspect"))).to.have.length(200);
+  });
+
+  it("sends no members frame for same-state marks (probe success of an alive peer, re-adding a known peer)", async () => {
     const f = fixture();
     f.members.addPeer("p1", "127.0.0.1:1");
     f.publisher.start();
@@ -127,10 +144,11 @@ describe("http/cluster-events publisher", () => {
     f.members.addPeer("p1", "127.0.0.1:1");
     f.members.markSuspect("p1");
     f.members.markSuspect("p1");
+    await flush();
     expect(sink.count("members")).to.equal(1);
   });
 
-  it("start is idempotent (one timer, one membership observer) and stop ends heartbeats and members frames", () => {
+  it("start is idempotent (one timer, one membership observer) and stop ends heartbeats and members frames", async () => {
     const f = fixture();
     f.publisher.start();
     f.publisher.start();
@@ -138,11 +156,13 @@ describe("http/cluster-events publisher", () => {
     f.hub.subscribe(sink);
     f.clock.advance(1000);
     f.members.addPeer("p1", "127.0.0.1:1");
+    await flush();
     expect(sink.count("heartbeat")).to.equal(1);
     expect(sink.count("members")).to.equal(1);
     f.publisher.stop();
     f.clock.advance(5000);
     f.members.addPeer("p2", "127.0.0.1:2");
+    await flush();
     expect(sink.count("heartbeat")).to.equal(1);
     expect(sink.count("members")).to.equal(1);
     expect(f.clock.pending, "the heartbeat timer is cancelled").to.equal(0);
