@@ -61,14 +61,11 @@ export class RingFollower {
     // Most changes leave the ring's members as they are (a member turning suspect keeps its
     // positions): nothing to build then. A probe round's suspect marks among thousands of
     // members rebuilt the whole ring for each (a review: seconds of one event loop).
-    const current = this.ring.nodes;
     const sorted = [...new Set(ids)].sort();
-    if (sorted.length === current.length && sorted.every((id, i) => id === current[i])) return;
+    if (this.ring.hasNodes(sorted)) return;
     const members = new Set(sorted);
     for (const id of this.points.keys()) if (!members.has(id)) this.points.delete(id);
-    const next = HashRing.build(sorted, this.deps.replication, VIRTUAL_NODES, this.points);
-    if (next.sameAs(this.ring)) return;
-    this.ring = next;
+    this.ring = HashRing.build(sorted, this.deps.replication, VIRTUAL_NODES, this.points);
     this.changedAt = this.deps.clock.nowMs();
     for (const l of this.listeners) l();
   }

@@ -266,12 +266,10 @@ export const WRITE_RESTAMPS_MAX = 3;
 
 /**
  * The drain hand-off: its tick (confirmations, hint hand-off, key pass start), how often the
- * shutdown logs progress while it waits for safe_to_stop, and how often it checks.
- */
-/**
- * `announcePerTick`: peers a draining node pushes its member list to per tick, taking turns (each
- * push carries every member: with thousands of members, all at once held the event loop for
- * seconds and grew memory by hundreds of MB, a review found).
+ * shutdown logs progress while it waits for safe_to_stop, how often it checks, and how many
+ * peers a draining node pushes its member list to per tick, taking turns (each push carries every
+ * member: with thousands of members, all at once held the event loop for seconds and grew memory
+ * by hundreds of MB, a review found).
  */
 export const DRAIN_LIMITS = Object.freeze({ tickMs: 200, progressEveryMs: 5000, pollMs: 100, announcePerTick: 16 });
 

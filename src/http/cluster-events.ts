@@ -1,5 +1,6 @@
-// The /cluster/events stream: a publisher that sends a "members" frame on every membership
-// change and a "heartbeat" frame every second, and the per-request subscription.
+// The /cluster/events stream: a publisher that sends a "members" frame after membership changes
+// (at most one per event-loop turn) and a "heartbeat" frame every second, and the per-request
+// subscription.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { oncePerTurn, type TimerHandle, type Timers } from "../core/clock.js";
 import type { MemberTable } from "../membership/index.js";
@@ -23,9 +24,9 @@ export class ClusterEventsPublisher {
   constructor(private readonly deps: { hub: SseHub; members: MemberTable; timers: Timers; sources: FrameSources }) {}
 
   start(): void {
-    // Frames are built only when someone listens.
-    // At most one members frame per event-loop turn, with the list as it is then: changes come in
-    // bursts (a probe round whose timeouts fire together), and each frame serializes every member.
+    // Frames are built only when someone listens, and at most one members frame per event-loop
+    // turn, with the list as it is then: changes come in bursts (a probe round whose timeouts fire
+    // together), and each frame serializes every member.
     this.unsubscribe ??= this.deps.members.onChange(
       oncePerTurn(this.deps.timers, () => {
         if (this.deps.hub.size > 0) this.deps.hub.publish("members", this.deps.sources.members());

@@ -2,10 +2,12 @@
 // one gossip message or one probe tick may change thousands of entries (MEMBERS_MAX), and
 // telling the observers per entry (a snapshot of every member for each, the event stream's JSON
 // of it) made one message cost entries x members in one event-loop turn (a review: 1,023 gossiped
-// members held the loop 0.8 s, 5 s with one /cluster/events subscriber).
-import type { Member } from "./transitions.js";
+// members held the loop 0.8 s, 5 s with one /cluster/events subscriber). Observers get no
+// snapshot: the ones that need the list read it (once per turn: oncePerTurn), where a snapshot
+// per change cost every change a sorted copy of the whole table.
 
-export type MembershipObserver = (members: readonly Member[]) => void;
+/** Told after a change is committed, with the table already updated; must return quickly. */
+export type MembershipObserver = () => void;
 
 export class MemberChanges {
   private readonly observers = new Set<MembershipObserver>();
@@ -13,8 +15,8 @@ export class MemberChanges {
   private depth = 0;
   private pending = false;
 
-  /** `settle` runs on each commit, after the version bump: it updates what derives from the table and returns its snapshot. */
-  constructor(private readonly settle: () => readonly Member[]) {}
+  /** `settle` runs on each commit, after the version bump: it updates what derives from the table. */
+  constructor(private readonly settle: () => void) {}
 
   /** Membership version: bumps once per committed change (or batch of changes). */
   get version(): number {
@@ -48,7 +50,7 @@ export class MemberChanges {
 
   private commit(): void {
     this.counter++;
-    const snapshot = this.settle();
-    for (const o of this.observers) o(snapshot);
+    this.settle();
+    for (const o of this.observers) o();
   }
 }

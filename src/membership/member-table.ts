@@ -2,8 +2,8 @@
 // Applies the transitions of SPEC.md's peer-membership table with their log records and
 // metrics, and tells observers about real changes.
 //
-// Observer contract: called after a change is committed, with the table already updated;
-// must not call back into the table; must return quickly.
+// Observer contract: called after a change is committed (once per batch), with the table already
+// updated; may read the table, must not change it; must return quickly.
 import type { Clock } from "../core/clock.js";
 import { GOSSIP_ENTRIES_MAX, MEMBERS_MAX, PRUNED_REMEMBERED_MAX } from "../core/limits.js";
 import { isDialable as dialable } from "../core/address.js";
@@ -37,10 +37,7 @@ export class MemberTable {
   private readonly removed = new Set<string>();
   /** Ids ever seen (pruned ones included); only a manual removal forgets one. */
   private readonly known = new Set<string>();
-  private readonly changes = new MemberChanges(() => {
-    this.recount();
-    return this.list();
-  });
+  private readonly changes = new MemberChanges(() => this.recount());
   /** Peers whose gossip showed this node as draining (while it drains). */
   private readonly drainSeenBy = new Set<string>();
   /** This node announced that it leaves (its claims carry `left`). */

@@ -48,6 +48,8 @@ export interface PeerSessionOptions {
 
 export class PeerSession {
   readonly authority: string;
+  /** Where the TCP connections go, and whether TLS goes on them (from the authority, once). */
+  private readonly endpoint: Endpoint;
   private conn: http2.ClientHttp2Session | undefined;
   private connecting: Promise<http2.ClientHttp2Session> | undefined;
   private closed = false;
@@ -70,6 +72,7 @@ export class PeerSession {
   ) {
     this.closeStream = deferredClose(opts.timers);
     this.authority = new URL(url).origin;
+    this.endpoint = endpointOf(this.authority);
   }
 
   async request(method: string, path: string, headers: http2.OutgoingHttpHeaders, options: Omit<http2.ClientSessionRequestOptions, "signal">): Promise<http2.ClientHttp2Stream> {
@@ -192,7 +195,7 @@ export class PeerSession {
   private open(): Promise<http2.ClientHttp2Session> {
     const generation = this.generation;
     return new Promise((resolve, reject) => {
-      const { host, port } = endpointOf(this.authority);
+      const { host, port } = this.endpoint;
       const tcp = net.connect({ host, port, noDelay: true });
       let conn: http2.ClientHttp2Session | undefined;
       let settled = false;
@@ -228,7 +231,7 @@ export class PeerSession {
         // Reset, retired or closed while connecting (close() resets): this connection belongs to no one.
         if (generation !== this.generation) return fail(new Error("the session was reset while connecting"));
         try {
-          conn = sessionOver(this.authority, tcp, this.opts.connect());
+          conn = sessionOver(this.authority, this.endpoint, tcp, this.opts.connect());
         } catch (err) {
           return fail(err);
         }
@@ -295,11 +298,17 @@ function connectErrorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Host (without IPv6 brackets) and port of an http or https origin. */
-function endpointOf(authority: string): { host: string; port: number } {
+interface Endpoint {
+  readonly host: string;
+  readonly port: number;
+  readonly secure: boolean;
+}
+
+/** Host (without IPv6 brackets), port and scheme of an http or https origin. */
+function endpointOf(authority: string): Endpoint {
   const url = new URL(authority);
   const secure = url.protocol === "https:";
-  return { host: url.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(url.port || (secure ? 443 : 80)) };
+  return { host: url.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(url.port || (secure ? 443 : 80)), secure };
 }
 
 /**
@@ -307,9 +316,7 @@ function endpointOf(authority: string): { host: string; port: number } {
  * top of it as Node's own http2.connect would: ALPN h2, the host for the certificate check, SNI
  * unless the host is an IP address). abort() resets that socket.
  */
-function sessionOver(authority: string, tcp: net.Socket, options: http2.SecureClientSessionOptions): http2.ClientHttp2Session {
-  const { host, port } = endpointOf(authority);
-  const secure = authority.startsWith("https:");
+function sessionOver(authority: string, { host, port, secure }: Endpoint, tcp: net.Socket, options: http2.SecureClientSessionOptions): http2.ClientHttp2Session {
   return http2.connect(authority, {
     ...options,
     createConnection: () => (secure ? tls.connect({ ...options, host, port, socket: tcp, ALPNProtocols: ["h2"], ...(net.isIP(host) === 0 ? { servername: host } : {}) }) : tcp),

@@ -37,6 +37,10 @@ export class HashRing {
   private readonly ownersAt: Array<Owners | undefined>;
   /** Owner lists handed out, by their node indexes (one object per distinct list). */
   private readonly interned = new Map<number | string, Owners>();
+  /** Owners per point: `replication`, or every node of a smaller ring. */
+  private readonly want: number;
+  /** Whether an owner list's node indexes fit one exact number (nodes^want ≤ 2^53), else text. */
+  private readonly numericKeys: boolean;
   /** Node ids on the ring, sorted. */
   readonly nodes: readonly string[];
 
@@ -45,6 +49,8 @@ export class HashRing {
     this.nodeAt = nodeAt;
     this.ownersAt = new Array<Owners | undefined>(points.length);
     this.nodes = nodes;
+    this.want = Math.min(replication, nodes.length);
+    this.numericKeys = Math.pow(nodes.length, this.want) <= Number.MAX_SAFE_INTEGER;
   }
 
   /**
@@ -106,16 +112,15 @@ export class HashRing {
   }
 
   private resolveOwners(p: number): Owners {
-    const { nodeAt, nodes } = this;
+    const { nodeAt, nodes, want } = this;
     const total = nodeAt.length;
-    const want = Math.min(this.replication, nodes.length);
     const picked: number[] = [];
     for (let j = 0; picked.length < want && j < total; j++) {
       const i = nodeAt[(p + j) % total] as number;
       if (!picked.includes(i)) picked.push(i);
     }
     // One number while it stays exact (4,096 members and replication 3 do), else the list as text.
-    const key = Math.pow(nodes.length, want) <= Number.MAX_SAFE_INTEGER ? picked.reduce((acc, i) => acc * nodes.length + i, 0) : picked.join(",");
+    const key = this.numericKeys ? picked.reduce((acc, i) => acc * nodes.length + i, 0) : picked.join(",");
     let owners = this.interned.get(key);
     if (!owners) {
       const ids = picked.map((i) => nodes[i] as string);
@@ -148,7 +153,12 @@ export class HashRing {
 
   /** True when both rings place every key on the same owners. */
   sameAs(other: HashRing): boolean {
-    return this.replication === other.replication && this.nodes.length === other.nodes.length && this.nodes.every((n, i) => n === other.nodes[i]);
+    return this.replication === other.replication && this.hasNodes(other.nodes);
+  }
+
+  /** True when the ring's nodes are exactly `sortedIds` (sorted, without duplicates). */
+  hasNodes(sortedIds: readonly string[]): boolean {
+    return sameOwnerList(this.nodes, sortedIds);
   }
 }
 

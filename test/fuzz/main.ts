@@ -21,7 +21,7 @@ import { failureSignature } from "./oracle.js";
 import { runCase, type CaseJudge } from "./run-case.js";
 import { FuzzTarget, TOKENS } from "./target-node.js";
 import { parsePrometheus } from "../integration/observability-helpers.js";
-import { retainedBytes, type RssSample } from "../soak/gates.js";
+import { memoryFigures, retainedBytes } from "../soak/gates.js";
 
 const OPENAPI = (name: string) => fileURLToPath(new URL(`../../openapi/${name}`, import.meta.url));
 /** Retained memory may grow by this much over the run, beyond the value bytes the cases stored. */
@@ -67,17 +67,8 @@ async function memoryBreakdown(target: FuzzTarget): Promise<string> {
  */
 async function memoryNow(target: FuzzTarget): Promise<{ rss: number; retained: number }> {
   const rss = target.rssBytes();
-  const m = await nodeMetrics(target);
-  const sample: RssSample = {
-    node: "fuzz",
-    t_s: 0,
-    rss_bytes: rss,
-    heap_committed_bytes: m?.value("v8js_memory_heap_committed_bytes") ?? null,
-    heap_live_bytes: m?.value("v8js_memory_heap_live_bytes") ?? null,
-    array_buffers_bytes: m?.value("nodejs_memory_array_buffers_bytes") ?? null,
-    array_buffers_live_bytes: m?.value("nodejs_memory_array_buffers_live_bytes") ?? null,
-  };
-  return { rss, retained: retainedBytes(sample) };
+  const metrics = await nodeMetrics(target);
+  return { rss, retained: retainedBytes({ node: "fuzz", t_s: 0, rss_bytes: rss, ...(metrics === undefined ? {} : memoryFigures(metrics)) }) };
 }
 
 /**

@@ -15,6 +15,20 @@ export interface RssSample {
   array_buffers_live_bytes?: number | null;
 }
 
+/** The memory figures of RssSample that the node's /metrics give (all but RSS, read from /proc). */
+export type NodeMemoryFigures = { [K in keyof Required<Omit<RssSample, "node" | "t_s" | "rss_bytes">>]: number };
+
+/** Those figures from the node's parsed /metrics (NaN for a gauge it does not give: no heap figures then). */
+export function memoryFigures(metrics: { value(name: string): number | undefined }): NodeMemoryFigures {
+  const gauge = (name: string) => metrics.value(name) ?? NaN;
+  return {
+    heap_committed_bytes: gauge("v8js_memory_heap_committed_bytes"),
+    heap_live_bytes: gauge("v8js_memory_heap_live_bytes"),
+    array_buffers_bytes: gauge("nodejs_memory_array_buffers_bytes"),
+    array_buffers_live_bytes: gauge("nodejs_memory_array_buffers_live_bytes"),
+  };
+}
+
 /**
  * What the node retains: RSS less the garbage waiting for a collection. In the heap that is
  * committed minus live (garbage, and empty pages V8 keeps); outside it, the memory that Buffers

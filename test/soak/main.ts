@@ -14,7 +14,7 @@ import { Worker } from "node:worker_threads";
 import { startCluster, type NodeProcess } from "../helpers/node-process.js";
 import { parsePrometheus } from "../integration/observability-helpers.js";
 import { parseSoakOptions, SOAK_USAGE, type SoakCommand } from "./options.js";
-import { memoryVerdict, percentile, retainedSeries, soakGates, type RssSample } from "./gates.js";
+import { memoryFigures, memoryVerdict, percentile, retainedSeries, soakGates, type NodeMemoryFigures, type RssSample } from "./gates.js";
 import { PUT_TTL_S, Traffic } from "./traffic.js";
 
 const SAMPLE_EVERY_MS = 10_000;
@@ -44,14 +44,11 @@ interface RuntimeFigures {
   store_bytes: Record<string, number>;
 }
 
-/** The memory figures of RssSample the node's /metrics give (all but RSS, read from /proc). */
-type NodeMemoryFigures = Required<Omit<RssSample, "node" | "t_s" | "rss_bytes">>;
-
 /** One sample of one node; a figure is null when /metrics did not answer (or, for the loop, in the preload's window). */
 type Sample = RssSample & { items: number | null } & { [K in keyof RuntimeFigures]: RuntimeFigures[K] | null };
 
 /** The node's own runtime gauges and memory figures from /metrics; null when it does not answer. */
-async function runtime(n: NodeProcess): Promise<(RuntimeFigures & { [K in keyof NodeMemoryFigures]: number }) | null> {
+async function runtime(n: NodeProcess): Promise<(RuntimeFigures & NodeMemoryFigures) | null> {
   try {
     const metrics = parsePrometheus(await (await fetch(`${n.mgmt}/metrics`, { signal: AbortSignal.timeout(5_000) })).text());
     const gauge = (name: string) => metrics.value(name) ?? NaN;
@@ -59,11 +56,8 @@ async function runtime(n: NodeProcess): Promise<(RuntimeFigures & { [K in keyof 
       loop_p99_ms: gauge("nodejs_eventloop_delay_p99_seconds") * 1000,
       loop_max_ms: gauge("nodejs_eventloop_delay_max_seconds") * 1000,
       heap_bytes: gauge("v8js_memory_heap_used_bytes"),
-      heap_committed_bytes: gauge("v8js_memory_heap_committed_bytes"),
-      heap_live_bytes: gauge("v8js_memory_heap_live_bytes"),
       external_bytes: gauge("nodejs_memory_external_bytes"),
-      array_buffers_bytes: gauge("nodejs_memory_array_buffers_bytes"),
-      array_buffers_live_bytes: gauge("nodejs_memory_array_buffers_live_bytes"),
+      ...memoryFigures(metrics),
       tombstones: gauge("cache_tombstones"),
       store_bytes: Object.fromEntries(["records", "garbage", "free", "large"].map((part) => [part, metrics.samples.find((x) => x.name === "cache_store_memory_bytes" && x.labels.part === part)?.value ?? NaN])),
     };

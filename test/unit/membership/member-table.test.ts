@@ -26,7 +26,7 @@ function fixture(peers: readonly string[] = []): Fixture {
   const members = new MemberTable({ selfId: "me", selfAddress: "me:7946", clock, metrics, logger });
   for (const p of peers) members.addPeer(p, `${p}:7946`);
   const calls: Array<readonly Member[]> = [];
-  members.onChange((snapshot) => calls.push(snapshot));
+  members.onChange(() => calls.push(members.list()));
   logger.records.length = 0;
   return { clock, metrics, logger, members, calls, records: () => logger.records.map((r) => `${r.level} ${r.message}`) };
 }
