@@ -28,6 +28,32 @@ export function sample<T>(random: Random, items: readonly T[], count: number): T
   return shuffle(random, items.slice()).slice(0, Math.max(0, count));
 }
 
+/** Below this many items per wanted one, sampleWhere filters and shuffles them all. */
+const SAMPLE_SCAN_RATIO = 4;
+/** Random draws sampleWhere makes per wanted item before it gives up on a large list. */
+const SAMPLE_DRAWS_PER_ITEM = 8;
+
+/**
+ * Picks up to `count` distinct items that pass `keep`, at random. A short list is filtered and
+ * shuffled whole (as `sample` of the filtered list); from a long one it draws at random, at most
+ * SAMPLE_DRAWS_PER_ITEM times per wanted item, so its cost does not grow with the list (it may
+ * then return fewer when few items pass).
+ */
+export function sampleWhere<T>(random: Random, items: readonly T[], count: number, keep: (item: T) => boolean): T[] {
+  if (count <= 0) return [];
+  if (items.length <= SAMPLE_SCAN_RATIO * count + SAMPLE_SCAN_RATIO) return sample(random, items.filter(keep), count);
+  const picked = new Set<number>();
+  const out: T[] = [];
+  for (let draws = 0; out.length < count && draws < SAMPLE_DRAWS_PER_ITEM * count; draws++) {
+    const i = randomInt(random, items.length);
+    if (picked.has(i)) continue;
+    picked.add(i);
+    const item = items[i] as T;
+    if (keep(item)) out.push(item);
+  }
+  return out;
+}
+
 /** A seeded generator (mulberry32): the same seed gives the same sequence. */
 export function seededRandom(seed: number): Random {
   let a = seed >>> 0;

@@ -3,14 +3,21 @@
 // direct probe asks up to K random alive relays to probe the peer (indirect probe); if one
 // reaches it the suspicion is refuted, otherwise the peer is marked suspect. A suspect that
 // goes SERVICE_DEAD_AFTER without a successful probe is declared dead and pruned.
-import type { Clock, TimerHandle, Timers } from "../core/clock.js";
+// A round of more than PROBE_SLICE peers starts its probes a slice at a time over the first half
+// of the heartbeat (they all end by its end): started at once, 4,096 members (a peer allowed to
+// gossip can add that many unreachable ones) held the loop for a second each round.
+import { sleep, type Clock, type TimerHandle, type Timers } from "../core/clock.js";
 import { CacheError } from "../core/errors.js";
 import { withTimeout } from "../core/timeout.js";
-import { sample, shuffle, type Random } from "../core/random.js";
+import { sampleWhere, shuffle, type Random } from "../core/random.js";
 import { LOG, type Logger } from "../log/index.js";
 import type { Metrics } from "../observability/index.js";
 import { answeredAsOther, type PeerRef, type PeerTransport } from "../transport/index.js";
 import type { MemberTable } from "./member-table.js";
+import type { Member } from "./transitions.js";
+
+/** Probes started together; a larger round is spread over the first half of the heartbeat. */
+export const PROBE_SLICE = 64;
 
 export interface ProberDeps {
   readonly members: MemberTable;
@@ -54,8 +61,13 @@ export class Prober {
     if (this.running) return;
     this.running = true;
     try {
-      const peers = shuffle(this.deps.random, this.deps.members.peers("alive", "suspect"));
-      await Promise.all(peers.map((p) => this.probe({ id: p.id, address: p.address })));
+      const listed = this.deps.members.peers("alive", "suspect");
+      // The relays are drawn from the members alive at the start of the round (one read of the
+      // table, however many probes fail: with thousands of members, a read per failure held the
+      // loop for seconds), and must still be alive when drawn.
+      const relays = listed.filter((m) => m.state === "alive");
+      const peers = shuffle(this.deps.random, listed);
+      await this.probeInSlices(peers, relays);
       // one change for the observers, however many are pruned
       const { members } = this.deps;
       members.batch(() => {
@@ -66,8 +78,20 @@ export class Prober {
     }
   }
 
-  /** Probes one peer directly, then indirectly on failure. */
-  async probe(peer: PeerRef): Promise<void> {
+  /** Probes `peers` PROBE_SLICE at a time, the slices started evenly over the first half of the heartbeat. */
+  private async probeInSlices(peers: readonly Member[], relays: readonly Member[]): Promise<void> {
+    const slices = Math.ceil(peers.length / PROBE_SLICE);
+    const gapMs = slices > 1 ? this.deps.heartbeatMs / 2 / slices : 0;
+    const probes: Array<Promise<void>> = [];
+    for (let i = 0; i < slices; i++) {
+      if (i > 0) await sleep(this.deps.timers, gapMs);
+      for (const p of peers.slice(i * PROBE_SLICE, (i + 1) * PROBE_SLICE)) probes.push(this.probe({ id: p.id, address: p.address }, relays));
+    }
+    await Promise.all(probes);
+  }
+
+  /** Probes one peer directly, then indirectly on failure through `relays` (default: the alive peers now). */
+  async probe(peer: PeerRef, relays?: readonly Member[]): Promise<void> {
     const { members, transport, timers, metrics } = this.deps;
     try {
       const sentMs = this.deps.clock?.nowMs() ?? 0;
@@ -84,7 +108,7 @@ export class Prober {
     } catch {
       metrics.inc("dist.heartbeat.failure");
     }
-    if (this.deps.indirectProbeK > 0 && (await this.probeIndirectly(peer))) {
+    if (this.deps.indirectProbeK > 0 && (await this.probeIndirectly(peer, relays ?? members.peers("alive")))) {
       metrics.inc("dist.heartbeat.indirect_probe.refuted");
       this.deps.logger.warn(LOG.peerRefutedIndirect, { peer: peer.id });
       members.probeSucceeded(peer.id);
@@ -93,10 +117,11 @@ export class Prober {
     members.markSuspect(peer.id);
   }
 
-  /** Asks up to K random alive relays to reach `peer`; true when one did. */
-  private async probeIndirectly(peer: PeerRef): Promise<boolean> {
+  /** Asks up to K random relays of `candidates` that are still alive to reach `peer`; true when one did. */
+  private async probeIndirectly(peer: PeerRef, candidates: readonly Member[]): Promise<boolean> {
     const { members, transport, timers, metrics, random } = this.deps;
-    const relays = sample(random, members.peers("alive").filter((m) => m.id !== peer.id), this.deps.indirectProbeK);
+    const stillAlive = (m: Member) => m.id !== peer.id && members.get(m.id)?.state === "alive";
+    const relays = sampleWhere(random, candidates, this.deps.indirectProbeK, stillAlive);
     if (relays.length === 0) return false;
     const results = await Promise.all(
       relays.map(async (r) => {

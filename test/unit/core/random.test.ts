@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { randomInt, sample, seededRandom, shuffle, systemRandom, type Random } from "../../../src/core/random.js";
+import { randomInt, sample, sampleWhere, seededRandom, shuffle, systemRandom, type Random } from "../../../src/core/random.js";
 
 const draw = (r: Random, n: number): number[] => Array.from({ length: n }, () => r.next());
 
@@ -130,6 +130,40 @@ describe("core/random", () => {
         expect(x >= 0 && x < 1).to.equal(true);
       }
       expect(Object.isFrozen(systemRandom)).to.equal(true);
+    });
+  });
+  describe("sampleWhere", () => {
+    /** A Random that counts its draws. */
+    const counted = (seed: number) => {
+      const r = seededRandom(seed);
+      const c = { draws: 0, next: () => (c.draws++, r.next()) };
+      return c;
+    };
+
+    it("from a short list: what sample of the kept items gives, draw for draw", () => {
+      const items = ["a", "b", "c", "d", "e", "f"];
+      const keep = (x: string) => x !== "c";
+      expect(sampleWhere(seededRandom(7), items, 2, keep)).to.deep.equal(sample(seededRandom(7), items.filter(keep), 2));
+      expect(sampleWhere(seededRandom(7), items, 0, keep)).to.deep.equal([]);
+    });
+
+    it("from a long list: distinct kept items, in a number of draws that does not grow with the list", () => {
+      const items = Array.from({ length: 100_000 }, (_, i) => i);
+      for (const seed of [1, 2, 3, 4, 5]) {
+        const r = counted(seed);
+        const got = sampleWhere(r, items, 3, (x) => x % 10 !== 0);
+        expect(got).to.have.length(3);
+        expect(new Set(got).size).to.equal(3);
+        expect(got.every((x) => x % 10 !== 0)).to.equal(true);
+        expect(r.draws, "draws").to.be.at.most(24);
+      }
+    });
+
+    it("from a long list where almost nothing passes: gives up after 8 draws per wanted item", () => {
+      const items = Array.from({ length: 10_000 }, (_, i) => i);
+      const r = counted(9);
+      expect(sampleWhere(r, items, 2, (x) => x === -1)).to.deep.equal([]);
+      expect(r.draws).to.equal(16);
     });
   });
 });

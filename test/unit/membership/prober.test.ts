@@ -7,6 +7,7 @@ import { CacheError } from "../../../src/core/errors.js";
 import { seededRandom } from "../../../src/core/random.js";
 import { LOG, recordingLogger, type RecordingLogger } from "../../../src/log/index.js";
 import { MemberTable, Prober } from "../../../src/membership/index.js";
+import { PROBE_SLICE } from "../../../src/membership/prober.js";
 import { Metrics } from "../../../src/observability/index.js";
 import type { HealthInfo, PeerRef, PeerTransport, ProbeResult } from "../../../src/transport/index.js";
 import { flush, ManualClock } from "../../helpers/manual-clock.js";
@@ -276,5 +277,34 @@ describe("membership/prober", () => {
       f.prober.stop();
       expect(f.clock.pending).to.equal(0);
     });
+  });
+  it("a round of 2,000 failing peers starts its probes a slice at a time over half a heartbeat and reads the member list once, not once per failure (a peer allowed to gossip could add 4,096 unreachable members: each failure listed and sorted them all, seconds of one loop)", async () => {
+    const peers = Array.from({ length: 2_000 }, (_, i) => `p${i}`);
+    const f = fixture({ peers, k: 2 });
+    for (const p of peers) f.transport.direct.set(p, "fail");
+    for (const p of peers) f.transport.relay.set(p, "unreached");
+    let listed = 0;
+    const list = f.members.list.bind(f.members);
+    f.members.list = () => {
+      listed++;
+      return list();
+    };
+    const round = f.prober.runHeartbeatTick();
+    await f.clock.advanceAsync(0);
+    expect(f.transport.healthCalls.length, "the first slice starts at once").to.equal(PROBE_SLICE);
+    await f.clock.advanceAsync(250);
+    expect(f.transport.healthCalls.length, "a quarter heartbeat in: about half the slices").to.be.within(peers.length / 2 - 2 * PROBE_SLICE, peers.length / 2 + 2 * PROBE_SLICE);
+    await f.clock.advanceAsync(250);
+    expect(f.transport.healthCalls.length, "every probe started in the first half of the heartbeat").to.equal(peers.length);
+    await f.clock.advanceAsync(500);
+    await round;
+    expect(peers.filter((p) => f.members.get(p)?.state !== "suspect"), "every peer suspect").to.deep.equal([]);
+    expect(listed, "member-list reads in the round").to.be.at.most(2);
+    // Relays still alive when drawn: as the round marks peers suspect, fewer pass (drawn 8 times per relay at most).
+    const perTarget = new Map<string, number>();
+    for (const c of f.transport.probeCalls) perTarget.set(c.target, (perTarget.get(c.target) ?? 0) + 1);
+    expect(Math.max(...perTarget.values()), "at most K relays per failed peer").to.equal(2);
+    expect(f.transport.probeCalls.length, "most failures asked relays").to.be.greaterThan(peers.length);
+    expect(f.transport.probeCalls.every((c) => c.relay !== c.target), "a peer is never its own relay").to.equal(true);
   });
 });
