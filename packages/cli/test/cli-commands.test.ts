@@ -156,6 +156,24 @@ describe("hypercache CLI commands (one real node)", function () {
     expect(tty.stdout).to.equal("user:1\nuser:10\n");
   });
 
+  it("get --out to a path that cannot be written is a usage error (exit 2), as set --file of a missing file is", async () => {
+    expect((await cli(["set", "out-case", "v"], { env })).code).to.equal(0);
+    const r = await cli(["get", "out-case", "--out", "/nonexistent-dir/x"], { env });
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.match(/--out \/nonexistent-dir\/x: ENOENT/);
+    expect((await cli(["set", "out-case", "--file", "/nonexistent-dir/x"], { env })).code).to.equal(2);
+  });
+
+  it("keys on a terminal prints a key with control characters as a JSON string: a key's escape sequences never reach the terminal", async () => {
+    const evil = "evil\u001b]0;PWNED\u0007\u001b[2J\u009b1m\nnext";
+    expect((await cli(["set", evil, "v"], { env })).code).to.equal(0);
+    const tty = await cli(["keys", "evil"], { env, tty: true });
+    expect(tty.stdout).to.equal(`${JSON.stringify(evil).replace("\u009b", "\\u009b")}\n`);
+    const controls = [...tty.stdout.slice(0, -1)].filter((ch) => ch.charCodeAt(0) < 0x20 || (ch.charCodeAt(0) >= 0x7f && ch.charCodeAt(0) <= 0x9f));
+    expect(controls, "no control character printed").to.deep.equal([]);
+    expect((await cli(["keys", "evil"], { env })).json(), "JSON output keeps the key as it is").to.include({ count: 1 });
+  });
+
   it("owners, me and members print the answers as JSON", async () => {
     expect((await cli(["owners", "user:1"], { env })).json()).to.deep.equal({ key: "user:1", owners: ["c1"] });
     expect((await cli(["me"], { env })).json()).to.include({ id: "anonymous" });

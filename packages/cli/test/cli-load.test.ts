@@ -101,6 +101,19 @@ describe("hypercache load (one real node)", function () {
     expect((await client.getMany(["item:50", "item:51", "item:52", "latin1", "long"])).map((x) => x.found)).to.deep.equal([true, true, true, false, false]);
   });
 
+  it("an --errors-out path that cannot be written is a usage error (exit 2, one line) before anything is loaded: a missing directory, a directory", async () => {
+    const file = join(dir, "errors-out-cases.jsonl");
+    writeItems(file, 3, (i) => JSON.stringify({ key: `errors-out-case:${i}`, value: "v" }));
+    for (const bad of [join(dir, "no-such-dir", "failed.jsonl"), dir]) {
+      const r = await cli(["load", file, "--errors-out", bad], { env });
+      expect(r.code, bad).to.equal(2);
+      expect(r.stderr.trim().split("\n"), bad).to.have.length(1);
+      expect(r.stderr).to.match(/--errors-out: cannot write/);
+      expect(r.stderr).to.not.match(/\bat \w+ \(/);
+    }
+    expect(await client.get("errors-out-case:0"), "nothing was loaded").to.equal(undefined);
+  });
+
   it("reads standard input with '-'", async () => {
     const r = await cli(["load", "-"], { env, stdin: `${line(9000)}\n${line(9001)}\n` });
     expect(r.json()).to.include({ items: 2, stored: 2 });

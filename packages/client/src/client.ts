@@ -157,7 +157,7 @@ export class HypercacheClient {
   }
 
   /** The value; a missing one is loaded with `load` once for all concurrent callers (a stampede lease, lease-loads.ts). */
-  getOrLoad(key: string, load: Loader, o: LoadOptions = {}): Promise<Uint8Array> {
+  async getOrLoad(key: string, load: Loader, o: LoadOptions = {}): Promise<Uint8Array> {
     this.openApi();
     return this.loads.getOrLoad(key, load, o);
   }
@@ -175,18 +175,18 @@ export class HypercacheClient {
    * is a conditional write: a PreconditionFailedError (412) changed nothing, and it moves to another
    * node only when it never left (a replay of an applied one would answer 412).
    */
-  set(key: string, value: CacheValue, o: SetOptions = {}): Promise<PutResult> {
+  async set(key: string, value: CacheValue, o: SetOptions = {}): Promise<PutResult> {
     this.openApi();
     return this.writes.set(key, value, o);
   }
 
   /** Stores `value` as JSON text. */
-  setJSON(key: string, value: unknown, o: SetOptions = {}): Promise<PutResult> {
+  async setJSON(key: string, value: unknown, o: SetOptions = {}): Promise<PutResult> {
     return this.set(key, JSON.stringify(value), o);
   }
 
   /** Deletes the key; `deleted` is false when it was already absent. With `ifMatch`, as a conditional `set`. */
-  delete(key: string, o: DeleteOptions = {}): Promise<DeleteResult> {
+  async delete(key: string, o: DeleteOptions = {}): Promise<DeleteResult> {
     this.openApi();
     return this.writes.delete(key, o);
   }
@@ -196,13 +196,13 @@ export class HypercacheClient {
    * key starts at `initial` (default 0). Sent with a fresh Idempotency-Key unless `idempotencyKey`
    * gives one (or `false`, none): a failover replay is then answered with the first result.
    */
-  incr(key: string, o: IncrOptions = {}): Promise<IncrResult> {
+  async incr(key: string, o: IncrOptions = {}): Promise<IncrResult> {
     this.openApi();
     return this.writes.incr(key, o);
   }
 
   /** Gives the live item a new expiry (`ttl`) or none (`persist: true`); a missing key is NotFoundError. */
-  touch(key: string, o: TouchOptions): Promise<TouchResult> {
+  async touch(key: string, o: TouchOptions): Promise<TouchResult> {
     this.openApi();
     return this.writes.touch(key, o);
   }
@@ -226,19 +226,19 @@ export class HypercacheClient {
   }
 
   /** Reads many keys; one result per key, in input order. Never throws for a failed key. */
-  getMany(keys: readonly string[], o?: BatchOptions): Promise<GetManyResult[]> {
+  async getMany(keys: readonly string[], o?: BatchOptions): Promise<GetManyResult[]> {
     this.openApi();
     return this.batches.getMany(keys, o);
   }
 
   /** Stores many items; one result per item, in input order. Never throws for a failed item. */
-  setMany(items: readonly SetManyItem[], o?: BatchOptions): Promise<SetManyResult[]> {
+  async setMany(items: readonly SetManyItem[], o?: BatchOptions): Promise<SetManyResult[]> {
     this.openApi();
     return this.batches.setMany(items, o);
   }
 
   /** Deletes many keys; one result per key, in input order. Never throws for a failed key. */
-  deleteMany(keys: readonly DeleteManyKey[], o?: BatchOptions): Promise<DeleteManyResult[]> {
+  async deleteMany(keys: readonly DeleteManyKey[], o?: BatchOptions): Promise<DeleteManyResult[]> {
     this.openApi();
     return this.batches.deleteMany(keys, o);
   }

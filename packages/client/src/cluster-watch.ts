@@ -189,7 +189,9 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
       return { reason: unreachableReason(err), error: err as Error, opened: false };
     }
     const { response, endpoint } = answer;
-    if (response.status !== 200 || !response.body) {
+    // The body is read once, and only from a 200: a stream taken over a refusal would be left unread.
+    const body = response.status === 200 ? response.body : null;
+    if (body === null) {
       const error = errorFromAnswer(response.status, await response.text(), endpoint);
       // A 200 without a body (a custom fetch's) is retried.
       if (response.status !== 200 && !RETRIED_STATUSES.has(response.status)) {
@@ -201,7 +203,7 @@ export class ClusterWatch implements AsyncIterable<ClusterEvent> {
     this.report({ state: "open", endpoint });
     const queue: EventSourceMessage[] = [];
     const parser = createParser({ onEvent: (m) => queue.push(m), onRetry: (ms) => (backoff.retryMs = Math.max(ms, WATCH_RETRY_MIN_MS)) });
-    const reader = response.body.getReader();
+    const reader = body.getReader();
     const decoder = new TextDecoder();
     // close() ends a pending read even where the fetch implementation ignores the signal.
     const cancel = () => void reader.cancel().catch(() => undefined);

@@ -20,7 +20,7 @@ import { answerError, isMissingKey, valueBody, valueOf, type CacheValue } from "
 
 /** Default lease: how long the loading caller has to fill the key (ms). */
 export const LEASE_DEFAULT_MS = 10_000;
-/** Default wait of a miss on the server for another caller's fill (ms). */
+/** Default wait of a miss on the server for another caller's fill (ms); at most half the client's timeoutMs. */
 export const LEASE_WAIT_DEFAULT_MS = 2_000;
 /** Pause between two lease reads of a waiting caller (ms): the server's `wait` does the waiting. */
 export const LEASE_RETRY_PAUSE_MS = 100;
@@ -34,8 +34,8 @@ export interface LoadOptions {
   /** How long the lease lasts if this call gets it, the time `load` may take: 100ms to 60s (default 10s). */
   readonly lease?: Ttl;
   /**
-   * How long a miss waits on the server for another caller's fill: 0 to 10s (default 2s), and
-   * below the client's `timeoutMs`. A lease read through a node that is not the key's primary can
+   * How long a miss waits on the server for another caller's fill: 0 to 10s (default 2s, or half
+   * the client's `timeoutMs` when that is less), and below the client's `timeoutMs`. A lease read through a node that is not the key's primary can
    * take `wait` plus the server's peer timeout (5 s by default) when the primary hangs: keep `wait`
    * at most `timeoutMs` minus that.
    */
@@ -68,8 +68,9 @@ export class LeaseLoads {
 
   async getOrLoad(key: string, load: Loader, o: LoadOptions): Promise<Uint8Array> {
     const leaseMs = o.lease === undefined ? LEASE_DEFAULT_MS : ttlToMs(o.lease);
-    const waitMs = o.wait === undefined ? LEASE_WAIT_DEFAULT_MS : waitToMs(o.wait);
     const timeout = this.deps.attemptTimeoutMs;
+    const waitDefaultMs = timeout > 0 ? Math.min(LEASE_WAIT_DEFAULT_MS, Math.floor(timeout / 2)) : LEASE_WAIT_DEFAULT_MS;
+    const waitMs = o.wait === undefined ? waitDefaultMs : waitToMs(o.wait);
     if (leaseMs < LEASE_MIN_MS || leaseMs > LEASE_MAX_MS || waitMs === undefined || waitMs > WAIT_MAX_MS || (timeout > 0 && waitMs >= timeout)) {
       throw new TypeError(`lease: 100ms to 60s; wait: 0s to 10s, below timeoutMs (${timeout} ms)`);
     }

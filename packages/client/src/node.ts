@@ -73,6 +73,7 @@ class UndiciResponse implements ResponseLike {
   private readonly data: Dispatcher.ResponseData["body"];
   private readonly rawHeaders: Dispatcher.ResponseData["headers"];
   private wrapped: HeadersLike | undefined;
+  private web: ReadableStream<Uint8Array> | undefined;
   constructor(
     res: Dispatcher.ResponseData,
     private readonly limit: BodyLimit | undefined,
@@ -87,8 +88,9 @@ class UndiciResponse implements ResponseLike {
   get ok(): boolean {
     return this.status >= 200 && this.status < 300;
   }
+  /** One web stream over the body, however often it is read (a second one would queue every chunk unread). */
   get body(): ReadableStream<Uint8Array> {
-    return Readable.toWeb(this.data) as unknown as ReadableStream<Uint8Array>;
+    return (this.web ??= Readable.toWeb(this.data) as unknown as ReadableStream<Uint8Array>);
   }
   text(): Promise<string> {
     return this.data.text();

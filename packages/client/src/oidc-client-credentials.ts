@@ -1,7 +1,10 @@
 // OAuth 2.0 client credentials grant (RFC 6749 §4.4) as an AuthProvider: the access token is
 // fetched from the issuer's token endpoint, reused until 80% of its lifetime has passed, then
-// refreshed by one request however many calls need it (single flight). A 401 from a node drops the
-// refused token and fetches a new one for one retry.
+// refreshed by one request however many calls need it (single flight). Calls wait for a token
+// only when none is valid: past 80% the refresh runs in the background and the valid token serves
+// meanwhile (waiting for it held every call up to OIDC_REQUEST_TIMEOUT_MS while an issuer hung); a
+// failed background refresh is tried again OIDC_REFRESH_RETRY_MS later. A 401 from a node drops
+// the refused token and fetches a new one for one retry.
 import type { AuthProvider } from "./auth.js";
 import { encodeBase64 } from "./base64.js";
 import { AttemptScope } from "./attempt-scope.js";
@@ -11,6 +14,8 @@ import type { Clock, Timers } from "./runtime.js";
 
 /** Fraction of a token's lifetime after which it is refreshed. */
 export const OIDC_REFRESH_FRACTION = 0.8;
+/** Delay before a failed background refresh (past 80% of a valid token's lifetime) is tried again (ms). */
+export const OIDC_REFRESH_RETRY_MS = 1_000;
 /** Lifetime assumed when the token answer has no `expires_in` (seconds). */
 export const OIDC_DEFAULT_LIFETIME_S = 300;
 /** Time limit of one token or discovery request (ms), headers and body. */
@@ -55,6 +60,8 @@ export class OidcClientCredentials implements AuthProvider {
   private token: Token | undefined;
   private inflight: Promise<Token> | undefined;
   private tokenUrl: string | undefined;
+  /** No background refresh before this time (ms): the last one failed. */
+  private retryAtMs = 0;
   /** Token requests sent so far (for tests and diagnostics). */
   requests = 0;
 
@@ -71,12 +78,13 @@ export class OidcClientCredentials implements AuthProvider {
     const t = this.token;
     if (t && now < t.refreshAtMs) return t.header;
     if (t && now < t.expiresAtMs) {
-      // Past 80%: refresh, but a token that is still valid beats a failed refresh.
-      try {
-        return (await this.refresh()).header;
-      } catch {
-        return t.header;
+      // Past 80%: refresh in the background; the still-valid token serves meanwhile.
+      if (now >= this.retryAtMs) {
+        this.refresh().catch(() => {
+          this.retryAtMs = this.deps.clock.nowMs() + OIDC_REFRESH_RETRY_MS;
+        });
       }
+      return t.header;
     }
     return (await this.refresh()).header;
   }

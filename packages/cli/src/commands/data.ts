@@ -29,6 +29,24 @@ export function printableText(bytes: Uint8Array): string | undefined {
   }
 }
 
+/** A control character: C0, DEL or C1 (a terminal acts on ESC, CSI and OSC sequences). */
+function isControl(code: number): boolean {
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f);
+}
+
+/**
+ * Text from the server (a key) for a terminal line: as it is, or, when it holds a control
+ * character, as a JSON string with every control character escaped, so a key cannot retitle,
+ * clear or otherwise drive the operator's terminal (JSON output keeps it as it is).
+ */
+export function terminalSafe(text: string): string {
+  let control = false;
+  for (let i = 0; i < text.length && !control; i++) control = isControl(text.charCodeAt(i));
+  if (!control) return text;
+  // JSON escapes C0 and leaves DEL and C1 as they are.
+  return JSON.stringify(text).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 function itemJson(item: CacheItem) {
   const text = printableText(item.value);
   return {
@@ -94,7 +112,7 @@ function registerValueCommands(program: Command, run: Runner): void {
           if (!bytes) throw notFound(key as string, client.currentEndpoint());
           if (opts.out === "-") io.stdout.write(bytes);
           else {
-            await writeFile(opts.out, bytes);
+            await writeFile(opts.out, bytes).catch((e: Error) => Promise.reject(new UsageError(`--out ${opts.out}: ${e.message}`)));
             out.note(`wrote ${bytes.length} bytes to ${opts.out}`);
           }
           return EXIT.OK;
@@ -127,7 +145,7 @@ function registerValueCommands(program: Command, run: Runner): void {
           ...(opts.ifNoneMatch === true ? { ifNoneMatch: "*" as const } : {}),
         };
         const r = await client.set(key as string, body, { ...(opts.ttl !== undefined ? { ttl: opts.ttl } : {}), consistency: consistency(opts.consistency), ...conditions });
-        out.result(r, () => `${out.color.green("stored")} ${r.key} (${r.bytes} bytes) via ${r.node}, owners ${r.owners.join(", ")}${r.etag !== undefined ? `, ETag ${r.etag}` : ""}`);
+        out.result(r, () => `${out.color.green("stored")} ${terminalSafe(r.key)} (${r.bytes} bytes) via ${r.node}, owners ${r.owners.join(", ")}${r.etag !== undefined ? `, ETag ${r.etag}` : ""}`);
         return EXIT.OK;
       }),
     );
@@ -142,7 +160,7 @@ function registerValueCommands(program: Command, run: Runner): void {
       run<{ consistency?: string; ifMatch?: string }>(async ({ client, out, opts }, key) => {
         const ifMatch = opts.ifMatch === undefined ? {} : { ifMatch: etagArgument("--if-match", opts.ifMatch) };
         const r = await client.delete(key as string, { consistency: consistency(opts.consistency), ...ifMatch });
-        out.result(r, () => (r.deleted ? `${out.color.green("deleted")} ${r.key} (${r.bytes} bytes)` : `${r.key} did not exist`));
+        out.result(r, () => (r.deleted ? `${out.color.green("deleted")} ${terminalSafe(r.key)} (${r.bytes} bytes)` : `${terminalSafe(r.key)} did not exist`));
         if (r.deleted) return EXIT.OK;
         // A replay after an attempt that may have reached a node: that attempt may be what deleted
         // the key. It is gone either way, which is what del asked for.
@@ -171,7 +189,7 @@ function registerKeyCommands(program: Command, run: Runner): void {
         const keys: string[] = [];
         for await (const k of it) {
           if (out.json) keys.push(k);
-          else out.line(k);
+          else out.line(terminalSafe(k));
         }
         const partial = it.partialNodes;
         if (out.json) out.result({ keys, count: keys.length, truncated: it.truncated, partial_nodes: partial }, () => "");

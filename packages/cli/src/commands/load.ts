@@ -3,7 +3,8 @@
 // size. Bad lines are reported by number and skipped; items the cluster refused are written,
 // line for line, to --errors-out, a file that can be loaded again. Ctrl-C stops reading, lets
 // the batches in flight finish and prints the summary (a second Ctrl-C exits at once).
-import { createReadStream, createWriteStream, statSync, type WriteStream } from "node:fs";
+import { createReadStream, statSync, type WriteStream } from "node:fs";
+import { open } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import type { Command } from "commander";
 import { AllEndpointsFailedError, BATCH_CHUNK_ITEMS, ttlToMs } from "@hypercache/client/node";
@@ -46,6 +47,21 @@ function openInput(file: string, io: Io): { input: Readable; totalBytes: number 
   }
   if (stat.isDirectory()) throw new UsageError(`${file} is a directory: load reads a JSON-lines file ('-' for standard input)`);
   return { input: createReadStream(file, { highWaterMark: 256 * 1024 }), totalBytes: stat.size };
+}
+
+/** The --errors-out file, opened before anything is read: a path that cannot be written is a usage error. */
+async function openErrorsOut(path: string): Promise<{ stream: WriteStream; failure: () => Error | undefined }> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, "w");
+  } catch (err) {
+    throw new UsageError(`--errors-out: cannot write ${JSON.stringify(path)}: ${(err as Error).message}`);
+  }
+  const stream = handle.createWriteStream();
+  // A write that fails later (a full disk) is reported after the summary, never thrown as an 'error' event.
+  let failed: Error | undefined;
+  stream.on("error", (err) => (failed ??= err));
+  return { stream, failure: () => failed };
 }
 
 /** Prints the summary (and the first failure) and answers the exit code. */
@@ -97,7 +113,14 @@ export function registerLoadCommand(program: Command, run: Runner): void {
         const concurrency = positiveInt("--concurrency", opts.concurrency, 64);
         const defaultTtl = opts.ttl === undefined ? undefined : ttlFlag(opts.ttl);
         const { input, totalBytes } = openInput(file as string, io);
-        const errorsOut: WriteStream | undefined = opts.errorsOut ? createWriteStream(opts.errorsOut) : undefined;
+        let failedLines: Awaited<ReturnType<typeof openErrorsOut>> | undefined;
+        try {
+          failedLines = opts.errorsOut ? await openErrorsOut(opts.errorsOut) : undefined;
+        } catch (err) {
+          if ("destroy" in input) input.destroy();
+          throw err;
+        }
+        const errorsOut = failedLines?.stream;
         const started = io.now();
         const c: LoadCounters = { bytes: 0, items: 0, stored: 0, failed: 0, badLines: 0 };
         const progress = startProgress(io, c, totalBytes, started);
@@ -138,9 +161,13 @@ export function registerLoadCommand(program: Command, run: Runner): void {
           stopInterrupt();
           progress.stop();
           if ("destroy" in input) input.destroy();
-          if (errorsOut) await new Promise<void>((r) => errorsOut.end(r));
+          if (errorsOut && !errorsOut.destroyed) await new Promise<void>((r) => errorsOut.end(r));
         }
-        return finishLoad({ file: file as string, errorsOut: opts.errorsOut, out, c, sender, interrupted, seconds: (io.now() - started) / 1000 });
+        const code = finishLoad({ file: file as string, errorsOut: opts.errorsOut, out, c, sender, interrupted, seconds: (io.now() - started) / 1000 });
+        const writeFailure = failedLines?.failure();
+        if (writeFailure === undefined) return code;
+        out.note(`hypercache: --errors-out: writing ${JSON.stringify(opts.errorsOut)} failed: ${writeFailure.message} (the failed lines are not all in it)`);
+        return EXIT.USAGE;
       }),
     );
 }

@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { NotFoundError } from "@hypercache/client/node";
 import { EXIT, KeyMissingError, UsageError } from "../exit-codes.js";
 import type { Runner } from "../main.js";
-import { consistency, etagArgument } from "./data.js";
+import { consistency, etagArgument, terminalSafe } from "./data.js";
 
 /** A decimal safe integer argument (no 0x, 1e3 or 0b forms), or a UsageError naming it. */
 function integer(name: string, value: string | undefined): number | undefined {
@@ -70,7 +70,7 @@ export function registerUpdateCommands(program: Command, run: Runner): void {
           })
           .catch((err: unknown) => Promise.reject(missingKey(err)));
         const { expiresAt, ...rest } = r;
-        out.result({ ...rest, ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}) }, () => `${out.color.green("touched")} ${r.key}: ${expiresAt !== undefined ? `expires at ${expiresAt}` : "never expires"}`);
+        out.result({ ...rest, ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}) }, () => `${out.color.green("touched")} ${terminalSafe(r.key)}: ${expiresAt !== undefined ? `expires at ${expiresAt}` : "never expires"}`);
         if (r.replayed) out.note(`hypercache: ${REPLAYED_NOTE}`);
         return EXIT.OK;
       }),

@@ -183,4 +183,22 @@ describe("node client against misbehaving servers", () => {
     expect((await within(c.close(), 2000)).state, "close() resolved").to.equal("resolved");
     expect(await within(loop, 1000)).to.deep.equal({ state: "resolved", value: "ended" });
   });
+  it("an answer's body is one stream however often it is read (a watch read it twice: a second, unread stream queued every event for as long as the watch lasted)", async () => {
+    const url = await start((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end("event: heartbeat\ndata: {}\n\n");
+    });
+    const { fetch, agent } = createNodeFetch();
+    try {
+      const r = await fetch(`${url}/cluster/events`, { method: "GET", headers: {}, stream: true });
+      const body = r.body;
+      expect(r.body, "the same stream on each read").to.equal(body);
+      const chunks: Uint8Array[] = [];
+      const reader = (body as ReadableStream<Uint8Array>).getReader();
+      for (let c = await reader.read(); !c.done; c = await reader.read()) chunks.push(c.value);
+      expect(Buffer.concat(chunks).toString()).to.equal("event: heartbeat\ndata: {}\n\n");
+    } finally {
+      await agent.destroy();
+    }
+  });
 });

@@ -5,7 +5,7 @@ import { HypercacheClient } from "../../src/index.js";
 import { ClientConfigError } from "../../src/errors.js";
 import { OidcClientCredentials, TokenRequestError } from "../../src/oidc-client-credentials.js";
 import { seededRandom } from "../../src/runtime.js";
-import { answer, FakeFetch } from "./fake-fetch.js";
+import { answer, FakeFetch, outcome, settle, stalledAnswer } from "./fake-fetch.js";
 
 const ME = { id: "u", scopes: ["read"], capabilities: ["cache.read"] };
 
@@ -65,14 +65,34 @@ describe("client OIDC client credentials", () => {
     expect(Object.fromEntries(new URLSearchParams(new TextDecoder().decode(post?.bodyBytes)))).to.deep.equal({ grant_type: "client_credentials", scope: "read write" });
   });
 
-  it("reuses the token until 80% of its lifetime, then refreshes it", async () => {
+  it("reuses the token until 80% of its lifetime, then refreshes it in the background: the valid token serves until the new one came", async () => {
     const { oidc, clock } = issuer(100);
     expect(await oidc.authorization()).to.equal("Bearer at-1");
     clock.advance(79_999);
     expect(await oidc.authorization()).to.equal("Bearer at-1");
+    expect(oidc.requests).to.equal(1);
     clock.advance(1);
+    expect(await oidc.authorization(), "the refresh started; the valid token serves").to.equal("Bearer at-1");
+    await settle();
     expect(await oidc.authorization()).to.equal("Bearer at-2");
     expect(oidc.requests).to.equal(2);
+  });
+
+  it("an issuer that hangs past 80% holds up no call: each gets the valid token at once, one refresh is in flight, and once the token expires calls wait for a new one", async () => {
+    const { f, oidc, clock } = issuer(300);
+    await oidc.authorization();
+    f.on(ISSUER, () => stalledAnswer(200, { "content-type": "application/json" }));
+    clock.advance(250_000);
+    for (let i = 0; i < 3; i++) {
+      const r = await outcome(oidc.authorization());
+      expect(r, `call ${i}`).to.deep.equal({ state: "resolved", value: "Bearer at-1" });
+    }
+    expect(oidc.requests, "one refresh in flight").to.equal(2);
+    clock.advance(50_000); // expired; the hung refresh times out at OIDC_REQUEST_TIMEOUT_MS meanwhile
+    await settle();
+    const waiting = oidc.authorization();
+    waiting.catch(() => undefined);
+    expect((await outcome(waiting)).state, "no valid token: the call waits for the issuer").to.equal("pending");
   });
 
   it("fetches one token for many concurrent requests (single flight)", async () => {
@@ -88,6 +108,8 @@ describe("client OIDC client credentials", () => {
     f.on(ISSUER, () => answer(503, "down"));
     clock.advance(90_000);
     expect(await oidc.authorization()).to.equal("Bearer at-1");
+    await settle(); // the background refresh is answered 503
+    expect(await oidc.authorization(), "a failed refresh: the valid token still serves").to.equal("Bearer at-1");
     clock.advance(10_000);
     const err = await oidc.authorization().catch((e: unknown) => e);
     expect(err).to.be.instanceOf(TokenRequestError).and.have.property("status", 503);

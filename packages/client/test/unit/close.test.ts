@@ -65,4 +65,30 @@ describe("client close", () => {
     expect(err).to.be.instanceOf(ClientClosedError);
     expect(await c.members().catch((e: unknown) => e)).to.be.instanceOf(ClientClosedError);
   });
+  it("every Promise-returning data call rejects, never throws, after close() and on a management-only client (a throw escaped .catch() and left a sibling's rejection unhandled)", async () => {
+    const closed = client(new FakeFetch());
+    closed.close();
+    const managementOnly = client(new FakeFetch(), { managementEndpoints: [M1] });
+    for (const [c, want] of [[closed, ClientClosedError], [managementOnly, ClientConfigError]] as const) {
+      const calls: Array<[string, () => Promise<unknown>]> = [
+        ["get", () => c.get("k")],
+        ["set", () => c.set("k", "v")],
+        ["setJSON", () => c.setJSON("k", 1)],
+        ["delete", () => c.delete("k")],
+        ["incr", () => c.incr("k")],
+        ["touch", () => c.touch("k", { persist: true })],
+        ["getMany", () => c.getMany(["k"])],
+        ["setMany", () => c.setMany([{ key: "k", value: "v" }])],
+        ["deleteMany", () => c.deleteMany(["k"])],
+        ["getOrLoad", () => c.getOrLoad("k", async () => "v")],
+      ];
+      for (const [name, call] of calls) {
+        let promise: Promise<unknown> | undefined;
+        expect(() => (promise = call()), `${name} throws synchronously`).to.not.throw();
+        const r = await outcome(promise as Promise<unknown>);
+        expect(r.state, name).to.equal("rejected");
+        expect((r as { error: unknown }).error, name).to.be.instanceOf(want);
+      }
+    }
+  });
 });

@@ -243,4 +243,12 @@ describe("client getOrLoad (stampede leases)", () => {
     }
     expect(f.calls).to.have.length(before);
   });
+  it("the default wait fits the client's time limit: 2 s, or half of timeoutMs when that is less (a timeoutMs of 2 s or less refused every call that named no wait)", async () => {
+    for (const [timeoutMs, wait] of [[1000, "500ms"], [2000, "1000ms"], [4000, "2000ms"]] as const) {
+      const f = new FakeFetch().on(A, () => bytesAnswer(200, enc("cached")));
+      const { c } = client(f, { timeoutMs });
+      expect(new TextDecoder().decode(await c.getOrLoad("k", () => "fresh")), `timeoutMs ${timeoutMs}`).to.equal("cached");
+      expect(gets(f)[0]?.url, `timeoutMs ${timeoutMs}`).to.equal(`${A}/v1/cache/k?lease=10000ms&wait=${wait}`);
+    }
+  });
 });
