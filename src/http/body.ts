@@ -121,11 +121,30 @@ export type JsonBodyScan = JsonScanLimits;
  * 400 as soon as the scanned shape passes one of `scan`'s limits (before anything is parsed).
  */
 export async function readJsonBody(req: IncomingMessage, limitBytes: number, scan?: JsonBodyScan, budget?: ClientBytesBudget, res?: ServerResponse): Promise<unknown> {
+  checkJsonType(req);
+  return parseJson(await readInspectedBody(req, limitBytes, "request body", scan ? scannerFor(scan) : undefined, budget, res));
+}
+
+/**
+ * A small optional JSON body: undefined when it has no bytes (a chunked body of none included),
+ * else as readJsonBody reads it (the content type is checked once there are bytes).
+ */
+export async function readOptionalJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+  const raw = await readInspectedBody(req, limitBytes, "request body", undefined);
+  if (raw.length === 0) return undefined;
+  checkJsonType(req);
+  return parseJson(raw);
+}
+
+/** 415 unless the content type is JSON (application/json or application/*+json). */
+function checkJsonType(req: IncomingMessage): void {
   const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
   if (type !== "application/json" && !(type.startsWith("application/") && type.endsWith("+json"))) {
     throw new CacheError("UNSUPPORTED_MEDIA_TYPE", `request body must be application/json; got ${JSON.stringify(type || "none")}`);
   }
-  const raw = await readInspectedBody(req, limitBytes, "request body", scan ? scannerFor(scan) : undefined, budget, res);
+}
+
+function parseJson(raw: Buffer): unknown {
   // Invalid UTF-8 is refused, not silently turned into U+FFFD inside keys and values.
   if (!isUtf8(raw)) throw badRequest("request body is not valid UTF-8");
   try {

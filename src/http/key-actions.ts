@@ -12,7 +12,7 @@ import type { Mutable } from "../core/mutable.js";
 import { IDEMPOTENCY_KEY_CHARS_MAX, INCR_BODY_BYTES_MAX, TOUCH_BODY_BYTES_MAX } from "../core/limits.js";
 import type { AdmittedWrites, IncrRequest, TouchExpiry, WriteResult } from "../cluster/index.js";
 import type { ConsistencyLevel } from "../config/index.js";
-import { readJsonBody } from "./body.js";
+import { readJsonBody, readOptionalJsonBody } from "./body.js";
 import { writeConditionOf } from "./conditions.js";
 import { ttlMember, ttlMsMember } from "./ttl-members.js";
 
@@ -53,7 +53,7 @@ export async function runKeyAction(writes: AdmittedWrites, nodeId: string, req: 
   let r: WriteResult;
   if (action === "incr") {
     const idempotencyKey = idempotencyKeyOf(req.headers);
-    const incr = parseIncrBody(hasBody(req.headers) ? await readJsonBody(req, INCR_BODY_BYTES_MAX) : {});
+    const incr = parseIncrBody(hasBody(req.headers) ? ((await readOptionalJsonBody(req, INCR_BODY_BYTES_MAX)) ?? {}) : {});
     // Built without spreads (V8 builds a literal with spreads on a slow path).
     if (idempotencyKey !== undefined) incr.idempotencyKey = idempotencyKey;
     if (condition !== undefined) incr.condition = condition;
@@ -119,7 +119,7 @@ function idempotencyKeyOf(headers: IncomingHttpHeaders): string | undefined {
   return raw;
 }
 
-/** An absent body (no Content-Length or 0, no Transfer-Encoding) is `{}`. */
+/** An absent body (no Content-Length or 0, no Transfer-Encoding) is `{}`, as is a chunked body of no bytes. */
 function hasBody(headers: IncomingHttpHeaders): boolean {
   return headers["transfer-encoding"] !== undefined || (headers["content-length"] !== undefined && headers["content-length"] !== "0");
 }

@@ -161,13 +161,15 @@ function lengthDelimited(no: number, data: Uint8Array): UnknownField {
 
 /**
  * The ClientWrite fields handWriteField encodes, and those that send a write to the generated
- * path (an increment's; handWriteField tests each of them). The type below refuses to compile
+ * path (an increment's; handWriteField tests each of them), and those that never leave the node. The type below refuses to compile
  * while a field of ClientWrite is in neither list, so a new field cannot be dropped on the wire
  * unnoticed.
  */
 type ByHand = "kind" | "key" | "value" | "ttlMs" | "condition" | "persist" | "leaseToken" | "sender";
 type Generated = "delta" | "initial" | "idempotencyKey";
-type Unclassified = Exclude<keyof ClientWrite, ByHand | Generated>;
+/** Fields of the stamping node's own writes, never forwarded (a counter's kept expiry). */
+type LocalOnly = "expiresAtMs";
+type Unclassified = Exclude<keyof ClientWrite, ByHand | Generated | LocalOnly>;
 const _everyFieldClassified: [Unclassified] extends [never] ? true : never = true;
 
 /**

@@ -102,6 +102,13 @@ export interface ClientWrite {
   readonly value: string;
   /** Time to live of a set (or the new one of a touch), ms; 0 = none. */
   readonly ttlMs: number;
+  /**
+   * Set only, on the node that stamps it (never forwarded): the absolute expiry the record keeps
+   * (Unix ms, 0 = none) instead of `ttlMs` counted from the write's time. A counter keeps its
+   * expiry across increments; as a TTL from now it moved later on each increment whenever the
+   * version clock ran ahead of the wall clock.
+   */
+  readonly expiresAtMs?: number;
   /** The client's condition, when the write is conditional. */
   readonly condition?: WriteCondition;
   /** Touch only: remove the expiry. */

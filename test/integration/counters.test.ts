@@ -56,6 +56,27 @@ describe("counters across three real processes", function () {
     expect((await post(a, "/v1/cache/big/incr", { initial: 9007199254740991 })).status).to.equal(409);
   });
 
+  it("an empty chunked body adds 1, as an absent body does, with or without a JSON content type", async () => {
+    const http = await import("node:http");
+    const n = nodes[0] as NodeProcess;
+    const chunkedEmpty = (headers: Record<string, string>) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request(`${n.api}/v1/cache/chunked-empty/incr`, { method: "POST", headers: { "transfer-encoding": "chunked", ...headers } }, (res) => {
+          let body = "";
+          res.on("data", (d: Buffer) => (body += d.toString()));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    const first = await chunkedEmpty({ "content-type": "application/json" });
+    expect(first.status, first.body).to.equal(200);
+    expect(JSON.parse(first.body)).to.include({ value: 1 });
+    const second = await chunkedEmpty({});
+    expect(second.status, second.body).to.equal(200);
+    expect(JSON.parse(second.body)).to.include({ value: 2 });
+  });
+
   it("every malformed new field or header is 400 with the envelope", async () => {
     const n = nodes[0] as NodeProcess;
     for (const body of [{ delta: 1.5 }, { delta: "1" }, { initial: 2 ** 53 }, { ttl: "soon" }, { extra: 1 }, []]) {

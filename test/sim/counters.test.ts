@@ -365,4 +365,45 @@ describe("sim/counters", () => {
       expect(c.node(via).metrics.get("dist.write.forward_promotion")).to.equal(1);
     }),
   );
+  it(
+    "later increments keep the counter's expiry, also when the version clock runs ahead of the wall clock (a peer's clock 900 ms ahead moved it ~0.8 s later per increment: 77 s over 100)",
+    withSeed(4431, async () => {
+      const c = await cluster({ nodes: 3, seed: 4431 });
+      await c.advance(3_000);
+      const n1 = c.node("n1");
+      const key = keyWhere(c, (o) => o.primary === "n1", "creep");
+      const other = keyWhere(c, (o) => o.ids.includes("n1"), "ahead");
+      const [created] = await drive(c, [n1.cache.admitWrite().incr(key, { delta: 1, initial: 0, ttlMs: 10_000 }, "quorum")]);
+      expect(created).to.not.be.instanceOf(CacheError);
+      const expiresAt = n1.store.peek(key)?.expiresAtMs as number;
+      expect(expiresAt).to.be.greaterThan(0);
+      // A replica write stamped by a peer whose clock is 900 ms ahead (inside the guard's 1 s).
+      const ahead = (c.clock.nowMs() + 900) * 1000;
+      n1.endpoint.applySet("n2", [{ key: other, value: fromUtf8("v"), version: ahead, origin: "n2", lastUpdatedMs: Math.floor(ahead / 1000), expiresAtMs: 0, tombstone: false }]);
+      for (let i = 0; i < 20; i++) {
+        const [r] = await drive(c, [incr(c, "n1", key, 1, "quorum")]);
+        expect(r, `increment ${i}`).to.not.be.instanceOf(CacheError);
+      }
+      expect(heldValue(c, "n1", key)).to.equal(21);
+      for (const id of ["n1", "n2", "n3"]) if (ownersOf(c, key).ids.includes(id)) expect(c.node(id).store.peek(key)?.expiresAtMs, id).to.equal(expiresAt);
+    }),
+  );
+
+  it(
+    "an increment of a plain integer that has a TTL keeps its expiry unless it names a ttl (a rate-limit key became permanent)",
+    withSeed(4432, async () => {
+      const c = await cluster({ nodes: 3, seed: 4432 });
+      await c.advance(3_000);
+      const n1 = c.node("n1");
+      const [kept, renamed] = [keyWhere(c, (o) => o.primary === "n1", "plain"), keyWhere(c, (o) => o.primary === "n1", "plain-ttl")];
+      for (const key of [kept, renamed]) await n1.cache.admitWrite().set(key, fromUtf8("5"), 2_000, "quorum");
+      const expiresAt = n1.store.peek(kept)?.expiresAtMs as number;
+      const [a, b] = await drive(c, [incr(c, "n1", kept, 1, "quorum"), n1.cache.admitWrite().incr(renamed, { delta: 1, initial: 0, ttlMs: 60_000 }, "quorum")]);
+      expect([a, b].map((r) => (r as WriteResult).counterValue)).to.deep.equal([6, 6]);
+      expect(n1.store.peek(kept)?.expiresAtMs, "the plain value's expiry").to.equal(expiresAt);
+      expect((n1.store.peek(renamed)?.expiresAtMs as number) - c.clock.nowMs(), "the ttl it names").to.be.greaterThan(50_000);
+      await c.advance(3_000);
+      expect(n1.store.peek(kept) === undefined || (n1.store.peek(kept)?.expiresAtMs as number) <= c.clock.nowMs(), "expired 2 s after the PUT").to.equal(true);
+    }),
+  );
 });

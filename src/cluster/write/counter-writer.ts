@@ -84,9 +84,14 @@ export class CounterWriter {
       throw preconditionFailed(write.key, verdict.currentEtag);
     }
     const step = encodedCounterStep(held, now, this.deps.writerId, write.delta ?? 1, write.initial ?? 0);
-    const ttlMs = step.created ? write.ttlMs : remainingTtlMs(held, now);
     const value = step.total;
-    const set: ClientWrite = { kind: "set", key: write.key, value: step.value, ttlMs };
+    // The expiry: starting a counter where no item lives takes the call's ttl; converting a live
+    // plain integer takes it when the call names one, else keeps the value's; later increments
+    // keep the counter's. Kept as it is (absolute), never re-counted from this write's time.
+    const set: ClientWrite =
+      live !== undefined && !(step.created && write.ttlMs > 0)
+        ? { kind: "set", key: write.key, value: step.value, ttlMs: 0, expiresAtMs: live.expiresAtMs }
+        : { kind: "set", key: write.key, value: step.value, ttlMs: write.ttlMs };
     // A conditional increment is pushed with the owner list: an owner that sees another ring
     // refuses it. One literal without spreads (V8 builds a literal with spreads on a slow path).
     const options: CoordinateOptions = { restamps: false, need, heldVersion: held?.version ?? 0, valueBytes: String(value).length, expectedOwners: write.condition !== undefined ? owners : undefined };
@@ -104,7 +109,7 @@ export class CounterWriter {
 
   /** Pushes the counter this node holds (its earlier add included) to the owners again, at `level`. */
   private async pushAgain(write: ClientWrite, owners: Owners, level: ConsistencyLevel, need: number, rec: VersionedRecord, value: number): Promise<WriteResult> {
-    const set: ClientWrite = { kind: "set", key: write.key, value: rec.value, ttlMs: remainingTtlMs(rec, this.deps.clock.nowMs()) };
+    const set: ClientWrite = { kind: "set", key: write.key, value: rec.value, ttlMs: 0, expiresAtMs: rec.expiresAtMs };
     const options: CoordinateOptions = { restamps: false, need, heldVersion: rec.version, valueBytes: String(value).length, expectedOwners: undefined };
     return this.answered(write, await this.deps.coordinator.coordinate(set, owners, level, options), value);
   }
@@ -118,10 +123,4 @@ export class CounterWriter {
     if (idem !== undefined) this.deps.idempotency.remember(write.key, idem, result);
     return result;
   }
-}
-
-/** The expiry a counter keeps across an increment, as a TTL from now; 0 = none. */
-function remainingTtlMs(rec: VersionedRecord | undefined, nowMs: number): number {
-  if (rec === undefined || rec.expiresAtMs === 0) return 0;
-  return Math.max(1, rec.expiresAtMs - nowMs);
 }

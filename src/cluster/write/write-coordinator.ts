@@ -247,7 +247,7 @@ export class WriteCoordinator {
       version,
       origin: this.deps.selfId,
       lastUpdatedMs: writtenAtMs,
-      expiresAtMs: !tombstone && write.ttlMs > 0 ? writtenAtMs + write.ttlMs : 0,
+      expiresAtMs: tombstone ? 0 : (write.expiresAtMs ?? (write.ttlMs > 0 ? writtenAtMs + write.ttlMs : 0)),
       tombstone,
     };
   }

@@ -414,7 +414,7 @@ export interface components {
              * @default 0
              */
             initial: number;
-            /** @description time to live of a counter this call starts, a duration string as PUT's `ttl` */
+            /** @description time to live of a counter this call starts (where no item lives, or from a plain integer value, whose expiry is kept when this is absent), a duration string as PUT's `ttl`; later increments keep the counter's expiry */
             ttl?: string;
         };
         IncrResponse: {
