@@ -250,7 +250,7 @@ class ItemRoutes implements ItemHandler {
     requireScope(identity, reading ? "read" : "write");
     const key = decodeKeySegment(segment, this.deps.maxKeyBytes);
     const consistency = parseConsistency(oneParam(params, "consistency"));
-    if (action !== undefined) return this.act(req, res, action, key, consistency);
+    if (action !== undefined) return this.act(req, res, identity, action, key, consistency);
     if (!reading) return this.write(req, res, method, key, consistency, params);
     const unless = readConditionOf(req.headers);
     // A lease read (?lease=) reads like any other: only its miss differs (leaseMiss).
@@ -357,9 +357,9 @@ class ItemRoutes implements ItemHandler {
   }
 
   /** POST of a key action: admitted on arrival like every write, then key-actions.ts. */
-  private async act(req: IncomingMessage, res: ServerResponse, action: KeyAction, key: string, consistency: ConsistencyLevel | undefined): Promise<void> {
+  private async act(req: IncomingMessage, res: ServerResponse, identity: Identity, action: KeyAction, key: string, consistency: ConsistencyLevel | undefined): Promise<void> {
     const writes = this.deps.cache.admitWrite();
-    const answer = await runKeyAction(writes, this.nodeId, req, action, key, consistency);
+    const answer = await runKeyAction(writes, this.nodeId, req, identity, action, key, consistency);
     writeJson(res, 200, answer.json, false, ["ETag", answer.etag]);
   }
 

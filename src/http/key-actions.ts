@@ -3,7 +3,9 @@
 // request (item-routes.ts): a counter increment costs about what a PUT costs. incr adds to a
 // counter and answers its value; touch gives a live item a new expiry. Both take If-Match (then
 // a conditional write: the key's primary evaluates it, QUORUM or ALL).
+import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import type { Identity } from "../auth/index.js";
 import type { components } from "../../gen/openapi/client.js";
 import { withinBound } from "../core/counter-state.js";
 import { etagOf } from "../core/etag.js";
@@ -48,14 +50,22 @@ export interface KeyActionAnswer {
  * Runs `action` on `key` with the writes admitted when the request arrived: the condition and the
  * headers first, then the body (a 400, 413 or 415 names what is wrong with it), then the write.
  */
-export async function runKeyAction(writes: AdmittedWrites, nodeId: string, req: IncomingMessage, action: KeyAction, key: string, consistency: ConsistencyLevel | undefined): Promise<KeyActionAnswer> {
+export async function runKeyAction(
+  writes: AdmittedWrites,
+  nodeId: string,
+  req: IncomingMessage,
+  identity: Identity,
+  action: KeyAction,
+  key: string,
+  consistency: ConsistencyLevel | undefined,
+): Promise<KeyActionAnswer> {
   const condition = writeConditionOf(req.headers, action);
   let r: WriteResult;
   if (action === "incr") {
     const idempotencyKey = idempotencyKeyOf(req.headers);
     const incr = parseIncrBody(hasBody(req.headers) ? ((await readOptionalJsonBody(req, INCR_BODY_BYTES_MAX)) ?? {}) : {});
     // Built without spreads (V8 builds a literal with spreads on a slow path).
-    if (idempotencyKey !== undefined) incr.idempotencyKey = idempotencyKey;
+    if (idempotencyKey !== undefined) incr.idempotencyKey = scopedIdempotencyKey(identity, idempotencyKey);
     if (condition !== undefined) incr.condition = condition;
     r = await writes.incr(key, incr, consistency);
     const out: Schemas["IncrResponse"] = { value: r.counterValue ?? 0, version: r.version, owners: r.owners.ids as string[], applied_by: r.appliedBy ?? nodeId };
@@ -117,6 +127,17 @@ function idempotencyKeyOf(headers: IncomingHttpHeaders): string | undefined {
     throw badRequest(`Idempotency-Key must be one header of 1 to ${IDEMPOTENCY_KEY_CHARS_MAX} visible ASCII characters`);
   }
   return raw;
+}
+
+/**
+ * The Idempotency-Key as the primary keeps it: scoped to the caller's identity (a digest of its
+ * kind, its id and the key; 43 characters, within the forward's bound), so one caller's key never
+ * answers another's request with the first one's result (a review: a second identity reusing a
+ * key got the first's value, and its own increment was lost). Callers without a credential share
+ * the anonymous identity.
+ */
+export function scopedIdempotencyKey(identity: Identity, idempotencyKey: string): string {
+  return createHash("sha256").update(`${identity.kind}\0${identity.id}\0${idempotencyKey}`).digest("base64url");
 }
 
 /** An absent body (no Content-Length or 0, no Transfer-Encoding) is `{}`, as is a chunked body of no bytes. */

@@ -169,6 +169,17 @@ describe("auth: policy file on real nodes", () => {
     });
   });
 
+  describe("Idempotency-Key per identity", () => {
+    it("two identities using one Idempotency-Key on one counter each add theirs and get their own result (the second got the first's value and its +7 was lost)", async () => {
+      const incr = (token: string, delta: number) => call(`${strict.api}/v1/cache/idem-scope/incr`, { method: "POST", headers: { ...bearer(token), ...json, "Idempotency-Key": "shared" }, body: JSON.stringify({ delta }) });
+      const writer = await incr("tok-writer", 5);
+      const full = await incr("tok-full", 7);
+      expect([writer.status, full.status]).to.deep.equal([200, 200]);
+      expect([writer.json<{ value: number }>().value, full.json<{ value: number }>().value]).to.deep.equal([5, 12]);
+      expect((await incr("tok-writer", 5)).json<{ value: number }>().value, "the writer's retry: its own first result").to.equal(5);
+    });
+  });
+
   describe("SERVICE_AUTH_TOKEN next to a policy file", () => {
     it("is not a client or management credential", async () => {
       expectUnauthorized(await call(`${strict.api}/v1/me`, { headers: bearer(PEER_TOKEN) }));

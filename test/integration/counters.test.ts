@@ -56,6 +56,19 @@ describe("counters across three real processes", function () {
     expect((await post(a, "/v1/cache/big/incr", { initial: 9007199254740991 })).status).to.equal(409);
   });
 
+  it("an Idempotency-Key reused with another request on the same key is 409 CONFLICT and adds nothing (it answered the first result: the +100 was lost)", async () => {
+    const [a, b] = nodes as [NodeProcess, NodeProcess];
+    const first = await post(a, "/v1/cache/reuse/incr", { delta: 1 }, { "Idempotency-Key": "reuse-1" });
+    expect(first.json).to.include({ value: 1 });
+    for (const via of [a, b]) {
+      const other = await post(via, "/v1/cache/reuse/incr", { delta: 100 }, { "Idempotency-Key": "reuse-1" });
+      expect(other.status, JSON.stringify(other.json)).to.equal(409);
+      expect(other.json).to.deep.include({ code: "CONFLICT", details: { reason: "idempotency_key_reused" } });
+    }
+    expect((await post(b, "/v1/cache/reuse/incr", { delta: 1 }, { "Idempotency-Key": "reuse-1" })).json, "the same request: the first result").to.deep.equal(first.json);
+    expect(await (await fetch(`${a.api}/v1/cache/reuse?consistency=quorum`)).text()).to.equal("1");
+  });
+
   it("an empty chunked body adds 1, as an absent body does, with or without a JSON content type", async () => {
     const http = await import("node:http");
     const n = nodes[0] as NodeProcess;

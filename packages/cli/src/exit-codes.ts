@@ -53,7 +53,7 @@ const HINTS: Readonly<Record<string, string>> = Object.freeze({
   UNAUTHORIZED: "check --token / HYPERCACHE_TOKEN, or --user with HYPERCACHE_PASSWORD",
   FORBIDDEN: "the identity lacks the scope this command needs (see `hypercache me`)",
   NOT_FOUND: "no such key",
-  CONFLICT: "the key holds a value that is not a counter, or the counter would pass ±(2^53 − 1)",
+  CONFLICT: "the key holds a value that is not a counter, the counter would pass ±(2^53 − 1), or the --idempotency-key was used with another request",
   PRECONDITION_FAILED: "the item changed (or exists, or does not): nothing was changed; read it again for its current ETag",
   PAYLOAD_TOO_LARGE: "the value or batch is over the server's size limit",
   UNSUPPORTED_MEDIA_TYPE: "the server expected another content type",

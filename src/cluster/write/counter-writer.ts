@@ -16,7 +16,7 @@ import { isLiveAt, type VersionedRecord } from "../../store/index.js";
 import type { ClientWrite } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import { encodedCounterStep } from "./counter-step.js";
-import type { IdempotencyCache } from "./idempotency-cache.js";
+import type { IdempotencyCache, IdempotentRequest } from "./idempotency-cache.js";
 import { runLocked, type LockedPlan, type LockedState, type LockedWriteDeps } from "./locked-write.js";
 import type { CoordinateOptions } from "./write-coordinator.js";
 import { evaluatePrecondition, preconditionFailed } from "./precondition.js";
@@ -49,7 +49,7 @@ export class CounterWriter {
   }
 
   private remembered(write: ClientWrite): WriteResult | undefined {
-    const idem = write.idempotencyKey;
+    const idem = idempotentRequest(write);
     return idem === undefined ? undefined : this.deps.idempotency.get(write.key, idem);
   }
 
@@ -72,7 +72,7 @@ export class CounterWriter {
   private async add(write: ClientWrite, owners: Owners, level: ConsistencyLevel, { need, held }: LockedState): Promise<WriteResult> {
     const now = this.deps.clock.nowMs();
     const live = isLiveAt(held, now) ? held : undefined;
-    const idem = write.idempotencyKey;
+    const idem = idempotentRequest(write);
     const added = idem === undefined ? undefined : this.deps.idempotency.addedValue(write.key, idem);
     // A retry of an increment added here but not acknowledged: push the counter again, no add.
     if (added !== undefined && live !== undefined) return this.pushAgain(write, owners, level, need, live, added);
@@ -119,8 +119,15 @@ export class CounterWriter {
     const result: WriteResult = {
       key: r.key, applied: r.applied, bytes: r.bytes, owners: r.owners, version: r.version, origin: r.origin, expiresAtMs: r.expiresAtMs, counterValue: value, appliedBy: this.deps.selfId,
     };
-    const idem = write.idempotencyKey;
+    const idem = idempotentRequest(write);
     if (idem !== undefined) this.deps.idempotency.remember(write.key, idem, result);
     return result;
   }
+}
+
+/** An increment's Idempotency-Key (as scoped to its caller) and what it asks; undefined without a key. */
+function idempotentRequest(write: ClientWrite): IdempotentRequest | undefined {
+  const idemKey = write.idempotencyKey;
+  if (idemKey === undefined) return undefined;
+  return { idemKey, fingerprint: JSON.stringify([write.delta ?? 1, write.initial ?? 0, write.ttlMs, write.condition ?? null]) };
 }
