@@ -2,7 +2,7 @@
 // stays inside the node and on the wire). ETag, version and expiry are the record's own.
 import { badRequest, type CacheError } from "../core/errors.js";
 import type { ByteString } from "../core/byte-string.js";
-import { COUNTER_MAGIC, counterTotal, decodeCounter, isCounterValue } from "../core/counter-state.js";
+import { COUNTER_MAGIC, counterText, decodeCounter, isCounterValue } from "../core/counter-state.js";
 import type { ShardedStore } from "../store/index.js";
 import type { ReadResult } from "./cache-service.js";
 import { quotedKey } from "../core/key-check.js";
@@ -12,7 +12,7 @@ export function counterAsText(r: ReadResult): ReadResult {
   const item = r.item;
   if (item === undefined || !isCounterValue(item.value)) return r;
   const state = decodeCounter(item.value);
-  return state === undefined ? r : { owners: r.owners, item: { ...item, value: String(counterTotal(state)) } };
+  return state === undefined ? r : { owners: r.owners, item: { ...item, value: counterText(state) } };
 }
 
 /**
@@ -22,7 +22,7 @@ export function counterAsText(r: ReadResult): ReadResult {
 export function clientBytes(value: ByteString): number {
   if (!isCounterValue(value)) return value.length;
   const state = decodeCounter(value);
-  return state === undefined ? value.length : String(counterTotal(state)).length;
+  return state === undefined ? value.length : counterText(state).length;
 }
 
 /** The 400 of a client value that would read as an encoded counter. */

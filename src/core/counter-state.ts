@@ -158,6 +158,8 @@ export function incrementEncoded(value: string, writer: string, delta: number): 
   let pairEnd = -1;
   let sum = 0;
   let seq = 0;
+  // A partial sum past 2^53 rounds: the reference then sums exactly.
+  let exact = true;
   for (; !scanLiteral(value, cur, "}}"); count++) {
     if ((count > 0 && !scanLiteral(value, cur, ",")) || count >= COUNTER_SLOTS_CEILING) return undefined;
     const slotAt = cur.at;
@@ -174,6 +176,7 @@ export function incrementEncoded(value: string, writer: string, delta: number): 
     const slotSeq = scanPrinted(value, cur);
     if (slotSeq === undefined || slotSeq < 0 || !scanLiteral(value, cur, "]")) return undefined;
     before += slotSum;
+    exact &&= Number.isSafeInteger(before);
     if (w === writer) {
       pairAt = numsAt;
       pairEnd = cur.at - 1;
@@ -184,9 +187,10 @@ export function incrementEncoded(value: string, writer: string, delta: number): 
       after += slotSum;
       if (insertAt < 0 && w > writer) insertAt = slotAt;
     }
+    exact &&= Number.isSafeInteger(after);
     previous = w;
   }
-  if (cur.at !== value.length) return undefined;
+  if (cur.at !== value.length || !exact) return undefined;
   if (pairAt < 0 && count >= COUNTER_SLOTS_MAX) return undefined;
   if (!withinBound(sum + delta) || !withinBound(before + delta)) return undefined;
   if (pairAt >= 0) return { value: `${value.slice(0, pairAt)}${sum + delta},${seq + 1}${value.slice(pairEnd)}`, total: after };
@@ -225,11 +229,33 @@ function parseCounter(value: string): CounterState | undefined {
   return { generation: g, base: b, slots };
 }
 
-/** The counter's value: base plus every slot's sum. */
+/** The counter's value exactly: base plus every slot's sum. */
+function exactTotal(s: CounterState): bigint {
+  let total = BigInt(s.base);
+  for (const slot of Object.values(s.slots)) total += BigInt(slot.sum);
+  return total;
+}
+
+/**
+ * The counter's value: base plus every slot's sum, exact whatever order the slots sum in (a
+ * partial sum past 2^53 is redone exactly: summed as numbers it rounded, so an increment's answer
+ * and later reads disagreed). Beyond ±(2^53 − 1), which a merge may reach, the nearest number;
+ * counterText is exact there.
+ */
 export function counterTotal(s: CounterState): number {
   let total = s.base;
-  for (const slot of Object.values(s.slots)) total += slot.sum;
-  return total;
+  let exact = true;
+  for (const slot of Object.values(s.slots)) {
+    total += slot.sum;
+    exact &&= Number.isSafeInteger(total);
+  }
+  return exact ? total : Number(exactTotal(s));
+}
+
+/** The counter's value as decimal text (what GET answers), exact also beyond ±(2^53 − 1). */
+export function counterText(s: CounterState): string {
+  const total = counterTotal(s);
+  return withinBound(total) ? String(total) : exactTotal(s).toString();
 }
 
 /** A new counter of `generation` starting at `base`, no slot yet. */
@@ -262,9 +288,10 @@ export function sameCounter(a: CounterState, b: CounterState): boolean {
 }
 
 /**
- * `s` with `delta` added to `writer`'s slot (seq + 1). 409 CONFLICT when the value or the slot's
- * sum would pass ±(2^53 − 1); 503 UNAVAILABLE when the writer needs a new slot and the counter
- * has COUNTER_SLOTS_MAX already.
+ * `s` with `delta` added to `writer`'s slot (seq + 1). 409 CONFLICT when the slot's sum would pass
+ * ±(2^53 − 1), or the value would end beyond it other than nearer to it (a merge of both sides of
+ * a partition may pass it: increments toward the range are taken, so such a counter is not stuck);
+ * 503 UNAVAILABLE when the writer needs a new slot and the counter has COUNTER_SLOTS_MAX already.
  */
 export function incrementCounter(s: CounterState, writer: string, delta: number): CounterState {
   const slot = s.slots[writer];
@@ -272,8 +299,11 @@ export function incrementCounter(s: CounterState, writer: string, delta: number)
     throw new CacheError("UNAVAILABLE", `the counter has ${COUNTER_SLOTS_MAX} writer slots already; a PUT of its value starts a new generation with none`, { slots_max: COUNTER_SLOTS_MAX });
   }
   const sum = (slot?.sum ?? 0) + delta;
-  const total = counterTotal(s) + delta;
-  if (!withinBound(sum) || !withinBound(total)) throw overflow(counterTotal(s), delta);
+  const before = exactTotal(s);
+  const after = before + BigInt(delta);
+  const magnitude = (n: bigint) => (n < 0n ? -n : n);
+  const inRange = magnitude(after) <= BigInt(COUNTER_BOUND) || magnitude(after) < magnitude(before);
+  if (!withinBound(sum) || !inRange) throw overflow(counterText(s), delta);
   return { generation: s.generation, base: s.base, slots: { ...s.slots, [writer]: { sum, seq: (slot?.seq ?? 0) + 1 } } };
 }
 
@@ -288,8 +318,9 @@ export function withinBound(n: number): boolean {
   return Number.isSafeInteger(n) && Math.abs(n) <= COUNTER_BOUND;
 }
 
-function overflow(current: number, delta: number): CacheError {
-  return new CacheError("CONFLICT", `incrementing ${current} by ${delta} leaves the range ±(2^53 - 1); nothing was changed`, { value: current, delta });
+function overflow(current: string, delta: number): CacheError {
+  const value = Number(current);
+  return new CacheError("CONFLICT", `incrementing ${current} by ${delta} leaves the range ±(2^53 - 1); nothing was changed`, { value, delta });
 }
 
 function isSafe(n: unknown): n is number {

@@ -406,4 +406,26 @@ describe("sim/counters", () => {
       expect(n1.store.peek(kept) === undefined || (n1.store.peek(kept)?.expiresAtMs as number) <= c.clock.nowMs(), "expired 2 s after the PUT").to.equal(true);
     }),
   );
+  it(
+    "a counter that both sides of a partition took past ±(2^53 − 1) reads exactly after the heal and takes an increment toward the range (every increment, -1 included, was 409 until a PUT)",
+    withSeed(173, async () => {
+      const c = await cluster({ nodes: 3, seed: 173 });
+      const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "ovf");
+      const H = 6_000_000_000_000_000;
+      await drive(c, [incrAt(c, "n1", key, 0, "quorum")]);
+      await c.advance(1_000);
+      c.chaos.partition(["n1"], ["n2", "n3"]);
+      const sides = await drive(c, [incrAt(c, "n1", key, H, "one"), incrAt(c, "n2", key, H, "one")]);
+      expect(sides.every((r) => !(r instanceof CacheError)), "each side stays within the bound").to.equal(true);
+      c.chaos.heal();
+      await c.advance(120_000);
+      const read = async () => text((await c.node("n3").cache.get(key, "quorum")).item?.value);
+      expect(await read()).to.equal("12000000000000000");
+      const [down] = await drive(c, [incrAt(c, "n1", key, -1, "quorum")]);
+      expect(down, "toward the range").to.not.be.instanceOf(CacheError);
+      expect(await read()).to.equal("11999999999999999");
+      const [up] = await drive(c, [incrAt(c, "n1", key, 1, "quorum")]);
+      expect((up as CacheError).code, "away from it").to.equal("CONFLICT");
+    }),
+  );
 });

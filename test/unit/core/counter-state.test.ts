@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import fc from "fast-check";
 import {
-  COUNTER_MAGIC, COUNTER_SLOTS_MAX, counterTotal, decodeCounter, encodeCounter, incrementCounter, mergeCounters, parseCounterBase, sameCounter, startCounter, type CounterState,
+  COUNTER_MAGIC, COUNTER_SLOTS_MAX, counterText, counterTotal, decodeCounter, incrementEncoded, encodeCounter, incrementCounter, mergeCounters, parseCounterBase, sameCounter, startCounter, type CounterState,
 } from "../../../src/core/counter-state.js";
 import { CacheError } from "../../../src/core/errors.js";
 import { mergeCounterRecord } from "../../../src/cluster/counter-merge.js";
@@ -129,6 +129,33 @@ describe("core/counter-state", () => {
     expect(counterTotal(incrementCounter(startCounter(1, -MAX + 1), "w", -1))).to.equal(-MAX);
     expect(codeOf(() => incrementCounter(startCounter(1, -MAX), "w", -1))).to.equal("CONFLICT");
     expect(codeOf(() => incrementCounter(startCounter(1, 0), "w", MAX + 1))).to.equal("CONFLICT");
+  });
+
+  it("the total is exact whatever order the slots sum in (a partial sum past 2^53 rounded it: an increment answered 9007199254740990 and GETs showed ...989)", () => {
+    const s: CounterState = { generation: 1, base: MAX, slots: { "n1@a": { sum: 2 ** 53 - 2, seq: 1 }, "n2@b": { sum: -MAX, seq: 1 } } };
+    expect(counterTotal(s)).to.equal(9007199254740990);
+    expect(counterText(s)).to.equal("9007199254740990");
+    const encoded = encodeCounter(s);
+    const viaEncoded = incrementEncoded(encoded, "n1@a", 0);
+    const viaReference = incrementCounter(s, "n1@a", 0);
+    expect(viaEncoded === undefined || viaEncoded.total === 9007199254740990, "the in-place path agrees or leaves it").to.equal(true);
+    expect(counterTotal(viaReference)).to.equal(9007199254740990);
+    expect(counterTotal(incrementCounter(s, "n2@b", 1))).to.equal(9007199254740991);
+  });
+
+  it("a merged counter beyond ±(2^53 − 1) (both sides of a partition added) reads exactly and takes increments toward the range; away from it is 409", () => {
+    const left = incrementCounter(startCounter(1, 0), "n1@a", 6e15);
+    const right = incrementCounter(startCounter(1, 0), "n2@b", 6e15);
+    const merged = mergeCounters(left, right);
+    expect(counterText(merged)).to.equal("12000000000000000");
+    const down = incrementCounter(merged, "n1@a", -1);
+    expect(counterText(down)).to.equal("11999999999999999");
+    expect(counterText(incrementCounter(merged, "n3@c", -3e15 - 1))).to.equal("8999999999999999");
+    expect(codeOf(() => incrementCounter(merged, "n1@a", 1))).to.equal("CONFLICT");
+    expect(codeOf(() => incrementCounter(merged, "n1@a", 0)), "no move: still beyond").to.equal("CONFLICT");
+    const negative = mergeCounters(incrementCounter(startCounter(1, 0), "n1@a", -6e15), incrementCounter(startCounter(1, 0), "n2@b", -6e15));
+    expect(counterText(incrementCounter(negative, "n2@b", 5))).to.equal("-11999999999999995");
+    expect(codeOf(() => incrementCounter(negative, "n2@b", -1))).to.equal("CONFLICT");
   });
 
   it("encodes and decodes losslessly; plain values are no counters; bases parse strictly", () => {
