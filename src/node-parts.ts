@@ -20,7 +20,7 @@ import { ClientBytesBudget, type DashboardAssets } from "./http/index.js";
 import { addSeeds, Gossiper, MemberTable, Prober } from "./membership/index.js";
 import { createOtelMirror, HttpServerDurations, Metrics, PeerCallMetrics, RuntimeMetrics, type CacheFigures, type OtlpExporterFactory } from "./observability/index.js";
 import { ConnectPeerTransport, type PeerTlsOptions } from "./peer/index.js";
-import { EvictionLoop, ExpirationLoop, isLiveAt, ShardedStore } from "./store/index.js";
+import { EvictionLoop, ExpirationLoop, isLiveAt, ShardedStore, type VersionedRecord } from "./store/index.js";
 import type { PeerTransport } from "./transport/index.js";
 
 /** What createNode needs besides the configuration. */
@@ -171,7 +171,8 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
   });
   const forwards = new ForwardReceiver({ selfId, clock, deadlineMs: PEER_TIMEOUT_MS, lifecycle: f.lifecycle, view, writes, writeConsistency: config.writeConsistency });
   const peerCalls = () => forwarder.calls + pusher.calls + reader.calls;
-  return { hints, migrations, applier, repairer, cache, keys, forwards, peerCalls, leaseTable, leases };
+  const rememberPushed = (rec: VersionedRecord) => counters.rememberPushed(rec);
+  return { hints, migrations, applier, repairer, cache, keys, forwards, peerCalls, leaseTable, leases, rememberPushed };
 }
 
 export type DataPath = ReturnType<typeof buildDataPath>;

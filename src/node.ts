@@ -146,6 +146,7 @@ function buildServing(config: Config, deps: NodeDeps, f: Foundation, d: DataPath
       leases: d.leases,
       votes: () => f.vote.voting,
       acknowledges: () => f.vote.acknowledges,
+      rememberPushed: d.rememberPushed,
       owns: (key) => f.view.ring().isOwner(key, config.nodeId),
     }),
     ...createMembershipEndpoint({ selfId: config.nodeId, members, transport: f.transport }),

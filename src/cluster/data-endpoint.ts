@@ -49,6 +49,8 @@ export interface DataEndpointDeps {
   readonly owns: (key: string) => boolean;
   /** Whether what this node applies counts as a write acknowledgement (QuorumVote.acknowledges). */
   readonly acknowledges: () => boolean;
+  /** An applied record that carries an increment's result (VersionedRecord.idempotent): remember it (CounterWriter.rememberPushed). */
+  readonly rememberPushed?: (rec: VersionedRecord) => void;
 }
 
 const REFUSED: ApplyOutcome = Object.freeze({ kind: "refused", version: 0, origin: "" });
@@ -85,8 +87,12 @@ export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
   const { applier, merkle } = deps;
   return {
     forward: (req) => deps.forwards.handle(req),
-    applySet: (_from, records: readonly VersionedRecord[], checks?: OwnerChecks) =>
-      asVoted(applyAll(applier, records.map((r) => (r.tombstone ? { ...r, tombstone: false } : r)), checks), deps.acknowledges()),
+    applySet: (_from, records: readonly VersionedRecord[], checks?: OwnerChecks) => {
+      const outcomes = applyAll(applier, records.map((r) => (r.tombstone ? { ...r, tombstone: false } : r)), checks);
+      const remember = deps.rememberPushed;
+      if (remember !== undefined) for (let i = 0; i < records.length; i++) if (records[i]?.idempotent !== undefined && outcomes[i]?.kind === "applied") remember(records[i] as VersionedRecord);
+      return asVoted(outcomes, deps.acknowledges());
+    },
     applyRemove: (_from, tombstones: readonly VersionedRecord[], checks?: OwnerChecks) =>
       asVoted(applyAll(applier, tombstones.map((r) => ({ ...r, value: "", expiresAtMs: 0, tombstone: true })), checks), deps.acknowledges()),
     applyTouches: (_from, touches) => {

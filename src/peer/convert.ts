@@ -53,6 +53,9 @@ export function toEntry(rec: VersionedRecord): Entry {
     expiresAtUnixMs: BigInt(rec.expiresAtMs),
     lastUpdatedUnixMs: BigInt(rec.lastUpdatedMs),
     tombstone: rec.tombstone,
+    ...(rec.idempotent === undefined
+      ? {}
+      : { idempotent: { idempotencyKey: rec.idempotent.idemKey, fingerprint: rec.idempotent.fingerprint, value: BigInt(rec.idempotent.value), appliedBy: rec.idempotent.appliedBy } }),
   });
 }
 
@@ -65,6 +68,9 @@ export function fromEntry(e: Entry): VersionedRecord {
     lastUpdatedMs: toNumber(e.lastUpdatedUnixMs),
     expiresAtMs: e.tombstone ? 0 : toNumber(e.expiresAtUnixMs),
     tombstone: e.tombstone,
+    ...(e.idempotent === undefined || e.idempotent.idempotencyKey === ""
+      ? {}
+      : { idempotent: { idemKey: e.idempotent.idempotencyKey, fingerprint: e.idempotent.fingerprint, value: toNumber(e.idempotent.value), appliedBy: e.idempotent.appliedBy } }),
   };
 }
 

@@ -12,7 +12,7 @@
 // once (entryField caches per record object).
 import type { UnknownField } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
-import type { VersionedRecord } from "../store/index.js";
+import type { IdempotentStamp, VersionedRecord } from "../store/index.js";
 import type { ClientWrite, WriteCondition } from "../transport/index.js";
 import { KIND_TO_WIRE } from "./convert.js";
 
@@ -168,7 +168,7 @@ function lengthDelimited(no: number, data: Uint8Array): UnknownField {
 type ByHand = "kind" | "key" | "value" | "ttlMs" | "condition" | "persist" | "leaseToken" | "sender";
 type Generated = "delta" | "initial" | "idempotencyKey";
 /** Fields of the stamping node's own writes, never forwarded (a counter's kept expiry). */
-type LocalOnly = "expiresAtMs";
+type LocalOnly = "expiresAtMs" | "idempotent";
 type Unclassified = Exclude<keyof ClientWrite, ByHand | Generated | LocalOnly>;
 const _everyFieldClassified: [Unclassified] extends [never] ? true : never = true;
 
@@ -189,6 +189,8 @@ export class WireEncoder {
   entryField(rec: VersionedRecord): UnknownField {
     const cached = this.entryFields.get(rec);
     if (cached !== undefined) return cached;
+    // The writer is not reentrant: the nested message is encoded first.
+    const idempotent = rec.idempotent === undefined ? undefined : this.idempotentBytes(rec.idempotent);
     const w = this.w;
     const start = w.startLength();
     w.string(1, rec.key);
@@ -198,6 +200,10 @@ export class WireEncoder {
     w.int(5, rec.expiresAtMs);
     w.int(6, rec.lastUpdatedMs);
     w.bool(7, rec.tombstone);
+    if (idempotent !== undefined) {
+      w.tag(8, WireType.LengthDelimited);
+      w.append(idempotent);
+    }
     const field = lengthDelimited(1, w.doneWithLength(start));
     this.entryFields.set(rec, field);
     return field;
@@ -261,6 +267,17 @@ export class WireEncoder {
     const start = this.w.startLength();
     this.w.append(generated(write));
     return lengthDelimited(1, this.w.doneWithLength(start));
+  }
+
+  /** An IdempotentResult message with its length in front (field 8 of Entry). */
+  private idempotentBytes(stamp: IdempotentStamp): Uint8Array {
+    const w = this.w;
+    const start = w.startLength();
+    w.string(1, stamp.idemKey);
+    w.string(2, stamp.fingerprint);
+    w.int(3, stamp.value);
+    w.string(4, stamp.appliedBy);
+    return w.doneWithLength(start);
   }
 
   /** A Precondition message with its length in front (field 5 of ClientWrite). */

@@ -15,6 +15,21 @@ export interface VersionedRecord {
   /** Absolute expiry, Unix ms; 0 = never. Always 0 for a tombstone. */
   readonly expiresAtMs: number;
   readonly tombstone: boolean;
+  /**
+   * On the record of an increment under an Idempotency-Key as its adding node pushes it (never
+   * stored): what the increment answered, for the receivers to remember (Entry.idempotent).
+   */
+  readonly idempotent?: IdempotentStamp;
+}
+
+/** What an increment under an Idempotency-Key answered (the record gives version, origin, expiry). */
+export interface IdempotentStamp {
+  /** The Idempotency-Key as scoped to the caller (key-actions.ts scopedIdempotencyKey). */
+  readonly idemKey: string;
+  readonly fingerprint: string;
+  /** The counter's value it answered. */
+  readonly value: number;
+  readonly appliedBy: string;
 }
 
 /** A record described without its value: what holding it costs, not what it holds. */

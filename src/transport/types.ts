@@ -1,7 +1,7 @@
 // Internal types of the peer protocol, shared by every transport. They mirror the messages of
 // proto/ without depending on the generated code, so internals and wire can evolve separately.
 import type { ConsistencyLevel } from "../config/index.js";
-import type { VersionedRecord } from "../store/index.js";
+import type { IdempotentStamp, VersionedRecord } from "../store/index.js";
 
 /** A remote node: its id and dist address (host:port). */
 export interface PeerRef {
@@ -109,6 +109,8 @@ export interface ClientWrite {
    * version clock ran ahead of the wall clock.
    */
   readonly expiresAtMs?: number;
+  /** Local only, as expiresAtMs: the result an increment's record carries to the other owners (VersionedRecord.idempotent). */
+  readonly idempotent?: IdempotentStamp;
   /** The client's condition, when the write is conditional. */
   readonly condition?: WriteCondition;
   /** Touch only: remove the expiry. */

@@ -428,4 +428,42 @@ describe("sim/counters", () => {
       expect((up as CacheError).code, "away from it").to.equal("CONFLICT");
     }),
   );
+  it(
+    "Idempotency-Key across owners: a replica that took an increment over pushes its result with the counter, so a retry that reaches the primary once it is back answers it (it added again: the value showed 2)",
+    withSeed(4441, async () => {
+      const c = await cluster({ nodes: 3, seed: 4441, env: { SERVICE_HINT_REPLAY: "100ms" } });
+      await c.advance(3_000);
+      const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "idem-takeover");
+      const ask = (via: string) => c.node(via).cache.admitWrite().incr(key, { delta: 1, initial: 0, ttlMs: 0, idempotencyKey: "retry-me" }, "quorum");
+      c.crash("n1");
+      const [first] = await drive(c, [ask("n2")]);
+      expect(first, "taken over by n2").to.not.be.instanceOf(CacheError);
+      expect([(first as WriteResult).counterValue, (first as WriteResult).appliedBy]).to.deep.equal([1, "n2"]);
+      c.revive("n1");
+      await c.advance(10_000); // n1 is back and gets the hinted counter, its result with it
+      const [retry] = await drive(c, [ask("n3")]);
+      expect(retry).to.not.be.instanceOf(CacheError);
+      expect((retry as WriteResult).counterValue, "the first call's value").to.equal(1);
+      await c.advance(5_000);
+      for (const id of ["n1", "n2", "n3"]) expect(heldValue(c, id, key), `${id}: added once`).to.equal(1);
+    }),
+  );
+
+  it(
+    "Idempotency-Key across owners: with the primary draining, a retry that another replica takes over answers the first replica's result",
+    withSeed(4442, async () => {
+      const c = await cluster({ nodes: 3, seed: 4442 });
+      await c.advance(3_000);
+      const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "idem-drain");
+      const ask = (via: string) => c.node(via).cache.admitWrite().incr(key, { delta: 1, initial: 0, ttlMs: 0, idempotencyKey: "drain-retry" }, "quorum");
+      c.node("n1").drain("test");
+      const [first] = await drive(c, [ask("n2")]);
+      expect(first).to.not.be.instanceOf(CacheError);
+      const [retry] = await drive(c, [ask("n3")]);
+      expect(retry).to.not.be.instanceOf(CacheError);
+      expect((retry as WriteResult).counterValue, "the first call's value").to.equal((first as WriteResult).counterValue);
+      await c.advance(5_000);
+      for (const id of ["n2", "n3"]) expect(heldValue(c, id, key), `${id}: added once`).to.equal(1);
+    }),
+  );
 });

@@ -88,10 +88,18 @@ export class CounterWriter {
     // The expiry: starting a counter where no item lives takes the call's ttl; converting a live
     // plain integer takes it when the call names one, else keeps the value's; later increments
     // keep the counter's. Kept as it is (absolute), never re-counted from this write's time.
-    const set: ClientWrite =
-      live !== undefined && !(step.created && write.ttlMs > 0)
-        ? { kind: "set", key: write.key, value: step.value, ttlMs: 0, expiresAtMs: live.expiresAtMs }
-        : { kind: "set", key: write.key, value: step.value, ttlMs: write.ttlMs };
+    const keep = live !== undefined && !(step.created && write.ttlMs > 0);
+    // Under an Idempotency-Key the result rides the pushes: every owner that applies the record
+    // remembers it (rememberPushed), so a retry that reaches another owner answers it too.
+    const idempotent = idem === undefined ? undefined : { idemKey: idem.idemKey, fingerprint: idem.fingerprint, value, appliedBy: this.deps.selfId };
+    const set: ClientWrite = {
+      kind: "set",
+      key: write.key,
+      value: step.value,
+      ttlMs: keep ? 0 : write.ttlMs,
+      ...(keep ? { expiresAtMs: (live as VersionedRecord).expiresAtMs } : {}),
+      ...(idempotent !== undefined ? { idempotent } : {}),
+    };
     // A conditional increment is pushed with the owner list: an owner that sees another ring
     // refuses it. One literal without spreads (V8 builds a literal with spreads on a slow path).
     const options: CoordinateOptions = { restamps: false, need, heldVersion: held?.version ?? 0, valueBytes: String(value).length, expectedOwners: write.condition !== undefined ? owners : undefined };
@@ -105,6 +113,21 @@ export class CounterWriter {
     }
     this.deps.metrics.inc("dist.incr.applied");
     return this.answered(write, r, value);
+  }
+
+  /**
+   * An owner applied `rec`, pushed by the owner that added an increment under an Idempotency-Key:
+   * remember the increment's result here as that owner does, so a retry that reaches this node
+   * answers it instead of adding again.
+   */
+  rememberPushed(rec: VersionedRecord): void {
+    const stamp = rec.idempotent;
+    if (stamp === undefined) return;
+    const owners = this.deps.view.ring().ownersOf(rec.key);
+    const result: WriteResult = {
+      key: rec.key, applied: true, bytes: String(stamp.value).length, owners, version: rec.version, origin: rec.origin, expiresAtMs: rec.expiresAtMs, counterValue: stamp.value, appliedBy: stamp.appliedBy,
+    };
+    this.deps.idempotency.remember(rec.key, { idemKey: stamp.idemKey, fingerprint: stamp.fingerprint }, result);
   }
 
   /** Pushes the counter this node holds (its earlier add included) to the owners again, at `level`. */

@@ -241,7 +241,7 @@ export class WriteCoordinator {
     // clock after a burst of writes): last_updated shows it and the TTL counts from it, so
     // expires_at - last_updated is exactly the TTL asked for.
     const writtenAtMs = Math.floor(version / 1000);
-    return {
+    const rec: VersionedRecord = {
       key: write.key,
       value: tombstone ? "" : write.value,
       version,
@@ -250,5 +250,7 @@ export class WriteCoordinator {
       expiresAtMs: tombstone ? 0 : (write.expiresAtMs ?? (write.ttlMs > 0 ? writtenAtMs + write.ttlMs : 0)),
       tombstone,
     };
+    // An increment under an Idempotency-Key: its result rides the pushes (Entry.idempotent).
+    return write.idempotent === undefined ? rec : { ...rec, idempotent: write.idempotent };
   }
 }

@@ -12,7 +12,7 @@ import {
   RemoveRequestSchema,
   SetRequestSchema,
 } from "../../../gen/proto/hypercache/peer/v1/peer_pb.js";
-import { toDeletion, toEntry, toWireWrite } from "../../../src/peer/convert.js";
+import { fromEntry, toDeletion, toEntry, toWireWrite } from "../../../src/peer/convert.js";
 import { WireEncoder } from "../../../src/peer/wire-encode.js";
 import type { VersionedRecord } from "../../../src/store/index.js";
 import type { ClientWrite } from "../../../src/transport/index.js";
@@ -45,6 +45,9 @@ const records: VersionedRecord[] = [
   { key: "", value: "", version: 0, origin: "", lastUpdatedMs: 0, expiresAtMs: 0, tombstone: false },
   { key: "gone", value: "", version: 5, origin: "a", lastUpdatedMs: 9, expiresAtMs: 0, tombstone: true },
   { key: "lone \ud800", value: "a", version: 300, origin: "b", lastUpdatedMs: 16_383, expiresAtMs: 16_384, tombstone: false },
+  // An increment's record carrying its result (Entry.idempotent), a negative value too.
+  { key: "ctr", value: "\u0000hc-counter/1\u0000{}", version: 7_000, origin: "n2", lastUpdatedMs: 7, expiresAtMs: 0, tombstone: false, idempotent: { idemKey: "k".repeat(43), fingerprint: "[1,0,0,null]", value: 12, appliedBy: "n2" } },
+  { key: "ctr-", value: "x", version: 7_001, origin: "n2", lastUpdatedMs: 7, expiresAtMs: 9, tombstone: false, idempotent: { idemKey: "i", fingerprint: "", value: -9_007_199_254_740_991, appliedBy: "n\u00f6de" } },
 ];
 
 describe("peer/wire-encode", () => {
@@ -55,6 +58,14 @@ describe("peer/wire-encode", () => {
       const want = toBinary(EntrySchema, toEntry(rec));
       expect(Buffer.from(content(wire.entryField(rec).data)).equals(Buffer.from(want)), rec.key.slice(0, 20)).to.equal(true);
     }
+  });
+
+  it("an increment's result rides its record over the wire and back (Entry.idempotent)", () => {
+    for (const rec of records.filter((r) => r.idempotent !== undefined)) {
+      const decoded = fromBinary(EntrySchema, content(wire.entryField(rec).data));
+      expect(fromEntry(decoded), rec.key).to.deep.equal(rec);
+    }
+    expect(fromEntry(toEntry(records[0] as VersionedRecord)), "no result: no field").to.not.have.property("idempotent");
   });
 
   it("encodes a record pushed to several replicas once, until its calls are over", () => {
@@ -129,7 +140,7 @@ describe("peer/wire-encode", () => {
   it("knows every field of the messages it writes: a field added to the proto fails here instead of vanishing from the wire", () => {
     const numbers = (schema: { fields: ReadonlyArray<{ number: number }> }) => schema.fields.map((f) => f.number).sort((a, b) => a - b);
     const upTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
-    expect(numbers(EntrySchema), "Entry: entryField writes 1-7").to.deep.equal(upTo(7));
+    expect(numbers(EntrySchema), "Entry: entryField writes 1-8").to.deep.equal(upTo(8));
     expect(numbers(DeletionSchema), "Deletion: deletionField writes 1-4").to.deep.equal(upTo(4));
     expect(numbers(ClientWriteSchema), "ClientWrite: handWriteField writes 1-6, 10-13; 7-9 (increments) take the generated path").to.deep.equal(upTo(13));
   });

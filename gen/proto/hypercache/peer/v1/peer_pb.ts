@@ -23,7 +23,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file hypercache/peer/v1/peer.proto.
  */
 export const file_hypercache_peer_v1_peer: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oeXBlcmNhY2hlL3BlZXIvdjEvcGVlci5wcm90bxISaHlwZXJjYWNoZS5wZWVyLnYxIpEBCgVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAwSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhEKCXRvbWJzdG9uZRgHIAEoCCJRCgxQcmVjb25kaXRpb24SEAoIaWZfbWF0Y2gYASADKAkSFAoMaWZfbWF0Y2hfYW55GAIgASgIEhkKEWlmX25vbmVfbWF0Y2hfYW55GAMgASgIIs0CCgtDbGllbnRXcml0ZRIrCgRraW5kGAEgASgOMh0uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlS2luZBILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAwSDgoGdHRsX21zGAQgASgDEjYKDHByZWNvbmRpdGlvbhgFIAEoCzIgLmh5cGVyY2FjaGUucGVlci52MS5QcmVjb25kaXRpb24SDwoHcGVyc2lzdBgGIAEoCBINCgVkZWx0YRgHIAEoAxIPCgdpbml0aWFsGAggASgDEhcKD2lkZW1wb3RlbmN5X2tleRgJIAEoCRITCgtsZWFzZV90b2tlbhgKIAEoCRIVCg1zZW5kZXJfb3duZXJzGAsgAygJEhsKE3NlbmRlcl9iYXNlX3ZlcnNpb24YDCABKAQSGgoSc2VuZGVyX2Jhc2Vfb3JpZ2luGA0gASgJIrYBCg5Gb3J3YXJkUmVxdWVzdBIvCgZ3cml0ZXMYASADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuQ2xpZW50V3JpdGUSNAoLY29uc2lzdGVuY3kYAiABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuQ29uc2lzdGVuY3kSDAoEZnJvbRgDIAEoCRIWCg5zZW5kZXJfYXBwbGllcxgEIAEoCBIXCg9zZW50X2F0X3VuaXhfbXMYBSABKAMioQIKC1dyaXRlUmVzdWx0EgsKA2tleRgBIAEoCRIPCgdhcHBsaWVkGAIgASgIEg0KBWJ5dGVzGAMgASgDEg4KBm93bmVycxgEIAMoCRIPCgd2ZXJzaW9uGAUgASgEEg4KBm9yaWdpbhgGIAEoCRISCgplcnJvcl9jb2RlGAcgASgJEhUKDWVycm9yX21lc3NhZ2UYCCABKAkSDAoEbm9kZRgJIAEoCRIaChJleHBpcmVzX2F0X3VuaXhfbXMYCiABKAMSFAoMY3VycmVudF9ldGFnGAsgASgJEhUKDWNvdW50ZXJfdmFsdWUYDCABKAMSFgoOc2VuZGVyX2NvdW50ZWQYDSABKAgSGgoSZXJyb3JfZGV0YWlsc19qc29uGA4gASgJIkMKD0ZvcndhcmRSZXNwb25zZRIwCgdyZXN1bHRzGAEgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlUmVzdWx0It8BCgpTZXRSZXF1ZXN0EioKB2VudHJpZXMYASADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSDAoEZnJvbRgCIAEoCRIXCg9leHBlY3RlZF9vd25lcnMYAyADKAkSMgoLb3duZXJfbGlzdHMYBCADKAsyHS5oeXBlcmNhY2hlLnBlZXIudjEuT3duZXJMaXN0EhkKEWVudHJ5X293bmVyX2xpc3RzGAUgAygNEi8KB3RvdWNoZXMYBiADKAsyHi5oeXBlcmNhY2hlLnBlZXIudjEuVG91Y2hFbnRyeSK4AQoKVG91Y2hFbnRyeRILCgNrZXkYASABKAkSFAoMYmFzZV92ZXJzaW9uGAIgASgEEhMKC2Jhc2Vfb3JpZ2luGAMgASgJEg8KB3ZlcnNpb24YBCABKAQSDgoGb3JpZ2luGAUgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgGIAEoAxIcChRsYXN0X3VwZGF0ZWRfdW5peF9tcxgHIAEoAxIXCg9leHBlY3RlZF9vd25lcnMYCCADKAkiGAoJT3duZXJMaXN0EgsKA2lkcxgBIAMoCSIuCgtIZWxkVmVyc2lvbhIPCgd2ZXJzaW9uGAEgASgEEg4KBm9yaWdpbhgCIAEoCSL/AQoLU2V0UmVzcG9uc2USMgoIb3V0Y29tZXMYASADKA4yIC5oeXBlcmNhY2hlLnBlZXIudjEuQXBwbHlPdXRjb21lEi0KBGhlbGQYAiADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuSGVsZFZlcnNpb24SDAoEbm9kZRgDIAEoCRI4Cg50b3VjaF9vdXRjb21lcxgEIAMoDjIgLmh5cGVyY2FjaGUucGVlci52MS5BcHBseU91dGNvbWUSMwoKdG91Y2hfaGVsZBgFIAMoCzIfLmh5cGVyY2FjaGUucGVlci52MS5IZWxkVmVyc2lvbhIQCghhYnN0YWlucxgGIAEoCCJUCghEZWxldGlvbhILCgNrZXkYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIOCgZvcmlnaW4YAyABKAkSGgoSZGVsZXRlZF9hdF91bml4X21zGAQgASgDIrYBCg1SZW1vdmVSZXF1ZXN0Ei8KCWRlbGV0aW9ucxgBIAMoCzIcLmh5cGVyY2FjaGUucGVlci52MS5EZWxldGlvbhIMCgRmcm9tGAIgASgJEhcKD2V4cGVjdGVkX293bmVycxgDIAMoCRIyCgtvd25lcl9saXN0cxgEIAMoCzIdLmh5cGVyY2FjaGUucGVlci52MS5Pd25lckxpc3QSGQoRZW50cnlfb3duZXJfbGlzdHMYBSADKA0ikwEKDlJlbW92ZVJlc3BvbnNlEjIKCG91dGNvbWVzGAEgAygOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkFwcGx5T3V0Y29tZRItCgRoZWxkGAIgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkhlbGRWZXJzaW9uEgwKBG5vZGUYAyABKAkSEAoIYWJzdGFpbnMYBCABKAgiGgoKR2V0UmVxdWVzdBIMCgRrZXlzGAEgAygJImMKCUdldFJlc3VsdBILCgNrZXkYASABKAkSDQoFZm91bmQYAiABKAgSKAoFZW50cnkYAyABKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSEAoIYWJzdGFpbnMYBCABKAgiSwoLR2V0UmVzcG9uc2USLgoHcmVzdWx0cxgBIAMoCzIdLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXN1bHQSDAoEbm9kZRgCIAEoCSI3CgtLZXlzUmVxdWVzdBIOCgZjdXJzb3IYASABKAkSDQoFbGltaXQYAiABKA0SCQoBcRgDIAEoCSJECgxLZXlzUmVzcG9uc2USDAoEa2V5cxgBIAMoCRITCgtuZXh0X2N1cnNvchgCIAEoCRIRCgl0cnVuY2F0ZWQYAyABKAgiHgoMUHJvYmVSZXF1ZXN0Eg4KBnRhcmdldBgBIAEoCSI6Cg1Qcm9iZVJlc3BvbnNlEg4KBnRhcmdldBgBIAEoCRIKCgJvaxgCIAEoCBINCgVlcnJvchgDIAEoCSLIAQoGTWVtYmVyEgoKAmlkGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSLgoFc3RhdGUYAyABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuTWVtYmVyU3RhdGUSEwoLaW5jYXJuYXRpb24YBCABKAQSGQoRbGFzdF9zZWVuX3VuaXhfbXMYBSABKAMSDwoHYXBpX3VybBgGIAEoCRIQCghtZ210X3VybBgHIAEoCRIQCghkcmFpbmluZxgIIAEoCBIMCgRsZWZ0GAkgASgIIkoKDUdvc3NpcFJlcXVlc3QSDAoEZnJvbRgBIAEoCRIrCgdtZW1iZXJzGAIgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlciJLCg5Hb3NzaXBSZXNwb25zZRIrCgdtZW1iZXJzGAEgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlchIMCgRub2RlGAIgASgJIjoKEU1lcmtsZVJvb3RSZXF1ZXN0EhEKCXJlcXVlc3RlchgBIAEoCRISCgpsZWFmX2NvdW50GAIgASgNIkwKEk1lcmtsZVJvb3RSZXNwb25zZRIMCgRyb290GAEgASgMEhIKCmxlYWZfY291bnQYAiABKA0SFAoMcmVjb3JkX2NvdW50GAMgASgEIjwKE01lcmtsZUxlYXZlc1JlcXVlc3QSEQoJcmVxdWVzdGVyGAEgASgJEhIKCmxlYWZfY291bnQYAiABKA0iJgoUTWVya2xlTGVhdmVzUmVzcG9uc2USDgoGbGVhdmVzGAEgAygMIlsKEk1lcmtsZVJhbmdlUmVxdWVzdBIRCglyZXF1ZXN0ZXIYASABKAkSEgoKbGVhZl9jb3VudBgCIAEoDRIOCgZsZWF2ZXMYAyADKA0SDgoGY3Vyc29yGAQgASgJIlYKE01lcmtsZVJhbmdlUmVzcG9uc2USKgoHZW50cmllcxgBIAMoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRITCgtuZXh0X2N1cnNvchgCIAEoCSLvAQoPRXhjaGFuZ2VSZXF1ZXN0EgoKAmlkGAEgASgEEjUKB2ZvcndhcmQYAiABKAsyIi5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlcXVlc3RIABItCgNzZXQYAyABKAsyHi5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVxdWVzdEgAEjMKBnJlbW92ZRgEIAEoCzIhLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXF1ZXN0SAASLQoDZ2V0GAUgASgLMh4uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlcXVlc3RIAEIGCgRjYWxsIi4KDUV4Y2hhbmdlRXJyb3ISDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJIqoCChBFeGNoYW5nZVJlc3BvbnNlEgoKAmlkGAEgASgEEjYKB2ZvcndhcmQYAiABKAsyIy5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlc3BvbnNlSAASLgoDc2V0GAMgASgLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlc3BvbnNlSAASNAoGcmVtb3ZlGAQgASgLMiIuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlc3BvbnNlSAASLgoDZ2V0GAUgASgLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3BvbnNlSAASMgoFZXJyb3IYBiABKAsyIS5oeXBlcmNhY2hlLnBlZXIudjEuRXhjaGFuZ2VFcnJvckgAQggKBnJlc3VsdCIOCgxEcmFpblJlcXVlc3QiIQoNRHJhaW5SZXNwb25zZRIQCghkcmFpbmluZxgBIAEoCCJ3ChNIYW5kT2ZmSGludHNSZXF1ZXN0EgwKBGZyb20YASABKAkSDgoGdGFyZ2V0GAIgASgJEhYKDnRhcmdldF9hZGRyZXNzGAMgASgJEioKB2VudHJpZXMYBCADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkiNgoUSGFuZE9mZkhpbnRzUmVzcG9uc2USEAoIYWNjZXB0ZWQYASADKAgSDAoEbm9kZRgCIAEoCSJMCgxMZWFzZVJlcXVlc3QSCwoDa2V5GAEgASgJEhAKCGxlYXNlX21zGAIgASgDEg8KB3dhaXRfbXMYAyABKAMSDAoEZnJvbRgEIAEoCSKhAQoNTGVhc2VSZXNwb25zZRIxCgdvdXRjb21lGAEgASgOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkxlYXNlT3V0Y29tZRIoCgVlbnRyeRgCIAEoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRINCgV0b2tlbhgDIAEoCRIWCg5yZXRyeV9hZnRlcl9tcxgEIAEoAxIMCgRub2RlGAUgASgJIj8KE1JlbGVhc2VMZWFzZVJlcXVlc3QSCwoDa2V5GAEgASgJEg0KBXRva2VuGAIgASgJEgwKBGZyb20YAyABKAkiNgoUUmVsZWFzZUxlYXNlUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgSDAoEbm9kZRgCIAEoCSIyCg1IZWFsdGhSZXF1ZXN0EiEKGXVuYXZhaWxhYmxlX3doZW5fZHJhaW5pbmcYASABKAgiVgoOSGVhbHRoUmVzcG9uc2USDAoEbm9kZRgBIAEoCRIQCghkcmFpbmluZxgCIAEoCBITCgtpbmNhcm5hdGlvbhgDIAEoBBIPCgd1bml4X21zGAQgASgEIh4KDkluc3BlY3RSZXF1ZXN0EgwKBGtleXMYASADKAkiuQEKClJlY29yZEluZm8SCwoDa2V5GAEgASgJEi4KBXN0YXRlGAIgASgOMh8uaHlwZXJjYWNoZS5wZWVyLnYxLlJlY29yZFN0YXRlEg8KB3ZlcnNpb24YAyABKAQSDgoGb3JpZ2luGAQgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgFIAEoAxIcChRsYXN0X3VwZGF0ZWRfdW5peF9tcxgGIAEoAxITCgt2YWx1ZV9ieXRlcxgHIAEoBCJQCg9JbnNwZWN0UmVzcG9uc2USLwoHcmVjb3JkcxgBIAMoCzIeLmh5cGVyY2FjaGUucGVlci52MS5SZWNvcmRJbmZvEgwKBG5vZGUYAiABKAkqbAoLQ29uc2lzdGVuY3kSGwoXQ09OU0lTVEVOQ1lfVU5TUEVDSUZJRUQQABITCg9DT05TSVNURU5DWV9PTkUQARIWChJDT05TSVNURU5DWV9RVU9SVU0QAhITCg9DT05TSVNURU5DWV9BTEwQAyp9CglXcml0ZUtpbmQSGgoWV1JJVEVfS0lORF9VTlNQRUNJRklFRBAAEhIKDldSSVRFX0tJTkRfU0VUEAESFQoRV1JJVEVfS0lORF9SRU1PVkUQAhIUChBXUklURV9LSU5EX1RPVUNIEAMSEwoPV1JJVEVfS0lORF9JTkNSEAQqnAEKDEFwcGx5T3V0Y29tZRIdChlBUFBMWV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASGQoVQVBQTFlfT1VUQ09NRV9BUFBMSUVEEAESFwoTQVBQTFlfT1VUQ09NRV9TVEFMRRACEhkKFUFQUExZX09VVENPTUVfUkVGVVNFRBADEh4KGkFQUExZX09VVENPTUVfQkFTRV9NSVNTSU5HEAQqdAoLTWVtYmVyU3RhdGUSHAoYTUVNQkVSX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSTUVNQkVSX1NUQVRFX0FMSVZFEAESGAoUTUVNQkVSX1NUQVRFX1NVU1BFQ1QQAhIVChFNRU1CRVJfU1RBVEVfREVBRBADKo8BCgxMZWFzZU91dGNvbWUSHQoZTEVBU0VfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhUKEUxFQVNFX09VVENPTUVfSElUEAESGQoVTEVBU0VfT1VUQ09NRV9HUkFOVEVEEAISFgoSTEVBU0VfT1VUQ09NRV9IRUxEEAMSFgoSTEVBU0VfT1VUQ09NRV9OT05FEAQqdwoLUmVjb3JkU3RhdGUSHAoYUkVDT1JEX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTUkVDT1JEX1NUQVRFX0FCU0VOVBABEhUKEVJFQ09SRF9TVEFURV9MSVZFEAISGgoWUkVDT1JEX1NUQVRFX1RPTUJTVE9ORRADMtYLCgtQZWVyU2VydmljZRJSCgdGb3J3YXJkEiIuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXF1ZXN0GiMuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXNwb25zZRJGCgNTZXQSHi5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVxdWVzdBofLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXNwb25zZRJPCgZSZW1vdmUSIS5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXNwb25zZRJLCgNHZXQSHi5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVxdWVzdBofLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXNwb25zZSIDkAIBEk4KBEtleXMSHy5oeXBlcmNhY2hlLnBlZXIudjEuS2V5c1JlcXVlc3QaIC5oeXBlcmNhY2hlLnBlZXIudjEuS2V5c1Jlc3BvbnNlIgOQAgESUQoFUHJvYmUSIC5oeXBlcmNhY2hlLnBlZXIudjEuUHJvYmVSZXF1ZXN0GiEuaHlwZXJjYWNoZS5wZWVyLnYxLlByb2JlUmVzcG9uc2UiA5ACARJPCgZHb3NzaXASIS5oeXBlcmNhY2hlLnBlZXIudjEuR29zc2lwUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5Hb3NzaXBSZXNwb25zZRJgCgpNZXJrbGVSb290EiUuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJvb3RSZXF1ZXN0GiYuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJvb3RSZXNwb25zZSIDkAIBEmYKDE1lcmtsZUxlYXZlcxInLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVMZWF2ZXNSZXF1ZXN0GiguaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZUxlYXZlc1Jlc3BvbnNlIgOQAgESYwoLTWVya2xlUmFuZ2USJi5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUmFuZ2VSZXF1ZXN0GicuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJhbmdlUmVzcG9uc2UiA5ACARJZCghFeGNoYW5nZRIjLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZVJlcXVlc3QaJC5oeXBlcmNhY2hlLnBlZXIudjEuRXhjaGFuZ2VSZXNwb25zZSgBMAESTAoFRHJhaW4SIC5oeXBlcmNhY2hlLnBlZXIudjEuRHJhaW5SZXF1ZXN0GiEuaHlwZXJjYWNoZS5wZWVyLnYxLkRyYWluUmVzcG9uc2USYQoMSGFuZE9mZkhpbnRzEicuaHlwZXJjYWNoZS5wZWVyLnYxLkhhbmRPZmZIaW50c1JlcXVlc3QaKC5oeXBlcmNhY2hlLnBlZXIudjEuSGFuZE9mZkhpbnRzUmVzcG9uc2USVwoHSW5zcGVjdBIiLmh5cGVyY2FjaGUucGVlci52MS5JbnNwZWN0UmVxdWVzdBojLmh5cGVyY2FjaGUucGVlci52MS5JbnNwZWN0UmVzcG9uc2UiA5ACARJMCgVMZWFzZRIgLmh5cGVyY2FjaGUucGVlci52MS5MZWFzZVJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuTGVhc2VSZXNwb25zZRJhCgxSZWxlYXNlTGVhc2USJy5oeXBlcmNhY2hlLnBlZXIudjEuUmVsZWFzZUxlYXNlUmVxdWVzdBooLmh5cGVyY2FjaGUucGVlci52MS5SZWxlYXNlTGVhc2VSZXNwb25zZRJUCgZIZWFsdGgSIS5oeXBlcmNhY2hlLnBlZXIudjEuSGVhbHRoUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5IZWFsdGhSZXNwb25zZSIDkAIBYgZwcm90bzM");
+  fileDesc("Ch1oeXBlcmNhY2hlL3BlZXIvdjEvcGVlci5wcm90bxISaHlwZXJjYWNoZS5wZWVyLnYxIssBCgVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAwSDwoHdmVyc2lvbhgDIAEoBBIOCgZvcmlnaW4YBCABKAkSGgoSZXhwaXJlc19hdF91bml4X21zGAUgASgDEhwKFGxhc3RfdXBkYXRlZF91bml4X21zGAYgASgDEhEKCXRvbWJzdG9uZRgHIAEoCBI4CgppZGVtcG90ZW50GAggASgLMiQuaHlwZXJjYWNoZS5wZWVyLnYxLklkZW1wb3RlbnRSZXN1bHQiYwoQSWRlbXBvdGVudFJlc3VsdBIXCg9pZGVtcG90ZW5jeV9rZXkYASABKAkSEwoLZmluZ2VycHJpbnQYAiABKAkSDQoFdmFsdWUYAyABKAMSEgoKYXBwbGllZF9ieRgEIAEoCSJRCgxQcmVjb25kaXRpb24SEAoIaWZfbWF0Y2gYASADKAkSFAoMaWZfbWF0Y2hfYW55GAIgASgIEhkKEWlmX25vbmVfbWF0Y2hfYW55GAMgASgIIs0CCgtDbGllbnRXcml0ZRIrCgRraW5kGAEgASgOMh0uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlS2luZBILCgNrZXkYAiABKAkSDQoFdmFsdWUYAyABKAwSDgoGdHRsX21zGAQgASgDEjYKDHByZWNvbmRpdGlvbhgFIAEoCzIgLmh5cGVyY2FjaGUucGVlci52MS5QcmVjb25kaXRpb24SDwoHcGVyc2lzdBgGIAEoCBINCgVkZWx0YRgHIAEoAxIPCgdpbml0aWFsGAggASgDEhcKD2lkZW1wb3RlbmN5X2tleRgJIAEoCRITCgtsZWFzZV90b2tlbhgKIAEoCRIVCg1zZW5kZXJfb3duZXJzGAsgAygJEhsKE3NlbmRlcl9iYXNlX3ZlcnNpb24YDCABKAQSGgoSc2VuZGVyX2Jhc2Vfb3JpZ2luGA0gASgJIrYBCg5Gb3J3YXJkUmVxdWVzdBIvCgZ3cml0ZXMYASADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuQ2xpZW50V3JpdGUSNAoLY29uc2lzdGVuY3kYAiABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuQ29uc2lzdGVuY3kSDAoEZnJvbRgDIAEoCRIWCg5zZW5kZXJfYXBwbGllcxgEIAEoCBIXCg9zZW50X2F0X3VuaXhfbXMYBSABKAMioQIKC1dyaXRlUmVzdWx0EgsKA2tleRgBIAEoCRIPCgdhcHBsaWVkGAIgASgIEg0KBWJ5dGVzGAMgASgDEg4KBm93bmVycxgEIAMoCRIPCgd2ZXJzaW9uGAUgASgEEg4KBm9yaWdpbhgGIAEoCRISCgplcnJvcl9jb2RlGAcgASgJEhUKDWVycm9yX21lc3NhZ2UYCCABKAkSDAoEbm9kZRgJIAEoCRIaChJleHBpcmVzX2F0X3VuaXhfbXMYCiABKAMSFAoMY3VycmVudF9ldGFnGAsgASgJEhUKDWNvdW50ZXJfdmFsdWUYDCABKAMSFgoOc2VuZGVyX2NvdW50ZWQYDSABKAgSGgoSZXJyb3JfZGV0YWlsc19qc29uGA4gASgJIkMKD0ZvcndhcmRSZXNwb25zZRIwCgdyZXN1bHRzGAEgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLldyaXRlUmVzdWx0It8BCgpTZXRSZXF1ZXN0EioKB2VudHJpZXMYASADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSDAoEZnJvbRgCIAEoCRIXCg9leHBlY3RlZF9vd25lcnMYAyADKAkSMgoLb3duZXJfbGlzdHMYBCADKAsyHS5oeXBlcmNhY2hlLnBlZXIudjEuT3duZXJMaXN0EhkKEWVudHJ5X293bmVyX2xpc3RzGAUgAygNEi8KB3RvdWNoZXMYBiADKAsyHi5oeXBlcmNhY2hlLnBlZXIudjEuVG91Y2hFbnRyeSK4AQoKVG91Y2hFbnRyeRILCgNrZXkYASABKAkSFAoMYmFzZV92ZXJzaW9uGAIgASgEEhMKC2Jhc2Vfb3JpZ2luGAMgASgJEg8KB3ZlcnNpb24YBCABKAQSDgoGb3JpZ2luGAUgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgGIAEoAxIcChRsYXN0X3VwZGF0ZWRfdW5peF9tcxgHIAEoAxIXCg9leHBlY3RlZF9vd25lcnMYCCADKAkiGAoJT3duZXJMaXN0EgsKA2lkcxgBIAMoCSIuCgtIZWxkVmVyc2lvbhIPCgd2ZXJzaW9uGAEgASgEEg4KBm9yaWdpbhgCIAEoCSL/AQoLU2V0UmVzcG9uc2USMgoIb3V0Y29tZXMYASADKA4yIC5oeXBlcmNhY2hlLnBlZXIudjEuQXBwbHlPdXRjb21lEi0KBGhlbGQYAiADKAsyHy5oeXBlcmNhY2hlLnBlZXIudjEuSGVsZFZlcnNpb24SDAoEbm9kZRgDIAEoCRI4Cg50b3VjaF9vdXRjb21lcxgEIAMoDjIgLmh5cGVyY2FjaGUucGVlci52MS5BcHBseU91dGNvbWUSMwoKdG91Y2hfaGVsZBgFIAMoCzIfLmh5cGVyY2FjaGUucGVlci52MS5IZWxkVmVyc2lvbhIQCghhYnN0YWlucxgGIAEoCCJUCghEZWxldGlvbhILCgNrZXkYASABKAkSDwoHdmVyc2lvbhgCIAEoBBIOCgZvcmlnaW4YAyABKAkSGgoSZGVsZXRlZF9hdF91bml4X21zGAQgASgDIrYBCg1SZW1vdmVSZXF1ZXN0Ei8KCWRlbGV0aW9ucxgBIAMoCzIcLmh5cGVyY2FjaGUucGVlci52MS5EZWxldGlvbhIMCgRmcm9tGAIgASgJEhcKD2V4cGVjdGVkX293bmVycxgDIAMoCRIyCgtvd25lcl9saXN0cxgEIAMoCzIdLmh5cGVyY2FjaGUucGVlci52MS5Pd25lckxpc3QSGQoRZW50cnlfb3duZXJfbGlzdHMYBSADKA0ikwEKDlJlbW92ZVJlc3BvbnNlEjIKCG91dGNvbWVzGAEgAygOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkFwcGx5T3V0Y29tZRItCgRoZWxkGAIgAygLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkhlbGRWZXJzaW9uEgwKBG5vZGUYAyABKAkSEAoIYWJzdGFpbnMYBCABKAgiGgoKR2V0UmVxdWVzdBIMCgRrZXlzGAEgAygJImMKCUdldFJlc3VsdBILCgNrZXkYASABKAkSDQoFZm91bmQYAiABKAgSKAoFZW50cnkYAyABKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkSEAoIYWJzdGFpbnMYBCABKAgiSwoLR2V0UmVzcG9uc2USLgoHcmVzdWx0cxgBIAMoCzIdLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXN1bHQSDAoEbm9kZRgCIAEoCSI3CgtLZXlzUmVxdWVzdBIOCgZjdXJzb3IYASABKAkSDQoFbGltaXQYAiABKA0SCQoBcRgDIAEoCSJECgxLZXlzUmVzcG9uc2USDAoEa2V5cxgBIAMoCRITCgtuZXh0X2N1cnNvchgCIAEoCRIRCgl0cnVuY2F0ZWQYAyABKAgiHgoMUHJvYmVSZXF1ZXN0Eg4KBnRhcmdldBgBIAEoCSI6Cg1Qcm9iZVJlc3BvbnNlEg4KBnRhcmdldBgBIAEoCRIKCgJvaxgCIAEoCBINCgVlcnJvchgDIAEoCSLIAQoGTWVtYmVyEgoKAmlkGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSLgoFc3RhdGUYAyABKA4yHy5oeXBlcmNhY2hlLnBlZXIudjEuTWVtYmVyU3RhdGUSEwoLaW5jYXJuYXRpb24YBCABKAQSGQoRbGFzdF9zZWVuX3VuaXhfbXMYBSABKAMSDwoHYXBpX3VybBgGIAEoCRIQCghtZ210X3VybBgHIAEoCRIQCghkcmFpbmluZxgIIAEoCBIMCgRsZWZ0GAkgASgIIkoKDUdvc3NpcFJlcXVlc3QSDAoEZnJvbRgBIAEoCRIrCgdtZW1iZXJzGAIgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlciJLCg5Hb3NzaXBSZXNwb25zZRIrCgdtZW1iZXJzGAEgAygLMhouaHlwZXJjYWNoZS5wZWVyLnYxLk1lbWJlchIMCgRub2RlGAIgASgJIjoKEU1lcmtsZVJvb3RSZXF1ZXN0EhEKCXJlcXVlc3RlchgBIAEoCRISCgpsZWFmX2NvdW50GAIgASgNIkwKEk1lcmtsZVJvb3RSZXNwb25zZRIMCgRyb290GAEgASgMEhIKCmxlYWZfY291bnQYAiABKA0SFAoMcmVjb3JkX2NvdW50GAMgASgEIjwKE01lcmtsZUxlYXZlc1JlcXVlc3QSEQoJcmVxdWVzdGVyGAEgASgJEhIKCmxlYWZfY291bnQYAiABKA0iJgoUTWVya2xlTGVhdmVzUmVzcG9uc2USDgoGbGVhdmVzGAEgAygMIlsKEk1lcmtsZVJhbmdlUmVxdWVzdBIRCglyZXF1ZXN0ZXIYASABKAkSEgoKbGVhZl9jb3VudBgCIAEoDRIOCgZsZWF2ZXMYAyADKA0SDgoGY3Vyc29yGAQgASgJIlYKE01lcmtsZVJhbmdlUmVzcG9uc2USKgoHZW50cmllcxgBIAMoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRITCgtuZXh0X2N1cnNvchgCIAEoCSLvAQoPRXhjaGFuZ2VSZXF1ZXN0EgoKAmlkGAEgASgEEjUKB2ZvcndhcmQYAiABKAsyIi5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlcXVlc3RIABItCgNzZXQYAyABKAsyHi5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVxdWVzdEgAEjMKBnJlbW92ZRgEIAEoCzIhLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXF1ZXN0SAASLQoDZ2V0GAUgASgLMh4uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlcXVlc3RIAEIGCgRjYWxsIi4KDUV4Y2hhbmdlRXJyb3ISDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJIqoCChBFeGNoYW5nZVJlc3BvbnNlEgoKAmlkGAEgASgEEjYKB2ZvcndhcmQYAiABKAsyIy5oeXBlcmNhY2hlLnBlZXIudjEuRm9yd2FyZFJlc3BvbnNlSAASLgoDc2V0GAMgASgLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLlNldFJlc3BvbnNlSAASNAoGcmVtb3ZlGAQgASgLMiIuaHlwZXJjYWNoZS5wZWVyLnYxLlJlbW92ZVJlc3BvbnNlSAASLgoDZ2V0GAUgASgLMh8uaHlwZXJjYWNoZS5wZWVyLnYxLkdldFJlc3BvbnNlSAASMgoFZXJyb3IYBiABKAsyIS5oeXBlcmNhY2hlLnBlZXIudjEuRXhjaGFuZ2VFcnJvckgAQggKBnJlc3VsdCIOCgxEcmFpblJlcXVlc3QiIQoNRHJhaW5SZXNwb25zZRIQCghkcmFpbmluZxgBIAEoCCJ3ChNIYW5kT2ZmSGludHNSZXF1ZXN0EgwKBGZyb20YASABKAkSDgoGdGFyZ2V0GAIgASgJEhYKDnRhcmdldF9hZGRyZXNzGAMgASgJEioKB2VudHJpZXMYBCADKAsyGS5oeXBlcmNhY2hlLnBlZXIudjEuRW50cnkiNgoUSGFuZE9mZkhpbnRzUmVzcG9uc2USEAoIYWNjZXB0ZWQYASADKAgSDAoEbm9kZRgCIAEoCSJMCgxMZWFzZVJlcXVlc3QSCwoDa2V5GAEgASgJEhAKCGxlYXNlX21zGAIgASgDEg8KB3dhaXRfbXMYAyABKAMSDAoEZnJvbRgEIAEoCSKhAQoNTGVhc2VSZXNwb25zZRIxCgdvdXRjb21lGAEgASgOMiAuaHlwZXJjYWNoZS5wZWVyLnYxLkxlYXNlT3V0Y29tZRIoCgVlbnRyeRgCIAEoCzIZLmh5cGVyY2FjaGUucGVlci52MS5FbnRyeRINCgV0b2tlbhgDIAEoCRIWCg5yZXRyeV9hZnRlcl9tcxgEIAEoAxIMCgRub2RlGAUgASgJIj8KE1JlbGVhc2VMZWFzZVJlcXVlc3QSCwoDa2V5GAEgASgJEg0KBXRva2VuGAIgASgJEgwKBGZyb20YAyABKAkiNgoUUmVsZWFzZUxlYXNlUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgSDAoEbm9kZRgCIAEoCSIyCg1IZWFsdGhSZXF1ZXN0EiEKGXVuYXZhaWxhYmxlX3doZW5fZHJhaW5pbmcYASABKAgiVgoOSGVhbHRoUmVzcG9uc2USDAoEbm9kZRgBIAEoCRIQCghkcmFpbmluZxgCIAEoCBITCgtpbmNhcm5hdGlvbhgDIAEoBBIPCgd1bml4X21zGAQgASgEIh4KDkluc3BlY3RSZXF1ZXN0EgwKBGtleXMYASADKAkiuQEKClJlY29yZEluZm8SCwoDa2V5GAEgASgJEi4KBXN0YXRlGAIgASgOMh8uaHlwZXJjYWNoZS5wZWVyLnYxLlJlY29yZFN0YXRlEg8KB3ZlcnNpb24YAyABKAQSDgoGb3JpZ2luGAQgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgFIAEoAxIcChRsYXN0X3VwZGF0ZWRfdW5peF9tcxgGIAEoAxITCgt2YWx1ZV9ieXRlcxgHIAEoBCJQCg9JbnNwZWN0UmVzcG9uc2USLwoHcmVjb3JkcxgBIAMoCzIeLmh5cGVyY2FjaGUucGVlci52MS5SZWNvcmRJbmZvEgwKBG5vZGUYAiABKAkqbAoLQ29uc2lzdGVuY3kSGwoXQ09OU0lTVEVOQ1lfVU5TUEVDSUZJRUQQABITCg9DT05TSVNURU5DWV9PTkUQARIWChJDT05TSVNURU5DWV9RVU9SVU0QAhITCg9DT05TSVNURU5DWV9BTEwQAyp9CglXcml0ZUtpbmQSGgoWV1JJVEVfS0lORF9VTlNQRUNJRklFRBAAEhIKDldSSVRFX0tJTkRfU0VUEAESFQoRV1JJVEVfS0lORF9SRU1PVkUQAhIUChBXUklURV9LSU5EX1RPVUNIEAMSEwoPV1JJVEVfS0lORF9JTkNSEAQqnAEKDEFwcGx5T3V0Y29tZRIdChlBUFBMWV9PVVRDT01FX1VOU1BFQ0lGSUVEEAASGQoVQVBQTFlfT1VUQ09NRV9BUFBMSUVEEAESFwoTQVBQTFlfT1VUQ09NRV9TVEFMRRACEhkKFUFQUExZX09VVENPTUVfUkVGVVNFRBADEh4KGkFQUExZX09VVENPTUVfQkFTRV9NSVNTSU5HEAQqdAoLTWVtYmVyU3RhdGUSHAoYTUVNQkVSX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSTUVNQkVSX1NUQVRFX0FMSVZFEAESGAoUTUVNQkVSX1NUQVRFX1NVU1BFQ1QQAhIVChFNRU1CRVJfU1RBVEVfREVBRBADKo8BCgxMZWFzZU91dGNvbWUSHQoZTEVBU0VfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhUKEUxFQVNFX09VVENPTUVfSElUEAESGQoVTEVBU0VfT1VUQ09NRV9HUkFOVEVEEAISFgoSTEVBU0VfT1VUQ09NRV9IRUxEEAMSFgoSTEVBU0VfT1VUQ09NRV9OT05FEAQqdwoLUmVjb3JkU3RhdGUSHAoYUkVDT1JEX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTUkVDT1JEX1NUQVRFX0FCU0VOVBABEhUKEVJFQ09SRF9TVEFURV9MSVZFEAISGgoWUkVDT1JEX1NUQVRFX1RPTUJTVE9ORRADMtYLCgtQZWVyU2VydmljZRJSCgdGb3J3YXJkEiIuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXF1ZXN0GiMuaHlwZXJjYWNoZS5wZWVyLnYxLkZvcndhcmRSZXNwb25zZRJGCgNTZXQSHi5oeXBlcmNhY2hlLnBlZXIudjEuU2V0UmVxdWVzdBofLmh5cGVyY2FjaGUucGVlci52MS5TZXRSZXNwb25zZRJPCgZSZW1vdmUSIS5oeXBlcmNhY2hlLnBlZXIudjEuUmVtb3ZlUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5SZW1vdmVSZXNwb25zZRJLCgNHZXQSHi5oeXBlcmNhY2hlLnBlZXIudjEuR2V0UmVxdWVzdBofLmh5cGVyY2FjaGUucGVlci52MS5HZXRSZXNwb25zZSIDkAIBEk4KBEtleXMSHy5oeXBlcmNhY2hlLnBlZXIudjEuS2V5c1JlcXVlc3QaIC5oeXBlcmNhY2hlLnBlZXIudjEuS2V5c1Jlc3BvbnNlIgOQAgESUQoFUHJvYmUSIC5oeXBlcmNhY2hlLnBlZXIudjEuUHJvYmVSZXF1ZXN0GiEuaHlwZXJjYWNoZS5wZWVyLnYxLlByb2JlUmVzcG9uc2UiA5ACARJPCgZHb3NzaXASIS5oeXBlcmNhY2hlLnBlZXIudjEuR29zc2lwUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5Hb3NzaXBSZXNwb25zZRJgCgpNZXJrbGVSb290EiUuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJvb3RSZXF1ZXN0GiYuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJvb3RSZXNwb25zZSIDkAIBEmYKDE1lcmtsZUxlYXZlcxInLmh5cGVyY2FjaGUucGVlci52MS5NZXJrbGVMZWF2ZXNSZXF1ZXN0GiguaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZUxlYXZlc1Jlc3BvbnNlIgOQAgESYwoLTWVya2xlUmFuZ2USJi5oeXBlcmNhY2hlLnBlZXIudjEuTWVya2xlUmFuZ2VSZXF1ZXN0GicuaHlwZXJjYWNoZS5wZWVyLnYxLk1lcmtsZVJhbmdlUmVzcG9uc2UiA5ACARJZCghFeGNoYW5nZRIjLmh5cGVyY2FjaGUucGVlci52MS5FeGNoYW5nZVJlcXVlc3QaJC5oeXBlcmNhY2hlLnBlZXIudjEuRXhjaGFuZ2VSZXNwb25zZSgBMAESTAoFRHJhaW4SIC5oeXBlcmNhY2hlLnBlZXIudjEuRHJhaW5SZXF1ZXN0GiEuaHlwZXJjYWNoZS5wZWVyLnYxLkRyYWluUmVzcG9uc2USYQoMSGFuZE9mZkhpbnRzEicuaHlwZXJjYWNoZS5wZWVyLnYxLkhhbmRPZmZIaW50c1JlcXVlc3QaKC5oeXBlcmNhY2hlLnBlZXIudjEuSGFuZE9mZkhpbnRzUmVzcG9uc2USVwoHSW5zcGVjdBIiLmh5cGVyY2FjaGUucGVlci52MS5JbnNwZWN0UmVxdWVzdBojLmh5cGVyY2FjaGUucGVlci52MS5JbnNwZWN0UmVzcG9uc2UiA5ACARJMCgVMZWFzZRIgLmh5cGVyY2FjaGUucGVlci52MS5MZWFzZVJlcXVlc3QaIS5oeXBlcmNhY2hlLnBlZXIudjEuTGVhc2VSZXNwb25zZRJhCgxSZWxlYXNlTGVhc2USJy5oeXBlcmNhY2hlLnBlZXIudjEuUmVsZWFzZUxlYXNlUmVxdWVzdBooLmh5cGVyY2FjaGUucGVlci52MS5SZWxlYXNlTGVhc2VSZXNwb25zZRJUCgZIZWFsdGgSIS5oeXBlcmNhY2hlLnBlZXIudjEuSGVhbHRoUmVxdWVzdBoiLmh5cGVyY2FjaGUucGVlci52MS5IZWFsdGhSZXNwb25zZSIDkAIBYgZwcm90bzM");
 
 /**
  * Entry is one versioned record as it travels between peers.
@@ -79,6 +79,16 @@ export type Entry = Message<"hypercache.peer.v1.Entry"> & {
    * @generated from field: bool tombstone = 7;
    */
   tombstone: boolean;
+
+  /**
+   * Set on the record of an increment made under an Idempotency-Key, as the node that added it
+   * pushes it: an owner that applies the record remembers the result as that node does (10
+   * minutes), so a retry that reaches it (a replica taking the increment over, or the primary
+   * after a replica did) answers the first result instead of adding again. Older nodes ignore it.
+   *
+   * @generated from field: hypercache.peer.v1.IdempotentResult idempotent = 8;
+   */
+  idempotent?: IdempotentResult | undefined;
 };
 
 /**
@@ -87,6 +97,49 @@ export type Entry = Message<"hypercache.peer.v1.Entry"> & {
  */
 export const EntrySchema: GenMessage<Entry> = /*@__PURE__*/
   messageDesc(file_hypercache_peer_v1_peer, 0);
+
+/**
+ * IdempotentResult is what an increment under an Idempotency-Key answered; the record it travels
+ * on gives the version, origin and expiry.
+ *
+ * @generated from message hypercache.peer.v1.IdempotentResult
+ */
+export type IdempotentResult = Message<"hypercache.peer.v1.IdempotentResult"> & {
+  /**
+   * The Idempotency-Key as the applying node keeps it: scoped to the caller's identity.
+   *
+   * @generated from field: string idempotency_key = 1;
+   */
+  idempotencyKey: string;
+
+  /**
+   * What the request asked (delta, initial, ttl, If-Match), as the applying node fingerprints it.
+   *
+   * @generated from field: string fingerprint = 2;
+   */
+  fingerprint: string;
+
+  /**
+   * The counter's value the increment answered.
+   *
+   * @generated from field: int64 value = 3;
+   */
+  value: bigint;
+
+  /**
+   * The node that added it (IncrResponse.applied_by).
+   *
+   * @generated from field: string applied_by = 4;
+   */
+  appliedBy: string;
+};
+
+/**
+ * Describes the message hypercache.peer.v1.IdempotentResult.
+ * Use `create(IdempotentResultSchema)` to create a new message.
+ */
+export const IdempotentResultSchema: GenMessage<IdempotentResult> = /*@__PURE__*/
+  messageDesc(file_hypercache_peer_v1_peer, 1);
 
 /**
  * Precondition is a client's If-Match / If-None-Match on a write. Only the key's primary
@@ -127,7 +180,7 @@ export type Precondition = Message<"hypercache.peer.v1.Precondition"> & {
  * Use `create(PreconditionSchema)` to create a new message.
  */
 export const PreconditionSchema: GenMessage<Precondition> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 1);
+  messageDesc(file_hypercache_peer_v1_peer, 2);
 
 /**
  * ClientWrite is one client write forwarded to its primary.
@@ -238,7 +291,7 @@ export type ClientWrite = Message<"hypercache.peer.v1.ClientWrite"> & {
  * Use `create(ClientWriteSchema)` to create a new message.
  */
 export const ClientWriteSchema: GenMessage<ClientWrite> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 2);
+  messageDesc(file_hypercache_peer_v1_peer, 3);
 
 /**
  * ForwardRequest carries client writes whose primary is the receiver.
@@ -290,7 +343,7 @@ export type ForwardRequest = Message<"hypercache.peer.v1.ForwardRequest"> & {
  * Use `create(ForwardRequestSchema)` to create a new message.
  */
 export const ForwardRequestSchema: GenMessage<ForwardRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 3);
+  messageDesc(file_hypercache_peer_v1_peer, 4);
 
 /**
  * WriteResult is the coordinator's outcome for one client write.
@@ -401,7 +454,7 @@ export type WriteResult = Message<"hypercache.peer.v1.WriteResult"> & {
  * Use `create(WriteResultSchema)` to create a new message.
  */
 export const WriteResultSchema: GenMessage<WriteResult> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 4);
+  messageDesc(file_hypercache_peer_v1_peer, 5);
 
 /**
  * ForwardResponse holds one result per forwarded write, in request order.
@@ -420,7 +473,7 @@ export type ForwardResponse = Message<"hypercache.peer.v1.ForwardResponse"> & {
  * Use `create(ForwardResponseSchema)` to create a new message.
  */
 export const ForwardResponseSchema: GenMessage<ForwardResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 5);
+  messageDesc(file_hypercache_peer_v1_peer, 6);
 
 /**
  * SetRequest carries versioned values (never tombstones).
@@ -482,7 +535,7 @@ export type SetRequest = Message<"hypercache.peer.v1.SetRequest"> & {
  * Use `create(SetRequestSchema)` to create a new message.
  */
 export const SetRequestSchema: GenMessage<SetRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 6);
+  messageDesc(file_hypercache_peer_v1_peer, 7);
 
 /**
  * TouchEntry is a touch as a primary pushes it to a replica that may hold the item touched: the
@@ -552,7 +605,7 @@ export type TouchEntry = Message<"hypercache.peer.v1.TouchEntry"> & {
  * Use `create(TouchEntrySchema)` to create a new message.
  */
 export const TouchEntrySchema: GenMessage<TouchEntry> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 7);
+  messageDesc(file_hypercache_peer_v1_peer, 8);
 
 /**
  * OwnerList is one key's owner node ids, primary first.
@@ -571,7 +624,7 @@ export type OwnerList = Message<"hypercache.peer.v1.OwnerList"> & {
  * Use `create(OwnerListSchema)` to create a new message.
  */
 export const OwnerListSchema: GenMessage<OwnerList> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 8);
+  messageDesc(file_hypercache_peer_v1_peer, 9);
 
 /**
  * HeldVersion is the version and origin a receiver holds for a key.
@@ -595,7 +648,7 @@ export type HeldVersion = Message<"hypercache.peer.v1.HeldVersion"> & {
  * Use `create(HeldVersionSchema)` to create a new message.
  */
 export const HeldVersionSchema: GenMessage<HeldVersion> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 9);
+  messageDesc(file_hypercache_peer_v1_peer, 10);
 
 /**
  * SetResponse holds one outcome per entry, in request order.
@@ -654,7 +707,7 @@ export type SetResponse = Message<"hypercache.peer.v1.SetResponse"> & {
  * Use `create(SetResponseSchema)` to create a new message.
  */
 export const SetResponseSchema: GenMessage<SetResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 10);
+  messageDesc(file_hypercache_peer_v1_peer, 11);
 
 /**
  * Deletion is a versioned delete of one key.
@@ -690,7 +743,7 @@ export type Deletion = Message<"hypercache.peer.v1.Deletion"> & {
  * Use `create(DeletionSchema)` to create a new message.
  */
 export const DeletionSchema: GenMessage<Deletion> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 11);
+  messageDesc(file_hypercache_peer_v1_peer, 12);
 
 /**
  * RemoveRequest carries versioned deletes.
@@ -733,7 +786,7 @@ export type RemoveRequest = Message<"hypercache.peer.v1.RemoveRequest"> & {
  * Use `create(RemoveRequestSchema)` to create a new message.
  */
 export const RemoveRequestSchema: GenMessage<RemoveRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 12);
+  messageDesc(file_hypercache_peer_v1_peer, 13);
 
 /**
  * RemoveResponse holds one outcome per deletion, in request order.
@@ -773,7 +826,7 @@ export type RemoveResponse = Message<"hypercache.peer.v1.RemoveResponse"> & {
  * Use `create(RemoveResponseSchema)` to create a new message.
  */
 export const RemoveResponseSchema: GenMessage<RemoveResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 13);
+  messageDesc(file_hypercache_peer_v1_peer, 14);
 
 /**
  * GetRequest names the keys to read from the receiver's local store.
@@ -792,7 +845,7 @@ export type GetRequest = Message<"hypercache.peer.v1.GetRequest"> & {
  * Use `create(GetRequestSchema)` to create a new message.
  */
 export const GetRequestSchema: GenMessage<GetRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 14);
+  messageDesc(file_hypercache_peer_v1_peer, 15);
 
 /**
  * GetResult is the local record of one key.
@@ -835,7 +888,7 @@ export type GetResult = Message<"hypercache.peer.v1.GetResult"> & {
  * Use `create(GetResultSchema)` to create a new message.
  */
 export const GetResultSchema: GenMessage<GetResult> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 15);
+  messageDesc(file_hypercache_peer_v1_peer, 16);
 
 /**
  * GetResponse holds one result per key, in request order. When the records would pass the
@@ -863,7 +916,7 @@ export type GetResponse = Message<"hypercache.peer.v1.GetResponse"> & {
  * Use `create(GetResponseSchema)` to create a new message.
  */
 export const GetResponseSchema: GenMessage<GetResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 16);
+  messageDesc(file_hypercache_peer_v1_peer, 17);
 
 /**
  * KeysRequest asks for one page of live keys.
@@ -898,7 +951,7 @@ export type KeysRequest = Message<"hypercache.peer.v1.KeysRequest"> & {
  * Use `create(KeysRequestSchema)` to create a new message.
  */
 export const KeysRequestSchema: GenMessage<KeysRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 17);
+  messageDesc(file_hypercache_peer_v1_peer, 18);
 
 /**
  * KeysResponse is one page: the keys of one shard (or part of it: a limit or the 8 MiB size budget
@@ -932,7 +985,7 @@ export type KeysResponse = Message<"hypercache.peer.v1.KeysResponse"> & {
  * Use `create(KeysResponseSchema)` to create a new message.
  */
 export const KeysResponseSchema: GenMessage<KeysResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 18);
+  messageDesc(file_hypercache_peer_v1_peer, 19);
 
 /**
  * ProbeRequest names the node to probe.
@@ -951,7 +1004,7 @@ export type ProbeRequest = Message<"hypercache.peer.v1.ProbeRequest"> & {
  * Use `create(ProbeRequestSchema)` to create a new message.
  */
 export const ProbeRequestSchema: GenMessage<ProbeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 19);
+  messageDesc(file_hypercache_peer_v1_peer, 20);
 
 /**
  * ProbeResponse says whether the relay reached the target.
@@ -982,7 +1035,7 @@ export type ProbeResponse = Message<"hypercache.peer.v1.ProbeResponse"> & {
  * Use `create(ProbeResponseSchema)` to create a new message.
  */
 export const ProbeResponseSchema: GenMessage<ProbeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 20);
+  messageDesc(file_hypercache_peer_v1_peer, 21);
 
 /**
  * Member is one entry of a membership list.
@@ -1059,7 +1112,7 @@ export type Member = Message<"hypercache.peer.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 21);
+  messageDesc(file_hypercache_peer_v1_peer, 22);
 
 /**
  * GossipRequest pushes the sender's member list.
@@ -1083,7 +1136,7 @@ export type GossipRequest = Message<"hypercache.peer.v1.GossipRequest"> & {
  * Use `create(GossipRequestSchema)` to create a new message.
  */
 export const GossipRequestSchema: GenMessage<GossipRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 22);
+  messageDesc(file_hypercache_peer_v1_peer, 23);
 
 /**
  * GossipResponse answers with the receiver's member list after the merge.
@@ -1112,7 +1165,7 @@ export type GossipResponse = Message<"hypercache.peer.v1.GossipResponse"> & {
  * Use `create(GossipResponseSchema)` to create a new message.
  */
 export const GossipResponseSchema: GenMessage<GossipResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 23);
+  messageDesc(file_hypercache_peer_v1_peer, 24);
 
 /**
  * MerkleRootRequest asks for the root over the keys the receiver and the requester both own.
@@ -1140,7 +1193,7 @@ export type MerkleRootRequest = Message<"hypercache.peer.v1.MerkleRootRequest"> 
  * Use `create(MerkleRootRequestSchema)` to create a new message.
  */
 export const MerkleRootRequestSchema: GenMessage<MerkleRootRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 24);
+  messageDesc(file_hypercache_peer_v1_peer, 25);
 
 /**
  * MerkleRootResponse is the root hash and the size of the compared key set.
@@ -1169,7 +1222,7 @@ export type MerkleRootResponse = Message<"hypercache.peer.v1.MerkleRootResponse"
  * Use `create(MerkleRootResponseSchema)` to create a new message.
  */
 export const MerkleRootResponseSchema: GenMessage<MerkleRootResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 25);
+  messageDesc(file_hypercache_peer_v1_peer, 26);
 
 /**
  * MerkleLeavesRequest asks for every leaf hash.
@@ -1193,7 +1246,7 @@ export type MerkleLeavesRequest = Message<"hypercache.peer.v1.MerkleLeavesReques
  * Use `create(MerkleLeavesRequestSchema)` to create a new message.
  */
 export const MerkleLeavesRequestSchema: GenMessage<MerkleLeavesRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 26);
+  messageDesc(file_hypercache_peer_v1_peer, 27);
 
 /**
  * MerkleLeavesResponse holds leaf_count hashes, leaf 0 first.
@@ -1212,7 +1265,7 @@ export type MerkleLeavesResponse = Message<"hypercache.peer.v1.MerkleLeavesRespo
  * Use `create(MerkleLeavesResponseSchema)` to create a new message.
  */
 export const MerkleLeavesResponseSchema: GenMessage<MerkleLeavesResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 27);
+  messageDesc(file_hypercache_peer_v1_peer, 28);
 
 /**
  * MerkleRangeRequest asks for the records in the given leaves.
@@ -1248,7 +1301,7 @@ export type MerkleRangeRequest = Message<"hypercache.peer.v1.MerkleRangeRequest"
  * Use `create(MerkleRangeRequestSchema)` to create a new message.
  */
 export const MerkleRangeRequestSchema: GenMessage<MerkleRangeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 28);
+  messageDesc(file_hypercache_peer_v1_peer, 29);
 
 /**
  * MerkleRangeResponse holds records (values and tombstones) of the requested leaves.
@@ -1274,7 +1327,7 @@ export type MerkleRangeResponse = Message<"hypercache.peer.v1.MerkleRangeRespons
  * Use `create(MerkleRangeResponseSchema)` to create a new message.
  */
 export const MerkleRangeResponseSchema: GenMessage<MerkleRangeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 29);
+  messageDesc(file_hypercache_peer_v1_peer, 30);
 
 /**
  * ExchangeRequest is one call on an Exchange stream.
@@ -1324,7 +1377,7 @@ export type ExchangeRequest = Message<"hypercache.peer.v1.ExchangeRequest"> & {
  * Use `create(ExchangeRequestSchema)` to create a new message.
  */
 export const ExchangeRequestSchema: GenMessage<ExchangeRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 30);
+  messageDesc(file_hypercache_peer_v1_peer, 31);
 
 /**
  * ExchangeError is a failed call on an Exchange stream.
@@ -1350,7 +1403,7 @@ export type ExchangeError = Message<"hypercache.peer.v1.ExchangeError"> & {
  * Use `create(ExchangeErrorSchema)` to create a new message.
  */
 export const ExchangeErrorSchema: GenMessage<ExchangeError> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 31);
+  messageDesc(file_hypercache_peer_v1_peer, 32);
 
 /**
  * ExchangeResponse answers the call with the same id.
@@ -1404,7 +1457,7 @@ export type ExchangeResponse = Message<"hypercache.peer.v1.ExchangeResponse"> & 
  * Use `create(ExchangeResponseSchema)` to create a new message.
  */
 export const ExchangeResponseSchema: GenMessage<ExchangeResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 32);
+  messageDesc(file_hypercache_peer_v1_peer, 33);
 
 /**
  * DrainRequest has no fields.
@@ -1419,7 +1472,7 @@ export type DrainRequest = Message<"hypercache.peer.v1.DrainRequest"> & {
  * Use `create(DrainRequestSchema)` to create a new message.
  */
 export const DrainRequestSchema: GenMessage<DrainRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 33);
+  messageDesc(file_hypercache_peer_v1_peer, 34);
 
 /**
  * DrainResponse confirms the draining state.
@@ -1438,7 +1491,7 @@ export type DrainResponse = Message<"hypercache.peer.v1.DrainResponse"> & {
  * Use `create(DrainResponseSchema)` to create a new message.
  */
 export const DrainResponseSchema: GenMessage<DrainResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 34);
+  messageDesc(file_hypercache_peer_v1_peer, 35);
 
 /**
  * HandOffHintsRequest carries hints for one target node.
@@ -1480,7 +1533,7 @@ export type HandOffHintsRequest = Message<"hypercache.peer.v1.HandOffHintsReques
  * Use `create(HandOffHintsRequestSchema)` to create a new message.
  */
 export const HandOffHintsRequestSchema: GenMessage<HandOffHintsRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 35);
+  messageDesc(file_hypercache_peer_v1_peer, 36);
 
 /**
  * HandOffHintsResponse says which entries the receiver queued.
@@ -1508,7 +1561,7 @@ export type HandOffHintsResponse = Message<"hypercache.peer.v1.HandOffHintsRespo
  * Use `create(HandOffHintsResponseSchema)` to create a new message.
  */
 export const HandOffHintsResponseSchema: GenMessage<HandOffHintsResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 36);
+  messageDesc(file_hypercache_peer_v1_peer, 37);
 
 /**
  * LeaseRequest asks for the stampede lease of one key (see Lease).
@@ -1549,7 +1602,7 @@ export type LeaseRequest = Message<"hypercache.peer.v1.LeaseRequest"> & {
  * Use `create(LeaseRequestSchema)` to create a new message.
  */
 export const LeaseRequestSchema: GenMessage<LeaseRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 37);
+  messageDesc(file_hypercache_peer_v1_peer, 38);
 
 /**
  * LeaseResponse answers a LeaseRequest.
@@ -1596,7 +1649,7 @@ export type LeaseResponse = Message<"hypercache.peer.v1.LeaseResponse"> & {
  * Use `create(LeaseResponseSchema)` to create a new message.
  */
 export const LeaseResponseSchema: GenMessage<LeaseResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 38);
+  messageDesc(file_hypercache_peer_v1_peer, 39);
 
 /**
  * ReleaseLeaseRequest names the lease to end (see ReleaseLease).
@@ -1629,7 +1682,7 @@ export type ReleaseLeaseRequest = Message<"hypercache.peer.v1.ReleaseLeaseReques
  * Use `create(ReleaseLeaseRequestSchema)` to create a new message.
  */
 export const ReleaseLeaseRequestSchema: GenMessage<ReleaseLeaseRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 39);
+  messageDesc(file_hypercache_peer_v1_peer, 40);
 
 /**
  * ReleaseLeaseResponse answers a ReleaseLeaseRequest.
@@ -1657,7 +1710,7 @@ export type ReleaseLeaseResponse = Message<"hypercache.peer.v1.ReleaseLeaseRespo
  * Use `create(ReleaseLeaseResponseSchema)` to create a new message.
  */
 export const ReleaseLeaseResponseSchema: GenMessage<ReleaseLeaseResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 40);
+  messageDesc(file_hypercache_peer_v1_peer, 41);
 
 /**
  * HealthRequest asks whether the receiver is up.
@@ -1680,7 +1733,7 @@ export type HealthRequest = Message<"hypercache.peer.v1.HealthRequest"> & {
  * Use `create(HealthRequestSchema)` to create a new message.
  */
 export const HealthRequestSchema: GenMessage<HealthRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 41);
+  messageDesc(file_hypercache_peer_v1_peer, 42);
 
 /**
  * HealthResponse identifies the answering node.
@@ -1718,7 +1771,7 @@ export type HealthResponse = Message<"hypercache.peer.v1.HealthResponse"> & {
  * Use `create(HealthResponseSchema)` to create a new message.
  */
 export const HealthResponseSchema: GenMessage<HealthResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 42);
+  messageDesc(file_hypercache_peer_v1_peer, 43);
 
 /**
  * InspectRequest names the keys whose local records to describe.
@@ -1739,7 +1792,7 @@ export type InspectRequest = Message<"hypercache.peer.v1.InspectRequest"> & {
  * Use `create(InspectRequestSchema)` to create a new message.
  */
 export const InspectRequestSchema: GenMessage<InspectRequest> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 43);
+  messageDesc(file_hypercache_peer_v1_peer, 44);
 
 /**
  * RecordInfo describes one local record, never its value.
@@ -1796,7 +1849,7 @@ export type RecordInfo = Message<"hypercache.peer.v1.RecordInfo"> & {
  * Use `create(RecordInfoSchema)` to create a new message.
  */
 export const RecordInfoSchema: GenMessage<RecordInfo> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 44);
+  messageDesc(file_hypercache_peer_v1_peer, 45);
 
 /**
  * InspectResponse holds one RecordInfo per requested key, in request order.
@@ -1822,7 +1875,7 @@ export type InspectResponse = Message<"hypercache.peer.v1.InspectResponse"> & {
  * Use `create(InspectResponseSchema)` to create a new message.
  */
 export const InspectResponseSchema: GenMessage<InspectResponse> = /*@__PURE__*/
-  messageDesc(file_hypercache_peer_v1_peer, 45);
+  messageDesc(file_hypercache_peer_v1_peer, 46);
 
 /**
  * Consistency is how many owners must acknowledge a write or answer a read.
