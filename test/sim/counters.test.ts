@@ -8,6 +8,7 @@ import { fromUtf8 } from "../../src/core/byte-string.js";
 import { counterTotal, decodeCounter } from "../../src/core/counter-state.js";
 import { etagOf } from "../../src/core/etag.js";
 import type { WriteCondition } from "../../src/transport/index.js";
+import type { VersionedRecord } from "../../src/store/index.js";
 import type { WriteResult } from "../../src/cluster/index.js";
 import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
 import { expectCacheError, keyWhere, loseForwardAnswers, ownersOf, text } from "./data-path-fixtures.js";
@@ -464,6 +465,29 @@ describe("sim/counters", () => {
       expect((retry as WriteResult).counterValue, "the first call's value").to.equal((first as WriteResult).counterValue);
       await c.advance(5_000);
       for (const id of ["n2", "n3"]) expect(heldValue(c, id, key), `${id}: added once`).to.equal(1);
+    }),
+  );
+  it(
+    "a touch of a counter whose newest copy (by version) lacks the primary's latest increment keeps that increment (the owners' read merges it first), so the next add does not reuse its slot's seq (a review's suspicion, not reproduced)",
+    withSeed(4451, async () => {
+      const c = await cluster({ nodes: 3, seed: 4451 });
+      await c.advance(3_000); // still inside the settle window: a touch reads the owners first
+      const [n1, n2] = [c.node("n1"), c.node("n2")];
+      const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "touch-ctr");
+      for (let i = 0; i < 3; i++) await drive(c, [incrAt(c, "n1", key, 1, "quorum")]);
+      c.chaos.partition(["n1"], ["n2", "n3"]);
+      const [one] = await drive(c, [incrAt(c, "n1", key, 1, "one")]);
+      expect((one as WriteResult).counterValue, "acknowledged at ONE by n1").to.equal(4);
+      // n2's copy (without it) under a newer version: a merge it made, stamped by a clock ahead.
+      const older = n2.store.peek(key) as VersionedRecord;
+      n2.store.apply({ ...older, version: older.version + 5_000_000, origin: "n2", lastUpdatedMs: Math.floor((older.version + 5_000_000) / 1000) });
+      c.chaos.heal();
+      const [touched] = await drive(c, [n1.cache.admitWrite().touch(key, { ttlMs: 600_000 }, "quorum")]);
+      expect(touched).to.not.be.instanceOf(CacheError);
+      const [next] = await drive(c, [incrAt(c, "n1", key, 1, "quorum")]);
+      expect((next as WriteResult).counterValue, "every acknowledged increment counted").to.equal(5);
+      await c.advance(60_000);
+      for (const id of ["n1", "n2", "n3"]) expect(heldValue(c, id, key), id).to.equal(5);
     }),
   );
 });
