@@ -83,10 +83,36 @@ export function sameCa(a: Buffer | undefined, b: Buffer | undefined): boolean {
   return a === undefined || b === undefined ? a === b : a.equals(b);
 }
 
-/** The subject of a certificate both CA bundles hold (compared by SHA-256 fingerprint), or undefined. Pure. */
+/**
+ * The subject of a CA that both bundles trust, or undefined. Pure. Two certificates are one CA
+ * when they hold the same public key (a CA renewed with its key and subject is a new certificate
+ * with a new fingerprint, and verifies the same certificates: compared by fingerprint, a renewed
+ * copy in one bundle let every client certificate be a peer); a certificate of one bundle that a
+ * CA of the other issued chains to it as well.
+ */
 export function sharedCaSubject(a: Buffer, b: Buffer): string | undefined {
-  const inA = new Set(bundleCertificates(a).map((c) => c.fingerprint256));
-  return bundleCertificates(b).find((c) => inA.has(c.fingerprint256))?.subject.replace(/\n/g, ", ");
+  const inA = bundleCertificates(a);
+  const inB = bundleCertificates(b);
+  const subject = (c: X509Certificate) => c.subject.replace(/\n/g, ", ");
+  const keysOfA = new Set(inA.map(spkiOf));
+  const sameKey = inB.find((c) => keysOfA.has(spkiOf(c)));
+  if (sameKey !== undefined) return subject(sameKey);
+  for (const x of inA) {
+    for (const y of inB) {
+      if (issuedBy(x, y)) return subject(y);
+      if (issuedBy(y, x)) return subject(x);
+    }
+  }
+  return undefined;
+}
+
+function spkiOf(c: X509Certificate): string {
+  return c.publicKey.export({ type: "spki", format: "der" }).toString("base64");
+}
+
+/** Whether `cert` names `issuer` as its issuer and carries its signature. */
+function issuedBy(cert: X509Certificate, issuer: X509Certificate): boolean {
+  return cert.checkIssued(issuer) && cert.verify(issuer.publicKey);
 }
 
 /**
@@ -101,7 +127,7 @@ export function checkPeerCredential(peerToken: string | undefined, apiClientCa: 
   const shared = sharedCaSubject(apiClientCa, peerCa);
   if (shared === undefined) return;
   throw new TlsMaterialError(
-    `SERVICE_DIST_TLS_CA shares the certificate ${JSON.stringify(shared)} with SERVICE_API_TLS_CLIENT_CA and no SERVICE_PEER_TOKEN is set: ` +
+    `SERVICE_DIST_TLS_CA shares the CA ${JSON.stringify(shared)} with SERVICE_API_TLS_CLIENT_CA and no SERVICE_PEER_TOKEN is set: ` +
       `every client certificate it signed would be a peer credential (able to write any key, join the ring and drain the node); ` +
       `set SERVICE_PEER_TOKEN on every node, or give SERVICE_DIST_TLS_CA a CA that signs node certificates only`,
   );

@@ -3,6 +3,7 @@
 // falls back to an open API. Exit codes: 2 for configuration errors (settings, policy file, TLS
 // files), 1 for an OIDC issuer that cannot be used at boot. The processes start together in
 // before() and each test checks one outcome, so the file stays fast.
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -74,6 +75,12 @@ describe("auth: boot failures of the real binary", function () {
     await new Promise<void>((r) => down.listen(0, "127.0.0.1", r));
     const unreachable = `http://127.0.0.1:${await freePort()}`;
     const server = { SERVICE_API_TLS_CERT: certs.server.cert, SERVICE_API_TLS_KEY: certs.server.key };
+    // The test CA renewed: the same key and subject in a new certificate (a new fingerprint).
+    const renewedCa = () => {
+      const out = join(dir, "ca-renewed.crt");
+      execFileSync("openssl", ["req", "-x509", "-new", "-key", certs.ca.key, "-out", out, "-days", "3", "-subj", "/CN=hypercache test CA", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"], { stdio: ["ignore", "ignore", "pipe"] });
+      return out;
+    };
     const cases: Record<string, Record<string, string>> = {
       "policy missing": { SERVICE_AUTH_CONFIG: join(dir, "absent.yaml") },
       "policy bad yaml": { SERVICE_AUTH_CONFIG: file("bad.yaml", "tokens: [ {id: a, token: b") },
@@ -97,6 +104,13 @@ describe("auth: boot failures of the real binary", function () {
         SERVICE_DIST_TLS_CERT: certs.server.cert,
         SERVICE_DIST_TLS_KEY: certs.server.key,
         SERVICE_DIST_TLS_CA: file("bundle.crt", `${readFileSync(certs.foreignCa.cert, "utf8")}${readFileSync(certs.ca.cert, "utf8")}`),
+      },
+      "peer ca is the client ca renewed, no peer token": {
+        ...server,
+        SERVICE_API_TLS_CLIENT_CA: certs.ca.cert,
+        SERVICE_DIST_TLS_CERT: certs.server.cert,
+        SERVICE_DIST_TLS_KEY: certs.server.key,
+        SERVICE_DIST_TLS_CA: renewedCa(),
       },
       "dist ca not pem": { SERVICE_DIST_TLS_CERT: certs.server.cert, SERVICE_DIST_TLS_KEY: certs.server.key, SERVICE_DIST_TLS_CA: file("ca.txt", "not a certificate") },
     };
@@ -184,6 +198,10 @@ describe("auth: boot failures of the real binary", function () {
 
     it("a peer CA bundle sharing a certificate with the client API's CA, without a peer token: exit 2 (every client certificate would be a peer credential)", async () => {
       expectRecord(await outcome("peer ca is the client ca, no peer token"), 2, "tls configuration invalid", "SERVICE_DIST_TLS_CA", "SERVICE_API_TLS_CLIENT_CA", "SERVICE_PEER_TOKEN");
+    });
+
+    it("a peer CA bundle holding the client API's CA renewed with its key (another certificate, another fingerprint), without a peer token: exit 2 (it started, and a client certificate read and drained through the dist listener)", async () => {
+      expectRecord(await outcome("peer ca is the client ca renewed, no peer token"), 2, "tls configuration invalid", "SERVICE_DIST_TLS_CA", "SERVICE_API_TLS_CLIENT_CA", "SERVICE_PEER_TOKEN");
     });
 
     it("a peer CA file without a certificate: exit 2 with `tls configuration invalid`", async () => {

@@ -1,4 +1,6 @@
+import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect } from "chai";
 import { checkPeerCredential, loadConfig, readTlsMaterial, SettingError, sharedCaSubject, TlsMaterialError } from "../../../src/config/index.js";
 import { makeTestCerts, type TestCerts } from "../../helpers/certs.js";
@@ -16,6 +18,25 @@ describe("config/tls-material checkPeerCredential", () => {
     expect(sharedCaSubject(pem(certs.ca.cert), bundle)).to.equal("CN=hypercache test CA");
     expect(sharedCaSubject(bundle, pem(certs.foreignCa.cert))).to.equal("CN=some other CA");
     expect(sharedCaSubject(pem(certs.ca.cert), pem(certs.foreignCa.cert))).to.equal(undefined);
+  });
+
+  it("finds a CA the other bundle holds under another certificate: renewed with the same key (a new fingerprint), or one that issued a CA of the other bundle", () => {
+    const run = (args: string[]) => execFileSync("openssl", args, { cwd: certs.dir, stdio: ["ignore", "ignore", "pipe"] });
+    // The same CA renewed: same key and subject, new validity, so a new certificate and fingerprint.
+    run(["req", "-x509", "-new", "-key", certs.ca.key, "-out", "ca-renewed.crt", "-days", "3", "-subj", "/CN=hypercache test CA", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]);
+    const renewed = pem(join(certs.dir, "ca-renewed.crt"));
+    expect(renewed.equals(pem(certs.ca.cert)), "another certificate").to.equal(false);
+    expect(sharedCaSubject(pem(certs.ca.cert), renewed)).to.equal("CN=hypercache test CA");
+    expect(() => checkPeerCredential(undefined, pem(certs.ca.cert), renewed)).to.throw(TlsMaterialError);
+    // An intermediate CA the test CA issued (with its own key): its clients chain to the test CA.
+    run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-out", "inter.key"]);
+    run(["req", "-new", "-key", "inter.key", "-out", "inter.csr", "-subj", "/CN=clients intermediate"]);
+    writeFileSync(join(certs.dir, "inter.ext"), "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n");
+    run(["x509", "-req", "-in", "inter.csr", "-CA", certs.ca.cert, "-CAkey", certs.ca.key, "-set_serial", "0x1234", "-days", "2", "-out", "inter.crt", "-extfile", "inter.ext"]);
+    const intermediate = pem(join(certs.dir, "inter.crt"));
+    expect(sharedCaSubject(intermediate, pem(certs.ca.cert)), "client CA issued by the peer CA").to.not.equal(undefined);
+    expect(sharedCaSubject(pem(certs.ca.cert), intermediate), "peer CA issued by the client CA").to.not.equal(undefined);
+    expect(sharedCaSubject(intermediate, pem(certs.foreignCa.cert)), "unrelated").to.equal(undefined);
   });
 
   it("refuses a peer CA shared with the client API's CA when no peer token is set", () => {
