@@ -281,3 +281,8 @@ export const CLOCK_LIMITS = Object.freeze({ offsetMaxMs: 1_000, sampleTtlMs: 30_
 
 /** Bytes of a value GET /cluster/keys/{key}/value answers at most (the dashboard's preview). */
 export const VALUE_PREVIEW_BYTES_MAX = 4096;
+/**
+ * Value previews waiting for their turn at most (they run one per event-loop turn: each reads the
+ * whole value); past it a preview is refused 503 UNAVAILABLE with Retry-After: 1.
+ */
+export const VALUE_PREVIEW_QUEUE_MAX = 64;

@@ -7,7 +7,8 @@ import Koa from "koa";
 import type { components } from "../../gen/openapi/management.js";
 import type { Clock } from "../core/clock.js";
 import { CacheError, badRequest } from "../core/errors.js";
-import { SSE_SUBSCRIBERS_MAX } from "../core/limits.js";
+import { SSE_SUBSCRIBERS_MAX, VALUE_PREVIEW_BYTES_MAX } from "../core/limits.js";
+import { isCounterValue } from "../core/counter-state.js";
 import type { Config } from "../config/index.js";
 import type { Authenticator } from "../auth/index.js";
 import type { CacheService, DrainStatus, HintQueue, Lifecycle, Readiness, ReplicaInspector } from "../cluster/index.js";
@@ -15,7 +16,7 @@ import type { Logger } from "../log/index.js";
 import type { MemberTable } from "../membership/index.js";
 import type { ListenerDurations, Metrics, OperationLatencies, OtelMirror, SseHub } from "../observability/index.js";
 import type { HashRing } from "../ring/index.js";
-import type { ShardedStore } from "../store/index.js";
+import { isLiveAt, type ShardedStore } from "../store/index.js";
 import { SSE_RETRY_MS, subscribeEvents } from "./cluster-events.js";
 import type { DashboardAssets } from "./dashboard-assets.js";
 import { addDashboardRoutes } from "./dashboard-routes.js";
@@ -26,7 +27,7 @@ import { addRingRoute } from "./ring-route.js";
 import { addHintsRoute } from "./hints-route.js";
 import { answerHeld, browseKeys } from "./key-routes.js";
 import { addReplicasRoute } from "./replicas-route.js";
-import { addValuePreviewRoute } from "./value-preview-route.js";
+import { addValuePreviewRoute, type ValueHead } from "./value-preview-route.js";
 
 type Schemas = components["schemas"];
 
@@ -174,7 +175,7 @@ function addClusterRoutes(router: Router<AppState>, deps: ManagementAppDeps): vo
   });
 
   addReplicasRoute(router, readOrBetter(auth), { nodeId: config.nodeId, maxKeyBytes: config.maxKeyBytes, inspector: deps.replicas });
-  addValuePreviewRoute(router, readOrBetter(auth), { nodeId: config.nodeId, maxKeyBytes: config.maxKeyBytes, cache: deps.cache });
+  addValuePreviewRoute(router, readOrBetter(auth), { nodeId: config.nodeId, maxKeyBytes: config.maxKeyBytes, cache: deps.cache, localHead: localValueHead(deps) });
 
   router.delete("/cluster/members/:id", admin(auth), (ctx) => {
     const id = ctx.params.id as string;
@@ -249,4 +250,22 @@ export function createManagementApp(deps: ManagementAppDeps): Koa<AppState> {
   app.use(createManagementRouter(deps).routes());
   app.use(unknownRoute());
   return app;
+}
+
+/**
+ * The value preview's local read (value-preview-route.ts, localHead): with ONE reads, an owner's
+ * live copy, its first bytes only. Counters (their value reads as decimal text) and everything
+ * else go through the cluster read.
+ */
+function localValueHead(deps: ManagementAppDeps): ((key: string) => ValueHead | undefined) | undefined {
+  const { config, store, clock } = deps;
+  if (config.readConsistency !== "one") return undefined;
+  return (key) => {
+    if (!deps.ring().isOwner(key, config.nodeId)) return undefined;
+    const h = store.peekHeader(key);
+    if (h === undefined || !isLiveAt(h, clock.nowMs())) return undefined;
+    const head = store.valueHead(key, VALUE_PREVIEW_BYTES_MAX);
+    if (head === undefined || isCounterValue(head)) return undefined;
+    return { bytes: h.valueBytes, head, version: h.version, expiresAtMs: h.expiresAtMs };
+  };
 }

@@ -22,8 +22,23 @@ export type QueryParams = Pick<URLSearchParams, "getAll">;
  */
 export function parseQuery(query: string): QueryParams {
   checkQueryLength(query);
+  if (query.includes("%")) checkPercentEncoding(query);
   if (query.includes("%") || query.includes("+") || query.startsWith("?")) return new URLSearchParams(query);
   return new PlainQuery(query);
+}
+
+/**
+ * 400 unless every percent escape of the query is well formed and they decode to UTF-8.
+ * URLSearchParams turns a bad escape into its literal text and invalid UTF-8 into U+FFFD, so
+ * `q=%C0%80` listed keys under another prefix instead of being refused (a review), where the
+ * same bytes in a key path are 400.
+ */
+function checkPercentEncoding(query: string): void {
+  try {
+    decodeURIComponent(query);
+  } catch {
+    throw badRequest("query string is not valid percent-encoded UTF-8");
+  }
 }
 
 /** A query of literal names and values, split on `&` and the first `=` of each part (empty parts skipped). */

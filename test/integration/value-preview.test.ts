@@ -45,6 +45,12 @@ describe("GET /cluster/keys/{key}/value (the dashboard's value preview)", functi
     expect(Buffer.from(body.preview_base64, "base64").equals(big.subarray(0, 4096))).to.equal(true);
   });
 
+  it("a counter previews as the decimal text a GET answers, not its stored state", async () => {
+    for (let i = 0; i < 3; i++) expect((await fetch(`${node.api}/v1/cache/hits/incr`, { method: "POST", headers: auth })).status).to.equal(200);
+    const body = (await (await preview("hits")).json()) as { bytes: number; preview_base64: string };
+    expect([Buffer.from(body.preview_base64, "base64").toString(), body.bytes]).to.deep.equal(["3", 1]);
+  });
+
   it("a missing key is a 404 envelope, an over-long key a 400, no credential a 401", async () => {
     const missing = await preview("no-such-key");
     expect(missing.status).to.equal(404);
