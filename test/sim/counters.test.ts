@@ -490,4 +490,26 @@ describe("sim/counters", () => {
       for (const id of ["n1", "n2", "n3"]) expect(heldValue(c, id, key), id).to.equal(5);
     }),
   );
+  it(
+    "a QUORUM read of a counter merges the owners' copies: a copy under a newer version that lacks an acknowledged increment does not hide it (the newest by version was answered)",
+    withSeed(4461, async () => {
+      const c = await cluster({ nodes: 3, seed: 4461 });
+      await c.advance(3_000);
+      const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "read-merge");
+      for (let i = 0; i < 3; i++) await drive(c, [incrAt(c, "n1", key, 1, "quorum")]);
+      await c.advance(1_000);
+      c.chaos.partition(["n1", "n2"], ["n3"]);
+      const [acked] = await drive(c, [incrAt(c, "n1", key, 1, "quorum")]);
+      expect((acked as WriteResult).counterValue, "acknowledged by n1 and n2").to.equal(4);
+      // n3's copy, without it, under a newer version (a merge it stamped with a clock ahead).
+      const older = c.node("n3").store.peek(key) as VersionedRecord;
+      const ahead = older.version + 5_000_000;
+      c.node("n3").store.apply({ ...older, version: ahead, origin: "n3", lastUpdatedMs: Math.floor(ahead / 1000) });
+      c.chaos.partition();
+      for (const via of ["n3", "n2", "n1"]) {
+        const read = await c.node(via).cache.read(key, "quorum");
+        expect(text(read.item?.value), `QUORUM read through ${via}`).to.equal("4");
+      }
+    }),
+  );
 });

@@ -24,6 +24,8 @@ import { hasMajority, replicaCount, requiredAcks, waitForQuorum } from "../write
 import type { ReadRepairer } from "./read-repair.js";
 import type { ReplicaApplier } from "../replica-applier.js";
 import { quotedKey } from "../../core/key-check.js";
+import { isCounterValue } from "../../core/counter-state.js";
+import { mergeCounterRecord } from "../counter-merge.js";
 
 export interface ReaderDeps {
   readonly selfId: string;
@@ -38,6 +40,11 @@ export interface ReaderDeps {
   readonly replication: number;
   /** True when this node's own copies count towards its quorum reads (quorum-vote.ts). */
   readonly votes: () => boolean;
+  /**
+   * Versions for a counter merged from the answers of a quorum read (a state no owner holds yet);
+   * without it a read answers the newest copy by version alone.
+   */
+  readonly stampMerged?: (floor: number) => number;
 }
 
 interface Answer {
@@ -219,13 +226,32 @@ export class Reader {
         ...(abstained > 0 ? { counted, abstained } : {}),
       });
     }
-    const chosen = newest(wait.answers);
+    const chosen = this.withCounterAnswers(newest(wait.answers), wait.answers);
     for (const a of wait.answers) this.repairIfStale(a, chosen);
     // Owners that answer after the quorum are repaired too.
     void wait.late.then((late) => {
       for (const a of late) this.repairIfStale(a, chosen);
     });
     return chosen;
+  }
+
+  /**
+   * The newest copy, with the other answers' counter slots merged in when it is a counter: a copy
+   * under a newer version (a merge an owner stamped with its clock ahead) may lack an increment
+   * other owners acknowledged, and the newest by version alone hid it (a review's suspicion,
+   * reproduced: an increment acknowledged at QUORUM read back one short). A merged state no
+   * owner holds is stamped anew, so the repairs that follow take it to every owner.
+   */
+  private withCounterAnswers(chosen: VersionedRecord | undefined, answers: readonly Answer[]): VersionedRecord | undefined {
+    const stamp = this.deps.stampMerged;
+    if (chosen === undefined || chosen.tombstone || stamp === undefined || !isCounterValue(chosen.value)) return chosen;
+    let best = chosen;
+    for (const a of answers) {
+      if (a.rec === undefined || a.rec === chosen) continue;
+      const m = mergeCounterRecord(a.rec, best, this.deps.selfId, stamp);
+      if (m.kind === "store") best = m.record;
+    }
+    return best;
   }
 
   /**
