@@ -46,6 +46,24 @@ type AnyResponse = ServerResponse | Http2ServerResponse;
  * the fixed paths) gets 401 with the JSON envelope. An HTTP/1.1 request that has a body closes
  * its connection after the answer, so the body is never read.
  */
+/** Bytes of a refused gRPC call's body over HTTP/1.1 read and dropped before its connection is cut. */
+const REFUSED_GRPC_BODY_READ_MAX = 64 * 1024;
+
+/**
+ * Reads and drops a refused request's body up to REFUSED_GRPC_BODY_READ_MAX, then cuts the
+ * connection: a small body (a client still writing it) ends normally and its client reads the
+ * answer, where closing at once made a gRPC-Web client see a reset (INTERNAL) instead of
+ * Unauthenticated; a large one is not read to its end (Node read a refused call's whole body:
+ * 3.7 GB in 5 s).
+ */
+function dropBodyUpToCap(req: IncomingMessage): void {
+  let read = 0;
+  req.on("data", (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > REFUSED_GRPC_BODY_READ_MAX) req.socket.destroy();
+  });
+}
+
 export function refusePeerRequest(req: AnyRequest, res: AnyResponse, reason: string): void {
   const type = String(req.headers["content-type"] ?? "").toLowerCase();
   if (type.startsWith("application/grpc")) {
@@ -58,10 +76,8 @@ export function refusePeerRequest(req: AnyRequest, res: AnyResponse, reason: str
     if ("stream" in req && !web) {
       if (!req.stream.destroyed && !req.stream.closed) req.stream.respond({ ":status": 200, ...headers }, { endStream: true });
     } else {
-      // Over HTTP/1.1 a declared body is never read: the connection ends with the answer (kept
-      // open, Node read and dropped the whole body: 3.7 GB in 5 s of a refused gRPC-Web call).
-      const close = !("stream" in req) && declaresBody(req.headers);
-      (res as ServerResponse).writeHead(200, close ? { ...headers, connection: "close" } : headers);
+      if (!("stream" in req) && declaresBody(req.headers)) dropBodyUpToCap(req);
+      (res as ServerResponse).writeHead(200, headers);
       res.end();
     }
     return;

@@ -127,16 +127,27 @@ describe("dist listener: authentication comes before the body", function () {
     c.destroy();
   });
 
-  it("over HTTP/1.1 a refused request that declares a body gets Connection: close and the connection ends, whatever its content type (a refused gRPC-Web call was kept open and its body read: 3.7 GB in 5 s)", async () => {
+  it("over HTTP/1.1 a refused request's large body is not read to its end: JSON gets Connection: close, gRPC and gRPC-Web are cut after 64 KiB (a refused gRPC-Web call was kept open and its body read: 3.7 GB in 5 s)", async () => {
     for (const type of ["application/json", "application/grpc-web+proto", "application/grpc", "application/grpc-web-text"]) {
       const c = await RawConnection.open(node.distPort);
       await c.write(`POST ${SERVICE}/Set HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${type}\r\nContent-Length: 104857600\r\n\r\n`);
       const r = await c.read({ headOnly: true });
-      expect(r.headers.connection, type).to.equal("close");
+      if (type === "application/json") expect(r.headers.connection, type).to.equal("close");
+      else expect(r.headers["grpc-status"], type).to.equal("16");
+      // More than the 64 KiB a refused gRPC call's body is read for, a piece at a time.
+      for (let i = 0; i < 4 && !c.endedByPeer; i++) await c.write(Buffer.alloc(32 * 1024)).catch(() => undefined);
       const closedAt = await Promise.race([c.closed, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 2_000))]);
       expect(closedAt, `${type}: the node closed the connection without reading the body`).to.be.greaterThan(0);
       c.destroy();
     }
+  });
+
+  it("over HTTP/1.1 a refused gRPC-Web call with a small body is answered Unauthenticated on a connection that stays open", async () => {
+    const c = await RawConnection.open(node.distPort);
+    await c.write(`POST ${SERVICE}/Health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/grpc-web+proto\r\nContent-Length: 5\r\n\r\n\u0000\u0000\u0000\u0000\u0000`);
+    const r = await c.read({ headOnly: true });
+    expect([r.status, r.headers["grpc-status"], r.headers.connection]).to.deep.equal([200, "16", "keep-alive"]);
+    c.destroy();
   });
 
   it("Expect: 100-continue over HTTP/2: without the token no 100 Continue comes before the 401; with it, 100 then the answer", async () => {
