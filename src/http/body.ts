@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ClientBytesBudget } from "./client-bytes-budget.js";
 import { CacheError, badRequest } from "../core/errors.js";
 import { JsonBodyScanner, type JsonScanLimits } from "./json-body-scanner.js";
-import { markBodyDiscarding } from "./unread-body.js";
+import { discardRest } from "./unread-body.js";
 
 /**
  * A refused oversized body. `closeConnection` is set when the rest of the body is not read: the
@@ -17,21 +17,6 @@ export class BodyTooLarge extends CacheError {
   constructor(what: string, limitBytes: number, readonly closeConnection: boolean) {
     super("PAYLOAD_TOO_LARGE", `${what} is larger than ${limitBytes} bytes`, { limit_bytes: limitBytes });
   }
-}
-
-/**
- * After refusing an oversized body, reads and discards the rest of it while the whole body stays
- * within `capBytes` (twice the limit), so the client reads its 413 answer and the keep-alive
- * connection stays usable; past the cap the connection is closed.
- */
-function discardRest(req: IncomingMessage, alreadyRead: number, capBytes: number): void {
-  markBodyDiscarding(req);
-  let seen = alreadyRead;
-  req.on("data", (chunk: Buffer) => {
-    seen += chunk.length;
-    if (seen > capBytes) req.socket.destroy();
-  });
-  req.resume();
 }
 
 /** Refuses a declared Content-Length past the limit before reading anything (413). */

@@ -11,6 +11,22 @@ export function markBodyDiscarding(req: IncomingMessage): void {
   (req as Marked)[DISCARDING] = true;
 }
 
+/**
+ * Reads and discards the rest of a refused request's body while the whole body stays within
+ * `capBytes`, so the client reads its answer and the keep-alive connection stays usable; past the
+ * cap the connection is closed (an oversized body's 413 in body.ts, a refused peer call in
+ * peer-gate.ts).
+ */
+export function discardRest(req: IncomingMessage, alreadyRead: number, capBytes: number): void {
+  markBodyDiscarding(req);
+  let seen = alreadyRead;
+  req.on("data", (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > capBytes) req.socket.destroy();
+  });
+  req.resume();
+}
+
 /** True when body.ts reads the rest of the body only to drop it. */
 export function bodyDiscarding(req: IncomingMessage): boolean {
   return (req as Marked)[DISCARDING] === true;

@@ -71,20 +71,23 @@ export function addValuePreviewRoute(router: Router<AppState>, guard: Koa.Middle
   router.get("/cluster/keys/:key/value", guard, async (ctx) => {
     const { nodeId, maxKeyBytes, cache } = deps;
     const key = keyInPath(ctx.path, PREFIX, SUFFIX, maxKeyBytes);
-    const local = deps.localHead?.(key);
-    const item = local !== undefined ? undefined : await turns.run(async () => (await cache.read(key)).item);
-    if (local === undefined && item === undefined) throw new CacheError("NOT_FOUND", `no live value for key ${quotedKey(key)}`);
-    // Values are byte strings (one character per byte): only the preview's bytes are copied.
-    const found: ValueHead = local ?? { bytes: item!.value.length, head: item!.value.slice(0, VALUE_PREVIEW_BYTES_MAX), version: item!.version, expiresAtMs: item!.expiresAtMs };
+    const found = deps.localHead?.(key) ?? (await turns.run(() => headThroughCluster(cache, key)));
+    if (found === undefined) throw new CacheError("NOT_FOUND", `no live value for key ${quotedKey(key)}`);
     const out: Schemas["ValuePreview"] = {
       key,
       node: nodeId,
       bytes: found.bytes,
-      preview_base64: Buffer.from(found.head.slice(0, VALUE_PREVIEW_BYTES_MAX), "latin1").toString("base64"),
+      preview_base64: Buffer.from(found.head, "latin1").toString("base64"),
       truncated: found.bytes > VALUE_PREVIEW_BYTES_MAX,
       expires_at: found.expiresAtMs === 0 ? null : new Date(found.expiresAtMs).toISOString(),
       version: found.version,
     };
     ctx.body = out;
   });
+}
+
+/** A client read's value, cut to the preview (values are byte strings: only its bytes are copied). */
+async function headThroughCluster(cache: CacheService, key: string): Promise<ValueHead | undefined> {
+  const { item } = await cache.read(key);
+  return item === undefined ? undefined : { bytes: item.value.length, head: item.value.slice(0, VALUE_PREVIEW_BYTES_MAX), version: item.version, expiresAtMs: item.expiresAtMs };
 }

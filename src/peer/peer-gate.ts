@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { writeJson } from "../http/respond.js";
-import { declaresBody } from "../http/unread-body.js";
+import { declaresBody, discardRest } from "../http/unread-body.js";
 import { bearerToken, secretsEqual } from "./peer-auth.js";
 
 export interface PeerGateOptions {
@@ -46,23 +46,13 @@ type AnyResponse = ServerResponse | Http2ServerResponse;
  * the fixed paths) gets 401 with the JSON envelope. An HTTP/1.1 request that has a body closes
  * its connection after the answer, so the body is never read.
  */
-/** Bytes of a refused gRPC call's body over HTTP/1.1 read and dropped before its connection is cut. */
-const REFUSED_GRPC_BODY_READ_MAX = 64 * 1024;
-
 /**
- * Reads and drops a refused request's body up to REFUSED_GRPC_BODY_READ_MAX, then cuts the
- * connection: a small body (a client still writing it) ends normally and its client reads the
- * answer, where closing at once made a gRPC-Web client see a reset (INTERNAL) instead of
- * Unauthenticated; a large one is not read to its end (Node read a refused call's whole body:
- * 3.7 GB in 5 s).
+ * Bytes of a refused gRPC call's body over HTTP/1.1 read and dropped before its connection is
+ * cut: a client still writing a small body reads its Unauthenticated (closing at once made a
+ * gRPC-Web client see a reset, INTERNAL), and a large one is not read to its end (Node read a
+ * refused call's whole body: 3.7 GB in 5 s).
  */
-function dropBodyUpToCap(req: IncomingMessage): void {
-  let read = 0;
-  req.on("data", (chunk: Buffer) => {
-    read += chunk.length;
-    if (read > REFUSED_GRPC_BODY_READ_MAX) req.socket.destroy();
-  });
-}
+const REFUSED_GRPC_BODY_READ_MAX = 64 * 1024;
 
 export function refusePeerRequest(req: AnyRequest, res: AnyResponse, reason: string): void {
   const type = String(req.headers["content-type"] ?? "").toLowerCase();
@@ -76,7 +66,7 @@ export function refusePeerRequest(req: AnyRequest, res: AnyResponse, reason: str
     if ("stream" in req && !web) {
       if (!req.stream.destroyed && !req.stream.closed) req.stream.respond({ ":status": 200, ...headers }, { endStream: true });
     } else {
-      if (!("stream" in req) && declaresBody(req.headers)) dropBodyUpToCap(req);
+      if (!("stream" in req) && declaresBody(req.headers)) discardRest(req, 0, REFUSED_GRPC_BODY_READ_MAX);
       (res as ServerResponse).writeHead(200, headers);
       res.end();
     }

@@ -13,6 +13,7 @@ import { CacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Owners } from "../../ring/index.js";
 import { isLiveAt, type VersionedRecord } from "../../store/index.js";
+import type { Mutable } from "../../core/mutable.js";
 import type { ClientWrite } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import { encodedCounterStep } from "./counter-step.js";
@@ -37,20 +38,27 @@ export class CounterWriter {
    * `takenOver`: a replica owner adds it because the primary could not (see readAt).
    */
   incr(write: ClientWrite, owners: Owners, level: ConsistencyLevel, takenOver = false): Promise<WriteResult> {
-    const remembered = this.remembered(write);
+    // Fingerprinted once per call: the lookups, the add and the answer share it.
+    const idem = idempotentRequest(write);
+    let remembered: WriteResult | undefined;
+    try {
+      remembered = this.remembered(write.key, idem);
+    } catch (err) {
+      // A key reused with another request (409): a rejection, like every other refusal.
+      return Promise.reject(err);
+    }
     if (remembered !== undefined) return Promise.resolve(remembered);
     const plan: LockedPlan = {
-      early: () => this.remembered(write),
+      early: () => this.remembered(write.key, idem),
       readAt: (held) => this.readAt(held, owners, level, write.condition !== undefined, takenOver),
       readMetric: "dist.incr.quorum_reads",
-      write: (state) => this.add(write, owners, level, state),
+      write: (state) => this.add(write, idem, owners, level, state),
     };
     return runLocked(this.deps, write.key, owners, level, plan);
   }
 
-  private remembered(write: ClientWrite): WriteResult | undefined {
-    const idem = idempotentRequest(write);
-    return idem === undefined ? undefined : this.deps.idempotency.get(write.key, idem);
+  private remembered(key: string, idem: IdempotentRequest | undefined): WriteResult | undefined {
+    return idem === undefined ? undefined : this.deps.idempotency.get(key, idem);
   }
 
   /**
@@ -69,13 +77,12 @@ export class CounterWriter {
   }
 
   /** Adds to this node's slot of the counter it holds (merged with what the owners read gave). */
-  private async add(write: ClientWrite, owners: Owners, level: ConsistencyLevel, { need, held }: LockedState): Promise<WriteResult> {
+  private async add(write: ClientWrite, idem: IdempotentRequest | undefined, owners: Owners, level: ConsistencyLevel, { need, held }: LockedState): Promise<WriteResult> {
     const now = this.deps.clock.nowMs();
     const live = isLiveAt(held, now) ? held : undefined;
-    const idem = idempotentRequest(write);
     const added = idem === undefined ? undefined : this.deps.idempotency.addedValue(write.key, idem);
     // A retry of an increment added here but not acknowledged: push the counter again, no add.
-    if (added !== undefined && live !== undefined) return this.pushAgain(write, owners, level, need, live, added);
+    if (added !== undefined && live !== undefined) return this.pushAgain(write, idem, owners, level, need, live, added);
     // If-Match is evaluated against the record the increment adds to (after the owners were read,
     // it holds their newest state): the ETag a client read from the primary.
     const verdict = evaluatePrecondition(write.condition, live);
@@ -89,17 +96,11 @@ export class CounterWriter {
     // plain integer takes it when the call names one, else keeps the value's; later increments
     // keep the counter's. Kept as it is (absolute), never re-counted from this write's time.
     const keep = live !== undefined && !(step.created && write.ttlMs > 0);
+    const set: Mutable<ClientWrite> = { kind: "set", key: write.key, value: step.value, ttlMs: keep ? 0 : write.ttlMs };
+    if (keep) set.expiresAtMs = live.expiresAtMs;
     // Under an Idempotency-Key the result rides the pushes: every owner that applies the record
     // remembers it (rememberPushed), so a retry that reaches another owner answers it too.
-    const idempotent = idem === undefined ? undefined : { idemKey: idem.idemKey, fingerprint: idem.fingerprint, value, appliedBy: this.deps.selfId };
-    const set: ClientWrite = {
-      kind: "set",
-      key: write.key,
-      value: step.value,
-      ttlMs: keep ? 0 : write.ttlMs,
-      ...(keep ? { expiresAtMs: (live as VersionedRecord).expiresAtMs } : {}),
-      ...(idempotent !== undefined ? { idempotent } : {}),
-    };
+    if (idem !== undefined) set.idempotent = { idemKey: idem.idemKey, fingerprint: idem.fingerprint, value, appliedBy: this.deps.selfId };
     // A conditional increment is pushed with the owner list: an owner that sees another ring
     // refuses it. One literal without spreads (V8 builds a literal with spreads on a slow path).
     const options: CoordinateOptions = { restamps: false, need, heldVersion: held?.version ?? 0, valueBytes: String(value).length, expectedOwners: write.condition !== undefined ? owners : undefined };
@@ -112,7 +113,7 @@ export class CounterWriter {
       throw err;
     }
     this.deps.metrics.inc("dist.incr.applied");
-    return this.answered(write, r, value);
+    return this.answered(write.key, idem, r, value);
   }
 
   /**
@@ -131,19 +132,18 @@ export class CounterWriter {
   }
 
   /** Pushes the counter this node holds (its earlier add included) to the owners again, at `level`. */
-  private async pushAgain(write: ClientWrite, owners: Owners, level: ConsistencyLevel, need: number, rec: VersionedRecord, value: number): Promise<WriteResult> {
+  private async pushAgain(write: ClientWrite, idem: IdempotentRequest | undefined, owners: Owners, level: ConsistencyLevel, need: number, rec: VersionedRecord, value: number): Promise<WriteResult> {
     const set: ClientWrite = { kind: "set", key: write.key, value: rec.value, ttlMs: 0, expiresAtMs: rec.expiresAtMs };
     const options: CoordinateOptions = { restamps: false, need, heldVersion: rec.version, valueBytes: String(value).length, expectedOwners: undefined };
-    return this.answered(write, await this.deps.coordinator.coordinate(set, owners, level, options), value);
+    return this.answered(write.key, idem, await this.deps.coordinator.coordinate(set, owners, level, options), value);
   }
 
   /** The answer of an acknowledged increment, remembered under its Idempotency-Key. */
-  private answered(write: ClientWrite, r: WriteResult, value: number): WriteResult {
+  private answered(key: string, idem: IdempotentRequest | undefined, r: WriteResult, value: number): WriteResult {
     const result: WriteResult = {
       key: r.key, applied: r.applied, bytes: r.bytes, owners: r.owners, version: r.version, origin: r.origin, expiresAtMs: r.expiresAtMs, counterValue: value, appliedBy: this.deps.selfId,
     };
-    const idem = idempotentRequest(write);
-    if (idem !== undefined) this.deps.idempotency.remember(write.key, idem, result);
+    if (idem !== undefined) this.deps.idempotency.remember(key, idem, result);
     return result;
   }
 }

@@ -1,8 +1,9 @@
-// Results of incr calls by Idempotency-Key, on the node that applied them: a retry with the same
-// key gets the first result instead of adding again. Bounded in time and count (core/limits.ts
-// IDEMPOTENCY_LIMITS): entries expire after ttlMs, and past entriesMax the oldest is forgotten.
-// Not replicated: a retry that lands on another owner (one that promoted itself while the
-// primary was unreachable) applies again. An increment added here but short of its
+// Results of incr calls by Idempotency-Key, on every owner of the key: the node that added the
+// increment, and the owners that applied its pushed record (CounterWriter.rememberPushed): a
+// retry with the same key gets the first result instead of adding again. Bounded in time and
+// count (core/limits.ts IDEMPOTENCY_LIMITS): entries expire after ttlMs, and past entriesMax the
+// oldest is forgotten. In memory only: a node that restarted since, or that the push has not
+// reached yet, adds again. An increment added here but short of its
 // acknowledgements (503 QUORUM_FAILED) is remembered as added, with the value it gave: its
 // retry pushes the counter again instead of adding again (counter-writer.ts).
 // Each result is kept with the request's fingerprint (delta, initial, ttl and If-Match): the same
@@ -21,7 +22,7 @@ export interface IdempotencyLimits {
 interface Entry {
   /** The answer given, or (a number) the value an increment added but not acknowledged gave. */
   readonly outcome: WriteResult | number;
-  /** What the request asked (idempotencyFingerprint). */
+  /** What the request asked (counter-writer.ts idempotentRequest). */
   readonly fingerprint: string;
   readonly expiresAtMs: number;
 }
