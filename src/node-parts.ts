@@ -148,7 +148,6 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
     metrics,
     replication: config.replication,
     votes: () => f.vote.voting,
-    stampMerged: (floor) => versions.next(floor),
   });
   const forwarder = new Forwarder({ selfId, transport, timers, clock, metrics });
   const locks = new KeyLock(CONDITIONAL_LIMITS);

@@ -10,18 +10,20 @@ export type CounterMerge =
   | { readonly kind: "gate" }
   /** The held counter already contains the incoming one: nothing to store (an acknowledgement). */
   | { readonly kind: "held" }
-  /** Store this merged record, stamped above both. */
+  /** Store this merged record, stamped just above both. */
   | { readonly kind: "store"; readonly record: VersionedRecord };
 
 const GATE: CounterMerge = Object.freeze({ kind: "gate" });
 const HELD: CounterMerge = Object.freeze({ kind: "held" });
 
 /**
- * The merge of `incoming` into `held`. `stamp(floor)` gives a version above `floor` for a merged
- * state that equals neither side; it is stamped with `selfId` as origin, so every node that holds
- * the same state ends up with the same (version, origin) through the gate.
+ * The merge of `incoming` into `held`. A merged state that equals neither side is stamped with
+ * `selfId` as origin and the version just above both sides, not with the clock: a merge orders
+ * after the copies it joins and before any write that came after them. Stamped with the clock
+ * ("now"), a merge of two copies older than a DELETE outranked the DELETE's tombstone, and the
+ * deleted counter came back on every owner (a review, reproduced in sim/counters seed 4471).
  */
-export function mergeCounterRecord(incoming: VersionedRecord, held: VersionedRecord | undefined, selfId: string, stamp: (floor: number) => number): CounterMerge {
+export function mergeCounterRecord(incoming: VersionedRecord, held: VersionedRecord | undefined, selfId: string): CounterMerge {
   if (incoming.tombstone || held === undefined || held.tombstone) return GATE;
   const mine = decodeCounter(held.value);
   const theirs = mine === undefined ? undefined : decodeCounter(incoming.value);
@@ -30,7 +32,7 @@ export function mergeCounterRecord(incoming: VersionedRecord, held: VersionedRec
   const newer = compareVersions(incoming.version, incoming.origin, held.version, held.origin) > 0;
   if (sameCounter(merged, theirs) && newer) return GATE;
   if (sameCounter(merged, mine)) return HELD;
-  const version = stamp(Math.max(incoming.version, held.version));
+  const version = Math.max(incoming.version, held.version) + 1;
   const winner = theirs.generation > mine.generation || (theirs.generation === mine.generation && newer) ? incoming : held;
   return {
     kind: "store",

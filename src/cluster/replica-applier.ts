@@ -204,8 +204,9 @@ export class ReplicaApplier {
     if (rec.version < this.deps.versionFloor()) return BEFORE_RESET;
     this.deps.versions.observe(rec.version);
     // Counters merge instead of last-write-wins (counter-merge.ts).
-    const merge = isCounterValue(rec.value) ? mergeCounterRecord(rec, store.peek(rec.key), this.deps.selfId, (floor) => this.deps.versions.next(floor)) : undefined;
+    const merge = isCounterValue(rec.value) ? mergeCounterRecord(rec, store.peek(rec.key), this.deps.selfId) : undefined;
     if (merge?.kind === "held") return DUPLICATE;
+    if (merge?.kind === "store") this.deps.versions.observe(merge.record.version);
     const r = store.apply(merge?.kind === "store" ? merge.record : rec);
     if (r.applied === Applied.Stored) return STORED;
     if (r.applied === Applied.Duplicate) return DUPLICATE;

@@ -512,4 +512,35 @@ describe("sim/counters", () => {
       }
     }),
   );
+
+  it(
+    "a DELETE of a counter acknowledged at QUORUM stays deleted when owners later merge older counter copies (a merge was stamped with the clock, above the delete)",
+    withSeed(4471, async () => {
+      const c = await cluster({ nodes: 3, seed: 4471, env: { SERVICE_REPLICATION: "3", SERVICE_DEAD_AFTER: "600s", SERVICE_HINT_TTL: "600s" } });
+      await c.advance(2_000);
+      const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "merge-after-delete");
+      await drive(c, [incrAt(c, "n1", key, 1, "quorum")]);
+      await c.advance(500);
+      // n2 alone takes an increment (its own slot) and keeps hints of it for n1 and n3.
+      c.chaos.partition(["n2"], ["n1", "n3"]);
+      await drive(c, [incrAt(c, "n2", key, 1, "one")]);
+      // The primary takes one more with n3.
+      await drive(c, [incrAt(c, "n1", key, 1, "quorum")]);
+      // n1 and n2 meet again and merge their copies; n3 is away.
+      c.chaos.partition(["n1", "n2"], ["n3"]);
+      await c.advance(2_000);
+      const [deleted] = await drive(c, [c.node("n1").cache.admitWrite().remove(key, "quorum")]);
+      expect(deleted, "the DELETE is acknowledged").to.not.be.instanceOf(CacheError);
+      // n3 meets n2 first: n2's hint of its old increment merges into n3's old copy.
+      c.chaos.partition(["n1"], ["n2", "n3"]);
+      await c.advance(2_000);
+      c.chaos.heal();
+      await c.advance(120_000);
+      for (const id of ["n1", "n2", "n3"]) {
+        const rec = c.node(id).store.peek(key);
+        expect(rec === undefined || rec.tombstone, `${id} holds ${rec === undefined ? "nothing" : text(rec.value)}`).to.equal(true);
+      }
+      expect((await c.node("n1").cache.read(key, "quorum")).item, "a QUORUM read after the heal").to.equal(undefined);
+    }),
+  );
 });

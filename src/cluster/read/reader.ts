@@ -40,11 +40,6 @@ export interface ReaderDeps {
   readonly replication: number;
   /** True when this node's own copies count towards its quorum reads (quorum-vote.ts). */
   readonly votes: () => boolean;
-  /**
-   * Versions for a counter merged from the answers of a quorum read (a state no owner holds yet);
-   * without it a read answers the newest copy by version alone.
-   */
-  readonly stampMerged?: (floor: number) => number;
 }
 
 interface Answer {
@@ -237,18 +232,18 @@ export class Reader {
 
   /**
    * The newest copy, with the other answers' counter slots merged in when it is a counter: a copy
-   * under a newer version (a merge an owner stamped with its clock ahead) may lack an increment
+   * under a newer version (another writer's increment, or a merge) may lack an increment
    * other owners acknowledged, and the newest by version alone hid it (a review's suspicion,
    * reproduced: an increment acknowledged at QUORUM read back one short). A merged state no
-   * owner holds is stamped anew, so the repairs that follow take it to every owner.
+   * owner holds is stamped just above the copies it joins (counter-merge.ts), so the repairs that
+   * follow take it to every owner.
    */
   private withCounterAnswers(chosen: VersionedRecord | undefined, answers: readonly Answer[]): VersionedRecord | undefined {
-    const stamp = this.deps.stampMerged;
-    if (chosen === undefined || chosen.tombstone || stamp === undefined || !isCounterValue(chosen.value)) return chosen;
+    if (chosen === undefined || chosen.tombstone || !isCounterValue(chosen.value)) return chosen;
     let best = chosen;
     for (const a of answers) {
       if (a.rec === undefined || a.rec === chosen) continue;
-      const m = mergeCounterRecord(a.rec, best, this.deps.selfId, stamp);
+      const m = mergeCounterRecord(a.rec, best, this.deps.selfId);
       if (m.kind === "store") best = m.record;
     }
     return best;
