@@ -7,7 +7,7 @@ import { bootIdFrom, type Random } from "./core/random.js";
 import type { Config } from "./config/index.js";
 import type { Authenticator } from "./auth/index.js";
 import {
-  CatchUp, ClusterCache, ContactGuard, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
+  CatchUp, ClusterCache, ContactGuard, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintBytes, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
   MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
   SettleWindow, SyncLoop, VersionClock, WriteCoordinator, ConditionalWriter, CounterWriter, IdempotencyCache, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
   LeaseTable, Leases, QuorumVote, ViewsDisagreement, hasMajority,
@@ -117,7 +117,8 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
   const { metrics, store, versions, view, transport } = f;
   const selfId = config.nodeId;
   // Failed migrations queue like hints, with the same caps and TTL.
-  const queueDeps = { clock, metrics, logger, limits: { ttlMs: config.hintTtlMs, maxPerNode: config.hintMaxPerNode, maxBytes: config.hintMaxBytes } };
+  // One byte cap (SERVICE_HINT_MAX_BYTES) covers both queues together.
+  const queueDeps = { clock, metrics, logger, limits: { ttlMs: config.hintTtlMs, maxPerNode: config.hintMaxPerNode, maxBytes: config.hintMaxBytes }, budget: new HintBytes(config.hintMaxBytes) };
   const hints = new HintQueue({ ...queueDeps, names: HINTED_METRICS });
   const migrations = new HintQueue({ ...queueDeps, names: MIGRATION_METRICS });
   const applier = new ReplicaApplier({ selfId, store, versions, clock, metrics, logger, ring: view.ring, versionFloor: () => f.contact.versionFloor });

@@ -24,7 +24,7 @@ export { LeaseTable, leaseNotHeld } from "./lease/lease-table.js";
 export { Leases } from "./lease/leases.js";
 export { Reader, liveItemOf } from "./read/reader.js";
 export { ReadRepairer } from "./read/read-repair.js";
-export { HintQueue, HINTED_METRICS, MIGRATION_METRICS, type HintLimits, type HintTargetSummary } from "./hints/hint-queue.js";
+export { HintBytes, HintQueue, HINTED_METRICS, MIGRATION_METRICS, type HintLimits, type HintTargetSummary } from "./hints/hint-queue.js";
 export { summarizeHints, type HintsOverview, type HintTargetView } from "./hints/hint-summary.js";
 export { HintReplayLoop } from "./hints/hint-replay-loop.js";
 export { Rebalancer } from "./rebalance/rebalancer.js";

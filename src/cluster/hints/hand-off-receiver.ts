@@ -4,7 +4,6 @@
 // same caps and TTL (the TTL counts from their arrival here).
 import type { Clock } from "../../core/clock.js";
 import { badRequest } from "../../core/errors.js";
-import { isDialable } from "../../core/address.js";
 import { isNodeId } from "../../core/node-id.js";
 import type { VersionedRecord } from "../../store/index.js";
 import type { PeerRef } from "../../transport/index.js";
@@ -23,8 +22,9 @@ export interface HandOffReceiverDeps {
 
 /**
  * Queues `records` for `target`; one flag per record (false: a cap dropped it). The whole call is
- * refused with BAD_REQUEST when the target is not a node id or a record fails the checks every
- * pushed record gets. Hints addressed to this node are applied here at once.
+ * refused with BAD_REQUEST when the target is not a node id, not a member this node knows, or a
+ * record fails the checks every pushed record gets. Hints addressed to this node are applied
+ * here at once.
  */
 export function acceptHandOff(deps: HandOffReceiverDeps, target: PeerRef, records: readonly VersionedRecord[]): boolean[] {
   if (!isNodeId(target.id)) throw badRequest(`hand-off target ${JSON.stringify(target.id.slice(0, 64))} is not a node id`);
@@ -34,9 +34,11 @@ export function acceptHandOff(deps: HandOffReceiverDeps, target: PeerRef, record
     deps.applyHere(records);
     return records.map(() => true);
   }
-  // This node's own view of the target's address wins; the sender's is a fallback.
-  const address = deps.addressOf(target.id) ?? (isDialable(target.address) ? target.address : undefined);
-  if (address === undefined) throw badRequest(`hand-off target ${target.id} has no address this node can dial`);
+  // Only a member this node knows, at the address it knows: taking the sender's address let one
+  // peer have this node replay, with its own credential, to any host it named, and queue hints
+  // for any number of made-up targets.
+  const address = deps.addressOf(target.id);
+  if (address === undefined) throw badRequest(`hand-off target ${target.id} is not a member this node knows`);
   const peer = { id: target.id, address };
   return records.map((rec) => deps.hints.add(peer, rec));
 }

@@ -1,7 +1,7 @@
 // Hinted handoff: records a peer failed to receive (replica writes and deletes, and, in a second
 // queue, failed rebalance migrations), kept per target node and replayed on a tick until they
-// expire. Bounded by a per-node count cap and a byte cap over all nodes; past a cap the new
-// hint is dropped and counted. Hints for the same (target, key) coalesce: the newer version
+// expire. Bounded by a per-node count cap and a byte cap over all nodes and both queues (one
+// HintBytes); past a cap the new hint is dropped and counted. Hints for the same (target, key) coalesce: the newer version
 // replaces the older, so a hot key costs one hint, not one per write.
 import type { Clock } from "../../core/clock.js";
 import { HINT_OVERHEAD_BYTES, PEER_BATCHING } from "../../core/limits.js";
@@ -10,6 +10,24 @@ import type { CounterName, GaugeName, Metrics } from "../../observability/index.
 import { compareVersions, type VersionedRecord } from "../../store/index.js";
 import type { ApplyOutcome, PeerRef, PeerTransport } from "../../transport/index.js";
 
+
+/**
+ * The bytes counted against SERVICE_HINT_MAX_BYTES, shared by the queues that draw on the one
+ * cap (the replica hint queue and the migration queue): each had its own, so the two could hold
+ * twice what the cap says.
+ */
+export class HintBytes {
+  used = 0;
+  constructor(readonly max: number) {}
+}
+
+/**
+ * What a hint is counted as: its key as two-byte text (the most a JS string of it takes), its
+ * value (byte strings: one byte per unit) and HINT_OVERHEAD_BYTES of bookkeeping.
+ */
+function hintBytes(record: VersionedRecord): number {
+  return 2 * record.key.length + record.value.length + HINT_OVERHEAD_BYTES;
+}
 
 export interface HintLimits {
   readonly ttlMs: number;
@@ -89,6 +107,7 @@ interface TargetQueue {
 export class HintQueue {
   private readonly targets = new Map<string, TargetQueue>();
   private totalBytes = 0;
+  private readonly budget: HintBytes;
 
   constructor(
     private readonly deps: {
@@ -97,8 +116,12 @@ export class HintQueue {
       logger: Logger;
       limits: HintLimits;
       names: HintMetricNames;
+      /** The byte cap this queue shares with others (a cap of its own, limits.maxBytes, without). */
+      budget?: HintBytes;
     },
-  ) {}
+  ) {
+    this.budget = deps.budget ?? new HintBytes(deps.limits.maxBytes);
+  }
 
   private readonly replayedListeners: Array<(peer: PeerRef, record: VersionedRecord) => void> = [];
 
@@ -125,34 +148,33 @@ export class HintQueue {
   /** Queues `record` for `peer`; false when a cap dropped it. */
   add(peer: PeerRef, record: VersionedRecord): boolean {
     const { metrics, limits, names, clock } = this.deps;
+    const budget = this.budget;
     let t = this.targets.get(peer.id);
     if (!t) {
       t = { peer, hints: new Map(), bytes: 0, requeued: 0, replaying: false, lastReplayFailed: false };
       this.targets.set(peer.id, t);
     }
     t.peer = peer;
-    const bytes = record.key.length + record.value.length + HINT_OVERHEAD_BYTES;
+    const bytes = hintBytes(record);
     const existing = t.hints.get(record.key);
     if (existing) {
       if (compareVersions(record.version, record.origin, existing.record.version, existing.record.origin) <= 0) return true;
-      if (this.totalBytes - existing.bytes + bytes > limits.maxBytes) {
+      if (budget.used - existing.bytes + bytes > budget.max) {
         metrics.inc(names.globalDropped);
         return false;
       }
       this.drop(t, record.key, existing);
-      this.totalBytes += bytes;
-      t.bytes += bytes;
+      this.count(t, bytes);
     } else {
       if (t.hints.size >= limits.maxPerNode) {
         metrics.inc(names.dropped);
         return false;
       }
-      if (this.totalBytes + bytes > limits.maxBytes) {
+      if (budget.used + bytes > budget.max) {
         metrics.inc(names.globalDropped);
         return false;
       }
-      this.totalBytes += bytes;
-      t.bytes += bytes;
+      this.count(t, bytes);
     }
     t.hints.set(record.key, { record, bytes, queuedAtMs: clock.nowMs(), failures: 0, requeued: false });
     metrics.inc(names.queued);
@@ -206,7 +228,11 @@ export class HintQueue {
     return n;
   }
 
-  /** Drops hints older than the TTL; returns how many. */
+  /**
+   * Drops hints older than the TTL; returns how many. A target's queue is in queue-time order
+   * unless a refused hint went to its back, so the pass stops at its first hint still young: it
+   * looked at every hint on every replay tick (24 ms for 760,000 hints, five times a second).
+   */
   expire(): number {
     const { clock, metrics, logger, limits, names } = this.deps;
     const now = clock.nowMs();
@@ -214,7 +240,10 @@ export class HintQueue {
     for (const [id, t] of this.targets) {
       let afterErrors = 0;
       for (const [key, h] of t.hints) {
-        if (now - h.queuedAtMs < limits.ttlMs) continue;
+        if (now - h.queuedAtMs < limits.ttlMs) {
+          if (t.requeued === 0) break;
+          continue;
+        }
         this.drop(t, key, h);
         expired++;
         if (h.failures > 0) afterErrors++;
@@ -312,10 +341,18 @@ export class HintQueue {
     return out;
   }
 
+  /** Counts the bytes of a hint joining `t`'s queue. */
+  private count(t: TargetQueue, bytes: number): void {
+    this.totalBytes += bytes;
+    this.budget.used += bytes;
+    t.bytes += bytes;
+  }
+
   /** Removes one queued hint and its bytes from the counts. */
   private drop(t: TargetQueue, key: string, h: Hint): void {
     t.hints.delete(key);
     this.totalBytes -= h.bytes;
+    this.budget.used -= h.bytes;
     t.bytes -= h.bytes;
     if (h.requeued) t.requeued--;
   }

@@ -1,10 +1,12 @@
 // HintQueue and HintReplayLoop with a fake PeerTransport and a ManualClock: queueing per target,
 // coalescing per (target, key), replay with any error keeping the hint, TTL expiry with its warn
 // record, the per-node and byte caps with their counters, and the bytes gauge.
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { PEER_BATCHING } from "../../../../src/core/limits.js";
 import { expect } from "chai";
 import { CacheError } from "../../../../src/core/errors.js";
-import { HINTED_METRICS, HintQueue, type HintLimits } from "../../../../src/cluster/hints/hint-queue.js";
+import { HINTED_METRICS, HintBytes, HintQueue, MIGRATION_METRICS, type HintLimits } from "../../../../src/cluster/hints/hint-queue.js";
 import { HintReplayLoop } from "../../../../src/cluster/hints/hint-replay-loop.js";
 import { LOG, recordingLogger, type RecordingLogger } from "../../../../src/log/index.js";
 import { Metrics } from "../../../../src/observability/index.js";
@@ -262,11 +264,65 @@ describe("dist/hint-queue", () => {
     });
 
     it("a replacement that does not fit keeps the older queued hint", async () => {
-      const f = fixture({ maxBytes: 200 });
+      const probe = fixture();
+      probe.q.add(A, rec("k", "small", 1));
+      const f = fixture({ maxBytes: probe.q.bytes + 100 });
       expect(f.q.add(A, rec("k", "small", 1))).to.equal(true);
       expect(f.q.add(A, rec("k", "x".repeat(500), 2))).to.equal(false);
       await f.q.replay(f.t.asTransport(), "self");
       expect(f.t.sent[0]!.records[0]!.value).to.equal("small");
+    });
+  });
+
+  describe("what the byte cap holds", () => {
+    it("hints filled up to the byte cap hold no more heap than the cap (the count left out about 240 bytes of bookkeeping per hint: 3.3 times the cap)", () => {
+      setFlagsFromString("--expose-gc");
+      const gc = runInNewContext("gc") as () => void;
+      const maxBytes = 16 * 2 ** 20;
+      const f = fixture({ maxBytes });
+      gc();
+      const before = process.memoryUsage().heapUsed;
+      let added = 0;
+      for (let t = 0; added === t * 10_000; t++) {
+        const peer = { id: `n${t}`, address: `10.0.0.1:${7000 + t}` };
+        for (let i = 0; i < 10_000 && f.q.add(peer, rec(`k${t}-${i}`, Buffer.alloc(16, 97 + (i % 26)).toString("latin1"), 1_000 + i)); i++) added++;
+      }
+      gc();
+      const held = process.memoryUsage().heapUsed - before;
+      expect(f.q.size()).to.equal(added);
+      expect(added).to.be.above(40_000);
+      expect(held, `${added} hints, ${f.q.bytes} bytes counted`).to.be.at.most(maxBytes * 1.05);
+    });
+
+    it("the replica hint queue and the migration queue share one byte cap", () => {
+      const probe = fixture();
+      probe.q.add(A, rec("k1", "x".repeat(100), 1));
+      const one = probe.q.bytes;
+      const clock = new ManualClock();
+      const metrics = new Metrics();
+      const budget = new HintBytes(2 * one);
+      const deps = { clock, metrics, logger: recordingLogger("debug"), limits: { ttlMs: 30_000, maxPerNode: 10_000, maxBytes: 2 * one }, budget };
+      const hints = new HintQueue({ ...deps, names: HINTED_METRICS });
+      const migrations = new HintQueue({ ...deps, names: MIGRATION_METRICS });
+      expect(hints.add(A, rec("k1", "x".repeat(100), 1))).to.equal(true);
+      expect(migrations.add(B, rec("k2", "x".repeat(100), 1))).to.equal(true);
+      expect(hints.add(B, rec("k3", "x".repeat(100), 1)), "the cap is full with the migration's bytes").to.equal(false);
+      expect(migrations.add(A, rec("k4", "x".repeat(100), 1))).to.equal(false);
+      expect(metrics.get("dist.hinted.global_dropped")).to.equal(1);
+      expect(metrics.get("dist.migration.dropped")).to.equal(1);
+      expect([hints.bytes, migrations.bytes, budget.used]).to.deep.equal([one, one, 2 * one]);
+      clock.advance(30_000);
+      migrations.expire();
+      expect(budget.used).to.equal(one);
+      expect(hints.add(B, rec("k3", "x".repeat(100), 1)), "room again once the migration expired").to.equal(true);
+    });
+
+    it("a key counts two bytes per UTF-16 unit (a key outside Latin-1 is held as two-byte text)", () => {
+      const f = fixture();
+      f.q.add(A, rec("k1", "v", 1));
+      const short = f.q.bytes;
+      f.q.add(B, rec("k1\u00e9\u4e2d", "v", 1));
+      expect(f.q.bytes - short).to.equal(short + 4);
     });
   });
 

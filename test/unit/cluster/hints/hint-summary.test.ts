@@ -18,7 +18,7 @@ const B: PeerRef = { id: "b", address: "b:7946" };
 function rec(key: string, value: string, version: number): VersionedRecord {
   return { key, value, version, origin: "self", lastUpdatedMs: 0, expiresAtMs: 0, tombstone: false };
 }
-const size = (key: string, value: string) => key.length + value.length + HINT_OVERHEAD_BYTES;
+const size = (key: string, value: string) => 2 * key.length + value.length + HINT_OVERHEAD_BYTES;
 
 function fixture(ttlMs = 60_000) {
   const clock = new ManualClock();

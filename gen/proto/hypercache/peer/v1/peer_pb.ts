@@ -1514,7 +1514,8 @@ export type HandOffHintsRequest = Message<"hypercache.peer.v1.HandOffHintsReques
   target: string;
 
   /**
-   * The target's dist address as the sender knows it; the receiver prefers its own.
+   * The target's dist address as the sender knows it. Informative only: the receiver queues the
+   * hints under the address its own membership knows and refuses a target it does not know.
    *
    * @generated from field: string target_address = 3;
    */
