@@ -3,6 +3,7 @@
 // with their answers, their 400s and their scopes (401 without a credential, 403 without read or
 // admin). The last part SIGSTOPs an owner: its copy shows as unreachable within the per-owner
 // timeout, and hints pile up for it.
+import { HINT_OVERHEAD_BYTES } from "../../src/core/limits.js";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -451,8 +452,8 @@ describe("dashboard data routes on a real 3-node cluster with a policy file", fu
       );
       const d3 = body.targets.find((t) => t.node === "d3");
       expect(d3, JSON.stringify(body)).to.not.equal(undefined);
-      const perHint = "hinted-value".length + 64;
-      expect(d3).to.include({ count: d1d3.length, bytes: d1d3.reduce((n, k) => n + k.length + perHint, 0) });
+      const perHint = "hinted-value".length + HINT_OVERHEAD_BYTES;
+      expect(d3).to.include({ count: d1d3.length, bytes: d1d3.reduce((n, k) => n + 2 * k.length + perHint, 0) });
       expect(body.total_count).to.equal(sum(body.targets.map((t) => t.count)));
       expect(body.total_bytes).to.equal(sum(body.targets.map((t) => t.bytes)));
       expect(body.counters.queued).to.be.at.least(d1d3.length);
