@@ -5,7 +5,8 @@ import type { ClientOptions } from "@hypercache/client/browser";
 
 export type Credential =
   | { readonly kind: "bearer"; readonly token: string }
-  | { readonly kind: "basic"; readonly user: string; readonly password: string }
+  /** `plainHttp`: the user agreed to send the password over a page served without TLS. */
+  | { readonly kind: "basic"; readonly user: string; readonly password: string; readonly plainHttp?: true }
   | { readonly kind: "none" };
 
 const KEY = "hypercache.dashboard.credential";
@@ -20,9 +21,9 @@ export interface KeyValueStore {
 /** The SDK client options of a credential: a bearer token, a Basic user, or nothing to send. */
 export function credentialOptions(c: Credential): Pick<ClientOptions, "token" | "basic" | "allowInsecureBasic"> {
   if (c.kind === "bearer") return { token: c.token };
-  // Basic goes over plain http too: the node decides (its policy's allow_basic_without_tls), and
-  // the page can only ever talk to the node that served it.
-  if (c.kind === "basic") return { basic: { username: c.user, password: c.password }, allowInsecureBasic: true };
+  // Over plain http only when the user said so at sign-in (views/login.ts): the page sent the
+  // password readable on the wire to a node whose policy then refused Basic without TLS anyway.
+  if (c.kind === "basic") return { basic: { username: c.user, password: c.password }, allowInsecureBasic: c.plainHttp === true };
   return {};
 }
 

@@ -18,7 +18,7 @@ import { addIdentityRoutes } from "./identity-routes.js";
 import { createItemHandler, itemRoutes, type ItemHandler, type ItemRouteDeps } from "./item-routes.js";
 import { addKeyRoutes } from "./key-routes.js";
 import { addLeaseRoutes } from "./lease-routes.js";
-import { errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
+import { errorEnvelope, quietAppErrors, requestDurations, sameSiteWrites, unknownRoute, type AppState } from "./koa-middleware.js";
 
 
 type Schemas = components["schemas"];
@@ -78,6 +78,7 @@ export function createClientApp(deps: ClientAppDeps, items: ItemHandler = create
   app.use(itemRoutes(items));
   app.use(requestDurations(deps.durations, deps.clock));
   app.use(errorEnvelope(deps.logger, () => deps.auth.challenge));
+  app.use(sameSiteWrites());
   const router = createClientRouter(deps);
   app.use(router.routes());
   app.use(unknownRoute());

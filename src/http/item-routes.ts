@@ -31,6 +31,7 @@ import { writeAnswerJson } from "./write-answer.js";
 import { oneParam, parseQuery, type QueryParams } from "./query.js";
 import { decodeKeySegment, parseConsistency, parseLeaseQuery, parseLeaseToken, parseTtlQuery } from "./validate.js";
 import { quotedKey } from "../core/key-check.js";
+import { checkSameSite } from "./cross-site.js";
 
 export interface ItemRouteDeps {
   readonly cache: CacheService;
@@ -205,6 +206,7 @@ class ItemRoutes implements ItemHandler {
     const started = this.deps.clock.monotonicMs();
     let pending: void | Promise<void> = undefined;
     try {
+      checkSameSite(method, req.headers);
       pending = this.authenticated(req, res, method, segment, action, query);
     } catch (err) {
       this.fail(res, method, err);

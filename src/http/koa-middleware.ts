@@ -6,6 +6,7 @@ import type { Logger } from "../log/index.js";
 import type { Clock } from "../core/clock.js";
 import type { ListenerDurations } from "../observability/index.js";
 import { checkQueryLength } from "./query.js";
+import { checkSameSite } from "./cross-site.js";
 import { closesConnection, envelopeOf } from "./respond.js";
 
 /** Koa state of an authenticated request. */
@@ -69,6 +70,14 @@ export function requestDurations(durations: ListenerDurations, clock: Clock): Ko
       const status = ctx.respond === false ? ctx.res.statusCode : ctx.status;
       durations.route(typeof matched === "string" ? matched : "").record(ctx.method, status, (clock.monotonicMs() - started) / 1000);
     }
+  };
+}
+
+/** Refuses state-changing requests a browser sent from another site (cross-site.ts). */
+export function sameSiteWrites(): Koa.Middleware<AppState> {
+  return async (ctx, next) => {
+    checkSameSite(ctx.method, ctx.req.headers);
+    await next();
   };
 }
 

@@ -21,7 +21,7 @@ import { SSE_RETRY_MS, subscribeEvents } from "./cluster-events.js";
 import type { DashboardAssets } from "./dashboard-assets.js";
 import { addDashboardRoutes } from "./dashboard-routes.js";
 import { addAnyIdentityRoute, addIdentityRoutes } from "./identity-routes.js";
-import { authenticated, errorEnvelope, quietAppErrors, requestDurations, unknownRoute, type AppState } from "./koa-middleware.js";
+import { authenticated, errorEnvelope, quietAppErrors, requestDurations, sameSiteWrites, unknownRoute, type AppState } from "./koa-middleware.js";
 import { membersBody } from "./members-body.js";
 import { addRingRoute } from "./ring-route.js";
 import { addHintsRoute } from "./hints-route.js";
@@ -247,6 +247,7 @@ export function createManagementApp(deps: ManagementAppDeps): Koa<AppState> {
   quietAppErrors(app, deps.logger);
   app.use(requestDurations(deps.durations, deps.clock));
   app.use(errorEnvelope(deps.logger, () => deps.auth.challenge));
+  app.use(sameSiteWrites());
   app.use(createManagementRouter(deps).routes());
   app.use(unknownRoute());
   return app;

@@ -89,6 +89,12 @@ async function signInWith(page: Page, kind: "User and password (Basic)" | "None 
   await page.getByRole("button", { name: "Sign in" }).click();
 }
 
+/** Fills the Basic user and password of the sign-in form. */
+async function fillBasic(page: Page): Promise<void> {
+  await page.getByLabel("User", { exact: true }).fill(BASIC_USER);
+  await page.getByLabel("Password", { exact: true }).fill(BASIC_PASSWORD);
+}
+
 /** The Authorization header (or "none") of every request the page makes to `origin`, as "PATH header". */
 function recordAuthorization(page: Page, origin: string): string[] {
   const seen: string[] = [];
@@ -410,8 +416,9 @@ describe("dashboard in Chromium against a 3-node cluster with auth", function ()
     const sent = recordAuthorization(page, base());
     await page.goto(`${base()}/dashboard/`);
     await signInWith(page, "User and password (Basic)", async () => {
-      await page.getByLabel("User", { exact: true }).fill(BASIC_USER);
-      await page.getByLabel("Password", { exact: true }).fill(BASIC_PASSWORD);
+      await fillBasic(page);
+      // The page is plain http: the password goes only with the user's consent.
+      await page.locator("#plain-ok").check();
     });
     await page.getByRole("link", { name: "Members" }).click();
     await page.locator('#members-table tbody tr[data-state="alive"]').nth(2).waitFor();
@@ -423,8 +430,22 @@ describe("dashboard in Chromium against a 3-node cluster with auth", function ()
     const header = `Basic ${Buffer.from(`${BASIC_USER}:${BASIC_PASSWORD}`).toString("base64")}`;
     expect(sent.map((s) => s.split(" ")[0]), "identity, stream and views were asked").to.include.members(["/me", "/cluster/events", "/stats"]);
     expect(sent.filter((s) => !s.endsWith(` ${header}`)), "every call carries the Basic credential").to.deep.equal([]);
-    expect(JSON.parse((await page.evaluate(`sessionStorage.getItem("hypercache.dashboard.credential")`)) as string)).to.deep.equal({ kind: "basic", user: BASIC_USER, password: BASIC_PASSWORD });
+    expect(JSON.parse((await page.evaluate(`sessionStorage.getItem("hypercache.dashboard.credential")`)) as string)).to.deep.equal({ kind: "basic", user: BASIC_USER, password: BASIC_PASSWORD, plainHttp: true });
     expect(await page.evaluate("localStorage.length"), "nothing in localStorage").to.equal(0);
+    noProblems(watch);
+    await page.close();
+  });
+
+  it("on a plain-http page a Basic password is not sent until the user agrees to send it unencrypted (it was sent to a node that refuses Basic without TLS)", async () => {
+    const { page, watch } = await watchedPage(browser.context);
+    const sent = recordAuthorization(page, base());
+    await page.goto(`${base()}/dashboard/`);
+    await signInWith(page, "User and password (Basic)", () => fillBasic(page));
+    expect(await page.locator("#plain-note").innerText()).to.match(/plain HTTP/);
+    expect(await page.locator("#plain-ok:invalid").count(), "the form asks for the consent").to.equal(1);
+    await page.waitForTimeout(300);
+    expect(sent.filter((s) => s.includes("Basic")), "no request carried the password").to.deep.equal([]);
+    expect(await page.evaluate("sessionStorage.length"), "nothing kept").to.equal(0);
     noProblems(watch);
     await page.close();
   });
