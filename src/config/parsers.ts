@@ -2,7 +2,7 @@
 // message completes the sentence "<VARIABLE>: ...".
 import { parseAddress, type Address } from "../core/address.js";
 import { parseBaseUrl } from "../core/base-url.js";
-import { parseDurationMs } from "../core/duration.js";
+import { formatDurationMs, parseDurationMs, TIMER_MAX_MS } from "../core/duration.js";
 import { BEARER_TOKEN_RULE, isBearerToken } from "../core/bearer-token.js";
 import { isNodeId } from "../core/node-id.js";
 
@@ -19,12 +19,17 @@ export type Parser<T> = (raw: string) => T;
 /** Thrown by parsers; loadConfig prefixes the variable name. */
 export class InvalidValue extends Error {}
 
+/**
+ * A duration of `min` ms up to TIMER_MAX_MS: Node runs a longer timer after 1 ms, so a loop set
+ * to a huge interval to run "never" spun instead (a heartbeat of 1200h flapped its peers).
+ */
 export function durationMs(opts: { min?: number } = {}): Parser<number> {
   const min = opts.min ?? 0;
   return (raw) => {
     const ms = parseDurationMs(raw.trim()) ?? (raw.trim() === "0" ? 0 : undefined);
     if (ms === undefined) throw new InvalidValue(`expected a duration such as 200ms, 1s, 1m30s or 1h, got ${JSON.stringify(raw)}`);
     if (ms < min) throw new InvalidValue(`must be at least ${min}ms, got ${JSON.stringify(raw)}`);
+    if (ms > TIMER_MAX_MS) throw new InvalidValue(`must be at most ${formatDurationMs(TIMER_MAX_MS)} (2^31-1 ms, the longest timer Node.js runs), got ${JSON.stringify(raw)}`);
     return ms;
   };
 }

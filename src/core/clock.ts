@@ -1,5 +1,6 @@
 // Time and timers, the only place that reads the wall clock or schedules callbacks.
 // Everything else receives a Clock and Timers, so tests drive time with a manual clock.
+import { TIMER_MAX_MS } from "./duration.js";
 
 /** Reads time. `nowMs` is wall-clock Unix milliseconds; `monotonicMs` never goes backwards. */
 export interface Clock {
@@ -31,15 +32,19 @@ export const systemClock: Clock = Object.freeze({
   monotonicMs: () => performance.now(),
 });
 
-/** Timers backed by the event loop. They do not keep the process alive on their own. */
+/**
+ * Timers backed by the event loop. They do not keep the process alive on their own. A delay past
+ * TIMER_MAX_MS waits TIMER_MAX_MS (Node would run it after 1 ms; an interval times a backoff
+ * factor can get there).
+ */
 export const systemTimers: Timers = Object.freeze({
   every(intervalMs: number, fn: () => void): TimerHandle {
-    const t = setInterval(fn, Math.max(1, intervalMs));
+    const t = setInterval(fn, Math.min(TIMER_MAX_MS, Math.max(1, intervalMs)));
     t.unref();
     return { cancel: () => clearInterval(t) };
   },
   after(delayMs: number, fn: () => void): TimerHandle {
-    const t = setTimeout(fn, Math.max(0, delayMs));
+    const t = setTimeout(fn, Math.min(TIMER_MAX_MS, Math.max(0, delayMs)));
     t.unref();
     return { cancel: () => clearTimeout(t) };
   },

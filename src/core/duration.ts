@@ -4,6 +4,12 @@
 /** Largest accepted duration: about 292 years, far below 2^53 ms. */
 export const MAX_DURATION_MS = 9_223_372_036_854;
 
+/**
+ * The longest delay Node's timers take, 2^31-1 ms (596h31m23s647ms, about 24.8 days): a longer
+ * one runs after 1 ms, with only a TimeoutOverflowWarning. Every duration setting is at most this.
+ */
+export const TIMER_MAX_MS = 2_147_483_647;
+
 const DIGIT_0 = 48;
 const DIGIT_9 = 57;
 const DOT = 46;

@@ -98,6 +98,10 @@ describe("config/load-config", () => {
   });
 
   describe("values from the environment", () => {
+    it("takes a duration up to the longest timer Node runs, 2^31-1 ms (596h31m23s647ms)", () => {
+      expect(load({ SERVICE_EVICTION_INTERVAL: "596h31m23s647ms" }).evictionIntervalMs).to.equal(2 ** 31 - 1);
+    });
+
     it("parses durations, integers, sizes, enums and addresses into typed fields", () => {
       const c = load({
         SERVICE_NODE_ID: "n1",
@@ -293,6 +297,11 @@ describe("config/load-config", () => {
       ["SERVICE_HEARTBEAT", "0s", "zero heartbeat (minimum 1ms)"],
       ["SERVICE_HEARTBEAT", "0", "bare zero heartbeat"],
       ["SERVICE_HEARTBEAT", "1S", "upper-case unit"],
+      // Node runs a timer of more than 2^31-1 ms after 1 ms: a heartbeat of 1200h spun the node.
+      ["SERVICE_HEARTBEAT", "1200h", "longer than a Node timer (2^31-1 ms)"],
+      ["SERVICE_EVICTION_INTERVAL", "596h31m23s648ms", "one ms longer than a Node timer"],
+      ["SERVICE_REMOVAL_GRACE", "1000h", "longer than a Node timer"],
+      ["SERVICE_TLS_RELOAD_INTERVAL", "30000h", "longer than a Node timer"],
       ["SERVICE_HINT_TTL", "30", "duration without unit"],
       ["SERVICE_HINT_REPLAY", "0ms", "zero replay tick"],
       ["SERVICE_REBALANCE_INTERVAL", "abc", "not a duration"],
