@@ -131,9 +131,9 @@ interface ListenerTls {
 async function readListenerTls(config: Config, logger: Logger): Promise<ListenerTls> {
   try {
     const tls = {
-      api: config.apiTls && readTlsMaterial(config.apiTls, "api"),
-      mgmt: config.mgmtTls && readTlsMaterial(config.mgmtTls, "mgmt"),
-      dist: peerTlsOptions(config.distTls),
+      api: config.apiTls && readTlsMaterial(config.apiTls, "api", systemClock.nowMs()),
+      mgmt: config.mgmtTls && readTlsMaterial(config.mgmtTls, "mgmt", systemClock.nowMs()),
+      dist: peerTlsOptions(config.distTls, systemClock.nowMs()),
     };
     checkPeerCredential(config.peerToken, tls.api?.ca, tls.dist?.ca);
     return tls;
@@ -198,7 +198,7 @@ async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeer
     };
     // The boot check holds for a reloaded set too, against the peer CA in use.
     const load = () => {
-      const m = readTlsMaterial(files, listener);
+      const m = readTlsMaterial(files, listener, systemClock.nowMs());
       if (listener === "api") checkPeerCredential(config.peerToken, m.ca, livePeer?.options.ca);
       return m;
     };
@@ -216,7 +216,7 @@ async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeer
     // A changed CA: the sessions peers opened under the old one get GOAWAY (the client's own are renewed by the transport).
     livePeer.onTrustChange(() => listeners.peer.renewTrust?.());
     const load = () => {
-      const m = peerTlsOptions(config.distTls) as PeerTlsOptions;
+      const m = peerTlsOptions(config.distTls, systemClock.nowMs()) as PeerTlsOptions;
       checkPeerCredential(config.peerToken, listeners.apiRenewal?.ca, m.ca);
       return m;
     };

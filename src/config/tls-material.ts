@@ -26,8 +26,14 @@ const VARIABLES: Readonly<Record<TlsListener, { cert: string; key: string; ca: s
   dist: { cert: "SERVICE_DIST_TLS_CERT", key: "SERVICE_DIST_TLS_KEY", ca: "SERVICE_DIST_TLS_CA" },
 });
 
-/** Reads and checks the files of one listener; throws TlsMaterialError naming the variable. */
-export function readTlsMaterial(files: TlsFiles, listener: TlsListener, readFile: (p: string) => Buffer = readFileSync): TlsMaterial {
+/** Leeway for a certificate issued a moment ago by a clock somewhat ahead of this node's. */
+const NOT_BEFORE_LEEWAY_MS = 5 * 60_000;
+
+/**
+ * Reads and checks the files of one listener at `nowMs`; throws TlsMaterialError naming the
+ * variable.
+ */
+export function readTlsMaterial(files: TlsFiles, listener: TlsListener, nowMs: number, readFile: (p: string) => Buffer = readFileSync): TlsMaterial {
   const vars = VARIABLES[listener];
   const read = (variable: string, path: string): Buffer => {
     try {
@@ -49,7 +55,40 @@ export function readTlsMaterial(files: TlsFiles, listener: TlsListener, readFile
     const what = [vars.cert, vars.key, files.caFile ? vars.ca : ""].filter((v) => v !== "").join(", ");
     throw new TlsMaterialError(`${what}: unusable certificate, key or CA (${err instanceof Error ? err.message : String(err)})`);
   }
+  checkCertificate(material, listener, nowMs);
   return Object.freeze(material);
+}
+
+/**
+ * The node's own certificate must be valid now and, for the peer listener, chain to the peer CA:
+ * a TLS context takes an expired certificate, or one of another CA, and every handshake then
+ * fails. A review swapped a node's peer certificate for an expired one: the reload was logged as
+ * done, and the cluster split.
+ */
+function checkCertificate(material: TlsMaterial, listener: TlsListener, nowMs: number): void {
+  const variable = VARIABLES[listener].cert;
+  const chain = (material.cert.toString("utf8").match(PEM_CERTIFICATE) ?? []).map((block) => new X509Certificate(block));
+  const leaf = chain[0];
+  if (leaf === undefined) throw new TlsMaterialError(`${variable}: no PEM certificate`);
+  const from = Date.parse(leaf.validFrom);
+  const to = Date.parse(leaf.validTo);
+  if (nowMs > to) throw new TlsMaterialError(`${variable}: the certificate expired at ${new Date(to).toISOString()}`);
+  if (nowMs + NOT_BEFORE_LEEWAY_MS < from) throw new TlsMaterialError(`${variable}: the certificate is valid only from ${new Date(from).toISOString()}`);
+  if (listener === "dist" && material.ca !== undefined && !chainsTo(chain, bundleCertificates(material.ca))) {
+    throw new TlsMaterialError(`${variable}: the certificate does not chain to a CA of ${VARIABLES.dist.ca}: peers verifying with that CA would refuse it`);
+  }
+}
+
+/** Whether `chain` (a leaf, then intermediates in any order) leads to a certificate of `cas`. */
+function chainsTo(chain: readonly X509Certificate[], cas: readonly X509Certificate[]): boolean {
+  let current = chain[0] as X509Certificate;
+  for (let step = 0; step <= chain.length; step++) {
+    if (cas.some((ca) => issuedBy(current, ca))) return true;
+    const next = chain.find((c) => c !== current && issuedBy(current, c));
+    if (next === undefined) return false;
+    current = next;
+  }
+  return false;
 }
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;

@@ -19,9 +19,9 @@ export interface PeerTlsOptions {
  * client certificate and verifies the peer against `ca`, hostname included: each node's
  * certificate needs its advertised dist host in its subjectAltName (IP:… or DNS:…).
  */
-export function peerTlsOptions(files: TlsFiles | undefined): PeerTlsOptions | undefined {
+export function peerTlsOptions(files: TlsFiles | undefined, nowMs: number): PeerTlsOptions | undefined {
   if (files === undefined) return undefined;
-  const m = readTlsMaterial(files, "dist");
+  const m = readTlsMaterial(files, "dist", nowMs);
   if (m.ca === undefined) throw new TlsMaterialError("SERVICE_DIST_TLS_CA: required with SERVICE_DIST_TLS_CERT: every node verifies every peer");
   return Object.freeze({ ca: m.ca, cert: m.cert, key: m.key });
 }

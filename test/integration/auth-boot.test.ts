@@ -81,6 +81,12 @@ describe("auth: boot failures of the real binary", function () {
       execFileSync("openssl", ["req", "-x509", "-new", "-key", certs.ca.key, "-out", out, "-days", "3", "-subj", "/CN=hypercache test CA", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"], { stdio: ["ignore", "ignore", "pipe"] });
       return out;
     };
+    // A certificate that expired (made under faketime, valid for a day in 2020).
+    const expired = () => {
+      const out = join(dir, "expired.crt");
+      execFileSync("faketime", ["2020-01-01 00:00:00", "openssl", "req", "-x509", "-new", "-key", certs.server.key, "-out", out, "-days", "1", "-subj", "/CN=localhost"], { stdio: ["ignore", "ignore", "pipe"] });
+      return out;
+    };
     const cases: Record<string, Record<string, string>> = {
       "policy missing": { SERVICE_AUTH_CONFIG: join(dir, "absent.yaml") },
       "policy bad yaml": { SERVICE_AUTH_CONFIG: file("bad.yaml", "tokens: [ {id: a, token: b") },
@@ -98,6 +104,7 @@ describe("auth: boot failures of the real binary", function () {
       "dist tls without ca": { SERVICE_DIST_TLS_CERT: certs.server.cert, SERVICE_DIST_TLS_KEY: certs.server.key },
       "cert file missing": { ...server, SERVICE_API_TLS_CERT: join(dir, "nope.crt") },
       "key mismatch": { SERVICE_MGMT_TLS_CERT: certs.server.cert, SERVICE_MGMT_TLS_KEY: certs.clients.c!.key },
+      "expired cert": { ...server, SERVICE_API_TLS_CERT: expired() },
       "peer ca is the client ca, no peer token": {
         ...server,
         SERVICE_API_TLS_CLIENT_CA: certs.ca.cert,
@@ -190,6 +197,10 @@ describe("auth: boot failures of the real binary", function () {
 
     it("a certificate file that does not exist: exit 2 with `tls configuration invalid`", async () => {
       expectRecord(await outcome("cert file missing"), 2, "tls configuration invalid", "SERVICE_API_TLS_CERT", "nope.crt");
+    });
+
+    it("an expired certificate: exit 2 with `tls configuration invalid` saying when it expired (it was served, and every client refused it)", async () => {
+      expectRecord(await outcome("expired cert"), 2, "tls configuration invalid", "SERVICE_API_TLS_CERT", "expired at 2020-01-02");
     });
 
     it("a key that does not belong to the certificate: exit 2 with `tls configuration invalid`", async () => {

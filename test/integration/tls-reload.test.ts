@@ -261,14 +261,16 @@ describe("TLS files reloaded while the node runs", function () {
     const c = makeTestCerts(["client"]);
     const d = makeTestCerts(["client"]);
     const e = makeTestCerts(["client"]);
-    const files = { apiCa: join(dir, "cross-api-ca.crt"), distCa: join(dir, "cross-dist-ca.crt") };
+    const files = { apiCa: join(dir, "cross-api-ca.crt"), distCa: join(dir, "cross-dist-ca.crt"), distCert: join(dir, "cross-dist.crt"), distKey: join(dir, "cross-dist.key") };
     copyFileSync(c.ca.cert, files.apiCa);
     copyFileSync(d.ca.cert, files.distCa);
+    copyFileSync(d.server.cert, files.distCert);
+    copyFileSync(d.server.key, files.distKey);
     const n = await startNode({
       id: "tls-reload-cross",
       env: {
         SERVICE_API_TLS_CERT: c.server.cert, SERVICE_API_TLS_KEY: c.server.key, SERVICE_API_TLS_CLIENT_CA: files.apiCa,
-        SERVICE_DIST_TLS_CERT: d.server.cert, SERVICE_DIST_TLS_KEY: d.server.key, SERVICE_DIST_TLS_CA: files.distCa,
+        SERVICE_DIST_TLS_CERT: files.distCert, SERVICE_DIST_TLS_KEY: files.distKey, SERVICE_DIST_TLS_CA: files.distCa,
         SERVICE_TLS_RELOAD_INTERVAL: "200ms",
       },
     });
@@ -276,6 +278,9 @@ describe("TLS files reloaded while the node runs", function () {
       // The client CA moves to D first, refused while the peer CA is still D; then the peer CA moves to E.
       swap(d.ca.cert, files.apiCa);
       await n.waitForLog(LOG.tlsReloadFailed, 5000, (r) => r.listener === "api");
+      // The peer side rotates to E: its CA with a certificate of it (one of D would not chain to E).
+      swap(e.server.key, files.distKey);
+      swap(e.server.cert, files.distCert);
       swap(e.ca.cert, files.distCa);
       let taken = false;
       for (let i = 0; i < 40 && !taken; i++) {

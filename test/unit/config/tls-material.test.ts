@@ -60,30 +60,48 @@ describe("config/tls-material readTlsMaterial", () => {
   after(() => certs.cleanup());
 
   it("reads certificate, key and CA", () => {
-    const m = readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.server.key, caFile: certs.ca.cert }, "api");
+    const m = readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.server.key, caFile: certs.ca.cert }, "api", Date.now());
     expect(m.cert.toString()).to.contain("BEGIN CERTIFICATE");
     expect(m.key.toString()).to.contain("PRIVATE KEY");
     expect(m.ca?.toString()).to.contain("BEGIN CERTIFICATE");
   });
 
   it("a missing file names the variable and the path", () => {
-    expect(() => readTlsMaterial({ certFile: "/nope.crt", keyFile: certs.server.key, caFile: undefined }, "api")).to.throw(TlsMaterialError, "SERVICE_API_TLS_CERT: cannot read /nope.crt");
-    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: "/nope.key", caFile: undefined }, "mgmt")).to.throw(TlsMaterialError, "SERVICE_MGMT_TLS_KEY");
-    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.server.key, caFile: "/nope-ca.pem" }, "dist")).to.throw(TlsMaterialError, "SERVICE_DIST_TLS_CA");
+    expect(() => readTlsMaterial({ certFile: "/nope.crt", keyFile: certs.server.key, caFile: undefined }, "api", Date.now())).to.throw(TlsMaterialError, "SERVICE_API_TLS_CERT: cannot read /nope.crt");
+    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: "/nope.key", caFile: undefined }, "mgmt", Date.now())).to.throw(TlsMaterialError, "SERVICE_MGMT_TLS_KEY");
+    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.server.key, caFile: "/nope-ca.pem" }, "dist", Date.now())).to.throw(TlsMaterialError, "SERVICE_DIST_TLS_CA");
   });
 
   it("a CA bundle without any certificate is refused (Node would ignore it silently)", () => {
     const notPem = `${certs.dir}/not-a-ca.pem`;
     writeFileSync(notPem, "not a certificate");
-    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.server.key, caFile: notPem }, "dist")).to.throw(TlsMaterialError, "SERVICE_DIST_TLS_CA: no PEM certificate");
+    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.server.key, caFile: notPem }, "dist", Date.now())).to.throw(TlsMaterialError, "SERVICE_DIST_TLS_CA: no PEM certificate");
     const broken = `${certs.dir}/broken-ca.pem`;
     writeFileSync(broken, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
-    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.server.key, caFile: broken }, "api")).to.throw(TlsMaterialError, "SERVICE_API_TLS_CLIENT_CA: unusable certificate");
+    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.server.key, caFile: broken }, "api", Date.now())).to.throw(TlsMaterialError, "SERVICE_API_TLS_CLIENT_CA: unusable certificate");
+  });
+
+  it("an expired certificate, or one not valid yet, is refused (it was taken, at boot and on reload, and every peer handshake then failed)", () => {
+    const files = { certFile: certs.server.cert, keyFile: certs.server.key, caFile: certs.ca.cert };
+    const day = 86_400_000;
+    expect(() => readTlsMaterial(files, "api", Date.now() + 3 * day)).to.throw(TlsMaterialError, /SERVICE_API_TLS_CERT: the certificate expired at \d{4}-/);
+    expect(() => readTlsMaterial(files, "dist", Date.now() + 3 * day)).to.throw(TlsMaterialError, /SERVICE_DIST_TLS_CERT: the certificate expired/);
+    expect(() => readTlsMaterial(files, "mgmt", Date.now() - day)).to.throw(TlsMaterialError, /SERVICE_MGMT_TLS_CERT: the certificate is valid only from \d{4}-/);
+    expect(readTlsMaterial(files, "api", Date.now() - 60_000).cert.length, "a minute early: within the leeway").to.be.above(0);
+  });
+
+  it("a peer certificate that does not chain to SERVICE_DIST_TLS_CA is refused: peers verifying with that CA would refuse it", () => {
+    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.server.key, caFile: certs.foreignCa.cert }, "dist", Date.now())).to.throw(
+      TlsMaterialError,
+      /SERVICE_DIST_TLS_CERT: the certificate does not chain to a CA of SERVICE_DIST_TLS_CA/,
+    );
+    // The client CA of the API listener verifies clients, not the node's own certificate.
+    expect(readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.server.key, caFile: certs.foreignCa.cert }, "api", Date.now()).ca).to.not.equal(undefined);
   });
 
   it("a key that does not belong to the certificate, or a file that is not PEM, is refused at once", () => {
-    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.clients.c!.key, caFile: undefined }, "api")).to.throw(TlsMaterialError, "unusable");
-    expect(() => readTlsMaterial({ certFile: certs.server.key, keyFile: certs.server.key, caFile: undefined }, "api")).to.throw(TlsMaterialError, "unusable");
+    expect(() => readTlsMaterial({ certFile: certs.server.cert, keyFile: certs.clients.c!.key, caFile: undefined }, "api", Date.now())).to.throw(TlsMaterialError, "unusable");
+    expect(() => readTlsMaterial({ certFile: certs.server.key, keyFile: certs.server.key, caFile: undefined }, "api", Date.now())).to.throw(TlsMaterialError, "unusable");
   });
 });
 
