@@ -207,7 +207,7 @@ function advertisedUrls(
   listeners: { api: Address; mgmt: Address },
   tls: { api: boolean; mgmt: boolean },
 ): { api: string | undefined; mgmt: string | undefined } {
-  const hostKnown = dist.host !== "" && dist.host !== "0.0.0.0" && dist.host !== "::";
+  const hostKnown = !isUnspecifiedHost(dist.host);
   const pick = (name: string, listener: Address, withTls: boolean): string | undefined => {
     const url = opt(name) ?? (hostKnown && listener.port !== 0 ? defaultBaseUrl(withTls, dist.host, listener.port) : undefined);
     if (url) showDerived(views, name, url);
@@ -267,7 +267,13 @@ function oidcConfig(opt: (n: string) => string | undefined): OidcConfig | undefi
  * address they reached it at.
  */
 function checkAdvertisedAddress(c: Config): void {
-  if (c.seeds.length === 0 || !isUnspecifiedHost(c.distAddr.host)) return;
+  if (c.seeds.length === 0) return;
+  if (c.distAddr.port === 0) {
+    // Port 0 binds a port the system picks; peers would be told to dial port 0 (a review's node
+    // stayed suspect to every peer, reported ready, and refused every QUORUM write).
+    throw new SettingError("SERVICE_DIST_ADDR", `${JSON.stringify(formatAddress(c.distAddr))} has port 0, but with SERVICE_SEEDS set this address is advertised to peers, which dial it: give the port, such as ${formatAddress({ ...c.distAddr, port: 7946 })}`);
+  }
+  if (!isUnspecifiedHost(c.distAddr.host)) return;
   throw new SettingError(
     "SERVICE_DIST_ADDR",
     `${JSON.stringify(formatAddress(c.distAddr))} has no host, but with SERVICE_SEEDS set this address is advertised to peers, which dial it: give a host name or IP they can reach, such as 10.0.0.5:${c.distAddr.port}`,

@@ -24,7 +24,7 @@ describe("config: advertised client and management URLs", () => {
   });
 
   it("have no default when the dist host is unspecified (nothing to advertise)", () => {
-    for (const dist of [":7946", "0.0.0.0:7946", "[::]:7946"]) {
+    for (const dist of [":7946", "0.0.0.0:7946", "[::]:7946", "0:7946", "[::0]:7946", "[0:0::0]:7946"]) {
       const c = load({ SERVICE_DIST_ADDR: dist });
       expect(c.apiAdvertiseUrl, dist).to.equal(undefined);
       expect(c.mgmtAdvertiseUrl, dist).to.equal(undefined);

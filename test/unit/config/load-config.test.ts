@@ -479,6 +479,12 @@ describe("config/load-config", () => {
       });
     }
 
+    it("SERVICE_DIST_ADDR with port 0 and SERVICE_SEEDS set is refused: peers would be told to dial port 0", () => {
+      const e = expectSettingError({ SERVICE_DIST_ADDR: "10.0.0.1:0", SERVICE_SEEDS: "n2@10.0.0.2:7946" }, "SERVICE_DIST_ADDR", /port 0.*advertised to peers/);
+      expect(e.message).to.include("10.0.0.1:7946");
+      expect(load({ SERVICE_DIST_ADDR: "127.0.0.1:0" }).distAddr.port, "a node of its own may take a port the system picks").to.equal(0);
+    });
+
     it("without seeds (a cluster of one) the default :7946 stays valid, and a seed list of only this node counts as none", () => {
       expect(load({}).distAddr).to.deep.equal({ host: "", port: 7946 });
       expect(load({ SERVICE_NODE_ID: "n1", SERVICE_SEEDS: "n1@10.0.0.1:7946" }).distAddr).to.deep.equal({ host: "", port: 7946 });
