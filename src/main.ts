@@ -22,8 +22,10 @@ import {
   MGMT_CONNECTIONS_MAX,
   MGMT_IDLE_TIMEOUT_MS,
   PEER_TOKEN_CHARS_ADVISED,
+  SHUTDOWN_LIMITS,
   VIRTUAL_NODES,
 } from "./core/limits.js";
+import { withTimeout } from "./core/timeout.js";
 import { packageRoot } from "./core/package-root.js";
 import { systemRandom } from "./core/random.js";
 import { checkPeerCredential, fileStamps, loadConfig, readTlsMaterial, SettingError, TlsMaterialError, TlsReloader, type Config, type TlsFiles, type TlsMaterial } from "./config/index.js";
@@ -305,7 +307,7 @@ function installShutdown(node: HypercacheNode, listeners: Listeners, auth: Authe
     // 2. The client listener stops accepting; in-flight requests get up to 30 s.
     await closeGracefully(listeners.api, API_SHUTDOWN_GRACE_MS);
     // 3. Stop the cache: background loops, queued work, then the management and dist listeners.
-    await node.stop();
+    await withTimeout(systemTimers, SHUTDOWN_LIMITS.stopMaxMs, node.stop(), "stop").catch(() => logger.warn(LOG.stopTimedOut, { after_ms: SHUTDOWN_LIMITS.stopMaxMs }));
     listeners.mgmt.close();
     listeners.mgmt.closeAllConnections();
     await listeners.peer.close();

@@ -12,7 +12,8 @@ import {
   SettleWindow, SyncLoop, VersionClock, WriteCoordinator, ConditionalWriter, CounterWriter, IdempotencyCache, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
   LeaseTable, Leases, QuorumVote, ViewsDisagreement, hasMajority,
 } from "./cluster/index.js";
-import { CONDITIONAL_LIMITS, DRAIN_LIMITS, IDEMPOTENCY_LIMITS, LEASE_LIMITS, PEER_TIMEOUT_MS, REJOIN_HOLD_GOSSIP_ROUNDS, VIEWS_DISAGREE_GOSSIP_ROUNDS } from "./core/limits.js";
+import { CONDITIONAL_LIMITS, DRAIN_LIMITS, IDEMPOTENCY_LIMITS, LEASE_LIMITS, PEER_TIMEOUT_MS, REJOIN_HOLD_GOSSIP_ROUNDS, SHUTDOWN_LIMITS, VIEWS_DISAGREE_GOSSIP_ROUNDS } from "./core/limits.js";
+import { withTimeout } from "./core/timeout.js";
 import { KeyLock } from "./core/key-lock.js";
 import { LOG } from "./log/index.js";
 import type { Logger } from "./log/index.js";
@@ -278,7 +279,8 @@ export function buildDrain(config: Config, deps: NodeDeps, f: Foundation, d: Dat
   /** Announces to every alive peer that this node left (their removal lowers quorum sizes). */
   const leave = async (): Promise<void> => {
     members.leave();
-    await Promise.all(view.alivePeers().map((p) => l.gossiper.pushTo(p)));
+    const told = Promise.all(view.alivePeers().map((p) => l.gossiper.pushTo(p)));
+    await withTimeout(timers, SHUTDOWN_LIMITS.leaveMaxMs, told, "leave").catch(() => logger.warn(LOG.leaveTimedOut, { after_ms: SHUTDOWN_LIMITS.leaveMaxMs }));
   };
   const readiness = new Readiness({
     clock,

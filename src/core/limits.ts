@@ -139,6 +139,19 @@ export const SSE_SUBSCRIBERS_MAX = 256;
 export const API_SHUTDOWN_GRACE_MS = 30_000;
 
 /**
+ * The other steps of a shutdown, each bounded so that SIGTERM to exit takes at most the drain +
+ * 5 s (the leave) + 30 s (API_SHUTDOWN_GRACE_MS) + 10 s (the stop), the sum the Helm chart's
+ * terminationGracePeriodSeconds floor is built on. Unbounded, an OTLP endpoint that never
+ * answered held the stop for its exporter's timeout (OTEL_EXPORTER_OTLP_TIMEOUT: 60 s seen).
+ */
+export const SHUTDOWN_LIMITS = Object.freeze({
+  /** Announcing to the peers that this node left (one gossip push to each, at once). */
+  leaveMaxMs: 5_000,
+  /** Stopping the loops, flushing read repairs, closing peer sessions and the metric exporters. */
+  stopMaxMs: 10_000,
+});
+
+/**
  * Batch request bodies, checked while the bytes arrive (before JSON.parse): nesting depth of
  * arrays and objects, and the JSON structure (arrays and objects opened, commas) allowed per
  * batch item, plus a little slack for the envelope around the list.

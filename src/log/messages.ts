@@ -30,6 +30,8 @@ export const LOG = Object.freeze({
   shutdownSignal: "shutdown signal received",
   stoppedCleanly: "hypercache-server stopped cleanly",
   secondSignal: "second shutdown signal: exiting at once",
+  stopTimedOut: "stopping the node's loops and exporters timed out: exiting without them",
+  leaveTimedOut: "announcing the leave to peers timed out: exiting without their answers",
   peerAdded: "peer added to membership",
   peerRemoved: "peer removed from membership",
   peerSuspect: "peer marked suspect (timeout)",
