@@ -11,6 +11,7 @@ import { CHART, helm, render, valueArgs } from "./helm.js";
 import {
   addressProblems,
   disruptionProblems,
+  expandEnv,
   heapProblems,
   mainContainer,
   ofKind,
@@ -54,6 +55,27 @@ async function validateObject(o: K8sObject): Promise<void> {
 }
 
 const clone = <T>(x: T): T => structuredClone(x);
+
+/** The SERVICE_* environment the server of pod 0 would read (Secret references hold a valid token). */
+function serverEnv(objects: readonly K8sObject[]): Record<string, string> {
+  const env = mainContainer(theStatefulSet(objects)).env ?? [];
+  const values = expandEnv(env, { "metadata.name": "hc-hypercache-0", "metadata.namespace": RUNTIME_NAMESPACE });
+  const out: Record<string, string> = {};
+  for (const e of env) if (e.name.startsWith("SERVICE_")) out[e.name] = e.valueFrom?.secretKeyRef ? "0123456789abcdef0123456789abcdef" : values.get(e.name)!;
+  return out;
+}
+
+/** Whether the server's own configuration check (loadConfig; a refusal exits 2) takes this environment. */
+async function serverAccepts(env: Record<string, string>): Promise<true | string> {
+  // Imported here, so that a source tree mid-edit fails these tests only.
+  const { loadConfig } = await import("../../src/config/load-config.js");
+  try {
+    loadConfig(env, { hostname: "n" });
+    return true;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
 const rendered = new Map<string, K8sObject[]>();
 const objectsOf = (set: ValueSet): K8sObject[] => rendered.get(set.name)!;
 
@@ -100,7 +122,7 @@ describe("Helm chart deploy/helm/hypercache", function () {
         expect(probeProblems(objectsOf(set))).to.deep.equal([]);
       });
 
-      it("stops with a sleep preStop and a grace period longer than preStop + drain timeout + 40 s", () => {
+      it("stops with a sleep preStop and a grace period longer than preStop + drain timeout + 50 s", () => {
         expect(shutdownProblems(objectsOf(set))).to.deep.equal([]);
       });
 
@@ -128,6 +150,10 @@ describe("Helm chart deploy/helm/hypercache", function () {
 
       it("has one PodDisruptionBudget with maxUnavailable 1", () => {
         expect(disruptionProblems(objectsOf(set))).to.deep.equal([]);
+      });
+
+      it("gives the server an environment its configuration check accepts", async () => {
+        expect(await serverAccepts(serverEnv(objectsOf(set)))).to.equal(true);
       });
     });
   }
@@ -158,10 +184,100 @@ describe("Helm chart deploy/helm/hypercache", function () {
   describe("values the chart refuses", () => {
     const fails = (sets: string[]) => helm(["template", "hc", ".", ...valueArgs([], sets)]);
 
-    it("refuses a grace period that does not cover preStop + drain timeout + 40 s", () => {
-      const r = fails(["terminationGracePeriodSeconds=105"]);
+    it("refuses a grace period that does not cover preStop + drain timeout + 50 s", () => {
+      // After the drain the server announces its leave (up to 5 s), gives in-flight requests 30 s,
+      // stops its loops and exporters (10 s), plus a margin of 5 s. Before: the floor was + 40.
+      const r = fails(["terminationGracePeriodSeconds=115"]);
       expect(r.status).to.not.equal(0);
-      expect(r.stderr).to.match(/terminationGracePeriodSeconds \(105\) must exceed .* = 105/);
+      expect(r.stderr).to.match(/terminationGracePeriodSeconds \(115\) must exceed preStopSleepSeconds \+ drainTimeoutSeconds \+ 50 = 115/);
+      expect(fails(["terminationGracePeriodSeconds=116"]).status).to.equal(0);
+      expect(fails(["drainTimeoutSeconds=100", "preStopSleepSeconds=10", "terminationGracePeriodSeconds=160"]).status).to.not.equal(0);
+      expect(fails(["drainTimeoutSeconds=100", "preStopSleepSeconds=10", "terminationGracePeriodSeconds=161"]).status).to.equal(0);
+    });
+
+    it("states the grace period floor as preStop + drain + 50 wherever the chart documents it", () => {
+      for (const file of ["README.md", "values.yaml", "values.schema.json"]) {
+        const text = readFileSync(join(CHART, file), "utf8");
+        expect(text, file).to.match(/(drainTimeoutSeconds|drain) \+ 50\b/);
+        expect(text, file).to.not.match(/(drainTimeoutSeconds|drain) \+ 40\b/);
+      }
+    });
+
+    it("refuses replication, drain timeouts and OIDC issuers the server refuses, and renders those it takes (schema)", async () => {
+      // Before: replication 65 rendered, and every pod exited 2 (SERVICE_REPLICATION is 1..64).
+      const grace = "terminationGracePeriodSeconds=2147600";
+      const refused: Array<[string[], Record<string, string>]> = [
+        [["replication=65"], { SERVICE_REPLICATION: "65" }],
+        [["replication=1000"], { SERVICE_REPLICATION: "1000" }],
+        // The server takes durations up to 2^31-1 ms (596h31m23.647s).
+        [["drainTimeoutSeconds=2147484", grace], { SERVICE_DRAIN_TIMEOUT: "2147484s" }],
+        [["auth.oidc.issuer=https://", "auth.oidc.audience=cache"], { SERVICE_OIDC_ISSUER: "https://", SERVICE_OIDC_AUDIENCE: "cache" }],
+        [["auth.oidc.issuer=https://login example.com", "auth.oidc.audience=cache"], { SERVICE_OIDC_ISSUER: "https://login example.com", SERVICE_OIDC_AUDIENCE: "cache" }],
+      ];
+      for (const [sets, env] of refused) {
+        expect(await serverAccepts(env), `server takes ${JSON.stringify(env)}`).to.not.equal(true);
+        const r = fails(sets);
+        expect(r.status, `chart renders ${sets.join(" ")}`).to.not.equal(0);
+        expect(r.stderr, sets.join(" ")).to.match(/replication|drainTimeoutSeconds|issuer/);
+      }
+      const taken = [["replication=1"], ["replication=64"], ["drainTimeoutSeconds=2147483", grace], ["auth.oidc.issuer=https://login.example.com/realms/cache", "auth.oidc.audience=cache"]];
+      for (const sets of taken) expect(await serverAccepts(serverEnv(render([], sets))), sets.join(" ")).to.equal(true);
+    });
+
+    it("refuses two listeners on one port (the server exits 2: port already used)", async () => {
+      // Before: ports.mgmt=8080 rendered SERVICE_API_ADDR=:8080 and SERVICE_MGMT_ADDR=:8080, and every pod crash-looped.
+      expect(await serverAccepts({ SERVICE_API_ADDR: ":8080", SERVICE_MGMT_ADDR: ":8080" })).to.match(/already used/);
+      const clashes: Array<[string, string, string[]]> = [
+        ["api", "mgmt", ["ports.mgmt=8080"]],
+        ["api", "peer", ["ports.peer=8080"]],
+        ["mgmt", "peer", ["ports.peer=8081"]],
+        ["api", "mgmt", ["ports.api=9000", "ports.mgmt=9000", "ports.peer=9000"]],
+      ];
+      for (const [a, b, sets] of clashes) {
+        const r = fails(sets);
+        expect(r.status, sets.join(" ")).to.not.equal(0);
+        expect(r.stderr, sets.join(" ")).to.match(new RegExp(`ports\\.${a} and ports\\.${b} are both \\d+`));
+      }
+      const swapped = render([], ["ports.api=8081", "ports.mgmt=8080"]);
+      expect(await serverAccepts(serverEnv(swapped))).to.equal(true);
+      expect(portProblems(swapped)).to.deep.equal([]);
+    });
+
+    it("prints large whole numbers from a values file without an exponent (no 1e+06s, no minReadySeconds: 1e+06)", async () => {
+      // Helm reads the numbers of a values file as floats, which print as 1e+06 from a million on.
+      const dir = mkdtempSync(join(tmpdir(), "hc-values-"));
+      const file = join(dir, "large.yaml");
+      const M = 1_000_000;
+      writeFileSync(
+        file,
+        [
+          `drainTimeoutSeconds: ${M}`,
+          `preStopSleepSeconds: ${M}`,
+          `terminationGracePeriodSeconds: ${3 * M}`,
+          `minReadySeconds: ${M}`,
+          "probes:",
+          `  liveness: { periodSeconds: ${M}, timeoutSeconds: ${M}, failureThreshold: ${M} }`,
+          `  readiness: { periodSeconds: ${M}, timeoutSeconds: ${M}, failureThreshold: ${M} }`,
+          "",
+        ].join("\n"),
+      );
+      try {
+        const r = helm(["template", "hc", ".", ...valueArgs([file])]);
+        expect(r.status, r.stderr).to.equal(0);
+        expect(r.stdout).to.not.match(/\d(\.\d+)?e[+-]?\d/);
+        const objects = render([file]);
+        const sts = theStatefulSet(objects);
+        const c = mainContainer(sts);
+        expect(c.env?.find((e) => e.name === "SERVICE_DRAIN_TIMEOUT")?.value).to.equal(`${M}s`);
+        expect(sts.spec?.minReadySeconds).to.equal(M);
+        expect(sts.spec?.template.spec?.terminationGracePeriodSeconds).to.equal(3 * M);
+        expect(c.lifecycle?.preStop?.sleep?.seconds).to.equal(M);
+        for (const probe of [c.livenessProbe, c.readinessProbe]) expect([probe?.periodSeconds, probe?.timeoutSeconds, probe?.failureThreshold]).to.deep.equal([M, M, M]);
+        await validateObject(sts as unknown as K8sObject);
+        expect(await serverAccepts(serverEnv(objects))).to.equal(true);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it("refuses a secret or a chart-managed setting in config (schema)", () => {
@@ -306,7 +422,7 @@ describe("Helm chart deploy/helm/hypercache", function () {
       ["a container port the server does not listen on", (o) => (container(o).ports!.find((p) => p.name === "mgmt")!.containerPort = 9091), portProblems],
       ["$(VAR) in a probe header", (o) => (container(o).livenessProbe!.httpGet!.httpHeaders = [{ name: "Authorization", value: "Bearer $(SERVICE_AUTH_TOKEN)" }]), probeProblems],
       ["a probe on /health", (o) => (container(o).readinessProbe!.httpGet!.path = "/health"), probeProblems],
-      ["a grace period of drain + 40 s", (o) => (sts(o).spec!.template.spec!.terminationGracePeriodSeconds = 100), shutdownProblems],
+      ["a grace period of preStop + drain + 50 s", (o) => (sts(o).spec!.template.spec!.terminationGracePeriodSeconds = 115), shutdownProblems],
       ["a shell preStop", (o) => (container(o).lifecycle!.preStop = { exec: { command: ["sh", "-c", "sleep 5"] } }), shutdownProblems],
       ["a writable root filesystem", (o) => (container(o).securityContext!.readOnlyRootFilesystem = false), securityProblems],
       ["capabilities kept", (o) => (container(o).securityContext!.capabilities = { drop: ["NET_RAW"] }), securityProblems],

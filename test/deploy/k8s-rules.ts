@@ -14,8 +14,11 @@ export interface K8sObject {
 type Labels = Record<string, string>;
 
 const MIB = 1024 * 1024;
-/** Seconds the server may still need after the drain: in-flight client requests (30 s) and closing. */
-export const AFTER_DRAIN_SECONDS = 40;
+/**
+ * Seconds the server may still need after the drain: the leave announcement (up to 5 s), in-flight
+ * client requests (30 s), stopping its loops and exporters (10 s), and 5 s of margin.
+ */
+export const AFTER_DRAIN_SECONDS = 50;
 /** Environment variables whose value is a credential. */
 const SECRET_ENV = /TOKEN|PASSWORD|SECRET/;
 /** Environment variables whose value is the path of a certificate, key or policy file. */
@@ -173,7 +176,7 @@ export function probeProblems(objects: readonly K8sObject[]): string[] {
   return problems;
 }
 
-/** preStop is a sleep action (no shell), and the grace period outlasts preStop + drain + 40 s. */
+/** preStop is a sleep action (no shell), and the grace period outlasts preStop + drain + 50 s. */
 export function shutdownProblems(objects: readonly K8sObject[]): string[] {
   const sts = theStatefulSet(objects);
   const c = mainContainer(sts);

@@ -71,9 +71,20 @@ Bytes in a Kubernetes memory quantity ("1Gi", "1536Mi", "2G", "1073741824"), as 
 
 {{/* Checks that cannot be said in values.schema.json. */}}
 {{- define "hypercache.validate" -}}
-{{- $floor := add .Values.preStopSleepSeconds .Values.drainTimeoutSeconds 40 -}}
-{{- if le (int .Values.terminationGracePeriodSeconds) (int $floor) -}}
-{{- fail (printf "terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds + drainTimeoutSeconds + 40 = %d, or the kubelet kills a draining node" (int .Values.terminationGracePeriodSeconds) (int $floor)) -}}
+{{- /* After the drain the server announces its leave (up to 5 s), gives in-flight client requests
+       up to 30 s, stops its loops and exporters (up to 10 s); 5 s more of margin: 50 s. */ -}}
+{{- $floor := add .Values.preStopSleepSeconds .Values.drainTimeoutSeconds 50 -}}
+{{- if le (int64 .Values.terminationGracePeriodSeconds) (int64 $floor) -}}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must exceed preStopSleepSeconds + drainTimeoutSeconds + 50 = %d (after the drain the node needs up to 50 s to leave, finish in-flight requests and stop), or the kubelet kills a stopping node" (int64 .Values.terminationGracePeriodSeconds) (int64 $floor)) -}}
+{{- end -}}
+{{- /* The server refuses two listeners on one port (exit 2: "port N is already used"). */ -}}
+{{- $api := int64 .Values.ports.api -}}
+{{- $mgmt := int64 .Values.ports.mgmt -}}
+{{- $peer := int64 .Values.ports.peer -}}
+{{- range $pair := list (list "api" $api "mgmt" $mgmt) (list "api" $api "peer" $peer) (list "mgmt" $mgmt "peer" $peer) -}}
+{{- if eq (index $pair 1) (index $pair 3) -}}
+{{- fail (printf "ports.%s and ports.%s are both %d: each listener needs a port of its own (the server would refuse to start: port %d is already used)" (index $pair 0) (index $pair 2) (index $pair 1) (index $pair 1)) -}}
+{{- end -}}
 {{- end -}}
 {{- if and .Values.tls.api.verifyClients (not .Values.tls.api.secretName) -}}
 {{- fail "tls.api.verifyClients needs tls.api.secretName (its ca.crt verifies the clients)" -}}
