@@ -26,8 +26,16 @@ COPY openapi/ openapi/
 COPY gen/ gen/
 COPY src/ src/
 COPY dashboard/ dashboard/
-# dist/ (the server and the dashboard's built files) plus the production node_modules, package.json and openapi/ into build/image-root.
+# dist/ (the server and the dashboard's built files) plus the production node_modules, package.json and openapi/ into build/image-root
+# (tini joins them below).
 RUN npm run package
+# tini runs as PID 1 and passes signals on to node: node as PID 1 ignores a signal that arrives
+# before its handlers are in place (its own start-up, about 40 ms), and a pod deleted then would
+# run until it is killed at the end of its grace period. The static build needs no library.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini \
+ && cp /usr/bin/tini-static build/image-root/tini \
+ && rm -rf /var/lib/apt/lists/*
 
 # ---- runtime: the assembled folder only -------------------------------------------------------
 FROM gcr.io/distroless/nodejs20-debian12:nonroot
@@ -38,7 +46,7 @@ ENV NODE_ENV=production
 USER 65532:65532
 # client API, management API (/livez, /readyz, /metrics), peer transport
 EXPOSE 8080 8081 7946
-# SIGTERM starts a drain (bounded by SERVICE_DRAIN_TIMEOUT), then a clean exit 0.
+# SIGTERM starts a drain (bounded by SERVICE_DRAIN_TIMEOUT), then a clean exit 0; tini hands it on.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["/nodejs/bin/node"]
+ENTRYPOINT ["/app/tini", "--", "/nodejs/bin/node"]
 CMD ["/app/dist/src/main.js"]

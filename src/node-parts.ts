@@ -36,7 +36,7 @@ export interface NodeDeps {
   readonly otlpEndpoint?: string;
   /** OTLP export interval in ms (OTEL_METRIC_EXPORT_INTERVAL); 15 s when omitted. */
   readonly otlpIntervalMs?: number;
-  /** Builds the OTLP exporter; required with otlpEndpoint (main.ts loads it on demand). */
+  /** Builds the OTLP exporter; required with otlpEndpoint (server.ts loads it on demand). */
   readonly otlpExporter?: OtlpExporterFactory;
   readonly serviceVersion: string;
   /** The peer transport; a ConnectPeerTransport when omitted (tests inject an in-memory one). */
@@ -45,7 +45,7 @@ export interface NodeDeps {
   readonly metrics?: Metrics;
   /**
    * The authenticator both the client and the management listener use (createAuthenticator,
-   * built by main.ts before the node). Omitted only by in-process tests: the API is then open.
+   * built by server.ts before the node). Omitted only by in-process tests: the API is then open.
    */
   readonly auth?: Authenticator;
   /** Mutual-TLS options of the peer transport (peerTlsOptions(config.distTls)), when SERVICE_DIST_TLS_* are set. */
@@ -53,7 +53,7 @@ export interface NodeDeps {
   /** Subscribes to changes of the peer CA (LivePeerTls.onTrustChange): the peer client then renews its sessions. */
   readonly peerTrustChanges?: (listener: () => void) => void;
   /**
-   * This process's boot id (main.ts draws a random UUID at start): with the node id it names the
+   * This process's boot id (server.ts draws a random UUID at start): with the node id it names the
    * node's counter slot, so a restarted node never reuses a slot. Omitted by in-process tests: it
    * is then drawn from `random` (a simulation that restarts a node passes a new one).
    */

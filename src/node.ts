@@ -1,6 +1,6 @@
 // createNode(config, deps): builds every component of one node in dependency order, then wires
 // the observers between them in one explicit step. It holds no rule of its own (the rules live in
-// the modules of their areas), does not bind ports (main.ts does) and reads no environment.
+// the modules of their areas), does not bind ports (server.ts does) and reads no environment.
 import type Koa from "koa";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "./config/index.js";
@@ -76,7 +76,7 @@ export interface HypercacheNode {
    * announces that the node left (only when it was safe). Does not stop the node.
    */
   depart(reason: string): Promise<DepartureOutcome>;
-  /** main.ts reports that every listener is bound (a readiness check). */
+  /** server.ts reports that every listener is bound (a readiness check). */
   markBound(): void;
   readonly readiness: Readiness;
   /** Stops the background loops and flushes queued read repairs. */

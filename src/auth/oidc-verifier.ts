@@ -34,7 +34,7 @@ export interface OidcVerifier {
   readonly keys: RemoteKeySet;
 }
 
-/** The issuer could not be used at boot: main.ts logs `oidc verifier construction failed` and exits 1. */
+/** The issuer could not be used at boot: server.ts logs `oidc verifier construction failed` and exits 1. */
 export class OidcSetupError extends Error {
   override readonly name = "OidcSetupError";
 }

@@ -43,7 +43,7 @@ export interface Policy {
   readonly allowBasicWithoutTls: boolean;
 }
 
-/** The policy file is missing, unreadable or invalid; main.ts exits with code 2. */
+/** The policy file is missing, unreadable or invalid; server.ts exits with code 2. */
 export class PolicyFileError extends Error {
   override readonly name = "PolicyFileError";
 }

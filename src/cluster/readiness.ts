@@ -40,7 +40,7 @@ export class Readiness {
     this.startedMs = deps.clock.monotonicMs();
   }
 
-  /** main.ts calls it once every listener is bound. */
+  /** server.ts calls it once every listener is bound. */
   markBound(): void {
     this.listenersBound = true;
   }

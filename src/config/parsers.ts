@@ -6,7 +6,7 @@ import { formatDurationMs, parseDurationMs, TIMER_MAX_MS } from "../core/duratio
 import { BEARER_TOKEN_RULE, isBearerToken } from "../core/bearer-token.js";
 import { isNodeId } from "../core/node-id.js";
 
-/** A bad setting value; main.ts prints it as one line and exits with code 2. */
+/** A bad setting value; server.ts prints it as one line and exits with code 2. */
 export class SettingError extends Error {
   override readonly name = "SettingError";
   constructor(readonly variable: string, message: string) {

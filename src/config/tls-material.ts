@@ -13,7 +13,7 @@ export interface TlsMaterial {
   readonly ca: Buffer | undefined;
 }
 
-/** A TLS file cannot be read or used; main.ts exits with code 2. */
+/** A TLS file cannot be read or used; server.ts exits with code 2. */
 export class TlsMaterialError extends Error {
   override readonly name = "TlsMaterialError";
 }

@@ -1,4 +1,4 @@
-// The node:http or node:https server of a Koa listener, built but not listening (main.ts binds).
+// The node:http or node:https server of a Koa listener, built but not listening (server.ts binds).
 // With TLS material the same server options apply over HTTPS; with a client CA the listener
 // requires a client certificate and refuses, during the handshake, any certificate its CA did
 // not sign (mutual TLS). The authentication chain then reads the verified certificate's CN.

@@ -22,6 +22,7 @@ export const LOG = Object.freeze({
   authPolicyInvalid: "auth policy file invalid",
   tlsInvalid: "tls configuration invalid",
   tlsReloaded: "tls certificate reloaded from its changed files",
+  hangup: "SIGHUP: the node keeps running; its TLS files are looked at now",
   tlsReloadFailed: "tls files changed but cannot be used: the certificate in use stays",
   unknownSetting: "unknown setting ignored",
   bareSeed: "seed without node id: its id is learned from the peer (use id@host:port in production)",

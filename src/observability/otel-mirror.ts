@@ -2,7 +2,7 @@
 // registry, cache figures, request and peer-call histograms, runtime) into OpenTelemetry metric
 // data at collection time, and the SDK's readers export it: a Prometheus reader whose request
 // handler serves /metrics (Prometheus names: base units, _total on counters), and an OTLP/HTTP
-// exporter when an endpoint is configured (OTEL_EXPORTER_OTLP_ENDPOINT, read by main.ts), with the
+// exporter when an endpoint is configured (OTEL_EXPORTER_OTLP_ENDPOINT, read by server.ts), with the
 // OpenTelemetry names and units. One MeterProvider per reader and node, never the global one.
 // Nothing is recorded through the SDK's instruments, so the hot path pays no attribute hashing.
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -16,7 +16,7 @@ import { collectMetrics, type Collected, type MetricSources } from "./catalog.js
 
 export { prometheusName } from "./catalog.js";
 
-/** Builds the OTLP exporter for a metrics URL. main.ts loads the exporter module only when an
+/** Builds the OTLP exporter for a metrics URL. server.ts loads the exporter module only when an
  * endpoint is configured, which keeps it (and its memory) out of nodes that do not export. */
 export type OtlpExporterFactory = (url: string) => PushMetricExporter;
 

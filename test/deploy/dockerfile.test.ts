@@ -109,12 +109,15 @@ describe("Dockerfile", () => {
     expect(exposed).to.have.members([8080, 8081, 7946]);
   });
 
-  it("stops with SIGTERM and starts dist/src/main.js in exec form", () => {
+  it("stops with SIGTERM and starts dist/src/main.js in exec form, under tini as PID 1", () => {
     expect(keyword(runtime!, "STOPSIGNAL").map((i) => i.getArgumentsContent())).to.deep.equal(["SIGTERM"]);
     const cmd = df.getCMDs().at(-1);
     const entry = df.getENTRYPOINTs().at(-1);
     expect(cmd?.getJSONStrings().map((s) => s.getJSONValue())).to.deep.equal(["/app/dist/src/main.js"]);
-    expect(entry?.getJSONStrings().map((s) => s.getJSONValue())).to.deep.equal(["/nodejs/bin/node"]);
+    // Node as PID 1 ignores a signal that comes before its handlers (test/integration/boot-signals).
+    expect(entry?.getJSONStrings().map((s) => s.getJSONValue())).to.deep.equal(["/app/tini", "--", "/nodejs/bin/node"]);
+    const runs = keyword(build!, "RUN").map((i) => i.getArgumentsContent()).join("\n");
+    expect(runs, "tini from Debian, its static build into the image root").to.match(/apt-get install -y --no-install-recommends tini[\s\S]*cp \/usr\/bin\/tini-static build\/image-root\/tini/);
   });
 
   it("sends the build only what it copies (.dockerignore allow-list)", () => {

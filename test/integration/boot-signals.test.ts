@@ -36,6 +36,19 @@ describe("stop signals during boot, the node as PID 1", function () {
     await new Promise<void>((r) => silent?.close(() => r()));
   });
 
+  it("under tini as PID 1, as the image runs it: a SIGTERM the moment the container starts ends the node at once (node as PID 1 ignores one that comes before its handlers)", async () => {
+    const node = await startNode({ id: "boot-tini", wrap: ["unshare", "--pid", "--fork", "tini", "-s", "--"], readyMessage: false });
+    const init = await childOf(node.child.pid as number);
+    expect(readFileSync(`/proc/${init}/status`, "utf8")).to.match(/^NSpid:\s+\d+\s+1$/m);
+    const sent = Date.now();
+    process.kill(init, "SIGTERM");
+    const code = await node.exited;
+    expect(Date.now() - sent, "ms from SIGTERM to exit").to.be.below(2_000);
+    // 0 once the node's handlers are in place; 143 (killed by the signal) in Node's own start-up.
+    expect([0, 143]).to.include(code);
+    expect(node.logs.some((r) => r.message === "client API listener started"), "it never served").to.equal(false);
+  });
+
   it("SIGTERM while the OIDC issuer keeps the boot waiting ends the process at once with exit 0, not after the boot", async () => {
     const node = await startNode({
       id: "boot-signal",

@@ -3,6 +3,7 @@
 // variable) and a listener that cannot bind (exit 1 with an error record, never half up).
 import net from "node:net";
 import { expect } from "chai";
+import { LOG } from "../../src/log/index.js";
 import { startNode, type NodeProcess } from "../helpers/node-process.js";
 import { freePort } from "../helpers/ports.js";
 
@@ -46,6 +47,13 @@ describe("hypercache-server process start-up", function () {
         node_id: "boot-1",
         virtual_nodes: 128,
       });
+    });
+
+    it("SIGHUP does not end the node (it exited 129 with no drain and no record): it logs that it runs on and keeps serving", async () => {
+      node.child.kill("SIGHUP");
+      await node.waitForLog(LOG.hangup, 5_000);
+      expect(node.child.exitCode).to.equal(null);
+      expect((await fetch(`${node.mgmt}/livez`)).status).to.equal(200);
     });
 
     it("warns that the API is open when no authentication is configured", () => {

@@ -22,7 +22,7 @@ describe("boot-signals: BootSignals", () => {
     expect(exits, "exit 0, once").to.deep.equal(["SIGTERM 0"]);
   });
 
-  it("once the node exists a signal is held and handed over by release(), which removes the handlers; a second one exits 130", () => {
+  it("once the node exists a signal is held and handed over by handOver(), which removes the handlers; a second one exits 130", () => {
     const s = source();
     const exits: string[] = [];
     const boot = new BootSignals((signal, code) => exits.push(`${signal} ${code}`), s);
@@ -32,14 +32,35 @@ describe("boot-signals: BootSignals", () => {
     s.fire("SIGTERM");
     s.fire("SIGTERM");
     expect(exits, "a second signal ends it at once, as during the shutdown; once").to.deep.equal(["SIGTERM 130"]);
-    expect(boot.release()).to.equal("SIGINT");
+    expect(boot.handOver(() => undefined)).to.equal("SIGINT");
     expect(s.listenerCount("SIGTERM") + s.listenerCount("SIGINT")).to.equal(0);
   });
 
-  it("release() without a signal returns undefined", () => {
+  it("handOver() without a signal returns undefined", () => {
     const s = source();
     const boot = new BootSignals(() => undefined, s);
     boot.hold();
-    expect(boot.release()).to.equal(undefined);
+    expect(boot.handOver(() => undefined)).to.equal(undefined);
+  });
+
+  it("handOver() removes its handlers only after the shutdown's are in place: a signal never finds none (Node drops a pending one when the last handler goes)", () => {
+    const s = source();
+    const boot = new BootSignals(() => undefined, s);
+    boot.hold();
+    let fewest = Infinity;
+    const off = s.off.bind(s);
+    s.off = ((event: "SIGTERM" | "SIGINT", listener: (signal: "SIGTERM" | "SIGINT") => void) => {
+      off(event, listener);
+      fewest = Math.min(fewest, s.listenerCount(event));
+      return s;
+    }) as typeof s.off;
+    const shutdown: string[] = [];
+    boot.handOver(() => {
+      s.on("SIGTERM", () => shutdown.push("SIGTERM"));
+      s.on("SIGINT", () => shutdown.push("SIGINT"));
+    });
+    expect(fewest, "handlers left on each signal as the boot's were removed").to.equal(1);
+    s.fire("SIGTERM");
+    expect(shutdown).to.deep.equal(["SIGTERM"]);
   });
 });
