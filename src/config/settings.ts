@@ -42,7 +42,7 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
   { name: "SERVICE_HINT_TTL", default: "30s", parse: D(), meaning: "how long failed replica writes stay queued for replay" },
   { name: "SERVICE_HINT_REPLAY", default: "200ms", parse: D(), meaning: "hint replay tick" },
   { name: "SERVICE_HINT_MAX_PER_NODE", default: "10000", parse: p.integer({ min: 1 }), meaning: "queued hints per target node; past it new hints are dropped" },
-  { name: "SERVICE_HINT_MAX_BYTES", default: "64MiB", parse: p.byteSize({ min: 1 }), meaning: "bytes of queued hints for all nodes together, replica hints and failed migrations in one count (a hint counts 2 bytes per key character, its value's bytes and 256 bytes of bookkeeping, what it holds in the heap); past it new hints are dropped" },
+  { name: "SERVICE_HINT_MAX_BYTES", default: "64MiB", parse: p.byteSize({ min: 1 }), meaning: "bytes of queued hints for all nodes together, replica hints and failed migrations in one count (a hint counts 2 bytes per key character, its value's bytes and 320 bytes of bookkeeping, what it holds in the heap); past it new hints are dropped" },
   { name: "SERVICE_REBALANCE_INTERVAL", default: "250ms", parse: D(), meaning: "ownership rebalance scan interval" },
   { name: "SERVICE_REBALANCE_BATCH_SIZE", default: "64", parse: p.integer({ min: 1, max: 10_000 }), meaning: "keys per migration batch" },
   { name: "SERVICE_REBALANCE_MAX_CONCURRENT", default: "1", parse: p.integer({ min: 1, max: 64 }), meaning: "migration batches in flight at once" },

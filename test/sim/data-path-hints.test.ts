@@ -157,7 +157,7 @@ describe("sim/data path: hints", () => {
       c.crash("n3");
       await c.node("n1").cache.admitWrite().set(k1!, value, 0, "one");
       await c.settle();
-      // One hint per target for k1: two hints of a 1000-byte value (and 256 bytes of bookkeeping each), under 2800 together.
+      // One hint per target for k1: two hints of a 1000-byte value (and 320 bytes of bookkeeping each), under 2800 together.
       expect(c.node("n1").hints.size()).to.equal(2);
       const twoHints = c.node("n1").metrics.get("dist.hinted.bytes");
       expect(twoHints).to.equal(c.node("n1").hints.bytes);

@@ -96,9 +96,14 @@ describe("dashboard logic", () => {
     expect(rows.map((r) => `${r.id}:${r.state}:${r.pruned}`)).to.deep.equal(["n1:alive:false", "n2:suspect:false", "n3:dead:true"]);
   });
 
-  it("credentials: the Authorization header of each kind (Basic over http too), kept in the given (session) storage only", async () => {
+  it("credentials: the Authorization header of each kind (Basic over http only with the user's consent), kept in the given (session) storage only", async () => {
     expect(await authorization({ kind: "bearer", token: "t0k" })).to.equal("Bearer t0k");
-    expect(await authorization({ kind: "basic", user: "ålice", password: "p:w" })).to.equal(`Basic ${Buffer.from("ålice:p:w").toString("base64")}`);
+    expect(await authorization({ kind: "basic", user: "ålice", password: "p:w", plainHttp: true })).to.equal(`Basic ${Buffer.from("ålice:p:w").toString("base64")}`);
+    const refused = await authorization({ kind: "basic", user: "ålice", password: "p:w" }).then(
+      () => "sent",
+      (err: unknown) => String(err),
+    );
+    expect(refused, "no password over plain http without the consent").to.match(/refusing Basic credentials over plain http/);
     expect(await authorization({ kind: "none" })).to.equal(undefined);
     const s = new MemoryStorage();
     saveCredential(s, { kind: "bearer", token: "x" });
