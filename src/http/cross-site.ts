@@ -11,6 +11,15 @@ import { CacheError } from "../core/errors.js";
 /** Throws FORBIDDEN when `method` changes state and the browser says another site sent it. */
 export function checkSameSite(method: string, headers: IncomingHttpHeaders): void {
   if (method === "GET" || method === "HEAD" || method === "OPTIONS") return;
+  checkNotCrossSite(headers);
+}
+
+/**
+ * Throws FORBIDDEN when the browser says another site sent the request, whatever its method:
+ * for a read that changes state (a lease read takes the key's lease; an <img> on any page held
+ * hot keys' leases for 60 s, a review found).
+ */
+export function checkNotCrossSite(headers: IncomingHttpHeaders): void {
   const site = headers["sec-fetch-site"];
   if (site !== undefined && site !== "same-origin" && site !== "none") throw crossSite(`Sec-Fetch-Site: ${site.slice(0, 32)}`);
   const origin = headers.origin;

@@ -31,7 +31,7 @@ import { writeAnswerJson } from "./write-answer.js";
 import { oneParam, parseQuery, type QueryParams } from "./query.js";
 import { decodeKeySegment, parseConsistency, parseLeaseQuery, parseLeaseToken, parseTtlQuery } from "./validate.js";
 import { quotedKey } from "../core/key-check.js";
-import { checkSameSite } from "./cross-site.js";
+import { checkNotCrossSite, checkSameSite } from "./cross-site.js";
 
 export interface ItemRouteDeps {
   readonly cache: CacheService;
@@ -257,7 +257,11 @@ class ItemRoutes implements ItemHandler {
     const unless = readConditionOf(req.headers);
     // A lease read (?lease=) reads like any other: only its miss differs (leaseMiss).
     const lease = params === undefined ? undefined : this.leaseOf(query);
-    if (lease !== undefined) requireLeaseScope(identity);
+    if (lease !== undefined) {
+      // A lease read takes the key's lease: it changes state, so not from another site.
+      checkNotCrossSite(req.headers);
+      requireLeaseScope(identity);
+    }
     if (method === "GET" && this.deps.inflight.heldBytes > 0) this.checkLikelyAnswer(req, key);
     const r = this.deps.cache.read(key, consistency);
     if (r instanceof Promise) return r.then((read) => this.answerRead(req, res, method, key, read, unless, lease));

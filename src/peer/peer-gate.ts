@@ -2,7 +2,7 @@
 // buffered, inflated or decoded. With a peer token, the request must carry it. With no peer
 // credential at all (no token, no peer mutual TLS) the listener is in protected mode: only
 // loopback callers are served, unless SERVICE_PEER_INSECURE opens it (SPEC-NOTES).
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { writeJson } from "../http/respond.js";
 import { declaresBody, discardRest } from "../http/unread-body.js";
@@ -54,11 +54,12 @@ type AnyResponse = ServerResponse | Http2ServerResponse;
  */
 const REFUSED_GRPC_BODY_READ_MAX = 64 * 1024;
 
-export function refusePeerRequest(req: AnyRequest, res: AnyResponse, reason: string): void {
+export function refusePeerRequest(req: AnyRequest, res: AnyResponse, reason: string, forbidden = false): void {
   const type = String(req.headers["content-type"] ?? "").toLowerCase();
   if (type.startsWith("application/grpc")) {
     const web = type.startsWith("application/grpc-web");
-    const headers = { "content-type": web ? "application/grpc-web+proto" : "application/grpc", "grpc-status": "16", "grpc-message": encodeURIComponent(reason) };
+    // 16 UNAUTHENTICATED, or 7 PERMISSION_DENIED for a request refused whoever sends it.
+    const headers = { "content-type": web ? "application/grpc-web+proto" : "application/grpc", "grpc-status": forbidden ? "7" : "16", "grpc-message": encodeURIComponent(reason) };
     // gRPC over HTTP/2: a trailers-only answer (one HEADERS frame that ends the stream). A caller
     // whose reset came with its headers is gone before this runs, and respond() would throw on
     // the closed stream, out of the request handler: the node would exit (the compat response
@@ -72,7 +73,19 @@ export function refusePeerRequest(req: AnyRequest, res: AnyResponse, reason: str
     }
     return;
   }
-  const extra = ["WWW-Authenticate", 'Bearer realm="hypercache-peer"'];
+  const extra = forbidden ? [] : ["WWW-Authenticate", 'Bearer realm="hypercache-peer"'];
   if (!("stream" in req) && declaresBody(req.headers)) extra.push("Connection", "close");
-  writeJson(res as ServerResponse, 401, JSON.stringify({ error: reason, code: "UNAUTHORIZED" }), false, extra);
+  const envelope = forbidden ? { error: reason, code: "FORBIDDEN", details: { reason: "cross_site_request" } } : { error: reason, code: "UNAUTHORIZED" };
+  writeJson(res as ServerResponse, forbidden ? 403 : 401, JSON.stringify(envelope), false, extra);
+}
+
+/**
+ * Why a request a browser sent is refused, or undefined. Peers never send `Origin` or
+ * `Sec-Fetch-Site`; a browser always does on the writes a page can make. In protected mode the
+ * dist listener serves any loopback caller, and a browser on the node's own host is one: a page
+ * on any site wrote keys (`POST /internal/set` as text/plain) and drained the node (a review).
+ */
+export function browserRequestRefusal(headers: IncomingHttpHeaders): string | undefined {
+  if (headers.origin === undefined && headers["sec-fetch-site"] === undefined) return undefined;
+  return "the peer port serves peers only, and a browser sent this request (Origin or Sec-Fetch-Site)";
 }

@@ -9,7 +9,7 @@ import type { PeerEndpoint } from "../transport/index.js";
 import { rewriteFixedPath, SERVICE_PATH } from "./fixed-paths.js";
 import { peerGzip } from "./peer-compression.js";
 import { correctParseErrors } from "./parse-errors.js";
-import { peerRequestRefusal, refusePeerRequest, type PeerGateOptions } from "./peer-gate.js";
+import { browserRequestRefusal, peerRequestRefusal, refusePeerRequest, type PeerGateOptions } from "./peer-gate.js";
 import { createBinaryExchangeRoutes, createPeerRoutes } from "./peer-service.js";
 import { isBinaryStreamType, serverBytesFrames } from "./exchange-codec.js";
 import { isPlainConnectStream, serveExchangeStream } from "./exchange-http2-handler.js";
@@ -50,6 +50,11 @@ export function createPeerHandler(endpoint: PeerEndpoint, gate: PeerGateOptions,
   // answered without Connect's pipeline (exchange-http2-handler.ts).
   const plainExchange = exchangeHandler(endpoint, serverBytesFrames());
   const dispatch: PeerRequestHandler = (req, res) => {
+    const fromBrowser = browserRequestRefusal(req.headers);
+    if (fromBrowser !== undefined) {
+      refusePeerRequest(req, res, fromBrowser, true);
+      return;
+    }
     const refusal = peerRequestRefusal(gate, req.socket.remoteAddress, req.headers.authorization);
     if (refusal !== undefined) {
       refusePeerRequest(req, res, refusal);

@@ -48,6 +48,30 @@ describe("integration/cross-site writes", function () {
     expect((await call(`${n.api}/v1/cache/c`)).status, "no counter was made").to.equal(404);
   });
 
+  it("the peer port refuses whatever a browser sends (in protected mode it serves any loopback caller): a key write as text/plain, a drain", async () => {
+    const version = Date.now() * 1000 + 500;
+    const set = await call(`http://127.0.0.1:${n.distPort}/internal/set`, {
+      method: "POST",
+      headers: { ...EVIL, "content-type": "text/plain;charset=UTF-8" },
+      body: JSON.stringify({ from: "csrf-1", entries: [{ key: "victim", value: Buffer.from("pwned").toString("base64"), version: String(version), origin: "csrf-1" }] }),
+    });
+    expect(expectEnvelope(set, 403, "FORBIDDEN", /browser/).details).to.deep.equal({ reason: "cross_site_request" });
+    expect((await call(`${n.api}/v1/cache/victim`)).status, "nothing written").to.equal(404);
+    const drain = await call(`http://127.0.0.1:${n.distPort}/dist/drain`, { method: "POST", headers: { "sec-fetch-site": "cross-site", "content-type": "application/x-www-form-urlencoded" }, body: "" });
+    expectEnvelope(drain, 403, "FORBIDDEN");
+    expect((await call(`${n.mgmt}/readyz`)).status, "not draining").to.equal(200);
+    expect((await call(`http://127.0.0.1:${n.distPort}/health`)).status, "a caller without browser headers is served").to.equal(200);
+  });
+
+  it("a lease read from another site is 403: it would take the key's lease (an <img> held hot keys' leases for 60 s)", async () => {
+    const taken = await call(`${n.api}/v1/cache/hot?lease=60s`, { headers: { "sec-fetch-site": "cross-site", "sec-fetch-dest": "image" } });
+    expectEnvelope(taken, 403, "FORBIDDEN");
+    expect(taken.headers["x-cache-lease"]).to.equal(undefined);
+    const mine = await call(`${n.api}/v1/cache/hot?lease=5s`);
+    expect(mine.status).to.equal(404);
+    expect(mine.headers["x-cache-lease"], "the lease was free for this caller").to.be.a("string");
+  });
+
   it("reads from another site, the node's own pages and programs without Origin are served", async () => {
     expect((await call(`${n.api}/v1/cache/k0`, { headers: EVIL })).status).to.equal(200);
     const own = new URL(n.mgmt);
