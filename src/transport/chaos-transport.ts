@@ -13,8 +13,6 @@ import type { ForwardRequest, LeaseRelease, LeaseRequest, OwnerChecks, PeerMembe
 export class Chaos {
   private groups: Array<Set<string>> = [];
   private readonly down = new Set<string>();
-  /** Directed links ("from>to") on which data calls fail while membership calls pass. */
-  private readonly dataCuts = new Set<string>();
   dropRate = 0;
   delayMs = 0;
   /** Extra random delay, up to this many ms. */
@@ -37,30 +35,10 @@ export class Chaos {
     this.down.delete(id);
   }
 
-  /**
-   * Makes the data calls (writes, reads, forwards, Merkle, hand-offs, leases) of `from` to `to`
-   * fail, one way, while probes, gossip and health checks pass: a node that looks alive but whose
-   * writes do not get through (a half-broken link).
-   */
-  cutData(from: string, to: string): void {
-    this.dataCuts.add(`${from}>${to}`);
-  }
-
-  /** Ends a cutData. */
-  restoreData(from: string, to: string): void {
-    this.dataCuts.delete(`${from}>${to}`);
-  }
-
-  /** Removes every partition, isolation and data cut. */
+  /** Removes every partition and isolation. */
   heal(): void {
     this.groups = [];
     this.down.clear();
-    this.dataCuts.clear();
-  }
-
-  /** True when a data call of `from` to `to` fails (blocked, or its data is cut). */
-  dataBlocked(from: string, to: string): boolean {
-    return this.blocked(from, to) || this.dataCuts.has(`${from}>${to}`);
   }
 
   /** True when `from` cannot reach `to`. */
@@ -81,14 +59,9 @@ export class ChaosTransport implements PeerTransport {
     private readonly metrics: Metrics,
   ) {}
 
-  /** A data call (anything but probes, gossip, health checks and drain requests). */
-  private data<T>(to: PeerRef, call: () => Promise<T>): Promise<T> {
-    return this.gate(to, call, true);
-  }
-
-  private async gate<T>(to: PeerRef, call: () => Promise<T>, data = false): Promise<T> {
+  private async gate<T>(to: PeerRef, call: () => Promise<T>): Promise<T> {
     const c = this.chaos;
-    if ((data ? c.dataBlocked(this.selfId, to.id) : c.blocked(this.selfId, to.id)) || (c.dropRate > 0 && c.random.next() < c.dropRate)) {
+    if (c.blocked(this.selfId, to.id) || (c.dropRate > 0 && c.random.next() < c.dropRate)) {
       this.metrics.inc("dist.chaos.drops");
       throw new NotDeliveredError(`peer ${to.id} unreachable (fault injection)`);
     }
@@ -101,25 +74,25 @@ export class ChaosTransport implements PeerTransport {
   }
 
   forward(to: PeerRef, req: ForwardRequest) {
-    return this.data(to, () => this.inner.forward(to, req));
+    return this.gate(to, () => this.inner.forward(to, req));
   }
   set(to: PeerRef, from: string, records: readonly VersionedRecord[], checks?: OwnerChecks) {
-    return this.data(to, () => this.inner.set(to, from, records, checks));
+    return this.gate(to, () => this.inner.set(to, from, records, checks));
   }
   remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], checks?: OwnerChecks) {
-    return this.data(to, () => this.inner.remove(to, from, tombstones, checks));
+    return this.gate(to, () => this.inner.remove(to, from, tombstones, checks));
   }
   touch(to: PeerRef, from: string, touches: readonly TouchPush[]) {
-    return this.data(to, () => this.inner.touch(to, from, touches));
+    return this.gate(to, () => this.inner.touch(to, from, touches));
   }
   get(to: PeerRef, keys: readonly string[]) {
-    return this.data(to, () => this.inner.get(to, keys));
+    return this.gate(to, () => this.inner.get(to, keys));
   }
   keys(to: PeerRef, cursor: string, limit: number, q: string) {
-    return this.data(to, () => this.inner.keys(to, cursor, limit, q));
+    return this.gate(to, () => this.inner.keys(to, cursor, limit, q));
   }
   inspect(to: PeerRef, keys: readonly string[], timeoutMs?: number) {
-    return this.data(to, () => this.inner.inspect(to, keys, timeoutMs));
+    return this.gate(to, () => this.inner.inspect(to, keys, timeoutMs));
   }
   health(to: PeerRef) {
     return this.gate(to, () => this.inner.health(to));
@@ -131,25 +104,25 @@ export class ChaosTransport implements PeerTransport {
     return this.gate(to, () => this.inner.gossip(to, from, members));
   }
   merkleRoot(to: PeerRef, requester: string, leafCount: number) {
-    return this.data(to, () => this.inner.merkleRoot(to, requester, leafCount));
+    return this.gate(to, () => this.inner.merkleRoot(to, requester, leafCount));
   }
   merkleLeaves(to: PeerRef, requester: string, leafCount: number) {
-    return this.data(to, () => this.inner.merkleLeaves(to, requester, leafCount));
+    return this.gate(to, () => this.inner.merkleLeaves(to, requester, leafCount));
   }
   merkleRange(to: PeerRef, requester: string, leafCount: number, leaves: readonly number[], cursor: string) {
-    return this.data(to, () => this.inner.merkleRange(to, requester, leafCount, leaves, cursor));
+    return this.gate(to, () => this.inner.merkleRange(to, requester, leafCount, leaves, cursor));
   }
   drain(to: PeerRef) {
     return this.gate(to, () => this.inner.drain(to));
   }
   handOffHints(to: PeerRef, from: string, target: PeerRef, records: readonly VersionedRecord[]) {
-    return this.data(to, () => this.inner.handOffHints(to, from, target, records));
+    return this.gate(to, () => this.inner.handOffHints(to, from, target, records));
   }
   lease(to: PeerRef, req: LeaseRequest) {
-    return this.data(to, () => this.inner.lease(to, req));
+    return this.gate(to, () => this.inner.lease(to, req));
   }
   releaseLease(to: PeerRef, req: LeaseRelease) {
-    return this.data(to, () => this.inner.releaseLease(to, req));
+    return this.gate(to, () => this.inner.releaseLease(to, req));
   }
   close(): Promise<void> {
     return this.inner.close();
