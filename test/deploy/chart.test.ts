@@ -305,6 +305,13 @@ describe("Helm chart deploy/helm/hypercache", function () {
       expect(fails(["networkPolicy.mgmtFrom=open"]).status, "not a list").to.not.equal(0);
     });
 
+    it("passes nodeFlags to node before the server's script (V8 flags NODE_OPTIONS refuses, such as --single-threaded-gc), and nothing by default", () => {
+      expect(mainContainer(theStatefulSet(render([]))).args, "the image's CMD by default").to.equal(undefined);
+      const args = mainContainer(theStatefulSet(render([], ["nodeFlags[0]=--single-threaded-gc", "nodeFlags[1]=--max-semi-space-size=32"]))).args;
+      expect(args).to.deep.equal(["--single-threaded-gc", "--max-semi-space-size=32", "/app/dist/src/main.js"]);
+      for (const flag of ["single-threaded-gc", "--x; rm -rf /", "/tmp/other.js", "--"]) expect(fails([`nodeFlags[0]=${flag}`]).status, flag).to.not.equal(0);
+    });
+
     it("passes extraEnv (the OpenTelemetry exporter's variables) to the server, and refuses SERVICE_* or NODE_OPTIONS there", () => {
       // Before: only SERVICE_* names could be set, so OTLP export could not be turned on.
       const objects = render([], ["extraEnv[0].name=OTEL_EXPORTER_OTLP_ENDPOINT", "extraEnv[0].value=http://otel-collector.monitoring:4318", "extraEnv[1].name=OTEL_METRIC_EXPORT_INTERVAL", "extraEnv[1].value=15000"]);
