@@ -4,6 +4,7 @@
 // HintBytes); past a cap the new hint is dropped and counted. Hints for the same (target, key) coalesce: the newer version
 // replaces the older, so a hot key costs one hint, not one per write.
 import type { Clock } from "../../core/clock.js";
+import { decodeCounter, encodeCounter, mergeCounters, sameCounter } from "../../core/counter-state.js";
 import { HINT_OVERHEAD_BYTES, PEER_BATCHING } from "../../core/limits.js";
 import { LOG, type Logger } from "../../log/index.js";
 import type { CounterName, GaugeName, Metrics } from "../../observability/index.js";
@@ -19,6 +20,24 @@ import type { ApplyOutcome, PeerRef, PeerTransport } from "../../transport/index
 export class HintBytes {
   used = 0;
   constructor(readonly max: number) {}
+}
+
+/**
+ * What replaces `queued` when `record` is queued for the same target and key, or undefined to
+ * keep `queued`: the newer of the two by version, except for two live counters, whose hint is
+ * the newer one carrying both copies' increments (core/counter-state.ts). Keeping the newer
+ * counter alone dropped the older hint's increments for the target until anti-entropy, and for
+ * good when this node went away first.
+ */
+function coalesceHint(record: VersionedRecord, queued: VersionedRecord): VersionedRecord | undefined {
+  const newer = compareVersions(record.version, record.origin, queued.version, queued.origin) > 0;
+  const mine = record.tombstone ? undefined : decodeCounter(record.value);
+  const theirs = mine === undefined || queued.tombstone ? undefined : decodeCounter(queued.value);
+  if (mine === undefined || theirs === undefined) return newer ? record : undefined;
+  const merged = mergeCounters(mine, theirs);
+  const top = newer ? record : queued;
+  if (sameCounter(merged, newer ? mine : theirs)) return newer ? record : undefined;
+  return { ...top, value: encodeCounter(merged) };
 }
 
 /**
@@ -146,7 +165,7 @@ export class HintQueue {
   }
 
   /** Queues `record` for `peer`; false when a cap dropped it. */
-  add(peer: PeerRef, record: VersionedRecord): boolean {
+  add(peer: PeerRef, incoming: VersionedRecord): boolean {
     const { metrics, limits, names, clock } = this.deps;
     const budget = this.budget;
     let t = this.targets.get(peer.id);
@@ -155,10 +174,11 @@ export class HintQueue {
       this.targets.set(peer.id, t);
     }
     t.peer = peer;
+    const existing = t.hints.get(incoming.key);
+    const record = existing === undefined ? incoming : coalesceHint(incoming, existing.record);
+    if (record === undefined) return true;
     const bytes = hintBytes(record);
-    const existing = t.hints.get(record.key);
     if (existing) {
-      if (compareVersions(record.version, record.origin, existing.record.version, existing.record.origin) <= 0) return true;
       if (budget.used - existing.bytes + bytes > budget.max) {
         metrics.inc(names.globalDropped);
         return false;

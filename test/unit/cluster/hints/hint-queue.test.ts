@@ -6,6 +6,7 @@ import { runInNewContext } from "node:vm";
 import { PEER_BATCHING } from "../../../../src/core/limits.js";
 import { expect } from "chai";
 import { CacheError } from "../../../../src/core/errors.js";
+import { counterTotal, decodeCounter, encodeCounter, incrementCounter, startCounter } from "../../../../src/core/counter-state.js";
 import { HINTED_METRICS, HintBytes, HintQueue, MIGRATION_METRICS, type HintLimits } from "../../../../src/cluster/hints/hint-queue.js";
 import { HintReplayLoop } from "../../../../src/cluster/hints/hint-replay-loop.js";
 import { LOG, recordingLogger, type RecordingLogger } from "../../../../src/log/index.js";
@@ -70,6 +71,26 @@ describe("dist/hint-queue", () => {
       expect(f.t.sent).to.have.length(1);
       expect(f.t.sent[0]!.records.map((r) => r.value)).to.deep.equal(["v3"]);
       expect(f.metrics.get("dist.hinted.replayed")).to.equal(1);
+    });
+
+    it("two counter hints for one (target, key) merge: the newer stamp carries both copies' increments (the older hint's were dropped)", async () => {
+      const f = fixture();
+      const g = startCounter(0, 0);
+      const older = encodeCounter(incrementCounter(g, "n2@b", 5));
+      const newer = encodeCounter(incrementCounter(g, "n1@a", 1));
+      f.q.add(A, rec("ctr", older, 10));
+      f.q.add(A, rec("ctr", newer, 20));
+      f.q.add(A, rec("ctr", older, 5));
+      expect(f.q.size("a")).to.equal(1);
+      await f.q.replay(f.t.asTransport(), "self");
+      const sent = f.t.sent[0]!.records[0]!;
+      expect([sent.version, sent.origin]).to.deep.equal([20, "self"]);
+      expect(counterTotal(decodeCounter(sent.value)!), "5 from the older hint, 1 from the newer").to.equal(6);
+      // A plain value still replaces a counter by the version gate alone.
+      f.q.add(A, rec("ctr", newer, 30));
+      f.q.add(A, rec("ctr", "plain", 40));
+      await f.q.replay(f.t.asTransport(), "self");
+      expect(f.t.sent.at(-1)!.records[0]!.value).to.equal("plain");
     });
 
     it("a tombstone newer than a queued set replaces it (deletes are hinted like sets)", async () => {
