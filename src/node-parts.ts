@@ -198,6 +198,7 @@ export function buildLoops(config: Config, deps: NodeDeps, f: Foundation, d: Dat
   const selfId = config.nodeId;
   const hints = new HintReplayLoop({ queues: [d.hints, d.migrations], transport, selfId, timers, intervalMs: config.hintReplayMs, logger, holdExpiry: () => f.lifecycle.draining });
   const rebalancer = new Rebalancer({
+    yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop,
     selfId,
     store,
     view,

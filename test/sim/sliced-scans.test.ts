@@ -231,3 +231,38 @@ describe("sim: whole-store scans yield to the event loop", function () {
     expect(pagesFor("l").seen.length, "the long keys are listed").to.equal(4000);
   });
 });
+
+describe("sim: a rebalance tick collects one batch per turn of the event loop", function () {
+  this.timeout(60_000);
+
+  it("at the settings' maxima (batches of 10,000, 64 in flight) no stretch between two pauses looks at more than one batch's records and a scan slice (a tick looked at every record back to back: 424 ms for 200,000)", async () => {
+    let looked = 0;
+    let most = 0;
+    const c = await simCluster({
+      nodes: 2,
+      env: { SERVICE_REPLICATION: "1", SERVICE_REBALANCE_BATCH_SIZE: "10000", SERVICE_REBALANCE_MAX_CONCURRENT: "64", SERVICE_AUTO_SYNC_INTERVAL: "0", SERVICE_CAPACITY: "100000" },
+      yieldToLoop: async () => {
+        looked = 0;
+      },
+    });
+    try {
+      const n1 = c.node("n1");
+      const records = 6 * SCAN_LIMITS.rebalanceRecordsPerBatch;
+      for (let i = 0; i < records; i++) n1.store.apply(rec(`key-${i}`, "v", BASE_VERSION + i, "n1"));
+      const scanRecords = n1.store.scanRecords.bind(n1.store);
+      n1.store.scanRecords = ((shard, slot, fn) =>
+        scanRecords(shard, slot, (r, hash) => {
+          most = Math.max(most, ++looked);
+          return fn(r, hash);
+        })) as typeof n1.store.scanRecords;
+      c.join("n3", { SERVICE_REPLICATION: "1", SERVICE_REBALANCE_BATCH_SIZE: "10000", SERVICE_REBALANCE_MAX_CONCURRENT: "64", SERVICE_AUTO_SYNC_INTERVAL: "0", SERVICE_CAPACITY: "100000" });
+      await c.settle();
+      for (let i = 0; i < 40 && (n1.loops.rebalancer.busy || i < 4); i++) await c.advance(250);
+      expect(c.node("n3").store.items, "keys moved to the new node").to.be.above(0);
+      // One batch's records, and a slice of another scan (the catch-up's Merkle) in the same stretch.
+      expect(most, "records looked at between two pauses").to.be.at.most(SCAN_LIMITS.rebalanceRecordsPerBatch + SCAN_LIMITS.merkleRecords);
+    } finally {
+      await c.stop();
+    }
+  });
+});
