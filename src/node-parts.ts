@@ -216,7 +216,7 @@ export function buildLoops(config: Config, deps: NodeDeps, f: Foundation, d: Dat
   const scan = new MerkleScan({ selfId, store, clock, ring: view.ring, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, chunkSize: config.merkleChunkSize });
   const syncer = new MerkleSyncer({ selfId, scan, transport, applier: d.applier, metrics, logger, clock });
   const antiEntropy = new SyncLoop({ view, syncer, metrics, logger, clock, timers, intervalMs: config.autoSyncIntervalMs, maxFactor: config.autoSyncMaxFactor });
-  const catchUp = new CatchUp({ view, syncer, logger, timers, retryMs: config.heartbeatIntervalMs });
+  const catchUp = new CatchUp({ view, syncer, logger, timers, retryMs: config.heartbeatIntervalMs, hasSeeds: config.seeds.length > 0 });
   const storeLoopDeps = { store, clock, timers, metrics, logger };
   const eviction = new EvictionLoop(storeLoopDeps, config.evictionIntervalMs);
   const expiration = new ExpirationLoop(storeLoopDeps, config.expirationIntervalMs);

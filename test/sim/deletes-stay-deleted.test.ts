@@ -307,6 +307,34 @@ describe("sim/deletes stay deleted: a restarted node", () => {
   const cluster = simClusters();
 
   it(
+    "a node restarted empty while cut off, long enough to prune its peers, neither reports ready nor counts towards QUORUM reads after the heal before it has caught up (it voted alone, and latched ready on a pass with no peer)",
+    withSeed(1711, async () => {
+      const c = await cluster({ nodes: 3, seed: 1711, env: { SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_AUTO_SYNC_INTERVAL: "0" } });
+      await c.advance(2_000);
+      const keys = Array.from({ length: 100 }, (_, i) => `k-${i}`);
+      for (const k of keys) await c.node("n1").cache.admitWrite().set(k, fromUtf8(`v-${k}`), 0, "all");
+      c.chaos.partition(["n3"], ["n1", "n2"]);
+      const n3 = await c.restart("n3");
+      n3.node.markBound();
+      await c.advance(10_000); // past SERVICE_DEAD_AFTER: n3 prunes n1 and n2 and is alone on its ring
+      expect(n3.node.readiness.status().ready, "not ready while cut off").to.equal(false);
+      c.chaos.delayMs = 100; // the catch-up after the heal takes a little while
+      c.chaos.heal();
+      const seen: string[] = [];
+      for (let t = 0; t < 8_000; t += 20) {
+        await c.advance(20);
+        const held = n3.node.store.items;
+        if (held >= keys.length) continue;
+        if (n3.node.readiness.status().ready) seen.push(`+${t + 20} ms ready with ${held} items`);
+        const answer = (await n3.node.endpoint.getRecords([keys[0]!]))[0];
+        if (answer?.counts === true && answer.record === undefined) seen.push(`+${t + 20} ms its empty answer counts towards QUORUM reads`);
+      }
+      expect(seen.slice(0, 3), `${seen.length} looks`).to.deep.equal([]);
+      expect(n3.node.store.items, "caught up in the end").to.equal(keys.length);
+    }),
+  );
+
+  it(
     "a node restarted with an empty memory does not count towards a quorum read before its start-up catch-up: it lost the tombstone it acknowledged",
     withSeed(517, async () => {
       const env = MEMBERSHIP_ENV;

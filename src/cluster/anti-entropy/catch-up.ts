@@ -15,10 +15,18 @@ export interface CatchUpDeps {
   readonly timers: Timers;
   /** Delay between passes that did not reach every peer. */
   readonly retryMs: number;
+  /**
+   * SERVICE_SEEDS names other nodes: a pass that found no peer to sync with does not latch
+   * everCaughtUp (a node restarted empty while cut off pruned its peers, passed with none, and
+   * reported ready as soon as they were back, still empty; a review).
+   */
+  readonly hasSeeds: boolean;
 }
 
 export class CatchUp {
   private caughtUpFlag = false;
+  /** The pass that caught up found no peer to sync with. */
+  private alone = false;
   private everCaughtUpFlag = false;
   private timer: TimerHandle | undefined;
   private running = false;
@@ -26,9 +34,15 @@ export class CatchUp {
 
   constructor(private readonly deps: CatchUpDeps) {}
 
-  /** True once a pass reached every alive or suspect peer since start-up or the last ring change. */
+  /**
+   * True once a pass reached every alive or suspect peer since start-up or the last ring change.
+   * Caught up alone (every peer pruned), it is not once peers are on the ring again, even before
+   * the ring change that asks for a new pass: a node restarted empty while cut off had caught up
+   * alone, and after the heal it voted and its empty answers counted towards QUORUM reads (a
+   * review).
+   */
   get caughtUp(): boolean {
-    return this.caughtUpFlag;
+    return this.caughtUpFlag && !(this.alone && this.deps.view.ringPeers().length > 0);
   }
 
   /**
@@ -61,8 +75,10 @@ export class CatchUp {
     this.running = true;
     this.requested = false;
     let complete = true;
+    let reached = 0;
     try {
       for (const peer of this.deps.view.ringPeers()) {
+        reached++;
         const r = await this.deps.syncer.syncWith(peer);
         if (r.failed) complete = false;
       }
@@ -72,7 +88,10 @@ export class CatchUp {
     if (complete && !this.requested) {
       if (!this.caughtUpFlag) this.deps.logger.info(LOG.caughtUp, { peers: this.deps.view.ringPeers().length });
       this.caughtUpFlag = true;
-      this.everCaughtUpFlag = true;
+      this.alone = reached === 0;
+      // Alone with seeds naming others: cut off rather than a cluster of one; readiness waits for
+      // a pass that reaches them (or its catch-up timeout).
+      if (reached > 0 || !this.deps.hasSeeds) this.everCaughtUpFlag = true;
     } else {
       this.timer = this.deps.timers.after(this.requested ? 0 : this.deps.retryMs, () => void this.runPass());
     }

@@ -28,13 +28,30 @@ describe("cluster/readiness", () => {
     expect(r.status().ready).to.equal(true);
   });
 
+  it("a pass that found no peer to sync with latches readiness only without seeds, and counts as caught up only while no peer is on the ring (a node restarted empty while cut off voted and was ready once its peers were back)", async () => {
+    const clock = new ManualClock();
+    const syncer = { syncWith: async () => ({ pulled: 0, clean: true, failed: false }) } as unknown as MerkleSyncer;
+    for (const hasSeeds of [true, false]) {
+      let peers: Array<{ id: string; address: string }> = [];
+      const view = { ringPeers: () => peers, knownCount: () => 3 } as unknown as ClusterView;
+      const catchUp = new CatchUp({ view, syncer, logger: recordingLogger("debug"), timers: clock, retryMs: 1_000, hasSeeds });
+      catchUp.request();
+      await clock.advanceAsync(0);
+      await flush(5);
+      expect([catchUp.caughtUp, catchUp.everCaughtUp], `alone, hasSeeds ${hasSeeds}`).to.deep.equal([true, !hasSeeds]);
+      peers = [{ id: "n2", address: "n2.sim:7946" }];
+      expect(catchUp.caughtUp, "a peer on the ring again, before any new pass").to.equal(false);
+      catchUp.stop();
+    }
+  });
+
   it("caught up is latched: a later catch-up (after a ring change) keeps the node ready, with no /readyz poll in between", async () => {
     const clock = new ManualClock();
     const peer = { id: "n2", address: "n2.sim:7946" };
     let reachable = true;
     const view = { ringPeers: () => [peer] } as unknown as ClusterView;
     const syncer = { syncWith: async () => ({ pulled: 0, clean: true, failed: !reachable }) } as unknown as MerkleSyncer;
-    const catchUp = new CatchUp({ view, syncer, logger: recordingLogger("debug"), timers: clock, retryMs: 1_000 });
+    const catchUp = new CatchUp({ view, syncer, logger: recordingLogger("debug"), timers: clock, retryMs: 1_000, hasSeeds: true });
     const r = new Readiness({ clock, catchupTimeoutMs: 60_000, hasSeeds: true, draining: () => false, contacted: () => true, everCaughtUp: () => catchUp.everCaughtUp });
     r.markBound();
     catchUp.request();
