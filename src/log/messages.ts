@@ -23,6 +23,7 @@ export const LOG = Object.freeze({
   tlsInvalid: "tls configuration invalid",
   tlsReloaded: "tls certificate reloaded from its changed files",
   hangup: "SIGHUP: the node keeps running; its TLS files are looked at now",
+  merkleRequesterUnknown: "merkle sync: the peer does not have this node on its ring yet; retried",
   tlsReloadFailed: "tls files changed but cannot be used: the certificate in use stays",
   unknownSetting: "unknown setting ignored",
   bareSeed: "seed without node id: its id is learned from the peer (use id@host:port in production)",

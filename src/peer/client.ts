@@ -333,7 +333,7 @@ export class ConnectPeerTransport implements PeerTransport {
   merkleRoot(to: PeerRef, requester: string, leafCount: number) {
     return this.call(to, "MerkleRoot", async (c) => {
       const res = await c.merkleRoot(create(MerkleRootRequestSchema, { requester, leafCount }));
-      return { root: Buffer.from(res.root).toString("hex"), leafCount: res.leafCount, recordCount: toNumber(res.recordCount) };
+      return { root: Buffer.from(res.root).toString("hex"), leafCount: res.leafCount, recordCount: toNumber(res.recordCount), ...(res.requesterOnRing !== undefined ? { requesterOnRing: res.requesterOnRing } : {}) };
     });
   }
   merkleLeaves(to: PeerRef, requester: string, leafCount: number) {

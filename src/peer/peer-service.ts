@@ -69,7 +69,7 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
     }),
     merkleRoot: guarded(async (req) => {
       const r = await endpoint.merkleRoot(req.requester, req.leafCount);
-      return create(MerkleRootResponseSchema, { root: hexToBytes(r.root), leafCount: r.leafCount, recordCount: BigInt(r.recordCount) });
+      return create(MerkleRootResponseSchema, { root: hexToBytes(r.root), leafCount: r.leafCount, recordCount: BigInt(r.recordCount), ...(r.requesterOnRing !== undefined ? { requesterOnRing: r.requesterOnRing } : {}) });
     }),
     merkleLeaves: guarded(async (req) => {
       const leaves = await endpoint.merkleLeaves(req.requester, req.leafCount);

@@ -279,6 +279,11 @@ export interface MerkleRoot {
   readonly root: string;
   readonly leafCount: number;
   readonly recordCount: number;
+  /**
+   * Whether the requester is on the answering node's ring (the keys both own are computed with
+   * it); undefined from a node that does not say (one before the field), taken as true.
+   */
+  readonly requesterOnRing?: boolean;
 }
 
 export interface MerkleRangePage {

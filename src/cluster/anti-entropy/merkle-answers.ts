@@ -8,10 +8,10 @@ import type { MerkleScan } from "./merkle-scan.js";
 export class MerkleAnswers {
   constructor(private readonly scan: MerkleScan) {}
 
-  /** Root over the keys this node and `requester` both own. */
+  /** Root over the keys this node and `requester` both own, and whether its ring holds `requester`. */
   async root(requester: string, leafCount: number): Promise<MerkleRoot> {
     const b = await this.scan.summarize(requester, checkLeafCount(leafCount));
-    return { root: b.root(), leafCount: b.leafCount, recordCount: b.records };
+    return { root: b.root(), leafCount: b.leafCount, recordCount: b.records, requesterOnRing: this.scan.onRing(requester) };
   }
 
   async leaves(requester: string, leafCount: number): Promise<string[]> {

@@ -118,6 +118,11 @@ export class MerkleScan {
     return { records, nextCursor: "" };
   }
 
+  /** Whether `nodeId` is on this node's ring (the one summaries compute the compared set with). */
+  onRing(nodeId: string): boolean {
+    return this.deps.ring().nodes.includes(nodeId);
+  }
+
   /** In the compared set: owned by both nodes (in `ring`), and a tombstone or an unexpired value. */
   private shared(ring: HashRing, rec: VersionedRecord, peerId: string, nowMs: number): boolean {
     if (!rec.tombstone && !isLiveAt(rec, nowMs)) return false;

@@ -41,6 +41,11 @@ export class MerkleSyncer {
       const local = await this.deps.scan.summarize(peer.id, undefined);
       const leafCount = local.leafCount;
       const remoteRoot = await transport.merkleRoot(peer, selfId, leafCount);
+      if (remoteRoot.requesterOnRing === false) {
+        // The peer does not know this node yet: it compared none of the keys both own.
+        this.deps.logger.debug(LOG.merkleRequesterUnknown, { peer: peer.id });
+        return { pulled: 0, clean: false, failed: true };
+      }
       if (remoteRoot.root === local.root()) {
         diffDone();
         metrics.inc("dist.merkle.syncs");
