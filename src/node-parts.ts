@@ -138,19 +138,7 @@ export function buildDataPath(config: Config, deps: NodeDeps, f: Foundation) {
     },
   });
   const coordinator = new WriteCoordinator({ selfId, store, versions, metrics, view, pusher, replication: config.replication, clockGuard: f.clockOffsets, leases: leaseTable, acknowledges: () => f.vote.acknowledges });
-  const reader = new Reader({
-    selfId,
-    store,
-    clock,
-    timers,
-    view,
-    transport,
-    repairer,
-    applier,
-    metrics,
-    replication: config.replication,
-    votes: () => f.vote.voting,
-  });
+  const reader = new Reader({ selfId, store, clock, timers, view, transport, repairer, applier, metrics, replication: config.replication, votes: () => f.vote.voting });
   const forwarder = new Forwarder({ selfId, transport, timers, clock, metrics });
   const locks = new KeyLock(CONDITIONAL_LIMITS);
   // Conditional writes and increments are both read-modify-write on the key: they share its lock.

@@ -27,7 +27,7 @@ import {
 import { withTimeout } from "./core/timeout.js";
 import { packageRoot } from "./core/package-root.js";
 import { systemRandom } from "./core/random.js";
-import { checkPeerCredential, fileStamps, loadConfig, readTlsMaterial, SettingError, TlsMaterialError, TlsReloader, type Config, type TlsFiles, type TlsMaterial } from "./config/index.js";
+import { checkPeerCredential, fileStamps, loadConfig, readTlsMaterial, SettingError, TlsMaterialError, TlsReloader, type Config, type TlsCheck, type TlsFiles, type TlsMaterial } from "./config/index.js";
 import { createAuthenticator, OidcSetupError, PolicyFileError, type Authenticator } from "./auth/index.js";
 import { createLogger, LOG, type Logger } from "./log/index.js";
 import type { CapOutcome } from "./http/connection-slots.js";
@@ -182,9 +182,9 @@ async function tlsBaselines(config: Config): Promise<Partial<Record<"api" | "mgm
   return { api, mgmt, dist };
 }
 
-async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeerTls | undefined, logger: Logger, baselines: Partial<Record<"api" | "mgmt" | "dist", string>>): Promise<readonly TlsReloader<unknown>[]> {
+async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeerTls | undefined, logger: Logger, baselines: Partial<Record<"api" | "mgmt" | "dist", string>>): Promise<readonly TlsCheck[]> {
   if (config.tlsReloadIntervalMs === 0) return [];
-  const all: TlsReloader<unknown>[] = [];
+  const all: TlsCheck[] = [];
   const deps = { timers: systemTimers, intervalMs: config.tlsReloadIntervalMs, stamp: (p: string) => stat(p), logger };
   const started: Promise<void>[] = [];
   // The client and peer CAs are checked against each other: a set refused because of the other
@@ -205,7 +205,7 @@ async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeer
       return m;
     };
     const reloader = new TlsReloader(listener, tlsFilesOf(files), load, apply, deps);
-    all.push(reloader as TlsReloader<unknown>);
+    all.push(reloader);
     if (listener === "api") reloaders.api = reloader;
     started.push(reloader.start(baselines[listener]));
   }
@@ -225,7 +225,7 @@ async function watchTls(config: Config, listeners: Listeners, livePeer: LivePeer
     };
     const reloader = new TlsReloader("dist", tlsFilesOf(config.distTls), load, apply, deps);
     reloaders.dist = reloader;
-    all.push(reloader as TlsReloader<unknown>);
+    all.push(reloader);
     started.push(reloader.start(baselines.dist));
   }
   await Promise.all(started);
@@ -345,7 +345,7 @@ export async function runServer(boot: BootSignals): Promise<void> {
   });
   // SIGHUP (a closed terminal, or an operator who expects a reload) ended the node with no drain
   // and no record (exit 129). It now looks at the TLS files at once and the node runs on.
-  let tlsReloaders: readonly TlsReloader<unknown>[] = [];
+  let tlsReloaders: readonly TlsCheck[] = [];
   process.on("SIGHUP", () => {
     logger.info(LOG.hangup, { tls_reloaders: tlsReloaders.length });
     for (const r of tlsReloaders) void r.check();

@@ -19,7 +19,9 @@ const HELD: CounterMerge = Object.freeze({ kind: "held" });
 /**
  * The merge of `incoming` into `held`. A merged state that equals neither side is stamped with
  * `selfId` as origin and the version just above both sides, not with the clock: a merge orders
- * after the copies it joins and before any write that came after them. Stamped with the clock
+ * after the copies it joins and before any write stamped more than one unit above them (one
+ * stamped within that unit, the same millisecond, can lose to it: docs/design.md, counters,
+ * "Limit"). Stamped with the clock
  * ("now"), a merge of two copies older than a DELETE outranked the DELETE's tombstone, and the
  * deleted counter came back on every owner (a review, reproduced in sim/counters seed 4471).
  */

@@ -3,4 +3,4 @@ export { loadConfig, type ConfigDefaults } from "./load-config.js";
 export { SettingError, type Seed } from "./parsers.js";
 export { SETTINGS, type SettingSpec } from "./settings.js";
 export { checkPeerCredential, readTlsMaterial, sameCa, sharedCaSubject, TlsMaterialError, type TlsListener, type TlsMaterial } from "./tls-material.js";
-export { fileStamps, TlsReloader, type FileStamp, type TlsReloadDeps } from "./tls-reload.js";
+export { fileStamps, TlsReloader, type FileStamp, type TlsCheck, type TlsReloadDeps } from "./tls-reload.js";

@@ -48,14 +48,14 @@ export function readTlsMaterial(files: TlsFiles, listener: TlsListener, nowMs: n
     key: read(vars.key, files.keyFile),
     ca: files.caFile ? read(vars.ca, files.caFile) : undefined,
   };
-  if (material.ca !== undefined) checkCaBundle(material.ca, vars.ca);
+  const cas = material.ca === undefined ? undefined : checkCaBundle(material.ca, vars.ca);
   try {
     tls.createSecureContext({ cert: material.cert, key: material.key, ca: material.ca });
   } catch (err) {
     const what = [vars.cert, vars.key, files.caFile ? vars.ca : ""].filter((v) => v !== "").join(", ");
     throw new TlsMaterialError(`${what}: unusable certificate, key or CA (${err instanceof Error ? err.message : String(err)})`);
   }
-  checkCertificate(material, listener, nowMs);
+  checkCertificate(material, listener, nowMs, cas);
   return Object.freeze(material);
 }
 
@@ -65,7 +65,7 @@ export function readTlsMaterial(files: TlsFiles, listener: TlsListener, nowMs: n
  * fails. A review swapped a node's peer certificate for an expired one: the reload was logged as
  * done, and the cluster split.
  */
-function checkCertificate(material: TlsMaterial, listener: TlsListener, nowMs: number): void {
+function checkCertificate(material: TlsMaterial, listener: TlsListener, nowMs: number, cas: readonly X509Certificate[] | undefined): void {
   const variable = VARIABLES[listener].cert;
   const chain = (material.cert.toString("utf8").match(PEM_CERTIFICATE) ?? []).map((block) => new X509Certificate(block));
   const leaf = chain[0];
@@ -74,7 +74,7 @@ function checkCertificate(material: TlsMaterial, listener: TlsListener, nowMs: n
   const to = Date.parse(leaf.validTo);
   if (nowMs > to) throw new TlsMaterialError(`${variable}: the certificate expired at ${new Date(to).toISOString()}`);
   if (nowMs + NOT_BEFORE_LEEWAY_MS < from) throw new TlsMaterialError(`${variable}: the certificate is valid only from ${new Date(from).toISOString()}`);
-  if (listener === "dist" && material.ca !== undefined && !chainsTo(chain, bundleCertificates(material.ca))) {
+  if (listener === "dist" && cas !== undefined && !chainsTo(chain, cas)) {
     throw new TlsMaterialError(`${variable}: the certificate does not chain to a CA of ${VARIABLES.dist.ca}: peers verifying with that CA would refuse it`);
   }
 }
@@ -96,17 +96,18 @@ const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE
 /**
  * A CA bundle must hold at least one parsable certificate: Node silently ignores a file without
  * any, and the listener would then refuse every client (or, worse, look configured and not be).
+ * Returns the bundle's certificates.
  */
-function checkCaBundle(ca: Buffer, variable: string): void {
+function checkCaBundle(ca: Buffer, variable: string): X509Certificate[] {
   const blocks = ca.toString("utf8").match(PEM_CERTIFICATE) ?? [];
   if (blocks.length === 0) throw new TlsMaterialError(`${variable}: no PEM certificate in the CA bundle`);
-  for (const block of blocks) {
+  return blocks.map((block) => {
     try {
-      new X509Certificate(block);
+      return new X509Certificate(block);
     } catch (err) {
       throw new TlsMaterialError(`${variable}: unusable certificate in the CA bundle (${err instanceof Error ? err.message : String(err)})`);
     }
-  }
+  });
 }
 
 /** The certificates of a PEM bundle (each parsable: checkCaBundle ran on it). */

@@ -27,6 +27,9 @@ export interface TlsReloadDeps {
   readonly logger: Pick<Logger, "info" | "warn">;
 }
 
+/** A reloader as a SIGHUP sees it: one look at its files now. */
+export type TlsCheck = Pick<TlsReloader<unknown>, "check">;
+
 export class TlsReloader<T> {
   private seen: string | undefined;
   private timer: TimerHandle | undefined;

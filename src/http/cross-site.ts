@@ -36,8 +36,11 @@ function sameHost(origin: string, host: string | undefined): boolean {
   }
 }
 
+/** `details.reason` of every refusal of a request a browser sent (here and on the peer port). */
+export const CROSS_SITE_REASON = "cross_site_request";
+
 function crossSite(evidence: string): CacheError {
   return new CacheError("FORBIDDEN", `a browser sent this request from another site (${evidence}); state-changing requests are taken from the node's own pages and from programs only`, {
-    reason: "cross_site_request",
+    reason: CROSS_SITE_REASON,
   });
 }

@@ -4,6 +4,7 @@
 // loopback callers are served, unless SERVICE_PEER_INSECURE opens it (SPEC-NOTES).
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { CROSS_SITE_REASON } from "../http/cross-site.js";
 import { writeJson } from "../http/respond.js";
 import { declaresBody, discardRest } from "../http/unread-body.js";
 import { bearerToken, secretsEqual } from "./peer-auth.js";
@@ -75,7 +76,7 @@ export function refusePeerRequest(req: AnyRequest, res: AnyResponse, reason: str
   }
   const extra = forbidden ? [] : ["WWW-Authenticate", 'Bearer realm="hypercache-peer"'];
   if (!("stream" in req) && declaresBody(req.headers)) extra.push("Connection", "close");
-  const envelope = forbidden ? { error: reason, code: "FORBIDDEN", details: { reason: "cross_site_request" } } : { error: reason, code: "UNAUTHORIZED" };
+  const envelope = forbidden ? { error: reason, code: "FORBIDDEN", details: { reason: CROSS_SITE_REASON } } : { error: reason, code: "UNAUTHORIZED" };
   writeJson(res as ServerResponse, forbidden ? 403 : 401, JSON.stringify(envelope), false, extra);
 }
 

@@ -1,8 +1,8 @@
 // Hinted handoff: records a peer failed to receive (replica writes and deletes, and, in a second
 // queue, failed rebalance migrations), kept per target node and replayed on a tick until they
 // expire. Bounded by a per-node count cap and a byte cap over all nodes and both queues (one
-// HintBytes); past a cap the new hint is dropped and counted. Hints for the same (target, key) coalesce: the newer version
-// replaces the older, so a hot key costs one hint, not one per write.
+// HintBytes); past a cap the new hint is dropped and counted. Hints for the same (target, key)
+// coalesce (coalesceHint), so a hot key costs one hint, not one per write.
 import type { Clock } from "../../core/clock.js";
 import { decodeCounter, encodeCounter, mergeCounters, sameCounter } from "../../core/counter-state.js";
 import { HINT_OVERHEAD_BYTES, PEER_BATCHING } from "../../core/limits.js";
