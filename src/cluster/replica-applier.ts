@@ -30,7 +30,7 @@ export type ApplyVerdict =
   /** This node holds a newer version (the record was older or a different origin lost the tie). */
   | { readonly kind: "stale"; readonly version: number; readonly origin: string }
   /** Not stored by rule: this node does not own the key, or it is at capacity and never held it. */
-  | { readonly kind: "refused"; readonly reason: "not-owner" | "owners-differ" | "at-capacity" | "before-reset" }
+  | { readonly kind: "refused"; readonly reason: "not-owner" | "owners-differ" | "at-capacity" | "over-budget" | "before-reset" }
   /** The record fails the input checks (bad key, origin, version or times). */
   | { readonly kind: "invalid"; readonly error: CacheError };
 
@@ -69,6 +69,7 @@ const DUPLICATE: ApplyVerdict = Object.freeze({ kind: "applied", changed: false 
 const NOT_OWNER: ApplyVerdict = Object.freeze({ kind: "refused", reason: "not-owner" });
 const OWNERS_DIFFER: ApplyVerdict = Object.freeze({ kind: "refused", reason: "owners-differ" });
 const AT_CAPACITY: ApplyVerdict = Object.freeze({ kind: "refused", reason: "at-capacity" });
+const OVER_BUDGET: ApplyVerdict = Object.freeze({ kind: "refused", reason: "over-budget" });
 const BEFORE_RESET: ApplyVerdict = Object.freeze({ kind: "refused", reason: "before-reset" });
 const BASE_MISSING: TouchVerdict = Object.freeze({ kind: "base-missing" });
 
@@ -210,6 +211,7 @@ export class ReplicaApplier {
     const r = store.apply(merge?.kind === "store" ? merge.record : rec);
     if (r.applied === Applied.Stored) return STORED;
     if (r.applied === Applied.Duplicate) return DUPLICATE;
+    if (r.applied === Applied.Refused) return OVER_BUDGET;
     metrics.inc("dist.version.conflicts");
     const held = store.peek(rec.key);
     return { kind: "stale", version: held?.version ?? 0, origin: held?.origin ?? "" };

@@ -31,7 +31,7 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
     name: "SERVICE_MAX_DATA_BYTES",
     default: "",
     parse: p.byteSize({ min: 0 }),
-    meaning: "bytes of live keys and values this node holds at most (replicas included); past it writes evict by SERVICE_EVICTION_ALGORITHM, as past SERVICE_CAPACITY; empty means 40% of the memory the process may use (its cgroup limit, else the machine's memory), at least SERVICE_MAX_VALUE_BYTES + SERVICE_MAX_KEY_BYTES; 0 means no byte limit",
+    meaning: "bytes of live keys and values this node holds at most (replicas included); past it writes evict by SERVICE_EVICTION_ALGORITHM, as past SERVICE_CAPACITY, and while eviction lags more than an eighth of it (at least 1 MiB) behind, writes that add bytes are refused 503 with Retry-After: 1; empty means 40% of the memory the process may use (its cgroup limit, else the machine's memory), at least SERVICE_MAX_VALUE_BYTES + SERVICE_MAX_KEY_BYTES; 0 means no byte limit",
   },
   { name: "SERVICE_TLS_RELOAD_INTERVAL", default: "10s", parse: D(0), meaning: "how often the TLS files of the three listeners are checked for a change; a changed set is read, checked and used for new connections (a bad one is logged and the old stays); 0 disables" },
   { name: "SERVICE_LOG_LEVEL", default: "info", parse: p.oneOf(["debug", "info", "warn", "error"]), meaning: "debug, info, warn or error" },

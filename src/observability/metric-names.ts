@@ -7,6 +7,7 @@ export const COUNTERS = [
   "dist.write.attempts",
   "dist.write.quorum_failures",
   "dist.write.abstained_failures",
+  "dist.write.over_budget",
   "dist.read.quorum_failures",
   "dist.read.abstained_failures",
   "dist.write.forward_promotion",
@@ -106,6 +107,8 @@ export const METRIC_HELP: Readonly<Record<MetricName, string>> = Object.freeze({
   "dist.write.quorum_failures": "writes that did not reach their consistency",
   "dist.write.abstained_failures":
     "of dist.write.quorum_failures, those that owners stored but did not acknowledge because they had not caught up since they lost contact",
+  "dist.write.over_budget":
+    "writes this node's store refused because it was over its byte budget (SERVICE_MAX_DATA_BYTES) by more than it admits while evicting: clients got 503, peers kept a hint",
   "dist.read.quorum_failures": "QUORUM and ALL reads that did not reach their consistency (the minority side included)",
   "dist.read.abstained_failures":
     "of dist.read.quorum_failures, those that owners answered without counting (not caught up, or not an owner in their ring view)",

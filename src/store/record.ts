@@ -60,6 +60,11 @@ export const enum Applied {
   Duplicate = 2,
   /** Ignored: the local record is newer (a conflict, counted by the caller). */
   Older = 3,
+  /**
+   * Not stored, nothing changed: the write adds bytes while the store is more than its overshoot
+   * over its byte budget and still evicting (data-budget.ts). Retry later.
+   */
+  Refused = 4,
 }
 
 /** The result of an apply, with what it replaced. */
@@ -70,6 +75,12 @@ export interface ApplyResult {
   /** Size of that previous value; 0 when there was none. */
   readonly previousBytes: number;
 }
+
+/** The results of an apply that replaced no live value. */
+export const STALE_DUPLICATE: ApplyResult = Object.freeze({ applied: Applied.Duplicate, previousLive: false, previousBytes: 0 });
+export const STALE_OLDER: ApplyResult = Object.freeze({ applied: Applied.Older, previousLive: false, previousBytes: 0 });
+export const STORED_FRESH: ApplyResult = Object.freeze({ applied: Applied.Stored, previousLive: false, previousBytes: 0 });
+export const REFUSED: ApplyResult = Object.freeze({ applied: Applied.Refused, previousLive: false, previousBytes: 0 });
 
 /** Bookkeeping bytes counted per tombstone on top of its key (slot arrays, index, order map). */
 const TOMBSTONE_OVERHEAD_BYTES = 64;

@@ -5,22 +5,20 @@
 // docs/design.md ("Memory per item") for what one record costs. A record's last-updated time is
 // the wall-clock part of its version (hybrid clock readings, wall ms x 1000 + counter), so it is
 // not stored separately and every replica reports the same time for the same version.
+import type { MakeRoom } from "./store-types.js";
 import type { ByteString } from "../core/byte-string.js";
 import { KeyIndex } from "./key-index.js";
 import { RecordBytes, type RecordBytesStats } from "./record-bytes.js";
 import { compareVersions } from "./lww.js";
 import type { OriginTable } from "./origin-table.js";
 import type { EvictionPolicy } from "./policies/index.js";
-import { Applied, tombstoneCost, versionTimeMs, type ApplyResult, type RecordHeader, type VersionedRecord } from "./record.js";
+import { Applied, REFUSED, STALE_DUPLICATE, STALE_OLDER, STORED_FRESH, tombstoneCost, versionTimeMs, type ApplyResult, type RecordHeader, type VersionedRecord } from "./record.js";
 import type { SweepResult } from "./store-types.js";
 
 const EMPTY = 0;
 const LIVE = 1;
 const TOMB = 2;
 const INITIAL_SLOTS = 16;
-const STALE_DUPLICATE: ApplyResult = Object.freeze({ applied: Applied.Duplicate, previousLive: false, previousBytes: 0 });
-const STALE_OLDER: ApplyResult = Object.freeze({ applied: Applied.Older, previousLive: false, previousBytes: 0 });
-const STORED_FRESH: ApplyResult = Object.freeze({ applied: Applied.Stored, previousLive: false, previousBytes: 0 });
 
 export class Shard {
   private readonly records = new RecordBytes(INITIAL_SLOTS);
@@ -152,11 +150,11 @@ export class Shard {
   }
 
   /**
-   * Applies `rec` when it is newer than the local record (last-write-wins). Before a new live
+   * Applies `rec` when it is newer than the local record (last-write-wins). Before a live
    * record is stored, `makeRoom` runs (the store evicts there when it is full), so the new
-   * record is never its own victim.
+   * record is never its own victim; when it refuses, nothing changes (Applied.Refused).
    */
-  apply(rec: VersionedRecord, hash: number, nowMs: number, makeRoom: (shard: Shard, rec: VersionedRecord) => void): ApplyResult {
+  apply(rec: VersionedRecord, hash: number, nowMs: number, makeRoom: MakeRoom): ApplyResult {
     // Resolved before any change, so a full origin table refuses the record cleanly.
     const originId = this.originTable.idOf(rec.origin);
     const slot = this.index.find(rec.key, hash);
@@ -165,7 +163,7 @@ export class Shard {
         this.makeRoomForTombstone(tombstoneCost(rec.key));
         this.addTombstone(this.allocate(rec, hash, originId), nowMs);
       } else {
-        makeRoom(this, rec);
+        if (!makeRoom(this, rec)) return REFUSED;
         const s = this.allocate(rec, hash, originId);
         this.state[s] = LIVE;
         this.countLive(s, rec.value.length);
@@ -190,11 +188,13 @@ export class Shard {
       this.addTombstone(slot, nowMs);
       return previousLive ? { applied: Applied.Stored, previousLive, previousBytes } : STORED_FRESH;
     } else if (wasLive) {
-      this.bytes += rec.value.length - this.records.valueLength(slot);
+      const replaced = this.records.valueLength(slot);
+      if (!makeRoom(this, rec, replaced)) return REFUSED;
+      this.bytes += rec.value.length - replaced;
       this.policy.touchWrite(slot);
     } else {
+      if (!makeRoom(this, rec)) return REFUSED;
       this.dropTombstone(slot);
-      makeRoom(this, rec);
       this.state[slot] = LIVE;
       this.countLive(slot, rec.value.length);
       this.policy.insert(slot);

@@ -2,7 +2,6 @@
 // writes, replica sets, hints, read repair, migration, anti-entropy) goes through `apply`, the
 // one version-gated write. Eviction and expiration are local, physical removals.
 import type { ByteString } from "../core/byte-string.js";
-import type { KeyFilter } from "../core/key-filter.js";
 import type { Clock } from "../core/clock.js";
 import { hash32 } from "../core/hash.js";
 import type { EvictionAlgorithm } from "../config/index.js";
@@ -13,16 +12,13 @@ import { OriginTable } from "./origin-table.js";
 import { Shard } from "./shard.js";
 import { DataBudget, PASS_VICTIMS_MAX } from "./data-budget.js";
 import { EXPIRE_SLICE_MAX, ExpirySweep, type SliceResult } from "./expiry-sweep.js";
-import type { KeysPage, StoreCounters, StoreMemory } from "./store-types.js";
+import type { KeysPage, KeysPageFilter, LiveItem, MakeRoom, StoreCounters, StoreMemory } from "./store-types.js";
 
 /**
  * What a record about to be stored is charged against the byte budget: its key taken as its
  * length (exact for ASCII keys; the eviction pass corrects the rest) and its value.
  */
 const budgetBytesOf = (rec: VersionedRecord): number => rec.key.length + rec.value.length;
-
-/** A live value as reads return it: a record that is not a tombstone. */
-export type LiveItem = Omit<VersionedRecord, "tombstone">;
 
 export interface StoreOptions {
   readonly shards: number;
@@ -40,10 +36,7 @@ export interface StoreOptions {
   readonly metrics: Metrics;
 }
 
-export type { KeysPage, StoreCounters, StoreMemory } from "./store-types.js";
-
-/** What keysPage needs of a key filter. */
-export type KeysPageFilter = Pick<KeyFilter, "matches" | "cost">;
+export type { KeysPage, KeysPageFilter, LiveItem, StoreCounters, StoreMemory } from "./store-types.js";
 
 /** Key bytes one keys page carries at most (a page travels in one peer answer). */
 const PAGE_BYTES_MAX = 8 * 1024 * 1024;
@@ -53,7 +46,7 @@ export class ShardedStore {
   private readonly mask: number;
   readonly counters: StoreCounters = { hits: 0, misses: 0, sets: 0, deletes: 0, evictions: 0, expirations: 0 };
   private readonly onEvict: (slot: number) => void;
-  private readonly makeRoom: (shard: Shard, rec: VersionedRecord) => void;
+  private readonly makeRoom: MakeRoom;
   private readonly budget: DataBudget;
   /** Live items at which a write evicts inline: capacity + shard count. */
   readonly hardLimit: number;
@@ -88,13 +81,17 @@ export class ShardedStore {
     };
     this.expiry = new ExpirySweep(this.shards, opts.tombstoneTtlMs, this.onExpire);
     this.hardLimit = opts.capacity + opts.shards;
-    this.budget = new DataBudget(this.shards, opts.maxDataBytes ?? 0, opts.defer);
-    this.makeRoom = (shard, rec) => {
-      this.budget.makeRoomInline(budgetBytesOf(rec), this.onEvict);
-      if (this.items < this.hardLimit) return;
+    this.budget = new DataBudget(this.shards, opts.maxDataBytes ?? 0, this.onEvict, opts.defer);
+    this.makeRoom = (shard, rec, replacedBytes) => {
+      // An overwrite only grows or shrinks a value: it never evicts inline (its own slot could be
+      // the victim), and is refused only when it grows the store past the overshoot.
+      if (replacedBytes !== undefined) return this.budget.admit(rec.value.length - replacedBytes, false);
+      if (!this.budget.admit(budgetBytesOf(rec), true)) return false;
+      if (this.items < this.hardLimit) return true;
       // Evict from the shard being written (it stays the same size); an empty one borrows a
       // victim from the fullest shard.
       if (!shard.evictOne(this.onEvict)) this.fullestShard()?.evictOne(this.onEvict);
+      return true;
     };
   }
 
@@ -205,6 +202,8 @@ export class ShardedStore {
         this.counters.sets++;
       }
       this.storedObserver?.(rec);
+    } else if (r.applied === Applied.Refused) {
+      this.opts.metrics.inc("dist.write.over_budget");
     }
     return r;
   }
@@ -224,7 +223,7 @@ export class ShardedStore {
    * its byte budget (at most PASS_VICTIMS_MAX victims for the bytes), from every shard in turn.
    */
   evictPass(): number {
-    let n = this.budget.evictFor(0, PASS_VICTIMS_MAX, this.onEvict);
+    let n = this.budget.evictFor(0, PASS_VICTIMS_MAX);
     let over = this.items - this.opts.capacity;
     while (over > 0) {
       const shard = this.fullestShard();

@@ -1,4 +1,8 @@
-// The shapes the store hands out: its memory, its counters and a page of a key listing.
+// The shapes the store hands out (its memory, its counters and a page of a key listing), and the
+// hook a shard calls before it stores a live record.
+import type { KeyFilter } from "../core/key-filter.js";
+import type { VersionedRecord } from "./record.js";
+import type { Shard } from "./shard.js";
 
 /** Bytes of the store's records by where they sit (ShardedStore.memory). */
 export interface StoreMemory {
@@ -42,3 +46,17 @@ export interface SweepResult {
   readonly work: number;
   readonly next: number | undefined;
 }
+
+/**
+ * Runs before a live record is stored in `shard`: makes room for it (the store evicts there when
+ * it is full) and says whether it is admitted; false refuses it, with nothing changed.
+ * `replacedBytes`: the size of the live value it overwrites (no eviction then: the slot written
+ * could be the victim); undefined for a new item.
+ */
+export type MakeRoom = (shard: Shard, rec: VersionedRecord, replacedBytes?: number) => boolean;
+
+/** A live value as reads return it: a record that is not a tombstone. */
+export type LiveItem = Omit<VersionedRecord, "tombstone">;
+
+/** What keysPage needs of a key filter. */
+export type KeysPageFilter = Pick<KeyFilter, "matches" | "cost">;

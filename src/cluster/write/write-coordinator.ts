@@ -137,6 +137,7 @@ export class WriteCoordinator {
       // `bytes` is the size clients read (a counter's decimal text), looked at before the delete.
       const removedCounterBytes = first === undefined && rec.tombstone ? counterBytesOf(this.deps.store, write.key) : undefined;
       const local = this.deps.store.apply(rec);
+      if (local.applied === Applied.Refused) throw this.overBudget(attempt);
       // The first local apply says what the write replaced; later stamps only replace it.
       first ??= {
         key: write.key,
@@ -201,6 +202,18 @@ export class WriteCoordinator {
     else void late.then((rest) => (newestHeld(rest) > 0 ? onStale() : undefined));
   }
 
+  /** The answer to a write the local store refused: it is over its byte budget by more than it admits, and evicting. */
+  private overBudget(attempt: number): CacheError {
+    const { store } = this.deps;
+    const where = attempt === 0 ? "nothing was stored" : "an earlier stamp of it may be applied where it reached";
+    return new CacheError(
+      "UNAVAILABLE",
+      `this node's store is over its byte budget (SERVICE_MAX_DATA_BYTES) by more than it admits while it evicts; ${where}; retry`,
+      { reason: "store_over_budget", data_bytes: store.dataBytes, max_data_bytes: store.maxDataBytes },
+      { retryAfterS: 1 },
+    );
+  }
+
   /** QUORUM and ALL writes need this node to see a strict majority of the known nodes. */
   private checkMajority(level: ConsistencyLevel, known: number): void {
     const notDead = this.deps.view.notDeadCount();
@@ -224,7 +237,8 @@ export class WriteCoordinator {
     if (!current || current.version !== acked.version || current.origin !== acked.origin) return;
     this.deps.metrics.inc("dist.write.restamps");
     const rec = this.stamp(write, Math.max(current.version, newer));
-    this.deps.store.apply(rec);
+    // Refused (the store is evicting): the other owners' newer copy stands, as after a lost race.
+    if (this.deps.store.apply(rec).applied === Applied.Refused) return;
     for (const id of owners.ids) if (id !== this.deps.selfId) void this.pushTo(id, rec);
   }
 

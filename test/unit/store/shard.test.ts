@@ -30,11 +30,15 @@ function harness(opts: { policy?: EvictionPolicy; share?: number; tombstoneCap?:
   const evicted: string[] = [];
   const onEvict = (slot: number) => void evicted.push(shard.keyAt(slot));
   const limit = opts.limit ?? Number.POSITIVE_INFINITY;
-  /** The shard each makeRoom call was given. */
+  /** The shard each makeRoom call for a new item was given. */
   const makeRoomCalls: Shard[] = [];
-  const makeRoom = (s: Shard) => {
-    makeRoomCalls.push(s);
-    if (s.live >= limit) s.evictOne(onEvict);
+  /** The replaced value's bytes of each makeRoom call for an overwrite. */
+  const overwriteCalls: number[] = [];
+  const makeRoom = (s: Shard, _rec: VersionedRecord, replacedBytes?: number) => {
+    if (replacedBytes !== undefined) overwriteCalls.push(replacedBytes);
+    else makeRoomCalls.push(s);
+    if (replacedBytes === undefined && s.live >= limit) s.evictOne(onEvict);
+    return true;
   };
   return {
     shard,
@@ -42,7 +46,8 @@ function harness(opts: { policy?: EvictionPolicy; share?: number; tombstoneCap?:
     evicted,
     onEvict,
     makeRoomCalls,
-    put: (r: VersionedRecord, nowMs = T0, room: (s: Shard) => void = makeRoom) => shard.apply(r, hash32(r.key), nowMs, room),
+    overwriteCalls,
+    put: (r: VersionedRecord, nowMs = T0, room: (s: Shard, rec: VersionedRecord, replacedBytes?: number) => boolean = makeRoom) => shard.apply(r, hash32(r.key), nowMs, room),
     find: (key: string) => shard.find(key, hash32(key)),
     liveKeys(nowMs = T0): string[] {
       const out: string[] = [];
@@ -177,7 +182,7 @@ describe("store/shard Shard", () => {
       const { shard, put, find } = harness();
       put(rec("a", at(1)));
       const seen: Array<{ same: boolean; live: number; found: number }> = [];
-      put(rec("b", at(1)), T0, (s) => void seen.push({ same: s === shard, live: s.live, found: find("b") }));
+      put(rec("b", at(1)), T0, (s) => seen.push({ same: s === shard, live: s.live, found: find("b") }) > 0);
       expect(seen).to.deep.equal([{ same: true, live: 1, found: -1 }]);
       expect(shard.live).to.equal(2);
     });
@@ -187,13 +192,13 @@ describe("store/shard Shard", () => {
       put(rec("a", at(1)));
       put(tomb("a", at(2)));
       const seen: Array<{ live: number; tombstone: boolean }> = [];
-      put(rec("a", at(3)), T0, (s) => void seen.push({ live: s.live, tombstone: s.isTombstone(find("a")) }));
+      put(rec("a", at(3)), T0, (s) => seen.push({ live: s.live, tombstone: s.isTombstone(find("a")) }) > 0);
       expect(seen).to.deep.equal([{ live: 0, tombstone: true }]);
       expect(shard.isLive(find("a"))).to.equal(true);
     });
 
-    it("does not call makeRoom for an overwrite, an expired overwrite, a delete, a tombstone or an ignored write", () => {
-      const { put, makeRoomCalls } = harness();
+    it("calls makeRoom for an overwrite with the bytes it replaces, and not for a delete, a tombstone or an ignored write", () => {
+      const { put, makeRoomCalls, overwriteCalls } = harness();
       put(rec("a", at(1)));
       put(rec("e", at(1), { expiresAtMs: T0 + 10 }));
       expect(makeRoomCalls).to.have.length(2);
@@ -204,6 +209,21 @@ describe("store/shard Shard", () => {
       put(rec("a", at(2))); // older than the tombstone: ignored
       put(rec("e", at(2))); // duplicate: ignored
       expect(makeRoomCalls).to.have.length(2);
+      expect(overwriteCalls, "the two overwrites, each with the size of the value it replaced").to.deep.equal([rec("a", at(1)).value.length, rec("e", at(1)).value.length]);
+    });
+
+    it("a makeRoom that refuses leaves everything as it was: a new key, a revived tombstone, a grown overwrite", () => {
+      const { shard, put, find } = harness();
+      put(rec("a", at(1)));
+      put(tomb("t", at(1)));
+      const refuse = () => false;
+      expect(put(rec("n", at(2)), T0, refuse).applied).to.equal(Applied.Refused);
+      expect(find("n")).to.equal(-1);
+      expect(put(rec("t", at(2)), T0, refuse).applied).to.equal(Applied.Refused);
+      expect(shard.isTombstone(find("t"))).to.equal(true);
+      expect(shard.tombstones).to.equal(1);
+      expect(put(rec("a", at(2), { value: "a longer value" }), T0, refuse).applied).to.equal(Applied.Refused);
+      expect([shard.versionAt(find("a")), shard.live]).to.deep.equal([at(1), 1]);
     });
 
     it("grows past its share when makeRoom evicts nothing: the shard itself never evicts", () => {
