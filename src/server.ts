@@ -29,6 +29,7 @@ import { packageRoot } from "./core/package-root.js";
 import { systemRandom } from "./core/random.js";
 import { checkPeerCredential, fileStamps, loadConfig, readTlsMaterial, SettingError, TlsMaterialError, TlsReloader, type Config, type TlsCheck, type TlsFiles, type TlsMaterial } from "./config/index.js";
 import { createAuthenticator, OidcSetupError, PolicyFileError, type Authenticator } from "./auth/index.js";
+import { hostAllowListOf, rebindingGuard } from "./http/rebinding-guard.js";
 import { createLogger, LOG, type Logger } from "./log/index.js";
 import type { CapOutcome } from "./http/connection-slots.js";
 import { ClientCaRenewal } from "./http/client-ca-renewal.js";
@@ -359,7 +360,8 @@ export async function runServer(boot: BootSignals): Promise<void> {
   };
   if (config.dashboardEnabled && documents.dashboard === undefined) logger.warn(LOG.dashboardMissing, { dir: join(root, "dist", "dashboard") });
   logStarting(config, logger);
-  const auth = await buildAuthenticator(config, logger);
+  // Browser requests without a credential only to the node's own names (DNS rebinding).
+  const auth = rebindingGuard(await buildAuthenticator(config, logger), hostAllowListOf(config));
   if (auth.enabled) logger.info(LOG.authEnabled, { methods: auth.methods });
   if (auth.enabled && !config.peerToken) logger.warn(LOG.peerTokenMissing);
   if (config.peerToken && config.peerToken.length < PEER_TOKEN_CHARS_ADVISED) {

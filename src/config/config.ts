@@ -48,6 +48,8 @@ export interface Config {
    */
   readonly apiAdvertiseUrl: string | undefined;
   readonly mgmtAdvertiseUrl: string | undefined;
+  /** SERVICE_ALLOWED_HOSTS: names browser requests without a credential may be sent to (rebinding-guard.ts). */
+  readonly allowedHosts: readonly string[];
   /** SERVICE_DASHBOARD: the web dashboard is served on the management listener. */
   readonly dashboardEnabled: boolean;
   readonly seeds: readonly Seed[];

@@ -135,6 +135,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     distAddr: v<Address>("SERVICE_DIST_ADDR"),
     apiAdvertiseUrl: advertise.api,
     mgmtAdvertiseUrl: advertise.mgmt,
+    allowedHosts: v<readonly string[] | undefined>("SERVICE_ALLOWED_HOSTS") ?? [],
     dashboardEnabled: v<"on" | "off">("SERVICE_DASHBOARD") === "on",
     seeds: Object.freeze((v<readonly Seed[] | undefined>("SERVICE_SEEDS") ?? []).filter((s) => s.id !== nodeId)),
     replication: v<number>("SERVICE_REPLICATION"),

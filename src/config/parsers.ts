@@ -131,6 +131,21 @@ export function bearerToken(): Parser<string> {
   };
 }
 
+/** A DNS name (labels of letters, digits and "-"), optionally with a leading dot (it and its subdomains). */
+const HOST_NAME = /^\.?(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+/** Comma-separated host names, `.suffix` names (a name and its subdomains), or `*` (any). */
+export function hostNames(): Parser<readonly string[]> {
+  return (raw) => {
+    const out: string[] = [];
+    for (const part of raw.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
+      if (part !== "*" && !HOST_NAME.test(part)) throw new InvalidValue(`${JSON.stringify(part.slice(0, 300))} is not a host name, a .suffix or *`);
+      out.push(part.toLowerCase());
+    }
+    return Object.freeze(out);
+  };
+}
+
 /** A peer seed: `id@host:port`, or a bare `host:port` whose id is learned from the peer. */
 export interface Seed {
   readonly id: string;

@@ -24,6 +24,13 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
   { name: "SERVICE_API_ADVERTISE_URL", default: "", parse: p.baseUrl(), meaning: "base URL clients are told to use for this node's client API (endpoint discovery, gossiped); empty means http, or https with SERVICE_API_TLS_CERT, the host of SERVICE_DIST_ADDR and the port of SERVICE_API_ADDR (none when that host is unspecified)" },
   { name: "SERVICE_DASHBOARD", default: "on", parse: p.oneOf(["on", "off"]), meaning: "on serves the web dashboard at /dashboard/ of the management listener (and redirects / to it); off answers 404 there" },
   { name: "SERVICE_MGMT_ADVERTISE_URL", default: "", parse: p.baseUrl(), meaning: "base URL clients are told to use for this node's management listener; empty means http, or https with SERVICE_MGMT_TLS_CERT, the host of SERVICE_DIST_ADDR and the port of SERVICE_MGMT_ADDR" },
+  {
+    name: "SERVICE_ALLOWED_HOSTS",
+    default: "",
+    parse: p.hostNames(),
+    meaning:
+      "comma-separated host names (.example.com: it and its subdomains; *: any) that browser requests holding no credential may name in Host, besides IP addresses, localhost and the hosts of this node's addresses and advertised URLs; other such requests are 403 FORBIDDEN host_not_allowed (DNS rebinding)",
+  },
   { name: "SERVICE_SEEDS", default: "", parse: p.seeds(), meaning: "comma-separated seed peers, id@host:port (a bare host:port is accepted with a warning)" },
   { name: "SERVICE_REPLICATION", default: "3", parse: p.integer({ min: 1, max: REPLICATION_MAX }), meaning: "owners (replicas) per key" },
   { name: "SERVICE_CAPACITY", default: "100000", parse: p.integer({ min: 1 }), meaning: "items this node holds at most (replicas included), within plus or minus the shard count" },
