@@ -84,7 +84,7 @@ function fromBrowser(headers: IncomingHttpHeaders): boolean {
 
 /** Throws FORBIDDEN when a browser sent a request holding no credential to a name `hosts` does not allow. */
 export function checkAnonymousHost(identity: Identity, headers: IncomingHttpHeaders, hosts: HostAllowList): void {
-  if (identity.kind !== "anonymous" || hosts.allows(headers.host) || !fromBrowser(headers)) return;
+  if (identity.kind !== "anonymous" || !fromBrowser(headers) || hosts.allows(headers.host)) return;
   const host = String(headers.host).slice(0, 256);
   throw new CacheError(
     "FORBIDDEN",
