@@ -328,7 +328,8 @@ export function buildObservability(config: Config, deps: NodeDeps, f: Foundation
   };
   const otel = createOtelMirror(
     { metrics: f.metrics, http, peers: f.peerCallMetrics, runtime, cache, inflight },
-    { nodeId: config.nodeId, serviceVersion: deps.serviceVersion, nowMs: () => clock.nowMs(), otlpEndpoint: deps.otlpEndpoint, otlpIntervalMs: deps.otlpIntervalMs, otlpExporter: deps.otlpExporter },
+    { nodeId: config.nodeId, serviceVersion: deps.serviceVersion, nowMs: () => clock.nowMs(), otlpEndpoint: deps.otlpEndpoint, otlpIntervalMs: deps.otlpIntervalMs, otlpExporter: deps.otlpExporter,
+      onScrapeError: (err) => deps.logger.error(LOG.metricsScrapeFailed, { error: String(err) }) },
   );
   return {
     http,

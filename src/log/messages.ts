@@ -10,6 +10,7 @@ export const LOG = Object.freeze({
   listenerBindFailed: "listener bind failed",
   oidcConstructionFailed: "oidc verifier construction failed",
   authOpen: "authentication disabled: the client API is open to every caller",
+  metricsScrapeFailed: "metrics collection for /metrics failed",
   peerTokenMissing: "client authentication is on but the peer transport has no token",
   peerTokenShort: "peer token is short: anyone who reaches the peer port can guess it",
   peerProtectedMode: "peer transport in protected mode: no peer token or peer mTLS, so only loopback callers are served",

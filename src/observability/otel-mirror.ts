@@ -7,7 +7,7 @@
 // Nothing is recorded through the SDK's instruments, so the hot path pays no attribute hashing.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ValueType, type HrTime } from "@opentelemetry/api";
-import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
+import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
 import { resourceFromAttributes, type Resource } from "@opentelemetry/resources";
 import {
   AggregationTemporality, DataPointType, MeterProvider, PeriodicExportingMetricReader, type CollectionResult, type MetricData, type MetricProducer, type PushMetricExporter,
@@ -31,6 +31,8 @@ export interface OtelMirrorOptions {
   readonly otlpIntervalMs?: number;
   /** Required with otlpEndpoint. */
   readonly otlpExporter?: OtlpExporterFactory;
+  /** Told of a /metrics collection that failed (the node logs it); the scrape is answered 500. */
+  readonly onScrapeError?: (err: unknown) => void;
 }
 
 export interface OtelMirror {
@@ -78,6 +80,31 @@ function producer(sources: MetricSources, naming: Naming, resource: Resource, op
   };
 }
 
+/** The exporter's own serializer settings: no prefix, no timestamps, target_info, no scope labels. */
+const SERIALIZER = new PrometheusSerializer("", false, undefined, false, true);
+
+/**
+ * Answers a scrape: 200 and the exposition text, or 500 with the error envelope when the
+ * collection fails. The exporter's own handler answered 200 with a "# failed" comment line, which
+ * Prometheus takes as a good scrape of no series: every series went stale and `up` stayed 1.
+ */
+function scrape(prometheus: PrometheusExporter, res: ServerResponse, onError: ((err: unknown) => void) | undefined): void {
+  prometheus.collect().then(
+    ({ resourceMetrics, errors }) => {
+      if (errors.length > 0) throw errors[0];
+      res.statusCode = 200;
+      res.setHeader("content-type", "text/plain");
+      res.end(SERIALIZER.serialize(resourceMetrics));
+    },
+  ).catch((err: unknown) => {
+    onError?.(err);
+    if (res.headersSent) return void res.destroy();
+    res.statusCode = 500;
+    res.setHeader("content-type", "application/json; charset=utf-8");
+    res.end(JSON.stringify({ error: "metrics collection failed; see the node's log", code: "INTERNAL" }));
+  });
+}
+
 export function createOtelMirror(sources: MetricSources, opts: OtelMirrorOptions): OtelMirror {
   const resource = resourceFromAttributes({ "service.name": "hypercache-server", "service.version": opts.serviceVersion, "service.instance.id": opts.nodeId });
   const startMs = opts.nowMs();
@@ -93,7 +120,7 @@ export function createOtelMirror(sources: MetricSources, opts: OtelMirrorOptions
     providers.push(new MeterProvider({ resource, readers: [reader] }));
   }
   return {
-    servePrometheus: (req, res) => prometheus.getMetricsRequestHandler(req, res),
+    servePrometheus: (_req, res) => scrape(prometheus, res, opts.onScrapeError),
     shutdown: async () => {
       await Promise.all(providers.map((p) => p.shutdown()));
     },

@@ -119,6 +119,26 @@ describe("observability/otel-mirror", function () {
     });
   });
 
+  it("a collection that fails answers 500 with the error envelope, so the scrape counts as failed (it was 200 with a comment: no series, up = 1)", async () => {
+    const mirror = createOtelMirror(
+      sourcesOf(new Metrics(), {
+        cache: () => {
+          throw new Error("figures unavailable");
+        },
+      }),
+      { ...OPTS, nodeId: "n", serviceVersion: "1" },
+    );
+    const server = await serve(mirror);
+    try {
+      const r = await server.scrape();
+      expect([r.status, r.type]).to.deep.equal([500, "application/json; charset=utf-8"]);
+      expect(JSON.parse(r.text)).to.deep.equal({ error: "metrics collection failed; see the node's log", code: "INTERNAL" });
+    } finally {
+      await server.close();
+      await mirror.shutdown();
+    }
+  });
+
   describe("operator metrics in Prometheus text", () => {
     it("cache figures: cache_gets_total by result, items and bytes by role, evictions, expirations, tombstones, store memory by part", async () => {
       const mirror = createOtelMirror(sourcesOf(new Metrics()), { ...OPTS, nodeId: "n", serviceVersion: "1" });

@@ -1288,6 +1288,15 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            /** @description Collecting the metrics failed (INTERNAL; the node logs why). The scrape fails, so Prometheus marks the target down instead of taking a scrape without series. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             503: components["responses"]["AuthBusy"];
         };
     };
