@@ -168,7 +168,11 @@ function wireParts(f: Foundation, d: DataPath, l: Loops, drain: Drain): void {
   f.settle.watch(() => !f.vote.voting);
   f.settle.watch(() => l.rebalancer.busy);
   // A node that dropped its data after losing contact catches up like a new node.
-  f.contact.onReset(() => l.catchUp.request());
+  // It is not ready until then (or SERVICE_READY_CATCHUP_TIMEOUT after the drop).
+  f.contact.onReset(() => {
+    drain.readiness.restartCatchUpWait();
+    l.catchUp.restartEmpty();
+  });
   // Every record this node stores ends the key's stampede lease, if any (and answers its waiters).
   f.store.onStored((rec) => d.leaseTable.stored(rec));
   // A replayed migration releases the local copy as a direct one would.

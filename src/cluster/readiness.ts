@@ -3,7 +3,9 @@
 // or it has no seeds: a cluster of one); and it has caught up with its peers after start-up, or
 // SERVICE_READY_CATCHUP_TIMEOUT has passed since start. Caught-up is latched by CatchUp.everCaughtUp
 // (so no /readyz poll is needed for it to stick): the catch-ups that follow later ring changes
-// never make a ready node unready (every node would turn unready at once when one joins).
+// never make a ready node unready (every node would turn unready at once when one joins). A node
+// that dropped its data after losing contact (ContactGuard) starts over: unready until it caught
+// up again, or the timeout has passed since the drop.
 // Liveness (/livez) is only that the event loop answers.
 import type { Clock } from "../core/clock.js";
 
@@ -34,10 +36,16 @@ export interface ReadinessDeps {
 
 export class Readiness {
   private listenersBound = false;
-  private readonly startedMs: number;
+  /** Since when the catch-up is awaited: start-up, or the last time this node dropped its data. */
+  private startedMs: number;
 
   constructor(private readonly deps: ReadinessDeps) {
     this.startedMs = deps.clock.monotonicMs();
+  }
+
+  /** The node dropped its data (ContactGuard): SERVICE_READY_CATCHUP_TIMEOUT counts again from now. */
+  restartCatchUpWait(): void {
+    this.startedMs = this.deps.clock.monotonicMs();
   }
 
   /** server.ts calls it once every listener is bound. */

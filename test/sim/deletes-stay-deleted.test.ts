@@ -307,6 +307,36 @@ describe("sim/deletes stay deleted: a restarted node", () => {
   const cluster = simClusters();
 
   it(
+    "a node that dropped its data after losing contact reports not ready until it has caught up again (it stayed ready, empty, through the isolation and after the heal)",
+    withSeed(1741, async () => {
+      const env = { SERVICE_TOMBSTONE_TTL: "20s", SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_AUTO_SYNC_INTERVAL: "0" };
+      const c = await cluster({ nodes: 3, seed: 1741, env });
+      for (const n of c.nodes) n.node.markBound();
+      await c.advance(2_000);
+      const keys = Array.from({ length: 100 }, (_, i) => `r-${i}`);
+      for (const k of keys) await c.node("n1").cache.admitWrite().set(k, fromUtf8(`v-${k}`), 0, "all");
+      const n3 = c.node("n3");
+      expect(n3.readiness.status().ready, "ready before").to.equal(true);
+      c.chaos.isolate("n3");
+      await c.advance(30_000); // past the tombstone TTL without a majority: n3 drops its data
+      expect(n3.metrics.get("dist.contact.resets"), "n3 dropped its data").to.equal(1);
+      expect(n3.store.items).to.equal(0);
+      expect(n3.readiness.checks().caught_up.ok, "not caught up after dropping its data").to.equal(false);
+      c.chaos.delayMs = 100;
+      c.chaos.heal();
+      const seen: string[] = [];
+      for (let t = 0; t < 20_000; t += 50) {
+        await c.advance(50);
+        const held = n3.store.items;
+        if (held < keys.length && n3.readiness.status().ready) seen.push(`+${t + 50} ms ready with ${held} items`);
+      }
+      expect(seen.slice(0, 3), `${seen.length} looks`).to.deep.equal([]);
+      expect(n3.store.items, "caught up in the end").to.equal(keys.length);
+      expect(n3.readiness.status().ready, "ready again once caught up").to.equal(true);
+    }),
+  );
+
+  it(
     "a node restarted empty while cut off, long enough to prune its peers, neither reports ready nor counts towards QUORUM reads after the heal before it has caught up (it voted alone, and latched ready on a pass with no peer)",
     withSeed(1711, async () => {
       const c = await cluster({ nodes: 3, seed: 1711, env: { SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_AUTO_SYNC_INTERVAL: "0" } });

@@ -64,6 +64,16 @@ export class CatchUp {
     this.timer = this.deps.timers.after(0, () => void this.runPass());
   }
 
+  /**
+   * Starts over as a node that never caught up: after this node dropped its data (ContactGuard),
+   * readiness waits for a pass again (a review: the latched everCaughtUp kept the emptied node
+   * ready through the isolation and after the heal).
+   */
+  restartEmpty(): void {
+    this.everCaughtUpFlag = false;
+    this.request();
+  }
+
   stop(): void {
     this.timer?.cancel();
     this.timer = undefined;
