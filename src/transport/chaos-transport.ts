@@ -13,6 +13,8 @@ import type { ForwardRequest, LeaseRelease, LeaseRequest, OwnerChecks, PeerMembe
 export class Chaos {
   private groups: Array<Set<string>> = [];
   private readonly down = new Set<string>();
+  /** Directed links ("from>to") whose data calls fail while probes, gossip and syncs pass. */
+  private readonly dataCuts = new Set<string>();
   dropRate = 0;
   delayMs = 0;
   /** Extra random delay, up to this many ms. */
@@ -35,10 +37,29 @@ export class Chaos {
     this.down.delete(id);
   }
 
-  /** Removes every partition and isolation. */
+  /**
+   * Fails the data calls (forward, set, remove, get, inspect) from `from` to `to` only: the link
+   * is up for failure detection, so writes through `from` are promoted or hinted instead.
+   */
+  cutData(from: string, to: string): void {
+    this.dataCuts.add(`${from}>${to}`);
+  }
+
+  /** Restores the data calls of one directed link. */
+  restoreData(from: string, to: string): void {
+    this.dataCuts.delete(`${from}>${to}`);
+  }
+
+  /** Removes every partition, isolation and data cut. */
   heal(): void {
     this.groups = [];
     this.down.clear();
+    this.dataCuts.clear();
+  }
+
+  /** True when the data calls from `from` to `to` are cut (cutData). */
+  dataCut(from: string, to: string): boolean {
+    return this.dataCuts.has(`${from}>${to}`);
   }
 
   /** True when `from` cannot reach `to`. */
@@ -59,6 +80,15 @@ export class ChaosTransport implements PeerTransport {
     private readonly metrics: Metrics,
   ) {}
 
+  /** A data call: also fails while the directed link's data calls are cut (Chaos.cutData). */
+  private data<T>(to: PeerRef, call: () => Promise<T>): Promise<T> {
+    if (this.chaos.dataCut(this.selfId, to.id)) {
+      this.metrics.inc("dist.chaos.drops");
+      return Promise.reject(new NotDeliveredError(`peer ${to.id}: data calls cut (fault injection)`));
+    }
+    return this.gate(to, call);
+  }
+
   private async gate<T>(to: PeerRef, call: () => Promise<T>): Promise<T> {
     const c = this.chaos;
     if (c.blocked(this.selfId, to.id) || (c.dropRate > 0 && c.random.next() < c.dropRate)) {
@@ -74,25 +104,25 @@ export class ChaosTransport implements PeerTransport {
   }
 
   forward(to: PeerRef, req: ForwardRequest) {
-    return this.gate(to, () => this.inner.forward(to, req));
+    return this.data(to, () => this.inner.forward(to, req));
   }
   set(to: PeerRef, from: string, records: readonly VersionedRecord[], checks?: OwnerChecks) {
-    return this.gate(to, () => this.inner.set(to, from, records, checks));
+    return this.data(to, () => this.inner.set(to, from, records, checks));
   }
   remove(to: PeerRef, from: string, tombstones: readonly VersionedRecord[], checks?: OwnerChecks) {
-    return this.gate(to, () => this.inner.remove(to, from, tombstones, checks));
+    return this.data(to, () => this.inner.remove(to, from, tombstones, checks));
   }
   touch(to: PeerRef, from: string, touches: readonly TouchPush[]) {
     return this.gate(to, () => this.inner.touch(to, from, touches));
   }
   get(to: PeerRef, keys: readonly string[]) {
-    return this.gate(to, () => this.inner.get(to, keys));
+    return this.data(to, () => this.inner.get(to, keys));
   }
   keys(to: PeerRef, cursor: string, limit: number, q: string) {
     return this.gate(to, () => this.inner.keys(to, cursor, limit, q));
   }
   inspect(to: PeerRef, keys: readonly string[], timeoutMs?: number) {
-    return this.gate(to, () => this.inner.inspect(to, keys, timeoutMs));
+    return this.data(to, () => this.inner.inspect(to, keys, timeoutMs));
   }
   health(to: PeerRef) {
     return this.gate(to, () => this.inner.health(to));

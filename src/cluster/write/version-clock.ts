@@ -15,6 +15,21 @@ export class VersionClock {
     return this.last;
   }
 
+  /**
+   * A version in a later millisecond than `current`, every earlier version and the wall clock's
+   * now: for a PUT or DELETE that replaces a counter. A merge of counter copies is stamped one
+   * unit above them (counter-merge.ts), so a write stamped one unit above the copies it saw, or in
+   * the same millisecond as a copy it did not see, tied with or lost to a merge of older copies,
+   * and an acknowledged DELETE lost to them (reviews, sim/counters seeds 4471 and 5102). In a
+   * later millisecond it outranks every merge of copies stamped up to now (1000 merges of merges
+   * within one millisecond would be needed to reach it).
+   */
+  nextInLaterMs(current: number): number {
+    const base = Math.max(this.last, Math.floor(this.clock.nowMs()) * 1000, current);
+    this.last = (Math.floor(base / 1000) + 1) * 1000;
+    return this.last;
+  }
+
   /** Moves the clock past a version seen from a peer, so local versions stay ahead of it. */
   observe(version: number): void {
     if (version > this.last) this.last = version;

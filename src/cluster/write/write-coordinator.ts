@@ -29,6 +29,7 @@ import { Applied, type ShardedStore, type VersionedRecord } from "../../store/in
 import type { ApplyOutcome, ClientWrite } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
+import { COUNTER_MAGIC, isCounterValue } from "../../core/counter-state.js";
 import { clientBytes, counterBytesOf } from "../counter-view.js";
 import { hasMajority, replicaCount, requiredAcks, waitForQuorum } from "./quorum.js";
 import type { ReplicaPusher, TouchBase } from "./replica-pusher.js";
@@ -114,6 +115,12 @@ function newestHeld(answers: readonly PushAnswer[]): number {
   return max;
 }
 
+/** True when `write` is a PUT of a plain value or a DELETE, and this node holds a live counter for its key. */
+function replacesCounter(write: ClientWrite, store: ShardedStore): boolean {
+  if (write.kind !== "remove" && (write.kind !== "set" || isCounterValue(write.value))) return false;
+  return isCounterValue(store.valueHead(write.key, COUNTER_MAGIC.length) ?? "");
+}
+
 export class WriteCoordinator {
   constructor(private readonly deps: CoordinatorDeps) {}
 
@@ -130,10 +137,11 @@ export class WriteCoordinator {
     const inHand = sender === undefined ? [own] : [own, ACK];
     let first: WriteResult | undefined;
     let floor = 0;
+    const overCounter = replacesCounter(write, this.deps.store);
     for (let attempt = 0; ; attempt++) {
       // The caller's lookup of the key holds for the first stamp only (later ones follow this apply).
       const held = attempt === 0 && opts.heldVersion !== undefined ? opts.heldVersion : this.deps.store.versionOf(write.key);
-      const rec = this.stamp(write, Math.max(held, floor));
+      const rec = this.stamp(write, Math.max(held, floor), overCounter);
       // `bytes` is the size clients read (a counter's decimal text), looked at before the delete.
       const removedCounterBytes = first === undefined && rec.tombstone ? counterBytesOf(this.deps.store, write.key) : undefined;
       const local = this.deps.store.apply(rec);
@@ -164,7 +172,7 @@ export class WriteCoordinator {
       if (newer === 0 || attempt >= restampsMax) {
         if (onStale !== undefined) this.watchStale(wait.answers, wait.late, onStale);
         if (wait.reached) {
-          if (opts.restamps) void wait.late.then((late) => this.restampLate(write, owners, rec, newestHeld(late)));
+          if (opts.restamps) void wait.late.then((late) => this.restampLate(write, owners, rec, newestHeld(late), overCounter));
           return result;
         }
         this.deps.metrics.inc("dist.write.quorum_failures");
@@ -231,12 +239,12 @@ export class WriteCoordinator {
    * above the newer version and pushed to every other owner (failures become hints), unless a
    * newer write of the key has reached this node meanwhile.
    */
-  private restampLate(write: ClientWrite, owners: Owners, acked: VersionedRecord, newer: number): void {
+  private restampLate(write: ClientWrite, owners: Owners, acked: VersionedRecord, newer: number, overCounter: boolean): void {
     if (newer === 0) return;
     const current = this.deps.store.peek(write.key);
     if (!current || current.version !== acked.version || current.origin !== acked.origin) return;
     this.deps.metrics.inc("dist.write.restamps");
-    const rec = this.stamp(write, Math.max(current.version, newer));
+    const rec = this.stamp(write, Math.max(current.version, newer), overCounter);
     // Refused (the store is evicting): the other owners' newer copy stands, as after a lost race.
     if (this.deps.store.apply(rec).applied === Applied.Refused) return;
     for (const id of owners.ids) if (id !== this.deps.selfId) void this.pushTo(id, rec);
@@ -247,9 +255,12 @@ export class WriteCoordinator {
     return peer ? this.deps.pusher.push(peer, rec, expectedOwners, touchBase) : Promise.resolve(undefined);
   }
 
-  /** The versioned record of a client write, above `floor` (at least the key's version here). */
-  private stamp(write: ClientWrite, floor: number): VersionedRecord {
-    const version = this.deps.versions.next(floor);
+  /**
+   * The versioned record of a client write, above `floor` (at least the key's version here);
+   * `overCounter` (it replaces a counter): in a later millisecond than now (VersionClock.nextInLaterMs).
+   */
+  private stamp(write: ClientWrite, floor: number, overCounter = false): VersionedRecord {
+    const version = overCounter ? this.deps.versions.nextInLaterMs(floor) : this.deps.versions.next(floor);
     const tombstone = write.kind === "remove";
     // The write's time is its version's time (the hybrid clock runs a little ahead of the wall
     // clock after a burst of writes): last_updated shows it and the TTL counts from it, so

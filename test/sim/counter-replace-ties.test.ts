@@ -1,0 +1,200 @@
+// A PUT or DELETE that replaces a counter, against merges of counter copies. A merge is stamped
+// one unit above the copies it joins (counter-merge.ts). A replacing write stamped one unit above
+// the copies it saw, or in the same millisecond as a copy it did not see, tied with or lost to such
+// a merge, and an acknowledged DELETE or PUT lost to a merge of older copies: the counter came back
+// on every owner (reviews; reproduced with links whose data calls fail while failure detection
+// passes, so writes are promoted and hinted). A replacing write is now stamped in a later
+// millisecond (VersionClock.nextInLaterMs). The reviews' owner-convergence case stays as a guard.
+import { expect } from "chai";
+import { CacheError } from "../../src/core/errors.js";
+import { fromUtf8 } from "../../src/core/byte-string.js";
+import { counterTotal, decodeCounter } from "../../src/core/counter-state.js";
+import type { WriteResult } from "../../src/cluster/index.js";
+import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { keyWhere, text } from "./data-path-fixtures.js";
+
+async function drive<T>(c: SimCluster, ps: Array<Promise<T>>): Promise<Array<T | CacheError>> {
+  let done = false;
+  const all = Promise.all(ps.map((p) => p.catch((e: unknown) => (e instanceof CacheError ? e : Promise.reject(e))))).finally(() => (done = true));
+  for (let i = 0; i < 200 && !done; i++) await c.advance(100);
+  return all;
+}
+
+function incrAt(c: SimCluster, via: string, key: string, delta: number, consistency: "one" | "quorum" | "all") {
+  return c.node(via).cache.admitWrite().incr(key, { delta, initial: 0, ttlMs: 0 }, consistency);
+}
+
+function held(c: SimCluster, id: string, key: string): string {
+  const rec = c.node(id).store.peek(key);
+  if (rec === undefined) return "nothing";
+  if (rec.tombstone) return `tombstone@(${rec.version},${rec.origin})`;
+  const s = decodeCounter(rec.value);
+  return `${s === undefined ? text(rec.value) : counterTotal(s)}@(${rec.version},${rec.origin})`;
+}
+
+describe("sim/counter replaced by a PUT or DELETE, against merges of counter copies", () => {
+  const cluster = simClusters();
+
+  it(
+    "a DELETE acknowledged at QUORUM right after an increment stays deleted when an older hint merges into an owner's copy (the merge tied with the DELETE, one unit above the increment)",
+    withSeed(4471, async () => {
+      const c = await cluster({ nodes: 3, seed: 4471, env: { SERVICE_REPLICATION: "3", SERVICE_DEAD_AFTER: "600s", SERVICE_HINT_TTL: "600s", SERVICE_TOMBSTONE_TTL: "20m" } });
+      await c.advance(2_000);
+      const key = keyWhere(c, (o) => o.primary === "n3" && o.ids.length === 3, "tie");
+      await drive(c, [incrAt(c, "n3", key, 1, "quorum")]);
+      await c.advance(500);
+      // n2's writes do not get through for a moment (probes and gossip do): an increment through
+      // n2 is promoted there (its own slot); its hints for n1 and n3 wait.
+      c.chaos.cutData("n2", "n3");
+      c.chaos.cutData("n2", "n1");
+      const [viaN2] = await drive(c, [incrAt(c, "n2", key, 1, "one")]);
+      expect(viaN2, "the increment through n2").to.not.be.instanceOf(CacheError);
+      await c.advance(500);
+      // The client increments through the primary (n1 and n3 take it; n3's push to n2 fails),
+      // and deletes as soon as it is acknowledged (n2 and n3 take it; n3's push to n1 fails).
+      c.chaos.cutData("n3", "n2");
+      let incremented = 0;
+      const [deleted] = await drive(c, [
+        incrAt(c, "n3", key, 1, "quorum").then((r: WriteResult) => {
+          incremented = r.version;
+          c.chaos.restoreData("n3", "n2");
+          c.chaos.cutData("n3", "n1");
+          return c.node("n3").cache.admitWrite().remove(key, "quorum");
+        }),
+      ]);
+      expect(deleted, "the DELETE is acknowledged").to.not.be.instanceOf(CacheError);
+      expect((deleted as WriteResult).version, "the DELETE is stamped in a later millisecond").to.be.at.least((Math.floor(incremented / 1000) + 1) * 1000);
+      // n2's writes get through again: its old hint merges into n1's copy.
+      c.chaos.restoreData("n2", "n1");
+      c.chaos.restoreData("n2", "n3");
+      await c.advance(1_000);
+      for (let i = 0; i < 3; i++) await c.node("n2").loops.hints.runReplayTick();
+      c.chaos.heal();
+      await c.advance(120_000);
+      const finals = ["n1", "n2", "n3"].map((id) => `${id}=${held(c, id, key)}`);
+      for (const id of ["n1", "n2", "n3"]) {
+        const rec = c.node(id).store.peek(key);
+        expect(rec === undefined || rec.tombstone, finals.join(" ")).to.equal(true);
+      }
+      expect((await c.node("n2").cache.read(key, "quorum")).item, "a QUORUM read after the heal").to.equal(undefined);
+    }),
+  );
+
+  it(
+    "a DELETE acknowledged at QUORUM, stamped in the same ms as an increment a replica took over, stays deleted when an owner merges an older copy into that increment",
+    withSeed(5102, async () => {
+      const c = await cluster({ nodes: 3, seed: 5102, env: { SERVICE_REPLICATION: "3", SERVICE_DEAD_AFTER: "600s", SERVICE_HINT_TTL: "600s", SERVICE_TOMBSTONE_TTL: "20m" } });
+      await c.advance(2_000);
+      const key = keyWhere(c, (o) => o.primary === "n2" && o.ids.length === 3, "tie3");
+      await drive(c, [incrAt(c, "n2", key, 1, "quorum")]);
+      await c.advance(500);
+      // The primary n2 takes an increment alone (hints for n1 and n3 wait).
+      c.chaos.cutData("n2", "n1");
+      c.chaos.cutData("n2", "n3");
+      const [z] = await drive(c, [incrAt(c, "n2", key, 10, "one")]);
+      expect(z).to.not.be.instanceOf(CacheError);
+      await c.advance(500);
+      // n3 cannot reach the primary: it takes an increment over, acknowledged at QUORUM by n3 and n1.
+      c.chaos.cutData("n3", "n2");
+      let log = "";
+      const [deleted] = await drive(c, [
+        incrAt(c, "n3", key, 100, "quorum").then(async (y) => {
+          log += `Y acked ${y.counterValue} (${y.version},${y.origin}); `;
+          // n2's old hint reaches n1 (same ms), then the DELETE through the primary n2 (same ms):
+          c.chaos.restoreData("n2", "n1");
+          await c.node("n2").loops.hints.runReplayTick();
+          log += `n1 after the hint: ${held(c, "n1", key)}; `;
+          c.chaos.cutData("n2", "n1");
+          c.chaos.restoreData("n2", "n3");
+          const d = await c.node("n2").cache.admitWrite().remove(key, "quorum");
+          log += `DELETE acked (${d.version},${d.origin}); n3=${held(c, "n3", key)}; `;
+          return d;
+        }),
+      ]);
+      expect(deleted, "the DELETE is acknowledged").to.not.be.instanceOf(CacheError);
+      c.chaos.heal();
+      await c.advance(120_000);
+      const finals = ["n1", "n2", "n3"].map((id) => `${id}=${held(c, id, key)}`);
+      for (const id of ["n1", "n2", "n3"]) {
+        const rec = c.node(id).store.peek(key);
+        expect(rec === undefined || rec.tombstone, `${log}${finals.join(" ")}`).to.equal(true);
+      }
+      expect((await c.node("n2").cache.read(key, "quorum")).item, "a QUORUM read after the heal").to.equal(undefined);
+    }),
+  );
+
+  it(
+    "a plain PUT acknowledged at QUORUM, stamped in the same ms as an increment a replica took over, stays when an owner merges an older copy into that increment",
+    withSeed(5103, async () => {
+      const c = await cluster({ nodes: 3, seed: 5103, env: { SERVICE_REPLICATION: "3", SERVICE_DEAD_AFTER: "600s", SERVICE_HINT_TTL: "600s", SERVICE_TOMBSTONE_TTL: "20m" } });
+      await c.advance(2_000);
+      const key = keyWhere(c, (o) => o.primary === "n2" && o.ids.length === 3, "tie4");
+      await drive(c, [incrAt(c, "n2", key, 1, "quorum")]);
+      await c.advance(500);
+      // The primary n2 takes an increment alone (hints for n1 and n3 wait).
+      c.chaos.cutData("n2", "n1");
+      c.chaos.cutData("n2", "n3");
+      const [z] = await drive(c, [incrAt(c, "n2", key, 10, "one")]);
+      expect(z).to.not.be.instanceOf(CacheError);
+      await c.advance(500);
+      // n3 cannot reach the primary: it takes an increment over, acknowledged at QUORUM by n3 and n1.
+      c.chaos.cutData("n3", "n2");
+      let log = "";
+      const [deleted] = await drive(c, [
+        incrAt(c, "n3", key, 100, "quorum").then(async (y) => {
+          log += `Y acked ${y.counterValue} (${y.version},${y.origin}); `;
+          // n2's old hint reaches n1 (same ms), then the DELETE through the primary n2 (same ms):
+          c.chaos.restoreData("n2", "n1");
+          await c.node("n2").loops.hints.runReplayTick();
+          log += `n1 after the hint: ${held(c, "n1", key)}; `;
+          c.chaos.cutData("n2", "n1");
+          c.chaos.restoreData("n2", "n3");
+          const d = await c.node("n2").cache.admitWrite().set(key, fromUtf8("plain"), 0, "quorum");
+          log += `PUT acked (${d.version},${d.origin}); n3=${held(c, "n3", key)}; `;
+          return d;
+        }),
+      ]);
+      expect(deleted, "the PUT is acknowledged").to.not.be.instanceOf(CacheError);
+      c.chaos.heal();
+      await c.advance(120_000);
+      const finals = ["n1", "n2", "n3"].map((id) => `${id}=${held(c, id, key)}`);
+      for (const id of ["n1", "n2", "n3"]) expect(text(c.node(id).store.peek(key)!.value), `${log}${finals.join(" ")}`).to.equal("plain");
+    }),
+  );
+
+  it(
+    "owners of a counter converge after a non-owner's QUORUM read stamped a merge (vb, n1) and a third owner holds more under (vb, n4)",
+    withSeed(5101, async () => {
+      const c = await cluster({ nodes: 4, seed: 5101, env: { SERVICE_REPLICATION: "3", SERVICE_DEAD_AFTER: "600s", SERVICE_HINT_TTL: "600s", SERVICE_TOMBSTONE_TTL: "20m" } });
+      await c.advance(2_000);
+      const key = keyWhere(c, (o) => o.primary === "n2" && o.ids.length === 3 && !o.ids.includes("n1"), "nc");
+      const owners = c.node("n1").cache.owners(key).ids;
+      await drive(c, [incrAt(c, "n2", key, 1, "quorum")]);
+      await c.advance(500);
+      // Every owner's outbound data calls fail: each one that takes an increment keeps it (and hints).
+      for (const a of owners) for (const b of c.nodes.map((n) => n.id)) if (a !== b) c.chaos.cutData(a, b);
+      const other = owners.find((id) => id !== "n2")!;
+      const last = owners.find((id) => id !== "n2" && id !== other)!;
+      const [r1] = await drive(c, [incrAt(c, last, key, 100, "one")]);
+      await c.advance(500);
+      const [r2] = await drive(c, [incrAt(c, "n2", key, 10, "one")]);
+      await c.advance(500);
+      const [r3] = await drive(c, [incrAt(c, other, key, 1000, "one")]);
+      for (const r of [r1, r2, r3]) expect(r, "increment at ONE").to.not.be.instanceOf(CacheError);
+      // A non-owner reads at QUORUM; it does not reach `last`.
+      c.chaos.cutData("n1", last);
+      const [read] = await drive(c, [Promise.resolve(c.node("n1").cache.read(key, "quorum"))]);
+      expect(read).to.not.be.instanceOf(CacheError);
+      await c.advance(1_000);
+      c.chaos.heal();
+      await c.advance(120_000);
+      const finals = owners.map((id) => `${id}=${held(c, id, key)}`);
+      const values = owners.map((id) => text((c.node(id).store.peek(key))!.value));
+      for (const id of owners) {
+        const one = c.node(id).store.peek(key)!;
+        expect(counterTotal(decodeCounter(one.value)!), `${id}: ${finals.join(" ")}`).to.equal(1111);
+      }
+      expect(new Set(values).size).to.equal(1);
+    }),
+  );
+});
