@@ -80,44 +80,50 @@ describe("sim/counter replaced by a PUT or DELETE, against merges of counter cop
     }),
   );
 
+  /**
+   * The primary n2 takes an increment alone; n3, cut off from n2, takes one over (acknowledged by
+   * n3 and n1); n2's old hint merges into n1's copy; then `replace` runs through n2 in the same
+   * millisecond. Returns the holdings after the heal, and what happened on the way.
+   */
+  async function replaceAfterTakeover(seed: number, replace: (c: SimCluster, key: string) => Promise<WriteResult>): Promise<{ c: SimCluster; key: string; log: string; finals: string }> {
+    const c = await cluster({ nodes: 3, seed, env: { SERVICE_REPLICATION: "3", SERVICE_DEAD_AFTER: "600s", SERVICE_HINT_TTL: "600s", SERVICE_TOMBSTONE_TTL: "20m" } });
+    await c.advance(2_000);
+    const key = keyWhere(c, (o) => o.primary === "n2" && o.ids.length === 3, `tie-${seed}`);
+    await drive(c, [incrAt(c, "n2", key, 1, "quorum")]);
+    await c.advance(500);
+    c.chaos.cutData("n2", "n1");
+    c.chaos.cutData("n2", "n3");
+    const [z] = await drive(c, [incrAt(c, "n2", key, 10, "one")]);
+    expect(z).to.not.be.instanceOf(CacheError);
+    await c.advance(500);
+    c.chaos.cutData("n3", "n2");
+    let log = "";
+    const [replaced] = await drive(c, [
+      incrAt(c, "n3", key, 100, "quorum").then(async (y) => {
+        log += `increment acked ${y.counterValue} (${y.version},${y.origin}); `;
+        c.chaos.restoreData("n2", "n1");
+        await c.node("n2").loops.hints.runReplayTick();
+        log += `n1 after the hint: ${held(c, "n1", key)}; `;
+        c.chaos.cutData("n2", "n1");
+        c.chaos.restoreData("n2", "n3");
+        const d = await replace(c, key);
+        log += `acked (${d.version},${d.origin}); `;
+        return d;
+      }),
+    ]);
+    expect(replaced, "the write is acknowledged").to.not.be.instanceOf(CacheError);
+    c.chaos.heal();
+    await c.advance(120_000);
+    return { c, key, log, finals: ["n1", "n2", "n3"].map((id) => `${id}=${held(c, id, key)}`).join(" ") };
+  }
+
   it(
     "a DELETE acknowledged at QUORUM, stamped in the same ms as an increment a replica took over, stays deleted when an owner merges an older copy into that increment",
     withSeed(5102, async () => {
-      const c = await cluster({ nodes: 3, seed: 5102, env: { SERVICE_REPLICATION: "3", SERVICE_DEAD_AFTER: "600s", SERVICE_HINT_TTL: "600s", SERVICE_TOMBSTONE_TTL: "20m" } });
-      await c.advance(2_000);
-      const key = keyWhere(c, (o) => o.primary === "n2" && o.ids.length === 3, "tie3");
-      await drive(c, [incrAt(c, "n2", key, 1, "quorum")]);
-      await c.advance(500);
-      // The primary n2 takes an increment alone (hints for n1 and n3 wait).
-      c.chaos.cutData("n2", "n1");
-      c.chaos.cutData("n2", "n3");
-      const [z] = await drive(c, [incrAt(c, "n2", key, 10, "one")]);
-      expect(z).to.not.be.instanceOf(CacheError);
-      await c.advance(500);
-      // n3 cannot reach the primary: it takes an increment over, acknowledged at QUORUM by n3 and n1.
-      c.chaos.cutData("n3", "n2");
-      let log = "";
-      const [deleted] = await drive(c, [
-        incrAt(c, "n3", key, 100, "quorum").then(async (y) => {
-          log += `Y acked ${y.counterValue} (${y.version},${y.origin}); `;
-          // n2's old hint reaches n1 (same ms), then the DELETE through the primary n2 (same ms):
-          c.chaos.restoreData("n2", "n1");
-          await c.node("n2").loops.hints.runReplayTick();
-          log += `n1 after the hint: ${held(c, "n1", key)}; `;
-          c.chaos.cutData("n2", "n1");
-          c.chaos.restoreData("n2", "n3");
-          const d = await c.node("n2").cache.admitWrite().remove(key, "quorum");
-          log += `DELETE acked (${d.version},${d.origin}); n3=${held(c, "n3", key)}; `;
-          return d;
-        }),
-      ]);
-      expect(deleted, "the DELETE is acknowledged").to.not.be.instanceOf(CacheError);
-      c.chaos.heal();
-      await c.advance(120_000);
-      const finals = ["n1", "n2", "n3"].map((id) => `${id}=${held(c, id, key)}`);
+      const { c, key, log, finals } = await replaceAfterTakeover(5102, (c, key) => c.node("n2").cache.admitWrite().remove(key, "quorum"));
       for (const id of ["n1", "n2", "n3"]) {
         const rec = c.node(id).store.peek(key);
-        expect(rec === undefined || rec.tombstone, `${log}${finals.join(" ")}`).to.equal(true);
+        expect(rec === undefined || rec.tombstone, `${log}${finals}`).to.equal(true);
       }
       expect((await c.node("n2").cache.read(key, "quorum")).item, "a QUORUM read after the heal").to.equal(undefined);
     }),
@@ -126,39 +132,8 @@ describe("sim/counter replaced by a PUT or DELETE, against merges of counter cop
   it(
     "a plain PUT acknowledged at QUORUM, stamped in the same ms as an increment a replica took over, stays when an owner merges an older copy into that increment",
     withSeed(5103, async () => {
-      const c = await cluster({ nodes: 3, seed: 5103, env: { SERVICE_REPLICATION: "3", SERVICE_DEAD_AFTER: "600s", SERVICE_HINT_TTL: "600s", SERVICE_TOMBSTONE_TTL: "20m" } });
-      await c.advance(2_000);
-      const key = keyWhere(c, (o) => o.primary === "n2" && o.ids.length === 3, "tie4");
-      await drive(c, [incrAt(c, "n2", key, 1, "quorum")]);
-      await c.advance(500);
-      // The primary n2 takes an increment alone (hints for n1 and n3 wait).
-      c.chaos.cutData("n2", "n1");
-      c.chaos.cutData("n2", "n3");
-      const [z] = await drive(c, [incrAt(c, "n2", key, 10, "one")]);
-      expect(z).to.not.be.instanceOf(CacheError);
-      await c.advance(500);
-      // n3 cannot reach the primary: it takes an increment over, acknowledged at QUORUM by n3 and n1.
-      c.chaos.cutData("n3", "n2");
-      let log = "";
-      const [deleted] = await drive(c, [
-        incrAt(c, "n3", key, 100, "quorum").then(async (y) => {
-          log += `Y acked ${y.counterValue} (${y.version},${y.origin}); `;
-          // n2's old hint reaches n1 (same ms), then the DELETE through the primary n2 (same ms):
-          c.chaos.restoreData("n2", "n1");
-          await c.node("n2").loops.hints.runReplayTick();
-          log += `n1 after the hint: ${held(c, "n1", key)}; `;
-          c.chaos.cutData("n2", "n1");
-          c.chaos.restoreData("n2", "n3");
-          const d = await c.node("n2").cache.admitWrite().set(key, fromUtf8("plain"), 0, "quorum");
-          log += `PUT acked (${d.version},${d.origin}); n3=${held(c, "n3", key)}; `;
-          return d;
-        }),
-      ]);
-      expect(deleted, "the PUT is acknowledged").to.not.be.instanceOf(CacheError);
-      c.chaos.heal();
-      await c.advance(120_000);
-      const finals = ["n1", "n2", "n3"].map((id) => `${id}=${held(c, id, key)}`);
-      for (const id of ["n1", "n2", "n3"]) expect(text(c.node(id).store.peek(key)!.value), `${log}${finals.join(" ")}`).to.equal("plain");
+      const { c, key, log, finals } = await replaceAfterTakeover(5103, (c, key) => c.node("n2").cache.admitWrite().set(key, fromUtf8("plain"), 0, "quorum"));
+      for (const id of ["n1", "n2", "n3"]) expect(text(c.node(id).store.peek(key)!.value), `${log}${finals}`).to.equal("plain");
     }),
   );
 
