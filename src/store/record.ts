@@ -82,7 +82,7 @@ export const STALE_OLDER: ApplyResult = Object.freeze({ applied: Applied.Older, 
 export const STORED_FRESH: ApplyResult = Object.freeze({ applied: Applied.Stored, previousLive: false, previousBytes: 0 });
 export const REFUSED: ApplyResult = Object.freeze({ applied: Applied.Refused, previousLive: false, previousBytes: 0 });
 
-/** Bookkeeping bytes counted per tombstone on top of its key (slot arrays, index, order map). */
+/** Bookkeeping bytes counted per tombstone on top of its key (slot arrays, index, age queue). */
 const TOMBSTONE_OVERHEAD_BYTES = 64;
 
 /** Bytes one tombstone of `key` is charged against the tombstone budget. */

@@ -14,6 +14,7 @@ import type { OriginTable } from "./origin-table.js";
 import type { EvictionPolicy } from "./policies/index.js";
 import { Applied, REFUSED, STALE_DUPLICATE, STALE_OLDER, STORED_FRESH, tombstoneCost, versionTimeMs, type ApplyResult, type RecordHeader, type VersionedRecord } from "./record.js";
 import type { SweepResult } from "./store-types.js";
+import { TombstoneQueue } from "./tombstone-queue.js";
 
 const EMPTY = 0;
 const LIVE = 1;
@@ -33,12 +34,6 @@ export class Shard {
     (slot, key) => this.records.keyEquals(slot, key),
     (slot) => this.hashes[slot] as number,
   );
-  /**
-   * Tombstone slots, oldest first (a Map keeps insertion order; re-inserting moves to the end).
-   * A tombstone's slot keeps, in `expires`, the local time it became a tombstone: compaction
-   * counts SERVICE_TOMBSTONE_TTL from there.
-   */
-  private readonly tombstoneOrder = new Map<number, true>();
 
   live = 0;
   /** Bytes of the live values. */
@@ -57,12 +52,17 @@ export class Shard {
     readonly tombstoneBytesMax: number,
     /** Called for each tombstone dropped before its TTL because the budget was full. */
     private readonly onTombstoneDropped: () => void = () => undefined,
+    /**
+     * Tombstone slots, oldest first, each with the local time it became a tombstone (compaction
+     * counts SERVICE_TOMBSTONE_TTL from there); a tombstone's slot keeps its node in `expires`.
+     */
+    private readonly tombstoneQueue = new TombstoneQueue(),
   ) {
     policy.resize(INITIAL_SLOTS);
   }
 
   get tombstones(): number {
-    return this.tombstoneOrder.size;
+    return this.tombstoneQueue.size;
   }
 
   /** What the shard's key and value bytes hold (pages, garbage, large records). */
@@ -203,12 +203,12 @@ export class Shard {
     return previousLive ? { applied: Applied.Stored, previousLive, previousBytes } : STORED_FRESH;
   }
 
-  /** Physically removes a slot (live or tombstone); no tombstone is left. */
   /** The slot's hash (the key's hash32). */
   hashAt(slot: number): number {
     return this.hashes[slot] as number;
   }
 
+  /** Physically removes a slot (live or tombstone); no tombstone is left. */
   removeSlot(slot: number): void {
     const s = this.state[slot];
     if (s === EMPTY) return;
@@ -245,10 +245,10 @@ export class Shard {
       expired++;
       work++;
     }
-    for (const slot of this.tombstoneOrder.keys()) {
-      if ((this.expires[slot] as number) + tombstoneTtlMs > nowMs) break;
+    for (let node = this.tombstoneQueue.oldest(); node >= 0; node = this.tombstoneQueue.oldest()) {
+      if (this.tombstoneQueue.sinceOf(node) + tombstoneTtlMs > nowMs) break;
       if (work >= budget) return { expired, compacted, work, next: this.highWater };
-      this.removeSlot(slot);
+      this.removeSlot(this.tombstoneQueue.slotOf(node));
       compacted++;
       work++;
     }
@@ -280,7 +280,7 @@ export class Shard {
     this.free.length = 0;
     this.highWater = 0;
     this.policy.clear();
-    this.tombstoneOrder.clear();
+    this.tombstoneQueue.clear();
     this.live = this.bytes = this.keyBytes = this.tombstoneBytes = 0;
     return n;
   }
@@ -337,21 +337,20 @@ export class Shard {
   private addTombstone(slot: number, nowMs: number): void {
     this.state[slot] = TOMB;
     if (this.records.valueLength(slot) > 0) this.records.setValue(slot, "");
-    this.expires[slot] = nowMs;
-    this.tombstoneOrder.set(slot, true);
+    this.expires[slot] = this.tombstoneQueue.push(slot, nowMs);
     this.tombstoneBytes += tombstoneCost(this.records.keyAt(slot));
   }
 
-  /** Forgets that `slot` is a tombstone (it is being overwritten or removed). */
+  /** Takes the tombstone `slot` out of the queue and the budget (it is being overwritten or removed). */
   private dropTombstone(slot: number): void {
-    if (this.tombstoneOrder.delete(slot)) this.tombstoneBytes -= tombstoneCost(this.records.keyAt(slot));
+    this.tombstoneQueue.remove(this.expires[slot] as number);
+    this.tombstoneBytes -= tombstoneCost(this.records.keyAt(slot));
   }
 
   /** Drops the oldest tombstones until one costing `cost` bytes fits the budget. */
   private makeRoomForTombstone(cost: number): void {
-    while (this.tombstoneBytes + cost > this.tombstoneBytesMax && this.tombstoneOrder.size > 0) {
-      const oldest = this.tombstoneOrder.keys().next().value as number;
-      this.removeSlot(oldest);
+    while (this.tombstoneBytes + cost > this.tombstoneBytesMax && this.tombstoneQueue.size > 0) {
+      this.removeSlot(this.tombstoneQueue.slotOf(this.tombstoneQueue.oldest()));
       this.onTombstoneDropped();
     }
   }
