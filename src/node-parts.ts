@@ -7,7 +7,7 @@ import { bootIdFrom, type Random } from "./core/random.js";
 import type { Config } from "./config/index.js";
 import type { Authenticator } from "./auth/index.js";
 import {
-  CatchUp, ClusterCache, ContactGuard, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintBytes, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
+  CatchUp, ClusterCache, ContactGuard, copyHoldMaxMs, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintBytes, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
   MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
   SettleWindow, SyncLoop, VersionClock, WriteCoordinator, ConditionalWriter, CounterWriter, IdempotencyCache, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
   LeaseTable, Leases, QuorumVote, ViewsDisagreement, hasMajority,
@@ -200,6 +200,7 @@ export function buildLoops(config: Config, deps: NodeDeps, f: Foundation, d: Dat
     batchSize: config.rebalanceBatchSize,
     maxConcurrent: config.rebalanceMaxConcurrent,
     removalGraceMs: config.removalGraceMs,
+    holdMaxMs: copyHoldMaxMs(config.tombstoneTtlMs),
   });
   const scan = new MerkleScan({ selfId, store, clock, ring: view.ring, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, chunkSize: config.merkleChunkSize });
   const syncer = new MerkleSyncer({ selfId, scan, transport, applier: d.applier, metrics, logger, clock });

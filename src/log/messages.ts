@@ -47,6 +47,7 @@ export const LOG = Object.freeze({
   expirationTick: "expiration tick",
   hintDropped: "hint dropped after replay error",
   migrationForwardFailed: "rebalance migration forward failed; queued for hint replay",
+  migrationAbandoned: "rebalance: copies of keys this node no longer owns dropped undelivered after waiting half the tombstone TTL to move (a later delivery could bring back keys deleted meanwhile)",
   merkleFetchFailed: "merkle sync fetch failed",
   peerRecordSkipped: "record from a peer skipped",
   gossipPushFailed: "gossip push failed",

@@ -2,14 +2,17 @@
 // queue, failed rebalance migrations), kept per target node and replayed on a tick until they
 // expire. Bounded by a per-node count cap and a byte cap over all nodes and both queues (one
 // HintBytes); past a cap the new hint is dropped and counted. Hints for the same (target, key)
-// coalesce (coalesceHint), so a hot key costs one hint, not one per write.
+// coalesce (coalesceHint), so a hot key costs one hint, not one per write. A hint may also carry
+// a deadline (a migrated copy's: rebalance/rebalancer.ts): it is never sent after it, drain or
+// not, and is dropped at the first replay that finds it past.
 import type { Clock } from "../../core/clock.js";
 import { decodeCounter, encodeCounter, mergeCounters, sameCounter } from "../../core/counter-state.js";
 import { HINT_OVERHEAD_BYTES, PEER_BATCHING } from "../../core/limits.js";
 import { LOG, type Logger } from "../../log/index.js";
-import type { CounterName, GaugeName, Metrics } from "../../observability/index.js";
+import type { Metrics } from "../../observability/index.js";
 import { compareVersions, type VersionedRecord } from "../../store/index.js";
 import type { ApplyOutcome, PeerRef, PeerTransport } from "../../transport/index.js";
+import type { HintMetricNames } from "./hint-metrics.js";
 
 
 /**
@@ -54,43 +57,6 @@ export interface HintLimits {
   readonly maxBytes: number;
 }
 
-/** The metric names of one queue: "hinted" for replica hints, "migration" for migrations. */
-export interface HintMetricNames {
-  readonly queued: CounterName;
-  readonly replayed: CounterName;
-  readonly expired: CounterName;
-  readonly dropped: CounterName;
-  readonly globalDropped: CounterName;
-  /** Replays the target refused (it did not own the key in its view): kept until their TTL. */
-  readonly refused: CounterName;
-  readonly bytes?: GaugeName;
-  readonly lastAgeNs?: GaugeName;
-  /** Hints a draining node handed to a live owner because their target was unreachable. */
-  readonly handedOff: CounterName;
-}
-
-export const HINTED_METRICS: HintMetricNames = Object.freeze({
-  queued: "dist.hinted.queued",
-  replayed: "dist.hinted.replayed",
-  expired: "dist.hinted.expired",
-  dropped: "dist.hinted.dropped",
-  globalDropped: "dist.hinted.global_dropped",
-  refused: "dist.hinted.refused",
-  bytes: "dist.hinted.bytes",
-  handedOff: "dist.hinted.handed_off",
-});
-
-export const MIGRATION_METRICS: HintMetricNames = Object.freeze({
-  queued: "dist.migration.queued",
-  replayed: "dist.migration.replayed",
-  expired: "dist.migration.expired",
-  dropped: "dist.migration.dropped",
-  globalDropped: "dist.migration.dropped",
-  refused: "dist.migration.refused",
-  lastAgeNs: "dist.migration.last_age_ns",
-  handedOff: "dist.migration.handed_off",
-});
-
 interface Hint {
   record: VersionedRecord;
   bytes: number;
@@ -98,6 +64,8 @@ interface Hint {
   failures: number;
   /** Moved to the back of its queue after a refusal: the queue is then no longer in queuedAtMs order. */
   requeued: boolean;
+  /** Never sent at or after this monotonic time (Infinity: no deadline but the TTL). */
+  notAfterMonoMs: number;
 }
 
 /** What one target's queue holds (GET /dist/hints). */
@@ -164,8 +132,12 @@ export class HintQueue {
     return this.totalBytes;
   }
 
-  /** Queues `record` for `peer`; false when a cap dropped it. */
-  add(peer: PeerRef, incoming: VersionedRecord): boolean {
+  /**
+   * Queues `record` for `peer`; false when a cap dropped it. `notAfterMonoMs`: a monotonic time
+   * at and after which the record must not be sent (a copy that waited too long to migrate);
+   * a hint keeps the earliest deadline any of its records came with.
+   */
+  add(peer: PeerRef, incoming: VersionedRecord, notAfterMonoMs = Infinity): boolean {
     const { metrics, limits, names, clock } = this.deps;
     const budget = this.budget;
     let t = this.targets.get(peer.id);
@@ -175,8 +147,13 @@ export class HintQueue {
     }
     t.peer = peer;
     const existing = t.hints.get(incoming.key);
+    const notAfter = Math.min(notAfterMonoMs, existing?.notAfterMonoMs ?? Infinity);
     const record = existing === undefined ? incoming : coalesceHint(incoming, existing.record);
-    if (record === undefined) return true;
+    if (record === undefined) {
+      // The queued record stays, with the earlier deadline.
+      if (existing) existing.notAfterMonoMs = notAfter;
+      return true;
+    }
     const bytes = hintBytes(record);
     if (existing) {
       if (budget.used - existing.bytes + bytes > budget.max) {
@@ -196,7 +173,7 @@ export class HintQueue {
       }
       this.count(t, bytes);
     }
-    t.hints.set(record.key, { record, bytes, queuedAtMs: clock.nowMs(), failures: 0, requeued: false });
+    t.hints.set(record.key, { record, bytes, queuedAtMs: clock.nowMs(), failures: 0, requeued: false, notAfterMonoMs: notAfter });
     metrics.inc(names.queued);
     this.updateGauges();
     return true;
@@ -215,12 +192,15 @@ export class HintQueue {
   /**
    * Up to `maxItems` queued records for `targetId`, oldest first, within `maxBytes` (at least
    * one); they stay queued until handedOff() removes them. Hints under replay are included: the
-   * version gate makes a double delivery harmless.
+   * version gate makes a double delivery harmless. Hints with a deadline closer than the TTL are
+   * left out: the receiver of a hand-off queues them for a TTL of its own, past their deadline.
    */
   peek(targetId: string, maxItems: number, maxBytes: number): VersionedRecord[] {
     const out: VersionedRecord[] = [];
     let bytes = 0;
+    const latest = this.deps.clock.monotonicMs() + this.deps.limits.ttlMs;
     for (const h of this.targets.get(targetId)?.hints.values() ?? []) {
+      if (h.notAfterMonoMs <= latest) continue;
       if (out.length > 0 && (out.length >= maxItems || bytes + h.bytes > maxBytes)) break;
       out.push(h.record);
       bytes += h.bytes;
@@ -288,7 +268,14 @@ export class HintQueue {
     t.replaying = true;
     const batch: Hint[] = [];
     let batchBytes = 0;
-    for (const h of t.hints.values()) {
+    const mono = this.deps.clock.monotonicMs();
+    for (const [key, h] of t.hints) {
+      if (mono >= h.notAfterMonoMs) {
+        // Past its deadline: dropped unsent, while the node drains too (hint-replay-loop.ts holds the TTL only).
+        this.drop(t, key, h);
+        this.deps.metrics.inc(this.deps.names.expired);
+        continue;
+      }
       if (batch.length > 0 && (batch.length >= PEER_BATCHING.hintReplay.items || batchBytes + h.bytes > PEER_BATCHING.hintReplay.bytes)) break;
       batch.push(h);
       batchBytes += h.bytes;

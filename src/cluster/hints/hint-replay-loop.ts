@@ -2,7 +2,7 @@
 // hints and queued migrations). Nothing expires while the node drains: its hints and migrations
 // are records it must hand off before it may stop, and an expired one looked handed off (the
 // drain then said "data handed off" with the records on no other node). The drain timeout bounds
-// that time instead.
+// that time instead. A hint's deadline (a migrated copy's) still holds: the replay drops it.
 import type { TimerHandle, Timers } from "../../core/clock.js";
 import { LOG, type Logger } from "../../log/index.js";
 import type { PeerTransport } from "../../transport/index.js";

@@ -32,3 +32,23 @@ export function planMove(rec: VersionedRecord, from: HashRing, to: HashRing, sel
   const newcomers = next.ids.filter((id) => id !== selfId && !prev.ids.includes(id));
   return newcomers.length > 0 ? { record: rec, targets: newcomers, release: false } : undefined;
 }
+
+/**
+ * How long a value this node no longer owns may wait to move, in ms: half of
+ * SERVICE_TOMBSTONE_TTL. Deletes of the key go to its new owners meanwhile, and their tombstones
+ * live for the TTL from when they arrived there: a copy delivered after that would bring the key
+ * back. The other half covers the time between the first node seeing the ring change and this
+ * one, and a batch still in flight (docs/design.md, "Rebalance and anti-entropy").
+ */
+export function copyHoldMaxMs(tombstoneTtlMs: number): number {
+  return Math.floor(tombstoneTtlMs / 2);
+}
+
+/**
+ * Whether a move is bound by copyHoldMaxMs: a value this node no longer owns. A tombstone may
+ * land at any time (it only deletes older versions), and a copy this node still owns stays
+ * current through the writes and deletes it keeps receiving as an owner.
+ */
+export function isHeldCopy(move: Move): boolean {
+  return move.release && !move.record.tombstone;
+}

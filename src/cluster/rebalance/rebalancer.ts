@@ -7,6 +7,12 @@
 // records with at most SERVICE_REBALANCE_MAX_CONCURRENT batches in flight (a tick that finds the
 // limit reached counts dist.rebalance.throttle). Failed migrations are queued for replay. With no
 // ring change nothing is scanned, so an idle stable cluster moves no counter.
+//
+// A value this node no longer owns waits to move for at most half the tombstone TTL (holdMaxMs),
+// counted from the start of the first scan that could have found it (heldSinceMs): deletes of
+// the key went to its new owners meanwhile, and once their tombstones are compacted a late copy
+// would bring the key back. Past that the copy is dropped undelivered (dist.migration.abandoned),
+// and its queued migrations are never sent (their deadline, hint-queue.ts).
 import type { Clock, TimerHandle, Timers, YieldToLoop } from "../../core/clock.js";
 import { LOG, type Logger } from "../../log/index.js";
 import type { Metrics } from "../../observability/index.js";
@@ -17,7 +23,7 @@ import type { ClusterView } from "../cluster-view.js";
 import type { HintQueue } from "../hints/hint-queue.js";
 import { PEER_BATCH_BYTES, SCAN_LIMITS } from "../../core/limits.js";
 import { byteSize } from "../record-size.js";
-import { planMove, type Move } from "./plan-move.js";
+import { isHeldCopy, planMove, type Move } from "./plan-move.js";
 
 
 export interface RebalancerDeps {
@@ -35,6 +41,11 @@ export interface RebalancerDeps {
   readonly batchSize: number;
   readonly maxConcurrent: number;
   readonly removalGraceMs: number;
+  /**
+   * How long a value this node no longer owns may wait to move, ms: copyHoldMaxMs of
+   * SERVICE_TOMBSTONE_TTL (half of it, 5 min by default). Past it the copy is dropped undelivered.
+   */
+  readonly holdMaxMs: number;
   /** Lets queued I/O run between the batches of one tick. */
   readonly yieldToLoop: YieldToLoop;
 }
@@ -48,6 +59,10 @@ interface Scan {
   moved: number;
   /** Moves that did not reach their target (queued for replay or dropped by a cap). */
   failures: number;
+  /** Failed moves of values this node no longer owns (isHeldCopy). */
+  heldFailures: number;
+  /** Copies dropped undelivered because they waited longer than holdMaxMs. */
+  abandoned: number;
 }
 
 /** Delay before a scan with failed moves runs again, in rebalance intervals (at least 1 s). */
@@ -62,6 +77,11 @@ export class Rebalancer {
   /** When a scan that had failed moves may run again (monotonic ms); 0 = no retry pending. */
   private retryAtMs = 0;
   private readonly pendingReleases = new Set<string>();
+  /**
+   * Since when (monotonic ms) values this node no longer owns may have been waiting to move: the
+   * start of the first scan after one that left none of them undelivered. Undefined while none waits.
+   */
+  private heldSinceMs: number | undefined;
 
   constructor(private readonly deps: RebalancerDeps) {
     this.settled = deps.view.ring();
@@ -98,11 +118,12 @@ export class Rebalancer {
       if (ring === this.settled && this.retryAtMs === 0) return;
       if (this.retryAtMs !== 0 && now < this.retryAtMs && ring === this.retryRing) return;
       this.retryAtMs = 0;
-      this.scan = { from: this.settled, to: ring, shard: 0, slot: 0, startedMonotonicMs: now, moved: 0, failures: 0 };
+      this.scan = { from: this.settled, to: ring, shard: 0, slot: 0, startedMonotonicMs: now, moved: 0, failures: 0, heldFailures: 0, abandoned: 0 };
     } else if (this.scan.to !== ring) {
       // The ring moved again mid-scan: start over against the newest ring (migrations are idempotent).
       this.scan = { ...this.scan, to: ring, shard: 0, slot: 0 };
     }
+    this.heldSinceMs ??= now;
     this.ticking = true;
     try {
       const scan: Scan = this.scan;
@@ -142,6 +163,12 @@ export class Rebalancer {
    */
   private finish(scan: Scan): void {
     this.scan = undefined;
+    // Every value this node no longer owns reached its owners or was dropped: the next one to
+    // wait can only come from a later ring change.
+    if (scan.heldFailures === 0) this.heldSinceMs = undefined;
+    if (scan.abandoned > 0) {
+      this.deps.logger.warn(LOG.migrationAbandoned, { keys: scan.abandoned, held_max_ms: this.deps.holdMaxMs });
+    }
     if (scan.failures > 0) {
       this.retryAtMs = this.deps.clock.monotonicMs() + Math.max(1000, RETRY_INTERVALS * this.deps.intervalMs);
       this.retryRing = scan.to;
@@ -155,7 +182,9 @@ export class Rebalancer {
   private collect(scan: Scan): Move[] {
     const { store, selfId } = this.deps;
     const now = this.deps.clock.nowMs();
+    const overdue = this.moveDeadlineMs() <= this.deps.clock.monotonicMs();
     const moves: Move[] = [];
+    const abandoned: VersionedRecord[] = [];
     let looked = 0;
     let bytes = 0;
     let budgetSpent = false;
@@ -168,7 +197,9 @@ export class Rebalancer {
           return true;
         }
         const move = planMove(rec, scan.from, scan.to, selfId, hash);
-        if (move) {
+        if (move && overdue && isHeldCopy(move)) {
+          abandoned.push(rec);
+        } else if (move) {
           // The budget is checked before a record joins the batch: a batch never passes
           // PEER_BATCH_BYTES unless it is one record alone (the record starts the next batch).
           const size = byteSize(rec);
@@ -189,7 +220,24 @@ export class Rebalancer {
         scan.slot = resume;
       }
     }
+    this.abandon(scan, abandoned);
     return moves;
+  }
+
+  /**
+   * When values this node no longer owns must have moved by (monotonic ms): heldSinceMs +
+   * holdMaxMs; Infinity while none waits.
+   */
+  private moveDeadlineMs(): number {
+    return this.heldSinceMs === undefined ? Infinity : this.heldSinceMs + this.deps.holdMaxMs;
+  }
+
+  /** Drops copies that waited too long to move (after the store scan: not while it walks a shard). */
+  private abandon(scan: Scan, records: readonly VersionedRecord[]): void {
+    let n = 0;
+    for (const rec of records) if (this.deps.store.removeIfVersion(rec.key, rec.version)) n++;
+    scan.abandoned += n;
+    this.deps.metrics.inc("dist.migration.abandoned", n);
   }
 
   private async send(batch: Move[], scan: Scan): Promise<void> {
@@ -219,6 +267,7 @@ export class Rebalancer {
       );
       metrics.inc("dist.rebalance.keys", batch.length - failed.size);
       scan.failures += failed.size;
+      for (const m of failed) if (isHeldCopy(m)) scan.heldFailures++;
       for (const m of batch) if (m.release && !failed.has(m)) this.release(m.record);
     } finally {
       this.inFlight--;
@@ -237,14 +286,14 @@ export class Rebalancer {
     const refused = [...values, ...tombstones].filter((_, i) => outcomes[i]?.kind !== "applied" && outcomes[i]?.kind !== "stale");
     for (const m of refused) {
       metrics.inc("dist.migration.refused");
-      migrations.add(peer, m.record);
+      migrations.add(peer, m.record, this.notAfterMs(m));
     }
     return refused;
   }
 
   private queue(peer: PeerRef, moves: Move[], err: unknown): void {
     let queued = 0;
-    for (const m of moves) if (this.deps.migrations.add(peer, m.record)) queued++;
+    for (const m of moves) if (this.deps.migrations.add(peer, m.record, this.notAfterMs(m))) queued++;
     this.deps.logger.warn(LOG.migrationForwardFailed, {
       peer: peer.id,
       keys: moves.length,
@@ -252,6 +301,11 @@ export class Rebalancer {
       dropped: moves.length - queued,
       error: err instanceof Error ? err.message : String(err),
     });
+  }
+
+  /** The deadline a queued migration gets: moveDeadlineMs for a held copy, none otherwise. */
+  private notAfterMs(m: Move): number {
+    return isHeldCopy(m) ? this.moveDeadlineMs() : Infinity;
   }
 
   /** A queued migration was replayed: release the copy as a direct migration would. */

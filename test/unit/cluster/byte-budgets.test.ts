@@ -6,7 +6,8 @@
 // ShardedStore.keysPage (8 MiB of keys, truncated=true).
 import { expect } from "chai";
 import { PEER_BATCH_BYTES, PEER_BODY_BYTES_MAX } from "../../../src/core/limits.js";
-import { HINTED_METRICS, HintQueue } from "../../../src/cluster/hints/hint-queue.js";
+import { HINTED_METRICS } from "../../../src/cluster/hints/hint-metrics.js";
+import { HintQueue } from "../../../src/cluster/hints/hint-queue.js";
 import { ReadRepairer } from "../../../src/cluster/index.js";
 import { recordsForPeer } from "../../../src/cluster/read/record-answers.js";
 import { byteSize, chunkBy } from "../../../src/cluster/record-size.js";

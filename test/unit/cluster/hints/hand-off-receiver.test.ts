@@ -4,7 +4,8 @@
 // peer credential, to any host and port it named, for as many made-up targets as it liked).
 import { expect } from "chai";
 import { acceptHandOff, type HandOffReceiverDeps } from "../../../../src/cluster/hints/hand-off-receiver.js";
-import { HINTED_METRICS, HintQueue } from "../../../../src/cluster/hints/hint-queue.js";
+import { HINTED_METRICS } from "../../../../src/cluster/hints/hint-metrics.js";
+import { HintQueue } from "../../../../src/cluster/hints/hint-queue.js";
 import { CacheError } from "../../../../src/core/errors.js";
 import { recordingLogger } from "../../../../src/log/index.js";
 import { Metrics } from "../../../../src/observability/index.js";

@@ -7,7 +7,8 @@ import { PEER_BATCHING } from "../../../../src/core/limits.js";
 import { expect } from "chai";
 import { CacheError } from "../../../../src/core/errors.js";
 import { counterTotal, decodeCounter, encodeCounter, incrementCounter, startCounter } from "../../../../src/core/counter-state.js";
-import { HINTED_METRICS, HintBytes, HintQueue, MIGRATION_METRICS, type HintLimits } from "../../../../src/cluster/hints/hint-queue.js";
+import { HINTED_METRICS, MIGRATION_METRICS } from "../../../../src/cluster/hints/hint-metrics.js";
+import { HintBytes, HintQueue, type HintLimits } from "../../../../src/cluster/hints/hint-queue.js";
 import { HintReplayLoop } from "../../../../src/cluster/hints/hint-replay-loop.js";
 import { LOG, recordingLogger, type RecordingLogger } from "../../../../src/log/index.js";
 import { Metrics } from "../../../../src/observability/index.js";
@@ -237,6 +238,62 @@ describe("dist/hint-queue", () => {
       f.clock.advance(600);
       expect(f.q.expire()).to.equal(0);
       expect(f.q.size("a")).to.equal(1);
+    });
+  });
+
+  describe("a hint's deadline (a migrated copy's: never sent after it)", () => {
+    const migrations = () => {
+      const f = fixture({ ttlMs: 30_000 });
+      const q = new HintQueue({ clock: f.clock, metrics: f.metrics, logger: f.logger, limits: { ttlMs: 30_000, maxPerNode: 10_000, maxBytes: 1 << 26 }, names: MIGRATION_METRICS });
+      return { ...f, q };
+    };
+
+    it("a replay at or after the deadline drops the hint unsent (dist.migration.expired), well within its TTL; one before it sends it", async () => {
+      const f = migrations();
+      f.q.add(A, rec("late", "v", 1), 1_000);
+      f.q.add(A, rec("open", "v", 1));
+      f.q.add(B, rec("due", "v", 1), 2_000);
+      f.clock.advance(1_000);
+      await f.q.replay(f.t.asTransport(), "self");
+      expect(f.t.sent.flatMap((c) => c.records.map((r) => `${c.to}:${r.key}`)).sort()).to.deep.equal(["a:open", "b:due"]);
+      expect(f.metrics.get("dist.migration.expired")).to.equal(1);
+      expect(f.metrics.get("dist.migration.replayed")).to.equal(2);
+      expect(f.q.size()).to.equal(0);
+    });
+
+    it("a hint past its deadline is dropped while the node drains too (the loop holds the TTL only)", async () => {
+      const f = migrations();
+      const loop = new HintReplayLoop({ queues: [f.q], transport: f.t.asTransport(), selfId: "self", timers: f.clock, intervalMs: 200, logger: f.logger, holdExpiry: () => true });
+      f.q.add(A, rec("late", "v", 1), 500);
+      f.clock.advance(60_000);
+      f.q.add(A, rec("old", "v", 1));
+      f.clock.advance(60_000);
+      await loop.runReplayTick();
+      expect(f.t.sent.flatMap((c) => c.records.map((r) => r.key)), "past its TTL, held while draining: sent; past its deadline: not").to.deep.equal(["old"]);
+      expect(f.metrics.get("dist.migration.expired")).to.equal(1);
+    });
+
+    it("the hint keeps the earliest deadline its key was queued with, through a newer record and through an ignored older one", async () => {
+      const f = migrations();
+      f.q.add(A, rec("k", "v1", 1), 1_000);
+      f.q.add(A, rec("k", "v2", 2));
+      f.q.add(A, rec("j", "v2", 2));
+      f.q.add(A, rec("j", "v1", 1), 1_000);
+      f.clock.advance(1_000);
+      await f.q.replay(f.t.asTransport(), "self");
+      expect(f.t.sent).to.deep.equal([]);
+      expect(f.metrics.get("dist.migration.expired")).to.equal(2);
+    });
+
+    it("peek (the drain's hand-off) leaves out hints due within the TTL: the receiver would keep them for a TTL of its own", () => {
+      const f = migrations();
+      f.q.add(A, rec("soon", "v", 1), 29_999);
+      f.q.add(A, rec("later", "v", 1), 30_001);
+      f.q.add(A, rec("open", "v", 1));
+      expect(f.q.peek("a", 10, 1 << 20).map((r) => r.key)).to.deep.equal(["later", "open"]);
+      f.clock.advance(2);
+      expect(f.q.peek("a", 10, 1 << 20).map((r) => r.key)).to.deep.equal(["open"]);
+      expect(f.q.size("a"), "peek removes nothing").to.equal(3);
     });
   });
 

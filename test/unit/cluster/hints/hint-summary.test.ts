@@ -3,7 +3,8 @@
 // the pure summarizeHints (ages, totals, order).
 import { expect } from "chai";
 import { HINT_OVERHEAD_BYTES } from "../../../../src/core/limits.js";
-import { HINTED_METRICS, HintQueue } from "../../../../src/cluster/hints/hint-queue.js";
+import { HINTED_METRICS } from "../../../../src/cluster/hints/hint-metrics.js";
+import { HintQueue } from "../../../../src/cluster/hints/hint-queue.js";
 import { summarizeHints } from "../../../../src/cluster/hints/hint-summary.js";
 import { recordingLogger } from "../../../../src/log/index.js";
 import { Metrics } from "../../../../src/observability/index.js";

@@ -2,8 +2,9 @@
 // ownership migrates the record to the new primary and releases its copy; the first surviving
 // old owner sends copies to the newcomers; other survivors send nothing; nothing moves when the
 // owners are unchanged. Checked row by row on concrete keys, then as an invariant over many keys.
+// Which moves are bound by the hold limit (half the tombstone TTL): values a node gives up only.
 import { expect } from "chai";
-import { planMove } from "../../../../src/cluster/rebalance/plan-move.js";
+import { copyHoldMaxMs, isHeldCopy, planMove } from "../../../../src/cluster/rebalance/plan-move.js";
 import { HashRing } from "../../../../src/ring/index.js";
 import type { VersionedRecord } from "../../../../src/store/index.js";
 
@@ -138,5 +139,28 @@ describe("dist/rebalancer: planMove", () => {
       for (const id of prev) for (const t of planMove(rec(key), THREE, seven, id)?.targets ?? []) got.add(t);
       expect([...got].sort(), `${key}: ${prev} -> ${next}; the old owners all release their copies`).to.deep.equal([...next].sort());
     });
+  });
+
+  describe("the hold limit: which copies may not wait longer than half the tombstone TTL", () => {
+    it("copyHoldMaxMs is half SERVICE_TOMBSTONE_TTL (5 min of the default 10 min)", () => {
+      expect([copyHoldMaxMs(600_000), copyHoldMaxMs(20_000), copyHoldMaxMs(1_001)]).to.deep.equal([300_000, 10_000, 500]);
+    });
+
+    const key = keyWhere(THREE, FOUR, (prev, next) => next[0] === "n4" && prev[0] !== "n4");
+    const leaver = THREE.ownersOf(key).ids.find((id) => !FOUR.ownersOf(key).ids.includes(id)) as string;
+    const keeper = THREE.ownersOf(key).ids.find((id) => FOUR.ownersOf(key).ids.includes(id)) as string;
+    const held = (r: VersionedRecord, id: string) => {
+      const m = planMove(r, THREE, FOUR, id);
+      return m === undefined ? undefined : isHeldCopy(m);
+    };
+    for (const [what, r, id, want] of [
+      ["a value the node gives up", rec(key), leaver, true],
+      ["a tombstone the node gives up (it only deletes older versions, whenever it lands)", { ...rec(key), value: "", tombstone: true }, leaver, false],
+      ["a copy the first surviving owner sends to the newcomer (it stays an owner, and current)", rec(key), keeper, false],
+    ] as const) {
+      it(`${what}: ${want ? "bound" : "not bound"}`, () => {
+        expect(held(r, id), `${key} at ${id}`).to.equal(want);
+      });
+    }
   });
 });
