@@ -192,7 +192,24 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
   };
   checkListeners(config);
   checkAdvertisedAddress(config);
+  checkHintTtl(config);
   return Object.freeze(config);
+}
+
+/**
+ * A hint must not outlive the tombstones of a later delete: replayed after they were compacted,
+ * it would bring the deleted key back. The tombstones live SERVICE_TOMBSTONE_TTL from when they
+ * arrived, no earlier than the write a hint carries was queued; a hint a draining node hands off
+ * starts its TTL again on the receiver, so a hint lives up to two TTLs (and the drain): at most
+ * half SERVICE_TOMBSTONE_TTL each.
+ */
+function checkHintTtl(c: Config): void {
+  const max = Math.floor(c.tombstoneTtlMs / 2);
+  if (c.hintTtlMs <= max) return;
+  throw new SettingError(
+    "SERVICE_HINT_TTL",
+    `must be at most half of SERVICE_TOMBSTONE_TTL (${c.tombstoneTtlMs} ms), ${max} ms: a hint replayed after the tombstones of a later delete were compacted would bring the key back; got ${c.hintTtlMs} ms`,
+  );
 }
 
 /**

@@ -46,7 +46,7 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
   { name: "SERVICE_INDIRECT_PROBE_K", default: "2", parse: p.integer({ min: 0, max: 16 }), meaning: "relays asked for an indirect probe after a failed direct one; 0 disables" },
   { name: "SERVICE_DEAD_AFTER", default: "", parse: D(), meaning: "time without a successful probe after which a suspect peer is declared dead and pruned; empty means 6 x SERVICE_HEARTBEAT" },
   { name: "SERVICE_GOSSIP_INTERVAL", default: "1s", parse: D(), meaning: "interval at which the member list is pushed to one random alive peer" },
-  { name: "SERVICE_HINT_TTL", default: "30s", parse: D(), meaning: "how long failed replica writes stay queued for replay" },
+  { name: "SERVICE_HINT_TTL", default: "30s", parse: D(), meaning: "how long failed replica writes stay queued for replay; at most half of SERVICE_TOMBSTONE_TTL (a hint replayed after the tombstones of a later delete were compacted would bring the key back, and a hint a draining node hands off lives a second TTL on its receiver)" },
   { name: "SERVICE_HINT_REPLAY", default: "200ms", parse: D(), meaning: "hint replay tick" },
   { name: "SERVICE_HINT_MAX_PER_NODE", default: "10000", parse: p.integer({ min: 1 }), meaning: "queued hints per target node; past it new hints are dropped" },
   { name: "SERVICE_HINT_MAX_BYTES", default: "64MiB", parse: p.byteSize({ min: 1 }), meaning: "bytes of queued hints for all nodes together, replica hints and failed migrations in one count (a hint counts 2 bytes per key character, its value's bytes and 320 bytes of bookkeeping, what it holds in the heap); past it new hints are dropped" },

@@ -516,7 +516,8 @@ describe("sim/counters", () => {
   it(
     "a DELETE of a counter acknowledged at QUORUM stays deleted when owners later merge older counter copies (a merge was stamped with the clock, above the delete)",
     withSeed(4471, async () => {
-      const c = await cluster({ nodes: 3, seed: 4471, env: { SERVICE_REPLICATION: "3", SERVICE_DEAD_AFTER: "600s", SERVICE_HINT_TTL: "600s" } });
+      // Hints that outlast the whole test, and tombstones twice as long (the most a hint may live).
+      const c = await cluster({ nodes: 3, seed: 4471, env: { SERVICE_REPLICATION: "3", SERVICE_DEAD_AFTER: "600s", SERVICE_HINT_TTL: "600s", SERVICE_TOMBSTONE_TTL: "20m" } });
       await c.advance(2_000);
       const key = keyWhere(c, (o) => o.primary === "n1" && o.ids.length === 3, "merge-after-delete");
       await drive(c, [incrAt(c, "n1", key, 1, "quorum")]);

@@ -466,6 +466,14 @@ describe("config/load-config", () => {
       });
     }
 
+    it("SERVICE_HINT_TTL past half of SERVICE_TOMBSTONE_TTL is refused (a replayed hint could outlive the tombstones of a later delete); half is taken", () => {
+      const e = expectSettingError({ SERVICE_TOMBSTONE_TTL: "20s" }, "SERVICE_HINT_TTL", "SERVICE_TOMBSTONE_TTL (20000 ms), 10000 ms");
+      expect(e.message).to.include("got 30000 ms");
+      expectSettingError({ SERVICE_HINT_TTL: "5m1ms" }, "SERVICE_HINT_TTL", "SERVICE_TOMBSTONE_TTL");
+      expect(load({ SERVICE_HINT_TTL: "5m" })).to.include({ hintTtlMs: 300_000, tombstoneTtlMs: 600_000 });
+      expect(load({ SERVICE_TOMBSTONE_TTL: "20s", SERVICE_HINT_TTL: "10s" })).to.include({ hintTtlMs: 10_000, tombstoneTtlMs: 20_000 });
+    });
+
     it("two listeners on the same port are refused, naming the later one", () => {
       const e = expectSettingError({ SERVICE_MGMT_ADDR: ":8080" }, "SERVICE_MGMT_ADDR", "SERVICE_API_ADDR");
       expect(e.message).to.include("8080");
