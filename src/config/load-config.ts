@@ -190,10 +190,15 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     settings: Object.freeze(views.map((s) => Object.freeze(s))),
     unknownVariables: Object.freeze(unknownVariables),
   };
+  checkCombinations(config);
+  return Object.freeze(config);
+}
+
+/** The rules across settings: distinct listeners, an address peers can dial, hints that do not outlive tombstones. */
+function checkCombinations(config: Config): void {
   checkListeners(config);
   checkAdvertisedAddress(config);
   checkHintTtl(config);
-  return Object.freeze(config);
 }
 
 /**
