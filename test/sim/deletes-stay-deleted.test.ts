@@ -309,7 +309,7 @@ describe("sim/deletes stay deleted: a restarted node", () => {
   it(
     "a node that dropped its data after losing contact reports not ready until it has caught up again (it stayed ready, empty, through the isolation and after the heal)",
     withSeed(1741, async () => {
-      const env = { SERVICE_TOMBSTONE_TTL: "20s", SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_AUTO_SYNC_INTERVAL: "0" };
+      const env = { SERVICE_TOMBSTONE_TTL: "20s", SERVICE_HINT_TTL: "5s", SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_AUTO_SYNC_INTERVAL: "0" };
       const c = await cluster({ nodes: 3, seed: 1741, env });
       for (const n of c.nodes) n.node.markBound();
       await c.advance(2_000);
