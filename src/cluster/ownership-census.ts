@@ -76,10 +76,10 @@ export class OwnershipCensus {
         await slicer.pause();
         const ring = this.deps.view.ring();
         const now = this.deps.clock.nowMs();
-        slot = store.scanHeaders(shard, slot, (rec, hash) => {
+        slot = store.scanHeaders(shard, slot, (rec) => {
           if (slicer.spend()) return false;
           if (!isLiveAt(rec, now)) return true;
-          const ids = ring.ownersAtHash(hash).ids;
+          const ids = ring.ownersOf(rec.key).ids;
           const role = ids[0] === selfId ? c.primary : ids.includes(selfId) ? c.replica : c.none;
           role.items++;
           role.bytes += rec.key.length + rec.valueBytes;

@@ -203,11 +203,6 @@ export class Shard {
     return previousLive ? { applied: Applied.Stored, previousLive, previousBytes } : STORED_FRESH;
   }
 
-  /** The slot's hash (the key's hash32). */
-  hashAt(slot: number): number {
-    return this.hashes[slot] as number;
-  }
-
   /** Physically removes a slot (live or tombstone); no tombstone is left. */
   removeSlot(slot: number): void {
     const s = this.state[slot];

@@ -367,22 +367,22 @@ export class ShardedStore {
   }
 
   /**
-   * Visits the records (live, expired or tombstone) of one shard from `fromSlot`, with each key's
-   * hash; stops at the first record `visit` declines (returns false). Returns that record's slot,
-   * where the next scan resumes (so the declined record is visited again), or -1 when the shard
-   * is done. Used by scans that spread over several ticks (rebalance, anti-entropy).
+   * Visits the records (live, expired or tombstone) of one shard from `fromSlot`; stops at the
+   * first record `visit` declines (returns false). Returns that record's slot, where the next scan
+   * resumes (the declined record is visited again), or -1 when the shard is done. For scans over
+   * several ticks (rebalance, anti-entropy), which take hash32 of a key, never the store's hash.
    */
-  scanRecords(shard: number, fromSlot: number, visit: (rec: VersionedRecord, hash: number) => boolean): number {
+  scanRecords(shard: number, fromSlot: number, visit: (rec: VersionedRecord) => boolean): number {
     const s = this.shards[shard];
     if (!s) return -1;
-    return s.scanSlots(fromSlot, (slot) => visit(s.recordAt(slot), s.hashAt(slot)));
+    return s.scanSlots(fromSlot, (slot) => visit(s.recordAt(slot)));
   }
 
   /** scanRecords for scans that need no value: each record's header (its value's size instead), nothing copied. */
-  scanHeaders(shard: number, fromSlot: number, visit: (rec: RecordHeader, hash: number) => boolean): number {
+  scanHeaders(shard: number, fromSlot: number, visit: (rec: RecordHeader) => boolean): number {
     const s = this.shards[shard];
     if (!s) return -1;
-    return s.scanSlots(fromSlot, (slot) => visit(s.headerAt(slot), s.hashAt(slot)));
+    return s.scanSlots(fromSlot, (slot) => visit(s.headerAt(slot)));
   }
 
   /** Removes `key` only while its record still has `version` (a newer write keeps it). */

@@ -251,9 +251,9 @@ describe("sim: a rebalance tick collects one batch per turn of the event loop", 
       for (let i = 0; i < records; i++) n1.store.apply(rec(`key-${i}`, "v", BASE_VERSION + i, "n1"));
       const scanRecords = n1.store.scanRecords.bind(n1.store);
       n1.store.scanRecords = ((shard, slot, fn) =>
-        scanRecords(shard, slot, (r, hash) => {
+        scanRecords(shard, slot, (r) => {
           most = Math.max(most, ++looked);
-          return fn(r, hash);
+          return fn(r);
         })) as typeof n1.store.scanRecords;
       c.join("n3", { SERVICE_REPLICATION: "1", SERVICE_REBALANCE_BATCH_SIZE: "10000", SERVICE_REBALANCE_MAX_CONCURRENT: "64", SERVICE_AUTO_SYNC_INTERVAL: "0", SERVICE_CAPACITY: "100000" });
       await c.settle();

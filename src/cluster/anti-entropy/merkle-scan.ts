@@ -4,6 +4,7 @@
 // tombstones, expired values left out. Scans yield to the event loop every SCAN_LIMITS.merkleRecords
 // records; writes landing meanwhile may or may not be counted, which the next sync settles.
 import { WorkSlicer, type Clock, type YieldToLoop } from "../../core/clock.js";
+import { hash32 } from "../../core/hash.js";
 import { badRequest } from "../../core/errors.js";
 import { cursorInt, decodeCursor, encodeCursor } from "../../core/cursor.js";
 import { PEER_BATCH_BYTES, SCAN_LIMITS } from "../../core/limits.js";
@@ -56,7 +57,7 @@ export class MerkleScan {
     return b;
   }
 
-  /** Calls `take` for every record in the set shared with `peerId`, pausing between slices. */
+  /** Calls `take` for every record in the set shared with `peerId`, with hash32 of its key, pausing between slices. */
   private async eachShared(peerId: string, slicer: WorkSlicer, take: (rec: VersionedRecord, keyHash: number) => void): Promise<void> {
     const { store } = this.deps;
     const now = this.deps.clock.nowMs();
@@ -64,9 +65,10 @@ export class MerkleScan {
     for (let s = 0; s < store.shardCount; s++) {
       let slot = 0;
       for (;;) {
-        slot = store.scanRecords(s, slot, (rec, hash) => {
+        slot = store.scanRecords(s, slot, (rec) => {
           if (slicer.spend()) return false;
-          if (this.shared(ring, rec, peerId, now)) take(rec, hash);
+          const hash = hash32(rec.key);
+          if (this.shared(ring, rec, hash, peerId, now)) take(rec, hash);
           return true;
         });
         if (slot < 0) break;
@@ -91,9 +93,10 @@ export class MerkleScan {
     const ring = this.deps.ring();
     const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_LIMITS.merkleRecords);
     while (shard < store.shardCount) {
-      const resume = store.scanRecords(shard, slot, (rec, hash) => {
+      const resume = store.scanRecords(shard, slot, (rec) => {
         if (slicer.spend()) return false;
-        if (!wanted.has(leafOf(hash, leafCount)) || !this.shared(ring, rec, requester, now)) return true;
+        const hash = hash32(rec.key);
+        if (!wanted.has(leafOf(hash, leafCount)) || !this.shared(ring, rec, hash, requester, now)) return true;
         // Checked before the record joins the page: a page passes PEER_BATCH_BYTES only as one
         // record alone; a declined record opens the next page.
         const size = byteSize(rec);
@@ -123,10 +126,10 @@ export class MerkleScan {
     return this.deps.ring().nodes.includes(nodeId);
   }
 
-  /** In the compared set: owned by both nodes (in `ring`), and a tombstone or an unexpired value. */
-  private shared(ring: HashRing, rec: VersionedRecord, peerId: string, nowMs: number): boolean {
+  /** In the compared set: owned by both nodes (in `ring`; `keyHash`: hash32 of its key), and a tombstone or an unexpired value. */
+  private shared(ring: HashRing, rec: VersionedRecord, keyHash: number, peerId: string, nowMs: number): boolean {
     if (!rec.tombstone && !isLiveAt(rec, nowMs)) return false;
-    const owners = ring.ownersOf(rec.key).ids;
+    const owners = ring.ownersAtHash(keyHash).ids;
     return owners.includes(this.deps.selfId) && owners.includes(peerId);
   }
 }

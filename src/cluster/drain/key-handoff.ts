@@ -124,12 +124,12 @@ export class KeyHandoff {
     const ring = view.ring();
     const now = this.deps.clock.nowMs();
     let looked = 0;
-    return store.scanRecords(shard, fromSlot, (rec, hash) => {
+    return store.scanRecords(shard, fromSlot, (rec) => {
       if (looked >= SCAN_LIMITS.sliceRecords) return false;
       looked++;
       this.scanned++;
       if (!rec.tombstone && !isLiveAt(rec, now)) return true;
-      const owners = ring.ownersAtHash(hash).ids.filter((id) => id !== selfId);
+      const owners = ring.ownersOf(rec.key).ids.filter((id) => id !== selfId);
       if (owners.length === 0) {
         this.ownerless++;
         return true;

@@ -12,10 +12,11 @@ export interface Move {
 
 /**
  * What to do with one local record when ownership goes from ring `from` to ring `to` (pure).
- * Returns undefined when nothing has to move. `hash`: the key's hash32, when the caller has it
- * (a store scan does).
+ * Returns undefined when nothing has to move.
  */
-export function planMove(rec: VersionedRecord, from: HashRing, to: HashRing, selfId: string, hash = hash32(rec.key)): Move | undefined {
+export function planMove(rec: VersionedRecord, from: HashRing, to: HashRing, selfId: string): Move | undefined {
+  // The key's ring position: hash32, as on every node.
+  const hash = hash32(rec.key);
   const next = to.ownersAtHash(hash);
   if (next.ids.length === 0) return undefined;
   const prev = from.ownersAtHash(hash);

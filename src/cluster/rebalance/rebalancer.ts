@@ -190,13 +190,13 @@ export class Rebalancer {
     let budgetSpent = false;
     const full = () => budgetSpent || moves.length >= this.deps.batchSize || looked >= SCAN_LIMITS.rebalanceRecordsPerBatch;
     while (scan.shard < store.shardCount && !full()) {
-      const resume = store.scanRecords(scan.shard, scan.slot, (rec, hash) => {
+      const resume = store.scanRecords(scan.shard, scan.slot, (rec) => {
         if (full()) return false;
         if (!rec.tombstone && !isLiveAt(rec, now)) {
           looked++;
           return true;
         }
-        const move = planMove(rec, scan.from, scan.to, selfId, hash);
+        const move = planMove(rec, scan.from, scan.to, selfId);
         if (move && overdue && isHeldCopy(move)) {
           abandoned.push(rec);
         } else if (move) {
