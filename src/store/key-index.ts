@@ -73,6 +73,19 @@ export class KeyIndex {
     this.count--;
   }
 
+  /**
+   * The most buckets a lookup of a stored key looks at: its distance from its home bucket, plus
+   * one (0 when empty). An inspection for tests of how keys spread: it walks the whole table.
+   */
+  probeLengthMax(): number {
+    let max = 0;
+    for (let i = 0; i < this.table.length; i++) {
+      const e = this.table[i] as number;
+      if (e !== EMPTY) max = Math.max(max, ((i - this.home(this.hashAt(e - 1))) & this.mask) + 1);
+    }
+    return max;
+  }
+
   clear(): void {
     this.lastKey = undefined;
     this.table = new Int32Array(16);

@@ -75,6 +75,11 @@ export class Shard {
     return this.index.size;
   }
 
+  /** The most buckets a lookup of one of the shard's keys looks at in its index (KeyIndex.probeLengthMax; tests). */
+  probeLengthMax(): number {
+    return this.index.probeLengthMax();
+  }
+
   /** Slot of `key` (hashed to `hash`), or -1. */
   find(key: string, hash: number): number {
     return this.index.find(key, hash);

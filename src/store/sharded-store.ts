@@ -12,6 +12,7 @@ import { OriginTable } from "./origin-table.js";
 import { Shard } from "./shard.js";
 import { DataBudget, PASS_VICTIMS_MAX } from "./data-budget.js";
 import { EXPIRE_SLICE_MAX, ExpirySweep, type SliceResult } from "./expiry-sweep.js";
+import { shardKeysPage } from "./keys-page.js";
 import type { KeysPage, KeysPageFilter, LiveItem, MakeRoom, StoreCounters, StoreMemory } from "./store-types.js";
 
 /**
@@ -37,9 +38,6 @@ export interface StoreOptions {
 }
 
 export type { KeysPage, KeysPageFilter, LiveItem, StoreCounters, StoreMemory } from "./store-types.js";
-
-/** Key bytes one keys page carries at most (a page travels in one peer answer). */
-const PAGE_BYTES_MAX = 8 * 1024 * 1024;
 
 export class ShardedStore {
   private readonly shards: Shard[];
@@ -257,6 +255,15 @@ export class ShardedStore {
     return n;
   }
 
+  /**
+   * The most buckets a lookup of a stored key looks at in its shard's index (its distance from its
+   * home bucket, plus one), over every shard: how well keys spread. An inspection for tests: it
+   * walks every index.
+   */
+  probeLengthMax(): number {
+    return Math.max(0, ...this.shards.map((s) => s.probeLengthMax()));
+  }
+
   /** Live items (unexpired ones not yet swept included). */
   get items(): number {
     let n = 0;
@@ -329,30 +336,7 @@ export class ShardedStore {
     const filter: KeysPageFilter = typeof matching === "function" ? { matches: matching, cost: () => 1 } : matching;
     const s = this.shards[shard];
     if (!s) return { keys: [], next: undefined, truncated: false };
-    const keys: string[] = [];
-    let bytes = 0;
-    let work = 0;
-    const resume = s.scanLiveKeys(slot, this.opts.clock.nowMs(), (key) => {
-      if (filter.matches(key)) {
-        keys.push(key);
-        bytes += key.length * 3;
-      }
-      work += filter.cost(key);
-      return (limit <= 0 || keys.length < limit) && bytes < PAGE_BYTES_MAX && work < workBudget;
-    });
-    if (resume >= 0) {
-      // Cut short: continue inside this shard, unless nothing live and matching remains in it
-      // (looked for within what is left of the work budget; past it, the next page looks).
-      const more =
-        work >= workBudget ||
-        s.scanLiveKeys(resume, this.opts.clock.nowMs(), (key) => {
-          work += filter.cost(key);
-          return !filter.matches(key) && work < workBudget;
-        }) >= 0;
-      if (more) return { keys, next: { shard, slot: resume }, truncated: true };
-    }
-    const nextShard = shard + 1;
-    return { keys, next: nextShard < this.shards.length ? { shard: nextShard, slot: 0 } : undefined, truncated: false };
+    return shardKeysPage(s, { shard, slot, shards: this.shards.length }, this.opts.clock.nowMs(), limit, filter, workBudget);
   }
 
   /**

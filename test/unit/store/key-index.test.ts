@@ -109,6 +109,18 @@ describe("store/key-index KeyIndex", () => {
     expect(h.find("key-13")).to.equal(-1);
   });
 
+  it("probeLengthMax() is 0 when empty, the chain's length when every key has one hash, and short for well-mixed hashes", () => {
+    expect(harness().index.probeLengthMax()).to.equal(0);
+    const same = harness(() => 12345);
+    const slots = Array.from({ length: 40 }, (_, i) => same.add(`k${i}`));
+    expect(same.index.probeLengthMax()).to.equal(40);
+    same.remove(slots[0] as number);
+    expect(same.index.probeLengthMax(), "a removal shifts the chain back").to.equal(39);
+    const mixed = harness();
+    for (let i = 0; i < 1000; i++) mixed.add(`k${i}`);
+    expect(mixed.index.probeLengthMax()).to.be.within(1, 16);
+  });
+
   const hashings: Array<[string, (k: string) => number]> = [
     ["well-mixed hashes", (k) => hash32(k)],
     ["8 distinct hashes (long collision chains)", (k) => hash32(k) & 7],
