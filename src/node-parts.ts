@@ -3,7 +3,8 @@
 // Like node.ts it holds no rule of its own and only builds and connects.
 import { oncePerTurn, yieldToEventLoop, type Clock, type Timers, type YieldToLoop } from "./core/clock.js";
 import { formatAddress } from "./core/address.js";
-import { bootIdFrom, type Random } from "./core/random.js";
+import { bootIdFrom, randomInt, type Random } from "./core/random.js";
+import type { HashSeed } from "./core/keyed-hash.js";
 import type { Config } from "./config/index.js";
 import type { Authenticator } from "./auth/index.js";
 import {
@@ -58,6 +59,12 @@ export interface NodeDeps {
    * is then drawn from `random` (a simulation that restarts a node passes a new one).
    */
   readonly bootId?: string;
+  /**
+   * The key of the store's own hash (StoreOptions.hashSeed): server.ts draws it from crypto random
+   * bytes at start, so no client knows how this process places keys. Omitted by in-process tests:
+   * it is then drawn from `random`, so a simulation replays from its seed.
+   */
+  readonly storeHashSeed?: HashSeed;
   /** How long store scans pause between slices; setImmediate when omitted. */
   readonly yieldToLoop?: YieldToLoop;
 }
@@ -75,6 +82,7 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
     tombstoneTtlMs: config.tombstoneTtlMs,
     tombstoneBytesMax: config.tombstoneBytesMax,
     maxDataBytes: config.maxDataBytes,
+    hashSeed: deps.storeHashSeed ?? { k0: randomInt(deps.random, 2 ** 32), k1: randomInt(deps.random, 2 ** 32) },
     defer: (fn) => deps.timers.defer(fn),
     clock,
     metrics,

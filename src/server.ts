@@ -1,7 +1,7 @@
 // The hypercache-server process once its entry (main.ts) caught the stop signals: reads SERVICE_*
 // from the environment, builds the node, binds the three listeners, handles SIGTERM/SIGINT,
 // exits. Nothing else reads the environment or binds ports.
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { Server as TlsServer } from "node:tls";
@@ -27,6 +27,7 @@ import {
 import { withTimeout } from "./core/timeout.js";
 import { packageRoot } from "./core/package-root.js";
 import { systemRandom } from "./core/random.js";
+import { hashSeedFrom } from "./core/keyed-hash.js";
 import { checkPeerCredential, fileStamps, loadConfig, readTlsMaterial, SettingError, TlsMaterialError, TlsReloader, type Config, type TlsCheck, type TlsFiles, type TlsMaterial } from "./config/index.js";
 import { createAuthenticator, OidcSetupError, PolicyFileError, type Authenticator } from "./auth/index.js";
 import { hostAllowListOf, rebindingGuard } from "./http/rebinding-guard.js";
@@ -386,8 +387,9 @@ export async function runServer(boot: BootSignals): Promise<void> {
     otlpIntervalMs: positiveNumber(process.env.OTEL_METRIC_EXPORT_INTERVAL),
     otlpExporter: await loadOtlpExporter(otlpEndpoint),
     serviceVersion: version,
-    // A new boot id per process: this node's counter slot is never reused after a restart.
+    // New per process: the boot id (a counter slot is never reused) and the store's hash key (no client can collide keys).
     bootId: randomUUID().replace(/-/g, ""),
+    storeHashSeed: hashSeedFrom(randomBytes(8)),
     auth,
     peerTls: livePeer?.options,
     peerTrustChanges: livePeer?.onTrustChange,

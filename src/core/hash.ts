@@ -1,5 +1,7 @@
-// Key hashing for the ring, store shards and Merkle leaves. Every node runs this same function,
-// so every node places a key identically. MurmurHash3's 32-bit mixing over UTF-16 code units.
+// Key hashing for the ring and the Merkle leaves. Every node runs this same function, so every
+// node places a key identically. MurmurHash3's 32-bit mixing over UTF-16 code units. Since anyone
+// can compute it, anyone can build keys of one hash32 (a Joux multicollision): the store places
+// keys in its own shards and index by a hash keyed per process instead (keyed-hash.ts).
 
 /** A well-mixed unsigned 32-bit hash of `text`. */
 export function hash32(text: string, seed = 0): number {

@@ -3,7 +3,7 @@
 // one version-gated write. Eviction and expiration are local, physical removals.
 import type { ByteString } from "../core/byte-string.js";
 import type { Clock } from "../core/clock.js";
-import { hash32 } from "../core/hash.js";
+import { keyedHash32, type HashSeed } from "../core/keyed-hash.js";
 import type { EvictionAlgorithm } from "../config/index.js";
 import type { Metrics } from "../observability/index.js";
 import { createPolicy } from "./policies/index.js";
@@ -29,6 +29,12 @@ export interface StoreOptions {
   readonly tombstoneTtlMs: number;
   /** Bytes of tombstones the store holds at most (SERVICE_TOMBSTONE_MAX_BYTES); the oldest go first. */
   readonly tombstoneBytesMax: number;
+  /**
+   * The key of the hash that places keys in the shards and in each shard's index (keyedHash32),
+   * drawn from crypto random bytes per process (node-parts.ts), so clients cannot build keys that
+   * pile up there. The ring and the Merkle leaves never see it: they hash with hash32.
+   */
+  readonly hashSeed: HashSeed;
   /** Bytes of live keys and values the store holds at most (SERVICE_MAX_DATA_BYTES); 0 or absent: no limit. */
   readonly maxDataBytes?: number;
   /** Runs a function at the end of the event-loop turn (Timers.defer): the byte budget's cap per turn. */
@@ -110,7 +116,12 @@ export class ShardedStore {
 
   /** Shard index of a key. */
   shardOf(key: string): number {
-    return this.shardOfHash(hash32(key));
+    return this.shardOfHash(this.hashOf(key));
+  }
+
+  /** The store's hash of a key: where it goes in the shards and their indexes, in this store only. */
+  private hashOf(key: string): number {
+    return keyedHash32(key, this.opts.hashSeed.k0, this.opts.hashSeed.k1);
   }
 
   private shardOfHash(h: number): number {
@@ -119,7 +130,7 @@ export class ShardedStore {
 
   /** The live, unexpired value of `key`, counting a hit or a miss; expired values are removed. */
   get(key: string): LiveItem | undefined {
-    const h = hash32(key);
+    const h = this.hashOf(key);
     const shard = this.shards[this.shardOfHash(h)] as Shard;
     const slot = shard.find(key, h);
     if (slot < 0 || !shard.isLive(slot)) {
@@ -147,7 +158,7 @@ export class ShardedStore {
 
   /** The record of `key` (live, expired or tombstone) without touching counters or the policy. */
   peek(key: string): VersionedRecord | undefined {
-    const h = hash32(key);
+    const h = this.hashOf(key);
     const shard = this.shards[this.shardOfHash(h)] as Shard;
     const slot = shard.find(key, h);
     return slot < 0 ? undefined : shard.recordAt(slot);
@@ -155,7 +166,7 @@ export class ShardedStore {
 
   /** The record of `key` without its value (live, expired or tombstone), nothing counted or copied. */
   peekHeader(key: string): RecordHeader | undefined {
-    const h = hash32(key);
+    const h = this.hashOf(key);
     const shard = this.shards[this.shardOfHash(h)] as Shard;
     const slot = shard.find(key, h);
     return slot < 0 ? undefined : shard.headerAt(slot);
@@ -166,7 +177,7 @@ export class ShardedStore {
    * holds no record of it: a look at a value's prefix without copying the value.
    */
   valueHead(key: string, length: number): ByteString | undefined {
-    const h = hash32(key);
+    const h = this.hashOf(key);
     const shard = this.shards[this.shardOfHash(h)] as Shard;
     const slot = shard.find(key, h);
     return slot < 0 ? undefined : shard.valueHead(slot, length);
@@ -174,7 +185,7 @@ export class ShardedStore {
 
   /** Version of the record of `key`, 0 when there is none. */
   versionOf(key: string): number {
-    const h = hash32(key);
+    const h = this.hashOf(key);
     const shard = this.shards[this.shardOfHash(h)] as Shard;
     const slot = shard.find(key, h);
     return slot < 0 ? 0 : shard.versionAt(slot);
@@ -190,7 +201,7 @@ export class ShardedStore {
 
   /** The one version-gated write: stores `rec` only when newer than the local record. */
   apply(rec: VersionedRecord): ApplyResult {
-    const h = hash32(rec.key);
+    const h = this.hashOf(rec.key);
     const shard = this.shards[this.shardOfHash(h)] as Shard;
     const r = shard.apply(rec, h, this.opts.clock.nowMs(), this.makeRoom);
     if (r.applied === Applied.Stored) {
@@ -208,7 +219,7 @@ export class ShardedStore {
 
   /** Physically removes the record of `key` (no tombstone); true when there was one. */
   removeLocal(key: string): boolean {
-    const h = hash32(key);
+    const h = this.hashOf(key);
     const shard = this.shards[this.shardOfHash(h)] as Shard;
     const slot = shard.find(key, h);
     if (slot < 0) return false;
@@ -371,7 +382,7 @@ export class ShardedStore {
 
   /** Removes `key` only while its record still has `version` (a newer write keeps it). */
   removeIfVersion(key: string, version: number): boolean {
-    const h = hash32(key);
+    const h = this.hashOf(key);
     const shard = this.shards[this.shardOfHash(h)] as Shard;
     const slot = shard.find(key, h);
     if (slot < 0 || shard.versionAt(slot) !== version) return false;

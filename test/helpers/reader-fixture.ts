@@ -7,6 +7,7 @@ import type { HashRing } from "../../src/ring/index.js";
 import { ShardedStore } from "../../src/store/index.js";
 import type { PeerTransport } from "../../src/transport/index.js";
 import { ManualClock } from "./manual-clock.js";
+import { TEST_HASH_SEED } from "./hash-seed.js";
 
 export interface ReaderFixture {
   readonly reader: Reader;
@@ -32,7 +33,7 @@ export function readerFixture(o: { transport: PeerTransport; ring: HashRing; pee
   };
   const metrics = new Metrics();
   const logger = recordingLogger("error");
-  const store = new ShardedStore({ shards: 4, capacity: 100_000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 64 * 1024 * 1024, clock, metrics });
+  const store = new ShardedStore({ shards: 4, capacity: 100_000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 64 * 1024 * 1024, hashSeed: TEST_HASH_SEED, clock, metrics });
   const repairer = new ReadRepairer({ transport: o.transport, selfId: "self", metrics, logger, timers: clock, batchSize: 0, intervalMs: 100 });
   const applier = new ReplicaApplier({ selfId: "self", store, versions: new VersionClock(clock), clock, metrics, logger, ring: () => o.ring, versionFloor: () => 0 });
   const reader = new Reader({ selfId: "self", store, clock, timers: clock, view, transport: o.transport, repairer, applier, metrics, replication: o.replication, votes: o.votes ?? (() => true) });

@@ -19,6 +19,7 @@ import type { ApplyOutcome, MerkleRangePage, PeerEndpoint, PeerRef, PeerTranspor
 import { ManualClock } from "../../helpers/manual-clock.js";
 import { readerFixture } from "../../helpers/reader-fixture.js";
 import { simCluster, withSeed, type SimCluster, type SimNode } from "../../helpers/sim-cluster.js";
+import { TEST_HASH_SEED } from "../../helpers/hash-seed.js";
 
 const MIB = 1024 * 1024;
 /** Version base in the hybrid-clock range of the ManualClock (2026-01-01). */
@@ -48,7 +49,7 @@ function overBudget(calls: ReadonlyArray<readonly VersionedRecord[]>): string[] 
 }
 
 function newStore(clock = new ManualClock(), shards = 4, capacity = 100_000): ShardedStore {
-  return new ShardedStore({ shards, capacity, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 64 * 1024 * 1024, clock, metrics: new Metrics() });
+  return new ShardedStore({ shards, capacity, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 64 * 1024 * 1024, hashSeed: TEST_HASH_SEED, clock, metrics: new Metrics() });
 }
 
 describe("byte budgets of peer batches, pages and answers (PEER_BATCH_BYTES)", () => {

@@ -7,11 +7,12 @@ import { Metrics } from "../../../src/observability/index.js";
 import { HashRing } from "../../../src/ring/hash-ring.js";
 import { ShardedStore } from "../../../src/store/index.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
+import { TEST_HASH_SEED } from "../../helpers/hash-seed.js";
 
 describe("cluster/ownership-census", () => {
   it("counts every live record once by this node's role for its key, with key and value bytes; tombstones and expired values are not counted", async () => {
     const clock = new ManualClock();
-    const store = new ShardedStore({ shards: 4, capacity: 10_000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 1 << 26, clock, metrics: new Metrics() });
+    const store = new ShardedStore({ shards: 4, capacity: 10_000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 1 << 26, hashSeed: TEST_HASH_SEED, clock, metrics: new Metrics() });
     const ring = HashRing.build(["me", "a", "b", "c"], 2);
     const version = clock.nowMs() * 1000;
     const want = { primary: { items: 0, bytes: 0 }, replica: { items: 0, bytes: 0 }, none: { items: 0, bytes: 0 } };
@@ -40,7 +41,7 @@ describe("cluster/ownership-census", () => {
 
   it("yields every sliceRecords records across shard boundaries, not only inside a shard larger than a slice", async () => {
     const clock = new ManualClock();
-    const store = new ShardedStore({ shards: 16, capacity: 10_000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 1 << 26, clock, metrics: new Metrics() });
+    const store = new ShardedStore({ shards: 16, capacity: 10_000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 1 << 26, hashSeed: TEST_HASH_SEED, clock, metrics: new Metrics() });
     const version = clock.nowMs() * 1000;
     for (let i = 0; i < 1000; i++) store.apply({ key: `key-${i}`, value: "v", version: version + i, origin: "me", lastUpdatedMs: 0, expiresAtMs: 0, tombstone: false });
     // Every shard holds fewer records than a slice (about 62 against 100).

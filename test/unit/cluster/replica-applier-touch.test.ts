@@ -11,11 +11,12 @@ import { HashRing } from "../../../src/ring/index.js";
 import { ShardedStore, type VersionedRecord } from "../../../src/store/index.js";
 import type { TouchPush } from "../../../src/transport/index.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
+import { TEST_HASH_SEED } from "../../helpers/hash-seed.js";
 
 function setup(selfId = "self") {
   const clock = new ManualClock();
   const metrics = new Metrics();
-  const store = new ShardedStore({ shards: 2, capacity: 1000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 1 << 20, clock, metrics });
+  const store = new ShardedStore({ shards: 2, capacity: 1000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 1 << 20, hashSeed: TEST_HASH_SEED, clock, metrics });
   const ring = HashRing.build([selfId, "n2", "n3"], 3);
   const applier = new ReplicaApplier({ selfId, store, versions: new VersionClock(clock), clock, metrics, logger: recordingLogger("error"), ring: () => ring, versionFloor: () => 0 });
   const base = clock.nowMs() * 1000;
@@ -103,7 +104,7 @@ describe("ReplicaApplier.applyTouches (touches pushed without their values)", ()
   it("a node that does not own the key (its owner list is the sender's, without it): refused by the ownership guard, not counted as applied in place", () => {
     const clock = new ManualClock();
     const metrics = new Metrics();
-    const store = new ShardedStore({ shards: 2, capacity: 1000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 1 << 20, clock, metrics });
+    const store = new ShardedStore({ shards: 2, capacity: 1000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 1 << 20, hashSeed: TEST_HASH_SEED, clock, metrics });
     const ring = HashRing.build(["self", "n2", "n3"], 2);
     const applier = new ReplicaApplier({ selfId: "self", store, versions: new VersionClock(clock), clock, metrics, logger: recordingLogger("error"), ring: () => ring, versionFloor: () => 0 });
     let key = "k0";

@@ -8,6 +8,7 @@ import { Applied } from "../../../src/store/record.js";
 import type { EvictionAlgorithm } from "../../../src/config/index.js";
 import { Metrics } from "../../../src/observability/index.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
+import { TEST_HASH_SEED } from "../../helpers/hash-seed.js";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -23,6 +24,7 @@ function fixture(maxDataBytes: number, over: { shards?: number; capacity?: numbe
     tombstoneBytesMax: 64 * MiB,
     maxDataBytes,
     defer: over.defer,
+    hashSeed: TEST_HASH_SEED,
     clock,
     metrics,
   });

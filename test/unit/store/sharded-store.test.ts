@@ -10,6 +10,7 @@ import { randomInt, seededRandom } from "../../../src/core/random.js";
 import { Metrics } from "../../../src/observability/index.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
 import { collectKeys, forEachRecord } from "../../helpers/store-contents.js";
+import { TEST_HASH_SEED } from "../../helpers/hash-seed.js";
 
 const ALGORITHMS: readonly EvictionAlgorithm[] = ["lru", "lfu", "cawolfu"];
 const TOMBSTONE_TTL_MS = 10 * 60_000;
@@ -31,6 +32,7 @@ function fixture(over: { shards?: number; capacity?: number; algorithm?: Evictio
     algorithm: over.algorithm ?? "lru",
     tombstoneTtlMs: over.tombstoneTtlMs ?? TOMBSTONE_TTL_MS,
     tombstoneBytesMax: over.tombstoneBytesMax ?? 64 * 1024 * 1024,
+    hashSeed: TEST_HASH_SEED,
     clock,
     metrics,
   });

@@ -4,6 +4,7 @@ import { EvictionLoop, EXPIRE_SLICE_MAX, ExpirationLoop, ShardedStore, type Stor
 import { recordingLogger, type RecordingLogger } from "../../../src/log/index.js";
 import { Metrics } from "../../../src/observability/index.js";
 import { flush, ManualClock } from "../../helpers/manual-clock.js";
+import { TEST_HASH_SEED } from "../../helpers/hash-seed.js";
 
 /**
  * A store whose eviction pass reports a scripted amount of work and takes a scripted time on the
@@ -17,7 +18,7 @@ class ScriptedEvictionStore extends ShardedStore {
   passMs = 0;
   passes = 0;
   constructor(private readonly manual: ManualClock, metrics: Metrics) {
-    super({ shards: 2, capacity: 100, algorithm: "lru", tombstoneTtlMs: 1000, tombstoneBytesMax: 64 * 1024 * 1024, clock: manual, metrics });
+    super({ shards: 2, capacity: 100, algorithm: "lru", tombstoneTtlMs: 1000, tombstoneBytesMax: 64 * 1024 * 1024, hashSeed: TEST_HASH_SEED, clock: manual, metrics });
   }
   override evictPass(): number {
     this.passes++;
@@ -32,13 +33,13 @@ function rec(key: string, clock: ManualClock, over: Partial<VersionedRecord> = {
 
 /** A store with room for `capacity` items. */
 const roomy = (capacity: number) => (clock: ManualClock, metrics: Metrics) =>
-  new ShardedStore({ shards: 4, capacity, algorithm: "lru", tombstoneTtlMs: 60_000, tombstoneBytesMax: 64 * 1024 * 1024, clock, metrics });
+  new ShardedStore({ shards: 4, capacity, algorithm: "lru", tombstoneTtlMs: 60_000, tombstoneBytesMax: 64 * 1024 * 1024, hashSeed: TEST_HASH_SEED, clock, metrics });
 
 function deps(store?: (clock: ManualClock, metrics: Metrics) => ShardedStore): StoreLoopDeps & { clock: ManualClock; logger: RecordingLogger; metrics: Metrics } {
   const clock = new ManualClock();
   const metrics = new Metrics();
   const logger = recordingLogger("debug");
-  const s = store ? store(clock, metrics) : new ShardedStore({ shards: 4, capacity: 100, algorithm: "lru", tombstoneTtlMs: 1000, tombstoneBytesMax: 64 * 1024 * 1024, clock, metrics });
+  const s = store ? store(clock, metrics) : new ShardedStore({ shards: 4, capacity: 100, algorithm: "lru", tombstoneTtlMs: 1000, tombstoneBytesMax: 64 * 1024 * 1024, hashSeed: TEST_HASH_SEED, clock, metrics });
   return { store: s, clock, timers: clock, metrics, logger };
 }
 
@@ -89,7 +90,7 @@ describe("store/store-loops", () => {
     it("with a real store, a scheduled tick trims the store back to its capacity from the shard above its share", () => {
       const clock = new ManualClock();
       const metrics = new Metrics();
-      const store = new ShardedStore({ shards: 2, capacity: 4, algorithm: "lru", tombstoneTtlMs: 1000, tombstoneBytesMax: 64 * 1024 * 1024, clock, metrics }); // shares 2, hard limit 6
+      const store = new ShardedStore({ shards: 2, capacity: 4, algorithm: "lru", tombstoneTtlMs: 1000, tombstoneBytesMax: 64 * 1024 * 1024, hashSeed: TEST_HASH_SEED, clock, metrics }); // shares 2, hard limit 6
       const logger = recordingLogger("info");
       const inShard0: string[] = [];
       for (let i = 0; inShard0.length < 5; i++) if (store.shardOf(`k${i}`) === 0) inShard0.push(`k${i}`);
