@@ -30,12 +30,11 @@ import { systemRandom } from "./core/random.js";
 import { hashSeedFrom } from "./core/keyed-hash.js";
 import { checkPeerCredential, fileStamps, loadConfig, readTlsMaterial, SettingError, TlsMaterialError, TlsReloader, type Config, type TlsCheck, type TlsFiles, type TlsMaterial } from "./config/index.js";
 import { createAuthenticator, OidcSetupError, PolicyFileError, type Authenticator } from "./auth/index.js";
-import { hostAllowListOf, rebindingGuard } from "./http/rebinding-guard.js";
 import { createLogger, LOG, type Logger } from "./log/index.js";
 import type { CapOutcome } from "./http/connection-slots.js";
 import { ClientCaRenewal } from "./http/client-ca-renewal.js";
 import { createListenerServer, type ListenerServer } from "./http/listener-server.js";
-import { readDashboardAssets } from "./http/index.js";
+import { hostAllowListOf, readDashboardAssets, rebindingGuard } from "./http/index.js";
 import type { Metrics, OtlpExporterFactory } from "./observability/index.js";
 import { createPeerServer, createSecurePeerServer, livePeerTls, peerTlsOptions, type LivePeerTls, type PeerServer, type PeerTlsOptions } from "./peer/index.js";
 import { progressFields } from "./cluster/index.js";
@@ -111,12 +110,13 @@ async function exitWith(logger: Logger, code: number, message: string, fields: R
 }
 
 /**
- * The authentication chain, or exit: code 2 for a missing or invalid policy file (a configuration
- * error), code 1 when the OIDC issuer cannot be used at boot. Never an open API instead.
+ * The authentication chain, browsers held to the node's names without a credential (DNS
+ * rebinding), or exit: code 2 for a missing or invalid policy file (a configuration error), code 1
+ * when the OIDC issuer cannot be used at boot. Never an open API instead.
  */
 async function buildAuthenticator(config: Config, logger: Logger): Promise<Authenticator> {
   try {
-    return await createAuthenticator(config, { clock: systemClock });
+    return rebindingGuard(await createAuthenticator(config, { clock: systemClock }), hostAllowListOf(config));
   } catch (err) {
     if (err instanceof PolicyFileError) return exitWith(logger, 2, LOG.authPolicyInvalid, { path: config.authConfigPath, error: err.message });
     if (err instanceof OidcSetupError) return exitWith(logger, 1, LOG.oidcConstructionFailed, { issuer: config.oidc?.issuer, error: err.message });
@@ -361,8 +361,7 @@ export async function runServer(boot: BootSignals): Promise<void> {
   };
   if (config.dashboardEnabled && documents.dashboard === undefined) logger.warn(LOG.dashboardMissing, { dir: join(root, "dist", "dashboard") });
   logStarting(config, logger);
-  // Browser requests without a credential only to the node's own names (DNS rebinding).
-  const auth = rebindingGuard(await buildAuthenticator(config, logger), hostAllowListOf(config));
+  const auth = await buildAuthenticator(config, logger);
   if (auth.enabled) logger.info(LOG.authEnabled, { methods: auth.methods });
   if (auth.enabled && !config.peerToken) logger.warn(LOG.peerTokenMissing);
   if (config.peerToken && config.peerToken.length < PEER_TOKEN_CHARS_ADVISED) {
@@ -375,7 +374,6 @@ export async function runServer(boot: BootSignals): Promise<void> {
   const tlsStamps = await tlsBaselines(config);
   const tls = await readListenerTls(config, logger);
   const livePeer = tls.dist && livePeerTls(tls.dist);
-
   const otlpEndpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;
   const node = createNode(config, {
     logger,

@@ -6,3 +6,4 @@ export { writeError } from "./respond.js";
 export { ClusterEventsPublisher, subscribeEvents, HEARTBEAT_FRAME_INTERVAL_MS } from "./cluster-events.js";
 export { membersBody } from "./members-body.js";
 export { readDashboardAssets, type DashboardAssets } from "./dashboard-assets.js";
+export { hostAllowListOf, rebindingGuard } from "./rebinding-guard.js";

@@ -9,6 +9,7 @@ import { HashRing } from "../../../src/ring/index.js";
 import { ShardedStore, type VersionedRecord } from "../../../src/store/index.js";
 import { overshootMaxOf } from "../../../src/store/data-budget.js";
 import { ManualClock } from "../../helpers/manual-clock.js";
+import { TEST_HASH_SEED } from "../../helpers/hash-seed.js";
 
 const MiB = 1024 * 1024;
 
@@ -18,7 +19,7 @@ describe("ReplicaApplier over a store past its byte budget", () => {
     const metrics = new Metrics();
     const budget = 2 * MiB;
     // No turn scheduler: nothing trims between the writes, so the store stays past its overshoot.
-    const store = new ShardedStore({ shards: 2, capacity: 1_000_000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 1 << 20, maxDataBytes: budget, clock, metrics });
+    const store = new ShardedStore({ shards: 2, capacity: 1_000_000, algorithm: "lru", tombstoneTtlMs: 600_000, tombstoneBytesMax: 1 << 20, maxDataBytes: budget, hashSeed: TEST_HASH_SEED, clock, metrics });
     const ring = HashRing.build(["self"], 1);
     const applier = new ReplicaApplier({ selfId: "self", store, versions: new VersionClock(clock), clock, metrics, logger: recordingLogger("error"), ring: () => ring, versionFloor: () => 0 });
     let v = clock.nowMs() * 1000;

@@ -71,7 +71,7 @@ async function rebalanceMoves(store: ShardedStore, clock: ManualClock): Promise<
   const migrations = new HintQueue({ clock, metrics, logger, limits: { ttlMs: 30_000, maxPerNode: 10_000, maxBytes: 1 << 26 }, names: MIGRATION_METRICS });
   const rebalancer = new Rebalancer({
     selfId: SELF, store, view: viewOf(() => ring), transport: transport.asTransport(), migrations, metrics, logger, clock, timers: clock,
-    intervalMs: 100, batchSize: 50, maxConcurrent: 2, removalGraceMs: 0, yieldToLoop: () => Promise.resolve(),
+    intervalMs: 100, batchSize: 50, maxConcurrent: 2, removalGraceMs: 0, holdMaxMs: 600_000, yieldToLoop: () => Promise.resolve(),
   });
   ring = FOUR;
   for (let i = 0; i < 100 && rebalancer.busy; i++) await rebalancer.runRebalanceTick();
