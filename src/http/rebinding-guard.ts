@@ -77,9 +77,14 @@ function normalize(name: string): string {
   return lower.endsWith(".") ? lower.slice(0, -1) : lower;
 }
 
-/** True when a browser sent the request: it says where from (Sec-Fetch-*, Origin) or names itself (every browser's User-Agent starts with Mozilla/). */
+/**
+ * True when a browser sent the request: it says where from (Sec-Fetch-Site, Origin) or names
+ * itself (every browser's User-Agent starts with Mozilla/). Not Sec-Fetch-Mode alone: Node's own
+ * fetch (undici) sends `sec-fetch-mode: cors` on every request, and a program calling a node by a
+ * Service name was refused (a review).
+ */
 function fromBrowser(headers: IncomingHttpHeaders): boolean {
-  return headers["sec-fetch-site"] !== undefined || headers["sec-fetch-mode"] !== undefined || headers.origin !== undefined || (headers["user-agent"]?.startsWith("Mozilla/") ?? false);
+  return headers["sec-fetch-site"] !== undefined || headers.origin !== undefined || (headers["user-agent"]?.startsWith("Mozilla/") ?? false);
 }
 
 /** Throws FORBIDDEN when a browser sent a request holding no credential to a name `hosts` does not allow. */

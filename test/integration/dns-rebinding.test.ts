@@ -48,9 +48,12 @@ describe("integration/DNS rebinding", function () {
       const r = await call(`${n.api}/v1/cache/secret`, { headers: rebound(apiPort, { host }) });
       expect([host, r.status, r.body.toString()]).to.deep.equal([host, 200, "s3cret"]);
     }
-    // A program (no browser headers) may use any name: a Kubernetes Service name, say.
-    const program = await call(`${n.api}/v1/cache/secret`, { headers: { host: `cache.default.svc:${apiPort}`, "user-agent": "curl/8.0" } });
-    expect([program.status, program.body.toString()]).to.deep.equal([200, "s3cret"]);
+    // A program (no browser headers) may use any name: a Kubernetes Service name, say. Node's own
+    // fetch sends sec-fetch-mode (only) and user-agent "node".
+    for (const headers of [{ "user-agent": "curl/8.0" }, { "sec-fetch-mode": "cors", "user-agent": "node", "accept-language": "*" }]) {
+      const program = await call(`${n.api}/v1/cache/secret`, { headers: { host: `cache.default.svc:${apiPort}`, ...headers } });
+      expect([program.status, program.body.toString()]).to.deep.equal([200, "s3cret"]);
+    }
   });
 
   it("SERVICE_ALLOWED_HOSTS adds names (.suffix: with subdomains); a caller with a credential is served whatever the name", async () => {

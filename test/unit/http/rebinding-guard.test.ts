@@ -35,9 +35,11 @@ describe("http/rebinding-guard", () => {
     }
   });
 
-  it("what marks a browser: Sec-Fetch-Site, Sec-Fetch-Mode, Origin or a Mozilla/ User-Agent; without any, a program passes", () => {
+  it("what marks a browser: Sec-Fetch-Site, Origin or a Mozilla/ User-Agent; without any, a program passes (Node's fetch included)", () => {
     const host = "attacker.example:8080";
-    const markers: Record<string, string>[] = [{ "sec-fetch-mode": "cors" }, { origin: "http://attacker.example:8080" }, { "user-agent": "Mozilla/5.0 (Windows NT 10.0)" }];
+    // What Node's fetch (undici) sends: sec-fetch-mode without sec-fetch-site, user-agent "node".
+    expect(verdict(none, { host, "sec-fetch-mode": "cors", "user-agent": "node", "accept-language": "*" })).to.equal("pass");
+    const markers: Record<string, string>[] = [{ "sec-fetch-site": "same-origin", "sec-fetch-mode": "cors" }, { origin: "http://attacker.example:8080" }, { "user-agent": "Mozilla/5.0 (Windows NT 10.0)" }];
     for (const marker of markers) {
       expect(verdict(none, { host, ...marker })).to.equal("FORBIDDEN:host_not_allowed");
     }
