@@ -22,11 +22,16 @@ export class VersionClock {
    * the same millisecond as a copy it did not see, tied with or lost to a merge of older copies,
    * and an acknowledged DELETE lost to them (reviews, sim/counters seeds 4471 and 5102). In a
    * later millisecond it outranks every merge of copies stamped up to now (1000 merges of merges
-   * within one millisecond would be needed to reach it).
+   * within one millisecond would be needed to reach it). The later millisecond is counted from
+   * the wall clock and the key's version, never from the clock's own last version, and at most
+   * two past the wall clock: counted from the last version, every replacement moved the clock a
+   * millisecond ahead, and 30,000 counter resets in 1.2 s left versions, last_updated and TTLs
+   * 28.8 s in the future (a review). A key whose version is further ahead is only outranked.
    */
   nextInLaterMs(current: number): number {
-    const base = Math.max(this.last, Math.floor(this.clock.nowMs()) * 1000, current);
-    this.last = (Math.floor(base / 1000) + 1) * 1000;
+    const wallMs = Math.floor(this.clock.nowMs());
+    const laterMs = Math.max(wallMs, Math.min(Math.floor(current / 1000), wallMs + 1)) + 1;
+    this.last = Math.max(this.last + 1, laterMs * 1000, current + 1);
     return this.last;
   }
 
