@@ -47,6 +47,8 @@ export const LOG = Object.freeze({
   expirationTick: "expiration tick",
   hintDropped: "hint dropped after replay error",
   migrationForwardFailed: "rebalance migration forward failed; queued for hint replay",
+  rebalanceSlow:
+    "rebalance: this scan has run longer than half the tombstone TTL; a copy it moves now may bring back a key deleted since the ring changed (raise SERVICE_REBALANCE_BATCH_SIZE or SERVICE_REBALANCE_MAX_CONCURRENT, or SERVICE_TOMBSTONE_TTL)",
   migrationAbandoned: "rebalance: copies of keys this node no longer owns dropped undelivered after waiting half the tombstone TTL to move (a later delivery could bring back keys deleted meanwhile)",
   merkleFetchFailed: "merkle sync fetch failed",
   peerRecordSkipped: "record from a peer skipped",

@@ -50,7 +50,8 @@ describe("integration/DNS rebinding", function () {
     }
     // A program (no browser headers) may use any name: a Kubernetes Service name, say. Node's own
     // fetch sends sec-fetch-mode (only) and user-agent "node".
-    for (const headers of [{ "user-agent": "curl/8.0" }, { "sec-fetch-mode": "cors", "user-agent": "node", "accept-language": "*" }]) {
+    const programs: Record<string, string>[] = [{ "user-agent": "curl/8.0" }, { "sec-fetch-mode": "cors", "user-agent": "node", "accept-language": "*" }];
+    for (const headers of programs) {
       const program = await call(`${n.api}/v1/cache/secret`, { headers: { host: `cache.default.svc:${apiPort}`, ...headers } });
       expect([program.status, program.body.toString()]).to.deep.equal([200, "s3cret"]);
     }

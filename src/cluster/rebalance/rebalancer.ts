@@ -8,11 +8,15 @@
 // limit reached counts dist.rebalance.throttle). Failed migrations are queued for replay. With no
 // ring change nothing is scanned, so an idle stable cluster moves no counter.
 //
-// A value this node no longer owns waits to move for at most half the tombstone TTL (holdMaxMs),
-// counted from the start of the first scan that could have found it (heldSinceMs): deletes of
-// the key went to its new owners meanwhile, and once their tombstones are compacted a late copy
-// would bring the key back. Past that the copy is dropped undelivered (dist.migration.abandoned),
-// and its queued migrations are never sent (their deadline, hint-queue.ts).
+// A value this node no longer owns waits to move for at most half the tombstone TTL (holdMaxMs)
+// once a move of such a value failed (heldSinceMs: the first failure since every held value last
+// moved): deletes of the key went to its new owners meanwhile, and once their tombstones are
+// compacted a late copy would bring the key back. Past that the copy is dropped undelivered
+// (dist.migration.abandoned), and its queued migrations are never sent (their deadline,
+// hint-queue.ts). A scan that only runs long, every move delivered, drops nothing: counted from
+// the scan's start, a healthy scale-out at the default pace (256 moves a second) dropped every
+// copy it had not reached after 5 minutes, the only ones of their keys (a review). Such a scan
+// is logged instead (rebalanceSlow): its late copies carry the risk the limit guards against.
 import type { Clock, TimerHandle, Timers, YieldToLoop } from "../../core/clock.js";
 import { LOG, type Logger } from "../../log/index.js";
 import type { Metrics } from "../../observability/index.js";
@@ -63,6 +67,8 @@ interface Scan {
   heldFailures: number;
   /** Copies dropped undelivered because they waited longer than holdMaxMs. */
   abandoned: number;
+  /** The scan ran longer than holdMaxMs and said so (LOG.rebalanceSlow). */
+  slowLogged?: boolean;
 }
 
 /** Delay before a scan with failed moves runs again, in rebalance intervals (at least 1 s). */
@@ -123,7 +129,10 @@ export class Rebalancer {
       // The ring moved again mid-scan: start over against the newest ring (migrations are idempotent).
       this.scan = { ...this.scan, to: ring, shard: 0, slot: 0 };
     }
-    this.heldSinceMs ??= now;
+    if (!this.scan.slowLogged && now - this.scan.startedMonotonicMs > this.deps.holdMaxMs) {
+      this.scan.slowLogged = true;
+      this.deps.logger.warn(LOG.rebalanceSlow, { running_ms: Math.round(now - this.scan.startedMonotonicMs), held_max_ms: this.deps.holdMaxMs, moved: this.scan.moved });
+    }
     this.ticking = true;
     try {
       const scan: Scan = this.scan;
@@ -252,6 +261,7 @@ export class Rebalancer {
         [...byTarget].map(async ([id, moves]) => {
           const peer = view.peer(id);
           if (!peer) {
+            this.heldMoveFailed(moves);
             for (const m of moves) failed.add(m);
             return;
           }
@@ -284,6 +294,7 @@ export class Rebalancer {
       ...(tombstones.length > 0 ? await transport.remove(peer, selfId, tombstones.map((m) => m.record)) : []),
     ];
     const refused = [...values, ...tombstones].filter((_, i) => outcomes[i]?.kind !== "applied" && outcomes[i]?.kind !== "stale");
+    this.heldMoveFailed(refused);
     for (const m of refused) {
       metrics.inc("dist.migration.refused");
       migrations.add(peer, m.record, this.notAfterMs(m));
@@ -291,7 +302,13 @@ export class Rebalancer {
     return refused;
   }
 
+  /** A move of a value this node no longer owns failed: its wait for the move starts now, if it had not (moveDeadlineMs). */
+  private heldMoveFailed(moves: readonly Move[]): void {
+    if (this.heldSinceMs === undefined && moves.some(isHeldCopy)) this.heldSinceMs = this.deps.clock.monotonicMs();
+  }
+
   private queue(peer: PeerRef, moves: Move[], err: unknown): void {
+    this.heldMoveFailed(moves);
     let queued = 0;
     for (const m of moves) if (this.deps.migrations.add(peer, m.record, this.notAfterMs(m))) queued++;
     this.deps.logger.warn(LOG.migrationForwardFailed, {
