@@ -137,6 +137,50 @@ describe("sim/counter replaced by a PUT or DELETE, against merges of counter cop
     }),
   );
 
+  for (const seed of [6101, 6102, 6103]) {
+    it(
+      `a DELETE acknowledged at QUORUM through a primary that never held the counter stays deleted after an older hint merges elsewhere (seed ${seed}; it was stamped in the increments' millisecond)`,
+      withSeed(seed, async () => {
+        const c = await cluster({ nodes: 3, seed, env: { SERVICE_REPLICATION: "3", SERVICE_DEAD_AFTER: "600s", SERVICE_HINT_TTL: "600s", SERVICE_TOMBSTONE_TTL: "20m" } });
+        await c.advance(2_000);
+        const key = keyWhere(c, (o) => o.primary === "n2" && o.ids.length === 3, `nh-${seed}`);
+        // n1 cannot write to the primary n2: it takes increments over (n3 takes the first too).
+        c.chaos.cutData("n1", "n2");
+        const [a] = await drive(c, [incrAt(c, "n1", key, 1, "quorum")]);
+        expect(a).to.not.be.instanceOf(CacheError);
+        await c.advance(500);
+        c.chaos.cutData("n1", "n3");
+        const [b] = await drive(c, [incrAt(c, "n1", key, 1, "one")]);
+        expect(b).to.not.be.instanceOf(CacheError);
+        await c.advance(500);
+        // n3 takes one alone; then the DELETE through n2 (which holds nothing) reaches n3 only.
+        c.chaos.cutData("n3", "n2");
+        c.chaos.cutData("n3", "n1");
+        let log = "";
+        const [deleted] = await drive(c, [
+          incrAt(c, "n3", key, 10, "one").then((r) => {
+            log += `increment on n3 (${r.version},${r.origin}); n2 holds ${held(c, "n2", key)}; `;
+            c.chaos.restoreData("n3", "n2");
+            c.chaos.cutData("n2", "n1");
+            return c.node("n2").cache.admitWrite().remove(key, "quorum");
+          }),
+        ]);
+        expect(deleted, "the DELETE is acknowledged").to.not.be.instanceOf(CacheError);
+        log += `DELETE acked (${(deleted as WriteResult).version},${(deleted as WriteResult).origin}); `;
+        // n3's hint of its increment reaches n1 and merges into n1's copy; then everything heals.
+        c.chaos.restoreData("n3", "n1");
+        for (let i = 0; i < 3; i++) await c.node("n3").loops.hints.runReplayTick();
+        c.chaos.heal();
+        await c.advance(120_000);
+        const finals = ["n1", "n2", "n3"].map((id) => `${id}=${held(c, id, key)}`).join(" ");
+        for (const id of ["n1", "n2", "n3"]) {
+          const rec = c.node(id).store.peek(key);
+          expect(rec === undefined || rec.tombstone, `${log}${finals}`).to.equal(true);
+        }
+      }),
+    );
+  }
+
   it(
     "owners of a counter converge after a non-owner's QUORUM read stamped a merge (vb, n1) and a third owner holds more under (vb, n4)",
     withSeed(5101, async () => {

@@ -115,10 +115,17 @@ function newestHeld(answers: readonly PushAnswer[]): number {
   return max;
 }
 
-/** True when `write` is a PUT of a plain value or a DELETE, and this node holds a live counter for its key. */
+/**
+ * True when `write` may replace a counter: a PUT of a plain value over a live counter this node
+ * holds, or a DELETE of a key this node holds no live plain value for (other owners may hold a
+ * counter it missed: a review undid a QUORUM DELETE through a primary that had none). A PUT over
+ * a key held nowhere here keeps the usual stamp: its TTL counts from now, to the millisecond.
+ */
 function replacesCounter(write: ClientWrite, store: ShardedStore): boolean {
   if (write.kind !== "remove" && (write.kind !== "set" || isCounterValue(write.value))) return false;
-  return isCounterValue(store.valueHead(write.key, COUNTER_MAGIC.length) ?? "");
+  const head = store.valueHead(write.key, COUNTER_MAGIC.length);
+  if (head !== undefined && isCounterValue(head)) return true;
+  return write.kind === "remove" && (head === undefined || store.peekHeader(write.key)?.tombstone === true);
 }
 
 export class WriteCoordinator {
