@@ -149,23 +149,30 @@ describe("sim/rebalance: a copy that waited half the tombstone TTL to move is dr
     }),
   );
 
-  it(
-    "a slow but healthy rebalance (no fault, longer than half the tombstone TTL) drops nothing: every key written before a join is still held (replication 1; it lost the copies not reached after 10 s)",
-    withSeed(77, async () => {
-      const env = { ...ENV, SERVICE_REPLICATION: "1", SERVICE_CAPACITY: "100000" };
-      const c = await cluster({ nodes: 2, seed: 77, env });
-      await c.advance(1_000);
-      const keys = Array.from({ length: 24_000 }, (_, i) => `item-${i}`);
-      for (const k of keys) await c.node(c.node("n1").cache.owners(k).primary).cache.admitWrite().set(k, fromUtf8(value(k)), 0, "one");
-      c.join("n3", env);
-      await c.settle();
-      await c.advance(40_000); // 256 moves a second: each node gives n3 about 4,000 keys, for 16 s
-      const lost = keys.filter((k) => !c.nodes.some((n) => text(n.node.store.peek(k)?.value) === value(k)));
-      expect(lost.length, "keys lost although no move failed").to.equal(0);
-      const moved = ["n1", "n2"].map((id) => c.node(id).metrics.get("dist.rebalance.keys"));
-      expect(Math.max(...moved), "a scan longer than the hold limit (2,560 moves)").to.be.above(2_600);
-      expect(["n1", "n2"].map((id) => c.node(id).metrics.get("dist.migration.abandoned"))).to.deep.equal([0, 0]);
-      expect(c.nodes.some((n) => n.logger.records.some((r) => r.message === LOG.rebalanceSlow)), "the slow scan is logged").to.equal(true);
-    }),
-  );
+  for (const blip of [false, true]) {
+    it(
+      `a slow rebalance (longer than half the tombstone TTL) drops no copy whose own move never failed${blip ? ", after a half-second blip of the link at the join" : ""}: every key written before a join is still held (replication 1; reviews: counted from the scan's start it lost the copies not reached after 10 s, counted from the node's first failure 1,908 after the blip)`,
+      withSeed(77, async () => {
+        const env = { ...ENV, SERVICE_REPLICATION: "1", SERVICE_CAPACITY: "100000" };
+        const c = await cluster({ nodes: 2, seed: 77, env });
+        await c.advance(1_000);
+        const keys = Array.from({ length: 24_000 }, (_, i) => `item-${i}`);
+        for (const k of keys) await c.node(c.node("n1").cache.owners(k).primary).cache.admitWrite().set(k, fromUtf8(value(k)), 0, "one");
+        c.join("n3", env);
+        await c.settle();
+        if (blip) {
+          c.chaos.cutData("n1", "n3");
+          await c.advance(500);
+          c.chaos.restoreData("n1", "n3");
+        }
+        await c.advance(40_000); // 256 moves a second: each node gives n3 about 4,000 keys, for 16 s
+        const lost = keys.filter((k) => !c.nodes.some((n) => text(n.node.store.peek(k)?.value) === value(k)));
+        expect(lost.length, "keys lost although their own moves did not fail for 10 s").to.equal(0);
+        const moved = ["n1", "n2"].map((id) => c.node(id).metrics.get("dist.rebalance.keys"));
+        expect(Math.max(...moved), "a scan longer than the hold limit (2,560 moves)").to.be.above(2_600);
+        expect(["n1", "n2"].map((id) => c.node(id).metrics.get("dist.migration.abandoned"))).to.deep.equal([0, 0]);
+        expect(c.nodes.some((n) => n.logger.records.some((r) => r.message === LOG.rebalanceSlow)), "the slow scan is logged").to.equal(true);
+      }),
+    );
+  }
 });

@@ -9,14 +9,15 @@
 // ring change nothing is scanned, so an idle stable cluster moves no counter.
 //
 // A value this node no longer owns waits to move for at most half the tombstone TTL (holdMaxMs)
-// once a move of such a value failed (heldSinceMs: the first failure since every held value last
-// moved): deletes of the key went to its new owners meanwhile, and once their tombstones are
-// compacted a late copy would bring the key back. Past that the copy is dropped undelivered
-// (dist.migration.abandoned), and its queued migrations are never sent (their deadline,
-// hint-queue.ts). A scan that only runs long, every move delivered, drops nothing: counted from
-// the scan's start, a healthy scale-out at the default pace (256 moves a second) dropped every
-// copy it had not reached after 5 minutes, the only ones of their keys (a review). Such a scan
-// is logged instead (rebalanceSlow): its late copies carry the risk the limit guards against.
+// once its own move failed (firstFailedMs, per copy): deletes of the key went to its new owners
+// meanwhile, and once their tombstones are compacted a late copy would bring the key back. Past
+// that the copy is dropped undelivered (dist.migration.abandoned), and its queued migrations are
+// never sent (their deadline, hint-queue.ts). A copy whose move never failed is never dropped:
+// counted from the scan's start, a healthy scale-out at the default pace (256 moves a second)
+// dropped every copy it had not reached after 5 minutes, the only ones of their keys; counted
+// from the node's first failure, one failed batch at a join did the same (two reviews). A scan
+// that runs long is logged instead (rebalanceSlow): its late copies carry the risk the limit
+// guards against.
 import type { Clock, TimerHandle, Timers, YieldToLoop } from "../../core/clock.js";
 import { LOG, type Logger } from "../../log/index.js";
 import type { Metrics } from "../../observability/index.js";
@@ -87,7 +88,8 @@ export class Rebalancer {
    * Since when (monotonic ms) values this node no longer owns may have been waiting to move: the
    * start of the first scan after one that left none of them undelivered. Undefined while none waits.
    */
-  private heldSinceMs: number | undefined;
+  /** Per key of a value this node no longer owns: when its move first failed (monotonic ms). */
+  private readonly firstFailedMs = new Map<string, number>();
 
   constructor(private readonly deps: RebalancerDeps) {
     this.settled = deps.view.ring();
@@ -161,6 +163,7 @@ export class Rebalancer {
 
   /** Whether a record's copy here may be dropped: this node does not own the key any more. */
   releaseIfNotOwner(key: string, version: number): void {
+    this.firstFailedMs.delete(key);
     if (this.deps.view.ring().isOwner(key, this.deps.selfId)) return;
     this.deps.store.removeIfVersion(key, version);
   }
@@ -174,7 +177,7 @@ export class Rebalancer {
     this.scan = undefined;
     // Every value this node no longer owns reached its owners or was dropped: the next one to
     // wait can only come from a later ring change.
-    if (scan.heldFailures === 0) this.heldSinceMs = undefined;
+    if (scan.heldFailures === 0) this.firstFailedMs.clear();
     if (scan.abandoned > 0) {
       this.deps.logger.warn(LOG.migrationAbandoned, { keys: scan.abandoned, held_max_ms: this.deps.holdMaxMs });
     }
@@ -191,7 +194,7 @@ export class Rebalancer {
   private collect(scan: Scan): Move[] {
     const { store, selfId } = this.deps;
     const now = this.deps.clock.nowMs();
-    const overdue = this.moveDeadlineMs() <= this.deps.clock.monotonicMs();
+    const mono = this.deps.clock.monotonicMs();
     const moves: Move[] = [];
     const abandoned: VersionedRecord[] = [];
     let looked = 0;
@@ -206,7 +209,7 @@ export class Rebalancer {
           return true;
         }
         const move = planMove(rec, scan.from, scan.to, selfId);
-        if (move && overdue && isHeldCopy(move)) {
+        if (move && isHeldCopy(move) && this.moveDeadlineMs(rec.key) <= mono) {
           abandoned.push(rec);
         } else if (move) {
           // The budget is checked before a record joins the batch: a batch never passes
@@ -233,18 +236,19 @@ export class Rebalancer {
     return moves;
   }
 
-  /**
-   * When values this node no longer owns must have moved by (monotonic ms): heldSinceMs +
-   * holdMaxMs; Infinity while none waits.
-   */
-  private moveDeadlineMs(): number {
-    return this.heldSinceMs === undefined ? Infinity : this.heldSinceMs + this.deps.holdMaxMs;
+  /** When the value of `key` this node no longer owns must have moved by (monotonic ms); Infinity while its move never failed. */
+  private moveDeadlineMs(key: string): number {
+    const failed = this.firstFailedMs.get(key);
+    return failed === undefined ? Infinity : failed + this.deps.holdMaxMs;
   }
 
   /** Drops copies that waited too long to move (after the store scan: not while it walks a shard). */
   private abandon(scan: Scan, records: readonly VersionedRecord[]): void {
     let n = 0;
-    for (const rec of records) if (this.deps.store.removeIfVersion(rec.key, rec.version)) n++;
+    for (const rec of records) {
+      this.firstFailedMs.delete(rec.key);
+      if (this.deps.store.removeIfVersion(rec.key, rec.version)) n++;
+    }
     scan.abandoned += n;
     this.deps.metrics.inc("dist.migration.abandoned", n);
   }
@@ -302,9 +306,10 @@ export class Rebalancer {
     return refused;
   }
 
-  /** A move of a value this node no longer owns failed: its wait for the move starts now, if it had not (moveDeadlineMs). */
+  /** Moves of values this node no longer owns failed: each one's wait starts now, if it had not (moveDeadlineMs). */
   private heldMoveFailed(moves: readonly Move[]): void {
-    if (this.heldSinceMs === undefined && moves.some(isHeldCopy)) this.heldSinceMs = this.deps.clock.monotonicMs();
+    const now = this.deps.clock.monotonicMs();
+    for (const m of moves) if (isHeldCopy(m) && !this.firstFailedMs.has(m.record.key)) this.firstFailedMs.set(m.record.key, now);
   }
 
   private queue(peer: PeerRef, moves: Move[], err: unknown): void {
@@ -322,7 +327,7 @@ export class Rebalancer {
 
   /** The deadline a queued migration gets: moveDeadlineMs for a held copy, none otherwise. */
   private notAfterMs(m: Move): number {
-    return isHeldCopy(m) ? this.moveDeadlineMs() : Infinity;
+    return isHeldCopy(m) ? this.moveDeadlineMs(m.record.key) : Infinity;
   }
 
   /** A queued migration was replayed: release the copy as a direct migration would. */
