@@ -11,26 +11,8 @@ import { fromUtf8 } from "../../src/core/byte-string.js";
 import { counterTotal, decodeCounter } from "../../src/core/counter-state.js";
 import type { WriteResult } from "../../src/cluster/index.js";
 import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
+import { drive, held, incrAt } from "./counter-replace-fixtures.js";
 import { keyWhere, text } from "./data-path-fixtures.js";
-
-async function drive<T>(c: SimCluster, ps: Array<Promise<T>>): Promise<Array<T | CacheError>> {
-  let done = false;
-  const all = Promise.all(ps.map((p) => p.catch((e: unknown) => (e instanceof CacheError ? e : Promise.reject(e))))).finally(() => (done = true));
-  for (let i = 0; i < 200 && !done; i++) await c.advance(100);
-  return all;
-}
-
-function incrAt(c: SimCluster, via: string, key: string, delta: number, consistency: "one" | "quorum" | "all") {
-  return c.node(via).cache.admitWrite().incr(key, { delta, initial: 0, ttlMs: 0 }, consistency);
-}
-
-function held(c: SimCluster, id: string, key: string): string {
-  const rec = c.node(id).store.peek(key);
-  if (rec === undefined) return "nothing";
-  if (rec.tombstone) return `tombstone@(${rec.version},${rec.origin})`;
-  const s = decodeCounter(rec.value);
-  return `${s === undefined ? text(rec.value) : counterTotal(s)}@(${rec.version},${rec.origin})`;
-}
 
 describe("sim/counter replaced by a PUT or DELETE, against merges of counter copies", () => {
   const cluster = simClusters();
@@ -137,13 +119,14 @@ describe("sim/counter replaced by a PUT or DELETE, against merges of counter cop
     }),
   );
 
-  for (const seed of [6101, 6102, 6103]) {
+  for (const [seed, clockAhead] of [6101, 6102, 6103].flatMap((sd) => [[sd, false], [sd, true]] as const)) {
     it(
-      `a DELETE acknowledged at QUORUM through a primary that never held the counter stays deleted after an older hint merges elsewhere (seed ${seed}; it was stamped in the increments' millisecond)`,
+      `a DELETE acknowledged at QUORUM through a primary that never held the counter stays deleted after an older hint merges elsewhere (seed ${seed}${clockAhead ? ", the primary's clock a ms ahead after a DELETE of an absent key in the same ms" : ""}; it was stamped in the increments' millisecond)`,
       withSeed(seed, async () => {
         const c = await cluster({ nodes: 3, seed, env: { SERVICE_REPLICATION: "3", SERVICE_DEAD_AFTER: "600s", SERVICE_HINT_TTL: "600s", SERVICE_TOMBSTONE_TTL: "20m" } });
         await c.advance(2_000);
         const key = keyWhere(c, (o) => o.primary === "n2" && o.ids.length === 3, `nh-${seed}`);
+        const other = keyWhere(c, (o) => o.primary === "n2" && o.ids.length === 3, `absent-${seed}`);
         // n1 cannot write to the primary n2: it takes increments over (n3 takes the first too).
         c.chaos.cutData("n1", "n2");
         const [a] = await drive(c, [incrAt(c, "n1", key, 1, "quorum")]);
@@ -154,11 +137,14 @@ describe("sim/counter replaced by a PUT or DELETE, against merges of counter cop
         expect(b).to.not.be.instanceOf(CacheError);
         await c.advance(500);
         // n3 takes one alone; then the DELETE through n2 (which holds nothing) reaches n3 only.
+        // With clockAhead, n2 first deletes an absent key in the same ms (a cache invalidation),
+        // whose tombstone n3's clock observes: n3's increment is stamped in n2's later ms.
         c.chaos.cutData("n3", "n2");
         c.chaos.cutData("n3", "n1");
         let log = "";
         const [deleted] = await drive(c, [
-          incrAt(c, "n3", key, 10, "one").then((r) => {
+          (clockAhead ? c.node("n2").cache.admitWrite().remove(other, "quorum") : Promise.resolve(undefined)).then(async () => {
+            const r = await incrAt(c, "n3", key, 10, "one");
             log += `increment on n3 (${r.version},${r.origin}); n2 holds ${held(c, "n2", key)}; `;
             c.chaos.restoreData("n3", "n2");
             c.chaos.cutData("n2", "n1");

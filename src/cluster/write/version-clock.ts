@@ -17,20 +17,25 @@ export class VersionClock {
 
   /**
    * A version in a later millisecond than `current`, every earlier version and the wall clock's
-   * now: for a PUT or DELETE that replaces a counter. A merge of counter copies is stamped one
+   * now (up to two past the wall clock): for a PUT or DELETE that replaces a counter. A merge of counter copies is stamped one
    * unit above them (counter-merge.ts), so a write stamped one unit above the copies it saw, or in
    * the same millisecond as a copy it did not see, tied with or lost to a merge of older copies,
    * and an acknowledged DELETE lost to them (reviews, sim/counters seeds 4471 and 5102). In a
    * later millisecond it outranks every merge of copies stamped up to now (1000 merges of merges
    * within one millisecond would be needed to reach it). The later millisecond is counted from
-   * the wall clock and the key's version, never from the clock's own last version, and at most
-   * two past the wall clock: counted from the last version, every replacement moved the clock a
-   * millisecond ahead, and 30,000 counter resets in 1.2 s left versions, last_updated and TTLs
-   * 28.8 s in the future (a review). A key whose version is further ahead is only outranked.
+   * the wall clock, the key's version and the clock's last version, each capped one past the wall
+   * clock, so at most two past it: uncapped, every replacement moved the clock a millisecond
+   * ahead, and 30,000 counter resets in 1.2 s left versions, last_updated and TTLs 28.8 s in the
+   * future; without the last version, a replacement landed in the millisecond peers had started
+   * stamping in after an earlier one, and tied (two reviews). A key whose version is further ahead
+   * is only outranked; so, under a sustained run of replacements holding the clock two ahead, a
+   * merge can tie again (docs/design.md, counters).
    */
   nextInLaterMs(current: number): number {
     const wallMs = Math.floor(this.clock.nowMs());
-    const laterMs = Math.max(wallMs, Math.min(Math.floor(current / 1000), wallMs + 1)) + 1;
+    // The clock's last millisecond counts too (peers stamp in it once they saw it: a review), each
+    // source capped one past the wall clock.
+    const laterMs = Math.max(wallMs, Math.min(Math.floor(current / 1000), wallMs + 1), Math.min(Math.floor(this.last / 1000), wallMs + 1)) + 1;
     this.last = Math.max(this.last + 1, laterMs * 1000, current + 1);
     return this.last;
   }

@@ -124,8 +124,9 @@ describe("dist/version-clock", () => {
       const vc = new VersionClock(clock);
       const wall = clock.nowMs() * 1000;
       expect(vc.nextInLaterMs(wall + 5)).to.equal(wall + 1000);
-      expect(vc.nextInLaterMs(wall + 7), "a second one in the same ms: above the first").to.equal(wall + 1001);
-      expect(vc.next(0), "later plain versions stay above").to.equal(wall + 1002);
+      expect(vc.nextInLaterMs(wall + 7), "a second one in the same ms: a millisecond past the clock's last one (peers stamp in it)").to.equal(wall + 2000);
+      expect(vc.nextInLaterMs(wall + 9), "a third: capped two past the wall clock").to.equal(wall + 2001);
+      expect(vc.next(0), "later plain versions stay above").to.equal(wall + 2002);
     });
 
     it("does not run ahead of the wall clock: 30,000 replacements, 25 a millisecond, stay within 2 ms of it (they drifted 28.8 s, a review)", () => {
