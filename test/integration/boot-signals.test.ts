@@ -21,6 +21,23 @@ async function childOf(pid: number): Promise<number> {
   throw new Error(`process ${pid} started no child`);
 }
 
+/**
+ * Waits until `pid` runs tini and takes SIGTERM: it blocks every signal, then waits for them in
+ * sigtimedwait (which unblocks the waited ones while it sleeps). Until `unshare --fork` has exec'd
+ * tini, its child is unshare itself, a PID 1 without a handler, which ignores the signal: a
+ * SIGTERM sent then was lost, and the test hung (1 run in CI).
+ */
+async function tiniWaiting(pid: number): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const blocked = BigInt(`0x${/^SigBlk:\s+([0-9a-f]+)$/m.exec(status)?.[1] ?? "0"}`);
+    const waiting = readFileSync(`/proc/${pid}/wchan`, "utf8").includes("sigtimedwait");
+    if (/^Name:\s+tini$/m.test(status) && (waiting || (blocked & (1n << 14n)) !== 0n)) return;
+    await sleep(5);
+  }
+  throw new Error(`process ${pid} is not tini waiting for signals`);
+}
+
 describe("stop signals during boot, the node as PID 1", function () {
   this.timeout(60_000);
   let silent: net.Server;
@@ -39,6 +56,7 @@ describe("stop signals during boot, the node as PID 1", function () {
   it("under tini as PID 1, as the image runs it: a SIGTERM the moment the container starts ends the node at once (node as PID 1 ignores one that comes before its handlers)", async () => {
     const node = await startNode({ id: "boot-tini", wrap: ["unshare", "--pid", "--fork", "tini", "-s", "--"], readyMessage: false });
     const init = await childOf(node.child.pid as number);
+    await tiniWaiting(init);
     expect(readFileSync(`/proc/${init}/status`, "utf8")).to.match(/^NSpid:\s+\d+\s+1$/m);
     const sent = Date.now();
     process.kill(init, "SIGTERM");
