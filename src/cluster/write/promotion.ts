@@ -1,6 +1,7 @@
 // What a node does when forwarding a write to its primary failed (pure).
 
-import type { CacheError } from "../../core/errors.js";
+import { CacheError, isErrorCode } from "../../core/errors.js";
+import type { WriteOutcome } from "../../transport/index.js";
 
 /**
  * How far a failed forward got: the primary answered it (its error is its real outcome), it
@@ -46,4 +47,19 @@ export function mayHaveAdded(failure: CacheError): boolean {
   if (failure.code === "INTERNAL") return true;
   if (failure.code !== "QUORUM_FAILED") return false;
   return failure.details === undefined || "acknowledged" in failure.details;
+}
+
+/**
+ * The primary's failure answer to a forwarded write, as the error this node passes on: its code,
+ * message and details as it gave them (an older primary sends no details: a precondition
+ * failure's ETag then comes from its own field), and its Retry-After when the details name one
+ * (`retry_after_s`: a store over its byte budget; without it, a client writing through another
+ * node got the 503 without Retry-After, a review found).
+ */
+export function primaryFailure(outcome: WriteOutcome): CacheError {
+  const code = isErrorCode(outcome.errorCode) ? outcome.errorCode : "INTERNAL";
+  const details = outcome.errorDetails ?? (code === "PRECONDITION_FAILED" ? (outcome.currentEtag === undefined ? {} : { current_etag: outcome.currentEtag }) : undefined);
+  const retry = details?.retry_after_s;
+  const retryAfterS = typeof retry === "number" && Number.isInteger(retry) && retry > 0 && retry <= 3600 ? retry : undefined;
+  return new CacheError(code, outcome.errorMessage, details, retryAfterS === undefined ? undefined : { retryAfterS });
 }

@@ -224,7 +224,7 @@ export class WriteCoordinator {
     return new CacheError(
       "UNAVAILABLE",
       `this node's store is over its byte budget (SERVICE_MAX_DATA_BYTES) by more than it admits while it evicts; ${where}; retry`,
-      { reason: "store_over_budget", data_bytes: store.dataBytes, max_data_bytes: store.maxDataBytes },
+      { reason: "store_over_budget", data_bytes: store.dataBytes, max_data_bytes: store.maxDataBytes, retry_after_s: 1 },
       { retryAfterS: 1 },
     );
   }

@@ -10,7 +10,7 @@
 // promoted like plain writes: the promoted owner adds to its own counter slot (counter-writer.ts);
 // an increment with If-Match is conditional (the primary alone, never promoted). A lease fill
 // goes to the primary alone too (the lease lives in its memory) and is never promoted.
-import { CacheError, isErrorCode, toCacheError } from "../../core/errors.js";
+import { CacheError, toCacheError } from "../../core/errors.js";
 import type { ConsistencyLevel } from "../../config/index.js";
 import type { Logger } from "../../log/index.js";
 import type { Metrics } from "../../observability/index.js";
@@ -24,7 +24,7 @@ import type { ConditionalWriter } from "./conditional-writer.js";
 import type { CounterWriter } from "./counter-writer.js";
 import type { Forwarder } from "./forwarder.js";
 import { holdsResultOrLater, holdsValue, resultRecord, stampedRecord, withSenderView } from "./forward-result.js";
-import { afterForwardFailure, type ForwardDelivery } from "./promotion.js";
+import { afterForwardFailure, primaryFailure, type ForwardDelivery } from "./promotion.js";
 import type { CoordinateOptions, WriteCoordinator } from "./write-coordinator.js";
 import { quotedKey } from "../../core/key-check.js";
 
@@ -146,13 +146,7 @@ export class WritePath {
     } catch (err) {
       return { failure: toCacheError(err), delivery: neverDelivered(err) ? "never" : "maybe" };
     }
-    if (outcome.errorCode !== "") {
-      const code = isErrorCode(outcome.errorCode) ? outcome.errorCode : "INTERNAL";
-      // The primary's details as it gave them (an older primary sends none: a precondition
-      // failure's ETag then comes from its own field).
-      const details = outcome.errorDetails ?? (code === "PRECONDITION_FAILED" ? (outcome.currentEtag === undefined ? {} : { current_etag: outcome.currentEtag }) : undefined);
-      return { failure: new CacheError(code, outcome.errorMessage, details), delivery: "answered" };
-    }
+    if (outcome.errorCode !== "") return { failure: primaryFailure(outcome), delivery: "answered" };
     if (applies) this.applyResult(sent, outcome, targetId);
     const counter = write.kind === "incr" ? { counterValue: outcome.counterValue ?? 0, appliedBy: targetId } : {};
     return { key: write.key, applied: outcome.applied, bytes: outcome.bytes, owners, version: outcome.version, origin: outcome.origin, expiresAtMs: outcome.expiresAtMs, ...counter };
