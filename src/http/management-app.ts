@@ -151,9 +151,11 @@ function addViewRoutes(router: Router<AppState>, deps: ManagementAppDeps): void 
     ctx.body = out;
   });
 
-  router.get("/metrics", readOrBetter(auth), (ctx) => {
+  router.get("/metrics", readOrBetter(auth), async (ctx) => {
     ctx.respond = false;
-    deps.otel.servePrometheus(ctx.req, ctx.res);
+    // Awaited: the request's duration and status are recorded once the answer is written (a
+    // failed scrape was recorded as 200, a review).
+    await deps.otel.servePrometheus(ctx.req, ctx.res);
   });
 
 }

@@ -37,7 +37,8 @@ export interface OtelMirrorOptions {
 
 export interface OtelMirror {
   /** Writes the Prometheus text exposition of every metric. */
-  servePrometheus(req: IncomingMessage, res: ServerResponse): void;
+  /** Answers a scrape; resolves once the answer is written (so the route's duration metric sees its final status). */
+  servePrometheus(req: IncomingMessage, res: ServerResponse): Promise<void>;
   shutdown(): Promise<void>;
 }
 
@@ -88,8 +89,8 @@ const SERIALIZER = new PrometheusSerializer("", false, undefined, false, true);
  * collection fails. The exporter's own handler answered 200 with a "# failed" comment line, which
  * Prometheus takes as a good scrape of no series: every series went stale and `up` stayed 1.
  */
-function scrape(prometheus: PrometheusExporter, res: ServerResponse, onError: ((err: unknown) => void) | undefined): void {
-  prometheus.collect().then(
+function scrape(prometheus: PrometheusExporter, res: ServerResponse, onError: ((err: unknown) => void) | undefined): Promise<void> {
+  return prometheus.collect().then(
     ({ resourceMetrics, errors }) => {
       if (errors.length > 0) throw errors[0];
       res.statusCode = 200;

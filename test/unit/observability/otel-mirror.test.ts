@@ -42,6 +42,14 @@ function sourcesOf(metrics: Metrics, extra: Partial<MetricSources> = {}): Metric
 
 const OPTS = { nowMs: () => Date.now() };
 
+/** A mirror whose collection fails (its cache figures throw). */
+function failingMirror(): OtelMirror {
+  const cache = (): CacheFigures => {
+    throw new Error("figures unavailable");
+  };
+  return createOtelMirror(sourcesOf(new Metrics(), { cache }), { ...OPTS, nodeId: "n", serviceVersion: "1" });
+}
+
 /** The exporter main.ts loads when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
 const otlpExporter = (url: string) => new OTLPMetricExporter({ url });
 
@@ -120,14 +128,7 @@ describe("observability/otel-mirror", function () {
   });
 
   it("a collection that fails answers 500 with the error envelope, so the scrape counts as failed (it was 200 with a comment: no series, up = 1)", async () => {
-    const mirror = createOtelMirror(
-      sourcesOf(new Metrics(), {
-        cache: () => {
-          throw new Error("figures unavailable");
-        },
-      }),
-      { ...OPTS, nodeId: "n", serviceVersion: "1" },
-    );
+    const mirror = failingMirror();
     const server = await serve(mirror);
     try {
       const r = await server.scrape();
@@ -137,6 +138,26 @@ describe("observability/otel-mirror", function () {
       await server.close();
       await mirror.shutdown();
     }
+  });
+
+  it("servePrometheus resolves once the answer is written, so the route records the scrape's final status (a failed one was recorded as 200)", async () => {
+    const failing = failingMirror();
+    const working = createOtelMirror(sourcesOf(new Metrics()), { ...OPTS, nodeId: "n", serviceVersion: "1" });
+    const seen: Array<[number, boolean]> = [];
+    for (const mirror of [failing, working]) {
+      const server = http.createServer((req, res) => {
+        void mirror.servePrometheus(req, res).then(() => seen.push([res.statusCode, res.writableEnded]));
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      await (await fetch(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}/metrics`)).text();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await mirror.shutdown();
+    }
+    expect(seen).to.deep.equal([
+      [500, true],
+      [200, true],
+    ]);
   });
 
   describe("operator metrics in Prometheus text", () => {
