@@ -36,7 +36,12 @@ export function counterLookalike(key: string): CacheError {
  * apply reports. Looks at the value's first bytes only, so a large value is not copied.
  */
 export function counterBytesOf(store: ShardedStore, key: string): number | undefined {
-  if (store.valueHead(key, COUNTER_MAGIC.length) !== COUNTER_MAGIC) return undefined;
+  if (!holdsCounter(store, key)) return undefined;
   const rec = store.peek(key);
   return rec === undefined ? undefined : clientBytes(rec.value);
+}
+
+/** True when `store` holds a live counter for `key` (its value's first bytes only: nothing is copied). */
+export function holdsCounter(store: Pick<ShardedStore, "valueHead">, key: string): boolean {
+  return store.valueHead(key, COUNTER_MAGIC.length) === COUNTER_MAGIC;
 }

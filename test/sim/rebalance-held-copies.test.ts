@@ -44,6 +44,15 @@ describe("sim/rebalance: a copy that waited half the tombstone TTL to move is dr
       return !o.ids.includes("n1") && o.primary === "n4" && c.node("n1").store.peek(k) !== undefined;
     });
 
+  /** oldKeysThenJoin, then the link between n1 and n4 cut: returns the keys n1 gives up to n4 (at least 3). */
+  async function movingWhileCut(seed: number, env: Record<string, string>, count: number): Promise<{ c: SimCluster; keys: string[]; moving: string[] }> {
+    const { c, keys } = await oldKeysThenJoin(seed, env, count);
+    const moving = leavingN1ForN4(c, keys);
+    expect(moving.length, "keys moving from n1 to n4").to.be.at.least(3);
+    c.chaos.partition(["n1"], ["n4"]);
+    return { c, keys, moving };
+  }
+
   const holders = (c: SimCluster, key: string) =>
     c.nodes.map((n) => {
       const r = n.node.store.peek(key);
@@ -91,10 +100,7 @@ describe("sim/rebalance: a copy that waited half the tombstone TTL to move is dr
   it(
     "a key written long ago and never changed still moves to its new owner when the link is back within half the tombstone TTL, although its only copy was on the node that gave it up (replication 1)",
     withSeed(1732, async () => {
-      const { c, keys } = await oldKeysThenJoin(1732, { SERVICE_REPLICATION: "1" }, 90);
-      const moving = leavingN1ForN4(c, keys);
-      expect(moving.length, "keys moving from n1 to n4").to.be.at.least(3);
-      c.chaos.partition(["n1"], ["n4"]);
+      const { c, moving } = await movingWhileCut(1732, { SERVICE_REPLICATION: "1" }, 90);
       await c.advance(HOLD_MAX_MS - 2_000);
       expect(moving.filter((k) => c.node("n1").store.peek(k) === undefined), "n1 still holds every copy").to.deep.equal([]);
       expect(c.node("n1").metrics.get("dist.migration.queued"), "the failed migrations were queued").to.be.greaterThan(0);
@@ -111,10 +117,7 @@ describe("sim/rebalance: a copy that waited half the tombstone TTL to move is dr
   it(
     "with the link down for longer, a key whose other owners kept it loses nothing: they fill the new owner while the node that gave it up drops its copy",
     withSeed(1733, async () => {
-      const { c, keys } = await oldKeysThenJoin(1733, {}, 120);
-      const moving = leavingN1ForN4(c, keys);
-      expect(moving.length, "keys moving from n1 to n4").to.be.at.least(3);
-      c.chaos.partition(["n1"], ["n4"]);
+      const { c, moving } = await movingWhileCut(1733, {}, 120);
       await c.advance(2 * HOLD_MAX_MS);
       expect(moving.filter((k) => c.node("n1").store.peek(k) !== undefined), "copies n1 kept past the limit").to.deep.equal([]);
       expect(c.node("n1").metrics.get("dist.migration.abandoned")).to.be.at.least(moving.length);
@@ -129,10 +132,7 @@ describe("sim/rebalance: a copy that waited half the tombstone TTL to move is dr
   it(
     "with the link down for longer and the node that gave the key up holding its one copy (replication 1), the copy is dropped, never delivered late: the key reads as a miss (the cost)",
     withSeed(1734, async () => {
-      const { c, keys } = await oldKeysThenJoin(1734, { SERVICE_REPLICATION: "1" }, 90);
-      const moving = leavingN1ForN4(c, keys);
-      expect(moving.length, "keys moving from n1 to n4").to.be.at.least(3);
-      c.chaos.partition(["n1"], ["n4"]);
+      const { c, moving } = await movingWhileCut(1734, { SERVICE_REPLICATION: "1" }, 90);
       // Just past the limit: the migrations queued again 6.5 s in (after the first ones' 5 s TTL)
       // are within their TTL still, and must not be sent either.
       await c.advance(HOLD_MAX_MS + 500);

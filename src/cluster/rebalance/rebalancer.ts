@@ -84,10 +84,6 @@ export class Rebalancer {
   /** When a scan that had failed moves may run again (monotonic ms); 0 = no retry pending. */
   private retryAtMs = 0;
   private readonly pendingReleases = new Set<string>();
-  /**
-   * Since when (monotonic ms) values this node no longer owns may have been waiting to move: the
-   * start of the first scan after one that left none of them undelivered. Undefined while none waits.
-   */
   /** Per key of a value this node no longer owns: when its move first failed (monotonic ms). */
   private readonly firstFailedMs = new Map<string, number>();
 

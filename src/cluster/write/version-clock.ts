@@ -33,9 +33,9 @@ export class VersionClock {
    */
   nextInLaterMs(current: number): number {
     const wallMs = Math.floor(this.clock.nowMs());
-    // The clock's last millisecond counts too (peers stamp in it once they saw it: a review), each
-    // source capped one past the wall clock.
-    const laterMs = Math.max(wallMs, Math.min(Math.floor(current / 1000), wallMs + 1), Math.min(Math.floor(this.last / 1000), wallMs + 1)) + 1;
+    // The latest of the wall clock, the key and the clock's last version (peers stamp in that
+    // millisecond once they saw it: a review), capped one past the wall clock.
+    const laterMs = Math.min(Math.max(wallMs, Math.floor(current / 1000), Math.floor(this.last / 1000)), wallMs + 1) + 1;
     this.last = Math.max(this.last + 1, laterMs * 1000, current + 1);
     return this.last;
   }

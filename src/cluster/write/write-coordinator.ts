@@ -29,8 +29,8 @@ import { Applied, type ShardedStore, type VersionedRecord } from "../../store/in
 import type { ApplyOutcome, ClientWrite } from "../../transport/index.js";
 import type { WriteResult } from "../cache-service.js";
 import type { ClusterView } from "../cluster-view.js";
-import { COUNTER_MAGIC, isCounterValue } from "../../core/counter-state.js";
-import { clientBytes, counterBytesOf } from "../counter-view.js";
+import { isCounterValue } from "../../core/counter-state.js";
+import { clientBytes, counterBytesOf, holdsCounter } from "../counter-view.js";
 import { hasMajority, replicaCount, requiredAcks, waitForQuorum } from "./quorum.js";
 import type { ReplicaPusher, TouchBase } from "./replica-pusher.js";
 import type { VersionClock } from "./version-clock.js";
@@ -122,10 +122,11 @@ function newestHeld(answers: readonly PushAnswer[]): number {
  * a key held nowhere here keeps the usual stamp: its TTL counts from now, to the millisecond.
  */
 function replacesCounter(write: ClientWrite, store: ShardedStore): boolean {
-  if (write.kind !== "remove" && (write.kind !== "set" || isCounterValue(write.value))) return false;
-  const head = store.valueHead(write.key, COUNTER_MAGIC.length);
-  if (head !== undefined && isCounterValue(head)) return true;
-  return write.kind === "remove" && (head === undefined || store.peekHeader(write.key)?.tombstone === true);
+  if (write.kind === "remove") {
+    const held = store.peekHeader(write.key);
+    return held === undefined || held.tombstone || holdsCounter(store, write.key);
+  }
+  return write.kind === "set" && !isCounterValue(write.value) && holdsCounter(store, write.key);
 }
 
 export class WriteCoordinator {
