@@ -4,6 +4,7 @@ import { base64Length } from "../core/byte-string.js";
 import { formatAddress, isUnspecifiedHost, type Address } from "../core/address.js";
 import { defaultBaseUrl } from "../core/base-url.js";
 import { isNodeId } from "../core/node-id.js";
+import { EVICTION_SHARDS_MAX, STORE_SHARD_RECORDS_MAX } from "../core/limits.js";
 import type { Config, ConsistencyLevel, EvictionAlgorithm, LogLevel, OidcConfig, RateLimitConfig, SettingView, TlsFiles } from "./config.js";
 import { InvalidValue, SettingError, type Seed } from "./parsers.js";
 import { SETTINGS } from "./settings.js";
@@ -69,6 +70,19 @@ function showDerived(views: SettingView[], name: string, value: string): void {
   const i = views.findIndex((s) => s.name === name);
   const view = views[i];
   if (view !== undefined && view.value === "") views[i] = { ...view, value };
+}
+
+/**
+ * The store's shard count: SERVICE_EVICTION_SHARDS, raised to one shard per
+ * STORE_SHARD_RECORDS_MAX items of SERVICE_CAPACITY (at most EVICTION_SHARDS_MAX), so a shard's
+ * page compaction stays short. /config shows the count in use.
+ */
+export function storeShards(configured: number, capacity: number, views: SettingView[]): number {
+  const shards = Math.max(configured, Math.min(EVICTION_SHARDS_MAX, Math.ceil(capacity / STORE_SHARD_RECORDS_MAX)));
+  const i = views.findIndex((s) => s.name === "SERVICE_EVICTION_SHARDS");
+  const view = views[i];
+  if (shards !== configured && view !== undefined) views[i] = { ...view, value: String(shards) };
+  return shards;
 }
 
 const PREFIX = "SERVICE_";
@@ -166,7 +180,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     tombstoneTtlMs: v<number>("SERVICE_TOMBSTONE_TTL"),
     tombstoneBytesMax: v<number>("SERVICE_TOMBSTONE_MAX_BYTES"),
     evictionAlgorithm: v<EvictionAlgorithm>("SERVICE_EVICTION_ALGORITHM"),
-    evictionShards: v<number>("SERVICE_EVICTION_SHARDS"),
+    evictionShards: storeShards(v<number>("SERVICE_EVICTION_SHARDS"), v<number>("SERVICE_CAPACITY"), views),
     evictionIntervalMs: v<number>("SERVICE_EVICTION_INTERVAL"),
     expirationIntervalMs: v<number>("SERVICE_EXPIRATION_INTERVAL"),
     maxValueBytes,

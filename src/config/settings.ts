@@ -69,7 +69,7 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
     meaning: "bytes of tombstones (delete markers) kept at most, apart from the item capacity; past it the oldest go first, counted in dist.tombstones.dropped",
   },
   { name: "SERVICE_EVICTION_ALGORITHM", default: "lru", parse: p.oneOf(["lru", "lfu", "cawolfu"]), meaning: "lru, lfu or cawolfu" },
-  { name: "SERVICE_EVICTION_SHARDS", default: "32", parse: p.integer({ min: 1, max: 1024 }), meaning: "store shards; capacity is honoured within plus or minus this count" },
+  { name: "SERVICE_EVICTION_SHARDS", default: "32", parse: p.integer({ min: 1, max: 1024 }), meaning: "store shards; capacity is honoured within plus or minus this count. Raised to one per 65,536 items of `SERVICE_CAPACITY` (a shard compacts its pages in one write)" },
   { name: "SERVICE_EVICTION_INTERVAL", default: "1s", parse: D(), meaning: "background eviction loop interval" },
   { name: "SERVICE_EXPIRATION_INTERVAL", default: "1s", parse: D(), meaning: "background expiration loop interval" },
   { name: "SERVICE_MAX_VALUE_BYTES", default: "8MiB", parse: p.byteSize({ min: 1, max: 15 * 1024 * 1024 }), meaning: "largest value; larger PUT bodies get 413" },

@@ -221,6 +221,19 @@ describe("config/load-config", () => {
       expect(load({ SERVICE_EVICTION_SHARDS: "1024" }).evictionShards).to.equal(1024);
     });
 
+    it("raises the store shard count to one per 65,536 items of capacity (a shard compacts its pages in one write) and shows the count in use", () => {
+      const shards = (env: Record<string, string>) => {
+        const c = load(env);
+        return { shards: c.evictionShards, shown: c.settings.find((s) => s.name === "SERVICE_EVICTION_SHARDS")?.value };
+      };
+      expect(shards({ SERVICE_CAPACITY: "1000000" }), "the default is enough").to.deep.equal({ shards: 32, shown: "32" });
+      expect(shards({ SERVICE_CAPACITY: "1000000", SERVICE_EVICTION_SHARDS: "1" })).to.deep.equal({ shards: 16, shown: "16" });
+      expect(shards({ SERVICE_CAPACITY: "10000000" })).to.deep.equal({ shards: 153, shown: "153" });
+      expect(shards({ SERVICE_CAPACITY: "65536", SERVICE_EVICTION_SHARDS: "1" }), "exactly one shard's worth").to.deep.equal({ shards: 1, shown: "1" });
+      expect(shards({ SERVICE_CAPACITY: "65537", SERVICE_EVICTION_SHARDS: "1" })).to.deep.equal({ shards: 2, shown: "2" });
+      expect(shards({ SERVICE_CAPACITY: "1000000000" }), "at most 1024").to.deep.equal({ shards: 1024, shown: "1024" });
+    });
+
     it("reads the OIDC settings with their claim defaults", () => {
       const c = load({ SERVICE_OIDC_ISSUER: "https://idp.example.com/", SERVICE_OIDC_AUDIENCE: "cache" });
       expect(c.oidc).to.deep.equal({ issuer: "https://idp.example.com/", audience: "cache", identityClaim: "sub", scopeClaim: "scope" });
