@@ -8,7 +8,7 @@ import type { HashSeed } from "./core/keyed-hash.js";
 import type { Config } from "./config/index.js";
 import type { Authenticator } from "./auth/index.js";
 import {
-  CatchUp, ClusterCache, ContactGuard, CoOwnerGuard, copyHoldMaxMs, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintBytes, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
+  CatchUp, ClusterCache, ContactGuard, copyHoldMaxMs, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintBytes, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
   MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
   SettleWindow, SyncLoop, VersionClock, WriteCoordinator, ConditionalWriter, CounterWriter, IdempotencyCache, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
   LeaseTable, Leases, QuorumVote, ViewsDisagreement, hasMajority,
@@ -217,9 +217,7 @@ export function buildLoops(config: Config, deps: NodeDeps, f: Foundation, d: Dat
   const storeLoopDeps = { store, clock, timers, metrics, logger };
   const eviction = new EvictionLoop(storeLoopDeps, config.evictionIntervalMs);
   const expiration = new ExpirationLoop(storeLoopDeps, config.expirationIntervalMs);
-  const coOwners = new CoOwnerGuard({ selfId, clock, timers, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, view, store, metrics, logger, tombstoneTtlMs: config.tombstoneTtlMs, intervalMs: config.heartbeatIntervalMs });
-  const onDirectAnswer = (peerId: string) => coOwners.noteAnswer(peerId);
-  const prober = new Prober({ members, transport, timers, random, metrics, logger, heartbeatMs: config.heartbeatIntervalMs, indirectProbeK: config.indirectProbeK, deadAfterMs: config.deadAfterMs, clock, offsets: f.clockOffsets, onDirectAnswer });
+  const prober = new Prober({ members, transport, timers, random, metrics, logger, heartbeatMs: config.heartbeatIntervalMs, indirectProbeK: config.indirectProbeK, deadAfterMs: config.deadAfterMs, clock, offsets: f.clockOffsets });
   const gossiper = new Gossiper({
     members,
     transport,
@@ -230,7 +228,7 @@ export function buildLoops(config: Config, deps: NodeDeps, f: Foundation, d: Dat
     seeds: config.seeds,
     timeoutMs: Math.max(1000, config.heartbeatIntervalMs),
   });
-  return { hints, rebalancer, antiEntropy, catchUp, eviction, expiration, prober, gossiper, coOwners, merkle: { syncer, answers: new MerkleAnswers(scan) } };
+  return { hints, rebalancer, antiEntropy, catchUp, eviction, expiration, prober, gossiper, merkle: { syncer, answers: new MerkleAnswers(scan) } };
 }
 
 export type Loops = ReturnType<typeof buildLoops>;

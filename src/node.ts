@@ -230,7 +230,6 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
       l.eviction.start();
       l.expiration.start();
       f.contact.start();
-      l.coOwners.start();
       s.publisher.start();
       o.start();
     },
@@ -241,7 +240,7 @@ export function createNode(config: Config, deps: NodeDeps): HypercacheNode {
     markBound: () => drain.readiness.markBound(),
     depart: drain.depart,
     async stop() {
-      for (const loop of [l.prober, l.gossiper, l.rebalancer, l.antiEntropy, l.catchUp, l.hints, l.eviction, l.expiration, f.contact, l.coOwners, s.publisher, drain.handoff, o, d.leaseTable]) loop.stop();
+      for (const loop of [l.prober, l.gossiper, l.rebalancer, l.antiEntropy, l.catchUp, l.hints, l.eviction, l.expiration, f.contact, s.publisher, drain.handoff, o, d.leaseTable]) loop.stop();
       await d.repairer.drain();
       await f.transport.close();
       await s.otel.shutdown();

@@ -2,7 +2,6 @@ export type { AdmittedWrites, CacheService, IncrRequest, KeyListing, LeaseAsk, L
 export { createClusterView, type ClusterView, type MemberDirectory } from "./cluster-view.js";
 export { ClusterCache, type ClusterCacheDeps } from "./cluster-cache.js";
 export { ContactGuard } from "./contact-guard.js";
-export { CoOwnerGuard, reachesOwnerMajority } from "./co-owner-guard.js";
 export { QuorumVote, ViewsDisagreement } from "./quorum-vote.js";
 export { createDataEndpoint, type DataEndpoint } from "./data-endpoint.js";
 export { KeyLister } from "./key-listing.js";

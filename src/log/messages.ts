@@ -14,7 +14,6 @@ export const LOG = Object.freeze({
   peerTokenMissing: "client authentication is on but the peer transport has no token",
   peerTokenShort: "peer token is short: anyone who reaches the peer port can guess it",
   peerProtectedMode: "peer transport in protected mode: no peer token or peer mTLS, so only loopback callers are served",
-  coOwnersCut: "no direct probe of these peers answered for half the tombstone TTL: copies of keys whose owners this node can no longer reach a majority of, and older than half the TTL, dropped (a delete they took may have missed this node)",
   contactLost: "out of contact with a majority for longer than the tombstone TTL: local data dropped, rejoining as a new node",
   quorumVoteSuspended: "this node may have missed writes (out of contact with a majority, paused, or its view disagrees with its peers'): its copies do not count towards quorum reads until it has caught up",
   quorumVoteResumed: "caught up: this node's copies count towards quorum reads again",

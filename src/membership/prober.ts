@@ -32,8 +32,6 @@ export interface ProberDeps {
   /** Wall clock for the offset samples; with `offsets`, every direct probe answer is one. */
   readonly clock?: Clock;
   readonly offsets?: { sample(peerId: string, sentMs: number, answeredMs: number, peerUnixMs: number): void };
-  /** Told of every direct probe answer (co-owner-guard.ts: which links are up). */
-  readonly onDirectAnswer?: (peerId: string) => void;
 }
 
 export class Prober {
@@ -105,7 +103,6 @@ export class Prober {
         throw new CacheError("UNAVAILABLE", `${peer.address} answered as ${other}, not ${peer.id}`);
       }
       if (this.deps.clock && this.deps.offsets) this.deps.offsets.sample(peer.id, sentMs, this.deps.clock.nowMs(), h.unixMs ?? 0);
-      this.deps.onDirectAnswer?.(peer.id);
       members.probeSucceeded(peer.id, h.incarnation);
       return;
     } catch {
