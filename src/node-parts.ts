@@ -10,7 +10,7 @@ import type { Authenticator } from "./auth/index.js";
 import {
   CatchUp, ClusterCache, ContactGuard, copyHoldMaxMs, createClusterView, Forwarder, ForwardReceiver, HINTED_METRICS, HintBytes, HintQueue, HintReplayLoop, KeyLister, Lifecycle,
   MerkleAnswers, MerkleScan, MerkleSyncer, MIGRATION_METRICS, Reader, ReadRepairer, Rebalancer, ReplicaApplier, ReplicaPusher, RingFollower, settleWindowMs,
-  SettleWindow, SyncLoop, VersionClock, WriteCoordinator, ConditionalWriter, CounterWriter, IdempotencyCache, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
+  SettleWindow, SyncLoop, SyncReceipts, VersionClock, WriteCoordinator, ConditionalWriter, CounterWriter, IdempotencyCache, ClockOffsets, WritePath, DrainHandoff, HintHandoff, KeyHandoff, Readiness, depart, OwnershipCensus,
   LeaseTable, Leases, QuorumVote, ViewsDisagreement, hasMajority,
 } from "./cluster/index.js";
 import { CONDITIONAL_LIMITS, DRAIN_LIMITS, IDEMPOTENCY_LIMITS, LEASE_LIMITS, PEER_TIMEOUT_MS, REJOIN_HOLD_GOSSIP_ROUNDS, SHUTDOWN_LIMITS, VIEWS_DISAGREE_GOSSIP_ROUNDS } from "./core/limits.js";
@@ -75,18 +75,6 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
   const metrics = deps.metrics ?? new Metrics();
   const peerCallMetrics = new PeerCallMetrics();
   const lifecycle = new Lifecycle({ nodeId: config.nodeId, metrics, logger, nowMs: () => clock.nowMs() });
-  const store = new ShardedStore({
-    shards: config.evictionShards,
-    capacity: config.capacity,
-    algorithm: config.evictionAlgorithm,
-    tombstoneTtlMs: config.tombstoneTtlMs,
-    tombstoneBytesMax: config.tombstoneBytesMax,
-    maxDataBytes: config.maxDataBytes,
-    hashSeed: deps.storeHashSeed ?? { k0: randomInt(deps.random, 2 ** 32), k1: randomInt(deps.random, 2 ** 32) },
-    defer: (fn) => deps.timers.defer(fn),
-    clock,
-    metrics,
-  });
   const versions = new VersionClock(clock);
   const clockOffsets = new ClockOffsets({ clock, metrics });
   const members = new MemberTable({ selfId: config.nodeId, selfAddress: formatAddress(config.distAddr), selfApiUrl: config.apiAdvertiseUrl, selfMgmtUrl: config.mgmtAdvertiseUrl, clock, metrics, logger });
@@ -99,6 +87,21 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
   const ring = new RingFollower({ members, replication: config.replication, clock });
   const settle = new SettleWindow({ clock, ring, windowMs: settleWindowMs(config.hintTtlMs, config.rebalanceIntervalMs) });
   const view = createClusterView({ selfId: config.nodeId, members, ring, settle });
+  // Tombstones stay until every ring peer has pulled them (sync-receipts.ts).
+  const receipts = new SyncReceipts({ view, clock, metrics, logger, tombstoneTtlMs: config.tombstoneTtlMs, enabled: config.autoSyncIntervalMs > 0 });
+  const store = new ShardedStore({
+    shards: config.evictionShards,
+    capacity: config.capacity,
+    algorithm: config.evictionAlgorithm,
+    tombstoneTtlMs: config.tombstoneTtlMs,
+    tombstoneBytesMax: config.tombstoneBytesMax,
+    tombstoneHoldAfter: () => receipts.holdAfterMs(),
+    maxDataBytes: config.maxDataBytes,
+    hashSeed: deps.storeHashSeed ?? { k0: randomInt(deps.random, 2 ** 32), k1: randomInt(deps.random, 2 ** 32) },
+    defer: (fn) => deps.timers.defer(fn),
+    clock,
+    metrics,
+  });
   const transport: PeerTransport =
     deps.transport ?? new ConnectPeerTransport({
       token: config.peerToken,
@@ -115,7 +118,7 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
   const disagreement = new ViewsDisagreement(holdMs, VIEWS_DISAGREE_GOSSIP_ROUNDS * config.gossipIntervalMs);
   const viewsDisagree = () => disagreement.disagree(members.prunedHeardAliveAtMs, clock.nowMs());
   const contact = new ContactGuard({ clock, timers: deps.timers, view, store, metrics, logger, tombstoneTtlMs: config.tombstoneTtlMs, intervalMs: config.heartbeatIntervalMs, vote, viewsDisagree });
-  return { metrics, peerCallMetrics, lifecycle, store, versions, clockOffsets, members, ring, settle, view, transport, contact, vote };
+  return { metrics, peerCallMetrics, lifecycle, store, versions, clockOffsets, members, ring, settle, view, transport, contact, vote, receipts };
 }
 
 export type Foundation = ReturnType<typeof buildFoundation>;
@@ -210,8 +213,17 @@ export function buildLoops(config: Config, deps: NodeDeps, f: Foundation, d: Dat
     removalGraceMs: config.removalGraceMs,
     holdMaxMs: copyHoldMaxMs(config.tombstoneTtlMs),
   });
-  const scan = new MerkleScan({ selfId, store, clock, ring: view.ring, yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop, chunkSize: config.merkleChunkSize });
-  const syncer = new MerkleSyncer({ selfId, scan, transport, applier: d.applier, metrics, logger, clock });
+  const scan = new MerkleScan({
+    selfId,
+    store,
+    clock,
+    ring: view.ring,
+    yieldToLoop: deps.yieldToLoop ?? yieldToEventLoop,
+    chunkSize: config.merkleChunkSize,
+    tombstoneTtlMs: config.tombstoneTtlMs,
+    reportedBy: (peerId) => f.receipts.reportedBy(peerId),
+  });
+  const syncer = new MerkleSyncer({ selfId, scan, transport, applier: d.applier, metrics, logger, clock, receipts: f.receipts });
   const antiEntropy = new SyncLoop({ view, syncer, metrics, logger, clock, timers, intervalMs: config.autoSyncIntervalMs, maxFactor: config.autoSyncMaxFactor });
   const catchUp = new CatchUp({ view, syncer, logger, timers, retryMs: config.heartbeatIntervalMs, hasSeeds: config.seeds.length > 0 });
   const storeLoopDeps = { store, clock, timers, metrics, logger };
@@ -228,7 +240,7 @@ export function buildLoops(config: Config, deps: NodeDeps, f: Foundation, d: Dat
     seeds: config.seeds,
     timeoutMs: Math.max(1000, config.heartbeatIntervalMs),
   });
-  return { hints, rebalancer, antiEntropy, catchUp, eviction, expiration, prober, gossiper, merkle: { syncer, answers: new MerkleAnswers(scan) } };
+  return { hints, rebalancer, antiEntropy, catchUp, eviction, expiration, prober, gossiper, merkle: { syncer, answers: new MerkleAnswers(scan, f.receipts, clock) } };
 }
 
 export type Loops = ReturnType<typeof buildLoops>;

@@ -116,9 +116,9 @@ export function createDataEndpoint(deps: DataEndpointDeps): DataEndpoint {
       return describeRecords(deps.store, deps.clock, keys);
     },
     health: () => ({ node: deps.selfId, draining: deps.lifecycle.draining, incarnation: deps.incarnation(), unixMs: deps.clock.nowMs() }),
-    merkleRoot: (requester, leafCount) => {
+    merkleRoot: (requester, leafCount, pulledThroughMs) => {
       deps.beforeAnswering();
-      return merkle.root(requester, leafCount);
+      return merkle.root(requester, leafCount, pulledThroughMs);
     },
     merkleLeaves: (requester, leafCount) => {
       deps.beforeAnswering();

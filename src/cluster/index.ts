@@ -35,6 +35,7 @@ export { MerkleAnswers } from "./anti-entropy/merkle-answers.js";
 export { MerkleScan } from "./anti-entropy/merkle-scan.js";
 export { MerkleSyncer } from "./anti-entropy/syncer.js";
 export { SyncLoop } from "./anti-entropy/sync-loop.js";
+export { SyncReceipts } from "./anti-entropy/sync-receipts.js";
 export { compareKeys } from "./top-keys.js";
 export { DrainHandoff, type DrainMembership } from "./drain/drain-handoff.js";
 export { drainStatus, type DrainBlocker, type DrainFacts, type DrainStatus } from "./drain/drain-status.js";

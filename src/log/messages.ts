@@ -14,6 +14,7 @@ export const LOG = Object.freeze({
   peerTokenMissing: "client authentication is on but the peer transport has no token",
   peerTokenShort: "peer token is short: anyone who reaches the peer port can guess it",
   peerProtectedMode: "peer transport in protected mode: no peer token or peer mTLS, so only loopback callers are served",
+  compactionHeldBack: "tombstone compaction held back for more than the tombstone TTL: this peer has not completed an anti-entropy sync with this node since (a delete it missed must still reach it); tombstones are kept within SERVICE_TOMBSTONE_MAX_BYTES",
   contactLost: "out of contact with a majority for longer than the tombstone TTL: local data dropped, rejoining as a new node",
   quorumVoteSuspended: "this node may have missed writes (out of contact with a majority, paused, or its view disagrees with its peers'): its copies do not count towards quorum reads until it has caught up",
   quorumVoteResumed: "caught up: this node's copies count towards quorum reads again",

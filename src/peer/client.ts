@@ -330,10 +330,16 @@ export class ConnectPeerTransport implements PeerTransport {
       return res.members.map(fromWireMember).filter((m): m is PeerMember => m !== undefined);
     });
   }
-  merkleRoot(to: PeerRef, requester: string, leafCount: number) {
+  merkleRoot(to: PeerRef, requester: string, leafCount: number, pulledThroughMs: number) {
     return this.call(to, "MerkleRoot", async (c) => {
-      const res = await c.merkleRoot(create(MerkleRootRequestSchema, { requester, leafCount }));
-      return { root: Buffer.from(res.root).toString("hex"), leafCount: res.leafCount, recordCount: toNumber(res.recordCount), ...(res.requesterOnRing !== undefined ? { requesterOnRing: res.requesterOnRing } : {}) };
+      const res = await c.merkleRoot(create(MerkleRootRequestSchema, { requester, leafCount, pulledThroughMs: BigInt(pulledThroughMs) }));
+      return {
+        root: Buffer.from(res.root).toString("hex"),
+        leafCount: res.leafCount,
+        recordCount: toNumber(res.recordCount),
+        asOfMs: toNumber(res.asOfMs),
+        ...(res.requesterOnRing !== undefined ? { requesterOnRing: res.requesterOnRing } : {}),
+      };
     });
   }
   merkleLeaves(to: PeerRef, requester: string, leafCount: number) {

@@ -68,8 +68,14 @@ export function peerServiceImpl(endpoint: PeerEndpoint): ServiceImpl<typeof Peer
       return create(GossipResponseSchema, { members: members.map(toWireMember), node: endpoint.health().node });
     }),
     merkleRoot: guarded(async (req) => {
-      const r = await endpoint.merkleRoot(req.requester, req.leafCount);
-      return create(MerkleRootResponseSchema, { root: hexToBytes(r.root), leafCount: r.leafCount, recordCount: BigInt(r.recordCount), ...(r.requesterOnRing !== undefined ? { requesterOnRing: r.requesterOnRing } : {}) });
+      const r = await endpoint.merkleRoot(req.requester, req.leafCount, req.pulledThroughMs === undefined ? undefined : toNumber(req.pulledThroughMs));
+      return create(MerkleRootResponseSchema, {
+        root: hexToBytes(r.root),
+        leafCount: r.leafCount,
+        recordCount: BigInt(r.recordCount),
+        asOfMs: BigInt(r.asOfMs),
+        ...(r.requesterOnRing !== undefined ? { requesterOnRing: r.requesterOnRing } : {}),
+      });
     }),
     merkleLeaves: guarded(async (req) => {
       const leaves = await endpoint.merkleLeaves(req.requester, req.leafCount);

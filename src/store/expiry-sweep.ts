@@ -28,6 +28,8 @@ export class ExpirySweep {
     private readonly shards: readonly Shard[],
     private readonly tombstoneTtlMs: number,
     private readonly onExpire: (slot: number) => void,
+    /** Tombstones that arrived after this time stay past their TTL (StoreOptions.tombstoneHoldAfter). */
+    private readonly holdAfter: () => number = () => Number.POSITIVE_INFINITY,
   ) {}
 
   /** Forgets the pass under way: the next slice starts a new one at the first shard. */
@@ -41,9 +43,10 @@ export class ExpirySweep {
     let expired = 0;
     let compacted = 0;
     let work = 0;
+    const holdAfterMs = this.holdAfter();
     while (this.shard < this.shards.length) {
       if (work >= maxWork) return { expired, compacted, done: false };
-      const r = (this.shards[this.shard] as Shard).sweep(nowMs, this.tombstoneTtlMs, this.onExpire, this.slot, maxWork - work);
+      const r = (this.shards[this.shard] as Shard).sweep(nowMs, this.tombstoneTtlMs, this.onExpire, this.slot, maxWork - work, holdAfterMs);
       expired += r.expired;
       compacted += r.compacted;
       work += r.work;

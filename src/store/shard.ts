@@ -1,10 +1,7 @@
-// One store shard: records in parallel arrays indexed by slot ("struct of arrays"), a key index
-// over typed arrays, an eviction policy over the live slots and the tombstones in age order.
-// Numbers live in typed arrays and the key and value bytes in one Buffer per shard
-// (record-bytes.ts), so a record is no JS object at all and the GC has nothing to trace: see
-// docs/design.md ("Memory per item") for what one record costs. A record's last-updated time is
-// the wall-clock part of its version (hybrid clock readings, wall ms x 1000 + counter), so it is
-// not stored separately and every replica reports the same time for the same version.
+// One store shard: records in parallel typed arrays indexed by slot, key and value bytes in pages
+// (record-bytes.ts), a key index, an eviction policy over the live slots and the tombstones in
+// age order: no record is a JS object (docs/design.md, "Memory per item"). A record's last-updated
+// time is the wall-clock part of its version, so every replica reports the same for one version.
 import type { MakeRoom } from "./store-types.js";
 import type { ByteString } from "../core/byte-string.js";
 import { KeyIndex } from "./key-index.js";
@@ -36,9 +33,8 @@ export class Shard {
   );
 
   live = 0;
-  /** Bytes of the live values. */
+  /** Bytes of the live values, and of their keys (UTF-8): together what SERVICE_MAX_DATA_BYTES counts. */
   bytes = 0;
-  /** Bytes of the live keys (UTF-8); with `bytes`, what SERVICE_MAX_DATA_BYTES counts. */
   keyBytes = 0;
   /** Bytes charged for the tombstones held (tombstoneCost of each key). */
   tombstoneBytes = 0;
@@ -91,6 +87,11 @@ export class Shard {
 
   isTombstone(slot: number): boolean {
     return this.state[slot] === TOMB;
+  }
+
+  /** When the tombstone in `slot` arrived here (local wall-clock ms). */
+  tombstoneSinceAt(slot: number): number {
+    return this.tombstoneQueue.sinceOf(this.expires[slot] as number);
   }
 
   /** True when the slot's expiry has passed at `nowMs`. */
@@ -228,11 +229,10 @@ export class Shard {
 
   /**
    * From slot `from` on, turns expired live records into tombstones of their version, then removes
-   * tombstones older than `tombstoneTtlMs` (since they became tombstones here), within `budget`
-   * units of work: one per expiration or compaction, one per 64 slots looked at. `next`: the slot
-   * to go on from (the high water: the compaction), or undefined when the shard is done.
+   * tombstones older than `tombstoneTtlMs` that arrived by `holdAfterMs`, within `budget` units of
+   * work (one per expiration, compaction or 64 slots). `next`: where to go on, or undefined: done.
    */
-  sweep(nowMs: number, tombstoneTtlMs: number, onExpire: (slot: number) => void, from = 0, budget = Infinity): SweepResult {
+  sweep(nowMs: number, tombstoneTtlMs: number, onExpire: (slot: number) => void, from = 0, budget = Infinity, holdAfterMs = Infinity): SweepResult {
     let expired = 0;
     let compacted = 0;
     let work = 0;
@@ -246,7 +246,8 @@ export class Shard {
       work++;
     }
     for (let node = this.tombstoneQueue.oldest(); node >= 0; node = this.tombstoneQueue.oldest()) {
-      if (this.tombstoneQueue.sinceOf(node) + tombstoneTtlMs > nowMs) break;
+      const since = this.tombstoneQueue.sinceOf(node);
+      if (since + tombstoneTtlMs > nowMs || since > holdAfterMs) break;
       if (work >= budget) return { expired, compacted, work, next: this.highWater };
       this.removeSlot(this.tombstoneQueue.slotOf(node));
       compacted++;

@@ -15,10 +15,7 @@ import { EXPIRE_SLICE_MAX, ExpirySweep, type SliceResult } from "./expiry-sweep.
 import { shardKeysPage } from "./keys-page.js";
 import type { KeysPage, KeysPageFilter, LiveItem, MakeRoom, StoreCounters, StoreMemory } from "./store-types.js";
 
-/**
- * What a record about to be stored is charged against the byte budget: its key taken as its
- * length (exact for ASCII keys; the eviction pass corrects the rest) and its value.
- */
+/** A record's charge against the byte budget: key length (exact for ASCII; eviction corrects the rest) and value. */
 const budgetBytesOf = (rec: VersionedRecord): number => rec.key.length + rec.value.length;
 
 export interface StoreOptions {
@@ -29,6 +26,8 @@ export interface StoreOptions {
   readonly tombstoneTtlMs: number;
   /** Bytes of tombstones the store holds at most (SERVICE_TOMBSTONE_MAX_BYTES); the oldest go first. */
   readonly tombstoneBytesMax: number;
+  /** Tombstones that arrived after this wall-clock ms stay past their TTL (sync-receipts.ts); absent: none held. */
+  readonly tombstoneHoldAfter?: () => number;
   /**
    * The key of the hash that places keys in the shards and in each shard's index (keyedHash32),
    * drawn from crypto random bytes per process (node-parts.ts), so clients cannot build keys that
@@ -83,7 +82,7 @@ export class ShardedStore {
     this.onExpire = () => {
       this.counters.expirations++;
     };
-    this.expiry = new ExpirySweep(this.shards, opts.tombstoneTtlMs, this.onExpire);
+    this.expiry = new ExpirySweep(this.shards, opts.tombstoneTtlMs, this.onExpire, opts.tombstoneHoldAfter);
     this.hardLimit = opts.capacity + opts.shards;
     this.budget = new DataBudget(this.shards, opts.maxDataBytes ?? 0, this.onEvict, opts.defer);
     this.makeRoom = (shard, rec, replacedBytes) => {
@@ -181,6 +180,14 @@ export class ShardedStore {
     const shard = this.shards[this.shardOfHash(h)] as Shard;
     const slot = shard.find(key, h);
     return slot < 0 ? undefined : shard.valueHead(slot, length);
+  }
+
+  /** When the tombstone of `key` arrived here (wall ms); undefined when `key` holds no tombstone. */
+  tombstoneSince(key: string): number | undefined {
+    const h = this.hashOf(key);
+    const shard = this.shards[this.shardOfHash(h)] as Shard;
+    const slot = shard.find(key, h);
+    return slot >= 0 && shard.isTombstone(slot) ? shard.tombstoneSinceAt(slot) : undefined;
   }
 
   /** Version of the record of `key`, 0 when there is none. */

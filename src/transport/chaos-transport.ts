@@ -133,8 +133,8 @@ export class ChaosTransport implements PeerTransport {
   gossip(to: PeerRef, from: string, members: readonly PeerMember[]) {
     return this.gate(to, () => this.inner.gossip(to, from, members));
   }
-  merkleRoot(to: PeerRef, requester: string, leafCount: number) {
-    return this.gate(to, () => this.inner.merkleRoot(to, requester, leafCount));
+  merkleRoot(to: PeerRef, requester: string, leafCount: number, pulledThroughMs: number) {
+    return this.gate(to, () => this.inner.merkleRoot(to, requester, leafCount, pulledThroughMs));
   }
   merkleLeaves(to: PeerRef, requester: string, leafCount: number) {
     return this.gate(to, () => this.inner.merkleLeaves(to, requester, leafCount));

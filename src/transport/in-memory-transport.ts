@@ -88,8 +88,8 @@ class InMemoryTransport implements PeerTransport {
       return list;
     });
   }
-  merkleRoot(to: PeerRef, requester: string, leafCount: number) {
-    return this.call(to, (e) => e.merkleRoot(requester, leafCount));
+  merkleRoot(to: PeerRef, requester: string, leafCount: number, pulledThroughMs: number) {
+    return this.call(to, (e) => e.merkleRoot(requester, leafCount, pulledThroughMs));
   }
   merkleLeaves(to: PeerRef, requester: string, leafCount: number) {
     return this.call(to, (e) => e.merkleLeaves(requester, leafCount));

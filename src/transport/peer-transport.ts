@@ -36,7 +36,8 @@ export interface PeerTransport {
   /** Asks `relay` to probe `targetId` on our behalf. */
   probe(relay: PeerRef, targetId: string): Promise<ProbeResult>;
   gossip(to: PeerRef, from: string, members: readonly PeerMember[]): Promise<PeerMember[]>;
-  merkleRoot(to: PeerRef, requester: string, leafCount: number): Promise<MerkleRoot>;
+  /** `pulledThroughMs`: the `asOfMs` that began the requester's last completed sync with `to` (0: none; sync-receipts.ts). */
+  merkleRoot(to: PeerRef, requester: string, leafCount: number, pulledThroughMs: number): Promise<MerkleRoot>;
   merkleLeaves(to: PeerRef, requester: string, leafCount: number): Promise<string[]>;
   merkleRange(to: PeerRef, requester: string, leafCount: number, leaves: readonly number[], cursor: string): Promise<MerkleRangePage>;
   drain(to: PeerRef): Promise<void>;
@@ -69,7 +70,8 @@ export interface PeerEndpoint {
   health(): HealthInfo;
   probe(targetId: string): Promise<ProbeResult>;
   gossip(from: string, members: readonly PeerMember[]): PeerMember[];
-  merkleRoot(requester: string, leafCount: number): Promise<MerkleRoot>;
+  /** `pulledThroughMs` undefined: a requester from before the field (it does not hold compaction back). */
+  merkleRoot(requester: string, leafCount: number, pulledThroughMs: number | undefined): Promise<MerkleRoot>;
   merkleLeaves(requester: string, leafCount: number): Promise<string[]>;
   merkleRange(requester: string, leafCount: number, leaves: readonly number[], cursor: string): Promise<MerkleRangePage>;
   drain(): void;

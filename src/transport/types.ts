@@ -284,6 +284,8 @@ export interface MerkleRoot {
    * it); undefined from a node that does not say (one before the field), taken as true.
    */
   readonly requesterOnRing?: boolean;
+  /** The answering node's wall clock (Unix ms) when it began the answer; 0 from a node before the field. */
+  readonly asOfMs: number;
 }
 
 export interface MerkleRangePage {

@@ -78,9 +78,9 @@ function recordingEndpoint() {
       rec("gossip", from, members);
       return [member, { ...member, id: "n4", state: "alive", incarnation: 0, apiUrl: "", mgmtUrl: "" }];
     },
-    merkleRoot: async (requester, leafCount) => {
-      rec("merkleRoot", requester, leafCount);
-      return { root: "ab".repeat(32), leafCount, recordCount: 12 };
+    merkleRoot: async (requester, leafCount, pulledThroughMs) => {
+      rec("merkleRoot", requester, leafCount, pulledThroughMs);
+      return { root: "ab".repeat(32), leafCount, recordCount: 12, asOfMs: 1_790_000_000_456 };
     },
     merkleLeaves: async (requester, leafCount) => Array.from({ length: leafCount }, (_, i) => i.toString(16).padStart(16, "0")),
     merkleRange: async (requester, leafCount, leaves, cursor) => {
@@ -274,7 +274,8 @@ for (const impl of IMPLEMENTATIONS) {
       const members = await h.transport.gossip(h.peer, "n1", [member]);
       expect(members).to.deep.equal([member, { ...member, id: "n4", state: "alive", incarnation: 0, apiUrl: "", mgmtUrl: "" }]);
       expect(ep.calls.at(-1)).to.deep.equal({ method: "gossip", args: ["n1", [member]] });
-      expect(await h.transport.merkleRoot(h.peer, "n1", 4)).to.deep.equal({ root: "ab".repeat(32), leafCount: 4, recordCount: 12 });
+      expect(await h.transport.merkleRoot(h.peer, "n1", 4, 1_790_000_000_001)).to.deep.equal({ root: "ab".repeat(32), leafCount: 4, recordCount: 12, asOfMs: 1_790_000_000_456 });
+      expect(ep.calls.at(-1), "the sync receipt travels").to.deep.equal({ method: "merkleRoot", args: ["n1", 4, 1_790_000_000_001] });
       expect(await h.transport.merkleLeaves(h.peer, "n1", 2)).to.deep.equal(["0000000000000000", "0000000000000001"]);
       expect(await h.transport.merkleRange(h.peer, "n1", 4, [1, 3], "")).to.deep.equal({ records: [value, tomb], nextCursor: "" });
       expect(ep.calls.at(-1)).to.deep.equal({ method: "merkleRange", args: ["n1", 4, [1, 3], ""] });

@@ -141,7 +141,7 @@ describe("sim/anti-entropy: repair", () => {
         expect(await c.node("n1").merkle.syncer.syncWith(peer("n2"))).to.deep.include({ pulled: 0, clean: true, failed: false });
         expect(await c.node("n2").merkle.syncer.syncWith(peer("n1"))).to.deep.include({ pulled: 0, clean: true, failed: false });
         const shared = keys.filter((k) => owners(k).includes("n1") && owners(k).includes("n2")).length;
-        expect((await c.node("n1").merkle.answers.root("n2", 1)).recordCount, "n1 summarizes for n2 only the keys both own").to.equal(shared);
+        expect((await c.node("n1").merkle.answers.root("n2", 1, 0)).recordCount, "n1 summarizes for n2 only the keys both own").to.equal(shared);
       }),
     );
 

@@ -45,7 +45,7 @@ describe("sim: whole-store scans yield to the event loop", function () {
   });
 
   it("a Merkle root over more than a slice of records pauses once per SCAN_LIMITS.merkleRecords records and counts every record", async () => {
-    const root = await c.node("n1").merkle.answers.root("n2", 64);
+    const root = await c.node("n1").merkle.answers.root("n2", 64, 0);
     expect(root.recordCount).to.equal(RECORDS);
     // One pause per merkleRecords records scanned (digests are taken during the scan).
     expect(pauses).to.be.within(Math.floor(RECORDS / SCAN_LIMITS.merkleRecords), Math.ceil(RECORDS / SCAN_LIMITS.merkleRecords));
@@ -55,7 +55,7 @@ describe("sim: whole-store scans yield to the event loop", function () {
     const small = await simCluster({ nodes: 2, startLoops: false, env: { SERVICE_REPLICATION: "2" }, yieldToLoop: () => Promise.reject(new Error("paused")) });
     try {
       for (let i = 0; i < 100; i++) small.node("n1").store.apply(rec(`key-${i}`, "v", BASE_VERSION + i, "n1"));
-      expect((await small.node("n1").merkle.answers.root("n2", 4)).recordCount).to.equal(100);
+      expect((await small.node("n1").merkle.answers.root("n2", 4, 0)).recordCount).to.equal(100);
     } finally {
       await small.stop();
     }

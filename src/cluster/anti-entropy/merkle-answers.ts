@@ -1,17 +1,30 @@
 // The answering side of Merkle anti-entropy: a peer asks for the root, the leaves, and the
 // records of differing leaves of the keys both nodes own (in this node's ring view).
+import type { Clock } from "../../core/clock.js";
 import { badRequest } from "../../core/errors.js";
 import type { MerkleRangePage, MerkleRoot } from "../../transport/index.js";
 import { validLeafCount } from "./merkle.js";
 import type { MerkleScan } from "./merkle-scan.js";
+import type { SyncReceipts } from "./sync-receipts.js";
 
 export class MerkleAnswers {
-  constructor(private readonly scan: MerkleScan) {}
+  constructor(
+    private readonly scan: MerkleScan,
+    private readonly receipts: SyncReceipts,
+    private readonly clock: Clock,
+  ) {}
 
-  /** Root over the keys this node and `requester` both own, and whether its ring holds `requester`. */
-  async root(requester: string, leafCount: number): Promise<MerkleRoot> {
-    const b = await this.scan.summarize(requester, checkLeafCount(leafCount));
-    return { root: b.root(), leafCount: b.leafCount, recordCount: b.records, requesterOnRing: this.scan.onRing(requester) };
+  /**
+   * Root over the keys this node and `requester` both own, whether its ring holds `requester`,
+   * and when the answer began (what the requester reports back once its sync completes; the
+   * report it brings now is noted: sync-receipts.ts).
+   */
+  async root(requester: string, leafCount: number, pulledThroughMs: number | undefined): Promise<MerkleRoot> {
+    const n = checkLeafCount(leafCount);
+    this.receipts.noteReported(requester, pulledThroughMs);
+    const asOfMs = this.clock.nowMs();
+    const b = await this.scan.summarize(requester, n);
+    return { root: b.root(), leafCount: b.leafCount, recordCount: b.records, requesterOnRing: this.scan.onRing(requester), asOfMs };
   }
 
   async leaves(requester: string, leafCount: number): Promise<string[]> {

@@ -1,15 +1,17 @@
 // The store scans behind Merkle anti-entropy, shared by both sides: summarizing the records
 // this node and a peer both own into a tree, and reading the records of chosen leaves a page
 // at a time. The compared set is the keys both nodes own in this node's ring view, values and
-// tombstones, expired values left out. Scans yield to the event loop every SCAN_LIMITS.merkleRecords
-// records; writes landing meanwhile may or may not be counted, which the next sync settles.
+// tombstones, expired values left out, and tombstones past their TTL left out for a peer that has
+// pulled them from here since they arrived (offered, below). Scans yield to the event loop every
+// SCAN_LIMITS.merkleRecords records; writes landing meanwhile may or may not be counted, which
+// the next sync settles.
 import { WorkSlicer, type Clock, type YieldToLoop } from "../../core/clock.js";
 import { hash32 } from "../../core/hash.js";
 import { badRequest } from "../../core/errors.js";
 import { cursorInt, decodeCursor, encodeCursor } from "../../core/cursor.js";
 import { PEER_BATCH_BYTES, SCAN_LIMITS } from "../../core/limits.js";
 import type { HashRing } from "../../ring/index.js";
-import { isLiveAt, type ShardedStore, type VersionedRecord } from "../../store/index.js";
+import { isLiveAt, versionTimeMs, type ShardedStore, type VersionedRecord } from "../../store/index.js";
 import type { MerkleRangePage } from "../../transport/index.js";
 import { byteSize } from "../record-size.js";
 import { leafCountFor, leafOf, MerkleBuilder, recordDigest } from "./merkle.js";
@@ -23,6 +25,9 @@ export interface MerkleScanDeps {
   readonly yieldToLoop: YieldToLoop;
   /** Target records per leaf when this side picks the leaf count. */
   readonly chunkSize: number;
+  readonly tombstoneTtlMs: number;
+  /** Up to when (this node's wall ms) a peer has pulled this node's records (SyncReceipts.reportedBy). */
+  readonly reportedBy: (peerId: string) => number;
 }
 
 export class MerkleScan {
@@ -62,13 +67,14 @@ export class MerkleScan {
     const { store } = this.deps;
     const now = this.deps.clock.nowMs();
     const ring = this.deps.ring();
+    const reported = this.deps.reportedBy(peerId);
     for (let s = 0; s < store.shardCount; s++) {
       let slot = 0;
       for (;;) {
         slot = store.scanRecords(s, slot, (rec) => {
           if (slicer.spend()) return false;
           const hash = hash32(rec.key);
-          if (this.shared(ring, rec, hash, peerId, now)) take(rec, hash);
+          if (this.shared(ring, rec, hash, peerId, now, reported)) take(rec, hash);
           return true;
         });
         if (slot < 0) break;
@@ -91,12 +97,13 @@ export class MerkleScan {
     let full = false;
     const now = this.deps.clock.nowMs();
     const ring = this.deps.ring();
+    const reported = this.deps.reportedBy(requester);
     const slicer = new WorkSlicer(this.deps.yieldToLoop, SCAN_LIMITS.merkleRecords);
     while (shard < store.shardCount) {
       const resume = store.scanRecords(shard, slot, (rec) => {
         if (slicer.spend()) return false;
         const hash = hash32(rec.key);
-        if (!wanted.has(leafOf(hash, leafCount)) || !this.shared(ring, rec, hash, requester, now)) return true;
+        if (!wanted.has(leafOf(hash, leafCount)) || !this.shared(ring, rec, hash, requester, now, reported)) return true;
         // Checked before the record joins the page: a page passes PEER_BATCH_BYTES only as one
         // record alone; a declined record opens the next page.
         const size = byteSize(rec);
@@ -126,11 +133,28 @@ export class MerkleScan {
     return this.deps.ring().nodes.includes(nodeId);
   }
 
-  /** In the compared set: owned by both nodes (in `ring`; `keyHash`: hash32 of its key), and a tombstone or an unexpired value. */
-  private shared(ring: HashRing, rec: VersionedRecord, keyHash: number, peerId: string, nowMs: number): boolean {
+  /**
+   * In the compared set: owned by both nodes (in `ring`; `keyHash`: hash32 of its key), and an
+   * unexpired value or a tombstone offered to the peer, which has pulled this node's records up
+   * to `reported`.
+   */
+  private shared(ring: HashRing, rec: VersionedRecord, keyHash: number, peerId: string, nowMs: number, reported: number): boolean {
     if (!rec.tombstone && !isLiveAt(rec, nowMs)) return false;
     const owners = ring.ownersAtHash(keyHash).ids;
-    return owners.includes(this.deps.selfId) && owners.includes(peerId);
+    return owners.includes(this.deps.selfId) && owners.includes(peerId) && (!rec.tombstone || this.offered(rec, nowMs, reported));
+  }
+
+  /**
+   * A tombstone within its TTL (counted from its version's time, the same on every node) is
+   * compared with every peer. Past it, it is held only for peers that have not pulled it from here
+   * since it arrived (sync-receipts.ts), and compared only with those: for the others it is as if
+   * compacted, so a node that has compacted it does not pull it back from one that still holds it
+   * (two owners that got a tombstone seconds apart handed it back and forth, every TTL, for ever).
+   */
+  private offered(rec: VersionedRecord, nowMs: number, reported: number): boolean {
+    if (versionTimeMs(rec.version) + this.deps.tombstoneTtlMs > nowMs) return true;
+    const since = this.deps.store.tombstoneSince(rec.key);
+    return since !== undefined && since > reported;
   }
 }
 

@@ -9,6 +9,7 @@ import type { PeerRef, PeerTransport } from "../../transport/index.js";
 import type { ReplicaApplier } from "../replica-applier.js";
 import { differingLeaves } from "./merkle.js";
 import type { MerkleScan } from "./merkle-scan.js";
+import type { SyncReceipts } from "./sync-receipts.js";
 
 export interface MerkleSyncerDeps {
   readonly selfId: string;
@@ -18,6 +19,8 @@ export interface MerkleSyncerDeps {
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** Told of every completed sync, and asked what to report in each root request. */
+  readonly receipts: SyncReceipts;
 }
 
 /** The result of one sync: records pulled, whether both sides agreed, whether it failed. */
@@ -40,7 +43,7 @@ export class MerkleSyncer {
     try {
       const local = await this.deps.scan.summarize(peer.id, undefined);
       const leafCount = local.leafCount;
-      const remoteRoot = await transport.merkleRoot(peer, selfId, leafCount);
+      const remoteRoot = await transport.merkleRoot(peer, selfId, leafCount, this.deps.receipts.pulledThrough(peer.id));
       if (remoteRoot.requesterOnRing === false) {
         // The peer does not know this node yet: it compared none of the keys both own.
         this.deps.logger.debug(LOG.merkleRequesterUnknown, { peer: peer.id });
@@ -48,6 +51,7 @@ export class MerkleSyncer {
       }
       if (remoteRoot.root === local.root()) {
         diffDone();
+        this.deps.receipts.notePulled(peer.id, remoteRoot.asOfMs);
         metrics.inc("dist.merkle.syncs");
         return { pulled: 0, clean: true, failed: false };
       }
@@ -60,6 +64,7 @@ export class MerkleSyncer {
         pulled += this.applyPulled(page.records);
         cursor = page.nextCursor;
       } while (cursor !== "");
+      this.deps.receipts.notePulled(peer.id, remoteRoot.asOfMs);
       metrics.inc("dist.merkle.syncs");
       metrics.inc("dist.merkle.keys_pulled", pulled);
       return { pulled, clean: false, failed: false };

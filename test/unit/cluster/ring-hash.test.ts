@@ -42,7 +42,7 @@ function bothStores(): { clock: ManualClock; stores: ShardedStore[] } {
 }
 
 function merkleScan(store: ShardedStore, clock: ManualClock): MerkleScan {
-  return new MerkleScan({ selfId: SELF, store, clock, ring: () => THREE, yieldToLoop: () => Promise.resolve(), chunkSize: 64 });
+  return new MerkleScan({ selfId: SELF, store, clock, ring: () => THREE, yieldToLoop: () => Promise.resolve(), chunkSize: 64, tombstoneTtlMs: 600_000, reportedBy: () => 0 });
 }
 
 /** A view of a two-state cluster: `ring()` answers what the test sets. */
