@@ -3,11 +3,12 @@
 // discovery runs once and its new endpoints are tried; then the request ends with AllEndpointsFailedError.
 import type { AuthProvider } from "./auth.js";
 import type { EndpointPool } from "./endpoint-pool.js";
-import { AllEndpointsFailedError, errorFromAnswer, HypercacheError, TimeoutError, TransportError, type FailedAttempt } from "./errors.js";
+import { AllEndpointsFailedError, errorFromAnswer, HypercacheError, type TransportError, type FailedAttempt } from "./errors.js";
+import { attemptError, neverSent, notApplied } from "./attempt-errors.js";
 import { parseJsonAnswer } from "./answer-checks.js";
 import { readBounded, refuseDeclared } from "./answer-bounds.js";
 import { AttemptScope, untilAborted } from "./attempt-scope.js";
-import { isTimeout, type FetchLike, type HeadersLike, type RequestInitLike, type ResponseLike } from "./fetch-types.js";
+import { type FetchLike, type HeadersLike, type RequestInitLike, type ResponseLike } from "./fetch-types.js";
 import type { Runtime } from "./runtime.js";
 
 /** Default time limit of one attempt, headers and body (ms). */
@@ -362,38 +363,4 @@ function replayed(r: Answer): Answer {
 function answerOf(res: ResponseLike, bytes: Uint8Array, endpoint: string): Answer | HypercacheError {
   if (res.status < 500) return { response: new BufferedResponse(res, bytes, endpoint), endpoint };
   return errorFromAnswer(res.status, new TextDecoder().decode(bytes), endpoint);
-}
-
-/** The error of an attempt that threw: its own, a timeout, or a transport failure. */
-function attemptError(err: unknown, timedOut: boolean, timeoutMs: number, endpoint: string): HypercacheError | TransportError {
-  if (err instanceof HypercacheError) return err;
-  if (timedOut || isTimeout(err)) return new TimeoutError(`no answer within ${timeoutMs} ms`, endpoint, { cause: err });
-  return new TransportError(transportMessage(err), endpoint, { cause: err });
-}
-
-/** Error codes of a connection that was never made: the request did not reach any server. */
-const UNSENT_CODES: ReadonlySet<string> = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
-
-/** True when the attempt failed before its request could reach a server. */
-function neverSent(error: HypercacheError | TransportError): boolean {
-  if (!(error instanceof TransportError)) return false;
-  const c = error.cause as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  const code = c?.cause?.code ?? c?.code;
-  return typeof code === "string" && UNSENT_CODES.has(code);
-}
-
-/**
- * True when the failed attempt applied nothing: it never left, or a node refused it as draining
- * before applying anything (an answer after it is then no replay of an applied request).
- */
-export function notApplied(error: HypercacheError | TransportError): boolean {
-  return neverSent(error) || (error instanceof HypercacheError && error.code === "DRAINING");
-}
-
-/** "fetch failed: ECONNREFUSED" rather than the bare "fetch failed" of undici. */
-function transportMessage(err: unknown): string {
-  const e = err as { message?: string; code?: string; cause?: { code?: string; message?: string } };
-  const detail = e.cause?.code ?? e.cause?.message ?? e.code;
-  const message = e.message ?? String(err);
-  return detail && !message.includes(detail) ? `${message}: ${detail}` : message;
 }

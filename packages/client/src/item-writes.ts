@@ -15,7 +15,8 @@ import { conditionHeaders, etagField, newIdempotencyKey, type ConditionHeaders, 
 import { ttlToMs, type Ttl } from "./duration.js";
 import { HypercacheError, type TransportError } from "./errors.js";
 import type { components, paths } from "./gen/client.js";
-import { notApplied, type BufferedResponse, type FailoverTransport, type FailoverTransportDeps } from "./failover-transport.js";
+import { notApplied } from "./attempt-errors.js";
+import type { BufferedResponse, FailoverTransport, FailoverTransportDeps } from "./failover-transport.js";
 import type { DeleteOptions, SetOptions, WriteOptions } from "./call-options.js";
 import { buffered, typedClient } from "./openapi-bridge.js";
 import { answerError, dataOf, valueBody, type CacheValue, type DeleteResult, type PutResult } from "./values.js";
