@@ -9,7 +9,7 @@ import { encodeBase64 } from "./base64.js";
 import { cutChunks, setManyItemBytes } from "./batch-chunks.js";
 import { ttlToMs, type Ttl } from "./duration.js";
 import { conditionHeaders, type WriteConditions } from "./conditions.js";
-import { errorFromAnswer } from "./errors.js";
+import { ClientClosedError, errorFromAnswer } from "./errors.js";
 import type { components, paths } from "./gen/client.js";
 import { shaped } from "./answer-checks.js";
 import { RESULT_SHAPE, RESULTS_SHAPE } from "./answer-shapes.js";
@@ -149,14 +149,18 @@ export class BatchOps {
   private async run<I, R>(input: readonly I[], o: BatchOptions, call: (part: I[]) => Promise<R[]>, failed: (item: I, error: Error) => R, sizeOf?: (item: I) => number): Promise<R[]> {
     const concurrency = positiveOption("concurrency", o.concurrency, true) ?? this.deps.concurrency;
     const parts = cutChunks(input, this.deps.chunkItems, this.deps.bodyBytesMax, sizeOf);
+    // Once close() ended a chunk, the chunks not yet sent fail with its error, unsent.
+    let closed: ClientClosedError | undefined;
     const done = await mapConcurrent(parts, concurrency, async ({ items: part, tooLarge }) => {
-      if (tooLarge) return part.map((item) => failed(item, tooLarge));
+      const unsent = tooLarge ?? closed;
+      if (unsent) return part.map((item) => failed(item, unsent));
       try {
         const results = await call(part);
         if (results.length !== part.length) throw new Error(`the server answered ${results.length} results for ${part.length} items`);
         return results;
       } catch (err) {
         if (o.signal?.aborted) throw err;
+        if (err instanceof ClientClosedError) closed = err;
         return part.map((item) => failed(item, err as Error));
       }
     });

@@ -300,6 +300,8 @@ export class FailoverTransport {
     let pending: Promise<ResponseLike> | undefined;
     let res: ResponseLike | undefined;
     try {
+      // Nothing is sent once the client closed (or the caller aborted) before the attempt began.
+      if (scope.stopped) throw scope.reason;
       pending = this.deps.fetch(endpoint + req.path, this.init(req, authorization));
       res = await scope.race(pending);
       // A stream's body is the caller's to read and to cancel; any other answer to a stream

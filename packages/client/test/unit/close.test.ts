@@ -5,7 +5,7 @@ import { ManualClock } from "../../../../test/helpers/manual-clock.js";
 import { HypercacheClient } from "../../src/client.js";
 import { ClientClosedError, ClientConfigError } from "../../src/errors.js";
 import { seededRandom } from "../../src/runtime.js";
-import { FakeFetch, outcome, settle, sseAnswer, stalledAnswer } from "./fake-fetch.js";
+import { answer, envelope, FakeFetch, outcome, settle, sseAnswer, stalledAnswer } from "./fake-fetch.js";
 
 const A = "http://a:1";
 const B = "http://b:1";
@@ -55,6 +55,36 @@ describe("client close", () => {
     c.close();
     expect(await outcome(loop)).to.deep.equal({ state: "resolved", value: "ended" });
     expect(stream.cancelled()).to.equal(true);
+  });
+
+  it("setMany sends no further chunk once close() came while one was in flight: the results say none stored, and none was (3 chunks went out, 2 after close())", async () => {
+    let release: () => void = () => undefined;
+    const f = new FakeFetch().on(A, async (call) => {
+      const { items } = JSON.parse(new TextDecoder().decode(call.bodyBytes)) as { items: { key: string }[] };
+      if (f.calls.length === 1) await new Promise<void>((r) => (release = r));
+      return answer(200, { results: items.map((i) => ({ key: i.key, status: 200, stored: true, bytes: 1, node: "n1", owners: ["n1"] })) });
+    });
+    const c = client(f);
+    const run = c.setMany(Array.from({ length: 3000 }, (_, i) => ({ key: `k${i}`, value: "v" })), { concurrency: 1 });
+    await settle();
+    c.close();
+    const results = await run;
+    release();
+    await settle();
+    expect(results.filter((r) => r.error instanceof ClientClosedError)).to.have.length(3000);
+    expect(f.calls).to.have.length(1);
+  });
+
+  it("a getOrLoad whose load ends after close() sends no fill (it was sent, and applied)", async () => {
+    const f = new FakeFetch().on(A, (call) => (call.init.method === "GET" ? envelope(404, "NOT_FOUND", "no such key", undefined, { "X-Cache-Lease": "tok", "X-Cache-Node": "n1" }) : answer(200, { key: "k", stored: true, bytes: 1, node: "n1", owners: ["n1"] })));
+    const c = client(f);
+    let loaded: (v: string) => void = () => undefined;
+    const got = c.getOrLoad("k", () => new Promise<string>((r) => (loaded = r)));
+    await settle();
+    c.close();
+    loaded("v");
+    await outcome(got);
+    expect(f.calls.map((x) => x.init.method)).to.deep.equal(["GET"]);
   });
 
   it("calls after close() throw ClientClosedError", async () => {
