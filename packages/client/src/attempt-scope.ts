@@ -6,8 +6,10 @@
 // holds a body reader only, never the answer, whose reference here cost a get 5 µs of garbage
 // collection.
 //
-// No AbortController per attempt: creating one (and the signal's bookkeeping) cost ten times what
-// the rest of a `get` costs. The fetch gets the caller's signal as it is, and its own `timeoutMs`.
+// The fetch gets the scope's `signal` (one AbortController, made when asked for), aborted when
+// the scope ends early: a fetch that honours it lets its connection go at close() or an abort,
+// rather than at its own `timeoutMs`. Not joined with AbortSignal.any: on a long-lived source
+// (the client's close signal) each joined signal stays referenced until the source aborts.
 import type { TimerHandle, Timers } from "./runtime.js";
 
 /** The reason a scope ends with when its time limit passes: named "TimeoutError" (see isTimeout). */
@@ -23,6 +25,7 @@ export class AttemptScope {
   private fail: ((reason: unknown) => void) | undefined;
   private caller: AbortSignal | undefined;
   private reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  private controller: AbortController | undefined;
   private done = false;
   /** True once the time limit passed (the attempt failed; another endpoint may answer). */
   timedOut = false;
@@ -64,6 +67,15 @@ export class AttemptScope {
     });
   }
 
+  /** The signal of the attempt's fetch: aborted with the reason the scope ends early for. */
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.stopped) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
   /** The reader a chunked body is read with: cancelled if the scope ends early. */
   holds(reader: ReadableStreamDefaultReader<Uint8Array>): void {
     this.reader = reader;
@@ -99,6 +111,7 @@ export class AttemptScope {
     // A body being read through a reader is locked: the reader cancels it (the attempt cancels
     // any other body once the race below rejects).
     if (this.reader) void this.reader.cancel(reason).catch(() => undefined);
+    this.controller?.abort(reason);
     this.fail?.(reason);
     this.end();
   }

@@ -302,7 +302,9 @@ export class FailoverTransport {
     try {
       // Nothing is sent once the client closed (or the caller aborted) before the attempt began.
       if (scope.stopped) throw scope.reason;
-      pending = this.deps.fetch(endpoint + req.path, this.init(req, authorization));
+      // The scope's signal ends the connection at close() too; a stream's is the caller's
+      // (the watch's per-attempt signal), which must outlive the scope.
+      pending = this.deps.fetch(endpoint + req.path, this.init(req, authorization, req.stream ? req.signal : scope.signal));
       res = await scope.race(pending);
       // A stream's body is the caller's to read and to cancel; any other answer to a stream
       // request (an error, a redirect) is read here, within the time limit, like every answer.
@@ -327,9 +329,9 @@ export class FailoverTransport {
   }
 
   /** The fetch's init of one attempt: the request, its credential, the time limit. */
-  private init(req: OutgoingRequest, authorization: string | undefined): RequestInitLike {
+  private init(req: OutgoingRequest, authorization: string | undefined, signal = req.signal): RequestInitLike {
     const headers = authorization === undefined ? req.headers : { ...req.headers, authorization };
-    return { method: req.method, headers, body: req.body, signal: req.signal, timeoutMs: this.deps.timeoutMs, stream: req.stream };
+    return { method: req.method, headers, body: req.body, signal, timeoutMs: this.deps.timeoutMs, stream: req.stream };
   }
 
   /**

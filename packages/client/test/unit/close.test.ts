@@ -87,6 +87,18 @@ describe("client close", () => {
     expect(f.calls.map((x) => x.init.method)).to.deep.equal(["GET"]);
   });
 
+  it("aborts the fetch of a request in flight (its connection ends), not only the call", async () => {
+    const f = new FakeFetch().on(A, () => new Promise(() => undefined));
+    const c = client(f);
+    const got = c.get("k");
+    await settle();
+    const signal = f.calls[0]?.init.signal;
+    c.close();
+    expect(await outcome(got)).to.have.property("state", "rejected");
+    expect(signal?.aborted, "the fetch's signal").to.equal(true);
+    expect(signal?.reason).to.be.instanceOf(ClientClosedError);
+  });
+
   it("calls after close() throw ClientClosedError", async () => {
     const c = client(new FakeFetch());
     c.close();

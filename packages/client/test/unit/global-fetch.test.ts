@@ -6,7 +6,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import { HypercacheClient } from "../../src/client.js";
-import { HypercacheError } from "../../src/errors.js";
+import { ClientClosedError, HypercacheError } from "../../src/errors.js";
 import { globalFetch } from "../../src/fetch-types.js";
 
 /** A loopback server answering with `handler`, counting the requests it got. */
@@ -17,7 +17,7 @@ async function loopback(handler: (req: http.IncomingMessage, res: http.ServerRes
     handler(req, res);
   });
   await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, hits: () => hits, close: () => new Promise<void>((r) => s.close(() => r())) };
+  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, hits: () => hits, close: () => new Promise<void>((r) => (s.closeAllConnections(), s.close(() => r()))) };
 }
 
 describe("globalFetch", () => {
@@ -53,6 +53,25 @@ describe("globalFetch", () => {
     expect(seen?.aborted).to.equal(false);
     caller.abort(new Error("stop"));
     expect(seen?.aborted).to.equal(true);
+  });
+
+  it("close() ends the connection of a request waiting for its headers (it stayed open until timeoutMs)", async () => {
+    let connectionClosed = false;
+    const silent = await loopback((req, res) => {
+      req.resume();
+      res.on("close", () => (connectionClosed = true));
+    });
+    const c = new HypercacheClient({ endpoints: [silent.url], discovery: false, timeoutMs: 30_000 });
+    try {
+      const got = c.get("k").catch((e: unknown) => e);
+      while (silent.hits() === 0) await new Promise((r) => setTimeout(r, 5));
+      c.close();
+      expect(await got).to.be.instanceOf(ClientClosedError);
+      for (let waited = 0; !connectionClosed && waited < 2000; waited += 5) await new Promise((r) => setTimeout(r, 5));
+      expect(connectionClosed, "the node's side of the connection closed").to.equal(true);
+    } finally {
+      await silent.close();
+    }
   });
 
   it("does not follow a redirect: a 307 to another origin is the typed 3xx error, and neither the read nor the PUT body goes there", async () => {
