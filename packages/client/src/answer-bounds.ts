@@ -1,5 +1,7 @@
 // The bound of an answer's body (the client's maxAnswerBytes): a declared Content-Length over it
-// fails the attempt before any byte is read, a body without one is cut off once it passes it.
+// fails the attempt before any byte is read, a body without one is cut off once it passes it. A
+// compressed answer's Content-Length is the size of the compressed bytes, while the platform fetch
+// hands over the body decoded: with a Content-Encoding the body is counted as it is read.
 import type { AttemptScope } from "./attempt-scope.js";
 import { badAnswer, type HypercacheError } from "./errors.js";
 import type { ResponseLike } from "./fetch-types.js";
@@ -18,11 +20,12 @@ export function refuseDeclared(res: ResponseLike, declared: string, max: number,
 
 /**
  * The answer's body, at most `max` bytes: a declared Content-Length over it fails before any byte
- * is read; a body without one is read chunk by chunk and cancelled once it passes `max`.
+ * is read; a body without one (or compressed: the length is not the decoded body's) is read chunk
+ * by chunk and cancelled once it passes `max`.
  */
 export async function readBounded(res: ResponseLike, max: number, endpoint: string, scope?: AttemptScope): Promise<Uint8Array> {
   const tooLarge = () => answerTooLarge(res.status, endpoint, max);
-  const declared = res.headers.get("content-length");
+  const declared = res.headers.get("content-encoding") === null ? res.headers.get("content-length") : null;
   if (declared !== null) {
     refuseDeclared(res, declared, max, endpoint);
     return new Uint8Array(await res.arrayBuffer());

@@ -71,6 +71,17 @@ describe("client answer size bound", () => {
     expect(big.pulled()).to.be.at.most(12);
   });
 
+  it("a compressed answer is bounded as decoded: its Content-Length, the compressed size, is not trusted (a 1 KB gzip of 100 KiB was read whole)", async () => {
+    // What the platform fetch gives for a gzip answer: the encoding's headers, the decoded body.
+    const big = chunked(100, 1024);
+    const gzipped = { ...big, headers: { get: (n: string) => ({ "content-type": "application/octet-stream", "content-encoding": "gzip", "content-length": "1024" })[n.toLowerCase()] ?? null }, arrayBuffer: async () => new ArrayBuffer(100 * 1024) };
+    const f = new FakeFetch().on(A, () => gzipped);
+    const err = (await client(f, { endpoints: [A], maxAnswerBytes: 10 * 1024 }).get("k").catch((e: unknown) => e)) as AllEndpointsFailedError;
+    expect(err).to.be.instanceOf(AllEndpointsFailedError);
+    expect(err.last).to.be.instanceOf(BadAnswerError);
+    expect(big.pulled()).to.be.at.most(12);
+  });
+
   it("a chunked answer within the bound is read whole", async () => {
     const f = new FakeFetch().on(A, () => chunked(10, 1024));
     expect((await client(f, { endpoints: [A], maxAnswerBytes: 10 * 1024 }).get("k"))?.byteLength).to.equal(10 * 1024);

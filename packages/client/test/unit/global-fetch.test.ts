@@ -4,9 +4,10 @@
 import { getEventListeners } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 import { expect } from "chai";
 import { HypercacheClient } from "../../src/client.js";
-import { ClientClosedError, HypercacheError } from "../../src/errors.js";
+import { AllEndpointsFailedError, BadAnswerError, ClientClosedError, HypercacheError } from "../../src/errors.js";
 import { globalFetch } from "../../src/fetch-types.js";
 
 /** A loopback server answering with `handler`, counting the requests it got. */
@@ -71,6 +72,23 @@ describe("globalFetch", () => {
       expect(connectionClosed, "the node's side of the connection closed").to.equal(true);
     } finally {
       await silent.close();
+    }
+  });
+
+  it("a gzip answer is bounded as decoded: 8 MiB of zeros in a 8 KiB body with its Content-Length is a BadAnswerError under maxAnswerBytes 1 MiB, not the value", async () => {
+    const packed = gzipSync(Buffer.alloc(8 * 1024 * 1024), { level: 9 });
+    const node = await loopback((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-encoding": "gzip", "content-length": String(packed.byteLength), "x-cache-node": "n1" });
+      res.end(packed);
+    });
+    const c = new HypercacheClient({ endpoints: [node.url], discovery: false, maxAnswerBytes: 1024 * 1024 });
+    try {
+      const err = await c.get("k").then((v) => `a value of ${v?.byteLength} bytes`, (e: unknown) => e);
+      expect((err as AllEndpointsFailedError).attempts?.[0]?.error, String(err)).to.be.instanceOf(BadAnswerError);
+    } finally {
+      c.close();
+      await node.close();
     }
   });
 

@@ -59,4 +59,21 @@ describe("client OIDC requests against hostile issuers", () => {
     const o = new OidcClientCredentials({ tokenUrl: `${ISSUER}/token`, clientId: "svc", clientSecret: "s3cret" }, { fetch: f.fetch, clock, timers: clock });
     expect(await o.authorization().catch((e: unknown) => e)).to.be.instanceOf(TokenRequestError);
   });
+
+  it("a compressed token answer is bounded as decoded: a small Content-Length (the compressed size) does not let a larger body through", async () => {
+    const text = JSON.stringify({ access_token: "t", token_type: "Bearer", pad: "x".repeat(OIDC_ANSWER_BYTES_MAX) });
+    const decoded = new TextEncoder().encode(text);
+    const headers: Record<string, string> = { "content-type": "application/json", "content-encoding": "gzip", "content-length": "900" };
+    const body = new ReadableStream<Uint8Array>({
+      start(ctrl) {
+        ctrl.enqueue(decoded);
+        ctrl.close();
+      },
+    });
+    const gzipped = { ...answer(200, text), headers: { get: (n: string) => headers[n.toLowerCase()] ?? null }, body, arrayBuffer: async () => decoded.slice().buffer };
+    const f = new FakeFetch().on(ISSUER, () => gzipped);
+    const clock = new ManualClock();
+    const o = new OidcClientCredentials({ tokenUrl: `${ISSUER}/token`, clientId: "svc", clientSecret: "s3cret" }, { fetch: f.fetch, clock, timers: clock });
+    expect(await o.authorization().catch((e: unknown) => e)).to.be.instanceOf(TokenRequestError);
+  });
 });
