@@ -9,10 +9,11 @@ import { encodeBase64 } from "./base64.js";
 import { cutChunks, setManyItemBytes } from "./batch-chunks.js";
 import { ttlToMs, type Ttl } from "./duration.js";
 import { conditionHeaders, type WriteConditions } from "./conditions.js";
-import { ClientClosedError, errorFromAnswer } from "./errors.js";
+import { ClientClosedError, errorFromAnswer, type HypercacheError } from "./errors.js";
 import type { components, paths } from "./gen/client.js";
 import { shaped } from "./answer-checks.js";
 import { RESULT_SHAPE, RESULTS_SHAPE } from "./answer-shapes.js";
+import type { BufferedResponse } from "./failover-transport.js";
 import { buffered } from "./openapi-bridge.js";
 import { positiveOption, type Consistency } from "./options.js";
 import { dataOf, itemFromEnvelope, valueBody, type CacheItem, type CacheValue } from "./values.js";
@@ -81,6 +82,34 @@ function itemError(r: ItemResult, endpoint: string): Error | undefined {
   if (r.status === 200 || (r.status === 404 && r.code === "NOT_FOUND")) return undefined;
   const details = r.details !== null && typeof r.details === "object" && !Array.isArray(r.details) ? { details: r.details } : {};
   return errorFromAnswer(r.status, JSON.stringify({ error: r.error ?? `status ${r.status}`, code: r.code, ...details }), endpoint);
+}
+
+/** The paths of batch writes, which a draining node answers 200 with every item DRAINING. */
+const BATCH_WRITES = /^\/v1\/cache\/batch\/(?:put|delete)(?:\?|$)/;
+
+/**
+ * The DrainingError of a batch write a draining node refused item by item (a 200 whose every item
+ * is 503 DRAINING naming the answering node, or a 4xx of its own), else undefined. The node refuses
+ * the batch whole as it arrives, so nothing of it was applied: the transport takes it as the 503
+ * of a single write (the node cools down, the chunk goes to the next one, conditional or not).
+ */
+export function drainingBatch(path: string, answer: BufferedResponse): HypercacheError | undefined {
+  if (answer.status !== 200 || !BATCH_WRITES.test(path)) return undefined;
+  const text = new TextDecoder().decode(answer.bytes);
+  if (!text.includes('"DRAINING"')) return undefined;
+  let results: unknown;
+  try {
+    results = (JSON.parse(text) as { results?: unknown }).results;
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(results)) return undefined;
+  let draining: ItemResult | undefined;
+  for (const r of results as (ItemResult & { node?: unknown; details?: { node?: unknown } })[]) {
+    if (r?.code === "DRAINING" && typeof r.node === "string" && r.details?.node === r.node) draining ??= r;
+    else if (!(r?.status >= 400 && r.status < 500)) return undefined;
+  }
+  return draining && (itemError(draining, answer.endpoint) as HypercacheError);
 }
 
 export class BatchOps {

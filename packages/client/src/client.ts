@@ -4,7 +4,7 @@
 // talks to those alone: no discovery, no other origin.
 import type { Client } from "openapi-fetch";
 import type { AuthProvider } from "./auth.js";
-import { BatchOps, type BatchOptions, type DeleteManyKey, type DeleteManyResult, type GetManyResult, type SetManyItem, type SetManyResult } from "./batch-ops.js";
+import { BatchOps, drainingBatch, type BatchOptions, type DeleteManyKey, type DeleteManyResult, type GetManyResult, type SetManyItem, type SetManyResult } from "./batch-ops.js";
 import { ClusterWatch, type MembersView, type WatchOptions } from "./cluster-watch.js";
 import { Discovery } from "./discovery.js";
 import { EndpointPool, normalizeBaseUrl, type EndpointStatus } from "./endpoint-pool.js";
@@ -97,11 +97,11 @@ export class HypercacheClient {
       this.discovery = new Discovery({ api: typedClient<apiPaths>(new FailoverTransport({ ...common, pool: this.apiPool })), apiPool: this.apiPool, mgmtPool: this.mgmtPool, onEvent: options.onEvent });
     }
     const rediscover = this.discovery ? () => (this.discovery as Discovery).refresh() : undefined;
-    const apiTransport = new FailoverTransport({ ...common, pool: this.apiPool, rediscover });
+    const apiTransport = new FailoverTransport({ ...common, pool: this.apiPool, rediscover, refusal: drainingBatch });
     this.api = typedClient<apiPaths>(apiTransport);
     this.bytes = new ByteRoutes(apiTransport);
     // Writes that must not be applied twice go through transports of their own failover policy.
-    const transportWith = (failoverAfterSent: FailoverPolicy) => new FailoverTransport({ ...common, pool: this.apiPool, rediscover, failoverAfterSent });
+    const transportWith = (failoverAfterSent: FailoverPolicy) => new FailoverTransport({ ...common, pool: this.apiPool, rediscover, refusal: drainingBatch, failoverAfterSent });
     const once = writeRoutes(transportWith(ONCE));
     this.writes = new ItemWrites({ api: this.api, bytes: this.bytes }, once, typedClient<apiPaths>(transportWith(UNLESS_INTERNAL)));
     const { clock, timers } = this.runtime;

@@ -77,6 +77,11 @@ export interface FailoverTransportDeps {
   readonly failoverAfterSent?: boolean | ((error: HypercacheError | TransportError) => boolean) | undefined;
   /** Attempts one request makes at most; default ATTEMPTS_MAX. */
   readonly attemptsMax?: number | undefined;
+  /**
+   * The error of an answer under 500 that says the node refused the request whole (a batch write
+   * a draining node answered item by item): the attempt fails with it as after a 5xx.
+   */
+  readonly refusal?: ((path: string, answer: BufferedResponse) => HypercacheError | undefined) | undefined;
   /** Refreshes the pool from the cluster; called at most once per request, after every endpoint failed. */
   readonly rediscover?: (() => Promise<unknown>) | undefined;
 }
@@ -271,7 +276,7 @@ export class FailoverTransport {
       // The declared case by hand rather than through readBounded: one async layer less per get.
       if (declared !== null) refuseDeclared(res, declared, this.boundOf(req), endpoint);
       const bytes = declared !== null ? new Uint8Array(await res.arrayBuffer()) : await this.readScoped(res, endpoint, req, timeoutMs - (runtime.clock.nowMs() - started));
-      const answered = answerOf(res, bytes, endpoint);
+      const answered = this.answerOf(res, bytes, endpoint, req);
       if (!(answered instanceof HypercacheError)) return answered;
       error = answered;
     } catch (err) {
@@ -309,7 +314,7 @@ export class FailoverTransport {
       // A stream's body is the caller's to read and to cancel; any other answer to a stream
       // request (an error, a redirect) is read here, within the time limit, like every answer.
       if (req.stream && res.status === 200) return { response: res, endpoint };
-      const answered = answerOf(res, await scope.race(readBounded(res, this.boundOf(req), endpoint, scope)), endpoint);
+      const answered = this.answerOf(res, await scope.race(readBounded(res, this.boundOf(req), endpoint, scope)), endpoint, req);
       if (!(answered instanceof HypercacheError)) return answered;
       error = answered;
     } catch (err) {
@@ -326,6 +331,13 @@ export class FailoverTransport {
       this.closeScope(scope);
     }
     return new Failure(endpoint, error, runtime.clock.nowMs() - started);
+  }
+
+  /** A read answer: buffered under 500 unless it is a refusal, else the error it says. */
+  private answerOf(res: ResponseLike, bytes: Uint8Array, endpoint: string, req: OutgoingRequest): Answer | HypercacheError {
+    if (res.status >= 500) return errorFromAnswer(res.status, new TextDecoder().decode(bytes), endpoint);
+    const response = new BufferedResponse(res, bytes, endpoint);
+    return this.deps.refusal?.(req.path, response) ?? { response, endpoint };
   }
 
   /** The fetch's init of one attempt: the request, its credential, the time limit. */
@@ -361,10 +373,4 @@ export class FailoverTransport {
 function replayed(r: Answer): Answer {
   if (r.response instanceof BufferedResponse) r.response.replayed = true;
   return r;
-}
-
-/** A read answer: buffered under 500, else the error it says. */
-function answerOf(res: ResponseLike, bytes: Uint8Array, endpoint: string): Answer | HypercacheError {
-  if (res.status < 500) return { response: new BufferedResponse(res, bytes, endpoint), endpoint };
-  return errorFromAnswer(res.status, new TextDecoder().decode(bytes), endpoint);
 }

@@ -4,7 +4,7 @@ import { HypercacheClient } from "../../src/client.js";
 import { AllEndpointsFailedError, DrainingError, HypercacheError, TimeoutError, TransportError, UnauthorizedError } from "../../src/errors.js";
 import type { ClientEvent } from "../../src/failover-transport.js";
 import { seededRandom } from "../../src/runtime.js";
-import { answer, bytesAnswer, envelope, FakeFetch, timedOut } from "./fake-fetch.js";
+import { answer, bytesAnswer, envelope, FakeFetch, timedOut, type Call } from "./fake-fetch.js";
 
 const A = "http://a:1";
 const B = "http://b:1";
@@ -45,6 +45,54 @@ describe("client failover", () => {
     const errors = events.map((e) => (e as { error: Error }).error);
     expect(errors[0]).to.be.instanceOf(DrainingError);
     expect(errors[1]).to.be.instanceOf(TimeoutError);
+  });
+
+  describe("a batch write through a draining node (200, every item 503 DRAINING naming the node: nothing applied)", () => {
+    const drained = (call: Call) => {
+      const body = JSON.parse(new TextDecoder().decode(call.bodyBytes)) as { items?: { key: string }[]; keys?: (string | { key: string })[] };
+      const keys = body.items?.map((i) => i.key) ?? body.keys?.map((k) => (typeof k === "string" ? k : k.key)) ?? [];
+      const item = (key: string) => ({ key, status: 503, owners: ["n1", "n2"], node: "n1", error: "node n1 is draining: writes go to another node", code: "DRAINING", details: { node: "n1" } });
+      return answer(200, { results: keys.map((k) => (k === "bad key" ? { key: k, status: 400, owners: [], node: "n1", error: "bad key", code: "BAD_REQUEST" } : item(k))) });
+    };
+    const serving = (call: Call) => {
+      const body = JSON.parse(new TextDecoder().decode(call.bodyBytes)) as { items?: { key: string }[]; keys?: (string | { key: string })[] };
+      if (body.items) return answer(200, { results: body.items.map((i) => (i.key === "bad key" ? { key: i.key, status: 400, stored: false, owners: [], node: "n2", error: "bad key", code: "BAD_REQUEST" } : { key: i.key, status: 200, stored: true, bytes: 1, node: "n2", owners: ["n1", "n2"] })) });
+      return answer(200, { results: (body.keys ?? []).map((k) => ({ key: typeof k === "string" ? k : k.key, status: 200, deleted: true, bytes: 1, node: "n2" })) });
+    };
+
+    it("setMany and deleteMany fail over like a single write, and the node cools down (every item was a DrainingError)", async () => {
+      const f = new FakeFetch().on(A, drained).on(B, serving);
+      const { c, events } = client(f, [A, B]);
+      const items = [{ key: "x", value: "1" }, { key: "y", value: "2" }];
+      expect((await c.setMany(items)).map((r) => r.stored)).to.deep.equal([true, true]);
+      expect(c.endpoints().find((e) => e.url === A)?.coolingForMs).to.be.above(0);
+      expect((await c.setMany(items)).map((r) => r.stored)).to.deep.equal([true, true]);
+      expect(await c.deleteMany(["x", { key: "y", ifMatch: '"e1"' }])).to.deep.equal([{ key: "x", deleted: true, bytes: 1 }, { key: "y", deleted: true, bytes: 1 }]);
+      expect(f.order).to.deep.equal([A, B, B, B]);
+      expect((events[0] as { error: Error }).error).to.be.instanceOf(DrainingError);
+    });
+
+    it("a conditional chunk fails over too (nothing was applied), items failed on their own (400) go with it, and it is no replay", async () => {
+      const f = new FakeFetch().on(A, drained).on(B, serving);
+      const { c } = client(f, [A, B]);
+      const results = await c.setMany([{ key: "x", value: "1", ifNoneMatch: "*" }, { key: "bad key", value: "2" }]);
+      expect(results.map((r) => r.stored)).to.deep.equal([true, false]);
+      expect(results[1]?.error).to.include({ status: 400 });
+      expect(f.order).to.deep.equal([A, B]);
+      expect(await c.deleteMany([{ key: "x", ifMatch: '"e1"' }])).to.deep.equal([{ key: "x", deleted: true, bytes: 1 }]);
+    });
+
+    it("items DRAINING beside items applied, or naming another node (the primary the write was forwarded to), are that answer's results: no failover", async () => {
+      const forwarded = (call: Call) => {
+        const { items } = JSON.parse(new TextDecoder().decode(call.bodyBytes)) as { items: { key: string }[] };
+        return answer(200, { results: items.map((i) => ({ key: i.key, status: 503, owners: ["n9"], node: "n1", error: "node n9 is draining", code: "DRAINING", details: { node: "n9" } })) });
+      };
+      const f = new FakeFetch().on(A, forwarded).on(B, serving);
+      const { c } = client(f, [A, B]);
+      const results = await c.setMany([{ key: "x", value: "1" }]);
+      expect(results[0]?.error).to.be.instanceOf(DrainingError);
+      expect(f.order).to.deep.equal([A]);
+    });
   });
 
   it("returns a 4xx answer at once: the endpoint is hit once and no other is tried", async () => {
