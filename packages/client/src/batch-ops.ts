@@ -9,7 +9,7 @@ import { encodeBase64 } from "./base64.js";
 import { cutChunks, setManyItemBytes } from "./batch-chunks.js";
 import { ttlToMs, type Ttl } from "./duration.js";
 import { conditionHeaders, type WriteConditions } from "./conditions.js";
-import { ClientClosedError, errorFromAnswer, type HypercacheError } from "./errors.js";
+import { ClientClosedError, errorFromAnswer, PayloadTooLargeError, type HypercacheError } from "./errors.js";
 import type { components, paths } from "./gen/client.js";
 import { shaped } from "./answer-checks.js";
 import { RESULT_SHAPE, RESULTS_SHAPE } from "./answer-shapes.js";
@@ -121,18 +121,44 @@ export class BatchOps {
   ) {}
 
   getMany(keys: readonly string[], o: BatchOptions = {}): Promise<GetManyResult[]> {
-    return this.run(keys, o, async (part) => {
-      const answered = await this.api.POST("/v1/cache/batch/get", { body: { keys: part }, params: { query: { consistency: o.consistency } }, signal: o.signal });
-      const data = dataOf(answered, RESULTS_SHAPE, "a batch answer");
-      const from = buffered(answered.response);
-      const endpoint = from.endpoint;
-      return data.results.map((r): GetManyResult => {
-        shaped(r, RESULT_SHAPE, "a batch result", from);
-        const error = itemError(r, endpoint);
-        if (error) return { key: r.key, found: false, error };
-        return r.found === true ? { key: r.key, found: true, item: itemFromEnvelope(r, from) } : { key: r.key, found: false };
+    return this.run(keys, o, (part) => this.getChunk(part, o), (key, error) => ({ key, found: false, error }));
+  }
+
+  /**
+   * A chunk of getMany. A node answers at most its SERVICE_MAX_BODY_BYTES of values a call and
+   * reports the keys past that 413 in place ("read this key in another call"): they are asked for
+   * again while each call answers some of them; one that still gets it alone keeps the error.
+   */
+  private async getChunk(keys: string[], o: BatchOptions): Promise<GetManyResult[]> {
+    const results = await this.getOnce(keys, o);
+    const later = (r: GetManyResult | undefined) => r?.error instanceof PayloadTooLargeError;
+    let left = keys.flatMap((_, i) => (later(results[i]) ? [i] : []));
+    for (let sent = keys.length; left.length > 0 && left.length < sent; ) {
+      sent = left.length;
+      const asked = left;
+      const again = await this.getOnce(asked.map((i) => keys[i] as string), o).catch((err: unknown) => {
+        if (o.signal?.aborted) throw err;
+        return asked.map((i): GetManyResult => ({ key: keys[i] as string, found: false, error: err as Error }));
       });
-    }, (key, error) => ({ key, found: false, error }));
+      asked.forEach((i, j) => (results[i] = again[j] as GetManyResult));
+      left = asked.filter((_, j) => later(again[j]));
+    }
+    return results;
+  }
+
+  /** One batch get: a result per key, in order. */
+  private async getOnce(keys: string[], o: BatchOptions): Promise<GetManyResult[]> {
+    const answered = await this.api.POST("/v1/cache/batch/get", { body: { keys }, params: { query: { consistency: o.consistency } }, signal: o.signal });
+    const data = dataOf(answered, RESULTS_SHAPE, "a batch answer");
+    const from = buffered(answered.response);
+    const endpoint = from.endpoint;
+    if (data.results.length !== keys.length) throw new Error(`the server answered ${data.results.length} results for ${keys.length} items`);
+    return data.results.map((r): GetManyResult => {
+      shaped(r, RESULT_SHAPE, "a batch result", from);
+      const error = itemError(r, endpoint);
+      if (error) return { key: r.key, found: false, error };
+      return r.found === true ? { key: r.key, found: true, item: itemFromEnvelope(r, from) } : { key: r.key, found: false };
+    });
   }
 
   async setMany(items: readonly SetManyItem[], o: BatchOptions = {}): Promise<SetManyResult[]> {

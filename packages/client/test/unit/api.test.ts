@@ -182,6 +182,43 @@ describe("client batches", () => {
     for (const it of items) expect(setManyItemBytes(it), it.key).to.equal(Buffer.byteLength(JSON.stringify(wire(it))));
   });
 
+  describe("getMany past a node's answer budget (items past it are 413 in place: read them in another call)", () => {
+    /** A node answering at most `budget` values a call (the first always), the rest 413; "huge" is 413 unless first; `then` answers the calls after the first. */
+    function budgetNode(budget: number, then?: () => ReturnType<typeof answer>) {
+      const f = new FakeFetch().on(A, (call) => {
+        if (then && f.calls.length > 1) return then();
+        let values = 0;
+        const results = (jsonBody(call).keys as string[]).map((key, i) => {
+          if (key.startsWith("missing")) return { key, status: 404, found: false, owners: ["n1"], node: "n1", error: "no such key", code: "NOT_FOUND" };
+          values++;
+          if (key === "huge" || (i > 0 && values > budget)) return { key, status: 413, found: false, owners: ["n1"], node: "n1", error: "the answer reached its limit of 16777216 value bytes; read this key in another call", code: "PAYLOAD_TOO_LARGE", details: { limit_bytes: 16777216 } };
+          return { key, status: 200, found: true, value: btoa(key), value_encoding: "base64", version: 1, origin: "n1", last_updated: "2026-01-01T00:00:00.000Z", node: "n1", owners: ["n1"] };
+        });
+        return answer(200, { results });
+      });
+      return f;
+    }
+
+    it("asks again for the keys the node left out, until every one is read, in input order", async () => {
+      const f = budgetNode(3);
+      const keys = ["k0", "missing-1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9"];
+      const results = await make(f).getMany(keys);
+      expect(results.map((r) => (r.found ? new TextDecoder().decode(r.item?.value) : (r.error?.name ?? "missing")))).to.deep.equal(["k0", "missing", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9"]);
+      expect(f.calls.map((c) => (jsonBody(c).keys as string[]).length)).to.deep.equal([10, 6, 3]);
+    });
+
+    it("a key that still gets 413 alone in a call keeps its PayloadTooLargeError; a call that fails whole fails only the keys it asked for again", async () => {
+      const alone = budgetNode(10);
+      const results = await make(alone).getMany(["a", "huge", "b"]);
+      expect(results.map((r) => r.found)).to.deep.equal([true, false, true]);
+      expect(results[1]?.error).to.be.instanceOf(PayloadTooLargeError);
+      expect(alone.calls.map((c) => jsonBody(c).keys)).to.deep.equal([["a", "huge", "b"], ["huge"]]);
+      const down = await make(budgetNode(1, () => envelope(503, "UNAVAILABLE"))).getMany(["a", "b", "c"]);
+      expect(down.map((r) => r.found)).to.deep.equal([true, false, false]);
+      expect(down.slice(1).every((r) => r.error instanceof AllEndpointsFailedError)).to.equal(true);
+    });
+  });
+
   it("deleteMany answers per key; a chunk whose every endpoint failed becomes per-item errors", async () => {
     const { f } = batchServer();
     expect((await make(f).deleteMany(["a", "b"])).map((r) => r.deleted)).to.deep.equal([true, true]);
