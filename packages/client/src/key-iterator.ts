@@ -3,6 +3,9 @@
 // `partialNodes`, so a caller can tell a complete scan from a partial one. A page that is not the
 // server's shape, or whose `next_cursor` is missing or was already followed (a loop), ends the
 // iteration with a BadAnswerError: the contract makes `next_cursor` required, empty on the last page.
+// So do pages that never end with fresh cursors: an empty page naming a next one (the server pages
+// by offset, so only the last page can be empty), or keys past the result set's cap (`max`, at
+// most KEYS_MAX_CEILING), which the server's offsets never pass.
 import type { Client } from "openapi-fetch";
 import { badAnswer } from "./errors.js";
 import type { components, paths } from "./gen/client.js";
@@ -10,6 +13,9 @@ import { buffered } from "./openapi-bridge.js";
 import { dataOf } from "./values.js";
 
 type KeyPage = components["schemas"]["KeyBrowserPage"];
+
+/** The server's ceiling of `max`, the size of a result set. */
+const KEYS_MAX_CEILING = 50_000;
 
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
 
@@ -19,6 +25,7 @@ function pageProblem(p: Partial<KeyPage> | null): string | undefined {
   if (typeof p.next_cursor !== "string") return "a key page without next_cursor";
   if (!isStrings(p.keys) || !isStrings(p.partial_nodes)) return "a key page whose keys or partial_nodes are not lists of strings";
   if (typeof p.truncated !== "boolean" || typeof p.total_matched !== "number") return "a key page without truncated or total_matched";
+  if (p.keys.length === 0 && p.next_cursor !== "") return "an empty key page naming a next one";
   return undefined;
 }
 
@@ -55,12 +62,16 @@ export class KeyIterator implements AsyncIterable<string> {
   async *[Symbol.asyncIterator](): AsyncIterator<string> {
     let cursor: string | undefined;
     const followed = new Set<string>();
+    const cap = Math.min(this.opts.max ?? KEYS_MAX_CEILING, KEYS_MAX_CEILING);
+    let listed = 0;
     do {
       const query = { q: this.opts.q, limit: this.opts.pageSize ?? this.pageSize, max: this.opts.max, cursor };
       const answered = await this.api.GET("/v1/cache/keys", { params: { query }, signal: this.opts.signal });
       const data = dataOf(answered);
       if (cursor !== undefined) followed.add(cursor);
-      const problem = pageProblem(data) ?? (followed.has(data.next_cursor) ? `next_cursor ${JSON.stringify(data.next_cursor)} again, a page already followed` : undefined);
+      let problem = pageProblem(data);
+      if (!problem && followed.has(data.next_cursor)) problem = `next_cursor ${JSON.stringify(data.next_cursor)} again, a page already followed`;
+      if (!problem && (listed += data.keys.length) > cap) problem = `key pages past ${cap} keys, the result set's cap (max)`;
       if (problem) throw badAnswer(answered.response.status, buffered(answered.response).endpoint, problem);
       this.pages++;
       for (const n of data.partial_nodes) this.partial.add(n);

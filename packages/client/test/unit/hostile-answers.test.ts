@@ -41,6 +41,29 @@ describe("client against hostile answers: key browser", () => {
     expect((err as Error).message).to.match(/cursor/);
     expect(f.calls).to.have.length(3);
   });
+
+  it("fresh pages past the result set's cap are a BadAnswerError, not an iteration without end: past max, or 50000 without one", async () => {
+    for (const [max, pages] of [[1000, 3], [undefined, 101]] as const) {
+      const f = new FakeFetch().on(A, () => {
+        const n = f.calls.length;
+        return answer(200, { ...page, keys: Array.from({ length: 500 }, (_, i) => `p${n}-k${i}`), next_cursor: `c${n}` });
+      });
+      const it = make(f).keys({ max });
+      let yielded = 0;
+      const err = await rejection((async () => {
+        for await (const _ of it) if (++yielded > 60_000) break;
+      })());
+      expect(err, `max ${max}`).to.be.instanceOf(BadAnswerError);
+      expect(f.calls, `max ${max}`).to.have.length(pages);
+      expect(yielded).to.equal((pages - 1) * 500);
+    }
+  });
+
+  it("an empty page naming a next one is a BadAnswerError (a page before the last is never empty)", async () => {
+    const f = new FakeFetch().on(A, () => answer(200, f.calls.length > 5 ? { ...page, next_cursor: "" } : { ...page, keys: [], next_cursor: `c${f.calls.length}` }));
+    expect(await rejection(make(f).keys().toArray())).to.be.instanceOf(BadAnswerError);
+    expect(f.calls).to.have.length(1);
+  });
 });
 
 describe("client against hostile answers: 404s that are not a missing key", () => {
