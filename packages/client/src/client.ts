@@ -12,6 +12,7 @@ import { AllEndpointsFailedError, ClientClosedError, ClientConfigError, Hypercac
 import { globalFetch, type FetchLike } from "./fetch-types.js";
 import { ATTEMPT_TIMEOUT_MS, BufferedResponse, FailoverTransport } from "./failover-transport.js";
 import { ByteRoutes } from "./byte-routes.js";
+import { untilAborted } from "./attempt-scope.js";
 import type { DeleteOptions, ReadOptions, SetOptions } from "./call-options.js";
 import { etagField } from "./conditions.js";
 import { LeaseLoads, type Loader, type LoadOptions } from "./lease-loads.js";
@@ -251,74 +252,74 @@ export class HypercacheClient {
 
   /** Membership as a node's management listener reports it. */
   async members(o: CallOptions = {}): Promise<MembersView> {
-    return dataOf(await (await this.management()).GET("/cluster/members", { signal: o.signal }), MEMBERS_SHAPE, "a members view");
+    return dataOf(await (await this.management(false, o.signal)).GET("/cluster/members", { signal: o.signal }), MEMBERS_SHAPE, "a members view");
   }
 
   /** The caller's identity on a management listener (`GET /me`: any authenticated identity, where `me()` needs read). */
   async identity(o: CallOptions = {}): Promise<ManagementIdentity> {
-    return dataOf(await (await this.management()).GET("/me", { signal: o.signal }), IDENTITY_SHAPE, "an identity");
+    return dataOf(await (await this.management(false, o.signal)).GET("/me", { signal: o.signal }), IDENTITY_SHAPE, "an identity");
   }
 
   /** The answering node's hash ring: each node's primary and owner share of the key space. */
   async ring(o: CallOptions = {}): Promise<RingView> {
-    return dataOf(await (await this.management()).GET("/cluster/ring", { signal: o.signal }), RING_SHAPE, "a ring view");
+    return dataOf(await (await this.management(false, o.signal)).GET("/cluster/ring", { signal: o.signal }), RING_SHAPE, "a ring view");
   }
 
   /** The answering node's hint queues per target node, with totals, caps and counters. */
   async hints(o: CallOptions = {}): Promise<HintsView> {
-    return dataOf(await (await this.management()).GET("/dist/hints", { signal: o.signal }), HINTS_SHAPE, "a hints view");
+    return dataOf(await (await this.management(false, o.signal)).GET("/dist/hints", { signal: o.signal }), HINTS_SHAPE, "a hints view");
   }
 
   /** One page of the cluster's keys (`GET /cluster/keys`); pass `next_cursor` as `cursor` for the next. */
   async keyPage(o: KeyPageOptions = {}): Promise<KeyBrowserPage> {
     const query = { q: o.q, limit: o.limit, max: o.max, cursor: o.cursor };
-    return dataOf(await (await this.management()).GET("/cluster/keys", { params: { query }, signal: o.signal }), KEY_PAGE_SHAPE, "a key page");
+    return dataOf(await (await this.management(false, o.signal)).GET("/cluster/keys", { params: { query }, signal: o.signal }), KEY_PAGE_SHAPE, "a key page");
   }
 
   /** Each owner's own copy of `key` (present, version, origin, expiry, size, or unreachable). */
   async replicas(key: string, o: CallOptions = {}): Promise<KeyReplicas> {
-    return dataOf(await (await this.management()).GET("/cluster/keys/{key}/replicas", { params: { path: { key } }, signal: o.signal }), REPLICAS_SHAPE, "a replicas view");
+    return dataOf(await (await this.management(false, o.signal)).GET("/cluster/keys/{key}/replicas", { params: { path: { key } }, signal: o.signal }), REPLICAS_SHAPE, "a replicas view");
   }
 
   /** The first 4096 bytes of `key`'s value with its size and expiry; undefined when it has none. */
   async valuePreview(key: string, o: CallOptions = {}): Promise<ValuePreview | undefined> {
-    const { data, response } = await (await this.management()).GET("/cluster/keys/{key}/value", { params: { path: { key } }, signal: o.signal });
+    const { data, response } = await (await this.management(false, o.signal)).GET("/cluster/keys/{key}/value", { params: { path: { key } }, signal: o.signal });
     return data === undefined ? this.missingOrThrow(response) : shaped<ValuePreview>(data, PREVIEW_SHAPE, "a value preview", buffered(response));
   }
 
   /** The answering node's store statistics. */
   async stats(o: CallOptions = {}): Promise<NodeStats> {
-    return dataOf(await (await this.management()).GET("/stats", { signal: o.signal }), STATS_SHAPE, "a stats view");
+    return dataOf(await (await this.management(false, o.signal)).GET("/stats", { signal: o.signal }), STATS_SHAPE, "a stats view");
   }
 
   /** The answering node's drain state and hand-off progress. */
   async drainStatus(o: CallOptions = {}): Promise<DrainStatus> {
-    return dataOf(await (await this.management()).GET("/dist/drain", { signal: o.signal }), DRAIN_STATUS_SHAPE, "a drain status");
+    return dataOf(await (await this.management(false, o.signal)).GET("/dist/drain", { signal: o.signal }), DRAIN_STATUS_SHAPE, "a drain status");
   }
 
   /** Drains the answering node (admin; one-way until it restarts). */
   async drain(o: CallOptions = {}): Promise<DrainAnswer> {
-    return dataOf(await (await this.management(true)).POST("/dist/drain", { signal: o.signal }));
+    return dataOf(await (await this.management(true, o.signal)).POST("/dist/drain", { signal: o.signal }));
   }
 
   /** Runs one eviction pass on the answering node (admin). */
   async evict(o: CallOptions = {}): Promise<EvictAnswer> {
-    return dataOf(await (await this.management(true)).POST("/evict", { signal: o.signal }));
+    return dataOf(await (await this.management(true, o.signal)).POST("/evict", { signal: o.signal }));
   }
 
   /** Runs one expiration pass on the answering node (admin). */
   async triggerExpiration(o: CallOptions = {}): Promise<ExpireAnswer> {
-    return dataOf(await (await this.management(true)).POST("/trigger-expiration", { signal: o.signal }));
+    return dataOf(await (await this.management(true, o.signal)).POST("/trigger-expiration", { signal: o.signal }));
   }
 
   /** Removes every item the answering node holds, on that node only (admin). */
   async clearNode(o: CallOptions = {}): Promise<ClearAnswer> {
-    return dataOf(await (await this.management(true)).POST("/clear", { signal: o.signal }));
+    return dataOf(await (await this.management(true, o.signal)).POST("/clear", { signal: o.signal }));
   }
 
   /** Typed membership and heartbeat events; reconnects (to another node when it knows one) and reports its state to `onStatus`. */
   async watch(o: WatchOptions = {}): Promise<ClusterWatch> {
-    await this.management();
+    await this.management(false, o.signal);
     return new ClusterWatch({ transport: this.mgmtTransport, pool: this.mgmtPool, runtime: this.runtime, closed: this.closing.signal }, o);
   }
 
@@ -364,14 +365,15 @@ export class HypercacheClient {
 
   /**
    * The typed management routes, once a management endpoint is known (discovered if need be);
-   * `nodeTargeted` for calls on the answering node's state, which never reach a second node.
+   * `nodeTargeted` for calls on the answering node's state, which never reach a second node. The
+   * call's `signal` and close() end the wait for discovery.
    */
-  private async management(nodeTargeted = false): Promise<Client<mgmtPaths>> {
+  private async management(nodeTargeted: boolean, signal: AbortSignal | undefined): Promise<Client<mgmtPaths>> {
     this.open();
     const routes = nodeTargeted ? this.mgmtNode : this.mgmt;
     if (this.mgmtPool.size() > 0) return routes;
     let failure: unknown;
-    if (this.discovery) await this.discovery.refresh().catch((err: unknown) => (failure = err));
+    if (this.discovery) await untilAborted(this.discovery.refresh().catch((err: unknown) => void (failure = err)), [signal, this.closing.signal]);
     // Discovery that reached no client endpoint, or was refused, is why none is known: not the configuration.
     if (this.mgmtPool.size() === 0 && (failure instanceof AllEndpointsFailedError || (failure instanceof HypercacheError && (failure.status === 401 || failure.status === 403)))) throw failure;
     if (this.mgmtPool.size() === 0) throw new ClientConfigError("no management endpoint known: discovery found none this client may use (with credentials, only the configured origins); pass managementEndpoints, or set trustDiscoveredEndpoints");

@@ -1,5 +1,6 @@
 // The caller's signal ends a request whatever it is waiting for: an answer, a token provider that
-// takes its time, or the discovery run after every endpoint failed. close() does the same.
+// takes its time, the discovery run after every endpoint failed, or the one a management call
+// waits for to find its endpoint. close() does the same.
 import { expect } from "chai";
 import { ManualClock } from "../../../../test/helpers/manual-clock.js";
 import { HypercacheClient } from "../../src/client.js";
@@ -37,6 +38,22 @@ describe("client abort", () => {
     expect(f.calls.map((x) => new URL(x.url).pathname)).to.deep.equal(["/v1/cache/k", "/v1/cluster/endpoints"]);
     ctrl.abort(stop);
     expect(await outcome(got)).to.deep.equal({ state: "rejected", error: stop });
+  });
+
+  it("while a management call waits for the discovery that finds its endpoint (members, a node call, watch), and close() too", async () => {
+    const f = new FakeFetch().on(A, () => new Promise(() => undefined));
+    const c = make(f, { discovery: { atStart: false, intervalMs: 0 } });
+    const ctrl = new AbortController();
+    const calls = [c.members({ signal: ctrl.signal }), c.drain({ signal: ctrl.signal }), c.watch({ signal: ctrl.signal })];
+    await settle();
+    expect(f.calls.map((x) => new URL(x.url).pathname)).to.deep.equal(["/v1/cluster/endpoints"]);
+    ctrl.abort(stop);
+    for (const got of calls) expect(await outcome(got)).to.deep.equal({ state: "rejected", error: stop });
+    const closing = c.stats();
+    await settle();
+    c.close();
+    const r = await outcome(closing);
+    expect((r as { error?: unknown }).error).to.be.instanceOf(ClientClosedError);
   });
 
   it("close() ends a request waiting for a token provider", async () => {
