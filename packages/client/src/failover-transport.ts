@@ -3,13 +3,13 @@
 // discovery runs once and its new endpoints are tried; then the request ends with AllEndpointsFailedError.
 import type { AuthProvider } from "./auth.js";
 import type { EndpointPool } from "./endpoint-pool.js";
-import { AllEndpointsFailedError, errorFromAnswer, HypercacheError, type TransportError, type FailedAttempt } from "./errors.js";
+import { AllEndpointsFailedError, errorFromAnswer, HypercacheError, TimeoutError, type TransportError, type FailedAttempt } from "./errors.js";
 import { attemptError, neverSent, notApplied } from "./attempt-errors.js";
 import { parseJsonAnswer } from "./answer-checks.js";
 import { readBounded, refuseDeclared } from "./answer-bounds.js";
 import { AttemptScope, untilAborted } from "./attempt-scope.js";
 import { type FetchLike, type HeadersLike, type RequestInitLike, type ResponseLike } from "./fetch-types.js";
-import type { Runtime } from "./runtime.js";
+import type { Runtime, TimerHandle } from "./runtime.js";
 
 /** Default time limit of one attempt, headers and body (ms). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -239,23 +239,42 @@ export class FailoverTransport {
     return this.attemptRefreshing(endpoint, req, pending);
   }
 
+  /** The wait for a credential counts within the attempt's time limit: the request gets what is left. */
   private async attemptRefreshing(endpoint: string, req: OutgoingRequest, pending: string | undefined | Promise<string | undefined>): Promise<AttemptResult> {
+    const { clock } = this.deps.runtime;
     const ends = [req.signal, this.deps.closed];
-    let authorization = typeof pending === "object" ? await untilAborted(pending, ends) : pending;
-    let r = await this.once(endpoint, req, authorization);
+    const started = clock.nowMs();
+    let authorization = typeof pending === "object" ? await this.credential(pending, endpoint, ends) : pending;
+    const timeoutMs = this.deps.timeoutMs;
+    let r = await this.once(endpoint, req, authorization, timeoutMs > 0 ? Math.max(1, timeoutMs - (clock.nowMs() - started)) : 0);
     if (!(r instanceof Failure) && r.response.status === 401 && this.deps.auth.refreshAfterUnauthorized) {
       if (req.stream) await r.response.body?.cancel().catch(() => undefined);
-      if (await untilAborted(this.deps.auth.refreshAfterUnauthorized(authorization), ends)) {
-        authorization = await untilAborted(Promise.resolve(this.deps.auth.authorization(endpoint)), ends);
+      if (await this.credential(this.deps.auth.refreshAfterUnauthorized(authorization), endpoint, ends)) {
+        authorization = await this.credential(Promise.resolve(this.deps.auth.authorization(endpoint)), endpoint, ends);
         r = await this.once(endpoint, req, authorization);
       }
     }
     return r;
   }
 
+  /**
+   * A credential being made ready (a token provider, a refresh after a 401) within the attempt's
+   * time limit: past it the request ends with a TimeoutError (the endpoint is not at fault, and
+   * does not cool down). The caller's signal and close() end the wait too.
+   */
+  private credential<T>(p: Promise<T>, endpoint: string, ends: readonly (AbortSignal | undefined)[]): Promise<T> {
+    const ms = this.deps.timeoutMs;
+    if (ms <= 0) return untilAborted(p, ends);
+    let timer: TimerHandle | undefined;
+    const limit = new Promise<never>((_resolve, reject) => {
+      timer = this.deps.runtime.timers.after(ms, () => reject(new TimeoutError(`no credential from the token provider within ${ms} ms`, endpoint)));
+    });
+    return untilAborted(Promise.race([p, limit]), ends).finally(() => timer?.cancel());
+  }
+
   /** One request to one endpoint: as the fetch keeps its time limit itself, or under a scope. */
-  private once(endpoint: string, req: OutgoingRequest, authorization: string | undefined): Promise<AttemptResult> {
-    return this.deps.fetch.boundsAttempts === true ? this.onceBounded(endpoint, req, authorization) : this.onceScoped(endpoint, req, authorization);
+  private once(endpoint: string, req: OutgoingRequest, authorization: string | undefined, timeoutMs = this.deps.timeoutMs): Promise<AttemptResult> {
+    return this.deps.fetch.boundsAttempts === true ? this.onceBounded(endpoint, req, authorization, timeoutMs) : this.onceScoped(endpoint, req, authorization, timeoutMs);
   }
 
   /**
@@ -264,13 +283,13 @@ export class FailoverTransport {
    * `get` about 3 µs of client CPU. A body without Content-Length, which such a fetch does not
    * bound, is read under a scope for the time left.
    */
-  private async onceBounded(endpoint: string, req: OutgoingRequest, authorization: string | undefined): Promise<AttemptResult> {
-    const { runtime, timeoutMs, closed } = this.deps;
+  private async onceBounded(endpoint: string, req: OutgoingRequest, authorization: string | undefined, timeoutMs: number): Promise<AttemptResult> {
+    const { runtime, closed } = this.deps;
     const started = runtime.clock.nowMs();
     let error: HypercacheError | TransportError;
     try {
       if (closed?.aborted) throw closed.reason;
-      const res = await this.deps.fetch(endpoint + req.path, this.init(req, authorization));
+      const res = await this.deps.fetch(endpoint + req.path, this.init(req, authorization, timeoutMs));
       if (req.stream && res.status === 200) return { response: res, endpoint };
       const declared = res.headers.get("content-length");
       // The declared case by hand rather than through readBounded: one async layer less per get.
@@ -297,8 +316,8 @@ export class FailoverTransport {
     }
   }
 
-  private async onceScoped(endpoint: string, req: OutgoingRequest, authorization: string | undefined): Promise<AttemptResult> {
-    const { runtime, timeoutMs } = this.deps;
+  private async onceScoped(endpoint: string, req: OutgoingRequest, authorization: string | undefined, timeoutMs: number): Promise<AttemptResult> {
+    const { runtime } = this.deps;
     const started = runtime.clock.nowMs();
     const scope = this.openScope(timeoutMs, req.signal);
     let error: HypercacheError | TransportError;
@@ -309,7 +328,7 @@ export class FailoverTransport {
       if (scope.stopped) throw scope.reason;
       // The scope's signal ends the connection at close() too; a stream's is the caller's
       // (the watch's per-attempt signal), which must outlive the scope.
-      pending = this.deps.fetch(endpoint + req.path, this.init(req, authorization, req.stream ? req.signal : scope.signal));
+      pending = this.deps.fetch(endpoint + req.path, this.init(req, authorization, timeoutMs, req.stream ? req.signal : scope.signal));
       res = await scope.race(pending);
       // A stream's body is the caller's to read and to cancel; any other answer to a stream
       // request (an error, a redirect) is read here, within the time limit, like every answer.
@@ -341,9 +360,9 @@ export class FailoverTransport {
   }
 
   /** The fetch's init of one attempt: the request, its credential, the time limit. */
-  private init(req: OutgoingRequest, authorization: string | undefined, signal = req.signal): RequestInitLike {
+  private init(req: OutgoingRequest, authorization: string | undefined, timeoutMs: number, signal = req.signal): RequestInitLike {
     const headers = authorization === undefined ? req.headers : { ...req.headers, authorization };
-    return { method: req.method, headers, body: req.body, signal, timeoutMs: this.deps.timeoutMs, stream: req.stream };
+    return { method: req.method, headers, body: req.body, signal, timeoutMs, stream: req.stream };
   }
 
   /**

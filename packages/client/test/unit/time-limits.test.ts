@@ -83,6 +83,37 @@ describe("client time limits", () => {
     expect(late.cancelled()).to.equal(true);
   });
 
+  it("a token provider that never answers ends the call at timeoutMs with a TimeoutError: nothing sent, no endpoint cooled down", async () => {
+    const f = new FakeFetch().on(A, () => bytesAnswer(200, new Uint8Array([7])));
+    const { c, clock } = client(f, { token: () => new Promise<string>(() => undefined) });
+    const got = c.get("k");
+    await settle();
+    clock.advance(999);
+    expect(await outcome(got)).to.deep.equal({ state: "pending" });
+    clock.advance(1);
+    const r = await outcome(got);
+    expect((r as { error?: unknown }).error).to.be.instanceOf(TimeoutError);
+    expect(f.calls).to.have.length(0);
+    expect(c.endpoints().every((e) => e.coolingForMs === 0)).to.equal(true);
+  });
+
+  it("a token that comes late leaves the request the rest of the attempt's time limit (maxAttempts × timeoutMs holds)", async () => {
+    let tokens = 0;
+    const f = new FakeFetch().on(A, () => new Promise(() => undefined)).on(B, () => bytesAnswer(200, new Uint8Array([7])));
+    const { c, clock } = client(f, { token: () => (tokens++ === 0 ? new Promise<string>((r) => clock.after(600, () => r("t"))) : "t") });
+    const got = c.get("k");
+    await settle();
+    clock.advance(600);
+    await settle();
+    expect(f.order).to.deep.equal([A]);
+    clock.advance(399);
+    await settle();
+    expect(f.order).to.deep.equal([A]);
+    clock.advance(1);
+    expect(await outcome(got)).to.deep.equal({ state: "resolved", value: new Uint8Array([7]) });
+    expect(f.order).to.deep.equal([A, B]);
+  });
+
   it("passes an answer that came in time through unchanged", async () => {
     const f = new FakeFetch().on(A, () => answer(200, { key: "k", deleted: true, bytes: 1, node: "n" }));
     const { c } = client(f);
