@@ -34,8 +34,10 @@ export interface IncrOptions extends UpdateOptions {
   /**
    * The Idempotency-Key (1–256 visible ASCII characters). Default: a fresh random key per call,
    * so a replay on another node is not added again. `false` sends none: the call then moves to
-   * another node only when it never left, since a replay would add again. A key reused with
-   * another delta is answered with the first call's result.
+   * another node only when it never left, since a replay would add again. A key reused on the
+   * same counter with another request (another delta, initial, ttl or ifMatch) within the
+   * server's 10 minutes is a ConflictError (409, `details.reason` "idempotency_key_reused"), and
+   * nothing is added.
    */
   readonly idempotencyKey?: string | false;
 }
