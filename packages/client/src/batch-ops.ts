@@ -84,8 +84,8 @@ function itemError(r: ItemResult, endpoint: string): Error | undefined {
   return errorFromAnswer(r.status, JSON.stringify({ error: r.error ?? `status ${r.status}`, code: r.code, ...details }), endpoint);
 }
 
-/** The paths of batch writes, which a draining node answers 200 with every item DRAINING. */
-const BATCH_WRITES = /^\/v1\/cache\/batch\/(?:put|delete)(?:\?|$)/;
+/** A batch write's item result, as far as drainingBatch reads it. */
+type WriteItem = ItemResult & { node?: string; details?: { node?: unknown } };
 
 /**
  * The DrainingError of a batch write a draining node refused item by item (a 200 whose every item
@@ -94,22 +94,22 @@ const BATCH_WRITES = /^\/v1\/cache\/batch\/(?:put|delete)(?:\?|$)/;
  * of a single write (the node cools down, the chunk goes to the next one, conditional or not).
  */
 export function drainingBatch(path: string, answer: BufferedResponse): HypercacheError | undefined {
-  if (answer.status !== 200 || !BATCH_WRITES.test(path)) return undefined;
-  const text = new TextDecoder().decode(answer.bytes);
+  const text = answer.status === 200 && /^\/v1\/cache\/batch\/(put|delete)/.test(path) ? new TextDecoder().decode(answer.bytes) : "";
   if (!text.includes('"DRAINING"')) return undefined;
-  let results: unknown;
+  const here = (r: WriteItem) => r.code === "DRAINING" && !!r.node && r.details?.node === r.node;
   try {
-    results = (JSON.parse(text) as { results?: unknown }).results;
+    const results = (JSON.parse(text) as { results: WriteItem[] }).results;
+    const first = results.find(here);
+    return first && results.every((r) => here(r) || (r.status >= 400 && r.status < 500)) ? (itemError(first, answer.endpoint) as HypercacheError) : undefined;
   } catch {
-    return undefined;
+    return undefined; // not a batch answer: the batch call reports it
   }
-  if (!Array.isArray(results)) return undefined;
-  let draining: ItemResult | undefined;
-  for (const r of results as (ItemResult & { node?: unknown; details?: { node?: unknown } })[]) {
-    if (r?.code === "DRAINING" && typeof r.node === "string" && r.details?.node === r.node) draining ??= r;
-    else if (!(r?.status >= 400 && r.status < 500)) return undefined;
-  }
-  return draining && (itemError(draining, answer.endpoint) as HypercacheError);
+}
+
+/** `results`, when the server answered one per item sent. */
+function onePerItem<R>(results: R[], sent: number): R[] {
+  if (results.length !== sent) throw new Error(`the server answered ${results.length} results for ${sent} items`);
+  return results;
 }
 
 export class BatchOps {
@@ -131,17 +131,13 @@ export class BatchOps {
    */
   private async getChunk(keys: string[], o: BatchOptions): Promise<GetManyResult[]> {
     const results = await this.getOnce(keys, o);
-    const later = (r: GetManyResult | undefined) => r?.error instanceof PayloadTooLargeError;
-    let left = keys.flatMap((_, i) => (later(results[i]) ? [i] : []));
-    for (let sent = keys.length; left.length > 0 && left.length < sent; ) {
-      sent = left.length;
-      const asked = left;
-      const again = await this.getOnce(asked.map((i) => keys[i] as string), o).catch((err: unknown) => {
+    const left = keys.flatMap((_, i) => (results[i]?.error instanceof PayloadTooLargeError ? [i] : []));
+    if (left.length > 0 && left.length < keys.length) {
+      const again = await this.getChunk(left.map((i) => keys[i] as string), o).catch((err: unknown) => {
         if (o.signal?.aborted) throw err;
-        return asked.map((i): GetManyResult => ({ key: keys[i] as string, found: false, error: err as Error }));
+        return left.map((i): GetManyResult => ({ key: keys[i] as string, found: false, error: err as Error }));
       });
-      asked.forEach((i, j) => (results[i] = again[j] as GetManyResult));
-      left = asked.filter((_, j) => later(again[j]));
+      left.forEach((i, j) => (results[i] = again[j] as GetManyResult));
     }
     return results;
   }
@@ -152,8 +148,7 @@ export class BatchOps {
     const data = dataOf(answered, RESULTS_SHAPE, "a batch answer");
     const from = buffered(answered.response);
     const endpoint = from.endpoint;
-    if (data.results.length !== keys.length) throw new Error(`the server answered ${data.results.length} results for ${keys.length} items`);
-    return data.results.map((r): GetManyResult => {
+    return onePerItem(data.results, keys.length).map((r): GetManyResult => {
       shaped(r, RESULT_SHAPE, "a batch result", from);
       const error = itemError(r, endpoint);
       if (error) return { key: r.key, found: false, error };
@@ -210,9 +205,7 @@ export class BatchOps {
       const unsent = tooLarge ?? closed;
       if (unsent) return part.map((item) => failed(item, unsent));
       try {
-        const results = await call(part);
-        if (results.length !== part.length) throw new Error(`the server answered ${results.length} results for ${part.length} items`);
-        return results;
+        return onePerItem(await call(part), part.length);
       } catch (err) {
         if (o.signal?.aborted) throw err;
         if (err instanceof ClientClosedError) closed = err;

@@ -9,7 +9,7 @@ import { parseJsonAnswer } from "./answer-checks.js";
 import { readBounded, refuseDeclared } from "./answer-bounds.js";
 import { AttemptScope, untilAborted } from "./attempt-scope.js";
 import { type FetchLike, type HeadersLike, type RequestInitLike, type ResponseLike } from "./fetch-types.js";
-import type { Runtime, TimerHandle } from "./runtime.js";
+import type { Runtime } from "./runtime.js";
 
 /** Default time limit of one attempt, headers and body (ms). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -242,15 +242,14 @@ export class FailoverTransport {
   /** The wait for a credential counts within the attempt's time limit: the request gets what is left. */
   private async attemptRefreshing(endpoint: string, req: OutgoingRequest, pending: string | undefined | Promise<string | undefined>): Promise<AttemptResult> {
     const { clock } = this.deps.runtime;
-    const ends = [req.signal, this.deps.closed];
     const started = clock.nowMs();
-    let authorization = typeof pending === "object" ? await this.credential(pending, endpoint, ends) : pending;
+    let authorization = typeof pending === "object" ? await this.credential(pending, endpoint, req.signal) : pending;
     const timeoutMs = this.deps.timeoutMs;
     let r = await this.once(endpoint, req, authorization, timeoutMs > 0 ? Math.max(1, timeoutMs - (clock.nowMs() - started)) : 0);
     if (!(r instanceof Failure) && r.response.status === 401 && this.deps.auth.refreshAfterUnauthorized) {
       if (req.stream) await r.response.body?.cancel().catch(() => undefined);
-      if (await this.credential(this.deps.auth.refreshAfterUnauthorized(authorization), endpoint, ends)) {
-        authorization = await this.credential(Promise.resolve(this.deps.auth.authorization(endpoint)), endpoint, ends);
+      if (await this.credential(this.deps.auth.refreshAfterUnauthorized(authorization), endpoint, req.signal)) {
+        authorization = await this.credential(Promise.resolve(this.deps.auth.authorization(endpoint)), endpoint, req.signal);
         r = await this.once(endpoint, req, authorization);
       }
     }
@@ -262,14 +261,15 @@ export class FailoverTransport {
    * time limit: past it the request ends with a TimeoutError (the endpoint is not at fault, and
    * does not cool down). The caller's signal and close() end the wait too.
    */
-  private credential<T>(p: Promise<T>, endpoint: string, ends: readonly (AbortSignal | undefined)[]): Promise<T> {
-    const ms = this.deps.timeoutMs;
-    if (ms <= 0) return untilAborted(p, ends);
-    let timer: TimerHandle | undefined;
-    const limit = new Promise<never>((_resolve, reject) => {
-      timer = this.deps.runtime.timers.after(ms, () => reject(new TimeoutError(`no credential from the token provider within ${ms} ms`, endpoint)));
-    });
-    return untilAborted(Promise.race([p, limit]), ends).finally(() => timer?.cancel());
+  private async credential<T>(p: Promise<T>, endpoint: string, signal: AbortSignal | undefined): Promise<T> {
+    const scope = this.openScope(this.deps.timeoutMs, signal);
+    try {
+      return await scope.race(p);
+    } catch (err) {
+      throw scope.timedOut ? new TimeoutError(`no token within ${this.deps.timeoutMs} ms`, endpoint) : err;
+    } finally {
+      this.closeScope(scope);
+    }
   }
 
   /** One request to one endpoint: as the fetch keeps its time limit itself, or under a scope. */

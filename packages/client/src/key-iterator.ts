@@ -71,7 +71,7 @@ export class KeyIterator implements AsyncIterable<string> {
       if (cursor !== undefined) followed.add(cursor);
       let problem = pageProblem(data);
       if (!problem && followed.has(data.next_cursor)) problem = `next_cursor ${JSON.stringify(data.next_cursor)} again, a page already followed`;
-      if (!problem && (listed += data.keys.length) > cap) problem = `key pages past ${cap} keys, the result set's cap (max)`;
+      if (!problem && (listed += data.keys.length) > cap) problem = `pages of more than max=${cap} keys`;
       if (problem) throw badAnswer(answered.response.status, buffered(answered.response).endpoint, problem);
       this.pages++;
       for (const n of data.partial_nodes) this.partial.add(n);

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { expect } from "chai";
 import { HypercacheClient } from "../../src/client.js";
-import { AllEndpointsFailedError, BadAnswerError, ClientClosedError, HypercacheError } from "../../src/errors.js";
+import { BadAnswerError, ClientClosedError, HypercacheError, type AllEndpointsFailedError } from "../../src/errors.js";
 import { globalFetch } from "../../src/fetch-types.js";
 
 /** A loopback server answering with `handler`, counting the requests it got. */
