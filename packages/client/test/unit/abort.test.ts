@@ -44,7 +44,7 @@ describe("client abort", () => {
     const f = new FakeFetch().on(A, () => new Promise(() => undefined));
     const c = make(f, { discovery: { atStart: false, intervalMs: 0 } });
     const ctrl = new AbortController();
-    const calls = [c.members({ signal: ctrl.signal }), c.drain({ signal: ctrl.signal }), c.watch({ signal: ctrl.signal })];
+    const calls: Array<Promise<unknown>> = [c.members({ signal: ctrl.signal }), c.drain({ signal: ctrl.signal }), c.watch({ signal: ctrl.signal })];
     await settle();
     expect(f.calls.map((x) => new URL(x.url).pathname)).to.deep.equal(["/v1/cluster/endpoints"]);
     ctrl.abort(stop);
