@@ -25,8 +25,12 @@ const NO_FIGURES = Object.freeze({ loop_p99_ms: null, loop_max_ms: null, heap_by
  * steady state (as many compacted as made) before minute 2 and their compaction runs all along,
  * so the memory gates compare two points of one steady state. With the default they grow for the
  * whole of a 10-minute run by design, and a gate on that growth cannot tell it from a leak.
+ * A tombstone also waits until every peer has reported pulling it by anti-entropy, at its next
+ * sync: anti-entropy every 10 s with a backoff ceiling of 2 keeps that wait (two periods, 40 s at
+ * most) under the TTL, as the defaults do for the default TTL (docs/operations.md).
  */
 const TOMBSTONE_TTL = "60s";
+const SYNC_ENV = Object.freeze({ SERVICE_AUTO_SYNC_INTERVAL: "10s", SERVICE_AUTO_SYNC_MAX_FACTOR: "2" });
 const PROBE_EVERY_MS = 100;
 const CAPACITY = 100_000;
 const KEY_SPACE = 200_000;
@@ -119,7 +123,7 @@ async function main(): Promise<number> {
 
   // --max-data-bytes: a byte budget smaller than what the capacity holds, so that the nodes evict
   // for bytes (SERVICE_MAX_DATA_BYTES) all along instead of for items.
-  const { nodes } = await startCluster(3, { SERVICE_CAPACITY: String(CAPACITY), SERVICE_PEER_TOKEN: "soak-peer-token", SERVICE_TOMBSTONE_TTL: TOMBSTONE_TTL, ...(budget ? { SERVICE_MAX_DATA_BYTES: budget } : {}) });
+  const { nodes } = await startCluster(3, { SERVICE_CAPACITY: String(CAPACITY), SERVICE_PEER_TOKEN: "soak-peer-token", SERVICE_TOMBSTONE_TTL: TOMBSTONE_TTL, ...SYNC_ENV, ...(budget ? { SERVICE_MAX_DATA_BYTES: budget } : {}) });
   const crashes: string[] = [];
   for (const n of nodes) void n.exited.then((code) => !stopping && crashes.push(`${n.id} exited (${code})`));
   let stopping = false;
