@@ -88,7 +88,8 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
   const settle = new SettleWindow({ clock, ring, windowMs: settleWindowMs(config.hintTtlMs, config.rebalanceIntervalMs) });
   const view = createClusterView({ selfId: config.nodeId, members, ring, settle });
   // Tombstones stay until every ring peer has pulled them (sync-receipts.ts).
-  const receipts = new SyncReceipts({ view, clock, metrics, logger, tombstoneTtlMs: config.tombstoneTtlMs, enabled: config.autoSyncIntervalMs > 0 });
+  const peers = () => members.knownIds().filter((id) => id !== config.nodeId);
+  const receipts = new SyncReceipts({ peers, clock, metrics, logger, tombstoneTtlMs: config.tombstoneTtlMs, enabled: config.autoSyncIntervalMs > 0 });
   const store = new ShardedStore({
     shards: config.evictionShards,
     capacity: config.capacity,
@@ -240,7 +241,7 @@ export function buildLoops(config: Config, deps: NodeDeps, f: Foundation, d: Dat
     seeds: config.seeds,
     timeoutMs: Math.max(1000, config.heartbeatIntervalMs),
   });
-  return { hints, rebalancer, antiEntropy, catchUp, eviction, expiration, prober, gossiper, merkle: { syncer, answers: new MerkleAnswers(scan, f.receipts, clock) } };
+  return { hints, rebalancer, antiEntropy, catchUp, eviction, expiration, prober, gossiper, merkle: { syncer, answers: new MerkleAnswers(scan, f.receipts) } };
 }
 
 export type Loops = ReturnType<typeof buildLoops>;

@@ -172,6 +172,8 @@ function wireParts(f: Foundation, d: DataPath, l: Loops, drain: Drain): void {
   f.contact.onReset(() => {
     drain.readiness.restartCatchUpWait();
     l.catchUp.restartEmpty();
+    // Queued hints and migrations from before contact was lost are as old as the data dropped.
+    for (const q of [d.hints, d.migrations]) q.dropBefore(f.contact.versionFloor);
   });
   // Every record this node stores ends the key's stampede lease, if any (and answers its waiters).
   f.store.onStored((rec) => d.leaseTable.stored(rec));

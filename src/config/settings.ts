@@ -61,7 +61,7 @@ export const SETTINGS: readonly SettingSpec[] = Object.freeze([
   { name: "SERVICE_READ_REPAIR_INTERVAL", default: "100ms", parse: D(), meaning: "flush interval of batched read repairs" },
   { name: "SERVICE_WRITE_CONSISTENCY", default: "quorum", parse: p.oneOf(["one", "quorum", "all"]), meaning: "default write consistency: one, quorum or all" },
   { name: "SERVICE_READ_CONSISTENCY", default: "one", parse: p.oneOf(["one", "quorum", "all"]), meaning: "default read consistency: one, quorum or all" },
-  { name: "SERVICE_TOMBSTONE_TTL", default: "10m", parse: D(), meaning: "how long delete markers are kept at least; past it, until every ring peer has pulled them by anti-entropy. Keep it above twice SERVICE_AUTO_SYNC_INTERVAL x SERVICE_AUTO_SYNC_MAX_FACTOR" },
+  { name: "SERVICE_TOMBSTONE_TTL", default: "10m", parse: D(), meaning: "how long delete markers are kept at least; past it, until every known peer has pulled them by anti-entropy. Keep it above twice SERVICE_AUTO_SYNC_INTERVAL x SERVICE_AUTO_SYNC_MAX_FACTOR" },
   {
     name: "SERVICE_TOMBSTONE_MAX_BYTES",
     default: "64MiB",

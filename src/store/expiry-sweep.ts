@@ -28,7 +28,7 @@ export class ExpirySweep {
     private readonly shards: readonly Shard[],
     private readonly tombstoneTtlMs: number,
     private readonly onExpire: (slot: number) => void,
-    /** Tombstones that arrived after this time stay past their TTL (StoreOptions.tombstoneHoldAfter). */
+    /** Tombstones that arrived at or after this monotonic time stay past their TTL (StoreOptions.tombstoneHoldAfter). */
     private readonly holdAfter: () => number = () => Number.POSITIVE_INFINITY,
   ) {}
 
@@ -38,15 +38,15 @@ export class ExpirySweep {
     this.slot = 0;
   }
 
-  /** One slice of the pass under way (or of a new one), at `nowMs`. */
-  slice(nowMs: number, maxWork: number): SliceResult {
+  /** One slice of the pass under way (or of a new one), at `nowMs` (wall: expiry) and `monoMs` (tombstones' TTL). */
+  slice(nowMs: number, maxWork: number, monoMs = nowMs): SliceResult {
     let expired = 0;
     let compacted = 0;
     let work = 0;
     const holdAfterMs = this.holdAfter();
     while (this.shard < this.shards.length) {
       if (work >= maxWork) return { expired, compacted, done: false };
-      const r = (this.shards[this.shard] as Shard).sweep(nowMs, this.tombstoneTtlMs, this.onExpire, this.slot, maxWork - work, holdAfterMs);
+      const r = (this.shards[this.shard] as Shard).sweep(nowMs, this.tombstoneTtlMs, this.onExpire, this.slot, maxWork - work, holdAfterMs, monoMs);
       expired += r.expired;
       compacted += r.compacted;
       work += r.work;

@@ -89,7 +89,7 @@ export class Shard {
     return this.state[slot] === TOMB;
   }
 
-  /** When the tombstone in `slot` arrived here (local wall-clock ms). */
+  /** When the tombstone in `slot` arrived here (this process's monotonic ms). */
   tombstoneSinceAt(slot: number): number {
     return this.tombstoneQueue.sinceOf(this.expires[slot] as number);
   }
@@ -160,14 +160,14 @@ export class Shard {
    * record is stored, `makeRoom` runs (the store evicts there when it is full), so the new
    * record is never its own victim; when it refuses, nothing changes (Applied.Refused).
    */
-  apply(rec: VersionedRecord, hash: number, nowMs: number, makeRoom: MakeRoom): ApplyResult {
+  apply(rec: VersionedRecord, hash: number, nowMs: number, makeRoom: MakeRoom, monoMs = nowMs): ApplyResult {
     // Resolved before any change, so a full origin table refuses the record cleanly.
     const originId = this.originTable.idOf(rec.origin);
     const slot = this.index.find(rec.key, hash);
     if (slot < 0) {
       if (rec.tombstone) {
         this.makeRoomForTombstone(tombstoneCost(rec.key));
-        this.addTombstone(this.allocate(rec, hash, originId), nowMs);
+        this.addTombstone(this.allocate(rec, hash, originId), monoMs);
       } else {
         if (!makeRoom(this, rec)) return REFUSED;
         const s = this.allocate(rec, hash, originId);
@@ -191,7 +191,7 @@ export class Shard {
         this.dropTombstone(slot);
       }
       this.write(slot, rec, originId);
-      this.addTombstone(slot, nowMs);
+      this.addTombstone(slot, monoMs);
       return previousLive ? { applied: Applied.Stored, previousLive, previousBytes } : STORED_FRESH;
     } else if (wasLive) {
       const replaced = this.records.valueLength(slot);
@@ -229,10 +229,10 @@ export class Shard {
 
   /**
    * From slot `from` on, turns expired live records into tombstones of their version, then removes
-   * tombstones older than `tombstoneTtlMs` that arrived by `holdAfterMs`, within `budget` units of
-   * work (one per expiration, compaction or 64 slots). `next`: where to go on, or undefined: done.
+   * tombstones older than `tombstoneTtlMs` that arrived before `holdAfterMs` (monotonic, as `monoMs`),
+   * within `budget` units of work (one per expiration, compaction or 64 slots). `next`: where to go on, or undefined: done.
    */
-  sweep(nowMs: number, tombstoneTtlMs: number, onExpire: (slot: number) => void, from = 0, budget = Infinity, holdAfterMs = Infinity): SweepResult {
+  sweep(nowMs: number, tombstoneTtlMs: number, onExpire: (slot: number) => void, from = 0, budget = Infinity, holdAfterMs = Infinity, monoMs = nowMs): SweepResult {
     let expired = 0;
     let compacted = 0;
     let work = 0;
@@ -241,13 +241,13 @@ export class Shard {
       if (work >= budget) return { expired, compacted, work, next: slot };
       if (this.state[slot] !== LIVE || !this.isExpired(slot, nowMs)) continue;
       onExpire(slot);
-      this.expireSlot(slot, nowMs);
+      this.expireSlot(slot, monoMs);
       expired++;
       work++;
     }
     for (let node = this.tombstoneQueue.oldest(); node >= 0; node = this.tombstoneQueue.oldest()) {
       const since = this.tombstoneQueue.sinceOf(node);
-      if (since + tombstoneTtlMs > nowMs || since > holdAfterMs) break;
+      if (since + tombstoneTtlMs > monoMs || since >= holdAfterMs) break;
       if (work >= budget) return { expired, compacted, work, next: this.highWater };
       this.removeSlot(this.tombstoneQueue.slotOf(node));
       compacted++;
@@ -260,13 +260,13 @@ export class Shard {
    * An expired live record becomes a tombstone of its own version: a replica that missed the
    * write with the TTL cannot bring an older value back once it expires. Local: nothing is sent.
    */
-  expireSlot(slot: number, nowMs: number): void {
+  expireSlot(slot: number, monoMs: number): void {
     if (this.state[slot] !== LIVE) return;
     this.policy.remove(slot);
     this.uncountLive(slot);
     this.records.setValue(slot, "");
     this.makeRoomForTombstone(tombstoneCost(this.records.keyAt(slot)));
-    this.addTombstone(slot, nowMs);
+    this.addTombstone(slot, monoMs);
   }
 
   /** Removes every record; returns how many live records there were. */
@@ -334,11 +334,11 @@ export class Shard {
     this.keyBytes -= this.records.keyLength(slot);
   }
 
-  /** Marks `slot` a tombstone since `nowMs` (its value must already be gone). */
-  private addTombstone(slot: number, nowMs: number): void {
+  /** Marks `slot` a tombstone since `monoMs` (monotonic; its value must already be gone). */
+  private addTombstone(slot: number, monoMs: number): void {
     this.state[slot] = TOMB;
     if (this.records.valueLength(slot) > 0) this.records.setValue(slot, "");
-    this.expires[slot] = this.tombstoneQueue.push(slot, nowMs);
+    this.expires[slot] = this.tombstoneQueue.push(slot, monoMs);
     this.tombstoneBytes += tombstoneCost(this.records.keyAt(slot));
   }
 

@@ -26,7 +26,7 @@ export interface StoreOptions {
   readonly tombstoneTtlMs: number;
   /** Bytes of tombstones the store holds at most (SERVICE_TOMBSTONE_MAX_BYTES); the oldest go first. */
   readonly tombstoneBytesMax: number;
-  /** Tombstones that arrived after this wall-clock ms stay past their TTL (sync-receipts.ts); absent: none held. */
+  /** Tombstones that arrived at or after this monotonic ms stay past their TTL (sync-receipts.ts); absent: none held. */
   readonly tombstoneHoldAfter?: () => number;
   /**
    * The key of the hash that places keys in the shards and in each shard's index (keyedHash32),
@@ -139,7 +139,7 @@ export class ShardedStore {
     const now = this.opts.clock.nowMs();
     if (shard.isExpired(slot, now)) {
       this.onExpire(slot);
-      shard.expireSlot(slot, now);
+      shard.expireSlot(slot, this.opts.clock.monotonicMs());
       this.counters.misses++;
       return undefined;
     }
@@ -182,7 +182,7 @@ export class ShardedStore {
     return slot < 0 ? undefined : shard.valueHead(slot, length);
   }
 
-  /** When the tombstone of `key` arrived here (wall ms); undefined when `key` holds no tombstone. */
+  /** When the tombstone of `key` arrived here (monotonic ms: tombstones count their TTL on it); undefined when none. */
   tombstoneSince(key: string): number | undefined {
     const h = this.hashOf(key);
     const shard = this.shards[this.shardOfHash(h)] as Shard;
@@ -210,7 +210,7 @@ export class ShardedStore {
   apply(rec: VersionedRecord): ApplyResult {
     const h = this.hashOf(rec.key);
     const shard = this.shards[this.shardOfHash(h)] as Shard;
-    const r = shard.apply(rec, h, this.opts.clock.nowMs(), this.makeRoom);
+    const r = shard.apply(rec, h, this.opts.clock.nowMs(), this.makeRoom, rec.tombstone ? this.opts.clock.monotonicMs() : 0);
     if (r.applied === Applied.Stored) {
       if (rec.tombstone) {
         if (r.previousLive) this.counters.deletes++;
@@ -258,7 +258,7 @@ export class ShardedStore {
 
   /** One slice of the expiration pass (expiry-sweep.ts): turns expired values into tombstones and compacts old tombstones. */
   expireSlice(maxWork = EXPIRE_SLICE_MAX): SliceResult {
-    return this.expiry.slice(this.opts.clock.nowMs(), maxWork);
+    return this.expiry.slice(this.opts.clock.nowMs(), maxWork, this.opts.clock.monotonicMs());
   }
 
   /** Sets the expiration pass under way aside: the next slice starts a new pass at the first shard. */

@@ -63,6 +63,11 @@ export class ManualClock implements Clock, Timers {
     this.moveTo(this.mono + ms);
   }
 
+  /** Steps the wall clock by `ms` (an NTP step, either way); monotonic time and timers are untouched. */
+  stepWall(ms: number): void {
+    this.now += ms;
+  }
+
   /** Like advance(), but lets promises settle after every timer that fires. */
   async advanceAsync(ms: number): Promise<void> {
     const end = this.mono + ms;

@@ -7,6 +7,7 @@ import { fromUtf8 } from "../../src/core/byte-string.js";
 import { simClusters, withSeed, type SimCluster } from "../helpers/sim-cluster.js";
 import { LOG } from "../../src/log/index.js";
 import { keysWhere, text } from "./data-path-fixtures.js";
+import { writeThenCutOwner } from "./tombstone-fixtures.js";
 
 // Anti-entropy every 2 s, no backoff: a peer reports a completed sync at its next one, so compaction
 // waits at most two sync periods past the TTL (with backoff, up to twice 8 x 2 s).
@@ -14,15 +15,8 @@ const ENV = { SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_TOMBSTO
 
 /** A key written at ALL through n1, then deleted at QUORUM through `b` while `a` is cut off from the two other owners. */
 async function deleteWhileCut(c: SimCluster, key: string): Promise<[string, string, string]> {
-  await c.advance(2_000);
-  await c.node("n1").cache.admitWrite().set(key, fromUtf8("v"), 0, "all");
-  await c.advance(1_000);
-  const owners = c.node("n1").cache.owners(key).ids as [string, string, string];
-  const [a, b, other] = owners;
-  // a still reaches the two non-owners: it sees a majority (3 of 5) throughout.
-  c.chaos.partition([a], [b, other]);
-  await c.advance(500);
-  expect((await c.node(b).cache.admitWrite().remove(key, "quorum")).applied).to.equal(true);
+  const owners = await writeThenCutOwner(c, key, 1_000);
+  expect((await c.node(owners[1]).cache.admitWrite().remove(key, "quorum")).applied).to.equal(true);
   return owners;
 }
 

@@ -1,6 +1,5 @@
 // The answering side of Merkle anti-entropy: a peer asks for the root, the leaves, and the
 // records of differing leaves of the keys both nodes own (in this node's ring view).
-import type { Clock } from "../../core/clock.js";
 import { badRequest } from "../../core/errors.js";
 import type { MerkleRangePage, MerkleRoot } from "../../transport/index.js";
 import { validLeafCount } from "./merkle.js";
@@ -11,7 +10,6 @@ export class MerkleAnswers {
   constructor(
     private readonly scan: MerkleScan,
     private readonly receipts: SyncReceipts,
-    private readonly clock: Clock,
   ) {}
 
   /**
@@ -22,7 +20,7 @@ export class MerkleAnswers {
   async root(requester: string, leafCount: number, pulledThroughMs: number | undefined): Promise<MerkleRoot> {
     const n = checkLeafCount(leafCount);
     this.receipts.noteReported(requester, pulledThroughMs);
-    const asOfMs = this.clock.nowMs();
+    const asOfMs = this.receipts.handOut(requester);
     const b = await this.scan.summarize(requester, n);
     return { root: b.root(), leafCount: b.leafCount, recordCount: b.records, requesterOnRing: this.scan.onRing(requester), asOfMs };
   }

@@ -26,7 +26,7 @@ export interface MerkleScanDeps {
   /** Target records per leaf when this side picks the leaf count. */
   readonly chunkSize: number;
   readonly tombstoneTtlMs: number;
-  /** Up to when (this node's wall ms) a peer has pulled this node's records (SyncReceipts.reportedBy). */
+  /** Up to when (this node's monotonic ms) a peer has pulled this node's records (SyncReceipts.reportedBy). */
   readonly reportedBy: (peerId: string) => number;
 }
 
@@ -154,7 +154,7 @@ export class MerkleScan {
   private offered(rec: VersionedRecord, nowMs: number, reported: number): boolean {
     if (versionTimeMs(rec.version) + this.deps.tombstoneTtlMs > nowMs) return true;
     const since = this.deps.store.tombstoneSince(rec.key);
-    return since !== undefined && since > reported;
+    return since !== undefined && since >= reported;
   }
 }
 

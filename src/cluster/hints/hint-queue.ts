@@ -229,6 +229,24 @@ export class HintQueue {
   }
 
   /**
+   * Drops the hints whose record is stamped below `version` (the contact guard's floor: they are as
+   * old as the data it dropped, and a draining node keeps hints past their TTL); returns how many.
+   */
+  dropBefore(version: number): number {
+    let n = 0;
+    for (const [id, t] of this.targets) {
+      for (const [key, h] of t.hints) {
+        if (h.record.version >= version) continue;
+        this.drop(t, key, h);
+        n++;
+      }
+      if (t.hints.size === 0 && !t.replaying) this.targets.delete(id);
+    }
+    this.updateGauges();
+    return n;
+  }
+
+  /**
    * Drops hints older than the TTL; returns how many. A target's queue is in queue-time order
    * unless a refused hint went to its back, so the pass stops at its first hint still young: it
    * looked at every hint on every replay tick (24 ms for 760,000 hints, five times a second).

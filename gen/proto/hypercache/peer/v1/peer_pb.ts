@@ -1191,10 +1191,13 @@ export type MerkleRootRequest = Message<"hypercache.peer.v1.MerkleRootRequest"> 
    * The `as_of_ms` of the receiver's root answer that began the requester's last completed sync
    * with the receiver (0: none since the requester started). The requester then held, for every
    * key both own, the receiver's record as of that time or a newer one, tombstones included. The
-   * receiver compacts a tombstone only once every peer on its ring has reported a time at or after
-   * the tombstone arrived there, so a delete that missed a peer (pushes failed, hints expired)
-   * still reaches it by anti-entropy however long its links were down. Absent from nodes before
-   * this field: such a peer does not hold compaction back.
+   * receiver believes only a time it handed this requester itself (not one from before a restart),
+   * and compacts a tombstone only once every known peer has reported a time from after the
+   * tombstone arrived there, so a delete that missed a peer (pushes failed, hints expired) still
+   * reaches it by anti-entropy however long its links were down. Absent from nodes before this
+   * field: such a peer does not hold compaction back. Noting the report is the method's only side
+   * effect, and a repeated or replayed request can only hold compaction back longer, so the
+   * method stays NO_SIDE_EFFECTS.
    *
    * @generated from field: optional uint64 pulled_through_ms = 3;
    */
@@ -1240,9 +1243,9 @@ export type MerkleRootResponse = Message<"hypercache.peer.v1.MerkleRootResponse"
   requesterOnRing?: boolean | undefined;
 
   /**
-   * The answering node's wall clock (Unix ms) when it began this answer: the requester reports it
-   * back as `pulled_through_ms` once the sync it starts has completed. 0 from nodes before this
-   * field.
+   * The answering node's wall clock (Unix ms) when it began this answer, which it remembers for
+   * this requester: the requester reports it back as `pulled_through_ms` once the sync it starts
+   * has completed. 0 from nodes before this field.
    *
    * @generated from field: uint64 as_of_ms = 5;
    */

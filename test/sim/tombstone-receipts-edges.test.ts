@@ -1,0 +1,167 @@
+// Edges of the sync receipts that hold tombstones until every known peer has pulled them
+// (sync-receipts.ts), found by a review of the first version: a wall clock stepped back, an owner
+// the others pruned, a delete in the millisecond of a receipt, a draining owner's migration queue,
+// and a draining node (which holds tombstones back until it leaves).
+import { expect } from "chai";
+import { fromUtf8 } from "../../src/core/byte-string.js";
+import type { PeerEndpoint } from "../../src/transport/index.js";
+import { simClusters, withSeed } from "../helpers/sim-cluster.js";
+import { keysWhere, text } from "./data-path-fixtures.js";
+import { writeThenCutOwner } from "./tombstone-fixtures.js";
+
+// One sync by hand per step: no anti-entropy loop of its own.
+const SAME_MS_ENV = { SERVICE_REPLICATION: "2", SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_TOMBSTONE_TTL: "20s", SERVICE_HINT_TTL: "5s", SERVICE_AUTO_SYNC_INTERVAL: "1h", SERVICE_AUTO_SYNC_MAX_FACTOR: "1" };
+const ENV = { SERVICE_HEARTBEAT: "1s", SERVICE_DEAD_AFTER: "6s", SERVICE_TOMBSTONE_TTL: "20s", SERVICE_HINT_TTL: "5s", SERVICE_AUTO_SYNC_INTERVAL: "2s", SERVICE_AUTO_SYNC_MAX_FACTOR: "1" };
+
+describe("sim/tombstone receipts: edges", () => {
+  const cluster = simClusters();
+
+  for (const step of [0, -10_000])
+  it(
+    `wall clock stepped ${step} ms between the cut and the delete: the cut-off owner's old value does not come back after the heal`,
+    withSeed(77, async () => {
+      const c = await cluster({ nodes: 5, seed: 77, env: ENV });
+      const key = "item-1";
+      const [a, b, other] = await writeThenCutOwner(c, key, 5_000);
+      c.clock.stepWall(step);
+      expect((await c.node(b).cache.admitWrite().remove(key, "quorum")).applied).to.equal(true);
+      await c.advance(40_000);
+      expect(text(c.node(a).store.peek(key)?.value), "a kept the old value").to.equal("v");
+      const held = [b, other].map((id) => `${id}:${c.node(id).store.peek(key)?.tombstone === true ? "T" : "-"}`).join(" ");
+      c.chaos.heal();
+      await c.advance(10_000);
+      expect(text((await c.node(b).cache.get(key, "quorum")).item?.value), `QUORUM read after the heal (tombstones before it: ${held})`).to.equal(undefined);
+    }),
+  );
+
+  it(
+    "an owner isolated for 10 s, then cut from the other two owners only for twice the TTL: the key deleted meanwhile stays deleted",
+    withSeed(77, async () => {
+      const c = await cluster({ nodes: 5, seed: 77, env: ENV });
+      const key = "item-1";
+      await c.advance(2_000);
+      await c.node("n1").cache.admitWrite().set(key, fromUtf8("v"), 0, "all");
+      await c.advance(3_000);
+      const [a, b, other] = c.node("n1").cache.owners(key).ids as [string, string, string];
+      c.chaos.isolate(a);
+      await c.advance(10_000);
+      c.chaos.reconnect(a);
+      c.chaos.partition([a], [b, other]);
+      await c.advance(5_000);
+      const stateOf = (viewer: string, id: string) => c.node(viewer).members.get(id)?.state ?? "pruned";
+      const views = `${b} sees ${a}: ${stateOf(b, a)}; ${a} sees ${b}: ${stateOf(a, b)}; others see ${a}: ${c.nodes.filter((n) => ![a, b, other].includes(n.id)).map((n) => stateOf(n.id, a)).join(",")}`;
+      const del = await c.node(b).cache.admitWrite().remove(key, "quorum");
+      expect(del.applied, views).to.equal(true);
+      await c.advance(40_000);
+      expect(c.node(a).metrics.get("dist.contact.resets"), `no reset: ${a} saw a majority (${views})`).to.equal(0);
+      const before = `${a}:${text(c.node(a).store.peek(key)?.value) ?? (c.node(a).store.peek(key)?.tombstone ? "T" : "-")} ` + [b, other].map((id) => `${id}:${c.node(id).store.peek(key)?.tombstone === true ? "T" : "-"}`).join(" ");
+      c.chaos.heal();
+      await c.advance(15_000);
+      expect(text((await c.node(b).cache.get(key, "quorum")).item?.value), `QUORUM read after the heal (before it: ${before}; ${views})`).to.equal(undefined);
+    }),
+  );
+
+  for (const laterMs of [1, 0])
+  it(
+    `a delete applied on the answerer ${laterMs} ms after its root answer began, after the root: the requester's old value does not come back`,
+    withSeed(11, async () => {
+      const c = await cluster({ nodes: 3, seed: 11, env: SAME_MS_ENV });
+      const key = "item-1";
+      await c.advance(2_000);
+      await c.node("n1").cache.admitWrite().set(key, fromUtf8("v"), 0, "all");
+      await c.advance(1_000);
+      const [a, b] = c.node("n1").cache.owners(key).ids as [string, string];
+      const other = c.nodes.map((n) => n.id).find((id) => id !== a && id !== b) as string;
+      const ref = (id: string) => ({ id, address: c.sim(id).address });
+
+      // b answers a's root requests through this wrapper.
+      const real = c.node(b).endpoint;
+      let onRoot: "delete-after" | "lose-answer" | undefined;
+      c.network.register(c.sim(b).address, new Proxy(real, {
+        get(target, prop, recv) {
+          if (prop !== "merkleRoot") return Reflect.get(target, prop, recv);
+          return async (...args: Parameters<PeerEndpoint["merkleRoot"]>) => {
+            const r = await target.merkleRoot(...args);
+            if (args[0] === a && onRoot === "delete-after") {
+              onRoot = undefined;
+              c.clock.jump(laterMs);
+              // Same millisecond (the sim clock does not move): a delete through b, whose push to a fails.
+              expect((await c.node(b).cache.admitWrite().remove(key, "one")).applied).to.equal(true);
+            } else if (args[0] === a && onRoot === "lose-answer") {
+              onRoot = undefined;
+              throw new Error("answer lost (link went down)");
+            }
+            return r;
+          };
+        },
+      }));
+      c.chaos.cutData(b, a); // b's pushes and hint replays to a fail; syncs pass
+
+      expect((await c.node(a).merkle.syncer.syncWith(ref(b))).failed).to.equal(false);
+      await c.advance(1_000);
+      onRoot = "delete-after";
+      const r1 = await c.node(a).merkle.syncer.syncWith(ref(b));
+      expect(r1, "a's sync with b completed, clean").to.deep.equal({ pulled: 0, clean: true, failed: false });
+      expect(c.node(b).store.peek(key)?.tombstone).to.equal(true);
+      expect(text(c.node(a).store.peek(key)?.value)).to.equal("v");
+      await c.advance(1_000);
+      onRoot = "lose-answer"; // a's next root request (its receipt) gets through; the answer does not
+      expect((await c.node(a).merkle.syncer.syncWith(ref(b))).failed).to.equal(true);
+      c.chaos.partition([a], [b]); // a's links to b stay down; both still see a majority through the third node
+      for (let i = 0; i < 12; i++) {
+        await c.advance(2_000);
+        await c.node(other).merkle.syncer.syncWith(ref(b)); // the third node reports as usual
+      }
+      const atB = c.node(b).store.peek(key)?.tombstone === true ? "T" : "-";
+      c.chaos.heal();
+      await c.node(b).merkle.syncer.syncWith(ref(a));
+      await c.advance(1_000);
+      expect(text((await c.node(b).cache.get(key, "quorum")).item?.value), `QUORUM read after the heal (b before it: ${atB})`).to.equal(undefined);
+    }),
+  );
+
+  it(
+    "the cut-off owner of a deleted key drains: the node taking its place gets its old copy, and the key stays deleted",
+    withSeed(77, async () => {
+      const c = await cluster({ nodes: 5, seed: 77, env: ENV });
+      const key = "item-1";
+      const [o, b] = await writeThenCutOwner(c, key, 3_000);
+      expect((await c.node(b).cache.admitWrite().remove(key, "quorum")).applied).to.equal(true);
+      await c.advance(25_000); // past the TTL: the tombstones are held for o
+      const state = (id: string) => (c.node(id).store.peek(key)?.tombstone ? "T" : (text(c.node(id).store.peek(key)?.value) ?? "-"));
+      const snap = () => c.nodes.map((n) => `${n.id}:${state(n.id)}`).join(" ");
+      const s1 = snap();
+      expect(c.node(o).drain("review")).to.equal(true);
+      await c.advance(15_000);
+      const newOwners = c.node(b).cache.owners(key).ids;
+      const s2 = snap();
+      c.crash(o); // o's links all go down (the process keeps running, still draining)
+      await c.advance(40_000);
+      const s3 = snap() + ` (o queues: migrations ${JSON.stringify(c.node(o).migrations.summary())}, hints ${JSON.stringify(c.node(o).hints.summary())}, resets ${c.node(o).metrics.get("dist.contact.resets")})`;
+      c.chaos.heal();
+      const trace: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        await c.advance(500);
+        trace.push(snap());
+      }
+      expect(text((await c.node(b).cache.get(key, "quorum")).item?.value), `QUORUM read; held for o: ${s1}; after the drain (owners ${newOwners.join(",")}): ${s2}; after o stopped: ${s3}; after the heal: ${trace.join(" | ")}`).to.equal(undefined);
+    }),
+  );
+
+  it(
+    "a draining node holds compaction back (its copies may still be handed off) until it has left",
+    withSeed(79, async () => {
+      const c = await cluster({ nodes: 4, seed: 79, env: ENV });
+      await c.advance(2_000);
+      const departed = c.node("n4").depart("test");
+      await c.advance(1_000);
+      const keys = keysWhere(c, 5, () => true, "gone");
+      for (const k of keys) await c.node("n1").cache.admitWrite().set(k, fromUtf8("v"), 0, "all");
+      for (const k of keys) await c.node("n2").cache.admitWrite().remove(k, "all");
+      await c.advance(40_000);
+      await departed;
+      await c.advance(6_000);
+      for (const id of ["n1", "n2", "n3"]) for (const k of keys) expect(c.node(id).store.peek(k), `${id} ${k}`).to.equal(undefined);
+    }),
+  );
+});
