@@ -1,7 +1,7 @@
 // hypercache load against a real node: streaming batches, bad lines by number, --errors-out that
 // loads again, exit codes, Ctrl-C; and the terminal progress bar and summary under tmux.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -112,6 +112,23 @@ describe("hypercache load (one real node)", function () {
       expect(r.stderr).to.not.match(/\bat \w+ \(/);
     }
     expect(await client.get("errors-out-case:0"), "nothing was loaded").to.equal(undefined);
+  });
+
+  it("load FILE --errors-out FILE (reloading a failed-lines file onto itself) is a usage error that leaves the input as it was", async () => {
+    const file = join(dir, "failed.jsonl");
+    const lines = '{"key":"re:1","value":"one"}\n{"key":"re:2","value":"two"}\n';
+    writeFileSync(file, lines);
+    // Before: --errors-out was opened for writing (truncated) before the input was read: 0 items, exit 0, the file emptied.
+    const r = await cli(["--json", "load", file, "--errors-out", file], { env });
+    expect(r.code, r.stderr).to.equal(2);
+    expect(r.stderr).to.match(/--errors-out .* is the input file/);
+    expect(readFileSync(file, "utf8"), "the input left as it was").to.equal(lines);
+    // The same file under another name (a symbolic link) is refused too.
+    const link = join(dir, "failed-link.jsonl");
+    symlinkSync(file, link);
+    expect((await cli(["load", file, "--errors-out", link], { env })).code).to.equal(2);
+    expect(readFileSync(file, "utf8")).to.equal(lines);
+    expect(await client.get("re:1"), "nothing was loaded").to.equal(undefined);
   });
 
   it("reads standard input with '-'", async () => {

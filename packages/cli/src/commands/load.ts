@@ -3,7 +3,7 @@
 // size. Bad lines are reported by number and skipped; items the cluster refused are written,
 // line for line, to --errors-out, a file that can be loaded again. Ctrl-C stops reading, lets
 // the batches in flight finish and prints the summary (a second Ctrl-C exits at once).
-import { createReadStream, statSync, type WriteStream } from "node:fs";
+import { createReadStream, fstatSync, statSync, type Stats, type WriteStream } from "node:fs";
 import { open } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import type { Command } from "commander";
@@ -47,6 +47,28 @@ function openInput(file: string, io: Io): { input: Readable; totalBytes: number 
   }
   if (stat.isDirectory()) throw new UsageError(`${file} is a directory: load reads a JSON-lines file ('-' for standard input)`);
   return { input: createReadStream(file, { highWaterMark: 256 * 1024 }), totalBytes: stat.size };
+}
+
+/**
+ * Refuses an --errors-out that is the input file itself (compared by device and inode, so another
+ * path or a link to it counts): opening it for writing would empty the input before it is read.
+ * Checked before either is opened. Standard input is compared when it is a file (`< file`).
+ */
+function refuseInputAsErrorsOut(file: string, errorsOut: string | undefined, io: Io): void {
+  if (errorsOut === undefined) return;
+  const stat = (get: () => Stats): Stats | undefined => {
+    try {
+      return get();
+    } catch {
+      return undefined; // a missing --errors-out cannot be the input; a missing input is openInput's to report
+    }
+  };
+  const out = stat(() => statSync(errorsOut));
+  const fd = (io.stdin as { fd?: unknown }).fd;
+  const input = file !== "-" ? stat(() => statSync(file)) : typeof fd === "number" ? stat(() => fstatSync(fd)) : undefined;
+  if (out === undefined || input === undefined || !input.isFile() || input.dev !== out.dev || input.ino !== out.ino) return;
+  const what = file === "-" ? "standard input's file" : `the input file ${JSON.stringify(file)}`;
+  throw new UsageError(`--errors-out ${JSON.stringify(errorsOut)} is ${what}: writing the failed lines there would empty it before it is read; name another file`);
 }
 
 /** The --errors-out file, opened before anything is read: a path that cannot be written is a usage error. */
@@ -112,6 +134,7 @@ export function registerLoadCommand(program: Command, run: Runner): void {
         const batchSize = positiveInt("--batch-size", opts.batchSize, BATCH_CHUNK_ITEMS);
         const concurrency = positiveInt("--concurrency", opts.concurrency, 64);
         const defaultTtl = opts.ttl === undefined ? undefined : ttlFlag(opts.ttl);
+        refuseInputAsErrorsOut(file as string, opts.errorsOut, io);
         const { input, totalBytes } = openInput(file as string, io);
         let failedLines: Awaited<ReturnType<typeof openErrorsOut>> | undefined;
         try {
