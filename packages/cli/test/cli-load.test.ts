@@ -131,6 +131,17 @@ describe("hypercache load (one real node)", function () {
     expect(await client.get("re:1"), "nothing was loaded").to.equal(undefined);
   });
 
+  it("stores a non-string JSON value as its JSON text as written, not a lossy re-serialisation (big integers, 1e400, 1.10)", async () => {
+    const file = join(dir, "numbers.jsonl");
+    writeFileSync(file, '{"key":"num:big","value":12345678901234567890}\n{"key":"num:huge","value":1e400}\n{"key":"num:obj","value": {"a": [1.10, 2e-0], "s": "x y"}}\n');
+    const r = await cli(["--json", "load", file], { env });
+    expect(r.code, r.stderr).to.equal(0);
+    // Before: 12345678901234567000, null and {"a":[1.1,2],"s":"x y"}.
+    expect(await client.getText("num:big")).to.equal("12345678901234567890");
+    expect(await client.getText("num:huge")).to.equal("1e400");
+    expect(await client.getText("num:obj")).to.equal('{"a":[1.10,2e-0],"s":"x y"}');
+  });
+
   it("reads standard input with '-'", async () => {
     const r = await cli(["load", "-"], { env, stdin: `${line(9000)}\n${line(9001)}\n` });
     expect(r.json()).to.include({ items: 2, stored: 2 });

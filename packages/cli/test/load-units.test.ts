@@ -13,6 +13,13 @@ describe("load lines", () => {
       ['{"key":"a","value":"AAE=","value_encoding":"base64","ttl_ms":5000}\r', { item: { key: "a", value: "AAE=", ttl: 5000, encoding: "base64" } }],
       ['{"key":"a","value":{"n":[1]},"ttl":"1m"}', { item: { key: "a", value: '{"n":[1]}', ttl: 60000 } }],
       ['{"key":"a","value":7}', { item: { key: "a", value: "7" } }],
+      // Numbers as written, never re-serialised (before: 12345678901234567000, null, 1.1, "[1.1,0]").
+      ['{"key":"a","value":12345678901234567890}', { item: { key: "a", value: "12345678901234567890" } }],
+      ['{"key":"a","value":1e400}', { item: { key: "a", value: "1e400" } }],
+      ['{ "value" : [ 1.10 , -0 ] , "key":"a"}', { item: { key: "a", value: "[1.10,-0]" } }],
+      // The text between tokens is dropped, the text of strings kept as written; the last `value` wins, as in JSON.parse.
+      ['{"key":"a","value":{"s":"a \\" b , } \\u00e9", "n" :\t2.50}}', { item: { key: "a", value: '{"s":"a \\" b , } \\u00e9","n":2.50}' } }],
+      ['{"key":"a","value":1,"val\\u0075e":2.0}', { item: { key: "a", value: "2.0" } }],
       ["   ", { blank: true }],
       ["{oops", { error: "not JSON" }],
       ["[1]", { error: "expected an object, got an array" }],

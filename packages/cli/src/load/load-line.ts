@@ -1,9 +1,11 @@
 // One line of a load file: a batch-put item as JSON, `{"key": "...", "value": ..., "ttl_ms"?: n,
 // "ttl"?: "30s", "value_encoding"?: "base64"}`. A string value is stored as its UTF-8 text (or
-// decoded from base64); any other JSON value is stored as its JSON text. Any other member, or
+// decoded from base64); any other JSON value is stored as its JSON text as written in the line
+// (numbers keep their digits; only the whitespace between tokens is dropped). Any other member, or
 // both `ttl` and `ttl_ms`, makes the line bad, as the server refuses such a batch item: an
 // ignored member would load the value without the expiry or the condition the line meant.
 import { ttlToMs, type SetManyItem } from "@hypercache/client/node";
+import { memberSource } from "./json-source.js";
 
 export type ParsedLine = { readonly item: SetManyItem } | { readonly error: string } | { readonly blank: true };
 
@@ -38,7 +40,8 @@ export function parseLoadLine(line: string): ParsedLine {
   } catch (err) {
     return { error: (err as Error).message };
   }
-  const value = typeof o.value === "string" ? o.value : JSON.stringify(o.value);
+  // Never JSON.stringify(JSON.parse(...)): that rounds 12345678901234567890 and turns 1e400 into null.
+  const value = typeof o.value === "string" ? o.value : (memberSource(text, "value") ?? JSON.stringify(o.value));
   return { item: { key: o.key, value, ...(ttl !== undefined ? { ttl } : {}), ...(o.value_encoding === "base64" ? { encoding: "base64" as const } : {}) } };
 }
 
