@@ -19,7 +19,8 @@ export interface CliRun {
 
 export interface CliOptions {
   env?: Record<string, string>;
-  stdin?: string | Buffer;
+  /** The bytes of standard input, or a stream the test writes to as it goes. */
+  stdin?: string | Buffer | Readable;
   tty?: boolean;
   /** Called with a function that simulates Ctrl-C, once the command started. */
   onStart?: (interrupt: () => void) => void;
@@ -30,7 +31,8 @@ export async function cli(argv: string[], o: CliOptions = {}): Promise<CliRun> {
   const out: Buffer[] = [];
   const err: string[] = [];
   const handlers = new Set<() => void>();
-  const stdin = Object.assign(Readable.from(o.stdin === undefined ? [] : [Buffer.from(o.stdin)]), { isTTY: o.tty === true && o.stdin === undefined });
+  const source = o.stdin instanceof Readable ? o.stdin : Readable.from(o.stdin === undefined ? [] : [Buffer.from(o.stdin)]);
+  const stdin = Object.assign(source, { isTTY: o.tty === true && o.stdin === undefined });
   const io: Io = {
     stdout: { write: (c) => (out.push(Buffer.from(c)), true), isTTY: o.tty === true },
     stderr: { write: (c) => (err.push(String(c)), true), isTTY: false },

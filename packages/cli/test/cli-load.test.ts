@@ -6,12 +6,14 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { expect } from "chai";
 import { HypercacheClient } from "@hypercache/client/node";
 import { startNode, type NodeProcess } from "../../../test/helpers/node-process.js";
 import { LINE_BYTES_MAX } from "../src/load/load-line.js";
 import { CLI_BIN, cli } from "./cli-harness.js";
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const line = (i: number) => JSON.stringify({ key: `item:${i}`, value: `value-${i}-${"x".repeat(80)}` });
 
 function writeItems(path: string, n: number, extra: (i: number) => string | undefined = () => undefined): void {
@@ -165,6 +167,23 @@ describe("hypercache load (one real node)", function () {
     expect(s.items).to.be.greaterThan(0).and.below(200_000);
     expect(s.stored + s.failed, "every item sent was accounted for").to.equal(s.items);
     expect(s.items % 500, "only whole batches were sent").to.equal(0);
+  });
+
+  it("load - with a producer that pauses: Ctrl-C stops reading at once, prints the summary and exits 130 (not at the next line)", async () => {
+    const stdin = new PassThrough();
+    stdin.write(`${line(9100)}\n`);
+    let interrupt = () => undefined as void;
+    const run = cli(["--json", "load", "-"], { env, stdin, onStart: (i) => (interrupt = i) });
+    await sleep(500);
+    interrupt();
+    // Before: the flag was looked at only when the next line came, so the load waited for stdin.
+    const r = await Promise.race([run, sleep(5_000).then(() => "timeout" as const)]);
+    stdin.end();
+    await run;
+    expect(r, "no exit within 5 s of Ctrl-C while stdin stayed open").to.not.equal("timeout");
+    if (r === "timeout") return;
+    expect(r.code, r.stderr).to.equal(130);
+    expect(r.json()).to.include({ interrupted: true });
   });
 });
 

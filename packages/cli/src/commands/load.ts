@@ -13,8 +13,8 @@ import type { Io } from "../io.js";
 import type { Runner } from "../main.js";
 import type { Output } from "../output.js";
 import { BatchSender } from "../load/batch-sender.js";
-import { parseLoadLine, readLines } from "../load/load-line.js";
-import { startProgress, type LoadCounters } from "../load/progress.js";
+import { parseLoadLine, readLines, untilAborted, type InputLine } from "../load/load-line.js";
+import { startProgress, type LoadCounters, type Progress } from "../load/progress.js";
 
 /** Batch calls in flight at once by default. */
 export const LOAD_CONCURRENCY = 4;
@@ -114,6 +114,33 @@ function finishLoad(r: { file: string; errorsOut: string | undefined; out: Outpu
   return EXIT.PARTIAL;
 }
 
+/** Parses the lines and hands their items to the sender until the input ends or the load is interrupted. */
+async function sendLines(lines: AsyncIterable<InputLine>, r: { c: LoadCounters; sender: BatchSender; progress: Progress; defaultTtl: number | undefined; interrupted: () => boolean }): Promise<void> {
+  const { c, progress, defaultTtl } = r;
+  let lineNo = 0;
+  const badLine = (error: string) => {
+    c.badLines++;
+    if (c.badLines <= BAD_LINES_SHOWN_MAX) progress.log(`hypercache: line ${lineNo}: ${error}`);
+    else if (c.badLines === BAD_LINES_SHOWN_MAX + 1) progress.log("hypercache: more bad lines: only their count is kept");
+  };
+  for await (const line of lines) {
+    if (r.interrupted()) break;
+    lineNo++;
+    if ("error" in line) {
+      badLine(line.error);
+      continue;
+    }
+    const parsed = parseLoadLine(line.text);
+    if ("blank" in parsed) continue;
+    if ("error" in parsed) {
+      badLine(parsed.error);
+      continue;
+    }
+    c.items++;
+    await r.sender.add(parsed.item.ttl === undefined && defaultTtl !== undefined ? { ...parsed.item, ttl: defaultTtl } : parsed.item, line.text);
+  }
+}
+
 interface LoadOptions {
   errorsOut?: string;
   batchSize: string;
@@ -148,36 +175,18 @@ export function registerLoadCommand(program: Command, run: Runner): void {
         const c: LoadCounters = { bytes: 0, items: 0, stored: 0, failed: 0, badLines: 0 };
         const progress = startProgress(io, c, totalBytes, started);
         let interrupted = false;
+        // Ctrl-C stops the reading at once, even while the input is quiet (`load -` from an idle producer).
+        const reading = new AbortController();
         const stopInterrupt = io.onInterrupt(() => {
           if (interrupted) io.exitNow(EXIT.INTERRUPTED);
           interrupted = true;
+          reading.abort();
           progress.log("hypercache: interrupted: finishing the batches in flight (Ctrl-C again to quit now)");
         });
         const sender = new BatchSender({ client, counters: c, onBatch: () => progress.update(), errorsOut, batchSize, concurrency });
 
-        let lineNo = 0;
-        const badLine = (error: string) => {
-          c.badLines++;
-          if (c.badLines <= BAD_LINES_SHOWN_MAX) progress.log(`hypercache: line ${lineNo}: ${error}`);
-          else if (c.badLines === BAD_LINES_SHOWN_MAX + 1) progress.log("hypercache: more bad lines: only their count is kept");
-        };
         try {
-          for await (const line of readLines(input, c)) {
-            if (interrupted) break;
-            lineNo++;
-            if ("error" in line) {
-              badLine(line.error);
-              continue;
-            }
-            const parsed = parseLoadLine(line.text);
-            if ("blank" in parsed) continue;
-            if ("error" in parsed) {
-              badLine(parsed.error);
-              continue;
-            }
-            c.items++;
-            await sender.add(parsed.item.ttl === undefined && defaultTtl !== undefined ? { ...parsed.item, ttl: defaultTtl } : parsed.item, line.text);
-          }
+          await sendLines(untilAborted(readLines(input, c), reading.signal), { c, sender, progress, defaultTtl, interrupted: () => interrupted });
           if (interrupted) c.items -= sender.pending;
           await sender.finish(!interrupted);
         } finally {

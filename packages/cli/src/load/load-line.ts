@@ -107,3 +107,39 @@ export async function* readLines(stream: AsyncIterable<Buffer | string>, progres
   if (skipping) yield tooLong;
   else if (length > 0) yield decode(parts, length, first);
 }
+
+const STOPPED = Symbol("stopped");
+
+/**
+ * The items of `source` until `signal` aborts. A read still waiting then is abandoned (its result,
+ * or the error of the stream the caller destroys under it, is dropped), so Ctrl-C ends a load
+ * whose input is quiet (`load -` from a producer that pauses) without waiting for the next line.
+ * One listener on the signal, and one promise per read that nothing keeps once it settled.
+ */
+export async function* untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  const it = source[Symbol.asyncIterator]();
+  let wake: ((r: typeof STOPPED) => void) | undefined;
+  const onAbort = () => wake?.(STOPPED);
+  signal.addEventListener("abort", onAbort, { once: true });
+  let waiting: Promise<IteratorResult<T>> | undefined;
+  try {
+    while (!signal.aborted) {
+      const read = it.next();
+      waiting = read;
+      const r = await new Promise<IteratorResult<T> | typeof STOPPED>((resolve, reject) => {
+        wake = resolve;
+        read.then(resolve, reject);
+      });
+      wake = undefined;
+      if (r === STOPPED) return;
+      waiting = undefined;
+      if (r.done) return;
+      yield r.value;
+    }
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    // Closed between reads (the input ended, or the consumer stopped): close the source too. An
+    // abandoned read is left alone: a return() would wait behind it.
+    if (waiting === undefined) await it.return?.();
+  }
+}
