@@ -17,6 +17,7 @@ export interface GlobalOptions {
   token?: string;
   user?: string;
   insecureBasic?: boolean;
+  insecureOidc?: boolean;
   trustDiscovered?: boolean;
   oidcIssuer?: string;
   clientId?: string;
@@ -59,6 +60,11 @@ async function credentials(g: GlobalOptions, io: Io): Promise<Partial<NodeClient
     return { basic: { username: user, password }, allowInsecureBasic: g.insecureBasic === true };
   }
   if (issuer !== undefined) {
+    // The client secret goes to the issuer's token endpoint: never over plain http unless asked,
+    // as Basic needs --insecure-basic (an https issuer's token endpoint must be https: the SDK).
+    if (/^http:/i.test(issuer.trim()) && g.insecureOidc !== true) {
+      throw new UsageError(`--oidc-issuer ${issuer}: refusing to send the client secret over plain http: use an https issuer, or --insecure-oidc`);
+    }
     const clientId = g.clientId ?? io.env.HYPERCACHE_CLIENT_ID;
     const clientSecret = io.env.HYPERCACHE_CLIENT_SECRET;
     if (!clientId || clientSecret === undefined) throw new UsageError("--oidc-issuer needs --client-id (or HYPERCACHE_CLIENT_ID) and HYPERCACHE_CLIENT_SECRET");

@@ -36,6 +36,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option("--insecure-basic", "allow Basic credentials over plain http")
     .option("--trust-discovered", "send the credentials to endpoints discovered on other origins than the given ones")
     .option("--oidc-issuer <url>", "get tokens by OIDC client credentials (secret in HYPERCACHE_CLIENT_SECRET)")
+    .option("--insecure-oidc", "allow an http: OIDC issuer (the client secret then travels in clear text)")
     .option("--client-id <id>", "OIDC client id")
     .option("--ca <file>", "PEM CA bundle that signed the nodes' certificates")
     .option("--cert <file>", "PEM client certificate (mTLS)")

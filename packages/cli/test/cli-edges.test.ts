@@ -58,6 +58,39 @@ describe("cli edges", () => {
     }
   });
 
+  it("--oidc-issuer http://... is refused (exit 2) like --user over http: the client secret never travels in clear without --insecure-oidc", async () => {
+    const seen: string[] = [];
+    const issuer = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => {
+        const base = `http://127.0.0.1:${(issuer.address() as AddressInfo).port}`;
+        seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? ""} ${body}`);
+        if (req.url === "/.well-known/openid-configuration") return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ issuer: base, token_endpoint: `${base}/token` }));
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ access_token: "t", token_type: "Bearer", expires_in: 60 }));
+      });
+    });
+    await new Promise<void>((r) => issuer.listen(0, "127.0.0.1", r));
+    const sentSecret = () => seen.some((s) => s.includes("s3cret-value") || s.includes(Buffer.from("ops:s3cret-value").toString("base64")));
+    try {
+      const base = `http://127.0.0.1:${(issuer.address() as AddressInfo).port}`;
+      const argv = ["-e", "http://127.0.0.1:1", "--timeout", "1s", "--oidc-issuer", base, "--client-id", "ops", "me"];
+      const env = { HYPERCACHE_CLIENT_SECRET: "s3cret-value" };
+      // Before: the secret went to the http token endpoint (exit 5, from the dead node).
+      const r = await cli(argv, { env });
+      expect(sentSecret(), `the client secret went over plain http (exit ${r.code}): ${seen.join(" | ")}`).to.equal(false);
+      expect(r.code).to.equal(EXIT.USAGE);
+      expect(r.stderr).to.contain("plain http").and.contain("--insecure-oidc");
+      expect((await cli(["-e", "http://127.0.0.1:1", "--client-id", "ops", "me"], { env: { ...env, HYPERCACHE_OIDC_ISSUER: base } })).code, "the issuer from the environment too").to.equal(EXIT.USAGE);
+      expect(seen).to.deep.equal([]);
+      const optedIn = await cli([...argv, "--insecure-oidc"], { env });
+      expect(sentSecret(), "with --insecure-oidc the token is fetched").to.equal(true);
+      expect(optedIn.code, optedIn.stderr).to.equal(EXIT.ALL_ENDPOINTS_FAILED);
+    } finally {
+      await new Promise<void>((r) => issuer.close(() => r()));
+    }
+  });
+
   it("a 404 that is not hypercache's key miss (a proxy's page, an unknown route) exits 1, not 3 ('not found')", async () => {
     const server = http.createServer((req, res) => {
       req.resume();
