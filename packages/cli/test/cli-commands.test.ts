@@ -198,6 +198,16 @@ describe("hypercache CLI commands (one real node)", function () {
     expect(r.stdout.trim().split("\n")).to.have.length(1);
   });
 
+  it("watch --events with an unknown name (a typo) is a usage error, not a silent watch that never prints or ends", async () => {
+    for (const events of ["member", "members,heartbeats", ""]) {
+      const r = await Promise.race([cli(["watch", "--events", events, "--count", "1"], { env }), new Promise<"timeout">((ok) => setTimeout(() => ok("timeout"), 4_000))]);
+      expect(r, `watch --events ${JSON.stringify(events)} --count 1 was still running after 4 s with no output`).to.not.equal("timeout");
+      if (r === "timeout") return;
+      expect(r.code, events).to.equal(2);
+      expect(r.stderr, events).to.contain("--events").and.contain("members, heartbeat");
+    }
+  });
+
   it("takes global flags before or after the command, and --endpoints over the environment", async () => {
     const before = await cli(["--endpoints", node.api, "get", "greeting"], { env: {} });
     const after = await cli(["get", "greeting", "--endpoints", node.api], { env: { HYPERCACHE_ENDPOINTS: DEAD } });

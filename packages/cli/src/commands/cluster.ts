@@ -32,6 +32,17 @@ function eventLine(e: ClusterEvent, c: Colors): string {
   return `${c.dim("heartbeat")} ${e.endpoint} ${shown.join(" ")}`;
 }
 
+/** The event types `watch` can show. */
+const WATCH_EVENTS: readonly string[] = ["members", "heartbeat"];
+
+/** The --events list: known names only (a typo would watch for an event that never comes). */
+function eventNames(text: string): Set<string> {
+  const names = text.split(",").map((s) => s.trim());
+  const unknown = names.find((n) => !WATCH_EVENTS.includes(n));
+  if (unknown !== undefined) throw new UsageError(`--events: unknown event type ${JSON.stringify(unknown)}; expected a comma-separated list of ${WATCH_EVENTS.join(", ")}`);
+  return new Set(names);
+}
+
 export function registerClusterCommands(program: Command, run: Runner): void {
   program
     .command("members")
@@ -48,12 +59,12 @@ export function registerClusterCommands(program: Command, run: Runner): void {
     .command("watch")
     .description("stream membership changes and heartbeats (one JSON document per line when not on a terminal); Ctrl-C ends it")
     .option("-n, --count <n>", "stop after n events")
-    .option("--events <names>", "comma-separated event types to show: members, heartbeat", "members,heartbeat")
+    .option("--events <names>", `comma-separated event types to show: ${WATCH_EVENTS.join(", ")}`, WATCH_EVENTS.join(","))
     .action(
       run<{ count?: string; events: string }>(async ({ client, out, io, opts }) => {
         const count = opts.count === undefined ? Infinity : Number(opts.count);
         if (!(count > 0 && (count === Infinity || Number.isInteger(count)))) throw new UsageError(`--count: expected a positive integer, got ${JSON.stringify(opts.count)}`);
-        const wanted = new Set(opts.events.split(",").map((s) => s.trim()));
+        const wanted = eventNames(opts.events);
         // The watch reconnects by itself (a dead node, a dropped stream): say so on stderr, so a
         // watch that waits is not mistaken for a quiet cluster.
         const w = await client.watch({
