@@ -5,7 +5,7 @@ export const EXIT = Object.freeze({
   OK: 0,
   /** The server refused or failed the request (any error answer other than below). */
   SERVER_ERROR: 1,
-  /** Bad arguments, flags or configuration. */
+  /** Bad arguments, flags or configuration; a local file, or stdout, that cannot be read or written. */
   USAGE: 2,
   /** A key that does not exist: `get` of a missing key, `del` of a key that did not exist. */
   NOT_FOUND: 3,

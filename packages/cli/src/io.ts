@@ -2,6 +2,7 @@
 // the environment, the clock, timers, interruption (Ctrl-C) and the password prompt.
 import { stdin as processStdin } from "node:process";
 import type { Readable, Writable } from "node:stream";
+import { EXIT } from "./exit-codes.js";
 
 export interface OutStream {
   write(chunk: string | Uint8Array): boolean;
@@ -56,14 +57,25 @@ function readPassword(prompt: string, stderr: OutStream): Promise<string> {
 }
 
 /**
- * Exits with `code` (0) and no message once `stream`'s reader is gone (EPIPE: `hypercache watch |
- * head -1`), as a command in a pipeline is expected to; any other write error is thrown as before.
+ * What a failed write to stdout does. Once its reader is gone (EPIPE: `hypercache watch | head -1`)
+ * the command exits 0 without a message, as a command in a pipeline is expected to; any other
+ * failure (ENOSPC: a full disk) is one line, `hypercache: stdout: <message>`, and exit code 2, as
+ * for an --out file that cannot be written (no stack trace).
  */
-export function exitQuietlyOnEpipe(stream: NodeJS.WriteStream, exit: (code: number) => void, code = 0): void {
-  stream.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code !== "EPIPE") throw err;
-    exit(code);
-  });
+export function exitOnStdoutError(stdout: NodeJS.WriteStream, stderr: OutStream, exit: (code: number) => void): (err: Error) => void {
+  const failed = (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") return exit(EXIT.OK);
+    stderr.write(`hypercache: stdout: ${err.message}\n`);
+    exit(EXIT.USAGE);
+  };
+  stdout.on("error", failed);
+  // Also for a write's callback, which learns of the failure before the 'error' event.
+  return (err) => failed((stdout.errored ?? err) as NodeJS.ErrnoException);
+}
+
+/** A failed write to stderr (its reader gone, a full disk) loses the message, not the exit code. */
+export function ignoreWriteErrors(stream: NodeJS.WriteStream): void {
+  stream.on("error", () => undefined);
 }
 
 export function processIo(): Io {

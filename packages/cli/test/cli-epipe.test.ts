@@ -1,6 +1,8 @@
 // The command in a pipeline whose reader stops early (`hypercache get k --out - | head -c 10`,
 // `hypercache watch | head -1`): it exits 0 without a word on stderr, not with an EPIPE stack trace.
+// A stdout that cannot be written for another reason (a full disk) is one line and exit code 2.
 import { spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
@@ -47,6 +49,29 @@ describe("cli in a pipeline closed early", function () {
     const r = await runUntilFirstChunk(["-e", url, "get", "k", "--out", "-"]);
     expect(r.stderr).to.not.match(/EPIPE|Error/);
     expect(r.code).to.equal(0);
+  });
+
+  it("get --out - (or any output) when stdout cannot be written (a full disk: /dev/full) prints one line, no stack trace, and exits 2", async () => {
+    const fd = openSync("/dev/full", "w");
+    const run = (argv: string[]) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [CLI_BIN, ...argv], { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", fd, "pipe"] });
+        let stderr = "";
+        child.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
+        child.on("close", (code) => resolve({ code, stderr }));
+      });
+    try {
+      // Before: the ENOSPC 'error' event was rethrown (a stack trace, exit 1); a short output exited 0.
+      for (const argv of [["-e", url, "get", "k", "--out", "-"], ["--version"]]) {
+        const r = await run(argv);
+        expect(r.stderr, "a stack trace instead of one hypercache: line").to.not.match(/^\s+at /m);
+        expect(r.stderr, argv.join(" ")).to.match(/^hypercache: stdout: .*ENOSPC.*\n$/);
+        expect(r.stderr.trim().split("\n")).to.have.length(1);
+        expect(r.code, argv.join(" ")).to.equal(2);
+      }
+    } finally {
+      closeSync(fd);
+    }
   });
 
   it("watch exits 0 quietly when stdout's reader is gone", async () => {
