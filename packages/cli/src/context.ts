@@ -11,6 +11,9 @@ import type { Output } from "./output.js";
 /** Client listener used when neither --endpoints nor HYPERCACHE_ENDPOINTS is given. */
 export const DEFAULT_ENDPOINT = "http://127.0.0.1:8080";
 
+/** Longest --timeout (ms): 2^31 - 1, the longest delay Node's timers take. */
+export const TIMEOUT_MS_MAX = 2 ** 31 - 1;
+
 export interface GlobalOptions {
   endpoints?: string;
   mgmtEndpoints?: string;
@@ -90,6 +93,8 @@ export async function createClient(g: GlobalOptions, io: Io, out: Output): Promi
   if (g.timeout !== undefined) {
     timeoutMs = parseDurationMs(g.timeout);
     if (!timeoutMs) throw new UsageError(`--timeout: expected a duration such as 5s or 500ms, got ${JSON.stringify(g.timeout)}`);
+    // Node clamps a longer timer to 1 ms, which would fail every attempt at once.
+    if (timeoutMs > TIMEOUT_MS_MAX) throw new UsageError(`--timeout: at most ${TIMEOUT_MS_MAX} ms (2^31 - 1, about 596 h: the longest timer Node keeps), got ${JSON.stringify(g.timeout)}`);
   }
   const ca = readPem("--ca", g.ca);
   const cert = readPem("--cert", g.cert);

@@ -229,8 +229,9 @@ describe("hypercache CLI commands (one real node)", function () {
     expect(r.stderr).to.match(/all endpoints failed: http:\/\/127\.0\.0\.1:1 .*ECONNREFUSED.*; http:\/\/127\.0\.0\.1:2 .*hint:/);
   });
 
-  it("exits 2 on usage errors: missing argument, unknown flag, bad duration, bad consistency", async () => {
-    for (const argv of [["get"], ["get", "k", "--nope"], ["set", "k", "v", "--ttl", "5"], ["get", "k", "--consistency", "most"], ["frobnicate"], []]) {
+  it("exits 2 on usage errors: missing argument, unknown flag, bad duration, bad consistency, a --timeout past 2^31 - 1 ms", async () => {
+    // 1000h: before, Node's timers clamped it to 1 ms and every attempt failed (exit 5).
+    for (const argv of [["get"], ["get", "k", "--nope"], ["set", "k", "v", "--ttl", "5"], ["get", "k", "--consistency", "most"], ["frobnicate"], [], ["--timeout", "1000h", "get", "greeting"]]) {
       const r = await cli(argv, { env });
       expect(r.code, argv.join(" ")).to.equal(2);
       expect(r.stderr, argv.join(" ")).to.not.equal("");
