@@ -32,7 +32,13 @@ export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
+/** The operator interrupted the command (Ctrl-C where the terminal delivers no SIGINT: the password prompt). */
+export class InterruptedError extends Error {
+  override readonly name = "InterruptedError";
+}
+
 export function exitCodeFor(err: unknown): number {
+  if (err instanceof InterruptedError) return EXIT.INTERRUPTED;
   if (err instanceof HypercacheError) {
     // A 429 is a limit (failed logins from this address, or a rate limit), not a refused
     // credential: the server refused the request (1).

@@ -2,7 +2,7 @@
 // the environment, the clock, timers, interruption (Ctrl-C) and the password prompt.
 import { stdin as processStdin } from "node:process";
 import type { Readable, Writable } from "node:stream";
-import { EXIT } from "./exit-codes.js";
+import { EXIT, InterruptedError, UsageError } from "./exit-codes.js";
 
 export interface OutStream {
   write(chunk: string | Uint8Array): boolean;
@@ -26,7 +26,10 @@ export interface Io {
   exitNow(code: number): void;
 }
 
-/** Reads a line from the terminal with echo off. */
+/**
+ * Reads a line from the terminal with echo off: Enter ends it, Ctrl-D too (at an empty prompt: a
+ * UsageError, no password), Ctrl-C rejects with an InterruptedError (exit code 130).
+ */
 function readPassword(prompt: string, stderr: OutStream): Promise<string> {
   return new Promise((resolve, reject) => {
     const input = processStdin;
@@ -47,7 +50,11 @@ function readPassword(prompt: string, stderr: OutStream): Promise<string> {
     const onData = (chunk: string) => {
       for (const ch of chunk) {
         if (ch === "\r" || ch === "\n") return done();
-        if (ch === "\u0003") return done(new Error("interrupted"));
+        // Raw mode: Ctrl-C and Ctrl-D arrive as characters, not as SIGINT and end of input.
+        if (ch === "\u0003") return done(new InterruptedError("interrupted"));
+        // Ctrl-D ends the input, as on a terminal line: after some text it ends the password; at an
+        // empty prompt there is no password, and nothing is sent.
+        if (ch === "\u0004") return value === "" ? done(new UsageError("no password given (Ctrl-D at the prompt)")) : done();
         if (ch === "\u007f" || ch === "\b") value = value.slice(0, -1);
         else value += ch;
       }

@@ -315,7 +315,7 @@ describe("hypercache CLI credentials (real node with a policy file)", function (
     expect(noPassword.stderr).to.contain("HYPERCACHE_PASSWORD");
   });
 
-  it("--user on a terminal without HYPERCACHE_PASSWORD asks for the password, without echo (tmux)", async () => {
+  it("--user on a terminal without HYPERCACHE_PASSWORD asks for the password, without echo; Ctrl-C there exits 130, Ctrl-D ends the input (tmux)", async () => {
     if (spawnSync("tmux", ["-V"]).status !== 0) throw new Error("tmux is missing: apt-get install -y tmux");
     // One session per run, all killed at the end: killing the last session stops the tmux server,
     // and a session started at that moment can meet the dying server.
@@ -330,14 +330,14 @@ describe("hypercache CLI credentials (real node with a policy file)", function (
         await new Promise((r) => setTimeout(r, 100));
       }
     };
-    const run = async (password: string) => {
+    const run = async (password: string, end = "Enter") => {
       const session = `hc-pw-${process.pid}-${sessions.length}`;
       sessions.push(session);
       const cmd = `env -u HYPERCACHE_PASSWORD HYPERCACHE_ENDPOINTS=${node.api} ${process.execPath} ${CLI_BIN} me --user alice --insecure-basic; echo "EXIT=$?"; sleep 60`;
       execFileSync("tmux", ["new-session", "-d", "-s", session, "-x", "120", "-y", "20", cmd]);
       await until(session, "the prompt", (t) => t.includes("password for alice:"));
-      execFileSync("tmux", ["send-keys", "-t", session, "-l", password]);
-      execFileSync("tmux", ["send-keys", "-t", session, "Enter"]);
+      if (password !== "") execFileSync("tmux", ["send-keys", "-t", session, "-l", password]);
+      execFileSync("tmux", ["send-keys", "-t", session, end]);
       return until(session, "the exit code", (t) => t.includes("EXIT="));
     };
     try {
@@ -347,6 +347,10 @@ describe("hypercache CLI credentials (real node with a policy file)", function (
       const wrong = await run("not-her-pw");
       expect(wrong).to.contain("401 UNAUTHORIZED").and.contain("EXIT=4");
       expect(wrong).not.to.contain("not-her-pw");
+      // Before: Ctrl-C exited 1 (as if the server refused), and Ctrl-D became part of the password.
+      expect(await run("", "C-c")).to.contain("hypercache: interrupted").and.contain("EXIT=130");
+      expect(await run("alice-pw", "C-d"), "Ctrl-D after the password ends it, as Enter does").to.contain("EXIT=0");
+      expect(await run("", "C-d"), "Ctrl-D at an empty prompt: no password, nothing sent").to.contain("no password given").and.contain("EXIT=2");
     } finally {
       for (const session of sessions) spawnSync("tmux", ["kill-session", "-t", session]);
     }
