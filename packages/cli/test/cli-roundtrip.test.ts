@@ -1,5 +1,7 @@
 // Binary values written by the SDK and read by the CLI binary, and the other way round, come back
 // byte for byte: every byte value, invalid UTF-8, a NUL-heavy value, a large random one, empty.
+// A key argument that is not UTF-8 is refused rather than stored under another key.
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,7 +9,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { HypercacheClient } from "@hypercache/client/node";
 import { startNode, type NodeProcess } from "../../../test/helpers/node-process.js";
-import { cliProcess } from "./cli-harness.js";
+import { CLI_BIN, cliProcess } from "./cli-harness.js";
 
 const VALUES: Record<string, Buffer> = {
   "every-byte": Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256)),
@@ -35,6 +37,22 @@ describe("SDK and CLI binary round trips", function () {
     await client?.close();
     await node?.stop();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a key argument that is not UTF-8 is refused (exit 2), not silently turned into U+FFFD (two different byte keys collided)", async () => {
+    // bash's $'...' puts the raw bytes into argv; Node decodes argv as UTF-8 with U+FFFD for them.
+    const sh = (args: string) => spawnSync("bash", ["-c", `"${process.execPath}" "${CLI_BIN}" ${args}`], { env: { PATH: process.env.PATH ?? "", ...env }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const set = sh("set $'bin:\\xff' one");
+    // Before: exit 0, stored under "bin:\ufffd", which `get $'bin:\xfe'` then read.
+    expect(set.status, set.stderr).to.equal(2);
+    expect(set.stderr).to.match(/^hypercache: .*U\+FFFD.*`load`/);
+    const get = sh("get $'bin:\\xfe' --out -");
+    expect(get.status, get.stderr).to.equal(2);
+    expect(get.stdout).to.equal("");
+    for (const cmd of ["del $'bin:\\xff'", "incr $'bin:\\xff'", "touch $'bin:\\xff' --persist", "owners $'bin:\\xff'"]) expect(sh(cmd).status, cmd).to.equal(2);
+    expect(await client.get("bin:\ufffd"), "nothing stored under U+FFFD").to.equal(undefined);
+    // A key that holds U+FFFD itself cannot be told apart on the command line: `load` takes it.
+    expect(sh("set $'bin:\\xef\\xbf\\xbd' one").status).to.equal(2);
   });
 
   for (const [name, bytes] of Object.entries(VALUES)) {

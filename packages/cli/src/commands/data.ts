@@ -15,6 +15,19 @@ export function consistency(value: string | undefined): Consistency | undefined 
   return value as Consistency;
 }
 
+/**
+ * A key from the command line. Node decodes argv as UTF-8 and puts U+FFFD in place of bytes that
+ * are not UTF-8, so different byte keys would silently become one key: a key argument holding
+ * U+FFFD (such bytes, or the replacement character itself: the two cannot be told apart) is
+ * refused. `load` takes any key, as a JSON string.
+ */
+export function keyArgument(key: string): string {
+  if (key.includes("\uFFFD")) {
+    throw new UsageError(`the key argument ${JSON.stringify(key)} holds U+FFFD: bytes that are not UTF-8 (turned into U+FFFD on the command line) or the replacement character itself; a key must be UTF-8 text, and a key with U+FFFD can be given to \`load\` as an escaped JSON string ("\\ufffd")`);
+  }
+  return key;
+}
+
 /** The value as text when it is UTF-8 without control characters, else undefined. */
 export function printableText(bytes: Uint8Array): string | undefined {
   try {
@@ -105,11 +118,12 @@ function registerValueCommands(program: Command, run: Runner): void {
     .option("-o, --out <file>", "write the value's bytes to a file ('-' for stdout)")
     .option("--consistency <level>", "one, quorum or all")
     .action(
-      run<{ out?: string; consistency?: string }>(async ({ client, out, io, opts }, key) => {
+      run<{ out?: string; consistency?: string }>(async ({ client, out, io, opts }, keyArg) => {
+        const key = keyArgument(keyArg);
         const c = consistency(opts.consistency);
         if (opts.out !== undefined) {
-          const bytes = await client.get(key as string, { consistency: c });
-          if (!bytes) throw notFound(key as string, client.currentEndpoint());
+          const bytes = await client.get(key, { consistency: c });
+          if (!bytes) throw notFound(key, client.currentEndpoint());
           if (opts.out === "-") io.stdout.write(bytes);
           else {
             await writeFile(opts.out, bytes).catch((e: Error) => Promise.reject(new UsageError(`--out ${opts.out}: ${e.message}`)));
@@ -117,8 +131,8 @@ function registerValueCommands(program: Command, run: Runner): void {
           }
           return EXIT.OK;
         }
-        const item = await client.getItem(key as string, { consistency: c });
-        if (!item) throw notFound(key as string, client.currentEndpoint());
+        const item = await client.getItem(key, { consistency: c });
+        if (!item) throw notFound(key, client.currentEndpoint());
         out.result(itemJson(item), () => printableText(item.value) ?? out.color.dim(`(${item.value.length} bytes of binary data: use --out FILE)`));
         return EXIT.OK;
       }),
@@ -133,7 +147,8 @@ function registerValueCommands(program: Command, run: Runner): void {
     .option("--if-match <etag>", "store only if the item's ETag is this one (or * : if it exists); exit code 7 otherwise")
     .option("--if-none-match", "store only if the key holds no live item; exit code 7 otherwise")
     .action(
-      run<{ file?: string; ttl?: string; consistency?: string; ifMatch?: string; ifNoneMatch?: boolean }>(async ({ client, out, io, opts }, key, value) => {
+      run<{ file?: string; ttl?: string; consistency?: string; ifMatch?: string; ifNoneMatch?: boolean }>(async ({ client, out, io, opts }, keyArg, value) => {
+        const key = keyArgument(keyArg);
         if (value !== undefined && opts.file !== undefined) throw new UsageError("give the value or --file, not both");
         let body: string | Uint8Array;
         if (value !== undefined) body = value;
@@ -144,7 +159,7 @@ function registerValueCommands(program: Command, run: Runner): void {
           ...(opts.ifMatch !== undefined ? { ifMatch: etagArgument("--if-match", opts.ifMatch) } : {}),
           ...(opts.ifNoneMatch === true ? { ifNoneMatch: "*" as const } : {}),
         };
-        const r = await client.set(key as string, body, { ...(opts.ttl !== undefined ? { ttl: opts.ttl } : {}), consistency: consistency(opts.consistency), ...conditions });
+        const r = await client.set(key, body, { ...(opts.ttl !== undefined ? { ttl: opts.ttl } : {}), consistency: consistency(opts.consistency), ...conditions });
         out.result(r, () => `${out.color.green("stored")} ${terminalSafe(r.key)} (${r.bytes} bytes) via ${r.node}, owners ${r.owners.join(", ")}${r.etag !== undefined ? `, ETag ${r.etag}` : ""}`);
         return EXIT.OK;
       }),
@@ -157,9 +172,10 @@ function registerValueCommands(program: Command, run: Runner): void {
     .option("--consistency <level>", "one, quorum or all")
     .option("--if-match <etag>", "delete only if the item's ETag is this one (or * : if it exists); exit code 7 otherwise")
     .action(
-      run<{ consistency?: string; ifMatch?: string }>(async ({ client, out, opts }, key) => {
+      run<{ consistency?: string; ifMatch?: string }>(async ({ client, out, opts }, keyArg) => {
+        const key = keyArgument(keyArg);
         const ifMatch = opts.ifMatch === undefined ? {} : { ifMatch: etagArgument("--if-match", opts.ifMatch) };
-        const r = await client.delete(key as string, { consistency: consistency(opts.consistency), ...ifMatch });
+        const r = await client.delete(key, { consistency: consistency(opts.consistency), ...ifMatch });
         out.result(r, () => (r.deleted ? `${out.color.green("deleted")} ${terminalSafe(r.key)} (${r.bytes} bytes)` : `${terminalSafe(r.key)} did not exist`));
         if (r.deleted) return EXIT.OK;
         // A replay after an attempt that may have reached a node: that attempt may be what deleted
@@ -206,8 +222,9 @@ function registerKeyCommands(program: Command, run: Runner): void {
     .command("owners <key>")
     .description("the key's owner nodes, primary first")
     .action(
-      run(async ({ client, out }, key) => {
-        const owners = await client.owners(key as string);
+      run(async ({ client, out }, keyArg) => {
+        const key = keyArgument(keyArg);
+        const owners = await client.owners(key);
         out.result({ key, owners }, () => owners.map((o, i) => (i === 0 ? `${out.color.bold(o)} (primary)` : o)).join("\n"));
         return EXIT.OK;
       }),

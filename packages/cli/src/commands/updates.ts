@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { NotFoundError } from "@hypercache/client/node";
 import { EXIT, KeyMissingError, UsageError } from "../exit-codes.js";
 import type { Runner } from "../main.js";
-import { consistency, etagArgument, terminalSafe } from "./data.js";
+import { consistency, etagArgument, keyArgument, terminalSafe } from "./data.js";
 
 /** A decimal safe integer argument (no 0x, 1e3 or 0b forms), or a UsageError naming it. */
 function integer(name: string, value: string | undefined): number | undefined {
@@ -35,8 +35,9 @@ export function registerUpdateCommands(program: Command, run: Runner): void {
     .option("--if-match <etag>", "add only if the counter's ETag is this one; exit code 7 otherwise")
     .option("--consistency <level>", "one, quorum or all")
     .action(
-      run<{ initial?: string; ttl?: string; idempotencyKey?: string; ifMatch?: string; consistency?: string }>(async ({ client, out, opts }, key, delta) => {
-        const r = await client.incr(key as string, {
+      run<{ initial?: string; ttl?: string; idempotencyKey?: string; ifMatch?: string; consistency?: string }>(async ({ client, out, opts }, keyArg, delta) => {
+        const key = keyArgument(keyArg);
+        const r = await client.incr(key, {
           ...(delta !== undefined ? { delta: integer("delta", delta) } : {}),
           ...(opts.initial !== undefined ? { initial: integer("--initial", opts.initial) } : {}),
           ...(opts.ttl !== undefined ? { ttl: opts.ttl } : {}),
@@ -60,10 +61,11 @@ export function registerUpdateCommands(program: Command, run: Runner): void {
     .option("--if-match <etag>", "touch only if the item's ETag is this one; exit code 7 otherwise")
     .option("--consistency <level>", "quorum or all")
     .action(
-      run<{ ttl?: string; persist?: boolean; ifMatch?: string; consistency?: string }>(async ({ client, out, opts }, key) => {
+      run<{ ttl?: string; persist?: boolean; ifMatch?: string; consistency?: string }>(async ({ client, out, opts }, keyArg) => {
+        const key = keyArgument(keyArg);
         if ((opts.ttl === undefined) === (opts.persist !== true)) throw new UsageError("touch needs exactly one of --ttl and --persist");
         const r = await client
-          .touch(key as string, {
+          .touch(key, {
             ...(opts.ttl !== undefined ? { ttl: opts.ttl } : { persist: true as const }),
             ...(opts.ifMatch !== undefined ? { ifMatch: etagArgument("--if-match", opts.ifMatch) } : {}),
             consistency: consistency(opts.consistency),
