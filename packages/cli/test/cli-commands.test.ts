@@ -51,6 +51,21 @@ describe("hypercache CLI commands (one real node)", function () {
     expect(me.stdout).to.match(/anonymous[\s\S]*scopes: read write admin/);
   });
 
+  it("get on a terminal does not print a value's control characters raw, C1 (U+009B CSI) included; JSON gives such a value as base64", async () => {
+    for (const value of ["before\u009b2Jafter", "bell\u0007", "del\u007f"]) {
+      await cli(["set", "ctl", value], { env });
+      const r = await cli(["get", "ctl"], { env: { ...env, NO_COLOR: "1" }, tty: true });
+      expect(r.code).to.equal(0);
+      // Before: C1 passed (only C0 and DEL were looked for), so U+009B reached the terminal.
+      const controls = [...r.stdout.slice(0, -1)].filter((ch) => ch.charCodeAt(0) < 0x20 || (ch.charCodeAt(0) >= 0x7f && ch.charCodeAt(0) <= 0x9f));
+      expect(controls, "a control character reached the terminal").to.deep.equal([]);
+      expect(r.stdout).to.match(/bytes of binary data: use --out FILE/);
+      const json = (await cli(["get", "ctl"], { env })).json<{ value: string; value_encoding: string }>();
+      expect(json.value_encoding).to.equal("base64");
+      expect(Buffer.from(json.value, "base64").toString("utf8")).to.equal(value);
+    }
+  });
+
   it("get of a missing key exits 3 with one stderr line naming status, code, endpoint and a hint", async () => {
     const r = await cli(["get", "no-such-key"], { env });
     expect(r.code).to.equal(3);

@@ -28,23 +28,27 @@ export function keyArgument(key: string): string {
   return key;
 }
 
-/** The value as text when it is UTF-8 without control characters, else undefined. */
+/** A control character: C0, DEL or C1 (a terminal acts on ESC, CSI and OSC sequences). */
+function isControl(code: number): boolean {
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f);
+}
+
+/**
+ * The value as text when it is UTF-8 without control characters (tab and newline aside; C1
+ * included, as for keys: U+009B is a CSI to a terminal), else undefined: on a terminal `get`
+ * then prints a note instead of the bytes, and JSON gives the value as base64.
+ */
 export function printableText(bytes: Uint8Array): string | undefined {
   try {
     const text = utf8.decode(bytes);
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
-      if ((c < 0x20 && c !== 0x09 && c !== 0x0a) || c === 0x7f) return undefined;
+      if (isControl(c) && c !== 0x09 && c !== 0x0a) return undefined;
     }
     return text;
   } catch {
     return undefined;
   }
-}
-
-/** A control character: C0, DEL or C1 (a terminal acts on ESC, CSI and OSC sequences). */
-function isControl(code: number): boolean {
-  return code < 0x20 || (code >= 0x7f && code <= 0x9f);
 }
 
 /**
