@@ -57,14 +57,17 @@ export class MerkleSyncer {
       }
       const diff = differingLeaves(local.leaves(), await transport.merkleLeaves(peer, selfId, leafCount));
       diffDone();
-      let pulled = 0;
+      const taken = { pulled: 0, tombstonesNotTaken: 0 };
       let cursor = "";
       do {
         const page = await transport.merkleRange(peer, selfId, leafCount, diff, cursor);
-        pulled += this.applyPulled(page.records);
+        this.applyPulled(page.records, taken);
         cursor = page.nextCursor;
       } while (cursor !== "");
-      this.deps.receipts.notePulled(peer.id, remoteRoot.asOfMs);
+      // A tombstone this node did not take (not an owner in its ring view, before a contact reset,
+      // invalid): it does not hold the peer's records, so no receipt for this sync.
+      if (taken.tombstonesNotTaken === 0) this.deps.receipts.notePulled(peer.id, remoteRoot.asOfMs);
+      const pulled = taken.pulled;
       metrics.inc("dist.merkle.syncs");
       metrics.inc("dist.merkle.keys_pulled", pulled);
       return { pulled, clean: false, failed: false };
@@ -74,12 +77,11 @@ export class MerkleSyncer {
     }
   }
 
-  private applyPulled(records: readonly VersionedRecord[]): number {
-    let applied = 0;
+  private applyPulled(records: readonly VersionedRecord[], taken: { pulled: number; tombstonesNotTaken: number }): void {
     for (const rec of records) {
       const v = this.deps.applier.apply(rec, "anti-entropy");
-      if (v.kind === "applied" && v.changed) applied++;
+      if (v.kind === "applied" && v.changed) taken.pulled++;
+      else if (rec.tombstone && (v.kind === "refused" || v.kind === "invalid")) taken.tombstonesNotTaken++;
     }
-    return applied;
   }
 }

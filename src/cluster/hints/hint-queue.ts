@@ -60,9 +60,10 @@ export interface HintLimits {
 interface Hint {
   record: VersionedRecord;
   bytes: number;
-  queuedAtMs: number;
+  /** Monotonic, as tombstones count their TTL: a wall clock stepped back cannot let a hint outlive one. */
+  queuedAtMonoMs: number;
   failures: number;
-  /** Moved to the back of its queue after a refusal: the queue is then no longer in queuedAtMs order. */
+  /** Moved to the back of its queue after a refusal: the queue is then no longer in queuedAtMonoMs order. */
   requeued: boolean;
   /** Never sent at or after this monotonic time (Infinity: no deadline but the TTL). */
   notAfterMonoMs: number;
@@ -173,7 +174,7 @@ export class HintQueue {
       }
       this.count(t, bytes);
     }
-    t.hints.set(record.key, { record, bytes, queuedAtMs: clock.nowMs(), failures: 0, requeued: false, notAfterMonoMs: notAfter });
+    t.hints.set(record.key, { record, bytes, queuedAtMonoMs: clock.monotonicMs(), failures: 0, requeued: false, notAfterMonoMs: notAfter });
     metrics.inc(names.queued);
     this.updateGauges();
     return true;
@@ -228,10 +229,7 @@ export class HintQueue {
     return n;
   }
 
-  /**
-   * Drops the hints whose record is stamped below `version` (the contact guard's floor: they are as
-   * old as the data it dropped, and a draining node keeps hints past their TTL); returns how many.
-   */
+  /** Drops the hints of records stamped below `version` (a contact reset's floor: draining keeps hints past their TTL). */
   dropBefore(version: number): number {
     let n = 0;
     for (const [id, t] of this.targets) {
@@ -253,12 +251,12 @@ export class HintQueue {
    */
   expire(): number {
     const { clock, metrics, logger, limits, names } = this.deps;
-    const now = clock.nowMs();
+    const now = clock.monotonicMs();
     let expired = 0;
     for (const [id, t] of this.targets) {
       let afterErrors = 0;
       for (const [key, h] of t.hints) {
-        if (now - h.queuedAtMs < limits.ttlMs) {
+        if (now - h.queuedAtMonoMs < limits.ttlMs) {
           if (t.requeued === 0) break;
           continue;
         }
@@ -298,9 +296,9 @@ export class HintQueue {
       batch.push(h);
       batchBytes += h.bytes;
     }
-    const now = this.deps.clock.nowMs();
+    const now = this.deps.clock.monotonicMs();
     if (this.deps.names.lastAgeNs && batch.length > 0) {
-      this.deps.metrics.set(this.deps.names.lastAgeNs, (now - Math.min(...batch.map((h) => h.queuedAtMs))) * 1e6);
+      this.deps.metrics.set(this.deps.names.lastAgeNs, (now - Math.min(...batch.map((h) => h.queuedAtMonoMs))) * 1e6);
     }
     const sets = batch.filter((h) => !h.record.tombstone);
     const removes = batch.filter((h) => h.record.tombstone);
@@ -361,7 +359,8 @@ export class HintQueue {
     const out: HintTargetSummary[] = [];
     for (const [id, t] of this.targets) {
       if (t.hints.size === 0) continue;
-      out.push({ target: id, count: t.hints.size, bytes: t.bytes, oldestQueuedAtMs: oldestQueuedAt(t), replayFailing: t.lastReplayFailed });
+      const oldestQueuedAtMs = this.deps.clock.nowMs() - (this.deps.clock.monotonicMs() - oldestQueuedAt(t));
+      out.push({ target: id, count: t.hints.size, bytes: t.bytes, oldestQueuedAtMs, replayFailing: t.lastReplayFailed });
     }
     return out;
   }
@@ -387,11 +386,11 @@ export class HintQueue {
   }
 }
 
-/** The queue time of a target's oldest hint. */
+/** The monotonic queue time of a target's oldest hint. */
 function oldestQueuedAt(t: TargetQueue): number {
   let oldest = Infinity;
   for (const h of t.hints.values()) {
-    if (h.queuedAtMs < oldest) oldest = h.queuedAtMs;
+    if (h.queuedAtMonoMs < oldest) oldest = h.queuedAtMonoMs;
     // Without requeued hints the first one is the oldest.
     if (t.requeued === 0) break;
   }
