@@ -224,7 +224,7 @@ export function buildLoops(config: Config, deps: NodeDeps, f: Foundation, d: Dat
     tombstoneTtlMs: config.tombstoneTtlMs,
     reportedBy: (peerId) => f.receipts.reportedBy(peerId),
   });
-  const syncer = new MerkleSyncer({ selfId, scan, transport, applier: d.applier, metrics, logger, clock, receipts: f.receipts });
+  const syncer = new MerkleSyncer({ selfId, scan, transport, applier: d.applier, metrics, logger, clock, receipts: f.receipts, mayReport: () => f.vote.voting });
   const antiEntropy = new SyncLoop({ view, syncer, metrics, logger, clock, timers, intervalMs: config.autoSyncIntervalMs, maxFactor: config.autoSyncMaxFactor });
   const catchUp = new CatchUp({ view, syncer, logger, timers, retryMs: config.heartbeatIntervalMs, hasSeeds: config.seeds.length > 0 });
   const storeLoopDeps = { store, clock, timers, metrics, logger };

@@ -190,4 +190,52 @@ describe("sim/tombstone receipts: edges", () => {
         expect(text((await c.node(b).cache.get(key, "quorum")).item?.value), `QUORUM read (before the link came back: ${before})`).to.equal(undefined);
       }),
     );
+
+  it(
+    "ring views apart (s cut from x only, after an isolation: each pruned the other): a key s wrote in its own view, deleted through the others, stays deleted after the heal (s sends no receipts while it abstains)",
+    withSeed(5, async () => {
+      const c = await cluster({ nodes: 5, seed: 5, env: { ...ENV, SERVICE_REPLICATION: "2" } });
+      const [s, x] = ["n1", "n2"];
+      await c.advance(3_000);
+      c.chaos.isolate(s); // everyone prunes s, s prunes everyone
+      await c.advance(10_000);
+      c.chaos.reconnect(s);
+      c.chaos.partition([s], [x]); // s re-adds the others but never x (hearsay does not resurrect), x never s
+      await c.advance(12_000);
+      const stateOf = (viewer: string, id: string) => c.node(viewer).members.get(id)?.state ?? "pruned";
+      const views = `${s} sees ${x}: ${stateOf(s, x)}; ${x} sees ${s}: ${stateOf(x, s)}; n3 sees ${x}: ${stateOf("n3", x)}`;
+      // A key s owns in its view (without x) and, in the others' view, owned by x and b (not s).
+      let k = "";
+      for (let i = 0; i < 100_000 && k === ""; i++) {
+        const cand = `z-${i}`;
+        const mine = c.node(s).cache.owners(cand).ids;
+        const theirs = c.node("n3").cache.owners(cand).ids;
+        if (mine.includes(s) && theirs.includes(x) && !theirs.includes(s)) k = cand;
+      }
+      const b = c.node("n3").cache.owners(k).ids.find((id) => id !== x) as string;
+      const st = (id: string) => (c.node(id).store.peek(k)?.tombstone ? "T" : (text(c.node(id).store.peek(k)?.value) ?? "-"));
+      const snap = () => c.nodes.map((n) => `${n.id}:${st(n.id)}`).join(" ");
+      c.chaos.cutData(s, b); // s's forward to b fails: s, a replica owner in its view, promotes itself
+      // s abstains (its view disagrees: a bridge) and answers 503, but it stored the value: indeterminate.
+      await c.node(s).cache.admitWrite().set(k, fromUtf8("v"), 0, "one").catch(() => undefined);
+      expect(st(s), `write through ${s} (${views}; key ${k}, s owners ${c.node(s).cache.owners(k).ids}, b=${b})`).to.equal("v");
+      c.chaos.restoreData(s, b);
+      await c.advance(3_000);
+      const s0 = snap();
+      expect((await c.node(b).cache.admitWrite().remove(k, "one")).applied, "delete").to.equal(true);
+      const trace: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        await c.advance(5_000);
+        trace.push(snap());
+      }
+      c.chaos.heal();
+      for (let i = 0; i < 15; i++) {
+        await c.advance(2_000);
+        trace.push(snap());
+      }
+      const one = text((await c.node(b).cache.get(k, "one")).item?.value);
+      const q = text((await c.node(b).cache.get(k, "quorum")).item?.value);
+      expect({ one, q }, `key ${k} (owners after: ${c.node(b).cache.owners(k).ids}); ${views}; after write ${s0}; trace ${trace.join(" | ")}`).to.deep.equal({ one: undefined, q: undefined });
+    }),
+  );
 });

@@ -21,6 +21,12 @@ export interface MerkleSyncerDeps {
   readonly clock: Clock;
   /** Told of every completed sync, and asked what to report in each root request. */
   readonly receipts: SyncReceipts;
+  /**
+   * False while this node's copies do not count towards quorum reads (quorum-vote.ts): its ring
+   * view may disagree with its peers', so a sync compared keys by a view they do not share, and
+   * it keeps no receipt (its peers hold their tombstones for it meanwhile).
+   */
+  readonly mayReport?: () => boolean;
 }
 
 /** The result of one sync: records pulled, whether both sides agreed, whether it failed. */
@@ -51,7 +57,7 @@ export class MerkleSyncer {
       }
       if (remoteRoot.root === local.root()) {
         diffDone();
-        this.deps.receipts.notePulled(peer.id, remoteRoot.asOfMs);
+        this.receipt(peer.id, remoteRoot.asOfMs);
         metrics.inc("dist.merkle.syncs");
         return { pulled: 0, clean: true, failed: false };
       }
@@ -66,7 +72,7 @@ export class MerkleSyncer {
       } while (cursor !== "");
       // A tombstone this node did not take (not an owner in its ring view, before a contact reset,
       // invalid): it does not hold the peer's records, so no receipt for this sync.
-      if (taken.tombstonesNotTaken === 0) this.deps.receipts.notePulled(peer.id, remoteRoot.asOfMs);
+      if (taken.tombstonesNotTaken === 0) this.receipt(peer.id, remoteRoot.asOfMs);
       const pulled = taken.pulled;
       metrics.inc("dist.merkle.syncs");
       metrics.inc("dist.merkle.keys_pulled", pulled);
@@ -75,6 +81,10 @@ export class MerkleSyncer {
       this.deps.logger.warn(LOG.merkleFetchFailed, { peer: peer.id, error: err instanceof Error ? err.message : String(err) });
       return { pulled: 0, clean: false, failed: true };
     }
+  }
+
+  private receipt(peerId: string, asOfMs: number): void {
+    if (this.deps.mayReport?.() ?? true) this.deps.receipts.notePulled(peerId, asOfMs);
   }
 
   private applyPulled(records: readonly VersionedRecord[], taken: { pulled: number; tombstonesNotTaken: number }): void {
