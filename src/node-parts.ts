@@ -87,7 +87,7 @@ export function buildFoundation(config: Config, deps: NodeDeps) {
   const ring = new RingFollower({ members, replication: config.replication, clock });
   const settle = new SettleWindow({ clock, ring, windowMs: settleWindowMs(config.hintTtlMs, config.rebalanceIntervalMs) });
   const view = createClusterView({ selfId: config.nodeId, members, ring, settle });
-  // Tombstones stay until every ring peer has pulled them (sync-receipts.ts).
+  // Tombstones stay until every known peer has pulled them (sync-receipts.ts).
   const peers = () => members.knownIds().filter((id) => id !== config.nodeId);
   const receipts = new SyncReceipts({ peers, clock, metrics, logger, tombstoneTtlMs: config.tombstoneTtlMs, enabled: config.autoSyncIntervalMs > 0 });
   const store = new ShardedStore({

@@ -39,7 +39,7 @@ export class ExpirySweep {
   }
 
   /** One slice of the pass under way (or of a new one), at `nowMs` (wall: expiry) and `monoMs` (tombstones' TTL). */
-  slice(nowMs: number, maxWork: number, monoMs = nowMs): SliceResult {
+  slice(nowMs: number, maxWork: number, monoMs: number): SliceResult {
     let expired = 0;
     let compacted = 0;
     let work = 0;
